@@ -1,0 +1,41 @@
+#!/bin/sh
+# Install the Debian packages sfprof needs, and only those that are missing.
+# Run by `make deps` (and so by `make demo` and `make check`).  A no-op when
+# everything is present.
+set -eu
+
+# Build: compilers and libraries the library links against.
+PKGS="make gcc clang pkg-config libelf-dev zlib1g-dev libzstd-dev liblzma-dev"
+# Fuzzing (libFuzzer ships with clang's runtime) and sanitizers.
+PKGS="$PKGS libclang-rt-14-dev"
+# Peers measured in tests and benchmarks: libsframe (binutils-dev),
+# libunwind, perf, gdb.
+PKGS="$PKGS binutils binutils-dev libunwind-dev linux-perf gdb"
+# Extra packages named by the caller (e.g. later components).
+PKGS="$PKGS ${SFP_EXTRA_PKGS:-}"
+
+missing=""
+for p in $PKGS; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
+		missing="$missing $p"
+	fi
+done
+
+[ -z "$missing" ] && exit 0
+
+echo "deps: installing:$missing"
+if [ "$(id -u)" != 0 ]; then
+	if command -v sudo >/dev/null 2>&1; then
+		SUDO=sudo
+	else
+		echo "deps: not root; run: apt-get install$missing" >&2
+		exit 1
+	fi
+else
+	SUDO=
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq >/dev/null
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+echo "deps: done"

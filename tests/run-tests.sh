@@ -1,0 +1,75 @@
+#!/bin/sh
+# Run one tier of the test suite against the build in $1 and write the
+# PASS/FAIL/SKIP lines to build/results-<tier>.
+#
+#   unit tests   $BUILD/tests/test-*        (each prints one line per test)
+#   CLI tests    tests/cli/run-*.sh         (golden output, real tools)
+#   fuzz replay  $BUILD/fuzz/fuzz-* over fuzz/corpus/<target>/
+#
+# A binary that dies without saying FAIL counts as one failure.
+set -u
+BUILD=${1:?build dir}
+TIER=${2:-default}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+RESULTS=build/results-$(echo "$TIER" | tr -c 'a-zA-Z0-9\n' '_')
+LOG=$BUILD/test.log
+mkdir -p "$BUILD/tmp"
+: > "$RESULTS"
+: > "$LOG"
+
+export SFPROF="$ROOT/$BUILD/sfprof"
+export SFP_BUILD="$ROOT/$BUILD"
+export SFP_TEST_DATA="$ROOT/tests/data"
+export SFP_TEST_VECTORS="${SFP_TEST_VECTORS:-$ROOT/../shared/testdata/sframe-vectors}"
+export SFP_TEST_TMP="$ROOT/$BUILD/tmp"
+export SFPROF_CACHE_DIR="$ROOT/$BUILD/tmp/cache"
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:exitcode=99}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+
+echo "== tier $TIER ($BUILD)"
+
+run_one() {	# name, command...
+	name=$1
+	shift
+	out=$BUILD/tmp/out.$$
+	"$@" > "$out" 2>&1
+	rc=$?
+	cat "$out" >> "$LOG"
+	grep -E '^(PASS|FAIL|SKIP): ' "$out" | sed "s|^\([A-Z]*\): |\1: [$TIER] |" >> "$RESULTS"
+	grep -E '^(FAIL|SKIP): ' "$out" | sed "s|^|  |"
+	grep -E '^  ' "$out" | head -20
+	if [ $rc -ne 0 ] && ! grep -q '^FAIL: ' "$out"; then
+		echo "FAIL: [$TIER] $name (exit $rc)" >> "$RESULTS"
+		echo "  FAIL: $name exited $rc without a FAIL line; tail of output:"
+		tail -15 "$out" | sed 's/^/    /'
+	fi
+	rm -f "$out"
+}
+
+for t in "$BUILD"/tests/test-*; do
+	[ -x "$t" ] || continue
+	run_one "$(basename "$t")" "$t"
+done
+
+for s in tests/cli/run-*.sh; do
+	[ -f "$s" ] || continue
+	run_one "$(basename "$s" .sh)" sh "$s"
+done
+
+for f in "$BUILD"/fuzz/fuzz-*; do
+	[ -x "$f" ] || continue
+	n=$(basename "$f")
+	dir=fuzz/corpus/${n#fuzz-}
+	if [ ! -d "$dir" ]; then
+		echo "FAIL: [$TIER] $n has no corpus in $dir" >> "$RESULTS"
+		continue
+	fi
+	run_one "$n" sh -c "'$f' '$dir'/* && echo 'PASS: fuzz replay $n'"
+done
+
+p=$(grep -c '^PASS' "$RESULTS")
+f=$(grep -c '^FAIL' "$RESULTS")
+s=$(grep -c '^SKIP' "$RESULTS")
+echo "   tier $TIER: $p passed, $f failed, $s skipped (log: $LOG)"
+exit 0
