@@ -123,7 +123,7 @@ $(BUILD)/tests/test-%: tests/unit/test-%.c tests/unit/harness.c $(STATIC_LIB)
 # Programs the tests run (unwinding targets, workloads).  Built like the
 # rest unless a rule in tests/progs/progs.mk says otherwise.
 -include tests/progs/progs.mk
-$(BUILD)/tests/progs/%: tests/progs/%.c
+$(BUILD)/tests/progs/%: tests/progs/%.c $(STATIC_LIB)
 	$(call msg,PROG,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) $(PROG_CFLAGS_$*) $(ALL_LDFLAGS) -o $@ $< \

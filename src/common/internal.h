@@ -50,11 +50,17 @@ SFP_HIDDEN void sfp_log(enum sfp_log_level level, const char *fmt, ...)
 
 /*
  * True when the caller's struct (of size opts->sz) is acceptable: at least
- * the `sz` member, and any bytes beyond what this library knows are zero.
+ * the `sz` member, and any bytes beyond what this library's struct holds
+ * are zero (a newer caller may set only fields we know).
+ *
+ * The check starts at sizeof(struct TYPE), not at the end of the last
+ * field: SFP_OPTS() cannot promise that tail padding is zero, and a
+ * caller built against this very header has sz == sizeof(struct TYPE).
  */
 SFP_HIDDEN bool sfp_opts_valid(const void *opts, size_t known_sz,
 			       const char *type_name);
 
+/* End of the last field this library knows (TYPE##__last_field). */
 #define SFP_OPTS_KNOWN_SZ(TYPE)                                  \
 	(offsetof(struct TYPE, TYPE##__last_field) +             \
 	 sizeof(((struct TYPE *)0)->TYPE##__last_field))
@@ -62,7 +68,7 @@ SFP_HIDDEN bool sfp_opts_valid(const void *opts, size_t known_sz,
 #define SFP_OPTS_VALID(opts, TYPE)                                   \
 	({                                                            \
 		const struct TYPE *v_ = (opts);                       \
-		!v_ || sfp_opts_valid(v_, SFP_OPTS_KNOWN_SZ(TYPE), #TYPE); \
+		!v_ || sfp_opts_valid(v_, sizeof(struct TYPE), #TYPE); \
 	})
 
 /* Read field FLD of opts, or DFLT when opts is NULL or too short. */
