@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <sfprof/symbols.h>
@@ -1124,5 +1126,152 @@ TEST(symbols_srclines_libc_vs_addr2line)
 	ASSERT_EQ(bad, 0);
 out:
 	free(v);
+	sfp_symbolizer__free(&s);
+}
+
+/*
+ * Containers: a process in its own mount namespace sees a file that we do
+ * not; the symbolizer finds it through /proc/PID/root.
+ */
+TEST(symbols_container_proc_root)
+{
+	const char *prog = prog_path("symprog");
+	char mnt[700], inner[800], script[2400], buf[16] = "";
+	uint64_t leaf = readelf_addr(prog, "sp_static_leaf");
+	struct sfp_symbolizer *s = NULL;
+	struct sfp_symbolizer_dso *d;
+	struct sfp_symbol sym;
+	int fds[2];
+	pid_t pid;
+
+	if (!have_tool("unshare") || geteuid() != 0) {
+		test_skip("needs root and unshare(1)");
+		return;
+	}
+	snprintf(mnt, sizeof(mnt), "%s/nsroot", tmpdir());
+	mkdir(mnt, 0700);
+	snprintf(inner, sizeof(inner), "%s/prog-in-ns", mnt);
+	snprintf(script, sizeof(script),
+		 "mount -t tmpfs sfp-ns '%s' && cp '%s' '%s' && echo ready && "
+		 "exec sleep 60", mnt, prog, inner);
+	if (!ASSERT_EQ(pipe(fds), 0))
+		return;
+	pid = fork();
+	if (pid == 0) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		/* unshare execs in place: the pid stays the namespaced one. */
+		execlp("unshare", "unshare", "-m", "--propagation", "private",
+		       "sh", "-c", script, (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	if (!ASSERT_GE(pid, 1) || read(fds[0], buf, sizeof(buf) - 1) < 5 ||
+	    strncmp(buf, "ready", 5)) {
+		test_skip("cannot make a mount namespace here");
+		goto out;
+	}
+	ASSERT_NE(access(inner, F_OK), 0);	/* not visible to us */
+	s = new_symbolizer(NULL, false);
+	if (!s)
+		goto out;
+	ASSERT_ERR(sfp_symbolizer__get_dso(s, -1, inner, NULL, 0, &d), -ENOENT);
+	if (ASSERT_OK(sfp_symbolizer__get_dso(s, pid, inner, NULL, 0, &d)) &&
+	    ASSERT_OK(sfp_symbolizer_dso__find(d, leaf, &sym))) {
+		char want[900];
+
+		snprintf(want, sizeof(want), "/proc/%d/root%s", (int)pid, inner);
+		ASSERT_STREQ(sfp_symbolizer_dso__path(d), want);
+		ASSERT_STREQ(sym.name, "sp_static_leaf");
+		ASSERT_STREQ(sym.dso, inner);	/* the caller's name */
+	}
+	/* The same through opts->pid. */
+	sfp_symbolizer__free(&s);
+	{
+		SFP_OPTS(sfp_symbolizer_opts, o, .pid = pid);
+
+		if (ASSERT_OK(sfp_symbolizer__new(&o, &s)))
+			ASSERT_OK(sfp_symbolizer__dso(s, inner, NULL, 0, leaf, &sym));
+	}
+out:
+	sfp_symbolizer__free(&s);
+	close(fds[0]);
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+}
+
+/* Build-id of a file, from readelf -n, as bytes.  Return: length. */
+static size_t build_id_of(const char *path, uint8_t *id, size_t max)
+{
+	char cmd[1200], hex[256] = "";
+	size_t n = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd),
+		 "readelf -n '%s' 2>/dev/null | sed -n 's/.*Build ID: //p'", path);
+	f = popen(cmd, "r");
+	if (!f)
+		return 0;
+	if (!fgets(hex, sizeof(hex), f))
+		hex[0] = 0;
+	pclose(f);
+	for (; n < max && hex[2 * n] && hex[2 * n + 1] != 0 &&
+	       hex[2 * n] != '\n'; n++) {
+		unsigned int b;
+
+		if (sscanf(hex + 2 * n, "%2x", &b) != 1)
+			break;
+		id[n] = (uint8_t)b;
+	}
+	return n;
+}
+
+/* DSOs matched by build-id when the recorded path leads nowhere. */
+TEST(symbols_build_id_index)
+{
+	const char *prog = prog_path("symprog");
+	const char *t = tmpdir();
+	char dirbuf[700], copy[800];
+	const char *dirs[] = { dirbuf, NULL };
+	uint8_t id[64];
+	size_t idlen = build_id_of(prog, id, sizeof(id));
+	uint64_t leaf = readelf_addr(prog, "sp_static_leaf");
+	struct sfp_symbolizer *s;
+	struct sfp_symbolizer_dso *d, *d2;
+	struct sfp_symbol sym;
+
+	if (!ASSERT_EQ(idlen, 20))
+		return;
+	snprintf(dirbuf, sizeof(dirbuf), "%s/bidx", t);
+	snprintf(copy, sizeof(copy), "%s/bidx-copy", t);
+	if (!ASSERT_EQ(sh("set -e; cd '%s'; rm -rf bidx; cp '%s' bidx-copy; "
+			  "id=$(readelf -n bidx-copy | sed -n 's/.*Build ID: //p'); "
+			  "mkdir -p bidx/.build-id/$(echo $id | cut -c1-2); "
+			  "ln -s ../../../bidx-copy bidx/.build-id/$(echo $id | cut -c1-2)/$(echo $id | cut -c3-)",
+			  t, prog), 0))
+		return;
+	s = new_symbolizer(dirs, false);
+	if (!s)
+		return;
+	/* The recorded path is gone; the build-id finds the file. */
+	if (ASSERT_OK(sfp_symbolizer__get_dso(s, -1, "/gone/old/symprog", id,
+					      idlen, &d)) &&
+	    ASSERT_OK(sfp_symbolizer_dso__find(d, leaf, &sym))) {
+		ASSERT_STREQ(sym.name, "sp_static_leaf");
+		ASSERT_STREQ(sym.dso, "/gone/old/symprog");
+		ASSERT_TRUE(strstr(sfp_symbolizer_dso__path(d), "/bidx/.build-id/") != NULL);
+	}
+	/* Another path to a file with this build-id shares the tables. */
+	if (ASSERT_OK(sfp_symbolizer__get_dso(s, -1, prog, NULL, 0, &d2))) {
+		ASSERT_STREQ(sfp_symbolizer_dso__path(d2),
+			     sfp_symbolizer_dso__path(d));
+		ASSERT_EQ(sfp_symbolizer_dso__num_symbols(d2),
+			  sfp_symbolizer_dso__num_symbols(d));
+	}
+	/* The file at the path has another build-id: not used. */
+	id[0] ^= 0xff;
+	ASSERT_ERR(sfp_symbolizer__get_dso(s, -1, prog, id, idlen, &d), -ENOENT);
 	sfp_symbolizer__free(&s);
 }
