@@ -911,6 +911,24 @@ static const char *base_name(const char *p)
 	return s ? s + 1 : p;
 }
 
+/*
+ * Names for one function may differ as aliases: the symbol-table names at
+ * one address (readelf's, in aliases; NULL: exact names only).
+ */
+static const struct rsym *a2l_aliases;
+
+static bool same_function(struct sfp_symbolizer_dso *d, uint64_t addr,
+			  const char *ours, const char *theirs)
+{
+	struct sfp_symbol sym;
+
+	if (!ours || !strcmp(ours, theirs))
+		return true;
+	return a2l_aliases && !sfp_symbolizer_dso__find(d, addr, &sym) &&
+	       rsym_has(a2l_aliases, INT32_MAX, sym.start, ours) &&
+	       rsym_has(a2l_aliases, INT32_MAX, sym.start, theirs);
+}
+
 /* Our chain for addr equals addr2line's (fr[0..nf)): names, files, lines. */
 static bool same_chain(struct sfp_symbolizer_dso *d, uint64_t addr,
 		       const struct a2l_frame *fr, int nf)
@@ -925,7 +943,8 @@ static bool same_chain(struct sfp_symbolizer_dso *d, uint64_t addr,
 	 */
 	for (int j = 0; ok && j < nf; j++)
 		ok = ours[j].line == fr[j].line &&
-		     (!ours[j].name || !strcmp(ours[j].name, fr[j].func)) &&
+		     (nf == 1 ? same_function(d, addr, ours[j].name, fr[j].func) :
+		      (!ours[j].name || !strcmp(ours[j].name, fr[j].func))) &&
 		     ours[j].file &&
 		     !strcmp(base_name(ours[j].file), base_name(fr[j].file)) &&
 		     ours[j].inlined == (j + 1 < nf);
@@ -1121,7 +1140,22 @@ TEST(symbols_srclines_libc_vs_addr2line)
 		test_skip("eu-addr2line missing");
 		goto out;
 	}
-	compared = compare_addr2line(d, "eu-addr2line", dbg, addrs, na, &bad);
+	/*
+	 * Assembly functions: gas describes them with the symbol it saw
+	 * (__GI_mincore, like binutils addr2line says), eu-addr2line prints
+	 * a symbol-table alias (mincore): both name one address.
+	 */
+	{
+		struct rsym *all = NULL;
+
+		read_readelf(dbg, "-s", &all);
+		read_readelf(LIBC, "-s", &all);
+		a2l_aliases = all;
+		compared = compare_addr2line(d, "eu-addr2line", dbg, addrs, na,
+					     &bad);
+		a2l_aliases = NULL;
+		free(all);
+	}
 	ASSERT_GE(compared, na / 2);
 	ASSERT_EQ(bad, 0);
 out:
