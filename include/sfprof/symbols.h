@@ -117,6 +117,8 @@ SFP_API void sfp_symbolizer__free(struct sfp_symbolizer **s);
  * @pid: target process whose mount namespace holds @path (its
  *       /proc/PID/root is tried first); 0: opts->pid; -1: none.
  * @path: the file as the target sees it (e.g. a perf MMAP2 filename).
+ *        "[vdso]" is our own vDSO image (the same kernel maps the same
+ *        one into every process), checked against @build_id if given.
  * @build_id: expected build-id, or NULL.  When given, a file whose
  *            build-id differs is not used; the DSO is then looked up by
  *            build-id in the debug directories (.build-id/xx/rest).

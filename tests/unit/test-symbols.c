@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -1307,5 +1308,115 @@ TEST(symbols_build_id_index)
 	/* The file at the path has another build-id: not used. */
 	id[0] ^= 0xff;
 	ASSERT_ERR(sfp_symbolizer__get_dso(s, -1, prog, id, idlen, &d), -ENOENT);
+	sfp_symbolizer__free(&s);
+}
+
+/* A function without a size runs to the next function (or section end). */
+TEST(symbols_size_guess)
+{
+	const char *prog = prog_path("symprog");
+	struct sfp_symbolizer *s = new_symbolizer(NULL, false);
+	struct rsym *v = NULL;
+	struct sfp_symbol sym;
+	uint64_t start = 0, next = UINT64_MAX, text_end = 0;
+	char cmd[1200], line[512];
+	int n;
+	FILE *f;
+
+	if (!s)
+		return;
+	n = read_readelf(prog, "-s", &v);
+	for (int i = 0; i < n; i++)
+		if (!strcmp(v[i].name, "sp_asm_nosize")) {
+			start = v[i].addr;
+			ASSERT_EQ(v[i].size, 0);
+		}
+	for (int i = 0; i < n; i++)
+		if (v[i].addr > start && v[i].addr < next)
+			next = v[i].addr;
+	snprintf(cmd, sizeof(cmd), "readelf -SW '%s'", prog);
+	f = popen(cmd, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long long addr, off, size;
+
+		if (sscanf(line, " [%*d] .text PROGBITS %llx %llx %llx", &addr,
+			   &off, &size) == 3)
+			text_end = addr + size;
+	}
+	if (f)
+		pclose(f);
+	if (!ASSERT_NE(start, 0) || !ASSERT_NE(text_end, 0))
+		goto out;
+	if (next > text_end)
+		next = text_end;
+	if (ASSERT_OK(sfp_symbolizer__dso(s, prog, NULL, 0, start + 2, &sym))) {
+		ASSERT_STREQ(sym.name, "sp_asm_nosize");
+		ASSERT_EQ(sym.size, next - start);
+		ASSERT_TRUE(sym.flags & SFP_SYM_SIZE_GUESSED);
+	}
+	if (ASSERT_OK(sfp_symbolizer__dso(s, prog, NULL, 0, next - 1, &sym)))
+		ASSERT_STREQ(sym.name, "sp_asm_nosize");
+	if (ASSERT_OK(sfp_symbolizer__dso(s, prog, NULL, 0, next, &sym)))
+		ASSERT_NE(strcmp(sym.name, "sp_asm_nosize"), 0);
+out:
+	free(v);
+	sfp_symbolizer__free(&s);
+}
+
+/* "[vdso]": our own vDSO, dumped to a file for readelf to compare. */
+TEST(symbols_vdso)
+{
+	const uint8_t *base = (const uint8_t *)getauxval(AT_SYSINFO_EHDR);
+	struct sfp_symbolizer *s = NULL;
+	struct sfp_symbolizer_dso *d;
+	struct sfp_symbol sym;
+	struct rsym *v = NULL;
+	char path[700];
+	uint64_t size, shoff;
+	uint16_t shnum, shentsize;
+	int n, checked = 0;
+	FILE *f;
+
+	if (!base) {
+		test_skip("no vDSO");
+		return;
+	}
+	memcpy(&shoff, base + 0x28, 8);		/* Elf64_Ehdr.e_shoff */
+	memcpy(&shentsize, base + 0x3a, 2);
+	memcpy(&shnum, base + 0x3c, 2);
+	size = shoff + (uint64_t)shnum * shentsize;
+	snprintf(path, sizeof(path), "%s/vdso.so", tmpdir());
+	f = fopen(path, "wb");
+	if (!ASSERT_NOT_NULL(f))
+		return;
+	fwrite(base, 1, size, f);
+	fclose(f);
+	n = read_readelf(path, "--dyn-syms", &v);
+	s = new_symbolizer(NULL, false);
+	if (!ASSERT_GE(n, 3) || !s ||
+	    !ASSERT_OK(sfp_symbolizer__get_dso(s, -1, "[vdso]", NULL, 0, &d)))
+		goto out;
+	for (int i = 0; i < n; i++) {
+		if (!ASSERT_OK(sfp_symbolizer_dso__find(d, v[i].addr, &sym)))
+			continue;
+		ASSERT_TRUE(rsym_has(v, n, sym.start, sym.raw_name));
+		ASSERT_EQ(sym.start, v[i].addr);
+		checked++;
+	}
+	ASSERT_GE(checked, 3);
+	{
+		uint8_t id[64];
+		size_t idlen = build_id_of(path, id, sizeof(id));
+
+		if (idlen) {
+			ASSERT_OK(sfp_symbolizer__get_dso(s, -1, "[vdso]", id, idlen,
+							  &d));
+			id[0] ^= 1;
+			ASSERT_ERR(sfp_symbolizer__get_dso(s, -1, "[vdso]", id,
+							   idlen, &d), -ENOENT);
+		}
+	}
+out:
+	free(v);
 	sfp_symbolizer__free(&s);
 }
