@@ -199,8 +199,10 @@ SFP_API int sfp_symbolizer__kernel(struct sfp_symbolizer *s, uint64_t addr,
 
 /**
  * sfp_symbolizer__jit() - an address in JIT code of process @pid, from
- * PERF_MAP_DIR/perf-PID.map ("START SIZE name" lines, hex).  The file is
- * read again when it has grown since the last read.
+ * PERF_MAP_DIR/perf-PID.map ("START SIZE name" lines, hex), or for a
+ * process in a container /proc/PID/root/PERF_MAP_DIR/perf-NSPID.map (its
+ * pid in its own namespace).  The file is read again when it has grown
+ * since the last read.
  * Return: 0; -ENOENT no map file or no entry covers @addr.
  */
 SFP_API int sfp_symbolizer__jit(struct sfp_symbolizer *s, int pid,

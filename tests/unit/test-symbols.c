@@ -1171,7 +1171,7 @@ out:
 TEST(symbols_container_proc_root)
 {
 	const char *prog = prog_path("symprog");
-	char mnt[700], inner[800], script[2400], buf[16] = "";
+	char mnt[700], maps[700], inner[800], script[4000], buf[16] = "";
 	uint64_t leaf = readelf_addr(prog, "sp_static_leaf");
 	struct sfp_symbolizer *s = NULL;
 	struct sfp_symbolizer_dso *d;
@@ -1185,10 +1185,15 @@ TEST(symbols_container_proc_root)
 	}
 	snprintf(mnt, sizeof(mnt), "%s/nsroot", tmpdir());
 	mkdir(mnt, 0700);
+	snprintf(maps, sizeof(maps), "%s/nsmaps", tmpdir());
+	mkdir(maps, 0700);
 	snprintf(inner, sizeof(inner), "%s/prog-in-ns", mnt);
+	/* Its JIT map too lives only in its namespace. */
 	snprintf(script, sizeof(script),
-		 "mount -t tmpfs sfp-ns '%s' && cp '%s' '%s' && echo ready && "
-		 "exec sleep 60", mnt, prog, inner);
+		 "mount -t tmpfs sfp-ns '%s' && cp '%s' '%s' && "
+		 "mount -t tmpfs sfp-ns2 '%s' && "
+		 "echo '7f0000001000 40 ns_jit_fn' > '%s/perf-'$$'.map' && "
+		 "echo ready && exec sleep 60", mnt, prog, inner, maps, maps);
 	if (!ASSERT_EQ(pipe(fds), 0))
 		return;
 	pid = fork();
@@ -1223,10 +1228,20 @@ TEST(symbols_container_proc_root)
 	/* The same through opts->pid. */
 	sfp_symbolizer__free(&s);
 	{
-		SFP_OPTS(sfp_symbolizer_opts, o, .pid = pid);
+		SFP_OPTS(sfp_symbolizer_opts, o, .pid = pid, .perf_map_dir = maps);
 
 		if (ASSERT_OK(sfp_symbolizer__new(&o, &s)))
 			ASSERT_OK(sfp_symbolizer__dso(s, inner, NULL, 0, leaf, &sym));
+		/* perf-PID.map through /proc/PID/root. */
+		if (s && ASSERT_OK(sfp_symbolizer__jit(s, pid, 0x7f0000001010,
+						       &sym))) {
+			char want[900];
+
+			snprintf(want, sizeof(want), "/proc/%d/root%s/perf-%d.map",
+				 (int)pid, maps, (int)pid);
+			ASSERT_STREQ(sym.name, "ns_jit_fn");
+			ASSERT_STREQ(sym.dso, want);
+		}
 	}
 out:
 	sfp_symbolizer__free(&s);
