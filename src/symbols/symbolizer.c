@@ -303,32 +303,50 @@ static int open_code_file(struct sfp_symbolizer *s, int pid, const char *path,
 	return first_err;
 }
 
+/*
+ * Where the symbols come from, as perf chooses: the full .symtab of the
+ * separate debug file, else the file's own .symtab; only when neither
+ * exists, .dynsym plus MiniDebugInfo (which holds just the functions
+ * .dynsym lacks).  PLT stubs always come from the file itself.
+ */
 static int load_symbols(struct sfp_symbolizer *s, struct sfp_symbolizer_dso *d)
 {
 	int err;
 
-	err = sfp_symtab_load_elf(&d->tab, d->elf);
+	if (!sfp_debugfile_find(s, d->elf, d->path, &d->debug, &d->debug_path) &&
+	    !sfp_elf_has_symtab(d->debug)) {
+		/* Kept for DWARF; symbols come from elsewhere. */
+		pr_debug("%s: no .symtab in debug file %s", d->path,
+			 d->debug_path);
+	}
+	if (d->debug && sfp_elf_has_symtab(d->debug)) {
+		err = sfp_symtab_load_elf(&d->tab, d->debug, SFP_LOAD_SYMTAB);
+		if (err >= 0)
+			goto plt;
+		pr_warn("%s: symbols unreadable (%s), ignoring them",
+			d->debug_path, sfp_strerror(err));
+		sfp_symtab_free(&d->tab);
+	}
+	if (sfp_elf_has_symtab(d->elf)) {
+		err = sfp_symtab_load_elf(&d->tab, d->elf, SFP_LOAD_SYMTAB);
+		if (err < 0)
+			return err;
+		goto plt;
+	}
+	err = sfp_symtab_load_elf(&d->tab, d->elf, SFP_LOAD_DYNSYM);
 	if (err < 0)
 		return err;
-	if (!sfp_debugfile_find(s, d->elf, d->path, &d->debug, &d->debug_path)) {
-		err = sfp_symtab_load_elf(&d->tab, d->debug);
-		if (err < 0) {
-			pr_warn("%s: symbols unreadable, ignoring it",
-				d->debug_path);
-			sfp_elf_close(&d->debug);
-			free(d->debug_path);
-			d->debug_path = NULL;
-		}
-	}
 	err = sfp_minidebuginfo_open(d->elf, &d->mini);
 	if (!err) {
-		err = sfp_symtab_load_elf(&d->tab, d->mini);
+		err = sfp_symtab_load_elf(&d->tab, d->mini,
+					  SFP_LOAD_SYMTAB | SFP_LOAD_DYNSYM);
 		if (err < 0)
 			pr_warn("%s: MiniDebugInfo symbols unreadable", d->path);
 	} else if (err != -ENOENT) {
 		pr_warn("%s: MiniDebugInfo unusable (%s)", d->path,
 			sfp_strerror(err));
 	}
+plt:
 	err = sfp_symtab_load_plt(&d->tab, d->elf);
 	if (err < 0)
 		return err;
