@@ -917,6 +917,9 @@ static const char *base_name(const char *p)
  * one address (readelf's, in aliases; NULL: exact names only).
  */
 static const struct rsym *a2l_aliases;
+/* When set, addresses that differ are collected here, not printed. */
+static uint64_t *a2l_bad;
+static int a2l_nbad;
 
 static bool same_function(struct sfp_symbolizer_dso *d, uint64_t addr,
 			  const char *ours, const char *theirs)
@@ -934,8 +937,8 @@ static bool same_function(struct sfp_symbolizer_dso *d, uint64_t addr,
 static bool same_chain(struct sfp_symbolizer_dso *d, uint64_t addr,
 		       const struct a2l_frame *fr, int nf)
 {
-	struct sfp_inline_frame ours[16];
-	int k = sfp_symbolizer_dso__inlines(d, addr, ours, 16);
+	struct sfp_inline_frame ours[64];
+	int k = sfp_symbolizer_dso__inlines(d, addr, ours, 64);
 	bool ok = k == nf;
 
 	/*
@@ -949,6 +952,10 @@ static bool same_chain(struct sfp_symbolizer_dso *d, uint64_t addr,
 		     ours[j].file &&
 		     !strcmp(base_name(ours[j].file), base_name(fr[j].file)) &&
 		     ours[j].inlined == (j + 1 < nf);
+	if (!ok && a2l_bad) {
+		a2l_bad[a2l_nbad++] = addr;
+		return false;
+	}
 	if (!ok)
 		fprintf(stderr, "  %#" PRIx64 ": addr2line %d frames (%s %s:%u), "
 			"ours %d (%s %s:%u)\n", addr, nf, fr[0].func, fr[0].file,
@@ -968,7 +975,7 @@ static int compare_addr2line(struct sfp_symbolizer_dso *d, const char *tool,
 			     int *bad)
 {
 	char cmd[1600], line[2048], in[700];
-	static struct a2l_frame fr[16];
+	static struct a2l_frame fr[64];
 	int nf = 0, idx = -1, compared = 0;
 	bool want_file = false;
 	FILE *f;
@@ -1007,14 +1014,14 @@ static int compare_addr2line(struct sfp_symbolizer_dso *d, const char *tool,
 
 			if (inl)
 				*inl = 0;
-			if (nf < 16)
+			if (nf < 64)
 				snprintf(fr[nf].func, sizeof(fr[nf].func), "%s",
 					 line);
 			want_file = true;
 			continue;
 		}
 		want_file = false;
-		if (nf >= 16)
+		if (nf >= 64)
 			continue;
 		{
 			char *disc = strstr(line, " (discriminator");
@@ -1507,19 +1514,20 @@ TEST(symbols_vs_perf_script)
 		if (strstr(line, "PERF_RECORD_"))
 			continue;
 		/* "PID IP SYM+0xOFF (DSO)"; SYM may contain spaces (C++). */
-		if (sscanf(line, " %d %llx", &pid, &ip) != 2)
-			continue;
-		p = strrchr(line, '(');
-		if (!p || sscanf(p, "(%511[^)])", dso) != 1)
-			continue;
 		{
-			char *q = strchr(line, ' ');
+			int at = 0;
 
-			q = q ? strchr(q + 1 + strspn(q + 1, " "), ' ') : NULL;
-			if (!q)
+			if (sscanf(line, " %d %llx %n", &pid, &ip, &at) != 2 || !at)
 				continue;
-			q += strspn(q, " ");
-			snprintf(sym, sizeof(sym), "%.*s", (int)(p - 1 - q), q);
+			p = strrchr(line, '(');
+			if (!p || p < line + at ||
+			    sscanf(p, "(%511[^)])", dso) != 1)
+				continue;
+			snprintf(sym, sizeof(sym), "%.*s",
+				 (int)(p - (line + at)), line + at);
+			sym[strcspn(sym, "\n")] = 0;
+			while (*sym && sym[strlen(sym) - 1] == ' ')
+				sym[strlen(sym) - 1] = 0;
 		}
 		/*
 		 * perf 6.1 names PLT stubs by relocation order, which is off
@@ -1576,5 +1584,76 @@ TEST(symbols_vs_perf_script)
 	ASSERT_EQ(bad, 0);
 out:
 	free(maps);
+	sfp_symbolizer__free(&s);
+}
+
+/* C++ at -O2 (templates, STL inlined): lines and inline chains. */
+TEST(symbols_srclines_cxx_vs_addr2line)
+{
+	char exe[700];
+	struct sfp_symbolizer *s = NULL;
+	struct sfp_symbolizer_dso *d;
+	struct rsym *v = NULL;
+	uint64_t *addrs = NULL;
+	int n, na = 0, bad = 0, compared, deep = 0;
+
+	if (!have_tool("g++")) {
+		test_skip("g++ missing");
+		return;
+	}
+	snprintf(exe, sizeof(exe), "%s/cxxprog-O2", tmpdir());
+	if (!ASSERT_EQ(sh("g++ -O2 -g -o '%s' '%s/symbols/cxxprog.cc'", exe,
+			  test_data_dir()), 0))
+		return;
+	s = new_symbolizer(NULL, true);
+	if (!s || !ASSERT_OK(sfp_symbolizer__get_dso(s, -1, exe, NULL, 0, &d)))
+		goto out;
+	n = read_readelf(exe, "-s", &v);
+	addrs = calloc(200000, sizeof(*addrs));
+	/* Every byte of every function of the program itself. */
+	for (int i = 0; i < n; i++) {
+		if (!v[i].size || strstr(v[i].name, "@plt"))
+			continue;
+		for (uint64_t a = v[i].addr; a < v[i].addr + v[i].size &&
+		     na < 200000; a++)
+			addrs[na++] = a;
+	}
+	for (int i = 0; i < na; i++) {
+		struct sfp_inline_frame fr[16];
+
+		if (sfp_symbolizer_dso__inlines(d, addrs[i], fr, 16) > 2)
+			deep++;
+	}
+	ASSERT_GE(deep, 10);	/* STL code inlines deeply at -O2 */
+	/*
+	 * binutils names an inlined lambda after its caller ("main" where
+	 * DWARF says "operator()"); what binutils disputes must then agree
+	 * with eu-addr2line.
+	 */
+	a2l_bad = calloc(na, sizeof(*a2l_bad));
+	a2l_nbad = 0;
+	compared = compare_addr2line(d, "addr2line", exe, addrs, na, &bad);
+	ASSERT_GE(compared, na / 2);
+	{
+		uint64_t *disputed = a2l_bad;
+		int nd = a2l_nbad, bad2 = 0, again;
+
+		a2l_bad = NULL;
+		fprintf(stderr, "  %d of %d addresses differ from addr2line; "
+			"checking them with eu-addr2line\n", nd, compared);
+		ASSERT_TRUE(nd <= compared / 20);
+		if (nd && have_tool("eu-addr2line")) {
+			again = compare_addr2line(d, "eu-addr2line", exe, disputed,
+						  nd, &bad2);
+			ASSERT_EQ(again, nd);
+			ASSERT_EQ(bad2, 0);
+		} else {
+			ASSERT_EQ(nd, 0);
+		}
+		free(disputed);
+	}
+out:
+	free(addrs);
+	free(v);
 	sfp_symbolizer__free(&s);
 }
