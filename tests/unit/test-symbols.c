@@ -466,23 +466,37 @@ out:
 /*
  * Rust v0 and legacy mangling, checked against c++filt.  c++filt runs
  * libiberty in verbose mode, which keeps crate disambiguators
- * ("[ca63f166dbe9294]") and legacy hashes ("::h0123..."); like perf and
- * rustc's own {:#} output we drop them, so those are removed from
- * c++filt's answer before comparing.
+ * ("[ca63f166dbe9294]"), legacy hashes ("::h0123...") and the types of
+ * const generic arguments ("<10: usize>"); like perf and rustc's own {:#}
+ * output we drop them, so those are removed from c++filt's answer before
+ * comparing.
  */
 static void drop_rust_hashes(char *s)
 {
-	char *p;
+	char *p = s;
 
-	while ((p = strchr(s, '[')) != NULL) {
-		char *e = strchr(p, ']');
+	/* "[ca63f166dbe9294]": a crate disambiguator (hex only). */
+	while ((p = strchr(p, '[')) != NULL) {
+		size_t n = strspn(p + 1, "0123456789abcdef");
 
-		if (!e)
-			break;
-		memmove(p, e + 1, strlen(e + 1) + 1);
+		if (n && p[1 + n] == ']')
+			memmove(p, p + n + 2, strlen(p + n + 2) + 1);
+		else
+			p++;
+	}
+	/* Const generic arguments: verbose mode adds their type ("10: usize"). */
+	p = s;
+	while ((p = strstr(p, ": ")) != NULL) {
+		size_t n = strspn(p + 2, "abcdefghijklmnopqrstuvwxyz0123456789");
+
+		if (n && (p[2 + n] == '>' || p[2 + n] == ','))
+			memmove(p, p + 2 + n, strlen(p + 2 + n) + 1);
+		else
+			p += 2;
 	}
 	p = strstr(s, "::h");
-	if (p && strlen(p) == 3 + 16)
+	if (p && strlen(p) == 3 + 16 &&
+	    strspn(p + 3, "0123456789abcdef") == 16)
 		*p = 0;
 }
 
@@ -1656,4 +1670,67 @@ out:
 	free(addrs);
 	free(v);
 	sfp_symbolizer__free(&s);
+}
+
+/* A real Rust binary, both manglings: every Rust symbol vs c++filt. */
+TEST(symbols_rust_binary)
+{
+	/* Legacy is rustc's default; asking for it needs -Z flags. */
+	static const char *const modes[] = { "legacy", "v0" };
+	static const char *const flags[] = { "", "-C symbol-mangling-version=v0" };
+	int checked = 0, bad = 0;
+
+	if (!have_tool("rustc") || !have_tool("c++filt")) {
+		test_skip("rustc or c++filt missing");
+		return;
+	}
+	for (size_t m = 0; m < 2; m++) {
+		char exe[700], line[4096], cmd[2048];
+		struct sfp_symbolizer *s = NULL;
+		struct sfp_symbolizer_dso *d;
+		struct rsym *v = NULL;
+		int n;
+		FILE *f;
+
+		snprintf(exe, sizeof(exe), "%s/rust-%s", tmpdir(), modes[m]);
+		if (!ASSERT_EQ(sh("rustc -O %s -o '%s' '%s/symbols/rustprog.rs' "
+				  "2>/dev/null", flags[m], exe, test_data_dir()), 0))
+			return;
+		s = new_symbolizer(NULL, true);
+		n = read_readelf(exe, "-s", &v);
+		if (!s || !ASSERT_OK(sfp_symbolizer__get_dso(s, -1, exe, NULL, 0,
+							     &d)))
+			goto next;
+		snprintf(cmd, sizeof(cmd), "%s/rnames.txt", tmpdir());
+		f = fopen(cmd, "w");
+		for (int i = 0; f && i < n; i++)
+			fprintf(f, "%s\n", v[i].name);
+		if (f)
+			fclose(f);
+		snprintf(cmd, sizeof(cmd), "c++filt < '%s/rnames.txt'", tmpdir());
+		f = popen(cmd, "r");
+		for (int i = 0; f && i < n && fgets(line, sizeof(line), f); i++) {
+			struct sfp_symbol sym;
+			bool rust = !strncmp(v[i].name, "_R", 2) ||
+				    (!strncmp(v[i].name, "_ZN", 3) &&
+				     strstr(v[i].name, "17h"));
+
+			line[strcspn(line, "\n")] = 0;
+			if (!rust || sfp_symbolizer_dso__find(d, v[i].addr, &sym) ||
+			    strcmp(sym.raw_name, v[i].name))
+				continue;
+			drop_rust_hashes(line);
+			checked++;
+			if (strcmp(sym.name, line) && bad++ < 5)
+				fprintf(stderr, "  %s: ours \"%s\", c++filt \"%s\"\n",
+					v[i].name, sym.name, line);
+		}
+		if (f)
+			pclose(f);
+next:
+		free(v);
+		sfp_symbolizer__free(&s);
+	}
+	ASSERT_GE(checked, 20);
+	ASSERT_EQ(bad, 0);
 }
