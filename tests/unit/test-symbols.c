@@ -458,6 +458,38 @@ TEST(symbols_cxx_demangle_vs_cxxfilt)
 		free(dm);
 		ASSERT_TRUE(sfp_demangle("main") == NULL);
 	}
+	/* perf's style, without parameters: c++filt -p. */
+	{
+		struct sfp_symbolizer *s2 = NULL;
+		SFP_OPTS(sfp_symbolizer_opts, o, .demangle_no_params = true);
+		int checked2 = 0, bad2 = 0;
+
+		if (!ASSERT_OK(sfp_symbolizer__new(&o, &s2)) ||
+		    !ASSERT_OK(sfp_symbolizer__get_dso(s2, -1, exe, NULL, 0, &d))) {
+			sfp_symbolizer__free(&s2);
+			goto out;
+		}
+		snprintf(cmd, sizeof(cmd), "c++filt -p < '%s/names.txt'", tmpdir());
+		f = popen(cmd, "r");
+		for (i = 0; f && i < n && fgets(line, sizeof(line), f); i++) {
+			struct sfp_symbol sym;
+
+			line[strcspn(line, "\n")] = 0;
+			if (strncmp(v[i].name, "_Z", 2) ||
+			    sfp_symbolizer_dso__find(d, v[i].addr, &sym) ||
+			    strcmp(sym.raw_name, v[i].name))
+				continue;
+			checked2++;
+			if (strcmp(sym.name, line) && bad2++ < 5)
+				fprintf(stderr, "  -p %s: ours \"%s\", c++filt \"%s\"\n",
+					v[i].name, sym.name, line);
+		}
+		if (f)
+			pclose(f);
+		ASSERT_GE(checked2, 10);
+		ASSERT_EQ(bad2, 0);
+		sfp_symbolizer__free(&s2);
+	}
 out:
 	free(v);
 	sfp_symbolizer__free(&s);
