@@ -246,7 +246,7 @@ static int open_vdso(const uint8_t *id, size_t len, struct sfp_elf **out,
 /* Open path (trying pid's root first), checking the build-id. */
 static int open_code_file(struct sfp_symbolizer *s, int pid, const char *path,
 			  const uint8_t *id, size_t len, struct sfp_elf **out,
-			  char **out_path)
+			  char **out_path, char *root, size_t root_size)
 {
 	char buf[PATH_MAX + 64];
 	size_t plen = strlen(path);
@@ -254,12 +254,17 @@ static int open_code_file(struct sfp_symbolizer *s, int pid, const char *path,
 	size_t slen = strlen(suffix);
 	int err, first_err = -ENOENT, attempt;
 
+	root[0] = 0;
+	if (pid > 0)
+		snprintf(root, root_size, "/proc/%d/root", pid);
+
 	if (!strcmp(path, "[vdso]")) {
 		err = open_vdso(id, len, out, out_path);
 		if (err != -ENOENT || !id || !len)
 			return err;
 		/* Another kernel's vDSO: maybe a copy by build-id. */
-		return sfp_debugfile_by_build_id(s, id, len, false, out, out_path);
+		return sfp_debugfile_by_build_id(s, root, id, len, false, out,
+						 out_path);
 	}
 	/* perf records unlinked-but-mapped files with this suffix. */
 	if (plen > slen && !strcmp(path + plen - slen, suffix))
@@ -296,11 +301,13 @@ static int open_code_file(struct sfp_symbolizer *s, int pid, const char *path,
 			sfp_elf_close(out);
 			return -ENOMEM;
 		}
+		if (attempt == 1)
+			root[0] = 0;	/* found on our side after all */
 		return 0;
 	}
 	/* Not where the caller said: a copy with this build-id will do. */
-	if (id && len && !sfp_debugfile_by_build_id(s, id, len, false, out,
-						    out_path))
+	if (id && len && !sfp_debugfile_by_build_id(s, root, id, len, false,
+						    out, out_path))
 		return 0;
 	return first_err;
 }
@@ -315,7 +322,8 @@ static int load_symbols(struct sfp_symbolizer *s, struct sfp_symbolizer_dso *d)
 {
 	int err;
 
-	if (!sfp_debugfile_find(s, d->elf, d->path, &d->debug, &d->debug_path) &&
+	if (!sfp_debugfile_find(s, d->elf, d->path, d->key, d->root, &d->debug,
+				&d->debug_path) &&
 	    !sfp_elf_has_symtab(d->debug)) {
 		/* Kept for DWARF; symbols come from elsewhere. */
 		pr_debug("%s: no .symtab in debug file %s", d->path,
@@ -413,7 +421,7 @@ int sfp_symbolizer__get_dso(struct sfp_symbolizer *s, int pid,
 		return 0;
 	}
 	err = open_code_file(s, pid, path, build_id, build_id_len, &d->elf,
-			     &d->path);
+			     &d->path, d->root, sizeof(d->root));
 	if (err)
 		goto fail;
 	/* Learn the build-id so that other paths to this file share it. */

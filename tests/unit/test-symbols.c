@@ -1224,7 +1224,8 @@ out:
 TEST(symbols_container_proc_root)
 {
 	const char *prog = prog_path("symprog");
-	char mnt[700], maps[700], inner[800], script[4000], buf[16] = "";
+	char mnt[700], maps[700], nsdbg[700], inner[800], script[12000];
+	char buf[16] = "";
 	uint64_t leaf = readelf_addr(prog, "sp_static_leaf");
 	struct sfp_symbolizer *s = NULL;
 	struct sfp_symbolizer_dso *d;
@@ -1240,13 +1241,24 @@ TEST(symbols_container_proc_root)
 	mkdir(mnt, 0700);
 	snprintf(maps, sizeof(maps), "%s/nsmaps", tmpdir());
 	mkdir(maps, 0700);
+	snprintf(nsdbg, sizeof(nsdbg), "%s/nsdebug", tmpdir());
+	mkdir(nsdbg, 0700);
 	snprintf(inner, sizeof(inner), "%s/prog-in-ns", mnt);
-	/* Its JIT map too lives only in its namespace. */
+	/*
+	 * Its JIT map and a stripped binary whose debug file sits in the
+	 * container's debug directory live only in its namespace too.
+	 */
 	snprintf(script, sizeof(script),
 		 "mount -t tmpfs sfp-ns '%s' && cp '%s' '%s' && "
+		 "strip --strip-all '%s' -o '%s/stripped' && "
 		 "mount -t tmpfs sfp-ns2 '%s' && "
 		 "echo '7f0000001000 40 ns_jit_fn' > '%s/perf-'$$'.map' && "
-		 "echo ready && exec sleep 60", mnt, prog, inner, maps, maps);
+		 "mount -t tmpfs sfp-ns3 '%s' && "
+		 "id=$(readelf -n '%s' | sed -n 's/.*Build ID: //p') && "
+		 "mkdir -p '%s'/.build-id/$(echo $id | cut -c1-2) && "
+		 "objcopy --only-keep-debug '%s' '%s'/.build-id/$(echo $id | cut -c1-2)/$(echo $id | cut -c3-).debug && "
+		 "echo ready && exec sleep 60", mnt, prog, inner, prog, mnt, maps,
+		 maps, nsdbg, prog, nsdbg, prog, nsdbg);
 	if (!ASSERT_EQ(pipe(fds), 0))
 		return;
 	pid = fork();
@@ -1281,7 +1293,10 @@ TEST(symbols_container_proc_root)
 	/* The same through opts->pid. */
 	sfp_symbolizer__free(&s);
 	{
-		SFP_OPTS(sfp_symbolizer_opts, o, .pid = pid, .perf_map_dir = maps);
+		const char *dirs[] = { nsdbg, NULL };
+		SFP_OPTS(sfp_symbolizer_opts, o, .pid = pid, .perf_map_dir = maps,
+			 .debug_dirs = dirs);
+		char stripped[800];
 
 		if (ASSERT_OK(sfp_symbolizer__new(&o, &s)))
 			ASSERT_OK(sfp_symbolizer__dso(s, inner, NULL, 0, leaf, &sym));
@@ -1294,6 +1309,19 @@ TEST(symbols_container_proc_root)
 				 (int)pid, maps, (int)pid);
 			ASSERT_STREQ(sym.name, "ns_jit_fn");
 			ASSERT_STREQ(sym.dso, want);
+		}
+		/* The debug file inside the container, by build-id. */
+		snprintf(stripped, sizeof(stripped), "%s/stripped", mnt);
+		if (s && ASSERT_OK(sfp_symbolizer__get_dso(s, 0, stripped, NULL, 0,
+							   &d)) &&
+		    ASSERT_OK(sfp_symbolizer_dso__find(d, leaf, &sym))) {
+			char want[900];
+
+			ASSERT_STREQ(sym.name, "sp_static_leaf");
+			snprintf(want, sizeof(want), "/proc/%d/root%s/.build-id/",
+				 (int)pid, nsdbg);
+			ASSERT_TRUE(!strncmp(sfp_symbolizer_dso__debug_path(d),
+					     want, strlen(want)));
 		}
 	}
 out:
