@@ -40,6 +40,12 @@ extern "C" {
 struct sfp_symbolizer;
 struct sfp_symbolizer_dso;
 
+/*
+ * Fields are laid out so that the struct ends without padding: SFP_OPTS()
+ * initialises members only, and the library refuses unknown non-zero
+ * bytes past the last field it knows, so tail padding full of stack
+ * garbage (clang leaves it) would be rejected.  Keep it so when appending.
+ */
 struct sfp_symbolizer_opts {
 	size_t sz;
 	/*
@@ -47,6 +53,12 @@ struct sfp_symbolizer_opts {
 	 * NULL: { "/usr/lib/debug", NULL }.
 	 */
 	const char *const *debug_dirs;
+	/* Kernel symbol file; NULL: "/proc/kallsyms". */
+	const char *kallsyms_path;
+	/* Kernel module list; NULL: "/proc/modules". */
+	const char *modules_path;
+	/* Directory of perf-PID.map files; NULL: "/tmp". */
+	const char *perf_map_dir;
 	/*
 	 * Default target process: DSO paths are first looked up under
 	 * /proc/PID/root (its mount namespace).  0: paths are ours.
@@ -56,20 +68,19 @@ struct sfp_symbolizer_opts {
 	bool no_demangle;
 	/* Fill sfp_symbol.file/.line from DWARF (costs a line-table lookup). */
 	bool srclines;
-	/* Kernel symbol file; NULL: "/proc/kallsyms". */
-	const char *kallsyms_path;
-	/* Kernel module list; NULL: "/proc/modules". */
-	const char *modules_path;
-	/* Directory of perf-PID.map files; NULL: "/tmp". */
-	const char *perf_map_dir;
 	/*
 	 * Demangle without parameter lists, as perf does unless -v
 	 * ("ns::Widget::frob" rather than "ns::Widget::frob(int) const").
 	 */
 	bool demangle_no_params;
+	/*
+	 * Do not look for separate debug files: symbols from the file's own
+	 * tables and MiniDebugInfo only, no DWARF from elsewhere (faster).
+	 */
+	bool no_debug_files;
 	size_t :0;
 };
-#define sfp_symbolizer_opts__last_field demangle_no_params
+#define sfp_symbolizer_opts__last_field no_debug_files
 
 /* sfp_symbol.flags */
 enum {

@@ -57,6 +57,7 @@ struct sfp_symbolizer {
 	int pid;
 	bool no_demangle;
 	bool demangle_no_params;
+	bool no_debug_files;
 	bool srclines;
 	char *kallsyms_path;
 	char *modules_path;

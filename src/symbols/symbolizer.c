@@ -19,6 +19,11 @@
 
 static const char *const default_debug_dirs[] = { "/usr/lib/debug", NULL };
 
+/* See the header: SFP_OPTS() leaves tail padding uninitialised. */
+_Static_assert(sizeof(struct sfp_symbolizer_opts) ==
+	       SFP_OPTS_KNOWN_SZ(sfp_symbolizer_opts),
+	       "sfp_symbolizer_opts must end without padding");
+
 static char *xstrdup_or(const char *s, const char *dflt)
 {
 	return strdup(s ? s : dflt);
@@ -59,6 +64,8 @@ int sfp_symbolizer__new(const struct sfp_symbolizer_opts *opts,
 	s->srclines = SFP_OPTS_GET(opts, sfp_symbolizer_opts, srclines, false);
 	s->demangle_no_params = SFP_OPTS_GET(opts, sfp_symbolizer_opts,
 					     demangle_no_params, false);
+	s->no_debug_files = SFP_OPTS_GET(opts, sfp_symbolizer_opts,
+					 no_debug_files, false);
 	s->kallsyms_path = xstrdup_or(SFP_OPTS_GET(opts, sfp_symbolizer_opts,
 						   kallsyms_path, NULL),
 				      "/proc/kallsyms");
@@ -322,7 +329,8 @@ static int load_symbols(struct sfp_symbolizer *s, struct sfp_symbolizer_dso *d)
 {
 	int err;
 
-	if (!sfp_debugfile_find(s, d->elf, d->path, d->key, d->root, &d->debug,
+	if (!s->no_debug_files &&
+	    !sfp_debugfile_find(s, d->elf, d->path, d->key, d->root, &d->debug,
 				&d->debug_path) &&
 	    !sfp_elf_has_symtab(d->debug)) {
 		/* Kept for DWARF; symbols come from elsewhere. */

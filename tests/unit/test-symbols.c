@@ -780,6 +780,21 @@ TEST(symbols_debug_files)
 			ASSERT_STREQ(nm, "sp_static_leaf");
 			ASSERT_TRUE(strstr(dbg, "/dbgroot/.build-id/") != NULL);
 		}
+		/* opts.no_debug_files: the stripped file's own tables only. */
+		{
+			struct sfp_symbolizer *s = NULL;
+			struct sfp_symbolizer_dso *d;
+			struct sfp_symbol sym;
+			SFP_OPTS(sfp_symbolizer_opts, o, .debug_dirs = dirs,
+				 .no_debug_files = true);
+
+			if (ASSERT_OK(sfp_symbolizer__new(&o, &s)) &&
+			    ASSERT_OK(sfp_symbolizer__get_dso(s, -1, path, NULL, 0,
+							      &d)))
+				ASSERT_ERR(sfp_symbolizer_dso__find(d, leaf, &sym),
+					   -ENOENT);
+			sfp_symbolizer__free(&s);
+		}
 	}
 }
 
