@@ -541,12 +541,42 @@ int sfp_symbolizer__dso(struct sfp_symbolizer *s, const char *path,
 	return sfp_symbolizer_dso__find(d, vaddr, out);
 }
 
+/*
+ * A separate debug file standing in for a binary we could not find keeps
+ * the program headers but not the file offsets (the code segment has
+ * p_filesz 0 and a bogus offset).  Then assume the usual layout of GNU ld and
+ * lld output, file offset = vaddr - (lowest segment's page): right for
+ * the code segments perf samples; a data segment placed at another page
+ * offset (GNU ld's RELRO) would come out wrong.
+ */
+static bool offsets_lost(struct sfp_elf *e, uint64_t *base)
+{
+	bool any = false, lost = true;
+	GElf_Phdr ph;
+	size_t i, n = sfp_elf_num_phdrs(e);
+
+	for (i = 0; i < n; i++) {
+		uint64_t b;
+
+		if (sfp_elf_phdr(e, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		/* Code segments always have file bytes in a real binary. */
+		if ((ph.p_flags & PF_X) && ph.p_filesz)
+			lost = false;
+		b = ph.p_vaddr & ~(uint64_t)0xfff;
+		if (!any || b < *base)
+			*base = b;
+		any = true;
+	}
+	return any && lost;
+}
+
 int sfp_symbolizer_dso__vaddr(struct sfp_symbolizer_dso *dso,
 			      uint64_t map_start, uint64_t map_pgoff,
 			      uint64_t addr, uint64_t *vaddr)
 {
 	struct sfp_symbolizer_dso *d;
-	uint64_t off;
+	uint64_t off, base = 0;
 	GElf_Phdr ph;
 	size_t i, n;
 	int pass;
@@ -559,6 +589,21 @@ int sfp_symbolizer_dso__vaddr(struct sfp_symbolizer_dso *dso,
 	if (sfp_add_overflow(addr - map_start, map_pgoff, &off))
 		return -ENOENT;
 	n = sfp_elf_num_phdrs(d->elf);
+	if (offsets_lost(d->elf, &base)) {
+		uint64_t va;
+
+		if (sfp_add_overflow(base, off, &va))
+			return -ENOENT;
+		for (i = 0; i < n; i++) {
+			if (sfp_elf_phdr(d->elf, i, &ph) || ph.p_type != PT_LOAD)
+				continue;
+			if (va >= ph.p_vaddr && va - ph.p_vaddr < ph.p_memsz) {
+				*vaddr = va;
+				return 0;
+			}
+		}
+		return -ENOENT;
+	}
 	/* File-backed parts first: segments may share a page of the file. */
 	for (pass = 0; pass < 2; pass++) {
 		for (i = 0; i < n; i++) {

@@ -1416,6 +1416,39 @@ TEST(symbols_build_id_index)
 		ASSERT_EQ(sfp_symbolizer_dso__num_symbols(d2),
 			  sfp_symbolizer_dso__num_symbols(d));
 	}
+	/*
+	 * Only the debug file is left (no link to the binary): symbols still
+	 * resolve, and runtime addresses map as for the real binary.
+	 */
+	sfp_symbolizer__free(&s);
+	if (ASSERT_EQ(sh("set -e; cd '%s'; l=$(ls bidx/.build-id/*/*); "
+			 "objcopy --only-keep-debug bidx-copy \"$l.debug\"; rm \"$l\"",
+			 t), 0) && (s = new_symbolizer(dirs, false)) != NULL) {
+		struct sfp_symbolizer *h = new_symbolizer(NULL, false);
+		struct sfp_symbolizer_dso *real;
+		uint64_t va1, va2;
+
+		if (ASSERT_OK(sfp_symbolizer__get_dso(s, -1, "/gone/old/symprog", id,
+						      idlen, &d)) &&
+		    ASSERT_TRUE(strstr(sfp_symbolizer_dso__path(d), ".debug") != NULL) &&
+		    h && ASSERT_OK(sfp_symbolizer__get_dso(h, -1, prog, NULL, 0,
+							   &real))) {
+			/* The text mapping of a PIE: pgoff 0x1000 at 0x555555555000. */
+			ASSERT_OK(sfp_symbolizer_dso__vaddr(real, 0x555555555000ull,
+							    0x1000,
+							    0x555555555000ull + leaf - 0x1000,
+							    &va1));
+			ASSERT_OK(sfp_symbolizer_dso__vaddr(d, 0x555555555000ull,
+							    0x1000,
+							    0x555555555000ull + leaf - 0x1000,
+							    &va2));
+			ASSERT_EQ(va1, leaf);
+			ASSERT_EQ(va2, va1);
+			if (ASSERT_OK(sfp_symbolizer_dso__find(d, va2, &sym)))
+				ASSERT_STREQ(sym.name, "sp_static_leaf");
+		}
+		sfp_symbolizer__free(&h);
+	}
 	/* The file at the path has another build-id: not used. */
 	id[0] ^= 0xff;
 	ASSERT_ERR(sfp_symbolizer__get_dso(s, -1, prog, id, idlen, &d), -ENOENT);
