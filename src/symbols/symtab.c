@@ -105,6 +105,9 @@ static int alias_cmp(const struct sfp_sym *a, const struct sfp_sym *b)
 	unsigned int ua, ub;
 	size_t la, lb;
 
+	/* A JIT reuses addresses: the newest entry of its map wins. */
+	if ((a->flags & b->flags & SFP_SYM_JIT) && a->seq != b->seq)
+		return a->seq > b->seq ? -1 : 1;
 	if (az != bz)
 		return az ? 1 : -1;
 	if (az && a->seq != b->seq)

@@ -955,6 +955,20 @@ TEST(symbols_perf_map)
 		if (ASSERT_OK(sfp_symbolizer__jit(s, 4242, 0x7f0000004080, &sym)))
 			ASSERT_STREQ(sym.name, "later_fn");
 	}
+	/* Code replaced at the same address: the newer entry wins. */
+	sfp_symbolizer__free(&s);
+	f = fopen(path, "a");
+	if (ASSERT_NOT_NULL(f)) {
+		fprintf(f, "7f0000001000 40 LazyCompile:*foo bar.js:1\n");
+		fclose(f);
+	}
+	{
+		SFP_OPTS(sfp_symbolizer_opts, o, .perf_map_dir = dir);
+
+		if (ASSERT_OK(sfp_symbolizer__new(&o, &s)) &&
+		    ASSERT_OK(sfp_symbolizer__jit(s, 4242, 0x7f0000001000, &sym)))
+			ASSERT_STREQ(sym.name, "LazyCompile:*foo bar.js:1");
+	}
 	ASSERT_ERR(sfp_symbolizer__jit(s, 4243, 0x7f0000001000, &sym), -ENOENT);
 	sfp_symbolizer__free(&s);
 }
