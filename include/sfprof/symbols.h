@@ -4,17 +4,18 @@
  * inlined frames.
  *
  * One `struct sfp_symbolizer` loads each DSO's symbols once (cached by
- * path and build-id) and answers lookups by binary search.  Sources, in the
- * order they are merged:
- *  - the file's .symtab and .dynsym;
- *  - a separate debug file found by build-id (DIR/.build-id/xx/rest.debug),
- *    by .gnu_debuglink (next to the file, in .debug/, and DIR/<dir>/) for
- *    every DIR in opts->debug_dirs;
- *  - MiniDebugInfo (.gnu_debugdata, an xz-compressed ELF);
- *  - synthetic `func@plt` entries for the PLT stubs (x86-64);
- *  - /proc/kallsyms (+ /proc/modules for module ends) for kernel addresses;
- *  - /tmp/perf-PID.map for JIT code.
- * Names are demangled (C++ and Rust, via libiberty) unless opts say not to.
+ * path and build-id) and answers lookups by binary search.  A DSO's
+ * function symbols come, as perf picks them, from the first of:
+ *  - the .symtab of a separate debug file, found by build-id
+ *    (DIR/.build-id/xx/rest.debug) or .gnu_debuglink (next to the file,
+ *    in .debug/, and DIR/<dir>/) for every DIR in opts->debug_dirs;
+ *  - the file's own .symtab;
+ *  - its .dynsym plus MiniDebugInfo (.gnu_debugdata, xz-compressed ELF);
+ * plus synthetic `func@plt` entries for its PLT stubs (x86-64).  Kernel
+ * addresses use /proc/kallsyms (+ /proc/modules for module ends), JIT code
+ * /tmp/perf-PID.map.  Names are demangled (C++ and Rust, via libiberty)
+ * unless opts say not to.  Aliases at one address resolve like perf's
+ * (see docs/symbols.md).
  *
  * Addresses given to the DSO calls are link-time virtual addresses (as
  * in the ELF's symbol table); sfp_symbolizer_dso__vaddr() turns a runtime
