@@ -291,7 +291,7 @@ static int open_code_file(struct sfp_symbolizer *s, int pid, const char *path,
 		}
 		if (n < 0 || (size_t)n >= sizeof(buf))
 			continue;
-		err = sfp_elf_open(buf, out);
+		err = sfp_open_regular_elf(buf, out);
 		if (err) {
 			if (first_err == -ENOENT)
 				first_err = err;

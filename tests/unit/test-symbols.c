@@ -1920,3 +1920,39 @@ TEST(symbols_corrupt_elf)
 	free(v);
 	sfp_symbolizer__free(&s);
 }
+
+/* Paths from untrusted input that are not regular files: no hang. */
+TEST(symbols_special_files)
+{
+	char fifo[800], dir[700];
+	struct sfp_symbolizer *s = NULL;
+	struct sfp_symbolizer_dso *d;
+	struct sfp_symbol sym;
+
+	snprintf(dir, sizeof(dir), "%s/fifomaps", tmpdir());
+	mkdir(dir, 0700);
+	snprintf(fifo, sizeof(fifo), "%s/perf-777.map", dir);
+	unlink(fifo);
+	if (!ASSERT_EQ(mkfifo(fifo, 0600), 0))
+		return;
+	{
+		SFP_OPTS(sfp_symbolizer_opts, o, .perf_map_dir = dir);
+
+		if (!ASSERT_OK(sfp_symbolizer__new(&o, &s)))
+			return;
+	}
+	/* A FIFO planted as a perf map (open would block for a writer). */
+	ASSERT_ERR(sfp_symbolizer__jit(s, 777, 0x1000, &sym), -EINVAL);
+	/* ... or named as a DSO; devices and directories likewise. */
+	ASSERT_ERR(sfp_symbolizer__get_dso(s, -1, fifo, NULL, 0, &d), -ENOEXEC);
+	ASSERT_ERR(sfp_symbolizer__get_dso(s, -1, "/dev/zero", NULL, 0, &d),
+		   -ENOEXEC);
+	ASSERT_ERR(sfp_symbolizer__get_dso(s, -1, "/usr", NULL, 0, &d),
+		   -ENOEXEC);
+	ASSERT_ERR(sfp_symbolizer__get_dso(s, -1, "[heap]", NULL, 0, &d),
+		   -ENOENT);
+	ASSERT_ERR(sfp_symbolizer__get_dso(s, -1, "//anon", NULL, 0, &d),
+		   -ENOENT);
+	sfp_symbolizer__free(&s);
+	unlink(fifo);
+}
