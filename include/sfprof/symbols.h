@@ -50,8 +50,9 @@ struct sfp_symbolizer_dso;
 struct sfp_symbolizer_opts {
 	size_t sz;
 	/*
-	 * Directories searched for separate debug files, NULL-terminated.
-	 * NULL: { "/usr/lib/debug", NULL }.
+	 * Directories searched for separate debug files (and, by build-id,
+	 * for DSOs whose path does not lead to them), NULL-terminated.
+	 * NULL: { "/usr/lib/debug", "$HOME/.debug" (perf's build-id cache) }.
 	 */
 	const char *const *debug_dirs;
 	/* Kernel symbol file; NULL: "/proc/kallsyms". */

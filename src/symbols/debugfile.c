@@ -3,7 +3,8 @@
  * Where separate debug files live (the GDB conventions):
  *  - DIR/.build-id/xx/rest.debug for build-id xxrest (and DIR/.build-id/
  *    xx/rest, a link to the binary itself, used to find a DSO whose path
- *    did not match);
+ *    did not match); perf's build-id cache (~/.debug) makes rest a
+ *    directory holding "elf" and "debug", tried as well;
  *  - .gnu_debuglink NAME: next to the file, in its .debug/ directory, and
  *    DIR/<the file's directory>/NAME,
  * for every DIR of the symbolizer's debug directories, on our side and
@@ -57,10 +58,13 @@ int sfp_debugfile_by_build_id(struct sfp_symbolizer *s, const char *root,
 			      const uint8_t *id, size_t len, bool debug_only,
 			      struct sfp_elf **out, char **out_path)
 {
+	/* GDB's rest / rest.debug, then perf's cache dir rest/elf, rest/debug. */
+	static const char *const suffix[2][2] = { { "", "/elf" },
+						   { ".debug", "/debug" } };
 	char hex[2 * SFP_BUILD_ID_MAX + 1];
 	char path[PATH_MAX];
 	size_t i;
-	int pass, side;
+	int pass, side, form;
 
 	if (len < 2 || len > SFP_BUILD_ID_MAX)
 		return -ENOENT;
@@ -70,11 +74,12 @@ int sfp_debugfile_by_build_id(struct sfp_symbolizer *s, const char *root,
 		root = "";
 	for (pass = debug_only ? 1 : 0; pass < 2; pass++) {
 		for (side = 0; side < (*root ? 2 : 1); side++)
-		for (i = 0; s->debug_dirs[i]; i++) {
+		for (i = 0; s->debug_dirs[i]; i++)
+		for (form = 0; form < 2; form++) {
 			int n = snprintf(path, sizeof(path),
 					 "%s%s/.build-id/%.2s/%s%s",
 					 side ? root : "", s->debug_dirs[i], hex,
-					 hex + 2, pass ? ".debug" : "");
+					 hex + 2, suffix[pass][form]);
 
 			if (n < 0 || (size_t)n >= sizeof(path))
 				continue;

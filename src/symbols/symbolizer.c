@@ -34,6 +34,8 @@ int sfp_symbolizer__new(const struct sfp_symbolizer_opts *opts,
 {
 	const char *const *dirs;
 	struct sfp_symbolizer *s;
+	char *home_cache = NULL;
+	const char *home;
 	size_t i, n;
 
 	if (!out)
@@ -45,17 +47,25 @@ int sfp_symbolizer__new(const struct sfp_symbolizer_opts *opts,
 	if (!s)
 		return -ENOMEM;
 	dirs = SFP_OPTS_GET(opts, sfp_symbolizer_opts, debug_dirs, NULL);
-	if (!dirs)
+	home = getenv("HOME");
+	if (!dirs) {
 		dirs = default_debug_dirs;
+		/* perf's build-id cache, where perf record keeps copies. */
+		if (home && *home &&
+		    asprintf(&home_cache, "%s/.debug", home) < 0)
+			goto nomem;
+	}
 	for (n = 0; dirs[n]; n++)
 		if (n >= 64)
 			goto inval;
-	s->debug_dirs = calloc(n + 1, sizeof(char *));
+	s->debug_dirs = calloc(n + 2, sizeof(char *));
 	if (!s->debug_dirs)
 		goto nomem;
 	for (i = 0; i < n; i++)
 		if (!(s->debug_dirs[i] = strdup(dirs[i])))
 			goto nomem;
+	s->debug_dirs[n] = home_cache;	/* NULL when not used */
+	home_cache = NULL;
 	s->pid = SFP_OPTS_GET(opts, sfp_symbolizer_opts, pid, 0);
 	if (s->pid < 0)
 		goto inval;
@@ -83,9 +93,11 @@ int sfp_symbolizer__new(const struct sfp_symbolizer_opts *opts,
 	*out = s;
 	return 0;
 inval:
+	free(home_cache);
 	sfp_symbolizer__free(&s);
 	return -EINVAL;
 nomem:
+	free(home_cache);
 	sfp_symbolizer__free(&s);
 	return -ENOMEM;
 }

@@ -1463,6 +1463,29 @@ TEST(symbols_build_id_index)
 		}
 		sfp_symbolizer__free(&h);
 	}
+	/* perf's build-id cache layout: .build-id/xx/rest/{elf,debug}. */
+	sfp_symbolizer__free(&s);
+	{
+		char pc[800];
+		const char *pdirs[] = { pc, NULL };
+
+		snprintf(pc, sizeof(pc), "%s/pcache", t);
+		if (ASSERT_EQ(sh("set -e; cd '%s'; rm -rf pcache; "
+				 "id=$(readelf -n bidx-copy | sed -n 's/.*Build ID: //p'); "
+				 "d=pcache/sym/$id; mkdir -p $d pcache/.build-id/$(echo $id | cut -c1-2); "
+				 "cp bidx-copy $d/elf; "
+				 "ln -s ../../sym/$id pcache/.build-id/$(echo $id | cut -c1-2)/$(echo $id | cut -c3-)",
+				 t), 0) &&
+		    (s = new_symbolizer(pdirs, false)) != NULL &&
+		    ASSERT_OK(sfp_symbolizer__get_dso(s, -1, "/gone/again/symprog",
+						      id, idlen, &d))) {
+			const char *p = sfp_symbolizer_dso__path(d);
+
+			ASSERT_STREQ(p + strlen(p) - 4, "/elf");
+			if (ASSERT_OK(sfp_symbolizer_dso__find(d, leaf, &sym)))
+				ASSERT_STREQ(sym.name, "sp_static_leaf");
+		}
+	}
 	/* The file at the path has another build-id: not used. */
 	id[0] ^= 0xff;
 	ASSERT_ERR(sfp_symbolizer__get_dso(s, -1, prog, id, idlen, &d), -ENOENT);
