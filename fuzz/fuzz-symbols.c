@@ -82,6 +82,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	half = size / 2;
 	(void)sfp_kallsyms_parse(&t, (const char *)data, half,
 				 (const char *)data + half, size - half);
+	sfp_symtab_finish(&t);
+	sfp_kallsyms_fixup(&t);
 	probe(&t, data, size);
 	sfp_symtab_free(&t);
 	return 0;

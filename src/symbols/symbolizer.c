@@ -513,7 +513,7 @@ void sfp_symbolizer_fill(struct sfp_symbolizer *s, struct sfp_symtab *t,
 	out->size = sym->size;
 	out->offset = addr - sym->start;
 	out->dso = sym->dso ? sym->dso : dso;
-	out->flags = sym->flags;
+	out->flags = sym->flags & ~SFP_SYM_NO_EXTENT;
 }
 
 int sfp_symbolizer_dso__find(struct sfp_symbolizer_dso *dso, uint64_t vaddr,

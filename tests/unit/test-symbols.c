@@ -891,6 +891,17 @@ TEST(symbols_kallsyms_fixture)
 	if (ASSERT_OK(sfp_symbolizer__kernel(s, 0xffffffffc0100fff, &sym)))
 		ASSERT_STREQ(sym.dso, "[bpf]");
 	ASSERT_ERR(sfp_symbolizer__kernel(s, 0xffffffffc0101000, &sym), -ENOENT);
+	/* Not in modules.txt: runs to its module's next symbol, ... */
+	if (ASSERT_OK(sfp_symbolizer__kernel(s, 0xffffffffc0204fff, &sym))) {
+		ASSERT_STREQ(sym.name, "nomod_a");
+		ASSERT_EQ(sym.size, 0x5000);
+	}
+	/* ... and the module's last symbol gets a page. */
+	if (ASSERT_OK(sfp_symbolizer__kernel(s, 0xffffffffc0205fff, &sym)))
+		ASSERT_STREQ(sym.name, "nomod_b");
+	ASSERT_ERR(sfp_symbolizer__kernel(s, 0xffffffffc0206000, &sym), -ENOENT);
+	/* The [bpf] symbol before nomod_a did not run into it. */
+	ASSERT_ERR(sfp_symbolizer__kernel(s, 0xffffffffc01fffff, &sym), -ENOENT);
 	ASSERT_ERR(sfp_symbolizer__kernel(s, 0xffffffff80000000, &sym), -ENOENT);
 	sfp_symbolizer__free(&s);
 
