@@ -23,11 +23,6 @@
 #include "common/internal.h"
 #include "sframe/format.h"
 
-/* TODO(merge): defined by sframe-core's include/sfprof/sframe.h. */
-#ifndef SFP_LOC_F_PADDING
-#define SFP_LOC_F_PADDING 0x2
-#endif
-
 /* Reasons are short strings: "row 3: CFA base is r10". */
 #define WHY_LEN 160
 

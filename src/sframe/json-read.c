@@ -37,17 +37,27 @@ static int bad(const struct jctx *c, const char *path, const char *fmt, ...)
 	return -EBADMSG;
 }
 
-/* "functions[3]" + ".rows" → out */
+/* A JSON path, cut short (not overflowed) if it is absurdly deep. */
+__attribute__((format(printf, 2, 3)))
+static const char *path_fmt(char *out, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(out, PATH_LEN, fmt, ap);
+	va_end(ap);
+	return out;
+}
+
+/* "functions[3]" + "rows" → "functions[3].rows" */
 static const char *sub(char *out, const char *path, const char *key)
 {
-	snprintf(out, PATH_LEN, "%s%s%s", path, *path ? "." : "", key);
-	return out;
+	return path_fmt(out, "%s%s%s", path, *path ? "." : "", key);
 }
 
 static const char *idx(char *out, const char *path, size_t i)
 {
-	snprintf(out, PATH_LEN, "%s[%zu]", path, i);
-	return out;
+	return path_fmt(out, "%s[%zu]", path, i);
 }
 
 /*
@@ -258,7 +268,7 @@ static int read_row(const struct jctx *c, const struct sfp_json *row,
 		const char *s;
 		size_t len;
 
-		snprintf(p, sizeof(p), "%s.flags[%zu]", path, i);
+		path_fmt(p, "%s.flags[%zu]", path, i);
 		if (f->type != SFP_JSON_STRING || sfp_json_str(f, &s, &len))
 			return bad(c, p, "expected a string");
 		for (k = 0; k < ARRAY_SIZE(row_flags); k++)
