@@ -354,11 +354,6 @@ static int default_slot(const struct sfp_sframe_builder *b,
 	case SFP_LOC_CFA_DEREF:
 		/* On s390x a 0 word is the "not saved" padding, and in v2
 		 * an odd word names a register. */
-		if (s390x && l->offset == 0) {
-			snprintf(why, WHY_LEN,
-				 "s390x %s saved at c+0 reads as padding", what);
-			return -EOPNOTSUPP;
-		}
 		if (is_ra && l->offset == 0) {
 			snprintf(why, WHY_LEN,
 				 "RA at c+0 reads as 'no RA offset'");
@@ -550,6 +545,13 @@ static int enc_flex_row(const struct sfp_sframe_builder *b,
 		}
 		fp_pair = true;
 		break;
+	}
+
+	/* The padding word only exists between a CFA and an FP pair. */
+	if (ra_pad && !fp_pair) {
+		snprintf(why, WHY_LEN,
+			 "RA padding word without an FP pair after it");
+		return -EOPNOTSUPP;
 	}
 
 	f->nwords = 0;
