@@ -255,12 +255,17 @@ struct sfp_sframe_builder_opts {
 	int8_t fixed_ra_offset;
 	bool no_fixed_ra;	/* write 0 even where the ABI has a default */
 	uint64_t section_addr;	/* VMA the section will be loaded at */
-	/* Drop a row whose rules (and flags) equal the previous row's.
-	 * Off by default so that decode(encode(x)) == x. */
-	bool merge_rows;
+	/* SFP_SFRAME_BUILDER_F_*.  64 bits wide so that the struct has no
+	 * tail padding (SFP_OPTS() does not zero padding, and the options
+	 * check rejects non-zero bytes past the last known field). */
+	uint64_t flags;
 	size_t :0;
 };
-#define sfp_sframe_builder_opts__last_field merge_rows
+#define sfp_sframe_builder_opts__last_field flags
+
+/* Drop a row whose rules and flags equal the previous row's.  Off by
+ * default so that decode(encode(x)) == x. */
+#define SFP_SFRAME_BUILDER_F_MERGE_ROWS 0x1
 
 /* Return: 0, -EINVAL (bad options), -EOPNOTSUPP (version), -ENOMEM. */
 SFP_API int sfp_sframe_builder__new(const struct sfp_sframe_builder_opts *opts,

@@ -12,7 +12,7 @@
  *
  * The encoder is the inverse of the decoder: decode(encode(x)) == x for
  * every x that the decoder can produce for the output version.  It never
- * merges rows unless asked to (opts->merge_rows), because a round trip
+ * merges rows unless asked to (SFP_SFRAME_BUILDER_F_MERGE_ROWS), because a round trip
  * must reproduce the rows exactly as given.  The choices it makes are
  * described in docs/sframe-encoder.md.
  */
@@ -155,6 +155,7 @@ int sfp_sframe_builder__new(const struct sfp_sframe_builder_opts *opts,
 	struct sfp_sframe_builder *b;
 	uint8_t version, abi;
 	int8_t fixed_ra;
+	uint64_t flags;
 	bool host_be = __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__;
 
 	if (!out)
@@ -199,8 +200,14 @@ int sfp_sframe_builder__new(const struct sfp_sframe_builder_opts *opts,
 	b->fixed_ra = fixed_ra;
 	b->section_addr = SFP_OPTS_GET(opts, sfp_sframe_builder_opts,
 				       section_addr, 0);
-	b->merge_rows = SFP_OPTS_GET(opts, sfp_sframe_builder_opts,
-				     merge_rows, false);
+	flags = SFP_OPTS_GET(opts, sfp_sframe_builder_opts, flags, 0);
+	if (flags & ~(uint64_t)SFP_SFRAME_BUILDER_F_MERGE_ROWS) {
+		pr_warn("sframe encoder: unknown builder flags 0x%" PRIx64,
+			flags);
+		free(b);
+		return -EINVAL;
+	}
+	b->merge_rows = flags & SFP_SFRAME_BUILDER_F_MERGE_ROWS;
 	*out = b;
 	return 0;
 }

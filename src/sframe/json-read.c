@@ -454,7 +454,8 @@ int sfp_sframe_json__encode(const char *text, size_t len,
 	if (!bo.version)
 		bo.version = version == 2 ? 2 : 3;
 	bo.section_addr = addr;
-	bo.merge_rows = opts->merge_rows;
+	if (opts->merge_rows)
+		bo.flags |= SFP_SFRAME_BUILDER_F_MERGE_ROWS;
 	err = sfp_sframe_builder__new(&bo, &b);
 	if (err)
 		goto out;

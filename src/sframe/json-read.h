@@ -18,7 +18,7 @@ struct sfp_sframe_json_opts {
 	/* When set, section_addr replaces the JSON header's section_addr. */
 	bool set_section_addr;
 	uint64_t section_addr;
-	bool merge_rows;	/* see sfp_sframe_builder_opts.merge_rows */
+	bool merge_rows;	/* SFP_SFRAME_BUILDER_F_MERGE_ROWS */
 	const char *name;	/* input name for messages; may be NULL */
 };
 

@@ -514,7 +514,8 @@ TEST(encode_merge_rows_option)
 		ASSERT_EQ(((uint8_t *)buf)[12], 3);
 	free(buf);
 	{
-		SFP_OPTS(sfp_sframe_builder_opts, o, .merge_rows = true);
+		SFP_OPTS(sfp_sframe_builder_opts, o,
+			 .flags = SFP_SFRAME_BUILDER_F_MERGE_ROWS);
 
 		if (!ASSERT_OK(sfp_sframe_builder__new(&o, &b)))
 			return;
@@ -572,6 +573,10 @@ TEST(encode_bad_options)
 	}
 	{
 		SFP_OPTS(sfp_sframe_builder_opts, o, .abi = 5);
+		ASSERT_ERR(sfp_sframe_builder__new(&o, &b), -EINVAL);
+	}
+	{
+		SFP_OPTS(sfp_sframe_builder_opts, o, .flags = 0x2);
 		ASSERT_ERR(sfp_sframe_builder__new(&o, &b), -EINVAL);
 	}
 	/* Non-zero bytes beyond the fields this library knows. */
