@@ -405,7 +405,8 @@ static int decode_fres(struct dctx *c, uint32_t fi, uint64_t fre_off,
 	uint32_t j, prev = 0;
 
 	if (nfres > c->num_fres - *row_pos)
-		return bad(c, c->fde_base, "FDE %u: its %u FREs exceed the header's total of %u",
+		return bad(c, c->fde_base + (uint64_t)fi * sframe_fde_size(c->version),
+			   "FDE %u: its %u FREs exceed the header's total of %u",
 			   fi, nfres, c->num_fres);
 	sfp_cursor_init(&cur, c->buf + c->fre_base, c->fre_len, c->swap);
 	if (sfp_cursor_seek(&cur, fre_off))
