@@ -1,0 +1,11 @@
+#!/bin/sh
+# Run every benchmark built in $1/bench and print its output.  The machine
+# may be shared: numbers are indicative; compare ratios, not absolutes.
+BUILD=${1:-build}
+rc=0
+for b in "$BUILD"/bench/bench-*; do
+	[ -x "$b" ] || continue
+	echo "== $(basename "$b")"
+	"$b" || { echo "  $(basename "$b") failed (exit $?)"; rc=1; }
+done
+exit $rc
