@@ -739,3 +739,41 @@ TEST(encode_limits)
 	free(buf);
 	free(rows);
 }
+
+/* write() leaves the builder usable: add more, write again. */
+TEST(encode_write_twice)
+{
+	SFP_OPTS(sfp_sframe_builder_opts, o, .version = 3);
+	struct sfp_sframe_builder *b = NULL;
+	struct sfp_sframe_func fn = { .start = 0x2000, .size = 0x10 };
+	struct sfp_sframe_row row = ROW(0x2000, REG(AMD64_SP, 8), FIXED(-8), NONE);
+	void *one = NULL, *two = NULL;
+	size_t n1 = 0, n2 = 0;
+
+	if (!ASSERT_OK(sfp_sframe_builder__new(&o, &b)))
+		return;
+	ASSERT_OK(sfp_sframe_builder__add_func(b, &fn, &row, 1));
+	ASSERT_OK(sfp_sframe_builder__write(b, &one, &n1));
+	fn.start = row.start = 0x1000;
+	ASSERT_OK(sfp_sframe_builder__add_func(b, &fn, &row, 1));
+	if (ASSERT_OK(sfp_sframe_builder__write(b, &two, &n2))) {
+		const uint8_t *p = two;
+		int64_t rel0, rel1;
+		uint32_t off0, off1;
+
+		ASSERT_EQ(n2, n1 + 16 + 5 + 3);
+		ASSERT_EQ(p[8], 2);			/* two FDEs */
+		memcpy(&rel0, p + 28, 8);
+		memcpy(&rel1, p + 28 + 16, 8);
+		memcpy(&off0, p + 28 + 12, 4);
+		memcpy(&off1, p + 28 + 16 + 12, 4);
+		/* Sorted again, and each FRE block follows its FDE. */
+		ASSERT_EQ(28 + rel0, 0x1000);
+		ASSERT_EQ(28 + 16 + rel1, 0x2000);
+		ASSERT_EQ(off0, 0);
+		ASSERT_EQ(off1, 5 + 3);
+	}
+	free(one);
+	free(two);
+	sfp_sframe_builder__free(&b);
+}
