@@ -140,3 +140,21 @@ check_rc "missing input exits 2" 2 "$SFPROF" sframe encode -o "$TMP/x" "$TMP/non
 check_rc "unwritable output exits 2" 2 "$SFPROF" sframe encode -o "$TMP/no/such/dir/x" "$TMP/o.json"
 check_rc "no arguments exits 2" 2 "$SFPROF" sframe encode
 check_rc "--help exits 0" 0 "$SFPROF" sframe encode --help
+
+# --merge-rows drops a row equal to the one before it; by default both stay.
+cat > "$TMP/dup.json" <<'JSON'
+{"format": "sfprof-sframe-json", "format_version": 1,
+ "header": {"abi": "amd64", "section_addr": 4096},
+ "functions": [{"start": 8192, "size": 8, "rows": [
+  {"start": 8192, "cfa": {"kind": "reg", "reg": 7, "offset": 8}, "ra": {"kind": "cfa_deref", "offset": -8, "fixed": true}},
+  {"start": 8196, "cfa": {"kind": "reg", "reg": 7, "offset": 8}, "ra": {"kind": "cfa_deref", "offset": -8, "fixed": true}}]}]}
+JSON
+"$SFPROF" sframe encode -o "$TMP/dup.sft" "$TMP/dup.json" &&
+	"$SFPROF" sframe encode --merge-rows -o "$TMP/merged.sft" "$TMP/dup.json" &&
+	"$SFPROF" sframe dump "$TMP/dup.sft" > "$TMP/dup.txt" &&
+	"$SFPROF" sframe dump "$TMP/merged.sft" > "$TMP/merged.txt"
+if grep -q 'Num FREs: 2' "$TMP/dup.txt" && grep -q 'Num FREs: 1' "$TMP/merged.txt"; then
+	pass "rows kept as given; --merge-rows merges"
+else
+	fail "rows kept as given; --merge-rows merges"
+fi
