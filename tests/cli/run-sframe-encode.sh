@@ -111,6 +111,10 @@ else
 fi
 check_rc "encode to stdout" 0 sh -c "'$SFPROF' sframe encode --raw '$TMP/o.json' > '$TMP/stdout.bin'"
 check_eq "encode to stdout writes the same bytes" "$TMP/raw.bin" "$TMP/stdout.bin"
+# The table file (not --raw) through a pipe: it still records the address.
+"$SFPROF" sframe encode "$TMP/o.json" | cat > "$TMP/piped.sft"
+"$SFPROF" sframe dump --json "$TMP/piped.sft" > "$TMP/piped.json"
+check_eq "table file written to a pipe" "$TMP/o.json" "$TMP/piped.json"
 
 # Errors: invalid input exits 1 and names the place; usage/IO exits 2.
 printf '{"format": "sfprof-sframe-json", "format_version": 1,\n  "header": {"abi": "amd64"' \
