@@ -512,6 +512,14 @@ static int enc_flex_row(const struct sfp_sframe_builder *b,
 		}
 		break;
 	case SFP_LOC_NOT_SAVED:
+		/* With a fixed RA offset, readers take the padding word for
+		 * the fixed slot. */
+		if (b->fixed_ra) {
+			snprintf(why, WHY_LEN,
+				 "RA 'not saved' would read as the header's fixed c%+d",
+				 b->fixed_ra);
+			return -EOPNOTSUPP;
+		}
 		ra_pad = true;
 		break;
 	case SFP_LOC_CFA_DEREF:

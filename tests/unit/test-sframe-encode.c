@@ -777,3 +777,48 @@ TEST(encode_write_twice)
 	free(two);
 	sfp_sframe_builder__free(&b);
 }
+
+/*
+ * A flexible FDE's padding word means "RA not saved" only without a fixed
+ * RA offset; with one (AMD64) readers take it for the fixed slot, so "not
+ * saved" cannot be written there (found by fuzz-sframe-json).
+ */
+TEST(encode_flex_not_saved_needs_no_fixed_ra)
+{
+	const struct sfp_sframe_func fn = { .start = 0x1000, .size = 0x10,
+					    .fde_type = SFP_SFRAME_FDE_FLEX };
+	const struct sfp_sframe_row rows[] = {
+		ROW(0x1000, REG(AMD64_SP, 16), NOTSAVED, CFAD(-16)),
+	};
+	void *buf = NULL;
+	size_t size = 0;
+
+	ASSERT_ERR(build1(3, SFP_SFRAME_ABI_AMD64_LE, 0, &fn, rows, 1, &buf,
+			  &size), -EOPNOTSUPP);
+	ASSERT_TRUE(strstr(last_log, "would read as the header's fixed c-8"));
+	/* Without a fixed RA (AArch64) it is the padding word. */
+	{
+		struct sfp_sframe_row a64 = ROW(0x1000, REG(31, 16), NOTSAVED,
+						CFAD(-16));
+
+		if (ASSERT_OK(build1(3, SFP_SFRAME_ABI_AARCH64_LE, 0, &fn,
+				     &a64, 1, &buf, &size))) {
+			const uint8_t want[] = { 0x00, 0x2a, 0xf9, 0x00, 0x10,
+						 0x00, 0x00, 0x00, 0x02, 0x00,
+						 0xf0, 0xff };
+
+			mem_eq("aarch64 not saved", (uint8_t *)buf + 49,
+			       size - 49, want, sizeof(want));
+		}
+		free(buf);
+	}
+	/* ... and "not saved" with no FP pair after it has no encoding. */
+	{
+		struct sfp_sframe_row a64 = ROW(0x1000, REG(31, 16), NOTSAVED,
+						NONE);
+
+		ASSERT_ERR(build1(3, SFP_SFRAME_ABI_AARCH64_LE, 0, &fn, &a64, 1,
+				  &buf, &size), -EOPNOTSUPP);
+		ASSERT_TRUE(strstr(last_log, "padding word without an FP pair"));
+	}
+}
