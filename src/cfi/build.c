@@ -693,6 +693,13 @@ int cfi_build_elf(struct sfp_elf *e, const struct sfp_build_opts *opts,
 	if (stats && (stats->sz < sizeof(size_t) ||
 		      stats->sz > sizeof(struct sfp_build_stats)))
 		return -EINVAL;
+	if (stats) {
+		/* Zero counts on every early error too. */
+		size_t sz = stats->sz;
+
+		memset(stats, 0, sz);
+		stats->sz = sz;
+	}
 	if (sfp_elf_type(e) == ET_REL) {
 		/* FDE addresses of a .o are relocations against sections
 		 * that all start at 0: there is no address space yet. */

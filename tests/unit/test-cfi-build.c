@@ -436,7 +436,19 @@ TEST(cfi_build_errors)
 	snprintf(path, sizeof(path), "%s/other-machine", test_tmp_dir());
 	if (ASSERT_EQ(run("cp /bin/true '%s' && printf '\\267\\000' | "
 			  "dd of='%s' bs=1 seek=18 conv=notrunc 2>/dev/null",
-			  path, path), 0))
+			  path, path), 0)) {
+		memset(&st, 0xa5, sizeof(st));
+		st.sz = sizeof(st);
+		ASSERT_ERR(sfp_sframe__build_from_elf(path, NULL, &sec, &size,
+						      &addr, &st),
+			   -EOPNOTSUPP);
+		ASSERT_EQ(st.fdes, 0);	/* counts zeroed on early errors */
+		ASSERT_EQ(st.text_bytes, 0);
+	}
+	/* Relocatable objects: addresses unresolved, refused. */
+	snprintf(path, sizeof(path), "%s/obj.o", test_tmp_dir());
+	if (ASSERT_EQ(run("gcc -c -O2 -o '%s' '%s/cfi/corpus.c'", path,
+			  test_data_dir()), 0))
 		ASSERT_ERR(sfp_sframe__build_from_elf(path, NULL, &sec, &size,
 						      &addr, NULL),
 			   -EOPNOTSUPP);
