@@ -574,3 +574,32 @@ TEST(cfi_table_cache)
 	sfp_sframe__free(&a);
 	ASSERT_ERR(sfp_sframe__open_elf_table("/nonexistent", &to, &a), -ENOENT);
 }
+
+/* No section headers at all: .eh_frame through PT_GNU_EH_FRAME. */
+TEST(cfi_build_without_section_headers)
+{
+	char path[1024];
+	struct sfp_build_stats a, b;
+	struct sfp_sframe *sa = NULL, *sb = NULL;
+
+	snprintf(path, sizeof(path), "%s/noshdr", test_tmp_dir());
+	/* e_shoff (0x28, 8 bytes), e_shnum (0x3c) and e_shstrndx (0x3e). */
+	if (!ASSERT_EQ(run("cp /bin/ls '%s' && "
+			   "printf '\\0\\0\\0\\0\\0\\0\\0\\0' | dd of='%s' bs=1 seek=40 conv=notrunc 2>/dev/null && "
+			   "printf '\\0\\0\\0\\0' | dd of='%s' bs=1 seek=60 conv=notrunc 2>/dev/null",
+			   path, path, path), 0))
+		return;
+	if (!ASSERT_OK(build_open("/bin/ls", 3, &a, &sa)) ||
+	    !ASSERT_OK(build_open(path, 3, &b, &sb)))
+		goto out;
+	ASSERT_EQ(b.sources, SFP_CFI_SRC_EH_FRAME);
+	ASSERT_EQ(b.fdes, a.fdes);
+	/* Without section names there are no PLT FDEs; the PLT's own CFI
+	 * FDEs are then converted or skipped instead of replaced. */
+	ASSERT_EQ(b.plt_fdes, 0);
+	ASSERT_GE(b.emitted, a.emitted);
+	ASSERT_GE(b.text_bytes, a.text_bytes);
+out:
+	sfp_sframe__free(&sa);
+	sfp_sframe__free(&sb);
+}
