@@ -603,3 +603,38 @@ out:
 	sfp_sframe__free(&sa);
 	sfp_sframe__free(&sb);
 }
+
+/* Objects without a build-id are cached under a content hash. */
+TEST(cfi_table_cache_content_hash)
+{
+	char dir[1024], exe[1024], cmd[2200], line[512];
+	SFP_OPTS(sfp_table_opts, to);
+	struct sfp_sframe *sf = NULL;
+	FILE *p;
+	bool hashed = false;
+
+	snprintf(dir, sizeof(dir), "%s/cache-hash", test_tmp_dir());
+	snprintf(exe, sizeof(exe), "%s/no-build-id", test_tmp_dir());
+	run("rm -rf '%s'", dir);
+	if (!ASSERT_EQ(run("gcc -O2 -Wl,--build-id=none -o '%s' '%s/cfi/corpus.c'",
+			   exe, test_data_dir()), 0))
+		return;
+	to.cache_dir = dir;
+	if (!ASSERT_OK(sfp_sframe__open_elf_table(exe, &to, &sf)))
+		return;
+	sfp_sframe__free(&sf);
+	snprintf(cmd, sizeof(cmd), "ls '%s'", dir);
+	p = popen(cmd, "r");
+	if (ASSERT_NOT_NULL(p)) {
+		while (fgets(line, sizeof(line), p))
+			if (line[0] == 'h' && strstr(line, "-v3.sframe"))
+				hashed = true;
+		pclose(p);
+	}
+	ASSERT_TRUE(hashed);
+	/* A changed file is a different key: the old entry stays unused. */
+	ASSERT_EQ(run("printf 'x' >> '%s'", exe), 0);
+	if (ASSERT_OK(sfp_sframe__open_elf_table(exe, &to, &sf)))
+		ASSERT_EQ(sfp_sframe_cache__clear(&to), 2);
+	sfp_sframe__free(&sf);
+}
