@@ -281,6 +281,7 @@ static int convert_fde(struct build_ctx *b, const struct cfi_section *sec,
 			return 0;
 		}
 		n = 0;
+		flex = false;
 	}
 	f = new_func(b);
 	if (!f)
