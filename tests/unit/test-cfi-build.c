@@ -219,7 +219,9 @@ TEST(cfi_build_v3_flexible_forms)
 					    r.cfa.reg == 6 &&
 					    r.cfa.offset == -8 &&
 					    r.fp.kind == SFP_LOC_REG_DEREF &&
-					    r.fp.reg == 6 && r.fp.offset == 0));
+					    r.fp.reg == 6 && r.fp.offset == 0 &&
+					    r.ra.kind == SFP_LOC_CFA_DEREF &&
+					    r.ra.offset == -8));
 	}
 	ASSERT_EQ(func_at(v2, sym_addr(exe, "asm_drap"), &f), -1);
 	/* The same, as gcc -O2 writes it for a VLA beside aligned locals. */
