@@ -2,7 +2,8 @@
 /*
  * Equivalence with GNU as --gsframe: compile the CFI corpus
  * (tests/data/cfi/corpus.c + corpus-asm.S) with this machine's gcc and
- * `-Wa,--gsframe` in several variants, then check that for every function
+ * `-Wa,--gsframe` in several variants (and clang -fno-integrated-as, whose
+ * directives GNU as assembles), then check that for every function
  * gas (binutils 2.40: SFrame v1) emitted, the table sfprof builds from the
  * same executable's .eh_frame has the same start PCs, CFA base and offset
  * and FP rule.  ld's PLT entries are compared the same way, except for
@@ -174,7 +175,7 @@ static int run_variant(const char *flags, bool ibt, uint8_t version,
 
 	snprintf(exe, sizeof(exe), "%s/corpus-%d", test_tmp_dir(), seq++);
 	snprintf(cmd, sizeof(cmd),
-		 "gcc %s -Wa,--gsframe -o '%s' '%s/cfi/corpus.c' "
+		 "%s -Wa,--gsframe -o '%s' '%s/cfi/corpus.c' "
 		 "'%s/cfi/corpus-asm.S' 2>/dev/null",
 		 flags, exe, test_data_dir(), test_data_dir());
 	if (system(cmd)) {
@@ -240,14 +241,17 @@ TEST(cfi_rows_equal_gas_gsframe)
 		const char *flags;
 		bool ibt;
 	} variants[] = {
-		{ "-O2", false },
-		{ "-O2 -fno-omit-frame-pointer", false },
-		{ "-O2 -mstackrealign", false },
-		{ "-O2 -fexceptions -fasynchronous-unwind-tables", false },
-		{ "-Os", false },
-		{ "-O0", false },
-		{ "-O3 -fno-omit-frame-pointer -mstackrealign", false },
-		{ "-O2 -fcf-protection -Wl,-z,ibtplt", true },
+		{ "gcc -O2", false },
+		{ "gcc -O2 -fno-omit-frame-pointer", false },
+		{ "gcc -O2 -mstackrealign", false },
+		{ "gcc -O2 -fexceptions -fasynchronous-unwind-tables", false },
+		{ "gcc -Os", false },
+		{ "gcc -O0", false },
+		{ "gcc -O3 -fno-omit-frame-pointer -mstackrealign", false },
+		{ "gcc -O2 -fcf-protection -Wl,-z,ibtplt", true },
+		/* clang's CFI directives, assembled by GNU as */
+		{ "clang -O2 -fno-integrated-as -w", false },
+		{ "clang -O0 -fno-integrated-as -w", false },
 	};
 	int compared = 0, bad = 0;
 
