@@ -1,0 +1,3 @@
+# Extra libraries per benchmark: BENCH_LIBS_<name> := ...
+BENCH_LIBS_sframe-lookup := -l:libsframe.a
+BENCH_LIBS_sframe-encode := -l:libsframe.a

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private form of a decoded SFrame section.
+ *
+ * decode.c validates the untrusted bytes once and fills these host-order
+ * arrays; lookup.c, dump.c and dump-json.c only ever read them.
+ *
+ * Layout for fast lookups: the function search runs over lk[], 32-byte
+ * entries in ascending start order that carry everything the row step
+ * needs (so the final probe's cache line is the only function data
+ * touched).  Rows are 8-byte (start, rule index) pairs, contiguous per
+ * function; rules are de-duplicated (real tables have a few hundred
+ * distinct ones), so the rule table stays cache-resident.
+ */
+#ifndef SFP_SFRAME_INT_H
+#define SFP_SFRAME_INT_H
+
+#include <sfprof/sframe.h>
+
+#include "common/internal.h"
+#include "sframe/format.h"
+
+struct sfp_sframe_fn {
+	uint64_t start;		/* VMA of the first PC, before bias */
+	uint32_t size;
+	uint32_t first_row;	/* index into row_start[] / rows[] */
+	uint32_t num_rows;
+	uint8_t pc_type;	/* SFP_SFRAME_PC_* */
+	uint8_t fde_type;	/* SFP_SFRAME_FDE_* */
+	uint8_t rep_size;
+	uint8_t pauth_key;
+	uint8_t fre_type;	/* on-disk FRE type (ADDR1/2/4) */
+	bool signal;
+};
+
+/* Lookup entry: one per function, sorted by start. */
+struct sfp_sframe_lk {
+	uint64_t start;		/* before bias */
+	uint32_t size;
+	uint32_t fi;		/* index into fns[] */
+	uint32_t first_row;
+	uint32_t num_rows;
+	uint8_t pc_type;
+	uint8_t rep_size;
+};
+
+struct sfp_sframe_fre {
+	uint32_t start;		/* offset from function start / in block */
+	uint32_t rule;		/* index into rules[] */
+};
+
+struct sfp_sframe_rule {
+	struct sfp_loc cfa;
+	struct sfp_loc ra;
+	struct sfp_loc fp;
+	uint32_t flags;		/* SFP_ROW_* */
+};
+
+struct sfp_sframe {
+	struct sfp_sframe_info info;
+	bool empty;		/* zero-byte section: no header at all */
+	char *name;
+
+	uint32_t num_fns;
+	struct sfp_sframe_fn *fns;	/* in stored (FDE) order */
+	uint32_t num_rows;
+	struct sfp_sframe_fre *fres;	/* all rows, per function in order */
+	uint32_t num_rules;
+	struct sfp_sframe_rule *rules;	/* distinct rules */
+	struct sfp_sframe_lk *lk;	/* num_fns entries, ascending start */
+
+	/* Bucket index over lk[]: bucket b covers PCs from
+	 * bucket_lo + (b << bucket_shift); bucket[b] is the last lk entry
+	 * starting at or below that.  A lookup then searches only between
+	 * bucket[b] and bucket[b + 1] -- usually one or two entries.  NULL
+	 * for small tables. */
+	uint32_t *bucket;
+	uint32_t num_buckets;		/* power of two */
+	unsigned int bucket_shift;
+	uint64_t bucket_lo;
+};
+
+/* DWARF numbers of the ABI's stack and frame pointer registers. */
+SFP_HIDDEN void sfp_sframe_abi_regs(uint8_t abi, uint16_t *sp, uint16_t *fp);
+
+/* Fill out from function fi, row ri (both in range). */
+SFP_HIDDEN void sfp_sframe_fill_row(const struct sfp_sframe *sf, uint32_t fi,
+				    uint32_t ri, struct sfp_sframe_row *out);
+
+#endif /* SFP_SFRAME_INT_H */
