@@ -2,3 +2,4 @@
 # Unwinder checks: no frame pointers anywhere in the program's own code.
 PROG_CFLAGS_unwind-check := -O2 -fomit-frame-pointer -rdynamic
 PROG_CFLAGS_unwind-check-sframe := -O2 -fomit-frame-pointer -rdynamic -Wa,--gsframe
+PROG_CFLAGS_unwind-target := -O2 -fomit-frame-pointer -g0 -pthread
