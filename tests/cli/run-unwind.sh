@@ -49,10 +49,13 @@ src=$?
 # with its address and no inline frames, which is what we compare.
 gdb -batch -nx -iex 'set debuginfod enabled off' \
 	-iex 'set debug-file-directory /nonexistent' \
+	-iex 'set backtrace past-main on' \
 	-p $TPID -ex 'thread apply all bt' > "$TMP/gdb.txt" 2>&1
 kill -9 $TPID 2>/dev/null
 wait $TPID 2>/dev/null
 
+# gdb stops at main unless told to go past it (it then ends at _start,
+# as the RA-undefined row there makes us do).
 # Normalise both to "TID INDEX ADDRESS|SIG" for frames 1.. (frame 0 is the
 # PC, not a return address).
 awk '/^TID / { tid = $2 }
