@@ -25,6 +25,7 @@ struct range {
 struct out_func {
 	struct sfp_sframe_func fn;
 	size_t row0;		/* first row in ctx->rows */
+	size_t seq;		/* order of addition: ties keep it */
 	bool from_cfi;
 	bool flex;
 };
@@ -43,6 +44,7 @@ struct build_ctx {
 
 	struct out_func *funcs;
 	size_t nfuncs, capfuncs;
+	size_t nknown;		/* funcs[0, nknown) sorted: from .eh_frame */
 	struct sfp_sframe_row *rows;
 	size_t nrows, caprows;
 	struct cfi_rows crows;
@@ -152,6 +154,7 @@ static struct out_func *new_func(struct build_ctx *b)
 		b->capfuncs = cap;
 	}
 	memset(&b->funcs[b->nfuncs], 0, sizeof(b->funcs[0]));
+	b->funcs[b->nfuncs].seq = b->nfuncs;
 	return &b->funcs[b->nfuncs++];
 }
 
@@ -196,6 +199,22 @@ static int add_plts(struct build_ctx *b)
 
 /* --- CFI sections. --- */
 
+/* Is there already a function starting at pc (from .eh_frame)? */
+static bool known_start(const struct build_ctx *b, uint64_t pc)
+{
+	size_t lo = 0, hi = b->nknown;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (b->funcs[mid].fn.start < pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < b->nknown && b->funcs[lo].fn.start == pc;
+}
+
 static void skip(struct build_ctx *b, enum sfp_cfi_skip why)
 {
 	b->st.skipped[why]++;
@@ -210,6 +229,9 @@ static int convert_fde(struct build_ctx *b, const struct cfi_section *sec,
 	bool flex = false;
 	int err;
 
+	/* .debug_frame after .eh_frame only fills the gaps. */
+	if (b->nknown && known_start(b, fde->pc_begin))
+		return 0;
 	b->st.fdes++;
 	b->st.fde_bytes += fde->pc_range;
 	if (!fde->pc_range) {
@@ -515,6 +537,14 @@ static int separate_debug(struct build_ctx *b)
 	return -ENOENT;
 }
 
+static int cmp_func(const void *x, const void *y);
+
+/*
+ * .eh_frame first; then .debug_frame (of the file, else of a separate
+ * debug file) for the functions .eh_frame does not describe -- a program
+ * built with -g -fno-asynchronous-unwind-tables still carries the crt
+ * files' .eh_frame, and everything else only in .debug_frame.
+ */
 static int collect_cfi(struct build_ctx *b)
 {
 	struct cfi_section eh = {
@@ -533,15 +563,21 @@ static int collect_cfi(struct build_ctx *b)
 		if (b->st.fdes) {
 			b->st.sources |= SFP_CFI_SRC_EH_FRAME;
 			check_hdr(b, &eh, b->st.fdes);
-			return 0;
 		}
 	}
 	if (b->no_debug_frame)
-		return -ENOENT;
+		return b->st.fdes ? 0 : -ENOENT;
+	qsort(b->funcs, b->nfuncs, sizeof(b->funcs[0]), cmp_func);
+	b->nknown = b->nfuncs;
 	err = debug_frame_of(b, b->elf, b->name, SFP_CFI_SRC_DEBUG_FRAME);
-	if (err != -ENOENT)
-		return err;
-	return separate_debug(b);
+	if (err == -ENOENT && !sfp_elf_find_section(b->elf, ".debug_frame", 0,
+						     &(struct sfp_elf_section){ 0 }))
+		return 0;	/* has one, nothing new in it */
+	if (err == -ENOENT)
+		err = separate_debug(b);
+	if (err == -ENOENT && b->st.fdes)
+		err = 0;
+	return err;
 }
 
 /* --- Ordering and encoding. --- */
@@ -552,8 +588,8 @@ static int cmp_func(const void *x, const void *y)
 
 	if (a->fn.start != c->fn.start)
 		return a->fn.start < c->fn.start ? -1 : 1;
-	/* Keep PLT FDEs (added first) ahead of CFI ones. */
-	return (int)a->from_cfi - (int)c->from_cfi;
+	/* Keep the first added (PLT, then .eh_frame) ahead. */
+	return a->seq < c->seq ? -1 : a->seq > c->seq;
 }
 
 /* Where the section goes: past the highest loaded byte, 8-aligned. */
