@@ -1,4 +1,5 @@
 # Per-program flags for tests/progs/<name>.c: PROG_CFLAGS_<name> := ...
+PROG_CFLAGS_symprog := -g -O2 -fvisibility=default
 # Unwinder checks: no frame pointers anywhere in the program's own code.
 PROG_CFLAGS_unwind-check := -O2 -fomit-frame-pointer -rdynamic
 PROG_CFLAGS_unwind-check-sframe := -O2 -fomit-frame-pointer -rdynamic -Wa,--gsframe

@@ -1,0 +1,1277 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The symbolizer against real binaries of this machine and the binutils
+ * tools that read them: readelf (symbol tables), c++filt (demangling),
+ * objdump (PLT labels), addr2line (lines and inline chains), objcopy /
+ * strip / xz (separate debug files and MiniDebugInfo built here).
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <sfprof/symbols.h>
+
+#include "test.h"
+
+#define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
+
+static const char *prog_path(const char *name)
+{
+	static char buf[4][1024];
+	static int k;
+	const char *b = getenv("SFP_BUILD");
+	char *p = buf[k++ & 3];
+
+	char rel[1024];
+
+	/* Absolute: some tests hand it to shell commands run elsewhere. */
+	snprintf(rel, sizeof(rel), "%s/tests/progs/%s", b && *b ? b : "build",
+		 name);
+	if (!realpath(rel, p))
+		snprintf(p, sizeof(buf[0]), "%s", rel);
+	return p;
+}
+
+static __attribute__((unused)) const char *tmpdir(void)
+{
+	static char dir[600];
+
+	if (!dir[0]) {
+		snprintf(dir, sizeof(dir), "%s/symbols", test_tmp_dir());
+		mkdir(dir, 0700);
+	}
+	return dir;
+}
+
+static __attribute__((unused)) bool have_tool(const char *tool)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", tool);
+	return system(cmd) == 0;
+}
+
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static __attribute__((unused)) int sh(const char *fmt, ...)
+{
+	char cmd[8192];
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	rc = system(cmd);
+	if (rc)
+		fprintf(stderr, "  command failed (%d): %s\n", rc, cmd);
+	return rc;
+}
+
+/* libc's own definition (not a sanitizer's interceptor of the name). */
+static void *libc_sym(const char *name)
+{
+	void *h = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	void *p = h ? dlsym(h, name) : NULL;
+
+	if (h)
+		dlclose(h);
+	return p;
+}
+
+static struct sfp_symbolizer *new_symbolizer(const char *const *dirs,
+					     bool demangle)
+{
+	struct sfp_symbolizer *s = NULL;
+	SFP_OPTS(sfp_symbolizer_opts, o, .debug_dirs = dirs,
+		 .no_demangle = !demangle);
+
+	if (!ASSERT_OK(sfp_symbolizer__new(&o, &s)))
+		return NULL;
+	return s;
+}
+
+/* FUNC symbols of readelf -sW: address -> every name at that address. */
+struct rsym {
+	uint64_t addr;
+	uint64_t size;
+	char name[512];
+};
+
+static int read_readelf(const char *path, const char *flag, struct rsym **out)
+{
+	char cmd[1200], line[1024];
+	struct rsym *v = *out;
+	size_t n = 0, cap = 0;
+	FILE *f;
+
+	/* Appends to *out (n counted from a NULL-terminated end marker). */
+	if (v)
+		for (; v[n].name[0]; n++)
+			;
+	cap = n;
+
+	snprintf(cmd, sizeof(cmd), "readelf -W %s '%s' 2>/dev/null", flag, path);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		char type[32], bind[32], vis[32], ndx[32], name[512];
+		unsigned long long value, size;
+		unsigned int num;
+		char *at;
+
+		if (sscanf(line, " %u: %llx %llu %31s %31s %31s %31s %511s", &num,
+			   &value, &size, type, bind, vis, ndx, name) != 8)
+			continue;
+		if ((strcmp(type, "FUNC") && strcmp(type, "IFUNC")) ||
+		    !strcmp(ndx, "UND") || !value)
+			continue;
+		at = strchr(name, '@');	/* version suffix of .dynsym names */
+		if (at)
+			*at = 0;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 1024;
+			v = realloc(v, cap * sizeof(*v));
+		}
+		v[n].addr = value;
+		v[n].size = size;
+		snprintf(v[n].name, sizeof(v[n].name), "%s", name);
+		n++;
+	}
+	pclose(f);
+	v = realloc(v, (n + 1) * sizeof(*v));
+	v[n].name[0] = 0;
+	*out = v;
+	return (int)n;
+}
+
+/*
+ * Is name among readelf's names at addr?  readelf prints versions of
+ * .dynsym names as name@VER, which the test strips; .symtab names may
+ * contain the same text literally (.symver), so compare before the '@'.
+ */
+static bool rsym_has(const struct rsym *v, int n, uint64_t addr,
+		     const char *name)
+{
+	size_t len = strcspn(name, "@");
+
+	for (int i = 0; i < n && v[i].name[0]; i++)
+		if (v[i].addr == addr && strlen(v[i].name) == len &&
+		    !strncmp(v[i].name, name, len))
+			return true;
+	return false;
+}
+
+/* The separate debug file of path by its build-id, per readelf -n. */
+static bool debug_file_of(const char *path, char *out, size_t len)
+{
+	char cmd[1200], id[256] = "";
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "readelf -n '%s' 2>/dev/null | sed -n 's/.*Build ID: //p'",
+		 path);
+	f = popen(cmd, "r");
+	if (!f)
+		return false;
+	if (!fgets(id, sizeof(id), f))
+		id[0] = 0;
+	pclose(f);
+	id[strcspn(id, "\n")] = 0;
+	if (strlen(id) < 4)
+		return false;
+	snprintf(out, len, "/usr/lib/debug/.build-id/%.2s/%s.debug", id, id + 2);
+	return access(out, R_OK) == 0;
+}
+
+/*
+ * Every FUNC symbol of readelf FLAG resolves to itself or an alias of it
+ * (an alias from any table of the file or of its debug file).
+ */
+static void check_against_readelf(const char *path, const char *flag,
+				  int min_syms)
+{
+	struct sfp_symbolizer *s = new_symbolizer(NULL, false);
+	struct sfp_symbolizer_dso *d;
+	struct rsym *v = NULL, *all = NULL;
+	char dbg[1024];
+	int n, i, bad = 0;
+
+	if (!s)
+		return;
+	n = read_readelf(path, flag, &v);
+	if (!ASSERT_GE(n, min_syms))
+		goto out;
+	read_readelf(path, "-s", &all);
+	if (debug_file_of(path, dbg, sizeof(dbg)))
+		read_readelf(dbg, "-s", &all);
+	if (!ASSERT_OK(sfp_symbolizer__get_dso(s, -1, path, NULL, 0, &d)))
+		goto out;
+	for (i = 0; i < n; i++) {
+		struct sfp_symbol sym;
+		uint64_t probe = v[i].addr + (v[i].size ? v[i].size - 1 : 0);
+
+		/* Both the first and last byte belong to the symbol. */
+		if (sfp_symbolizer_dso__find(d, v[i].addr, &sym) ||
+		    sym.start != v[i].addr ||
+		    !rsym_has(all, INT32_MAX, sym.start, sym.raw_name) ||
+		    (v[i].size && sym.size != v[i].size &&
+		     sym.size < v[i].size)) {
+			if (bad++ < 5)
+				fprintf(stderr, "  %s: %s at %#" PRIx64 " -> %s\n",
+					path, v[i].name, v[i].addr,
+					sfp_symbolizer_dso__find(d, v[i].addr,
+								 &sym) ?
+					"(none)" : sym.raw_name);
+			continue;
+		}
+		if (sfp_symbolizer_dso__find(d, probe, &sym) ||
+		    sym.start != v[i].addr) {
+			if (bad++ < 5)
+				fprintf(stderr, "  %s: last byte of %s missed\n",
+					path, v[i].name);
+		}
+	}
+	ASSERT_EQ(bad, 0);
+out:
+	free(v);
+	free(all);
+	sfp_symbolizer__free(&s);
+}
+
+TEST(symbols_prog_symtab_vs_readelf)
+{
+	check_against_readelf(prog_path("symprog"), "-s", 5);
+}
+
+TEST(symbols_libc_dynsym_vs_readelf)
+{
+	check_against_readelf(LIBC, "--dyn-syms", 1000);
+}
+
+/* Aliases: perf's choice (sized, non-weak, global, fewer '_', longer). */
+TEST(symbols_alias_choice)
+{
+	struct sfp_symbolizer *s = new_symbolizer(NULL, false);
+	struct sfp_symbol a, b;
+	struct rsym *v = NULL;
+	int n, i;
+	uint64_t global = 0, weak = 0;
+
+	if (!s)
+		return;
+	n = read_readelf(prog_path("symprog"), "-s", &v);
+	for (i = 0; i < n; i++) {
+		if (!strcmp(v[i].name, "sp_global"))
+			global = v[i].addr;
+		if (!strcmp(v[i].name, "sp_weak"))
+			weak = v[i].addr;
+	}
+	if (ASSERT_NE(global, 0) &&
+	    ASSERT_OK(sfp_symbolizer__dso(s, prog_path("symprog"), NULL, 0,
+					  global, &a))) {
+		/* sp_global and sp_alias: same binding, longer name wins. */
+		ASSERT_STREQ(a.name, "sp_global");
+		ASSERT_TRUE(a.flags & SFP_SYM_GLOBAL);
+	}
+	if (ASSERT_NE(weak, 0) &&
+	    ASSERT_OK(sfp_symbolizer__dso(s, prog_path("symprog"), NULL, 0,
+					  weak, &b))) {
+		ASSERT_STREQ(b.name, "sp_weak");
+		ASSERT_TRUE(b.flags & SFP_SYM_WEAK);
+	}
+	/* libc: printf has the alias _IO_printf; perf shows printf. */
+	{
+		void *p = libc_sym("printf");
+		Dl_info info;
+
+		if (ASSERT_NOT_NULL(p) && dladdr(p, &info) &&
+		    ASSERT_OK(sfp_symbolizer__dso(s, LIBC, NULL, 0,
+						  (uint64_t)((char *)p -
+							     (char *)info.dli_fbase),
+						  &a)))
+			ASSERT_STREQ(a.name, "printf");
+	}
+	free(v);
+	sfp_symbolizer__free(&s);
+}
+
+TEST(symbols_errors)
+{
+	struct sfp_symbolizer *s = new_symbolizer(NULL, true);
+	struct sfp_symbolizer_dso *d = NULL;
+	struct sfp_symbol sym;
+	struct {
+		struct sfp_symbolizer_opts o;
+		char tail[16];
+	} big;
+	struct sfp_symbolizer *s2 = NULL;
+	const uint8_t bogus_id[20] = { 1, 2, 3 };
+
+	if (!s)
+		return;
+	ASSERT_ERR(sfp_symbolizer__get_dso(s, -1, "/nonexistent/lib.so", NULL,
+					   0, &d), -ENOENT);
+	ASSERT_TRUE(d == NULL);
+	/* Cached failure answers the same. */
+	ASSERT_ERR(sfp_symbolizer__dso(s, "/nonexistent/lib.so", NULL, 0, 0,
+				       &sym), -ENOENT);
+	ASSERT_ERR(sfp_symbolizer__get_dso(s, -1, "/etc/passwd", NULL, 0, &d),
+		   -ENOEXEC);
+	/* A build-id that matches neither the file nor any debug dir. */
+	ASSERT_ERR(sfp_symbolizer__get_dso(s, -1, LIBC, bogus_id,
+					   sizeof(bogus_id), &d), -ENOENT);
+	ASSERT_ERR(sfp_symbolizer__get_dso(s, -1, LIBC, NULL, 65, &d), -EINVAL);
+	if (ASSERT_OK(sfp_symbolizer__get_dso(s, -1, LIBC, NULL, 0, &d))) {
+		ASSERT_ERR(sfp_symbolizer_dso__find(d, 0, &sym), -ENOENT);
+		ASSERT_ERR(sfp_symbolizer_dso__find(d, UINT64_MAX, &sym),
+			   -ENOENT);
+		uint64_t va;
+		ASSERT_ERR(sfp_symbolizer_dso__vaddr(d, 0x1000, 0, 0x10, &va),
+			   -ENOENT);
+		ASSERT_ERR(sfp_symbolizer_dso__vaddr(d, 0x1000, 1ull << 40,
+						     0x1000, &va), -ENOENT);
+	}
+	ASSERT_ERR(sfp_symbolizer__jit(s, 0, 0x1000, &sym), -EINVAL);
+	/* Opts with unknown non-zero bytes are refused. */
+	memset(&big, 0, sizeof(big));
+	big.o.sz = sizeof(big);
+	big.tail[3] = 1;
+	ASSERT_ERR(sfp_symbolizer__new(&big.o, &s2), -EINVAL);
+	ASSERT_TRUE(s2 == NULL);
+	big.tail[3] = 0;
+	if (ASSERT_OK(sfp_symbolizer__new(&big.o, &s2)))
+		sfp_symbolizer__free(&s2);
+	ASSERT_TRUE(s2 == NULL);
+	sfp_symbolizer__free(&s);
+	sfp_symbolizer__free(&s);	/* idempotent */
+}
+
+/* vaddr(): our own libc mapping from /proc/self/maps, then a lookup. */
+TEST(symbols_runtime_to_vaddr)
+{
+	struct sfp_symbolizer *s = new_symbolizer(NULL, false);
+	struct sfp_symbolizer_dso *d;
+	struct sfp_symbol sym;
+	void *fn = libc_sym("qsort");
+	char line[1024], path[512];
+	bool done = false;
+	FILE *f;
+
+	if (!s || !ASSERT_NOT_NULL(fn))
+		goto out;
+	f = fopen("/proc/self/maps", "r");
+	if (!ASSERT_NOT_NULL(f))
+		goto out;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi, pgoff;
+		char perms[8];
+		uint64_t va;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*u %511s", &lo, &hi,
+			   perms, &pgoff, path) != 5)
+			continue;
+		if ((uintptr_t)fn < lo || (uintptr_t)fn >= hi)
+			continue;
+		if (!ASSERT_OK(sfp_symbolizer__get_dso(s, getpid(), path, NULL,
+						       0, &d)) ||
+		    !ASSERT_OK(sfp_symbolizer_dso__vaddr(d, lo, pgoff,
+							 (uintptr_t)fn, &va)) ||
+		    !ASSERT_OK(sfp_symbolizer_dso__find(d, va + 3, &sym)))
+			break;
+		ASSERT_STREQ(sym.name, "qsort");
+		ASSERT_EQ(sym.offset, 3);
+		/* Looked up through /proc/PID/root. */
+		ASSERT_TRUE(!strncmp(sfp_symbolizer_dso__path(d), "/proc/", 6));
+		done = true;
+	}
+	fclose(f);
+	ASSERT_TRUE(done);
+out:
+	sfp_symbolizer__free(&s);
+}
+
+/* Demangled names of a g++ program equal c++filt's. */
+TEST(symbols_cxx_demangle_vs_cxxfilt)
+{
+	struct sfp_symbolizer *s = NULL;
+	struct sfp_symbolizer_dso *d;
+	char exe[700], cmd[2048], line[4096];
+	struct rsym *v = NULL;
+	int n, i, checked = 0, bad = 0;
+	FILE *f;
+
+	if (!have_tool("g++") || !have_tool("c++filt")) {
+		test_skip("g++ or c++filt missing");
+		return;
+	}
+	snprintf(exe, sizeof(exe), "%s/cxxprog", tmpdir());
+	if (!ASSERT_EQ(sh("g++ -O1 -g -o '%s' '%s/symbols/cxxprog.cc'", exe,
+			  test_data_dir()), 0))
+		return;
+	s = new_symbolizer(NULL, true);
+	if (!s || !ASSERT_OK(sfp_symbolizer__get_dso(s, -1, exe, NULL, 0, &d)))
+		goto out;
+	n = read_readelf(exe, "-s", &v);
+	/* One c++filt run over all names, answers in the same order. */
+	snprintf(cmd, sizeof(cmd), "%s/names.txt", tmpdir());
+	f = fopen(cmd, "w");
+	if (!ASSERT_NOT_NULL(f))
+		goto out;
+	for (i = 0; i < n; i++)
+		fprintf(f, "%s\n", v[i].name);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "c++filt < '%s/names.txt'", tmpdir());
+	f = popen(cmd, "r");
+	for (i = 0; f && i < n && fgets(line, sizeof(line), f); i++) {
+		struct sfp_symbol sym;
+
+		line[strcspn(line, "\n")] = 0;
+		if (strncmp(v[i].name, "_Z", 2))
+			continue;
+		if (sfp_symbolizer_dso__find(d, v[i].addr, &sym) ||
+		    strcmp(sym.raw_name, v[i].name))
+			continue;	/* an alias was chosen: compared elsewhere */
+		checked++;
+		if (strcmp(sym.name, line) && bad++ < 5)
+			fprintf(stderr, "  %s: ours \"%s\", c++filt \"%s\"\n",
+				v[i].name, sym.name, line);
+	}
+	if (f)
+		pclose(f);
+	ASSERT_GE(checked, 10);
+	ASSERT_EQ(bad, 0);
+	/* The program's own names are among them. */
+	{
+		char *dm = sfp_demangle("_ZNK6sfp_ns6Widget4frobEi");
+
+		if (ASSERT_NOT_NULL(dm))
+			ASSERT_STREQ(dm, "sfp_ns::Widget::frob(int) const");
+		free(dm);
+		ASSERT_TRUE(sfp_demangle("main") == NULL);
+	}
+out:
+	free(v);
+	sfp_symbolizer__free(&s);
+}
+
+/*
+ * Rust v0 and legacy mangling, checked against c++filt.  c++filt runs
+ * libiberty in verbose mode, which keeps crate disambiguators
+ * ("[ca63f166dbe9294]") and legacy hashes ("::h0123..."); like perf and
+ * rustc's own {:#} output we drop them, so those are removed from
+ * c++filt's answer before comparing.
+ */
+static void drop_rust_hashes(char *s)
+{
+	char *p;
+
+	while ((p = strchr(s, '[')) != NULL) {
+		char *e = strchr(p, ']');
+
+		if (!e)
+			break;
+		memmove(p, e + 1, strlen(e + 1) + 1);
+	}
+	p = strstr(s, "::h");
+	if (p && strlen(p) == 3 + 16)
+		*p = 0;
+}
+
+TEST(symbols_rust_demangle)
+{
+	static const char *const names[] = {
+		"_RNvCs15kBYyAo9fc_7mycrate7example",
+		"_ZN4core3fmt9Formatter3pad17h0123456789abcdefE",
+	};
+	char cmd[512], line[512];
+
+	if (!have_tool("c++filt")) {
+		test_skip("c++filt missing");
+		return;
+	}
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char *dm = sfp_demangle(names[i]);
+		FILE *f;
+
+		snprintf(cmd, sizeof(cmd), "c++filt '%s'", names[i]);
+		f = popen(cmd, "r");
+		if (!ASSERT_NOT_NULL(f) || !fgets(line, sizeof(line), f))
+			line[0] = 0;
+		if (f)
+			pclose(f);
+		line[strcspn(line, "\n")] = 0;
+		drop_rust_hashes(line);
+		if (ASSERT_NOT_NULL(dm))
+			ASSERT_STREQ(dm, line);
+		free(dm);
+	}
+}
+
+/* func@plt names at the addresses objdump labels <func@plt>. */
+static void check_plt(const char *path, int min)
+{
+	struct sfp_symbolizer *s = new_symbolizer(NULL, false);
+	struct sfp_symbolizer_dso *d;
+	char cmd[1200], line[1024];
+	int checked = 0, bad = 0;
+	FILE *f;
+
+	if (!s || !ASSERT_OK(sfp_symbolizer__get_dso(s, -1, path, NULL, 0, &d)))
+		goto out;
+	snprintf(cmd, sizeof(cmd),
+		 "objdump -d -j .plt -j .plt.sec -j .plt.got '%s' 2>/dev/null",
+		 path);
+	f = popen(cmd, "r");
+	if (!ASSERT_NOT_NULL(f))
+		goto out;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long addr;
+		char label[512];
+		struct sfp_symbol sym;
+
+		if (sscanf(line, "%llx <%511[^>]>:", &addr, label) != 2 ||
+		    !strstr(label, "@plt") || label[0] == '*' ||
+		    strstr(label, "-0x") || strstr(label, "+0x"))
+			continue;	/* *ABS*+0x...@plt (IRELATIVE), PLT0 */
+		checked++;
+		if (sfp_symbolizer_dso__find(d, addr, &sym) ||
+		    strcmp(sym.name, label) || sym.start != addr ||
+		    !(sym.flags & SFP_SYM_PLT)) {
+			if (bad++ < 5)
+				fprintf(stderr, "  %s: %#llx <%s> -> %s\n", path,
+					addr, label,
+					sfp_symbolizer_dso__find(d, addr, &sym) ?
+					"(none)" : sym.name);
+		}
+	}
+	pclose(f);
+	ASSERT_GE(checked, min);
+	ASSERT_EQ(bad, 0);
+out:
+	sfp_symbolizer__free(&s);
+}
+
+TEST(symbols_plt_vs_objdump_prog)
+{
+	check_plt(prog_path("symprog"), 4);
+}
+
+TEST(symbols_plt_vs_objdump_libc)
+{
+	check_plt(LIBC, 5);
+}
+
+TEST(symbols_plt_vs_objdump_libstdcxx)
+{
+	if (access("/usr/lib/x86_64-linux-gnu/libstdc++.so.6", R_OK)) {
+		test_skip("no libstdc++.so.6");
+		return;
+	}
+	check_plt("/usr/lib/x86_64-linux-gnu/libstdc++.so.6", 100);
+}
+
+/* Address of a symbol per readelf, or 0. */
+static uint64_t readelf_addr(const char *path, const char *name)
+{
+	struct rsym *v = NULL;
+	uint64_t a = 0;
+	int n = read_readelf(path, "-s", &v);
+
+	for (int i = 0; i < n; i++)
+		if (!strcmp(v[i].name, name))
+			a = v[i].addr;
+	free(v);
+	return a;
+}
+
+/* Name at addr in path with these debug dirs, or NULL (static buffer). */
+static const char *name_at(const char *path, const char *const *dirs,
+			   uint64_t addr, char *dbg, size_t dbglen)
+{
+	static char name[512];
+	struct sfp_symbolizer *s = new_symbolizer(dirs, false);
+	struct sfp_symbolizer_dso *d;
+	struct sfp_symbol sym;
+	const char *r = NULL;
+
+	if (dbg)
+		dbg[0] = 0;
+	if (s && !sfp_symbolizer__get_dso(s, -1, path, NULL, 0, &d) &&
+	    !sfp_symbolizer_dso__find(d, addr, &sym)) {
+		snprintf(name, sizeof(name), "%s", sym.name);
+		r = name;
+		if (dbg)
+			snprintf(dbg, dbglen, "%s",
+				 sfp_symbolizer_dso__debug_path(d));
+	}
+	sfp_symbolizer__free(&s);
+	return r;
+}
+
+/*
+ * MiniDebugInfo made with the Fedora recipe: local function symbols that
+ * .dynsym lacks go into an xz-compressed ELF in .gnu_debugdata of the
+ * stripped binary.
+ */
+TEST(symbols_minidebuginfo)
+{
+	const char *const nodirs[] = { "/nonexistent", NULL };
+	const char *prog = prog_path("symprog");
+	const char *t = tmpdir();
+	uint64_t leaf = readelf_addr(prog, "sp_static_leaf");
+	const char *nm;
+
+	if (!have_tool("xz") || !have_tool("objcopy")) {
+		test_skip("xz or objcopy missing");
+		return;
+	}
+	if (!ASSERT_NE(leaf, 0))
+		return;
+	if (!ASSERT_EQ(sh("set -e; cd '%s'; cp '%s' mini; "
+			  "nm -D mini --format=posix --defined-only | awk '{print $1}' | sort > dynsyms; "
+			  "nm mini --format=posix --defined-only | awk '$2 ~ /^[Tt]$/ {print $1}' | sort > funcsyms; "
+			  "comm -13 dynsyms funcsyms > keep_symbols; "
+			  "objcopy --only-keep-debug mini mini.dbg; "
+			  "objcopy -S --remove-section .gdb_index --remove-section .comment "
+			  "--keep-symbols=keep_symbols mini.dbg mini_debuginfo; "
+			  "rm -f mini_debuginfo.xz; xz mini_debuginfo; "
+			  "strip --strip-all -R .comment mini; cp mini stripped; "
+			  "objcopy --add-section .gnu_debugdata=mini_debuginfo.xz mini",
+			  t, prog), 0))
+		return;
+	char path[700], stripped[700];
+
+	snprintf(path, sizeof(path), "%s/mini", t);
+	snprintf(stripped, sizeof(stripped), "%s/stripped", t);
+	/* Without the section the local name is gone ... */
+	ASSERT_TRUE(name_at(stripped, nodirs, leaf, NULL, 0) == NULL);
+	/* ... with it, it is back. */
+	nm = name_at(path, nodirs, leaf, NULL, 0);
+	if (ASSERT_NOT_NULL(nm))
+		ASSERT_STREQ(nm, "sp_static_leaf");
+	/* A corrupt .gnu_debugdata is ignored, not fatal. */
+	if (ASSERT_EQ(sh("set -e; cd '%s'; head -c 100 mini_debuginfo.xz > bad.xz; "
+			 "cp stripped badmini; "
+			 "objcopy --add-section .gnu_debugdata=bad.xz badmini", t), 0)) {
+		snprintf(path, sizeof(path), "%s/badmini", t);
+		ASSERT_TRUE(name_at(path, nodirs, leaf, NULL, 0) == NULL);
+		uint64_t mainaddr = readelf_addr(prog, "main");
+		/* main is not in .dynsym of a non-exported executable either */
+		(void)mainaddr;
+	}
+}
+
+/* Separate debug files: debuglink (3 places) and build-id. */
+TEST(symbols_debug_files)
+{
+	const char *prog = prog_path("symprog");
+	const char *t = tmpdir();
+	uint64_t leaf = readelf_addr(prog, "sp_static_leaf");
+	char dirbuf[700], path[700], dbg[1500], want[1500];
+	const char *dirs[] = { dirbuf, NULL };
+	const char *nm;
+
+	if (!ASSERT_NE(leaf, 0))
+		return;
+	snprintf(dirbuf, sizeof(dirbuf), "%s/dbgroot", t);
+	if (!ASSERT_EQ(sh("set -e; cd '%s'; rm -rf dl dbgroot bid; mkdir -p dl/.debug bid dbgroot; "
+			  "objcopy --only-keep-debug '%s' prog.debug; "
+			  "strip --strip-all '%s' -o dl/prog; "
+			  "objcopy --add-gnu-debuglink=prog.debug dl/prog; "
+			  "strip --strip-all '%s' -o bid/prog",
+			  t, prog, prog, prog), 0))
+		return;
+	snprintf(path, sizeof(path), "%s/dl/prog", t);
+	/* No debug file anywhere yet. */
+	ASSERT_TRUE(name_at(path, dirs, leaf, NULL, 0) == NULL);
+
+	/* 1. Next to the file. */
+	sh("cp '%s/prog.debug' '%s/dl/prog.debug'", t, t);
+	nm = name_at(path, dirs, leaf, dbg, sizeof(dbg));
+	snprintf(want, sizeof(want), "%s/dl/prog.debug", t);
+	if (ASSERT_NOT_NULL(nm)) {
+		ASSERT_STREQ(nm, "sp_static_leaf");
+		ASSERT_STREQ(dbg, want);
+	}
+	/* 2. In .debug/. */
+	sh("mv '%s/dl/prog.debug' '%s/dl/.debug/prog.debug'", t, t);
+	nm = name_at(path, dirs, leaf, dbg, sizeof(dbg));
+	snprintf(want, sizeof(want), "%s/dl/.debug/prog.debug", t);
+	if (ASSERT_NOT_NULL(nm)) {
+		ASSERT_STREQ(nm, "sp_static_leaf");
+		ASSERT_STREQ(dbg, want);
+	}
+	/* 3. Under DEBUGDIR/<dir of the file>/. */
+	sh("mkdir -p '%s/dbgroot%s/dl' && mv '%s/dl/.debug/prog.debug' '%s/dbgroot%s/dl/'",
+	   t, t, t, t, t);
+	nm = name_at(path, dirs, leaf, dbg, sizeof(dbg));
+	snprintf(want, sizeof(want), "%s/dbgroot%s/dl/prog.debug", t, t);
+	if (ASSERT_NOT_NULL(nm)) {
+		ASSERT_STREQ(nm, "sp_static_leaf");
+		ASSERT_STREQ(dbg, want);
+	}
+	/* A debuglink target of another program is rejected (build-id). */
+	sh("rm -f '%s/dbgroot%s/dl/prog.debug'; objcopy --only-keep-debug '%s/cxxprog' '%s/dl/prog.debug' 2>/dev/null || cp /bin/true '%s/dl/prog.debug'",
+	   t, t, t, t, t);
+	ASSERT_TRUE(name_at(path, dirs, leaf, NULL, 0) == NULL);
+
+	/* 4. By build-id, no debuglink at all. */
+	if (ASSERT_EQ(sh("set -e; cd '%s'; id=$(readelf -n bid/prog | sed -n 's/.*Build ID: //p'); "
+			 "d=dbgroot/.build-id/$(echo $id | cut -c1-2); mkdir -p $d; "
+			 "cp prog.debug $d/$(echo $id | cut -c3-).debug", t), 0)) {
+		snprintf(path, sizeof(path), "%s/bid/prog", t);
+		nm = name_at(path, dirs, leaf, dbg, sizeof(dbg));
+		if (ASSERT_NOT_NULL(nm)) {
+			ASSERT_STREQ(nm, "sp_static_leaf");
+			ASSERT_TRUE(strstr(dbg, "/dbgroot/.build-id/") != NULL);
+		}
+	}
+}
+
+/* The running kernel's kallsyms, checked against the file itself. */
+TEST(symbols_kallsyms_live)
+{
+	static const char *const known[] = { "do_sys_openat2", "schedule",
+					     "vfs_read" };
+	struct sfp_symbolizer *s = new_symbolizer(NULL, false);
+	char line[512];
+	int found = 0;
+	FILE *f;
+
+	if (!s)
+		return;
+	f = fopen("/proc/kallsyms", "r");
+	if (!f) {
+		test_skip("no /proc/kallsyms");
+		goto out;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long addr;
+		char type, name[256];
+		struct sfp_symbol sym;
+
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3)
+			continue;
+		for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+			if (strcmp(name, known[i]))
+				continue;
+			if (!addr) {
+				test_skip("kallsyms addresses hidden");
+				fclose(f);
+				goto out;
+			}
+			found++;
+			if (ASSERT_OK(sfp_symbolizer__kernel(s, addr + 1, &sym))) {
+				ASSERT_STREQ(sym.name, name);
+				ASSERT_EQ(sym.offset, 1);
+				ASSERT_EQ(sym.start, addr);
+				ASSERT_STREQ(sym.dso, "[kernel.kallsyms]");
+				ASSERT_TRUE(sym.flags & SFP_SYM_KERNEL);
+				ASSERT_GE(sym.size, 2);
+			}
+		}
+	}
+	fclose(f);
+	ASSERT_GE(found, 2);
+	{
+		struct sfp_symbol sym;
+
+		/* User-space addresses are not kernel text. */
+		ASSERT_ERR(sfp_symbolizer__kernel(s, 0x400000, &sym), -ENOENT);
+	}
+out:
+	sfp_symbolizer__free(&s);
+}
+
+/* The fixture kallsyms + modules: types, module bounds, guessed sizes. */
+TEST(symbols_kallsyms_fixture)
+{
+	char ks[700], mods[700];
+	struct sfp_symbolizer *s = NULL;
+	struct sfp_symbol sym;
+
+	snprintf(ks, sizeof(ks), "%s/symbols/kallsyms.txt", test_data_dir());
+	snprintf(mods, sizeof(mods), "%s/symbols/modules.txt", test_data_dir());
+	{
+		SFP_OPTS(sfp_symbolizer_opts, o, .kallsyms_path = ks,
+			 .modules_path = mods);
+
+		if (!ASSERT_OK(sfp_symbolizer__new(&o, &s)))
+			return;
+	}
+	if (ASSERT_OK(sfp_symbolizer__kernel(s, 0xffffffff81000150, &sym))) {
+		ASSERT_STREQ(sym.name, "core_local");
+		/* Data symbols (D) do not end text symbols: up to core_weak. */
+		ASSERT_EQ(sym.size, 0x200);
+		ASSERT_FALSE(sym.flags & SFP_SYM_GLOBAL);
+	}
+	if (ASSERT_OK(sfp_symbolizer__kernel(s, 0xffffffff81000300, &sym))) {
+		ASSERT_STREQ(sym.name, "core_weak");
+		ASSERT_TRUE(sym.flags & SFP_SYM_WEAK);
+		ASSERT_EQ(sym.size, 0x100);	/* up to _etext */
+	}
+	/* The last symbol of moda runs to the module's end (8192 bytes). */
+	if (ASSERT_OK(sfp_symbolizer__kernel(s, 0xffffffffc0002fff, &sym))) {
+		ASSERT_STREQ(sym.name, "mod_a_last");
+		ASSERT_STREQ(sym.dso, "[moda]");
+		ASSERT_EQ(sym.start + sym.size, 0xffffffffc0003000ull);
+	}
+	ASSERT_ERR(sfp_symbolizer__kernel(s, 0xffffffffc0003000, &sym), -ENOENT);
+	/* No module entry for [bpf]: one page. */
+	if (ASSERT_OK(sfp_symbolizer__kernel(s, 0xffffffffc0100fff, &sym)))
+		ASSERT_STREQ(sym.dso, "[bpf]");
+	ASSERT_ERR(sfp_symbolizer__kernel(s, 0xffffffffc0101000, &sym), -ENOENT);
+	ASSERT_ERR(sfp_symbolizer__kernel(s, 0xffffffff80000000, &sym), -ENOENT);
+	sfp_symbolizer__free(&s);
+
+	/* An unreadable kallsyms: -ENOENT, every time. */
+	{
+		SFP_OPTS(sfp_symbolizer_opts, o, .kallsyms_path = "/nonexistent");
+
+		if (ASSERT_OK(sfp_symbolizer__new(&o, &s))) {
+			ASSERT_ERR(sfp_symbolizer__kernel(s, 0xffffffff81000150,
+							  &sym), -ENOENT);
+			ASSERT_ERR(sfp_symbolizer__kernel(s, 0xffffffff81000150,
+							  &sym), -ENOENT);
+		}
+		sfp_symbolizer__free(&s);
+	}
+}
+
+/* perf-PID.map: lookups, growth while running, bad lines, no file. */
+TEST(symbols_perf_map)
+{
+	char dir[700], path[800];
+	struct sfp_symbolizer *s = NULL;
+	struct sfp_symbol sym;
+	FILE *f;
+
+	snprintf(dir, sizeof(dir), "%s/maps", tmpdir());
+	mkdir(dir, 0700);
+	snprintf(path, sizeof(path), "%s/perf-4242.map", dir);
+	f = fopen(path, "w");
+	if (!ASSERT_NOT_NULL(f))
+		return;
+	fprintf(f, "7f0000001000 40 LazyCompile:~foo bar.js:1\n"
+		   "0x7f0000002000 0x20 Interpreter::entry\n"
+		   "garbage line\n"
+		   "7f0000003000 10 _ZN3jit4stubEv\n");
+	fclose(f);
+	{
+		SFP_OPTS(sfp_symbolizer_opts, o, .perf_map_dir = dir);
+
+		if (!ASSERT_OK(sfp_symbolizer__new(&o, &s)))
+			return;
+	}
+	if (ASSERT_OK(sfp_symbolizer__jit(s, 4242, 0x7f000000103f, &sym))) {
+		ASSERT_STREQ(sym.name, "LazyCompile:~foo bar.js:1");
+		ASSERT_EQ(sym.offset, 0x3f);
+		ASSERT_STREQ(sym.dso, path);
+		ASSERT_TRUE(sym.flags & SFP_SYM_JIT);
+	}
+	ASSERT_ERR(sfp_symbolizer__jit(s, 4242, 0x7f0000001040, &sym), -ENOENT);
+	if (ASSERT_OK(sfp_symbolizer__jit(s, 4242, 0x7f0000002000, &sym)))
+		ASSERT_STREQ(sym.name, "Interpreter::entry");
+	if (ASSERT_OK(sfp_symbolizer__jit(s, 4242, 0x7f0000003001, &sym))) {
+		ASSERT_STREQ(sym.name, "jit::stub()");
+		ASSERT_STREQ(sym.raw_name, "_ZN3jit4stubEv");
+	}
+	/* The JIT appends; a miss re-reads the grown file. */
+	ASSERT_ERR(sfp_symbolizer__jit(s, 4242, 0x7f0000004000, &sym), -ENOENT);
+	f = fopen(path, "a");
+	if (ASSERT_NOT_NULL(f)) {
+		fprintf(f, "7f0000004000 100 later_fn\n");
+		fclose(f);
+		if (ASSERT_OK(sfp_symbolizer__jit(s, 4242, 0x7f0000004080, &sym)))
+			ASSERT_STREQ(sym.name, "later_fn");
+	}
+	ASSERT_ERR(sfp_symbolizer__jit(s, 4243, 0x7f0000001000, &sym), -ENOENT);
+	sfp_symbolizer__free(&s);
+}
+
+/* One addr2line answer: function and file:line per frame. */
+struct a2l_frame {
+	char func[2048];
+	char file[2048];
+	unsigned int line;
+};
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s ? s + 1 : p;
+}
+
+/* Our chain for addr equals addr2line's (fr[0..nf)): names, files, lines. */
+static bool same_chain(struct sfp_symbolizer_dso *d, uint64_t addr,
+		       const struct a2l_frame *fr, int nf)
+{
+	struct sfp_inline_frame ours[16];
+	int k = sfp_symbolizer_dso__inlines(d, addr, ours, 16);
+	bool ok = k == nf;
+
+	/*
+	 * A NULL name means DWARF has no function there (assembly); the
+	 * tools then print a symbol-table name, compared by other tests.
+	 */
+	for (int j = 0; ok && j < nf; j++)
+		ok = ours[j].line == fr[j].line &&
+		     (!ours[j].name || !strcmp(ours[j].name, fr[j].func)) &&
+		     ours[j].file &&
+		     !strcmp(base_name(ours[j].file), base_name(fr[j].file)) &&
+		     ours[j].inlined == (j + 1 < nf);
+	if (!ok)
+		fprintf(stderr, "  %#" PRIx64 ": addr2line %d frames (%s %s:%u), "
+			"ours %d (%s %s:%u)\n", addr, nf, fr[0].func, fr[0].file,
+			fr[0].line, k, k > 0 ? ours[0].name : "-",
+			k > 0 && ours[0].file ? ours[0].file : "-",
+			k > 0 ? ours[0].line : 0);
+	return ok;
+}
+
+/*
+ * Run `TOOL -a -f -i -C` (addr2line or eu-addr2line) once over all addrs
+ * and compare each address's chain with ours.  Return: addresses compared
+ * (the tool knew a line for them); *bad counts differences.
+ */
+static int compare_addr2line(struct sfp_symbolizer_dso *d, const char *tool,
+			     const char *path, const uint64_t *addrs, int n,
+			     int *bad)
+{
+	char cmd[1600], line[2048], in[700];
+	static struct a2l_frame fr[16];
+	int nf = 0, idx = -1, compared = 0;
+	bool want_file = false;
+	FILE *f;
+
+	snprintf(in, sizeof(in), "%s/a2l.in", tmpdir());
+	f = fopen(in, "w");
+	if (!f)
+		return 0;
+	for (int i = 0; i < n; i++)
+		fprintf(f, "%#" PRIx64 "\n", addrs[i]);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "%s -a -f -i -C -e '%s' < '%s'", tool, path,
+		 in);
+	f = popen(cmd, "r");
+	if (!f)
+		return 0;
+	for (;;) {
+		bool eof = !fgets(line, sizeof(line), f);
+
+		if (eof || (!want_file && !strncmp(line, "0x", 2))) {
+			if (idx >= 0 && idx < n && nf > 0 && fr[0].line) {
+				compared++;
+				if (!same_chain(d, addrs[idx], fr, nf))
+					(*bad)++;
+			}
+			if (eof)
+				break;
+			idx++;
+			nf = 0;
+			continue;
+		}
+		line[strcspn(line, "\n")] = 0;
+		if (!want_file) {
+			/* eu-addr2line: "f inlined at FILE:L:C in g". */
+			char *inl = strstr(line, " inlined at ");
+
+			if (inl)
+				*inl = 0;
+			if (nf < 16)
+				snprintf(fr[nf].func, sizeof(fr[nf].func), "%s",
+					 line);
+			want_file = true;
+			continue;
+		}
+		want_file = false;
+		if (nf >= 16)
+			continue;
+		{
+			char *disc = strstr(line, " (discriminator");
+			char *colon;
+
+			if (disc)
+				*disc = 0;
+			colon = strrchr(line, ':');
+			fr[nf].line = 0;
+			if (colon) {
+				char *prev;
+
+				*colon = 0;
+				fr[nf].line = (unsigned int)strtoul(colon + 1,
+								    NULL, 10);
+				/* FILE:LINE:COL (eu-addr2line): drop COL. */
+				prev = strrchr(line, ':');
+				if (prev && prev[1] &&
+				    strspn(prev + 1, "0123456789") ==
+				    strlen(prev + 1)) {
+					*prev = 0;
+					fr[nf].line = (unsigned int)strtoul(
+						prev + 1, NULL, 10);
+				}
+			}
+			snprintf(fr[nf].file, sizeof(fr[nf].file), "%s", line);
+			nf++;
+		}
+	}
+	pclose(f);
+	return compared;
+}
+
+/* Every instruction byte of symprog's functions: lines and inline chains. */
+TEST(symbols_srclines_vs_addr2line)
+{
+	const char *prog = prog_path("symprog");
+	static const char *const funcs[] = { "sp_global", "sp_static_leaf",
+					     "sp_weak", "main" };
+	struct sfp_symbolizer *s = new_symbolizer(NULL, true);
+	struct sfp_symbolizer_dso *d;
+	struct rsym *v = NULL;
+	uint64_t *addrs = NULL;
+	int n, na = 0, bad = 0, compared, inlined = 0;
+
+	if (!s || !ASSERT_OK(sfp_symbolizer__get_dso(s, -1, prog, NULL, 0, &d)))
+		goto out;
+	n = read_readelf(prog, "-s", &v);
+	addrs = calloc(65536, sizeof(*addrs));
+	for (int i = 0; i < n; i++) {
+		for (size_t k = 0; k < sizeof(funcs) / sizeof(funcs[0]); k++) {
+			if (strcmp(v[i].name, funcs[k]))
+				continue;
+			for (uint64_t a = v[i].addr;
+			     a < v[i].addr + v[i].size && na < 65536; a++)
+				addrs[na++] = a;
+		}
+	}
+	if (!ASSERT_GE(na, 40))
+		goto out;
+	for (int i = 0; i < na; i++) {
+		struct sfp_inline_frame fr[8];
+
+		if (sfp_symbolizer_dso__inlines(d, addrs[i], fr, 8) > 2)
+			inlined++;
+	}
+	/* sp_middle -> sp_inner are always_inline inside sp_global. */
+	ASSERT_GE(inlined, 1);
+	compared = compare_addr2line(d, "addr2line", prog, addrs, na, &bad);
+	ASSERT_GE(compared, na / 2);
+	ASSERT_EQ(bad, 0);
+	/* With opts->srclines the symbol carries the innermost line. */
+	{
+		struct sfp_symbolizer *s2 = NULL;
+		struct sfp_symbolizer_dso *d2;
+		struct sfp_symbol sym;
+		struct sfp_inline_frame fr;
+		SFP_OPTS(sfp_symbolizer_opts, o, .srclines = true);
+
+		if (ASSERT_OK(sfp_symbolizer__new(&o, &s2)) &&
+		    ASSERT_OK(sfp_symbolizer__get_dso(s2, -1, prog, NULL, 0, &d2)) &&
+		    ASSERT_OK(sfp_symbolizer_dso__find(d2, addrs[0], &sym)) &&
+		    ASSERT_GE(sfp_symbolizer_dso__inlines(d2, addrs[0], &fr, 1), 1)) {
+			ASSERT_STREQ(sym.file, fr.file);
+			ASSERT_EQ(sym.line, fr.line);
+			ASSERT_STREQ(base_name(sym.file), "symprog.c");
+		}
+		sfp_symbolizer__free(&s2);
+	}
+out:
+	free(addrs);
+	free(v);
+	sfp_symbolizer__free(&s);
+}
+
+/* libc through its build-id debug file (libc6-dbg), sampled addresses. */
+TEST(symbols_srclines_libc_vs_addr2line)
+{
+	struct sfp_symbolizer *s = new_symbolizer(NULL, true);
+	struct sfp_symbolizer_dso *d;
+	struct rsym *v = NULL;
+	uint64_t addrs[400];
+	char dbg[1024];
+	int n, na = 0, bad = 0, compared;
+
+	if (!debug_file_of(LIBC, dbg, sizeof(dbg))) {
+		test_skip("no libc debug file (libc6-dbg)");
+		goto out;
+	}
+	if (!s || !ASSERT_OK(sfp_symbolizer__get_dso(s, -1, LIBC, NULL, 0, &d)))
+		goto out;
+	ASSERT_STREQ(sfp_symbolizer_dso__debug_path(d), dbg);
+	n = read_readelf(LIBC, "--dyn-syms", &v);
+	for (int i = 0; i < n && na < 400; i += 7)
+		if (v[i].size > 8)
+			addrs[na++] = v[i].addr + v[i].size / 2;
+	/*
+	 * The peer is eu-addr2line here: binutils 2.40 addr2line names the
+	 * wrong file for libc's DWARF 5 lines that come from #included .c
+	 * files (gdb agrees with libdw: "../nss/getXXent_r.c" where
+	 * addr2line says "./inet/getaliasent_r.c").
+	 */
+	if (!have_tool("eu-addr2line")) {
+		test_skip("eu-addr2line missing");
+		goto out;
+	}
+	compared = compare_addr2line(d, "eu-addr2line", dbg, addrs, na, &bad);
+	ASSERT_GE(compared, na / 2);
+	ASSERT_EQ(bad, 0);
+out:
+	free(v);
+	sfp_symbolizer__free(&s);
+}
+
+/*
+ * Containers: a process in its own mount namespace sees a file that we do
+ * not; the symbolizer finds it through /proc/PID/root.
+ */
+TEST(symbols_container_proc_root)
+{
+	const char *prog = prog_path("symprog");
+	char mnt[700], inner[800], script[2400], buf[16] = "";
+	uint64_t leaf = readelf_addr(prog, "sp_static_leaf");
+	struct sfp_symbolizer *s = NULL;
+	struct sfp_symbolizer_dso *d;
+	struct sfp_symbol sym;
+	int fds[2];
+	pid_t pid;
+
+	if (!have_tool("unshare") || geteuid() != 0) {
+		test_skip("needs root and unshare(1)");
+		return;
+	}
+	snprintf(mnt, sizeof(mnt), "%s/nsroot", tmpdir());
+	mkdir(mnt, 0700);
+	snprintf(inner, sizeof(inner), "%s/prog-in-ns", mnt);
+	snprintf(script, sizeof(script),
+		 "mount -t tmpfs sfp-ns '%s' && cp '%s' '%s' && echo ready && "
+		 "exec sleep 60", mnt, prog, inner);
+	if (!ASSERT_EQ(pipe(fds), 0))
+		return;
+	pid = fork();
+	if (pid == 0) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		/* unshare execs in place: the pid stays the namespaced one. */
+		execlp("unshare", "unshare", "-m", "--propagation", "private",
+		       "sh", "-c", script, (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	if (!ASSERT_GE(pid, 1) || read(fds[0], buf, sizeof(buf) - 1) < 5 ||
+	    strncmp(buf, "ready", 5)) {
+		test_skip("cannot make a mount namespace here");
+		goto out;
+	}
+	ASSERT_NE(access(inner, F_OK), 0);	/* not visible to us */
+	s = new_symbolizer(NULL, false);
+	if (!s)
+		goto out;
+	ASSERT_ERR(sfp_symbolizer__get_dso(s, -1, inner, NULL, 0, &d), -ENOENT);
+	if (ASSERT_OK(sfp_symbolizer__get_dso(s, pid, inner, NULL, 0, &d)) &&
+	    ASSERT_OK(sfp_symbolizer_dso__find(d, leaf, &sym))) {
+		char want[900];
+
+		snprintf(want, sizeof(want), "/proc/%d/root%s", (int)pid, inner);
+		ASSERT_STREQ(sfp_symbolizer_dso__path(d), want);
+		ASSERT_STREQ(sym.name, "sp_static_leaf");
+		ASSERT_STREQ(sym.dso, inner);	/* the caller's name */
+	}
+	/* The same through opts->pid. */
+	sfp_symbolizer__free(&s);
+	{
+		SFP_OPTS(sfp_symbolizer_opts, o, .pid = pid);
+
+		if (ASSERT_OK(sfp_symbolizer__new(&o, &s)))
+			ASSERT_OK(sfp_symbolizer__dso(s, inner, NULL, 0, leaf, &sym));
+	}
+out:
+	sfp_symbolizer__free(&s);
+	close(fds[0]);
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+}
+
+/* Build-id of a file, from readelf -n, as bytes.  Return: length. */
+static size_t build_id_of(const char *path, uint8_t *id, size_t max)
+{
+	char cmd[1200], hex[256] = "";
+	size_t n = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd),
+		 "readelf -n '%s' 2>/dev/null | sed -n 's/.*Build ID: //p'", path);
+	f = popen(cmd, "r");
+	if (!f)
+		return 0;
+	if (!fgets(hex, sizeof(hex), f))
+		hex[0] = 0;
+	pclose(f);
+	for (; n < max && hex[2 * n] && hex[2 * n + 1] != 0 &&
+	       hex[2 * n] != '\n'; n++) {
+		unsigned int b;
+
+		if (sscanf(hex + 2 * n, "%2x", &b) != 1)
+			break;
+		id[n] = (uint8_t)b;
+	}
+	return n;
+}
+
+/* DSOs matched by build-id when the recorded path leads nowhere. */
+TEST(symbols_build_id_index)
+{
+	const char *prog = prog_path("symprog");
+	const char *t = tmpdir();
+	char dirbuf[700], copy[800];
+	const char *dirs[] = { dirbuf, NULL };
+	uint8_t id[64];
+	size_t idlen = build_id_of(prog, id, sizeof(id));
+	uint64_t leaf = readelf_addr(prog, "sp_static_leaf");
+	struct sfp_symbolizer *s;
+	struct sfp_symbolizer_dso *d, *d2;
+	struct sfp_symbol sym;
+
+	if (!ASSERT_EQ(idlen, 20))
+		return;
+	snprintf(dirbuf, sizeof(dirbuf), "%s/bidx", t);
+	snprintf(copy, sizeof(copy), "%s/bidx-copy", t);
+	if (!ASSERT_EQ(sh("set -e; cd '%s'; rm -rf bidx; cp '%s' bidx-copy; "
+			  "id=$(readelf -n bidx-copy | sed -n 's/.*Build ID: //p'); "
+			  "mkdir -p bidx/.build-id/$(echo $id | cut -c1-2); "
+			  "ln -s ../../../bidx-copy bidx/.build-id/$(echo $id | cut -c1-2)/$(echo $id | cut -c3-)",
+			  t, prog), 0))
+		return;
+	s = new_symbolizer(dirs, false);
+	if (!s)
+		return;
+	/* The recorded path is gone; the build-id finds the file. */
+	if (ASSERT_OK(sfp_symbolizer__get_dso(s, -1, "/gone/old/symprog", id,
+					      idlen, &d)) &&
+	    ASSERT_OK(sfp_symbolizer_dso__find(d, leaf, &sym))) {
+		ASSERT_STREQ(sym.name, "sp_static_leaf");
+		ASSERT_STREQ(sym.dso, "/gone/old/symprog");
+		ASSERT_TRUE(strstr(sfp_symbolizer_dso__path(d), "/bidx/.build-id/") != NULL);
+	}
+	/* Another path to a file with this build-id shares the tables. */
+	if (ASSERT_OK(sfp_symbolizer__get_dso(s, -1, prog, NULL, 0, &d2))) {
+		ASSERT_STREQ(sfp_symbolizer_dso__path(d2),
+			     sfp_symbolizer_dso__path(d));
+		ASSERT_EQ(sfp_symbolizer_dso__num_symbols(d2),
+			  sfp_symbolizer_dso__num_symbols(d));
+	}
+	/* The file at the path has another build-id: not used. */
+	id[0] ^= 0xff;
+	ASSERT_ERR(sfp_symbolizer__get_dso(s, -1, prog, id, idlen, &d), -ENOENT);
+	sfp_symbolizer__free(&s);
+}
