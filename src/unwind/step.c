@@ -275,7 +275,8 @@ size_t unw_walk(const struct unw_env *env, uint64_t ip, uint64_t sp,
 		}
 		n++;
 
-		memset(&next, 0, sizeof(next));
+		next.ip = next.sp = next.fp = 0;
+		next.fp_valid = false;
 		switch (rule.kind) {
 		case UNW_R_SIGRETURN:
 			why = step_signal(env, &cur, &next);

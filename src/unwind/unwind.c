@@ -17,6 +17,20 @@ static int as_read(void *ctx, uint64_t addr, void *buf, size_t len)
 	return sfp_reader__read(c->r, addr, buf, len);
 }
 
+/* Snapshots are the hot path (one walk per perf sample): no dispatch. */
+static int as_read_snapshot(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	const struct sfp_reader *r = ((struct as_ctx *)ctx)->r;
+	uint64_t off = addr - r->sp;
+
+	if (addr < r->sp)
+		return -EFAULT;
+	if (off > r->size || len > r->size - off)
+		return -ERANGE;
+	memcpy(buf, r->stack + off, len);
+	return 0;
+}
+
 static void as_lookup(void *ctx, uint64_t pc, uint64_t ip,
 		      struct unw_rule *rule)
 {
@@ -61,6 +75,8 @@ int sfp_unwind(struct sfp_addr_space *as, struct sfp_reader *r,
 		max = depth;
 	if (max > INT32_MAX)
 		max = INT32_MAX;
+	if (r->kind == UNW_READER_SNAPSHOT)
+		env.read = as_read_snapshot;
 	env.no_fp_fallback =
 		SFP_OPTS_GET(opts, sfp_unwind_opts, no_fp_fallback, false);
 	unw_reader_begin(r);
