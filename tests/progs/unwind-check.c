@@ -13,6 +13,7 @@
  * be identical.  Prints one PASS:/FAIL: line per point.
  */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <execinfo.h>
 #include <signal.h>
 #include <stdint.h>
@@ -100,7 +101,7 @@ static NOINLINE int plain3(int x)
 	volatile char pad[40];
 
 	pad[0] = (char)x;
-	check("plain");
+	check(x == 3 * 4 ? "plain" : "plain-in-thread");
 	return pad[0] + 1;
 }
 
@@ -248,6 +249,27 @@ static void prof_test(void)
 	}
 }
 
+/* --- another thread: its stack is not the main one (reads are probed) --- */
+
+static void *thread_fn(void *arg)
+{
+	(void)arg;
+	sink = plain1(5);
+	return NULL;
+}
+
+static void thread_test(void)
+{
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, thread_fn, NULL)) {
+		printf("FAIL: unwind-check thread (pthread_create)\n");
+		failures++;
+		return;
+	}
+	pthread_join(t, NULL);
+}
+
 /* --- a callback from a library loaded with dlopen --- */
 
 typedef int (*unwind_trace_fn)(void *ctx, void *arg);
@@ -312,6 +334,7 @@ int main(void)
 	raise_in(SIGUSR2);
 
 	prof_test();
+	thread_test();
 	dlopen_test();
 	sfp_backtrace_fini();
 	return failures ? 1 : 0;
