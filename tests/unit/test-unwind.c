@@ -510,3 +510,69 @@ TEST(unwind_build_id_mismatch)
 		ASSERT_TRUE(mi.has_table);
 	sfp_addr_space__free(&as);
 }
+
+/*
+ * A frame-pointer function with its own CFI (CFA = rbp + 16 after the
+ * prologue): its row is used through the table built from .eh_frame.
+ */
+void sfp_test_fpfunc(void);
+extern const char sfp_test_fpfunc_body[];
+__asm__(".text\n"
+	".globl sfp_test_fpfunc\n"
+	".type sfp_test_fpfunc, @function\n"
+	"sfp_test_fpfunc:\n"
+	".cfi_startproc\n"
+	"push %rbp\n"
+	".cfi_def_cfa_offset 16\n"
+	".cfi_offset %rbp, -16\n"
+	"mov %rsp, %rbp\n"
+	".cfi_def_cfa_register %rbp\n"
+	".globl sfp_test_fpfunc_body\n"
+	"sfp_test_fpfunc_body:\n"
+	"nop\n"
+	"nop\n"
+	"pop %rbp\n"
+	".cfi_def_cfa %rsp, 8\n"
+	"ret\n"
+	".cfi_endproc\n"
+	".size sfp_test_fpfunc, .-sfp_test_fpfunc\n");
+
+TEST(unwind_fp_based_row_and_sp_check)
+{
+	struct sfp_addr_space *as = NULL;
+	struct sfp_reader *r = NULL;
+	struct sfp_frame fr[8];
+	enum sfp_unwind_stop stop;
+	uint64_t buf[64] = { 0 };
+	struct sfp_regs regs = { 0 };
+	int n;
+
+	if (!ASSERT_OK(sfp_addr_space__new(NULL, &as)) ||
+	    !ASSERT_OK(sfp_addr_space__load_pid(as, getpid())) ||
+	    !ASSERT_OK(sfp_reader__new_self(&r)))
+		goto out;
+	/* A sane frame: fp at buf[8] holds the caller's fp (buf[16]) and
+	 * the return address (into this test's own code). */
+	regs.ip = (uintptr_t)sfp_test_fpfunc_body;
+	regs.sp = (uintptr_t)&buf[8];
+	regs.fp = (uintptr_t)&buf[8];
+	regs.valid = SFP_REGS_IP | SFP_REGS_SP | SFP_REGS_FP;
+	buf[8] = (uintptr_t)&buf[16];
+	buf[9] = (uintptr_t)test_data_dir + 1;
+	n = sfp_unwind(as, r, &regs, fr, 8, NULL, &stop);
+	ASSERT_EQ(n, 2);
+	ASSERT_EQ(fr[1].ip, (uintptr_t)test_data_dir + 1);
+	ASSERT_EQ(fr[1].sp, (uintptr_t)&buf[10]);
+	ASSERT_TRUE(fr[0].flags & SFP_FRAME_SFRAME);
+	/* test_data_dir's row then finds a zero return address in buf. */
+	ASSERT_EQ(stop, SFP_STOP_RA_ZERO);
+
+	/* fp below sp: the rule gives a CFA below the current sp. */
+	regs.sp = (uintptr_t)&buf[32];
+	n = sfp_unwind(as, r, &regs, fr, 8, NULL, &stop);
+	ASSERT_EQ(n, 1);
+	ASSERT_EQ(stop, SFP_STOP_SP_NOT_INCREASING);
+out:
+	sfp_reader__free(&r);
+	sfp_addr_space__free(&as);
+}
