@@ -247,15 +247,17 @@ struct sfp_frame {
 	uint32_t flags;		/* how the NEXT step left this frame */
 };
 
+/* (Fields are ordered so that the struct has no tail padding, which
+ * SFP_OPTS() would leave uninitialised and the size check would reject.) */
 struct sfp_unwind_opts {
 	size_t sz;
-	/* Most frames to produce (0: 512). */
-	uint32_t max_depth;
 	/* Do not use the frame-pointer fallback. */
 	bool no_fp_fallback;
+	/* Most frames to produce (0: 512). */
+	uint32_t max_depth;
 	size_t :0;
 };
-#define sfp_unwind_opts__last_field no_fp_fallback
+#define sfp_unwind_opts__last_field max_depth
 
 /*
  * Walk the stack from regs.  frames[0] is regs->ip; each later frame is a
