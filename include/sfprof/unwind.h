@@ -243,7 +243,9 @@ SFP_API const char *sfp_unwind_stop_str(enum sfp_unwind_stop stop);
 
 struct sfp_frame {
 	uint64_t ip;
-	uint64_t sp;		/* SP on entry to this frame's code */
+	uint64_t sp;		/* the frame's SP (callers: its value once
+				   the callee has returned, i.e. the
+				   callee's CFA) */
 	uint32_t flags;		/* how the NEXT step left this frame */
 };
 
@@ -294,6 +296,11 @@ SFP_API int sfp_backtrace_refresh(void);
  * sfp_backtrace().  Async-signal-safe after sfp_backtrace_init() (no
  * allocation, no locks, no faults); without it, it initialises itself
  * (not async-signal-safe then).
+ *
+ * Memory: the main thread's stack is read directly; any other stack
+ * (threads, sigaltstack) is validated page by page with one
+ * process_vm_readv() per new page, so the first walk over such a stack
+ * costs a few system calls.  errno is preserved.
  *
  * Return: the number of entries stored (0..max).
  */
