@@ -421,19 +421,20 @@ static void bt_lookup_slow(struct bt_ctx *c, uint64_t pc, uint64_t ip,
 		unw_rule_from_row(rule, &row);
 }
 
-static void bt_lookup(void *ctx, uint64_t pc, uint64_t ip,
-		      struct unw_rule *rule)
+static const struct unw_rule *bt_lookup(void *ctx, uint64_t pc, uint64_t ip,
+					struct unw_rule *rule)
 {
 	struct bt_ctx *c = ctx;
 	uint64_t key = (ip << 1) | (pc == ip);
 
 	if (cache_get(key, c->st->gen, rule))
-		return;
+		return rule;
 	bt_lookup_slow(c, pc, ip, rule);
 	/* Misses outside every object are not cached: a refresh may map
 	 * code there. */
 	if (rule->kind != UNW_R_NOT_CODE)
 		cache_put(key, c->st->gen, rule);
+	return rule;
 }
 
 static int bt_walk(uint64_t ip, uint64_t sp, uint64_t fp, void **buf,

@@ -32,12 +32,12 @@ static int as_read_snapshot(void *ctx, uint64_t addr, void *buf, size_t len)
 	return 0;
 }
 
-static __attribute__((always_inline)) inline void as_lookup(void *ctx, uint64_t pc, uint64_t ip,
-		      struct unw_rule *rule)
+static __attribute__((always_inline)) inline const struct unw_rule *
+as_lookup(void *ctx, uint64_t pc, uint64_t ip, struct unw_rule *buf)
 {
 	struct as_ctx *c = ctx;
 
-	unw_as_lookup(c->as, c->r, pc, ip, rule);
+	return unw_as_lookup(c->as, c->r, pc, ip, buf);
 }
 
 static int as_read_code(void *ctx, uint64_t ip, void *buf, size_t len)
@@ -107,6 +107,12 @@ int sfp_unwind(struct sfp_addr_space *as, struct sfp_reader *r,
 		max = INT32_MAX;
 	no_fp = SFP_OPTS_GET(opts, sfp_unwind_opts, no_fp_fallback, false);
 	unw_reader_begin(r);
+	if (as->cache_stale) {
+		/* Rules cached for the old mappings may be wrong now. */
+		memset(as->cache, 0,
+		       ((size_t)as->cache_mask + 1) * sizeof(*as->cache));
+		as->cache_stale = false;
+	}
 	if (r->kind == UNW_READER_SNAPSHOT)
 		n = walk_snapshot(&c, no_fp, regs, frames, max, &why);
 	else
