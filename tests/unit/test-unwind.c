@@ -535,7 +535,17 @@ __asm__(".text\n"
 	".cfi_def_cfa %rsp, 8\n"
 	"ret\n"
 	".cfi_endproc\n"
-	".size sfp_test_fpfunc, .-sfp_test_fpfunc\n");
+	".size sfp_test_fpfunc, .-sfp_test_fpfunc\n"
+	".globl sfp_test_tramp\n"
+	".type sfp_test_tramp, @function\n"
+	"sfp_test_tramp:\n"
+	".cfi_startproc\n"
+	"nop\n"
+	"nop\n"
+	"ret\n"
+	".cfi_endproc\n"
+	".size sfp_test_tramp, .-sfp_test_tramp\n");
+void sfp_test_tramp(void);
 
 TEST(unwind_fp_based_row_and_sp_check)
 {
@@ -629,8 +639,19 @@ TEST(unwind_v3_flex_rows)
 		.ra = { .kind = SFP_LOC_CFA_DEREF, .offset = -8 },
 		.fp = { .kind = SFP_LOC_CFA_DEREF, .offset = -16 },
 	};
+	/* A second function marked as a signal trampoline (v3 bit). */
+	uint64_t tr = (uintptr_t)sfp_test_tramp - mi.bias;
+	struct sfp_sframe_func tfunc = { .start = tr, .size = 3,
+					 .num_rows = 1, .signal = true };
+	struct sfp_sframe_row trow = {
+		.start = tr, .end = tr + 3,
+		.cfa = { .kind = SFP_LOC_REG, .reg = SFP_DWARF_AMD64_SP,
+			 .offset = 8 },
+		.ra = { .kind = SFP_LOC_CFA_DEREF, .offset = -8 },
+	};
 	if (!ASSERT_OK(sfp_sframe_builder__new(&bo, &b)) ||
 	    !ASSERT_OK(sfp_sframe_builder__add_func(b, &func, &row, 1)) ||
+	    !ASSERT_OK(sfp_sframe_builder__add_func(b, &tfunc, &trow, 1)) ||
 	    !ASSERT_OK(sfp_sframe_builder__write(b, &sec, &sec_size)))
 		goto out;
 	snprintf(blob, sizeof(blob), "%s/flex.sframe", test_tmp_dir());
@@ -672,6 +693,25 @@ TEST(unwind_v3_flex_rows)
 	ASSERT_EQ(n, 2);
 	ASSERT_TRUE(fr[1].flags & SFP_FRAME_FP);
 	ASSERT_EQ(stop, SFP_STOP_RA_ZERO);
+
+	/* In the trampoline, sp points at a ucontext: the walk continues
+	 * at the interrupted PC, SP and FP saved there (rip at 168, rsp at
+	 * 160, rbp at 120), not at *(CFA - 8). */
+	memset(buf, 0, sizeof(buf));
+	regs.ip = (uintptr_t)sfp_test_tramp + 1;
+	regs.sp = (uintptr_t)&buf[0];
+	buf[168 / 8] = (uintptr_t)sfp_test_fpfunc_body;
+	buf[160 / 8] = (uintptr_t)&buf[40];
+	buf[120 / 8] = (uintptr_t)&buf[44];
+	buf[43] = (uintptr_t)&buf[50];		/* CFA for the flex row */
+	buf[49] = (uintptr_t)test_data_dir + 1;
+	n = sfp_unwind(as, r, &regs, fr, 8, NULL, &stop);
+	ASSERT_GE(n, 3);
+	ASSERT_TRUE(fr[0].flags & SFP_FRAME_SIGNAL);
+	ASSERT_EQ(fr[1].ip, (uintptr_t)sfp_test_fpfunc_body);
+	ASSERT_TRUE(fr[1].flags & SFP_FRAME_EXACT);
+	ASSERT_EQ(fr[1].sp, (uintptr_t)&buf[40]);
+	ASSERT_EQ(fr[2].ip, (uintptr_t)test_data_dir + 1);
 out:
 	free(sec);
 	sfp_sframe_builder__free(&b);
