@@ -718,3 +718,82 @@ out:
 	sfp_reader__free(&r);
 	sfp_addr_space__free(&as);
 }
+
+/*
+ * PLT stubs: the table built for this binary covers them with PCMASK rows
+ * (CFA = sp + 8 inside a stub), so a PC in the middle of a stub unwinds
+ * through the row, not through the entry heuristic (which would refuse
+ * this return address: no call precedes it).
+ */
+#include "elf/elf.h"
+
+TEST(unwind_plt_rows)
+{
+	struct sfp_addr_space *as = NULL;
+	struct sfp_reader *r = NULL;
+	struct sfp_elf *e = NULL;
+	struct sfp_elf_section sec;
+	struct sfp_frame fr[8];
+	enum sfp_unwind_stop stop;
+	struct sfp_map_info mi;
+	uint64_t stack[8] = { 0 }, stub;
+	char exe[2048];
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	int n, k;
+
+	if (!ASSERT_TRUE(len > 0))
+		return;
+	exe[len] = 0;
+	if (!ASSERT_OK(sfp_elf_open(exe, &e)))
+		return;
+	bool lazy = false;
+
+	if (sfp_elf_find_section(e, ".plt.sec", 0, &sec) &&
+	    !(lazy = !sfp_elf_find_section(e, ".plt", 0, &sec))) {
+		test_skip("this binary has no PLT");
+		goto out;
+	}
+	if (!ASSERT_OK(sfp_addr_space__new(NULL, &as)) ||
+	    !ASSERT_OK(sfp_addr_space__load_pid(as, getpid())) ||
+	    !ASSERT_OK(sfp_addr_space__find(as, (uintptr_t)test_data_dir,
+					    &mi)))
+		goto out;
+	/* Every stub after the first (PLT0 is special in .plt), at a few
+	 * offsets into the 16-byte block. */
+	for (k = 0; k < 3; k++) {
+		stub = sec.addr + mi.bias + 16 * (k + 1) + 4 * k;
+		if (stub - mi.bias >= sec.addr + sec.size)
+			break;
+		stack[0] = (uintptr_t)test_data_dir + 1;
+		if (!ASSERT_OK(sfp_reader__new_snapshot(stack, sizeof(stack),
+							0x1000, &r)))
+			goto out;
+		struct sfp_regs regs = { .ip = stub, .sp = 0x1000,
+					 .valid = SFP_REGS_IP | SFP_REGS_SP };
+		n = sfp_unwind(as, r, &regs, fr, 8, NULL, &stop);
+		ASSERT_GE(n, 2);
+		ASSERT_EQ(fr[1].ip, (uintptr_t)test_data_dir + 1);
+		ASSERT_TRUE(fr[0].flags & SFP_FRAME_SFRAME);
+		sfp_reader__free(&r);
+	}
+	/* A lazy-binding stub (jmp *GOT; push $n; jmp PLT0): after the
+	 * push, at offset 11, the return address is one slot higher. */
+	if (lazy && sec.size >= 48) {
+		stub = sec.addr + mi.bias + 32 + 11;
+		stack[0] = 0x1234;
+		stack[1] = (uintptr_t)test_data_dir + 2;
+		if (!ASSERT_OK(sfp_reader__new_snapshot(stack, sizeof(stack),
+							0x1000, &r)))
+			goto out;
+		struct sfp_regs regs = { .ip = stub, .sp = 0x1000,
+					 .valid = SFP_REGS_IP | SFP_REGS_SP };
+		n = sfp_unwind(as, r, &regs, fr, 8, NULL, &stop);
+		ASSERT_GE(n, 2);
+		ASSERT_EQ(fr[1].ip, (uintptr_t)test_data_dir + 2);
+		ASSERT_EQ(fr[1].sp, 0x1010);
+	}
+out:
+	sfp_reader__free(&r);
+	sfp_addr_space__free(&as);
+	sfp_elf_close(&e);
+}
