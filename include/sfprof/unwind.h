@@ -74,6 +74,20 @@ struct sfp_regs {
 	uint32_t valid;		/* SFP_REGS_* */
 };
 
+/*
+ * Fill regs from a perf sample's user registers (PERF_SAMPLE_REGS_USER):
+ * mask is the event's sample_regs_user (the sample's abi must not be
+ * PERF_SAMPLE_REGS_ABI_NONE), vals the nr values the sample carries, one per
+ * set bit in ascending bit order.  x86-64 numbering (perf_regs.h): BP 6,
+ * SP 7, IP 8.
+ *
+ * Return: 0; -ENOENT ip or sp not sampled; -EINVAL nr does not match the
+ * mask; -EOPNOTSUPP arch.
+ */
+SFP_API int sfp_regs__from_perf(enum sfp_arch arch, uint64_t mask,
+				const uint64_t *vals, size_t nr,
+				struct sfp_regs *regs);
+
 /* --- Memory readers. --- */
 
 struct sfp_reader;

@@ -120,3 +120,45 @@ int sfp_unwind(struct sfp_addr_space *as, struct sfp_reader *r,
 	*stop = why;
 	return (int)n;
 }
+
+/* perf_regs.h, x86: the bits of the registers the walk uses. */
+#define PERF_X86_BP 6
+#define PERF_X86_SP 7
+#define PERF_X86_IP 8
+
+int sfp_regs__from_perf(enum sfp_arch arch, uint64_t mask,
+			const uint64_t *vals, size_t nr, struct sfp_regs *regs)
+{
+	size_t idx = 0;
+	unsigned int bit;
+
+	if (!regs || (nr && !vals))
+		return -EINVAL;
+	if (arch != SFP_ARCH_HOST && arch != SFP_ARCH_X86_64)
+		return -EOPNOTSUPP;
+	if ((size_t)__builtin_popcountll(mask) != nr)
+		return -EINVAL;
+	memset(regs, 0, sizeof(*regs));
+	for (bit = 0; bit < 64; bit++) {
+		if (!(mask & (1ull << bit)))
+			continue;
+		switch (bit) {
+		case PERF_X86_BP:
+			regs->fp = vals[idx];
+			regs->valid |= SFP_REGS_FP;
+			break;
+		case PERF_X86_SP:
+			regs->sp = vals[idx];
+			regs->valid |= SFP_REGS_SP;
+			break;
+		case PERF_X86_IP:
+			regs->ip = vals[idx];
+			regs->valid |= SFP_REGS_IP;
+			break;
+		}
+		idx++;
+	}
+	if (!(regs->valid & SFP_REGS_IP) || !(regs->valid & SFP_REGS_SP))
+		return -ENOENT;
+	return 0;
+}

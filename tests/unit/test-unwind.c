@@ -797,3 +797,32 @@ out:
 	sfp_addr_space__free(&as);
 	sfp_elf_close(&e);
 }
+
+TEST(unwind_regs_from_perf)
+{
+	/* ip/sp/bp only, as `perf record --call-graph` would ask. */
+	const uint64_t three[] = { 0x7ffd0010, 0x7ffd0000, 0x401000 };
+	/* AX..IP (bits 0..8). */
+	const uint64_t nine[] = { 1, 2, 3, 4, 5, 6, 0x7000, 0x6ff0, 0x1234 };
+	struct sfp_regs r;
+
+	ASSERT_OK(sfp_regs__from_perf(SFP_ARCH_X86_64, 0x1c0, three, 3, &r));
+	ASSERT_EQ(r.fp, 0x7ffd0010);
+	ASSERT_EQ(r.sp, 0x7ffd0000);
+	ASSERT_EQ(r.ip, 0x401000);
+	ASSERT_EQ(r.valid, SFP_REGS_IP | SFP_REGS_SP | SFP_REGS_FP);
+	ASSERT_OK(sfp_regs__from_perf(SFP_ARCH_HOST, 0x1ff, nine, 9, &r));
+	ASSERT_EQ(r.fp, 0x7000);
+	ASSERT_EQ(r.sp, 0x6ff0);
+	ASSERT_EQ(r.ip, 0x1234);
+	/* No bp: fp not valid. */
+	ASSERT_OK(sfp_regs__from_perf(SFP_ARCH_X86_64, 0x180, three, 2, &r));
+	ASSERT_EQ(r.valid, SFP_REGS_IP | SFP_REGS_SP);
+	ASSERT_EQ(r.sp, 0x7ffd0010);
+	ASSERT_ERR(sfp_regs__from_perf(SFP_ARCH_X86_64, 0x1c0, three, 2, &r),
+		   -EINVAL);
+	ASSERT_ERR(sfp_regs__from_perf(SFP_ARCH_X86_64, 0x0c0, three, 2, &r),
+		   -ENOENT);
+	ASSERT_ERR(sfp_regs__from_perf(SFP_ARCH_AARCH64, 0x1c0, three, 3, &r),
+		   -EOPNOTSUPP);
+}
