@@ -311,14 +311,25 @@ SFP_API int sfp_backtrace_refresh(void);
  * allocation, no locks, no faults); without it, it initialises itself
  * (not async-signal-safe then).
  *
- * Memory: the main thread's stack is read directly; any other stack
- * (threads, sigaltstack) is validated page by page with one
- * process_vm_readv() per new page, so the first walk over such a stack
- * costs a few system calls.  errno is preserved.
+ * Memory: the main thread's stack, and the stack of a thread that called
+ * sfp_backtrace_thread_init(), are read directly; any other stack (other
+ * threads, sigaltstack, coroutines) is validated page by page with one
+ * process_vm_readv() per new page, which costs a few system calls per
+ * call.  errno is preserved.
  *
  * Return: the number of entries stored (0..max).
  */
 SFP_API int sfp_backtrace(void **buf, int max);
+
+/*
+ * Record the calling thread's stack bounds (pthread_getattr_np) so that
+ * sfp_backtrace() in this thread reads its stack directly instead of
+ * validating each page with a system call.  Call it once per thread,
+ * outside signal handlers (e.g. at thread start).  Optional.
+ *
+ * Return: 0; -errno from pthread_getattr_np.
+ */
+SFP_API int sfp_backtrace_thread_init(void);
 
 /* As sfp_backtrace(), also returning why the walk stopped. */
 SFP_API int sfp_backtrace_stop(void **buf, int max,
