@@ -8,7 +8,7 @@
 DATA=${SFP_TEST_DATA:-tests/data}/sframe
 
 # 1. Hand-built fixtures (expected text written from the format strings).
-for f in aarch64-v3-le aarch64-v2-be s390x-v2-be; do
+for f in aarch64-v3-le aarch64-v2-be aarch64-v1-le s390x-v2-be; do
 	"$SFPROF" sframe dump --section-addr 0x10000 "$DATA/$f.sframe" > "$TMP/$f.out" 2>&1
 	check_eq "sframe dump fixture $f" "$DATA/$f.dump" "$TMP/$f.out"
 done
