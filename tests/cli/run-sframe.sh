@@ -14,6 +14,8 @@ for f in aarch64-v3-le aarch64-v2-be aarch64-v1-le s390x-v2-be; do
 done
 "$SFPROF" sframe dump --section-addr 65536 "$DATA/s390x-v2-be.sframe" > "$TMP/dec.out" 2>&1
 check_eq "sframe dump --section-addr decimal" "$DATA/s390x-v2-be.dump" "$TMP/dec.out"
+"$SFPROF" sframe dump --section-addr 0x10000 "$DATA/aarch64-v3-be.sframe" > "$TMP/v3be.out" 2>&1
+check_eq "sframe dump fixture aarch64-v3-be (foreign byte order)" "$DATA/aarch64-v3-le.dump" "$TMP/v3be.out"
 
 # 2. Real objects and executables from this machine's toolchain.
 cat > "$TMP/p.c" <<'CEOF'
