@@ -642,3 +642,28 @@ out:
 	sfp_sframe__free(&sf);
 	vec_free(&v);
 }
+
+/* Dump functions report write errors instead of ignoring them. */
+TEST(sframe_dump_write_error)
+{
+	struct sfp_sframe *sf = NULL;
+	struct sbuf s;
+	FILE *f;
+
+	base_v2(&s, false);
+	if (!ASSERT_OK(open_sb(&s, &sf)))
+		return;
+	f = fopen("/dev/full", "w");
+	if (!f) {
+		test_skip("no /dev/full");
+		goto out;
+	}
+	setvbuf(f, NULL, _IONBF, 0);
+	ASSERT_ERR(sfp_sframe__dump(sf, f), -EIO);
+	clearerr(f);
+	ASSERT_ERR(sfp_sframe__dump_json(sf, f), -EIO);
+	fclose(f);
+	ASSERT_ERR(sfp_sframe__dump(NULL, stdout), -EINVAL);
+out:
+	sfp_sframe__free(&sf);
+}
