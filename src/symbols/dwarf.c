@@ -149,7 +149,8 @@ static int index_cus(struct sfp_dwarf *d)
 		}
 		d->ncus++;
 	}
-	qsort(d->ranges, d->nranges, sizeof(*d->ranges), range_cmp);
+	if (d->nranges)
+		qsort(d->ranges, d->nranges, sizeof(*d->ranges), range_cmp);
 	return 0;
 }
 
