@@ -218,6 +218,10 @@ struct sfp_map_info {
 	bool bias_known;
 	bool has_table;		/* a table was found (loads it) */
 	const char *path;	/* NULL for anonymous memory */
+	/* The object's build-id (given with the mapping, else read from the
+	 * file); NULL when unknown. */
+	const uint8_t *build_id;
+	size_t build_id_len;
 };
 
 /* Return: 0; -ENOENT nothing mapped at addr. */

@@ -446,6 +446,10 @@ int sfp_addr_space__find(struct sfp_addr_space *as, uint64_t addr,
 	info->bias = m->bias;
 	info->bias_known = m->bias_ok;
 	info->has_table = mod && mod->table;
+	if (mod && mod->build_id_len) {
+		info->build_id = mod->build_id;
+		info->build_id_len = mod->build_id_len;
+	}
 	return 0;
 }
 

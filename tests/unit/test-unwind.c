@@ -166,6 +166,9 @@ TEST(unwind_addr_space_self)
 		ASSERT_TRUE(mi.prot & SFP_MAP_EXEC);
 		ASSERT_TRUE(mi.path && mi.path[0] == '/');
 		ASSERT_TRUE(mi.bias_known);
+		/* gcc links with --build-id on Debian: read from the file. */
+		ASSERT_TRUE(mi.build_id != NULL);
+		ASSERT_EQ(mi.build_id_len, 20);
 	}
 	/* libc's write() and the vDSO's clock_gettime: has_table depends on
 	 * the table sources, but the lookup itself must work. */
