@@ -29,8 +29,10 @@
  *  - A snapshot reader borrows the bytes it is given; they must stay valid
  *    until the reader is freed or re-pointed with sfp_reader__set_snapshot().
  *  - Strings passed in (paths) are copied.
- *  - sfp_backtrace() may run in any thread and in signal handlers; the init,
- *    refresh and fini functions may not run concurrently with each other.
+ *  - sfp_backtrace() may run in any thread and in signal handlers.
+ *    sfp_backtrace_init() and _refresh() take a lock (any thread, never in
+ *    a signal handler); sfp_backtrace_fini() must not overlap any
+ *    sfp_backtrace() call.
  */
 #ifndef SFPROF_UNWIND_H
 #define SFPROF_UNWIND_H
