@@ -62,10 +62,10 @@ unw_as_lookup(struct sfp_addr_space *as, struct sfp_reader *r, uint64_t pc,
 	      uint64_t ip, struct unw_rule *buf)
 {
 	uint64_t key = (ip << 1) | (pc == ip);
-	/* A cheap mix: this sits on the walk's serial dependency chain
-	 * (load RA -> hash -> load entry -> CFA -> load RA). */
-	struct unw_cache_ent *e =
-		&as->cache[(key ^ (key >> 11)) & as->cache_mask];
+	/* No hash: the low bits of return addresses are spread well
+	 * enough, and this sits on the walk's serial dependency chain
+	 * (load RA -> index -> load entry -> CFA -> load RA). */
+	struct unw_cache_ent *e = &as->cache[key & as->cache_mask];
 
 	if (sfp_likely(e->key == key))
 		return &e->rule;
