@@ -42,6 +42,19 @@ if ! grep -q ready "$TMP/target.out"; then
 	kill -9 $TPID 2>/dev/null
 	exit 0
 fi
+# Every thread asleep in pause(), so that sfprof and gdb, one after the
+# other, see the same stacks.
+i=0
+while [ $i -lt 50 ]; do
+	busy=0
+	for st in /proc/$TPID/task/*/stat; do
+		s=$(sed 's/.*) //' "$st" 2>/dev/null | cut -d' ' -f1)
+		[ "$s" = S ] || busy=1
+	done
+	[ $busy -eq 0 ] && break
+	sleep 0.1
+	i=$((i + 1))
+done
 
 "$SFPROF" unwind --pid $TPID > "$TMP/sfprof.txt" 2> "$TMP/sfprof.err"
 src=$?
