@@ -25,6 +25,27 @@ check_rc "unwind without --pid is a usage error" 2 "$SFPROF" unwind
 check_rc "unwind --pid of no process" 1 "$SFPROF" unwind --pid 2147483000
 check_rc "unwind --pid bad number" 2 "$SFPROF" unwind --pid 12x
 
+# Without ptrace access (another user): a clear error, exit 1.
+if [ "$(id -u)" = 0 ] && command -v setpriv > /dev/null 2>&1; then
+	sleep 30 &
+	SPID=$!
+	setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$SFPROF" unwind --pid $SPID > "$TMP/perm.out" 2>&1
+	rc=$?
+	kill $SPID 2>/dev/null
+	wait $SPID 2>/dev/null
+	if [ $rc -eq 1 ] && grep -q 'no ptrace access' "$TMP/perm.out"; then
+		pass "unwind --pid without ptrace access"
+	elif grep -q 'Permission denied' "$TMP/perm.out"; then
+		skip "unwind --pid without ptrace access" "sfprof not executable by nobody here"
+	else
+		fail "unwind --pid without ptrace access (exit $rc)"
+		sed 's/^/  /' "$TMP/perm.out" | head -5
+	fi
+else
+	skip "unwind --pid without ptrace access" "needs root and setpriv"
+fi
+
 # --- against gdb ---
 if ! command -v gdb > /dev/null 2>&1; then
 	skip "unwind --pid agrees with gdb" "gdb not installed"
