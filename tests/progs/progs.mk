@@ -1,1 +1,10 @@
+# Per-program flags for tests/progs/<name>.c: PROG_CFLAGS_<name> := ...
 PROG_CFLAGS_symprog := -g -O2 -fvisibility=default
+# Unwinder checks: no frame pointers anywhere in the program's own code.
+PROG_CFLAGS_unwind-check := -O2 -fomit-frame-pointer -rdynamic -pthread
+PROG_CFLAGS_unwind-check-sframe := -O2 -fomit-frame-pointer -rdynamic -pthread -Wa,--gsframe
+PROG_CFLAGS_unwind-target := -O2 -fomit-frame-pointer -g0 -pthread
+# Programs link libsfprof.a: rebuild them when it changes (and never link
+# before it exists under make -j).
+$(TEST_HELPER_BINS): $(STATIC_LIB)
+$(BUILD)/tests/progs/unwind-check-sframe: tests/progs/unwind-check.c
