@@ -184,8 +184,12 @@ static void dump_row(const struct sfp_sframe *sf, enum dialect d,
 			 reg_name(sf, r->cfa.reg, rb, sizeof(rb)), r->cfa.offset);
 	fprintf(f, "  %-10s", cell);
 
-	/* FP */
-	loc_cell(sf, &r->fp, flex, cell, sizeof(cell));
+	/* FP.  A flexible FDE without an FP pair prints "u" even when the
+	 * header has a fixed FP offset (the 2.46 dumper looks for the pair). */
+	if (flex && (r->fp.flags & SFP_LOC_F_FIXED))
+		snprintf(cell, sizeof(cell), "u");
+	else
+		loc_cell(sf, &r->fp, flex, cell, sizeof(cell));
 	fprintf(f, "%-10s", cell);
 
 	/* RA */
