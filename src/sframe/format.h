@@ -125,8 +125,9 @@ static inline bool sframe_func_info_signal(uint8_t info)
 #define SFRAME_PC_TYPE_INC 0
 #define SFRAME_PC_TYPE_MASK 1
 
-/* v1 PCMASK has no rep_size: libsframe 2.40 compared the low 8 bits. */
-#define SFRAME_V1_PCMASK_MASK 0xff
+/* v1 PCMASK FDEs carry no rep_size; ld 2.40 emits them only for x86-64
+ * PLTs, whose entries are this long (see lookup.c). */
+#define SFRAME_V1_PLT_ENTRY_SIZE 16
 
 /* FRE types: the size of an FRE's start offset. */
 #define SFRAME_FRE_TYPE_ADDR1 0

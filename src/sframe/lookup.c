@@ -133,21 +133,6 @@ static long last_le(const struct sfp_sframe_fre *rs, uint32_t n, uint32_t key)
 	return base - rs;
 }
 
-/* v1 PCMASK (libsframe 2.40): low 8 bits of the PC against the low 8
- * bits of function start + row start. */
-static long v1_mask_row(const struct sfp_sframe *sf,
-			const struct sfp_sframe_lk *l, uint64_t pc)
-{
-	const struct sfp_sframe_fre *rs = sf->fres + l->first_row;
-	uint32_t key = pc & SFRAME_V1_PCMASK_MASK, i;
-	long found = -1;
-
-	for (i = 0; i < l->num_rows; i++)
-		if (((l->start + rs[i].start) & SFRAME_V1_PCMASK_MASK) <= key)
-			found = i;
-	return found;
-}
-
 /* Row of function l covering pc (pre-bias, inside l), or -1. */
 static long func_row(const struct sfp_sframe *sf, const struct sfp_sframe_lk *l,
 		     uint64_t pc)
@@ -157,9 +142,16 @@ static long func_row(const struct sfp_sframe *sf, const struct sfp_sframe_lk *l,
 	if (!l->num_rows)
 		return -1;
 	if (l->pc_type == SFP_SFRAME_PC_MASK) {
-		if (!l->rep_size)
-			return v1_mask_row(sf, l, pc);
-		off %= l->rep_size;
+		/*
+		 * v1 has no rep_size.  Its only producer of PCMASK FDEs is
+		 * ld 2.40's x86-64 PLT, whose entries are 16 bytes: use that.
+		 * libsframe 2.40 instead compares the low 8 bits of the PC
+		 * with those of (start + row start) -- a rule its own source
+		 * marks FIXME, which picks the second row at the first
+		 * instruction of every PLT entry past the first few, and so
+		 * breaks unwinding from a sample taken there.
+		 */
+		off %= l->rep_size ? l->rep_size : SFRAME_V1_PLT_ENTRY_SIZE;
 	}
 	/* off < size <= UINT32_MAX */
 	return last_le(sf->fres + l->first_row, l->num_rows, (uint32_t)off);
