@@ -310,7 +310,9 @@ unw_walk_inline(const struct unw_env *env, uint64_t ip, uint64_t sp,
 					rr = env->lookup(env->ctx, ra - 1, ra,
 							 &rrbuf);
 					if (rr->kind != UNW_R_NOT_CODE &&
-					    after_call(env->read_code, env->ctx,
+					    after_call(env->read_code,
+						       env->code_ctx ?:
+							       env->ctx,
 						       ra)) {
 						next = cur;
 						next.ip = ra;
