@@ -36,9 +36,11 @@ int sfp_addr_space__new(const struct sfp_addr_space_opts *opts,
 	as = calloc(1, sizeof(*as));
 	if (!as)
 		return -ENOMEM;
-	as->cache = calloc(n, sizeof(*as->cache));
+	as->cache = aligned_alloc(_Alignof(struct unw_cache_ent),
+				  (size_t)n * sizeof(*as->cache));
 	if (!as->cache)
 		goto nomem;
+	memset(as->cache, 0, (size_t)n * sizeof(*as->cache));
 	as->cache_mask = n - 1;
 	as->gen = 1;
 	as->cache_stale = false;

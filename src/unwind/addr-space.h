@@ -17,10 +17,15 @@ struct unw_map {
 	struct unw_module *mod;	/* executable file/vDSO mappings only */
 };
 
+/*
+ * One line per entry: a 64-byte stride makes the slot address one shift
+ * (a 40-byte one costs two multiply-adds on the walk's serial chain), and
+ * no entry straddles two cache lines.
+ */
 struct unw_cache_ent {
 	uint64_t key;		/* ip << 1 | exact; 0 = empty */
 	struct unw_rule rule;
-};
+} __attribute__((aligned(64)));
 
 struct sfp_addr_space {
 	struct unw_map *maps;	/* sorted by start, no overlaps */
@@ -62,10 +67,12 @@ unw_as_lookup(struct sfp_addr_space *as, struct sfp_reader *r, uint64_t pc,
 	      uint64_t ip, struct unw_rule *buf)
 {
 	uint64_t key = (ip << 1) | (pc == ip);
-	/* No hash: the low bits of return addresses are spread well
-	 * enough, and this sits on the walk's serial dependency chain
-	 * (load RA -> index -> load entry -> CFA -> load RA). */
-	struct unw_cache_ent *e = &as->cache[key & as->cache_mask];
+	/* No hash, and the slot from ip alone (the key still tells exact
+	 * from caller PCs): the low bits of return addresses are spread
+	 * well enough, and this sits on the walk's serial dependency chain
+	 * (load RA -> index -> load entry -> CFA -> load RA), where every
+	 * instruction counts. */
+	struct unw_cache_ent *e = &as->cache[ip & as->cache_mask];
 
 	if (sfp_likely(e->key == key))
 		return &e->rule;

@@ -52,6 +52,8 @@ struct unw_env {
 	void **ips;
 	/* Read code bytes at ip (for the entry heuristic); may be NULL. */
 	int (*read_code)(void *ctx, uint64_t ip, void *buf, size_t len);
+	/* read_code's context when not ctx (keeps ctx from escaping). */
+	void *code_ctx;
 };
 
 /*

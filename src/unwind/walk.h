@@ -214,6 +214,12 @@ unw_walk_inline(const struct unw_env *env, uint64_t ip, uint64_t sp,
 	for (;;) {
 		uint32_t how = 0;
 
+		/* Keep the frame's registers in general registers: left to
+		 * itself the compiler packs ip/sp into a vector register for
+		 * the frames[] store, and the moves in and out of it sit on
+		 * the walk's serial chain (RA load -> cache probe -> CFA ->
+		 * next RA load). */
+		__asm__("" : "+r"(cur.ip), "+r"(cur.sp), "+r"(cur.fp));
 		rule = env->lookup(env->ctx, exact ? cur.ip : cur.ip - 1,
 				   cur.ip, &rulebuf);
 		if (rule->kind == UNW_R_NOT_CODE && n > 0) {
@@ -304,7 +310,9 @@ unw_walk_inline(const struct unw_env *env, uint64_t ip, uint64_t sp,
 					rr = env->lookup(env->ctx, ra - 1, ra,
 							 &rrbuf);
 					if (rr->kind != UNW_R_NOT_CODE &&
-					    after_call(env->read_code, env->ctx,
+					    after_call(env->read_code,
+						       env->code_ctx ?:
+							       env->ctx,
 						       ra)) {
 						next = cur;
 						next.ip = ra;

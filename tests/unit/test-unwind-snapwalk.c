@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The snapshot walk's private fast paths (src/unwind/unwind.c): exact
+ * snapshot bounds of its reader, and the PC cache whose slot comes from
+ * the ip alone, so that different keys share a slot.  Synthetic stacks
+ * over anonymous code (no table: the frame-pointer fallback), so every
+ * expected stop follows from the bytes below.
+ */
+#include <errno.h>
+
+#include <sfprof/common.h>
+#include <sfprof/unwind.h>
+
+#include "test.h"
+
+#define SP 0x7000000ull
+#define CODE 0x400000ull
+
+struct env {
+	struct sfp_addr_space *as;
+	struct sfp_reader *r;
+};
+
+static bool env_new(struct env *e, uint64_t *stack, size_t size)
+{
+	struct sfp_map m = { .start = CODE, .end = CODE + 0x1000,
+			     .prot = SFP_MAP_READ | SFP_MAP_EXEC };
+
+	e->as = NULL;
+	e->r = NULL;
+	return ASSERT_OK(sfp_addr_space__new(NULL, &e->as)) &&
+	       ASSERT_OK(sfp_addr_space__add_map(e->as, &m)) &&
+	       ASSERT_OK(sfp_reader__new_snapshot(stack, size, SP, &e->r));
+}
+
+static void env_free(struct env *e)
+{
+	sfp_reader__free(&e->r);
+	sfp_addr_space__free(&e->as);
+}
+
+/* A frame record ([fp] = next fp, [fp + 8] = RA) ending exactly at the
+ * snapshot's end is readable; one word less of snapshot and it is not. */
+TEST(unwind_snapwalk_exact_end)
+{
+	uint64_t stack[8] = { 0 };
+	struct sfp_regs regs = { .ip = CODE + 0x10, .sp = SP, .fp = SP,
+				 .valid = SFP_REGS_IP | SFP_REGS_SP |
+					  SFP_REGS_FP };
+	struct sfp_frame fr[8];
+	enum sfp_unwind_stop stop;
+	struct env e;
+	int n;
+
+	/* sp+0 -> sp+48, whose record is the last 16 bytes of 64 */
+	stack[0] = SP + 48;
+	stack[1] = CODE + 0x20;
+	stack[6] = SP + 0x1000;	/* never followed: RA 0 ends the walk */
+	stack[7] = 0;
+	if (!env_new(&e, stack, sizeof(stack)))
+		goto out;
+	n = sfp_unwind(e.as, e.r, &regs, fr, 8, NULL, &stop);
+	ASSERT_EQ(n, 2);
+	ASSERT_EQ(fr[1].ip, CODE + 0x20);
+	ASSERT_EQ(fr[1].sp, SP + 16);
+	ASSERT_EQ(stop, SFP_STOP_RA_ZERO);
+
+	/* The record straddles the end: truncated, not a wild read. */
+	ASSERT_OK(sfp_reader__set_snapshot(e.r, stack, sizeof(stack) - 8, SP));
+	n = sfp_unwind(e.as, e.r, &regs, fr, 8, NULL, &stop);
+	ASSERT_EQ(n, 2);
+	ASSERT_EQ(stop, SFP_STOP_TRUNCATED);
+
+	/* A snapshot starting above sp: the first read is below it. */
+	ASSERT_OK(sfp_reader__set_snapshot(e.r, stack, sizeof(stack), SP + 8));
+	n = sfp_unwind(e.as, e.r, &regs, fr, 8, NULL, &stop);
+	ASSERT_EQ(n, 1);
+	ASSERT_EQ(stop, SFP_STOP_UNREADABLE);
+out:
+	env_free(&e);
+}
+
+/* Two return addresses 64 KiB apart share a cache slot (slot = ip & mask
+ * for any power-of-two cache up to 64 Ki entries): one is code, one is
+ * not.  Alternating walks must each get their own answer. */
+TEST(unwind_snapwalk_cache_slot_sharing)
+{
+	uint64_t stack[8] = { 0 };
+	const uint64_t ra_code = CODE + 0x40, ra_bad = CODE + 0x40 + 0x10000;
+	struct sfp_regs regs = { .ip = CODE + 0x10, .sp = SP, .fp = SP,
+				 .valid = SFP_REGS_IP | SFP_REGS_SP |
+					  SFP_REGS_FP };
+	struct sfp_frame fr[8];
+	enum sfp_unwind_stop stop;
+	struct env e;
+	int i, n;
+
+	stack[0] = SP + 32;
+	stack[4] = SP + 0x1000;
+	stack[5] = 0;
+	if (!env_new(&e, stack, sizeof(stack)))
+		goto out;
+	for (i = 0; i < 4; i++) {
+		stack[1] = i & 1 ? ra_bad : ra_code;
+		n = sfp_unwind(e.as, e.r, &regs, fr, 8, NULL, &stop);
+		if (i & 1) {
+			ASSERT_EQ(n, 1);
+			ASSERT_EQ(stop, SFP_STOP_BAD_RA);
+		} else {
+			ASSERT_EQ(n, 2);
+			ASSERT_EQ(fr[1].ip, ra_code);
+			ASSERT_EQ(stop, SFP_STOP_RA_ZERO);
+		}
+	}
+
+	/* The same ip as an exact PC (frame 0) and as a return address:
+	 * same slot, different keys; both walks stay correct. */
+	regs.ip = ra_code;
+	stack[1] = ra_code;
+	for (i = 0; i < 2; i++) {
+		n = sfp_unwind(e.as, e.r, &regs, fr, 8, NULL, &stop);
+		ASSERT_EQ(n, 2);
+		ASSERT_TRUE(fr[0].flags & SFP_FRAME_EXACT);
+		ASSERT_FALSE(fr[1].flags & SFP_FRAME_EXACT);
+		ASSERT_EQ(fr[1].ip, ra_code);
+		ASSERT_EQ(stop, SFP_STOP_RA_ZERO);
+	}
+out:
+	env_free(&e);
+}
