@@ -501,13 +501,16 @@ TEST(sframe_decode_s390x_fixture)
 
 /*
  * Long functions take the bisecting row search (more than 16 rows), and
- * many functions the full function search: every row boundary of every
- * function, and the gaps between functions, on a generated v2 table with
- * ADDR2 starts and 2-byte data words.
+ * more than 64 functions the bucket index (with one far-away function, so
+ * the buckets are coarse): every row boundary of every function, and the
+ * gaps between functions, on a generated v2 table with ADDR2 starts and
+ * 2-byte data words.
  */
+#define FAR 0x10000000u
+#define FSTART(i) (0x10000u + (i) * (FSIZE + GAP) + ((i) == NF - 1 ? FAR : 0))
 TEST(sframe_lookup_many_rows)
 {
-	enum { NF = 40, NR = 37, FSIZE = 0x400, GAP = 0x40 };
+	enum { NF = 100, NR = 37, FSIZE = 0x400, GAP = 0x40 };
 	struct sfp_sframe *sf = NULL;
 	struct sfp_sframe_row r;
 	uint32_t i, j, fre_off = 0, freoff = NF * 20;
@@ -527,7 +530,7 @@ TEST(sframe_lookup_many_rows)
 		P16(0xdee2); P8(2); P8(0x5); P8(3); P8(0); P8(-8); P8(0);
 		P32(NF); P32(NF * NR); P32(fre_len); P32(0); P32(freoff);
 		for (i = 0; i < NF; i++) {
-			uint32_t start = 0x10000 + i * (FSIZE + GAP);
+			uint32_t start = FSTART(i);
 
 			P32(start - (28 + i * 20));
 			P32(FSIZE);
@@ -551,7 +554,7 @@ TEST(sframe_lookup_many_rows)
 		free(big);
 	}
 	for (i = 0; i < NF && ok; i++) {
-		uint64_t fstart = 0x10000 + i * (FSIZE + GAP);
+		uint64_t fstart = FSTART(i);
 
 		for (j = 0; j < NR && ok; j++) {
 			uint64_t pc = fstart + j * (FSIZE / NR);
