@@ -549,8 +549,10 @@ static int decode_fde(struct dctx *c, uint32_t i, uint32_t *row_pos,
 		return bad(c, off, "FDE %u: PCMASK FDE with repetition size 0", i);
 
 	/* Function start: relative to the section, or (FUNC_START_PCREL)
-	 * to the start-address field itself.  Unsigned wrap-around is the
-	 * intended modular address arithmetic. */
+	 * to the start-address field itself.  We use the field's real
+	 * position (sfh_fdeoff included); libsframe leaves fdeoff out, which
+	 * only matters for sections no tool writes (fdeoff is always 0).
+	 * Unsigned wrap-around is the intended modular address arithmetic. */
 	fn->start = section_addr + (uint64_t)start;
 	if (c->flags & SFRAME_F_FDE_FUNC_START_PCREL)
 		fn->start += off + SFRAME_FDE_OFF_START;

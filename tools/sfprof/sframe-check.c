@@ -110,7 +110,9 @@ int cmd_sframe_check(int argc, char **argv)
 			continue;
 		}
 		sfp_sframe__info(sf, &info);
-		if (!quiet)
+		if (!quiet && !info.version)
+			printf("%s: ok (empty SFrame section)\n", argv[i]);
+		else if (!quiet)
 			printf("%s: ok (version %u, abi %u, %u FDEs, %u FREs%s)\n",
 			       argv[i], info.version, info.abi, info.num_fdes,
 			       info.num_fres,
