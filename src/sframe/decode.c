@@ -280,22 +280,28 @@ static int flex_pair(const struct dctx *c, uint64_t off, const struct word *ctl,
 	return 0;
 }
 
+/*
+ * Data words of a flexible FDE's FRE: the CFA pair, then either an RA
+ * pair or a single 0 padding word (RA has no rule, FP follows), then the
+ * optional FP pair.  Like libsframe, a 0 in word 2 always means padding,
+ * so the only valid shapes are 2, 4, 5 (with padding) and 6 words; any
+ * other reading of the same bytes would disagree with libsframe's.
+ */
 static int flex_rule(const struct dctx *c, uint64_t off, const struct word *w,
 		     unsigned int n, struct sfp_sframe_rule *r)
 {
+	bool pad = n >= 3 && w[2].raw == 0;
 	int err;
 
-	if (n != 2 && n != 4 && n != 5 && n != 6)
-		return bad(c, off, "flex FRE with %u data words (want 2, 4, 5 or 6)",
-			   n);
+	if (pad ? n != 5 : (n != 2 && n != 4 && n != 6))
+		return bad(c, off, "flex FRE with %u data words%s (want 2, 4 or 6, or 5 with a 0 padding word 2)",
+			   n, pad ? " and a padding word" : "");
 	err = flex_pair(c, off, &w[0], &w[1], true, &r->cfa);
 	if (err)
 		return err;
 	r->ra = fixed_loc(c->fixed_ra);
 	r->fp = fixed_loc(c->fixed_fp);
-	if (n == 5) {
-		if (w[2].raw != 0)
-			return bad(c, off, "flex FRE: word 2 of 5 must be a 0 padding word");
+	if (pad) {
 		if (c->fixed_ra)
 			r->ra = loc(SFP_LOC_CFA_DEREF,
 				    SFP_LOC_F_FIXED | SFP_LOC_F_PADDING, 0,

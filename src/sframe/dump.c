@@ -13,11 +13,11 @@
  *                        flexible-FDE cells such as "r10+0" and "(fp-8)".
  * Everything printed comes from the decoded arrays (sframe_int.h).
  *
- * One cell is a guess: a v3 flexible-FDE RA/FP rule "CFA + N" without
- * dereference (control word reg_p = 0, deref_p = 0) prints as "(c+N)".
- * No vector or tool output shows it (gas does not emit it) and we had no
- * 2.46 dumper source to check; every other cell is confirmed by the
- * vectors or by this machine's objdump.
+ * Flexible-FDE cells follow the 2.46 dumper's rules: a register-based
+ * rule prints as "reg+N" or, dereferenced, "(reg+N)" with sp/fp named
+ * per ABI and other registers as "rN"; a CFA-based rule prints "c+N"
+ * whatever its deref bit; an RA padding word prints "U"; a missing RA
+ * pair prints "f" (fixed RA offset) or "u".
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -121,7 +121,9 @@ static void loc_cell(const struct sfp_sframe *sf, const struct sfp_loc *l,
 		snprintf(buf, len, "c%+d", l->offset);
 		break;
 	case SFP_LOC_CFA:
-		snprintf(buf, len, "(c%+d)", l->offset);
+		/* The 2.46 dumper reads deref_p only for register-based
+		 * rules: CFA-based ones print "c+N" either way. */
+		snprintf(buf, len, "c%+d", l->offset);
 		break;
 	case SFP_LOC_REG:
 		if (!flex)	/* s390x v2: value kept in a register */
@@ -182,8 +184,12 @@ static void dump_row(const struct sfp_sframe *sf, enum dialect d,
 			 reg_name(sf, r->cfa.reg, rb, sizeof(rb)), r->cfa.offset);
 	fprintf(f, "  %-10s", cell);
 
-	/* FP */
-	loc_cell(sf, &r->fp, flex, cell, sizeof(cell));
+	/* FP.  A flexible FDE without an FP pair prints "u" even when the
+	 * header has a fixed FP offset (the 2.46 dumper looks for the pair). */
+	if (flex && (r->fp.flags & SFP_LOC_F_FIXED))
+		snprintf(cell, sizeof(cell), "u");
+	else
+		loc_cell(sf, &r->fp, flex, cell, sizeof(cell));
 	fprintf(f, "%-10s", cell);
 
 	/* RA */

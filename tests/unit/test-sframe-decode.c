@@ -391,7 +391,10 @@ TEST(sframe_decode_v3_errors)
 	s.b[V3_ATTR + 5 + 2] = 0x3d;		/* reserved bit */
 	expect(&s, -EBADMSG);
 	base_v3(&s);
-	s.b[V3_ATTR + 9 + 4] = 0x01;		/* padding word not 0 */
+	s.b[V3_ATTR + 9 + 4] = 0x01;		/* 5 words, word 2 not 0 */
+	expect(&s, -EBADMSG);
+	base_v3(&s);
+	s.b[V3_ATTR + 9 + 1] = 0x09;		/* 4 words, word 2 is padding */
 	expect(&s, -EBADMSG);
 	base_v3(&s);
 	sb_put_at(&s, 28 + 12, 100, 4);		/* attr beyond fre_len */
