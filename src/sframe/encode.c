@@ -540,6 +540,14 @@ static int enc_flex_row(const struct sfp_sframe_builder *b,
 			snprintf(why, WHY_LEN, "RA rule kind %u", r->ra.kind);
 			return -EOPNOTSUPP;
 		}
+		/* RA = CFA + off has control word 0, and readers take a 0
+		 * in word 2 for the padding word. */
+		if (!ra_ctrl) {
+			snprintf(why, WHY_LEN,
+				 "RA = CFA%+d has control word 0, which reads as padding",
+				 r->ra.offset);
+			return -EOPNOTSUPP;
+		}
 		ra_pair = true;
 		break;
 	}
