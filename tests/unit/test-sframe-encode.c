@@ -822,3 +822,29 @@ TEST(encode_flex_not_saved_needs_no_fixed_ra)
 		ASSERT_TRUE(strstr(last_log, "padding word without an FP pair"));
 	}
 }
+
+/* RA = CFA + off would need control word 0 in word 2: readers (libsframe
+ * and our decoder) take that for the padding word. */
+TEST(encode_flex_ra_cfa_value_refused)
+{
+	const struct sfp_sframe_func fn = { .start = 0x1000, .size = 0x10 };
+	const struct sfp_sframe_row rows[] = {
+		ROW(0x1000, REG(10, 0),
+		    ((struct sfp_loc){ .kind = SFP_LOC_CFA, .offset = -8 }), NONE),
+	};
+	struct sfp_sframe_row fp_val = ROW(0x1000, REG(10, 0), FIXED(-8),
+		((struct sfp_loc){ .kind = SFP_LOC_CFA, .offset = -16 }));
+	void *buf = NULL;
+	size_t size = 0;
+
+	ASSERT_ERR(build1(3, 0, 0, &fn, rows, 1, &buf, &size), -EOPNOTSUPP);
+	ASSERT_TRUE(strstr(last_log, "control word 0, which reads as padding"));
+	/* For FP the pair follows the padding word, so control 0 is fine. */
+	if (ASSERT_OK(build1(3, 0, 0, &fn, &fp_val, 1, &buf, &size))) {
+		const uint8_t want[] = { 0x00, 0x0a, 0x51, 0x00, 0x00, 0x00, 0xf0 };
+
+		mem_eq("FP = CFA-16", (uint8_t *)buf + 49, size - 49, want,
+		       sizeof(want));
+	}
+	free(buf);
+}
