@@ -1,0 +1,1 @@
+PROG_CFLAGS_symprog := -g -O2 -fvisibility=default
