@@ -287,7 +287,7 @@ static int on_sample(struct conv *c, const struct sfp_perf_event *ev)
 	if (!user_part && c->uw && sfp_perf_sample_has_snapshot(s)) {
 		uint64_t *ips = NULL;
 		size_t cap = 0;
-		int k = sfp_perf_unwinder__unwind(c->uw, ev, &ips, &cap);
+		int k = sfp_perf_unwinder__unwind(c->uw, ev, &ips, &cap, false);
 
 		for (i = 0; k > 0 && i < (uint64_t)k; i++)
 			put_user(c, &nu, ips[i]);

@@ -220,7 +220,7 @@ static int print_sample(struct script *s, const struct sfp_perf_event *ev)
 	}
 	/* perf's dwarf mode: the user part is unwound from the snapshot */
 	if (!user_seen && s->uw && sm->user_stack_size && sm->user_regs_abi) {
-		ufr = sfp_perf_unwinder__unwind(s->uw, ev, &s->chain, &s->chain_len);
+		ufr = sfp_perf_unwinder__unwind(s->uw, ev, &s->chain, &s->chain_len, true);
 		for (i = 0; ufr > 0 && i < (uint64_t)ufr; i++)
 			print_frame(s, sm->pid, s->chain[i], false, "\t");
 	}
