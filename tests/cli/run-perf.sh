@@ -48,6 +48,21 @@ else
 	fail "script -g: workload frames missing"
 fi
 
+# --- system-wide: every CPU, interleaved rings, [cpu] column ----------------
+if rec "$TMP/sys.data" -a -F 500 -g -- sleep 0.3; then
+	perf script --no-inline -i "$TMP/sys.data" > "$TMP/sys.perf" 2>/dev/null
+	"$SFPROF" script -i "$TMP/sys.data" > "$TMP/sys.sfp" 2>&1
+	pm=$(same_permille "$TMP/sys.perf" "$TMP/sys.sfp")
+	if grep -q '^.* \[00[01]\] ' "$TMP/sys.sfp" && [ "$pm" -ge 990 ]; then
+		pass "script -a -g: $pm/1000 lines identical to perf script"
+	else
+		fail "script -a -g: $pm/1000 lines identical"
+		diff "$TMP/sys.perf" "$TMP/sys.sfp" | head -10 | sed 's/^/  /'
+	fi
+else
+	skip "system-wide recording" "perf record -a failed"
+fi
+
 # --- pipe mode, compressed records -------------------------------------------
 perf record -q -e cpu-clock -o - -F 1000 -g -- "$W" 150 > "$TMP/pipe.data" 2>/dev/null
 perf script --no-inline -i - < "$TMP/pipe.data" > "$TMP/pipe.perf" 2>/dev/null
