@@ -265,6 +265,23 @@ static int on_sample(struct conv *c, const struct sfp_perf_event *ev)
 	int size, err;
 
 	c->nr_samples++;
+	/* a context value nobody knows: keep the chain as it is (perf
+	 * shows such a sample without a chain) */
+	for (i = 0; i < n; i++)
+		if (s->ips[i] >= SFP_PERF_CONTEXT_MAX && s->ips[i] != SFP_PERF_CONTEXT_HV &&
+		    s->ips[i] != SFP_PERF_CONTEXT_KERNEL &&
+		    s->ips[i] != SFP_PERF_CONTEXT_USER &&
+		    s->ips[i] != SFP_PERF_CONTEXT_USER_DEFERRED &&
+		    s->ips[i] != SFP_PERF_CONTEXT_GUEST &&
+		    s->ips[i] != SFP_PERF_CONTEXT_GUEST_KERNEL &&
+		    s->ips[i] != SFP_PERF_CONTEXT_GUEST_USER) {
+			o.user_regs_abi = 0;
+			o.user_stack_size = 0;
+			size = sfp_perf_write_sample(a, ev->misc, &o, c->buf, 65536);
+			if (size < 0)
+				return size;
+			return sfp_perf_writer__write(c->w, c->buf, (size_t)size);
+		}
 	/* an unmerged deferred chain: its user part is gone for good */
 	if (s->deferred && n >= 2)
 		nr_end = (size_t)n - 2;

@@ -225,6 +225,16 @@ static void print_start(struct script *s, const struct sfp_perf_event *ev,
 	}
 }
 
+static bool known_context(uint64_t v)
+{
+	return v == SFP_PERF_CONTEXT_HV || v == SFP_PERF_CONTEXT_KERNEL ||
+	       v == SFP_PERF_CONTEXT_USER ||
+	       v == SFP_PERF_CONTEXT_USER_DEFERRED ||
+	       v == SFP_PERF_CONTEXT_GUEST ||
+	       v == SFP_PERF_CONTEXT_GUEST_KERNEL ||
+	       v == SFP_PERF_CONTEXT_GUEST_USER;
+}
+
 static int print_sample(struct script *s, const struct sfp_perf_event *ev)
 {
 	const struct sfp_perf_sample *sm = &ev->sample;
@@ -246,6 +256,10 @@ static int print_sample(struct script *s, const struct sfp_perf_event *ev)
 		return 0;
 	}
 	fputc('\n', s->out);
+	/* perf drops the whole chain at a context value it does not know */
+	for (i = 0; i < nr; i++)
+		if (ips[i] >= SFP_PERF_CONTEXT_MAX && !known_context(ips[i]))
+			nr = 0;
 	for (i = 0; i < nr; i++) {
 		uint64_t ip = ips[i];
 
