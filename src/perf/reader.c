@@ -1086,6 +1086,7 @@ SFP_API int sfp_perf_reader__next(struct sfp_perf_reader *r,
 				r->draining = false;
 			if (q->time > r->last_flush)
 				r->last_flush = q->time;
+			free(r->cur);	/* a bad record popped before this one */
 			r->cur = q;
 			hdr_of(r, q->data, &type, &misc, &sz);
 			e = evsel_of(r, q->data, q->size, type);
