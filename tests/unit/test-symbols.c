@@ -466,23 +466,37 @@ out:
 /*
  * Rust v0 and legacy mangling, checked against c++filt.  c++filt runs
  * libiberty in verbose mode, which keeps crate disambiguators
- * ("[ca63f166dbe9294]") and legacy hashes ("::h0123..."); like perf and
- * rustc's own {:#} output we drop them, so those are removed from
- * c++filt's answer before comparing.
+ * ("[ca63f166dbe9294]"), legacy hashes ("::h0123...") and the types of
+ * const generic arguments ("<10: usize>"); like perf and rustc's own {:#}
+ * output we drop them, so those are removed from c++filt's answer before
+ * comparing.
  */
 static void drop_rust_hashes(char *s)
 {
-	char *p;
+	char *p = s;
 
-	while ((p = strchr(s, '[')) != NULL) {
-		char *e = strchr(p, ']');
+	/* "[ca63f166dbe9294]": a crate disambiguator (hex only). */
+	while ((p = strchr(p, '[')) != NULL) {
+		size_t n = strspn(p + 1, "0123456789abcdef");
 
-		if (!e)
-			break;
-		memmove(p, e + 1, strlen(e + 1) + 1);
+		if (n && p[1 + n] == ']')
+			memmove(p, p + n + 2, strlen(p + n + 2) + 1);
+		else
+			p++;
+	}
+	/* Const generic arguments: verbose mode adds their type ("10: usize"). */
+	p = s;
+	while ((p = strstr(p, ": ")) != NULL) {
+		size_t n = strspn(p + 2, "abcdefghijklmnopqrstuvwxyz0123456789");
+
+		if (n && (p[2 + n] == '>' || p[2 + n] == ','))
+			memmove(p, p + 2 + n, strlen(p + 2 + n) + 1);
+		else
+			p += 2;
 	}
 	p = strstr(s, "::h");
-	if (p && strlen(p) == 3 + 16)
+	if (p && strlen(p) == 3 + 16 &&
+	    strspn(p + 3, "0123456789abcdef") == 16)
 		*p = 0;
 }
 
@@ -917,6 +931,9 @@ static const char *base_name(const char *p)
  * one address (readelf's, in aliases; NULL: exact names only).
  */
 static const struct rsym *a2l_aliases;
+/* When set, addresses that differ are collected here, not printed. */
+static uint64_t *a2l_bad;
+static int a2l_nbad;
 
 static bool same_function(struct sfp_symbolizer_dso *d, uint64_t addr,
 			  const char *ours, const char *theirs)
@@ -934,8 +951,8 @@ static bool same_function(struct sfp_symbolizer_dso *d, uint64_t addr,
 static bool same_chain(struct sfp_symbolizer_dso *d, uint64_t addr,
 		       const struct a2l_frame *fr, int nf)
 {
-	struct sfp_inline_frame ours[16];
-	int k = sfp_symbolizer_dso__inlines(d, addr, ours, 16);
+	struct sfp_inline_frame ours[64];
+	int k = sfp_symbolizer_dso__inlines(d, addr, ours, 64);
 	bool ok = k == nf;
 
 	/*
@@ -949,6 +966,10 @@ static bool same_chain(struct sfp_symbolizer_dso *d, uint64_t addr,
 		     ours[j].file &&
 		     !strcmp(base_name(ours[j].file), base_name(fr[j].file)) &&
 		     ours[j].inlined == (j + 1 < nf);
+	if (!ok && a2l_bad) {
+		a2l_bad[a2l_nbad++] = addr;
+		return false;
+	}
 	if (!ok)
 		fprintf(stderr, "  %#" PRIx64 ": addr2line %d frames (%s %s:%u), "
 			"ours %d (%s %s:%u)\n", addr, nf, fr[0].func, fr[0].file,
@@ -968,7 +989,7 @@ static int compare_addr2line(struct sfp_symbolizer_dso *d, const char *tool,
 			     int *bad)
 {
 	char cmd[1600], line[2048], in[700];
-	static struct a2l_frame fr[16];
+	static struct a2l_frame fr[64];
 	int nf = 0, idx = -1, compared = 0;
 	bool want_file = false;
 	FILE *f;
@@ -1007,14 +1028,14 @@ static int compare_addr2line(struct sfp_symbolizer_dso *d, const char *tool,
 
 			if (inl)
 				*inl = 0;
-			if (nf < 16)
+			if (nf < 64)
 				snprintf(fr[nf].func, sizeof(fr[nf].func), "%s",
 					 line);
 			want_file = true;
 			continue;
 		}
 		want_file = false;
-		if (nf >= 16)
+		if (nf >= 64)
 			continue;
 		{
 			char *disc = strstr(line, " (discriminator");
@@ -1507,19 +1528,20 @@ TEST(symbols_vs_perf_script)
 		if (strstr(line, "PERF_RECORD_"))
 			continue;
 		/* "PID IP SYM+0xOFF (DSO)"; SYM may contain spaces (C++). */
-		if (sscanf(line, " %d %llx", &pid, &ip) != 2)
-			continue;
-		p = strrchr(line, '(');
-		if (!p || sscanf(p, "(%511[^)])", dso) != 1)
-			continue;
 		{
-			char *q = strchr(line, ' ');
+			int at = 0;
 
-			q = q ? strchr(q + 1 + strspn(q + 1, " "), ' ') : NULL;
-			if (!q)
+			if (sscanf(line, " %d %llx %n", &pid, &ip, &at) != 2 || !at)
 				continue;
-			q += strspn(q, " ");
-			snprintf(sym, sizeof(sym), "%.*s", (int)(p - 1 - q), q);
+			p = strrchr(line, '(');
+			if (!p || p < line + at ||
+			    sscanf(p, "(%511[^)])", dso) != 1)
+				continue;
+			snprintf(sym, sizeof(sym), "%.*s",
+				 (int)(p - (line + at)), line + at);
+			sym[strcspn(sym, "\n")] = 0;
+			while (*sym && sym[strlen(sym) - 1] == ' ')
+				sym[strlen(sym) - 1] = 0;
 		}
 		/*
 		 * perf 6.1 names PLT stubs by relocation order, which is off
@@ -1577,4 +1599,138 @@ TEST(symbols_vs_perf_script)
 out:
 	free(maps);
 	sfp_symbolizer__free(&s);
+}
+
+/* C++ at -O2 (templates, STL inlined): lines and inline chains. */
+TEST(symbols_srclines_cxx_vs_addr2line)
+{
+	char exe[700];
+	struct sfp_symbolizer *s = NULL;
+	struct sfp_symbolizer_dso *d;
+	struct rsym *v = NULL;
+	uint64_t *addrs = NULL;
+	int n, na = 0, bad = 0, compared, deep = 0;
+
+	if (!have_tool("g++")) {
+		test_skip("g++ missing");
+		return;
+	}
+	snprintf(exe, sizeof(exe), "%s/cxxprog-O2", tmpdir());
+	if (!ASSERT_EQ(sh("g++ -O2 -g -o '%s' '%s/symbols/cxxprog.cc'", exe,
+			  test_data_dir()), 0))
+		return;
+	s = new_symbolizer(NULL, true);
+	if (!s || !ASSERT_OK(sfp_symbolizer__get_dso(s, -1, exe, NULL, 0, &d)))
+		goto out;
+	n = read_readelf(exe, "-s", &v);
+	addrs = calloc(200000, sizeof(*addrs));
+	/* Every byte of every function of the program itself. */
+	for (int i = 0; i < n; i++) {
+		if (!v[i].size || strstr(v[i].name, "@plt"))
+			continue;
+		for (uint64_t a = v[i].addr; a < v[i].addr + v[i].size &&
+		     na < 200000; a++)
+			addrs[na++] = a;
+	}
+	for (int i = 0; i < na; i++) {
+		struct sfp_inline_frame fr[16];
+
+		if (sfp_symbolizer_dso__inlines(d, addrs[i], fr, 16) > 2)
+			deep++;
+	}
+	ASSERT_GE(deep, 10);	/* STL code inlines deeply at -O2 */
+	/*
+	 * binutils names an inlined lambda after its caller ("main" where
+	 * DWARF says "operator()"); what binutils disputes must then agree
+	 * with eu-addr2line.
+	 */
+	a2l_bad = calloc(na, sizeof(*a2l_bad));
+	a2l_nbad = 0;
+	compared = compare_addr2line(d, "addr2line", exe, addrs, na, &bad);
+	ASSERT_GE(compared, na / 2);
+	{
+		uint64_t *disputed = a2l_bad;
+		int nd = a2l_nbad, bad2 = 0, again;
+
+		a2l_bad = NULL;
+		fprintf(stderr, "  %d of %d addresses differ from addr2line; "
+			"checking them with eu-addr2line\n", nd, compared);
+		ASSERT_TRUE(nd <= compared / 20);
+		if (nd && have_tool("eu-addr2line")) {
+			again = compare_addr2line(d, "eu-addr2line", exe, disputed,
+						  nd, &bad2);
+			ASSERT_EQ(again, nd);
+			ASSERT_EQ(bad2, 0);
+		} else {
+			ASSERT_EQ(nd, 0);
+		}
+		free(disputed);
+	}
+out:
+	free(addrs);
+	free(v);
+	sfp_symbolizer__free(&s);
+}
+
+/* A real Rust binary, both manglings: every Rust symbol vs c++filt. */
+TEST(symbols_rust_binary)
+{
+	/* Legacy is rustc's default; asking for it needs -Z flags. */
+	static const char *const modes[] = { "legacy", "v0" };
+	static const char *const flags[] = { "", "-C symbol-mangling-version=v0" };
+	int checked = 0, bad = 0;
+
+	if (!have_tool("rustc") || !have_tool("c++filt")) {
+		test_skip("rustc or c++filt missing");
+		return;
+	}
+	for (size_t m = 0; m < 2; m++) {
+		char exe[700], line[4096], cmd[2048];
+		struct sfp_symbolizer *s = NULL;
+		struct sfp_symbolizer_dso *d;
+		struct rsym *v = NULL;
+		int n;
+		FILE *f;
+
+		snprintf(exe, sizeof(exe), "%s/rust-%s", tmpdir(), modes[m]);
+		if (!ASSERT_EQ(sh("rustc -O %s -o '%s' '%s/symbols/rustprog.rs' "
+				  "2>/dev/null", flags[m], exe, test_data_dir()), 0))
+			return;
+		s = new_symbolizer(NULL, true);
+		n = read_readelf(exe, "-s", &v);
+		if (!s || !ASSERT_OK(sfp_symbolizer__get_dso(s, -1, exe, NULL, 0,
+							     &d)))
+			goto next;
+		snprintf(cmd, sizeof(cmd), "%s/rnames.txt", tmpdir());
+		f = fopen(cmd, "w");
+		for (int i = 0; f && i < n; i++)
+			fprintf(f, "%s\n", v[i].name);
+		if (f)
+			fclose(f);
+		snprintf(cmd, sizeof(cmd), "c++filt < '%s/rnames.txt'", tmpdir());
+		f = popen(cmd, "r");
+		for (int i = 0; f && i < n && fgets(line, sizeof(line), f); i++) {
+			struct sfp_symbol sym;
+			bool rust = !strncmp(v[i].name, "_R", 2) ||
+				    (!strncmp(v[i].name, "_ZN", 3) &&
+				     strstr(v[i].name, "17h"));
+
+			line[strcspn(line, "\n")] = 0;
+			if (!rust || sfp_symbolizer_dso__find(d, v[i].addr, &sym) ||
+			    strcmp(sym.raw_name, v[i].name))
+				continue;
+			drop_rust_hashes(line);
+			checked++;
+			if (strcmp(sym.name, line) && bad++ < 5)
+				fprintf(stderr, "  %s: ours \"%s\", c++filt \"%s\"\n",
+					v[i].name, sym.name, line);
+		}
+		if (f)
+			pclose(f);
+next:
+		free(v);
+		sfp_symbolizer__free(&s);
+	}
+	ASSERT_GE(checked, 20);
+	ASSERT_EQ(bad, 0);
 }
