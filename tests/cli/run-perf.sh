@@ -161,10 +161,12 @@ rec "$TMP/dw.data" -F 1000 --call-graph dwarf,32768 -- "$WN" 400
 perf script --no-inline -i "$TMP/dw.data" > "$TMP/dw.perf" 2>/dev/null
 "$SFPROF" script -i "$TMP/dw.data" > "$TMP/dw.sfp" 2>&1
 set -- $(awk -v show=3 -f "$HERE/perf-user-frames.awk" "$TMP/dw.perf" "$TMP/dw.sfp" 2>"$TMP/dw.diff")
-if [ "${2:-0}" -gt 20 ] && [ $(( $1 * 100 )) -ge $(( $2 * 99 )) ]; then
-	pass "dwarf mode: user frames equal perf's for $1 of $2 samples"
+# perf's libunwind/libdw sometimes gives up (a frame of -1) where sfprof
+# goes on; those samples are counted apart (perf's frames are a prefix)
+if [ "${3:-0}" -gt 20 ] && [ $(( ($1 + $2) * 100 )) -ge $(( $3 * 99 )) ]; then
+	pass "dwarf mode: user frames equal perf's for $1 of $3 samples (+$2 where perf gave up early)"
 else
-	fail "dwarf mode: user frames equal perf's for ${1:-0} of ${2:-0} samples"
+	fail "dwarf mode: user frames equal perf's for ${1:-0} of ${3:-0} samples (+${2:-0} perf gave up)"
 	sed 's/^/  /' "$TMP/dw.diff"
 fi
 "$SFPROF" convert -i "$TMP/dw.data" -o "$TMP/dwd.data" --deferred 2>/dev/null
@@ -179,10 +181,10 @@ fi
 perf script --no-inline -i "$TMP/dwi.data" > "$TMP/dwi.perf" 2> "$TMP/dwi.err"
 "$SFPROF" script -i "$TMP/dwd.data" > "$TMP/dwd.sfp" 2>&1
 set -- $(awk -f "$HERE/perf-user-frames.awk" "$TMP/dwi.perf" "$TMP/dwd.sfp")
-if [ ! -s "$TMP/dwi.err" ] && [ "${2:-0}" -gt 20 ] && [ "$1" = "$2" ]; then
+if [ ! -s "$TMP/dwi.err" ] && [ "${3:-0}" -gt 20 ] && [ "$1" = "$3" ]; then
 	pass "dwarf -> inline (read by perf 6.1) and -> deferred give the same stacks"
 else
-	fail "dwarf -> inline/deferred stacks (${1:-0} of ${2:-0})"
+	fail "dwarf -> inline/deferred stacks (${1:-0} of ${3:-0})"
 	head -3 "$TMP/dwi.err" | sed 's/^/  /'
 fi
 
