@@ -49,15 +49,23 @@ else
 fi
 
 # --- system-wide: every CPU, interleaved rings, [cpu] column ----------------
+# Other programs on this shared machine come and go (binaries rebuilt
+# under them show as "(deleted)"), so symbols are not compared here, only
+# the headers (comm, tid, cpu, time, period, event) and frame addresses.
+frames_only() {
+	awk '/^\t/ { print "\t" $1; next } { print }' "$1"
+}
 if rec "$TMP/sys.data" -a -F 500 -g -- sleep 0.3; then
 	perf script --no-inline -i "$TMP/sys.data" > "$TMP/sys.perf" 2>/dev/null
 	"$SFPROF" script -i "$TMP/sys.data" > "$TMP/sys.sfp" 2>&1
-	pm=$(same_permille "$TMP/sys.perf" "$TMP/sys.sfp")
-	if grep -q '^.* \[00[01]\] ' "$TMP/sys.sfp" && [ "$pm" -ge 990 ]; then
-		pass "script -a -g: $pm/1000 lines identical to perf script"
+	frames_only "$TMP/sys.perf" > "$TMP/sys.perf.a"
+	frames_only "$TMP/sys.sfp" > "$TMP/sys.sfp.a"
+	if grep -q '^.* \[00[01]\] ' "$TMP/sys.sfp" && [ -s "$TMP/sys.perf.a" ] &&
+	   cmp -s "$TMP/sys.perf.a" "$TMP/sys.sfp.a"; then
+		pass "script -a -g: headers and frame addresses identical to perf script ($(grep -c ' cpu-clock: $' "$TMP/sys.perf") samples)"
 	else
-		fail "script -a -g: $pm/1000 lines identical"
-		diff "$TMP/sys.perf" "$TMP/sys.sfp" | head -10 | sed 's/^/  /'
+		fail "script -a -g: headers or frame addresses differ"
+		diff "$TMP/sys.perf.a" "$TMP/sys.sfp.a" | head -10 | sed 's/^/  /'
 	fi
 else
 	skip "system-wide recording" "perf record -a failed"
@@ -77,18 +85,18 @@ fi
 cat "$TMP/pipe.data" | "$SFPROF" script -i - > "$TMP/pipe2.sfp" 2>&1
 check_eq "script -i - from a real pipe" "$TMP/pipe.sfp" "$TMP/pipe2.sfp"
 
-if rec "$TMP/z.data" -z -F 1000 -g -- "$W" 150; then
-	perf script --no-inline -i "$TMP/z.data" > "$TMP/z.perf" 2>/dev/null
+if rec "$TMP/z.data" -z -F 1000 -g -- "$W" 150 &&
+   perf script --no-inline -i "$TMP/z.data" > "$TMP/z.perf" 2>/dev/null &&
+   [ -s "$TMP/z.perf" ]; then
 	"$SFPROF" script -i "$TMP/z.data" > "$TMP/z.sfp" 2>&1
-	if [ -s "$TMP/z.perf" ] &&
-	   [ "$(same_permille "$TMP/z.perf" "$TMP/z.sfp")" -ge 995 ]; then
+	if [ "$(same_permille "$TMP/z.perf" "$TMP/z.sfp")" -ge 995 ]; then
 		pass "script on zstd-compressed records (perf record -z)"
 	else
 		fail "script on perf record -z"
 		diff "$TMP/z.perf" "$TMP/z.sfp" | head -10 | sed 's/^/  /'
 	fi
 else
-	skip "perf record -z" "perf built without zstd"
+	skip "perf record -z" "perf could not record or read back a compressed file"
 fi
 
 # --- convert --inline: perf 6.1 reads it cleanly, same stacks -----------------
