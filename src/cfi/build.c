@@ -133,6 +133,9 @@ static bool in_plt(const struct build_ctx *b, uint64_t lo, uint64_t hi)
 
 /* --- Output accumulation. --- */
 
+/* All rows of one object: ~2 GiB of rows is beyond any real binary. */
+#define MAX_TOTAL_ROWS (1u << 25)
+
 static int reserve_rows(struct build_ctx *b, size_t more)
 {
 	size_t need = b->nrows + more, cap = b->caprows ? b->caprows : 1024;
@@ -140,6 +143,8 @@ static int reserve_rows(struct build_ctx *b, size_t more)
 
 	if (need <= b->caprows)
 		return 0;
+	if (need > MAX_TOTAL_ROWS)
+		return -E2BIG;
 	while (cap < need)
 		cap *= 2;
 	p = realloc(b->rows, cap * sizeof(*p));
@@ -268,8 +273,13 @@ static int convert_fde(struct build_ctx *b, const struct cfi_section *sec,
 				       : SFP_CFI_SKIP_BAD_CFI);
 		return 0;
 	}
-	if (reserve_rows(b, b->crows.n))
-		return -ENOMEM;
+	err = reserve_rows(b, b->crows.n);
+	if (err == -E2BIG) {
+		skip(b, SFP_CFI_SKIP_TOO_BIG);
+		return 0;
+	}
+	if (err)
+		return err;
 	err = cfi_convert_amd64(fde, &b->crows, b->version,
 				&b->rows[b->nrows], &n, &flex, &why);
 	if (err) {
@@ -281,6 +291,7 @@ static int convert_fde(struct build_ctx *b, const struct cfi_section *sec,
 			return 0;
 		}
 		n = 0;
+		flex = false;
 	}
 	f = new_func(b);
 	if (!f)
@@ -693,6 +704,13 @@ int cfi_build_elf(struct sfp_elf *e, const struct sfp_build_opts *opts,
 	if (stats && (stats->sz < sizeof(size_t) ||
 		      stats->sz > sizeof(struct sfp_build_stats)))
 		return -EINVAL;
+	if (stats) {
+		/* Zero counts on every early error too. */
+		size_t sz = stats->sz;
+
+		memset(stats, 0, sz);
+		stats->sz = sz;
+	}
 	if (sfp_elf_type(e) == ET_REL) {
 		/* FDE addresses of a .o are relocations against sections
 		 * that all start at 0: there is no address space yet. */

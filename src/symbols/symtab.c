@@ -12,6 +12,7 @@
  * last one in table order empty: so the last one wins, here too.
  */
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/cursor.h"
@@ -105,6 +106,9 @@ static int alias_cmp(const struct sfp_sym *a, const struct sfp_sym *b)
 	unsigned int ua, ub;
 	size_t la, lb;
 
+	/* A JIT reuses addresses: the newest entry of its map wins. */
+	if ((a->flags & b->flags & SFP_SYM_JIT) && a->seq != b->seq)
+		return a->seq > b->seq ? -1 : 1;
 	if (az != bz)
 		return az ? 1 : -1;
 	if (az && a->seq != b->seq)
@@ -357,9 +361,22 @@ int sfp_read_file(const char *path, size_t max, char **buf, size_t *len)
 
 	*buf = NULL;
 	*len = 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/*
+	 * Non-blocking and regular files only: a FIFO planted as
+	 * /tmp/perf-PID.map must not hang us.
+	 */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
+	{
+		struct stat st;
+
+		if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+			close(fd);
+			pr_warn("%s: not a regular file", path);
+			return -EINVAL;
+		}
+	}
 	/* /proc files report size 0: read until EOF into a growing buffer. */
 	for (;;) {
 		ssize_t r;

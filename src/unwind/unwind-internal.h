@@ -20,8 +20,13 @@ enum unw_rule_kind {
 	UNW_R_NOT_CODE,		/* not in any executable mapping */
 };
 
+/* Rows the walk steps without the general evaluator (see walk.h). */
+#define UNW_FAST_SP 1		/* CFA = sp + off */
+#define UNW_FAST_FP 2		/* CFA = fp + off */
+
 struct unw_rule {
 	uint8_t kind;		/* enum unw_rule_kind */
+	uint8_t fast;		/* UNW_FAST_* or 0 */
 	uint32_t flags;		/* SFP_ROW_* of the row */
 	struct sfp_loc cfa;
 	struct sfp_loc ra;
@@ -35,8 +40,10 @@ struct unw_rule {
  */
 struct unw_env {
 	int (*read)(void *ctx, uint64_t addr, void *buf, size_t len);
-	void (*lookup)(void *ctx, uint64_t pc, uint64_t ip,
-		       struct unw_rule *rule);
+	/* Returns the rule: in a cache, or in *buf (valid until the next
+	 * lookup). */
+	const struct unw_rule *(*lookup)(void *ctx, uint64_t pc, uint64_t ip,
+					 struct unw_rule *buf);
 	void *ctx;
 	bool no_fp_fallback;
 	/* Frame 0 is already a return address (in-process backtrace). */
