@@ -221,6 +221,7 @@ static int load_symbols(struct sfp_symtab *t, struct sfp_elf *e,
 	struct sfp_cursor c;
 	Elf_Scn *scn;
 	GElf_Shdr sh;
+	size_t bad_names = 0;
 	int err, added = 0;
 
 	err = sfp_elf_section_data(e, sec, &data, &size);
@@ -280,8 +281,12 @@ static int load_symbols(struct sfp_symtab *t, struct sfp_elf *e,
 		if (shndx == SHN_UNDEF || value == 0)
 			continue;
 		if (name >= strsize) {
-			pr_warn("%s: %s: symbol %zu name offset %#x outside %s",
-				sfp_elf_name(e), sec->name, i, name, strsec.name);
+			/* Name the first; count the rest (no flood). */
+			if (!bad_names++)
+				pr_warn("%s: %s: symbol %zu (file offset %#llx) name offset %#x outside %s",
+					sfp_elf_name(e), sec->name, i,
+					(unsigned long long)(sec->offset + i * entsize),
+					name, strsec.name);
 			continue;
 		}
 		nm = (const char *)strs + name;
@@ -304,6 +309,9 @@ static int load_symbols(struct sfp_symtab *t, struct sfp_elf *e,
 			return err;
 		added++;
 	}
+	if (bad_names > 1)
+		pr_warn("%s: %s: %zu symbols with names outside %s skipped",
+			sfp_elf_name(e), sec->name, bad_names, strsec.name);
 	return added;
 }
 

@@ -1990,3 +1990,42 @@ TEST(symbols_special_files)
 	sfp_symbolizer__free(&s);
 	unlink(fifo);
 }
+
+/* ELFCLASS32 symbol tables (i386 objects made with as --32 / ld). */
+TEST(symbols_elf32)
+{
+	char src[700], exe[700];
+	struct sfp_symbolizer *s = NULL;
+	struct sfp_symbolizer_dso *d;
+	struct sfp_symbol sym;
+	FILE *f;
+
+	snprintf(src, sizeof(src), "%s/t32.s", tmpdir());
+	snprintf(exe, sizeof(exe), "%s/t32", tmpdir());
+	f = fopen(src, "w");
+	if (!ASSERT_NOT_NULL(f))
+		return;
+	fputs(".text\n.globl _start\n.type _start,@function\n_start:\n"
+	      " call f32\n ret\n.size _start,.-_start\n"
+	      ".type f32,@function\nf32:\n nop\n nop\n ret\n.size f32,.-f32\n"
+	      ".globl g32\n.type g32,@function\ng32:\n ret\n", f);
+	fclose(f);
+	if (sh("as --32 -o '%s.o' '%s' && ld -m elf_i386 -o '%s' '%s.o' 2>/dev/null",
+	       exe, src, exe, exe)) {
+		test_skip("no i386 support in binutils");
+		return;
+	}
+	check_against_readelf(exe, "-s", 3);
+	s = new_symbolizer(NULL, false);
+	if (s && ASSERT_OK(sfp_symbolizer__get_dso(s, -1, exe, NULL, 0, &d))) {
+		uint64_t f32 = readelf_addr(exe, "f32");
+
+		if (ASSERT_OK(sfp_symbolizer_dso__find(d, f32 + 2, &sym))) {
+			ASSERT_STREQ(sym.name, "f32");
+			ASSERT_EQ(sym.size, 3);
+			ASSERT_EQ(sym.offset, 2);
+		}
+		ASSERT_EQ(sfp_symbolizer_dso__num_symbols(d), 3);
+	}
+	sfp_symbolizer__free(&s);
+}
