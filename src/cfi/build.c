@@ -814,3 +814,39 @@ int sfp_sframe__build_from_elf_mem(const void *image, size_t isize,
 	sfp_elf_close(&e);
 	return err;
 }
+
+int sfp_sframe__build_table_file(const char *elf_path, const char *out_path,
+				 const struct sfp_build_opts *opts,
+				 struct sfp_build_stats *stats)
+{
+	SFP_OPTS(sfp_sframe_file_opts, fo);
+	struct sfp_elf *e = NULL;
+	const uint8_t *id;
+	size_t size = 0, idlen;
+	void *sec = NULL;
+	int err;
+
+	if (!elf_path || !out_path)
+		return -EINVAL;
+	err = sfp_elf_open(elf_path, &e);
+	if (err) {
+		pr_warn("%s: cannot open as ELF: %s", elf_path,
+			sfp_strerror(err));
+		return err == -ENOEXEC ? -EBADMSG : err;
+	}
+	err = cfi_build_elf(e, opts, &sec, &size, &fo.section_addr, stats);
+	if (err)
+		goto out;
+	if (!sfp_elf_build_id(e, &id, &idlen) && idlen <= 64) {
+		fo.build_id = id;
+		fo.build_id_len = idlen;
+	}
+	err = sfp_sframe__write_file(out_path, sec, size, &fo);
+	if (err)
+		pr_warn("%s: cannot write the table: %s", out_path,
+			sfp_strerror(err));
+out:
+	free(sec);
+	sfp_elf_close(&e);
+	return err;
+}

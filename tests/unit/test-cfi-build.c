@@ -640,3 +640,48 @@ TEST(cfi_table_cache_content_hash)
 		ASSERT_EQ(sfp_sframe_cache__clear(&to), 2);
 	sfp_sframe__free(&sf);
 }
+
+/* Table files record the section address and the ELF's build-id. */
+TEST(cfi_build_table_file)
+{
+	char out[1024];
+	struct sfp_build_stats st = { .sz = sizeof(st) };
+	struct sfp_sframe *sf = NULL, *ref = NULL;
+	struct sfp_sframe_info i1, i2;
+	struct sfp_elf *e = NULL;
+	const uint8_t *id;
+	size_t idlen;
+	uint8_t hdr[104];
+	FILE *f;
+
+	snprintf(out, sizeof(out), "%s/ls.sframe", test_tmp_dir());
+	if (!ASSERT_OK(sfp_sframe__build_table_file("/bin/ls", out, NULL, &st)))
+		return;
+	ASSERT_GE(st.emitted, 100);
+	if (!ASSERT_OK(sfp_sframe__open_file(out, NULL, &sf)) ||
+	    !ASSERT_OK(build_open("/bin/ls", 3, &st, &ref)))
+		goto out;
+	sfp_sframe__info(sf, &i1);
+	sfp_sframe__info(ref, &i2);
+	ASSERT_EQ(i1.section_addr, i2.section_addr);
+	ASSERT_EQ(i1.num_fres, i2.num_fres);
+	/* docs/sframe-file.md: build-id length at 36, bytes at 40. */
+	f = fopen(out, "rb");
+	if (ASSERT_NOT_NULL(f)) {
+		ASSERT_EQ(fread(hdr, 1, sizeof(hdr), f), sizeof(hdr));
+		fclose(f);
+		if (ASSERT_OK(sfp_elf_open("/bin/ls", &e)) &&
+		    ASSERT_OK(sfp_elf_build_id(e, &id, &idlen))) {
+			ASSERT_EQ(hdr[36], idlen);
+			ASSERT_TRUE(!memcmp(hdr + 40, id, idlen));
+		}
+	}
+	ASSERT_ERR(sfp_sframe__build_table_file("/bin/ls", NULL, NULL, NULL),
+		   -EINVAL);
+	ASSERT_ERR(sfp_sframe__build_table_file("/nonexistent", out, NULL,
+						NULL), -ENOENT);
+out:
+	sfp_elf_close(&e);
+	sfp_sframe__free(&sf);
+	sfp_sframe__free(&ref);
+}
