@@ -12,10 +12,20 @@ if ! command -v perf >/dev/null 2>&1 ||
 	exit 0
 fi
 
+# Record; on this shared machine perf record now and then ends without
+# finishing its file (data size 0), so try up to three times.
 rec() {	# out, perf record args...
 	out=$1
 	shift
-	perf record -q -e cpu-clock -o "$out" "$@" >"$TMP/rec.log" 2>&1
+	for try in 1 2 3; do
+		if perf record -q -e cpu-clock -o "$out" "$@" >"$TMP/rec.log" 2>&1 &&
+		   [ "$(od -An -t u8 -j 48 -N 8 "$out" | tr -d ' ')" != 0 ]; then
+			return 0
+		fi
+		echo "  perf record attempt $try failed:" >&2
+		head -3 "$TMP/rec.log" | sed 's/^/    /' >&2
+	done
+	return 1
 }
 
 # Lines of the first file (perf's) that diff finds unchanged in the second,
@@ -27,7 +37,10 @@ same_permille() {
 }
 
 # --- frame-pointer recording: script output equals perf script ---------------
-rec "$TMP/fp.data" -F 2000 -g -- "$W" 300
+if ! rec "$TMP/fp.data" -F 2000 -g -- "$W" 300; then
+	fail "perf record -g of the workload failed three times"
+	exit 0
+fi
 perf script --no-inline -i "$TMP/fp.data" > "$TMP/fp.perf" 2>/dev/null
 "$SFPROF" script -i "$TMP/fp.data" > "$TMP/fp.sfp" 2> "$TMP/fp.err"
 rc=$?
