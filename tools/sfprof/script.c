@@ -41,6 +41,15 @@ struct script {
 	FILE *out;
 	uint64_t *chain;
 	size_t chain_len;
+	/* user frames already resolved: ip + mapping -> name, offset
+	 * (recursion and hot loops repeat the same return addresses) */
+	struct fc_ent {
+		uint64_t ip, map_start, map_pgoff;
+		uint32_t dso;
+		bool valid, has_sym;
+		const char *name;
+		uint64_t off;
+	} fcache[4096];
 	/* demangled names by the symbolizer's (stable) raw-name pointer */
 	struct dm_ent { const char *raw; char *name; } *dm;
 	size_t dm_cap, dm_n;
@@ -236,15 +245,32 @@ static void print_frame(struct script *s, uint32_t pid, uint64_t ip,
 				   "[unknown]");
 			return;
 		}
+		struct fc_ent *fc = &s->fcache[(ip ^ (ip >> 12)) & 4095];
+
 		d = sfp_machine__dso(s->m, map->dso);
 		d->hit = true;
 		addr = ip - map->start + map->pgoff;
-		dh = d->name[0] == '/' ? dso_handle(s, map->dso, d) : NULL;
-		if (dh && !sfp_symbolizer_dso__vaddr(dh, map->start, map->pgoff,
-						     ip, &vaddr) &&
-		    !sfp_symbolizer_dso__find(dh, vaddr, &sym))
-			emit_frame(s, prefix, addr, perf_name(s, &sym), true,
-				   sym.offset, d->name);
+		if (!fc->valid || fc->ip != ip || fc->map_start != map->start ||
+		    fc->map_pgoff != map->pgoff || fc->dso != map->dso) {
+			dh = d->name[0] == '/' ? dso_handle(s, map->dso, d) : NULL;
+			fc->valid = true;
+			fc->ip = ip;
+			fc->map_start = map->start;
+			fc->map_pgoff = map->pgoff;
+			fc->dso = map->dso;
+			fc->has_sym = dh &&
+				!sfp_symbolizer_dso__vaddr(dh, map->start,
+							   map->pgoff, ip,
+							   &vaddr) &&
+				!sfp_symbolizer_dso__find(dh, vaddr, &sym);
+			if (fc->has_sym) {
+				fc->name = perf_name(s, &sym);
+				fc->off = sym.offset;
+			}
+		}
+		if (fc->has_sym)
+			emit_frame(s, prefix, addr, fc->name, true, fc->off,
+				   d->name);
 		else
 			emit_frame(s, prefix, addr, "[unknown]", false, 0,
 				   d->name);
