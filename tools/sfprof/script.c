@@ -347,6 +347,9 @@ static int print_sample(struct script *s, const struct sfp_perf_event *ev)
 	const uint64_t *ips = sm->ips;
 	uint64_t nr = sm->nr_ips, i;
 	bool kernel = false, user_seen = false;
+	/* perf script shows at most kernel.perf_event_max_stack (127)
+	 * entries of a recorded chain */
+	unsigned int printed = 0;
 	int ufr;
 
 	print_start(s, ev, has_chain);
@@ -365,7 +368,7 @@ static int print_sample(struct script *s, const struct sfp_perf_event *ev)
 	for (i = 0; i < nr; i++)
 		if (ips[i] >= SFP_PERF_CONTEXT_MAX && !known_context(ips[i]))
 			nr = 0;
-	for (i = 0; i < nr; i++) {
+	for (i = 0; i < nr && printed < SFP_PERF_MAX_STACK; i++) {
 		uint64_t ip = ips[i];
 
 		if (ip >= SFP_PERF_CONTEXT_MAX) {
@@ -380,9 +383,11 @@ static int print_sample(struct script *s, const struct sfp_perf_event *ev)
 		    ips[nr - 2] == SFP_PERF_CONTEXT_USER_DEFERRED) {
 			emit_frame(s, "\t", ip, "(cookie)", false, 0,
 				   "[unknown]");
+			printed++;
 			continue;
 		}
 		print_frame(s, sm->pid, ip, kernel, "\t");
+		printed++;
 	}
 	/* perf's dwarf mode: the user part is unwound from the snapshot */
 	if (!user_seen && s->uw && sm->user_stack_size && sm->user_regs_abi) {
