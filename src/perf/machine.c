@@ -254,7 +254,11 @@ static struct thr *thr_new(struct sfp_machine *m, uint32_t tid)
 	t->used = true;
 	t->tid = tid;
 	t->pid = tid;
-	snprintf(t->comm, sizeof(t->comm), ":%u", tid);
+	/* perf names the idle task (pid 0) "swapper" before any COMM */
+	if (tid)
+		snprintf(t->comm, sizeof(t->comm), ":%u", tid);
+	else
+		snprintf(t->comm, sizeof(t->comm), "swapper");
 	m->nthrs++;
 	return t;
 }
@@ -420,6 +424,8 @@ SFP_HIDDEN const char *sfp_machine__comm(struct sfp_machine *m, uint32_t tid)
 
 	if (t)
 		return t->comm;
+	if (!tid)
+		return "swapper";
 	snprintf(m->tmp, sizeof(m->tmp), ":%u", tid);
 	return m->tmp;
 }
