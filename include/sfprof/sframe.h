@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <sfprof/common.h>
 
@@ -90,6 +91,10 @@ enum sfp_loc_kind {
 /* Flags of a location. */
 #define SFP_LOC_F_FIXED 0x1	/* offset comes from the header's fixed
 				   RA/FP offset, not from the FRE */
+#define SFP_LOC_F_PADDING 0x2	/* came from a padding data word (0):
+				   s390x "RA not saved", or a v3 flex FDE
+				   whose RA has no rule (AMD64: the rule is
+				   then the fixed RA offset) */
 
 struct sfp_loc {
 	uint8_t kind;		/* enum sfp_loc_kind */
@@ -216,6 +221,25 @@ SFP_API int sfp_sframe__row(const struct sfp_sframe *sf, uint32_t func_idx,
  */
 SFP_API int sfp_sframe__find(const struct sfp_sframe *sf, uint64_t pc,
 			     struct sfp_sframe_row *out);
+
+/*
+ * Print the section as GNU objdump --sframe of the binutils release that
+ * produces this version prints it, starting after the line "Contents of
+ * the SFrame section .sframe:" (v1: 2.40; v2 without FUNC_START_PCREL:
+ * 2.41-2.44; v2 with it: 2.45; v3: 2.46).  An empty section prints
+ * nothing.
+ *
+ * Return: 0, or -EIO when writing failed.
+ */
+SFP_API int sfp_sframe__dump(const struct sfp_sframe *sf, FILE *f);
+
+/*
+ * Print the section as JSON (schema in docs/sframe-json.md; the input
+ * format of `sfprof sframe encode`).
+ *
+ * Return: 0, or -EIO when writing failed.
+ */
+SFP_API int sfp_sframe__dump_json(const struct sfp_sframe *sf, FILE *f);
 
 /* --- Encoder. --- */
 

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private form of a decoded SFrame section.
+ *
+ * decode.c validates the untrusted bytes once and fills these host-order
+ * arrays; lookup.c, dump.c and json-write.c only ever read them.  Row data
+ * is split: the start offsets of all rows sit in one contiguous uint32_t
+ * array (what the FRE search touches), the rules in a parallel array.
+ */
+#ifndef SFP_SFRAME_INT_H
+#define SFP_SFRAME_INT_H
+
+#include <sfprof/sframe.h>
+
+#include "common/internal.h"
+#include "sframe/format.h"
+
+struct sfp_sframe_fn {
+	uint64_t start;		/* VMA of the first PC, before bias */
+	uint32_t size;
+	uint32_t first_row;	/* index into row_start[] / rows[] */
+	uint32_t num_rows;
+	uint8_t pc_type;	/* SFP_SFRAME_PC_* */
+	uint8_t fde_type;	/* SFP_SFRAME_FDE_* */
+	uint8_t rep_size;
+	uint8_t pauth_key;
+	uint8_t fre_type;	/* on-disk FRE type (ADDR1/2/4) */
+	bool signal;
+};
+
+struct sfp_sframe_rule {
+	struct sfp_loc cfa;
+	struct sfp_loc ra;
+	struct sfp_loc fp;
+	uint32_t flags;		/* SFP_ROW_* */
+};
+
+struct sfp_sframe {
+	struct sfp_sframe_info info;
+	bool empty;		/* zero-byte section: no header at all */
+	char *name;
+
+	uint32_t num_fns;
+	struct sfp_sframe_fn *fns;	/* in stored (FDE) order */
+	uint32_t num_rows;
+	uint32_t *row_start;		/* offset from function start/block */
+	struct sfp_sframe_rule *rows;
+
+	/* Lookup index: function starts in ascending order.  sorted_idx maps
+	 * a position to the FDE index; NULL when the FDEs are stored sorted. */
+	uint64_t *sorted_start;
+	uint32_t *sorted_idx;
+};
+
+/* DWARF numbers of the ABI's stack and frame pointer registers. */
+SFP_HIDDEN void sfp_sframe_abi_regs(uint8_t abi, uint16_t *sp, uint16_t *fp);
+
+/* Fill out from function fi, row ri (both in range). */
+SFP_HIDDEN void sfp_sframe_fill_row(const struct sfp_sframe *sf, uint32_t fi,
+				    uint32_t ri, struct sfp_sframe_row *out);
+
+#endif /* SFP_SFRAME_INT_H */

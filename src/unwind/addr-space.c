@@ -1,0 +1,515 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Address spaces: the sorted, non-overlapping mappings of one process,
+ * each executable file mapping pointing at a shared module, plus a
+ * direct-mapped PC -> rule cache so that the PCs a profile sees again and
+ * again cost one hash probe.
+ *
+ * Built from /proc/PID/maps, or record by record from perf's MMAP2 / FORK
+ * / COMM(exec) / EXIT events (add_map, fork, exec, free).
+ */
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "unwind/addr-space.h"
+
+int sfp_addr_space__new(const struct sfp_addr_space_opts *opts,
+			struct sfp_addr_space **out)
+{
+	struct sfp_addr_space *as;
+	uint32_t n, want;
+	uint8_t arch;
+	const char *s;
+
+	if (!out || !SFP_OPTS_VALID(opts, sfp_addr_space_opts))
+		return -EINVAL;
+	arch = SFP_OPTS_GET(opts, sfp_addr_space_opts, arch, 0);
+	if (arch != SFP_ARCH_HOST && arch != SFP_ARCH_X86_64)
+		return -EOPNOTSUPP;
+	want = SFP_OPTS_GET(opts, sfp_addr_space_opts, cache_entries, 0);
+	if (!want)
+		want = 1024;
+	if (want > (1u << 20))
+		want = 1u << 20;
+	for (n = 1; n < want; n <<= 1)
+		;
+	as = calloc(1, sizeof(*as));
+	if (!as)
+		return -ENOMEM;
+	as->cache = calloc(n, sizeof(*as->cache));
+	if (!as->cache)
+		goto nomem;
+	as->cache_mask = n - 1;
+	as->gen = 1;
+	s = SFP_OPTS_GET(opts, sfp_addr_space_opts, cache_dir, NULL);
+	if (s && !(as->cache_dir = strdup(s)))
+		goto nomem;
+	s = SFP_OPTS_GET(opts, sfp_addr_space_opts, root_dir, NULL);
+	if (s && !(as->root_dir = strdup(s)))
+		goto nomem;
+	as->no_cache = SFP_OPTS_GET(opts, sfp_addr_space_opts, no_cache, false);
+	as->topts.cache_dir = as->cache_dir;
+	as->topts.no_cache = as->no_cache;
+	as->topts.root_dir = as->root_dir;
+	*out = as;
+	return 0;
+nomem:
+	sfp_addr_space__free(&as);
+	return -ENOMEM;
+}
+
+static void map_release(struct unw_map *m)
+{
+	unw_module_put(m->mod);
+	free(m->path);
+	m->mod = NULL;
+	m->path = NULL;
+}
+
+static void clear_maps(struct sfp_addr_space *as)
+{
+	size_t i;
+
+	for (i = 0; i < as->num_maps; i++)
+		map_release(&as->maps[i]);
+	as->num_maps = 0;
+	as->gen++;
+}
+
+void sfp_addr_space__free(struct sfp_addr_space **asp)
+{
+	struct sfp_addr_space *as;
+
+	if (!asp || !*asp)
+		return;
+	as = *asp;
+	clear_maps(as);
+	free(as->maps);
+	free(as->cache);
+	free(as->cache_dir);
+	free(as->root_dir);
+	free(as);
+	*asp = NULL;
+}
+
+size_t sfp_addr_space__num_maps(const struct sfp_addr_space *as)
+{
+	return as ? as->num_maps : 0;
+}
+
+static int reserve(struct sfp_addr_space *as, size_t more)
+{
+	size_t cap;
+	struct unw_map *m;
+
+	if (as->num_maps + more <= as->cap_maps)
+		return 0;
+	cap = as->cap_maps ? as->cap_maps * 2 : 64;
+	while (cap < as->num_maps + more)
+		cap *= 2;
+	m = realloc(as->maps, cap * sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	as->maps = m;
+	as->cap_maps = cap;
+	return 0;
+}
+
+/* Cut [start, end) out of the mappings (splitting one if needed). */
+static int punch(struct sfp_addr_space *as, uint64_t start, uint64_t end)
+{
+	size_t i = 0;
+
+	while (i < as->num_maps) {
+		struct unw_map *m = &as->maps[i];
+
+		if (m->end <= start || m->start >= end) {
+			i++;
+			continue;
+		}
+		if (m->start < start && m->end > end) {
+			/* split: keep [m->start, start) and [end, m->end) */
+			struct unw_map tail;
+			int err = reserve(as, 1);
+
+			if (err)
+				return err;
+			m = &as->maps[i];
+			tail = *m;
+			tail.pgoff += end - m->start;
+			tail.start = end;
+			tail.path = m->path ? strdup(m->path) : NULL;
+			if (m->path && !tail.path)
+				return -ENOMEM;
+			if (tail.mod)
+				unw_module_ref(tail.mod);
+			m->end = start;
+			memmove(&as->maps[i + 2], &as->maps[i + 1],
+				(as->num_maps - i - 1) * sizeof(*m));
+			as->maps[i + 1] = tail;
+			as->num_maps++;
+			return 0;
+		}
+		if (m->start < start) {
+			m->end = start;
+			i++;
+		} else if (m->end > end) {
+			m->pgoff += end - m->start;
+			m->start = end;
+			i++;
+		} else {
+			map_release(m);
+			memmove(m, m + 1, (as->num_maps - i - 1) * sizeof(*m));
+			as->num_maps--;
+		}
+	}
+	return 0;
+}
+
+int sfp_addr_space__remove_range(struct sfp_addr_space *as, uint64_t start,
+				 uint64_t end)
+{
+	if (!as || end <= start)
+		return -EINVAL;
+	as->gen++;
+	return punch(as, start, end);
+}
+
+static bool is_file_path(const char *p)
+{
+	return p && p[0] == '/';
+}
+
+/* Insert a mapping whose range is free; takes ownership of mod. */
+static int insert(struct sfp_addr_space *as, const struct sfp_map *map,
+		  struct unw_module *mod)
+{
+	struct unw_map *m;
+	size_t lo = 0, hi = as->num_maps;
+	int err;
+
+	err = reserve(as, 1);
+	if (err) {
+		unw_module_put(mod);
+		return err;
+	}
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (as->maps[mid].start < map->start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	m = &as->maps[lo];
+	memmove(m + 1, m, (as->num_maps - lo) * sizeof(*m));
+	memset(m, 0, sizeof(*m));
+	m->start = map->start;
+	m->end = map->end;
+	m->pgoff = map->pgoff;
+	m->prot = map->prot;
+	m->mod = mod;
+	m->path = map->path ? strdup(map->path) : NULL;
+	as->num_maps++;
+	if (map->path && !m->path)
+		return -ENOMEM;
+	return 0;
+}
+
+/* add_map with a vDSO image read from the target (or NULL: our own). */
+static int add_map_image(struct sfp_addr_space *as, const struct sfp_map *map,
+			 const void *image, size_t size)
+{
+	struct unw_module *mod = NULL;
+	int err;
+
+	if (!as || !map || map->end <= map->start)
+		return -EINVAL;
+	as->gen++;
+	err = punch(as, map->start, map->end);
+	if (err)
+		return err;
+	if ((map->prot & SFP_MAP_EXEC) &&
+	    (is_file_path(map->path) ||
+	     (map->path && !strcmp(map->path, "[vdso]")))) {
+		mod = unw_module_get(map->path, map->build_id,
+				     map->build_id_len, image, size,
+				     as->root_dir);
+		if (!mod)
+			return -ENOMEM;
+	}
+	return insert(as, map, mod);
+}
+
+int sfp_addr_space__add_map(struct sfp_addr_space *as,
+			    const struct sfp_map *map)
+{
+	return add_map_image(as, map, NULL, 0);
+}
+
+int sfp_addr_space__fork(const struct sfp_addr_space *parent,
+			 struct sfp_addr_space **child)
+{
+	SFP_OPTS(sfp_addr_space_opts, o);
+	struct sfp_addr_space *as;
+	size_t i;
+	int err;
+
+	if (!parent || !child)
+		return -EINVAL;
+	o.cache_dir = parent->cache_dir;
+	o.no_cache = parent->no_cache;
+	o.root_dir = parent->root_dir;
+	o.cache_entries = parent->cache_mask + 1;
+	err = sfp_addr_space__new(&o, &as);
+	if (err)
+		return err;
+	err = reserve(as, parent->num_maps);
+	if (err)
+		goto fail;
+	for (i = 0; i < parent->num_maps; i++) {
+		struct unw_map *m = &as->maps[i];
+
+		*m = parent->maps[i];
+		m->path = NULL;
+		m->mod = NULL;
+		as->num_maps++;
+		if (parent->maps[i].path &&
+		    !(m->path = strdup(parent->maps[i].path))) {
+			err = -ENOMEM;
+			goto fail;
+		}
+		if (parent->maps[i].mod) {
+			m->mod = parent->maps[i].mod;
+			unw_module_ref(m->mod);
+		}
+	}
+	*child = as;
+	return 0;
+fail:
+	sfp_addr_space__free(&as);
+	return err;
+}
+
+void sfp_addr_space__exec(struct sfp_addr_space *as)
+{
+	if (as)
+		clear_maps(as);
+}
+
+static uint32_t parse_prot(const char *perms)
+{
+	uint32_t p = 0;
+
+	if (perms[0] == 'r')
+		p |= SFP_MAP_READ;
+	if (perms[1] == 'w')
+		p |= SFP_MAP_WRITE;
+	if (perms[2] == 'x')
+		p |= SFP_MAP_EXEC;
+	return p;
+}
+
+/* The target's vDSO bytes, for a table of exactly its code. */
+static void *read_vdso(pid_t pid, uint64_t start, uint64_t end)
+{
+	size_t len = end - start;
+	struct iovec local, remote;
+	void *buf;
+
+	if (len > (64u << 20))
+		return NULL;
+	buf = malloc(len);
+	if (!buf)
+		return NULL;
+	local.iov_base = buf;
+	local.iov_len = len;
+	remote.iov_base = (void *)(uintptr_t)start;
+	remote.iov_len = len;
+	if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t)len) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+int sfp_addr_space__load_pid(struct sfp_addr_space *as, pid_t pid)
+{
+	char path[64], *line = NULL;
+	size_t cap = 0;
+	FILE *f;
+	int err = 0;
+
+	if (!as || pid <= 0)
+		return -EINVAL;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	clear_maps(as);
+	while (getline(&line, &cap, f) > 0) {
+		unsigned long long start, end, off;
+		char perms[8];
+		int pos = 0;
+		struct sfp_map m = { 0 };
+		char *name, *nl;
+		void *img = NULL;
+		size_t img_size = 0;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s%n", &start, &end,
+			   perms, &off, &pos) < 4 || !pos)
+			continue;
+		name = line + pos;
+		while (*name == ' ')
+			name++;
+		nl = strchr(name, '\n');
+		if (nl)
+			*nl = 0;
+		m.start = start;
+		m.end = end;
+		m.pgoff = off;
+		m.prot = parse_prot(perms);
+		m.path = *name ? name : NULL;
+		if (m.path && !strcmp(m.path, "[vdso]") &&
+		    (m.prot & SFP_MAP_EXEC)) {
+			img = pid == getpid() ? NULL : read_vdso(pid, start, end);
+			img_size = img ? end - start : 0;
+		}
+		if (m.end <= m.start)
+			continue;
+		err = add_map_image(as, &m, img, img_size);
+		free(img);
+		if (err)
+			break;
+	}
+	free(line);
+	fclose(f);
+	return err;
+}
+
+/* Find the mapping holding addr (binary search). */
+struct unw_map *unw_as_find(struct sfp_addr_space *as, uint64_t addr)
+{
+	size_t lo = 0, hi = as->num_maps;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		struct unw_map *m = &as->maps[mid];
+
+		if (addr < m->start)
+			hi = mid;
+		else if (addr >= m->end)
+			lo = mid + 1;
+		else
+			return m;
+	}
+	return NULL;
+}
+
+/* Module loaded and bias computed for an executable file mapping. */
+static struct unw_module *map_module(struct sfp_addr_space *as,
+				     struct unw_map *m)
+{
+	if (!m->mod)
+		return NULL;
+	if (!m->loaded) {
+		m->loaded = true;
+		unw_module_load(m->mod, &as->topts);
+		m->bias_ok = unw_module_bias(m->mod, m->start, m->pgoff,
+					     &m->bias) == 0;
+	}
+	return m->mod;
+}
+
+int sfp_addr_space__find(struct sfp_addr_space *as, uint64_t addr,
+			 struct sfp_map_info *info)
+{
+	struct unw_map *m;
+	struct unw_module *mod;
+
+	if (!as || !info)
+		return -EINVAL;
+	m = unw_as_find(as, addr);
+	if (!m)
+		return -ENOENT;
+	memset(info, 0, sizeof(*info));
+	mod = map_module(as, m);
+	info->start = m->start;
+	info->end = m->end;
+	info->pgoff = m->pgoff;
+	info->prot = m->prot;
+	info->path = m->path;
+	info->bias = m->bias;
+	info->bias_known = m->bias_ok;
+	info->has_table = mod && mod->table;
+	return 0;
+}
+
+/* Code bytes at a runtime address, from the module's file image. */
+int unw_as_read_code(struct sfp_addr_space *as, uint64_t ip, void *buf,
+		     size_t len)
+{
+	struct unw_map *m = unw_as_find(as, ip);
+
+	if (!m || !map_module(as, m) || ip + len > m->end)
+		return -EFAULT;
+	return unw_module_read(m->mod, m->pgoff + (ip - m->start), buf, len);
+}
+
+/* Uncached lookup of the rule for pc. */
+static void lookup_slow(struct sfp_addr_space *as, struct sfp_reader *r,
+			uint64_t pc, uint64_t ip, struct unw_rule *rule)
+{
+	struct unw_map *m = unw_as_find(as, pc);
+	struct unw_module *mod;
+	struct sfp_sframe_row row;
+	struct unw_as_code_ctx cc = { as, r };
+
+	memset(rule, 0, sizeof(*rule));
+	if (!m || !(m->prot & SFP_MAP_EXEC)) {
+		rule->kind = UNW_R_NOT_CODE;
+		return;
+	}
+	rule->kind = UNW_R_NONE;
+	mod = map_module(as, m);
+	if (unw_check_sigreturn(unw_as_code_reader, &cc, ip, pc == ip)) {
+		rule->kind = UNW_R_SIGRETURN;
+		return;
+	}
+	if (!mod || !mod->table || !m->bias_ok)
+		return;
+	if (sfp_sframe__find(mod->table, pc - m->bias, &row) == 0)
+		unw_rule_from_row(rule, &row);
+}
+
+int unw_as_code_reader(void *ctx, uint64_t ip, void *buf, size_t len)
+{
+	struct unw_as_code_ctx *cc = ctx;
+
+	if (unw_as_read_code(cc->as, ip, buf, len) == 0)
+		return 0;
+	/* Memory without a file image (JIT, unknown vDSO): a live reader
+	 * can still see it. */
+	if (cc->r && cc->r->kind != UNW_READER_SNAPSHOT)
+		return sfp_reader__read(cc->r, ip, buf, len);
+	return -EFAULT;
+}
+
+void unw_as_lookup(struct sfp_addr_space *as, struct sfp_reader *r,
+		   uint64_t pc, uint64_t ip, struct unw_rule *rule)
+{
+	uint64_t key = (ip << 1) | (pc == ip);
+	uint64_t h = key * 0x9e3779b97f4a7c15ull;
+	struct unw_cache_ent *e = &as->cache[(h >> 40) & as->cache_mask];
+
+	if (e->key == key && e->gen == as->gen) {
+		*rule = e->rule;
+		as->cache_hits++;
+		return;
+	}
+	lookup_slow(as, r, pc, ip, rule);
+	e->key = key;
+	e->gen = as->gen;
+	e->rule = *rule;
+	as->cache_misses++;
+}

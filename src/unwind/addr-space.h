@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/* The address-space object and its PC cache (internal). */
+#ifndef SFP_UNWIND_ADDR_SPACE_H
+#define SFP_UNWIND_ADDR_SPACE_H
+
+#include "unwind/module.h"
+
+struct unw_map {
+	uint64_t start;
+	uint64_t end;
+	uint64_t pgoff;
+	uint64_t bias;
+	uint32_t prot;
+	bool loaded;		/* module loaded and bias computed */
+	bool bias_ok;
+	char *path;
+	struct unw_module *mod;	/* executable file/vDSO mappings only */
+};
+
+struct unw_cache_ent {
+	uint64_t key;		/* ip << 1 | exact */
+	uint64_t gen;
+	struct unw_rule rule;
+};
+
+struct sfp_addr_space {
+	struct unw_map *maps;	/* sorted by start, no overlaps */
+	size_t num_maps;
+	size_t cap_maps;
+	uint64_t gen;		/* bumped on every change: cache validity */
+	struct unw_cache_ent *cache;
+	uint32_t cache_mask;
+	uint64_t cache_hits;
+	uint64_t cache_misses;
+	char *cache_dir;
+	char *root_dir;
+	bool no_cache;
+	struct unw_table_opts topts;
+};
+
+struct unw_as_code_ctx {
+	struct sfp_addr_space *as;
+	struct sfp_reader *r;
+};
+
+SFP_HIDDEN struct unw_map *unw_as_find(struct sfp_addr_space *as,
+				       uint64_t addr);
+SFP_HIDDEN int unw_as_read_code(struct sfp_addr_space *as, uint64_t ip,
+				void *buf, size_t len);
+SFP_HIDDEN int unw_as_code_reader(void *ctx, uint64_t ip, void *buf,
+				  size_t len);
+SFP_HIDDEN void unw_as_lookup(struct sfp_addr_space *as,
+			      struct sfp_reader *r, uint64_t pc, uint64_t ip,
+			      struct unw_rule *rule);
+
+#endif /* SFP_UNWIND_ADDR_SPACE_H */

@@ -1,0 +1,390 @@
+// SPDX-License-Identifier: MIT
+/*
+ * sfp_backtrace(): the calling thread's stack, safe in signal handlers.
+ *
+ * Everything that allocates or locks happens in sfp_backtrace_init() /
+ * sfp_backtrace_refresh(): dl_iterate_phdr() lists the loaded objects, each
+ * object's table is opened once, and an immutable, sorted array of code
+ * ranges is published with one atomic store.  The signal-path walk only
+ * loads that pointer, binary-searches the array, looks rows up in the
+ * (immutable, lock-free) tables and reads the stack with checked reads.
+ * Arrays and tables are never freed before sfp_backtrace_fini(), so a walk
+ * racing with a refresh always sees valid memory.
+ *
+ * dlopen/dlclose are noticed by dl_iterate_phdr's adds/subs counters on the
+ * next refresh; a walk that meets a PC outside every known object marks
+ * the state stale so that the next refresh reloads.
+ */
+#include <link.h>
+#include <pthread.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+#include "unwind/module.h"
+
+/* One executable segment of a loaded object. */
+struct bt_range {
+	uint64_t start;
+	uint64_t end;
+	uint64_t bias;
+	const struct sfp_sframe *table;		/* NULL: FP fallback only */
+};
+
+struct bt_state {
+	struct bt_state *older;		/* retired states, freed by fini */
+	unsigned long long adds, subs;
+	size_t n;
+	struct bt_range r[];
+};
+
+/* A table loaded for one object (kept until fini). */
+struct bt_table {
+	struct bt_table *next;
+	char *name;
+	uint64_t base;
+	struct sfp_sframe *table;	/* NULL: none found */
+};
+
+static pthread_mutex_t bt_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct bt_state *bt_cur;		/* atomic */
+static struct bt_table *bt_tables;
+static int bt_stale;			/* atomic */
+static pid_t bt_pid;
+
+struct seg_list {
+	struct bt_range *r;
+	size_t n, cap;
+	unsigned long long adds, subs;
+	bool have_gen;
+	int err;
+};
+
+static struct sfp_sframe *table_for(const char *name, uint64_t base,
+				    bool vdso)
+{
+	struct unw_table_opts topts = { 0 };
+	struct bt_table *t;
+	const void *img = NULL;
+	size_t size = 0;
+	char exe[4096];
+
+	for (t = bt_tables; t; t = t->next)
+		if (t->base == base && !strcmp(t->name, name))
+			return t->table;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->name = strdup(name);
+	if (!t->name) {
+		free(t);
+		return NULL;
+	}
+	t->base = base;
+	topts.cache_dir = getenv("SFPROF_CACHE_DIR");
+	if (vdso) {
+		if (unw_self_vdso(&img, &size) == 0)
+			unw_open_table("[vdso]", img, size, &topts, &t->table);
+	} else if (!*name) {
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+		if (n > 0) {
+			exe[n] = 0;
+			unw_open_table(exe, NULL, 0, &topts, &t->table);
+		}
+	} else {
+		unw_open_table(name, NULL, 0, &topts, &t->table);
+	}
+	t->next = bt_tables;
+	bt_tables = t;
+	return t->table;
+}
+
+static int collect(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct seg_list *l = arg;
+	uint64_t vdso = getauxval(AT_SYSINFO_EHDR);
+	const struct sfp_sframe *table = NULL;
+	bool have_table = false;
+	int i;
+
+	if (!l->have_gen && size >= offsetof(struct dl_phdr_info, dlpi_subs) +
+					    sizeof(info->dlpi_subs)) {
+		l->adds = info->dlpi_adds;
+		l->subs = info->dlpi_subs;
+		l->have_gen = true;
+	}
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		struct bt_range *r;
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		if (!have_table) {
+			const char *name = info->dlpi_name ? info->dlpi_name
+							   : "";
+			/* The vDSO is named by its soname, not a path. */
+			bool is_vdso = (*name && !strchr(name, '/')) ||
+				(vdso && vdso >= info->dlpi_addr &&
+				 vdso < info->dlpi_addr + ph->p_vaddr +
+					ph->p_memsz);
+
+			table = table_for(name, info->dlpi_addr, is_vdso);
+			have_table = true;
+		}
+		if (l->n == l->cap) {
+			size_t cap = l->cap ? l->cap * 2 : 32;
+			struct bt_range *nr = realloc(l->r, cap * sizeof(*nr));
+
+			if (!nr) {
+				l->err = -ENOMEM;
+				return 1;
+			}
+			l->r = nr;
+			l->cap = cap;
+		}
+		r = &l->r[l->n++];
+		r->start = info->dlpi_addr + ph->p_vaddr;
+		r->end = r->start + ph->p_memsz;
+		r->bias = info->dlpi_addr;
+		r->table = table;
+	}
+	return 0;
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+	const struct bt_range *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Read only the generation counters. */
+static int gen_only(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct seg_list *l = arg;
+
+	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) +
+			    sizeof(info->dlpi_subs)) {
+		l->adds = info->dlpi_adds;
+		l->subs = info->dlpi_subs;
+		l->have_gen = true;
+	}
+	return 1;
+}
+
+static int reload(bool force)
+{
+	struct seg_list l = { 0 };
+	struct bt_state *st, *old = __atomic_load_n(&bt_cur, __ATOMIC_ACQUIRE);
+	int err = 0;
+
+	if (old && !force) {
+		dl_iterate_phdr(gen_only, &l);
+		if (l.have_gen && l.adds == old->adds && l.subs == old->subs &&
+		    !__atomic_load_n(&bt_stale, __ATOMIC_RELAXED))
+			return 0;
+		memset(&l, 0, sizeof(l));
+	}
+	bt_pid = getpid();
+	dl_iterate_phdr(collect, &l);
+	if (l.err) {
+		err = l.err;
+		goto out;
+	}
+	qsort(l.r, l.n, sizeof(*l.r), cmp_range);
+	st = malloc(sizeof(*st) + l.n * sizeof(st->r[0]));
+	if (!st) {
+		err = -ENOMEM;
+		goto out;
+	}
+	st->older = old;
+	st->adds = l.adds;
+	st->subs = l.subs;
+	st->n = l.n;
+	if (l.n)
+		memcpy(st->r, l.r, l.n * sizeof(st->r[0]));
+	__atomic_store_n(&bt_stale, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&bt_cur, st, __ATOMIC_RELEASE);
+	err = 1;
+out:
+	free(l.r);
+	return err;
+}
+
+int sfp_backtrace_init(void)
+{
+	int err;
+
+	pthread_mutex_lock(&bt_lock);
+	err = reload(false);
+	pthread_mutex_unlock(&bt_lock);
+	return err < 0 ? err : 0;
+}
+
+int sfp_backtrace_refresh(void)
+{
+	int err;
+
+	pthread_mutex_lock(&bt_lock);
+	err = reload(false);
+	pthread_mutex_unlock(&bt_lock);
+	return err;
+}
+
+void sfp_backtrace_fini(void)
+{
+	struct bt_state *st;
+	struct bt_table *t;
+
+	pthread_mutex_lock(&bt_lock);
+	st = __atomic_exchange_n(&bt_cur, NULL, __ATOMIC_ACQ_REL);
+	while (st) {
+		struct bt_state *o = st->older;
+
+		free(st);
+		st = o;
+	}
+	while ((t = bt_tables)) {
+		bt_tables = t->next;
+		sfp_sframe__free(&t->table);
+		free(t->name);
+		free(t);
+	}
+	pthread_mutex_unlock(&bt_lock);
+}
+
+/* --- The signal-safe walk. --- */
+
+struct bt_ctx {
+	const struct bt_state *st;
+	uint64_t pages[UNW_SELF_PAGES];
+	unsigned int next;
+	pid_t pid;
+	bool missed;
+};
+
+static const struct bt_range *bt_find(const struct bt_state *st,
+				      uint64_t pc)
+{
+	size_t lo = 0, hi = st->n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const struct bt_range *r = &st->r[mid];
+
+		if (pc < r->start)
+			hi = mid;
+		else if (pc >= r->end)
+			lo = mid + 1;
+		else
+			return r;
+	}
+	return NULL;
+}
+
+static int bt_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	struct bt_ctx *c = ctx;
+
+	return unw_self_read(c->pages, UNW_SELF_PAGES, &c->next, c->pid, addr,
+			     buf, len);
+}
+
+/* Code inside a known executable segment is mapped: plain copy. */
+static int bt_read_code(void *ctx, uint64_t ip, void *buf, size_t len)
+{
+	struct bt_ctx *c = ctx;
+	const struct bt_range *r = bt_find(c->st, ip);
+
+	if (!r || ip + len > r->end || ip + len < ip)
+		return bt_read(ctx, ip, buf, len);
+	memcpy(buf, (const void *)(uintptr_t)ip, len);
+	return 0;
+}
+
+static void bt_lookup(void *ctx, uint64_t pc, uint64_t ip,
+		      struct unw_rule *rule)
+{
+	struct bt_ctx *c = ctx;
+	const struct bt_range *r = bt_find(c->st, pc);
+	struct sfp_sframe_row row;
+
+	rule->kind = UNW_R_NONE;
+	rule->flags = 0;
+	if (!r) {
+		c->missed = true;
+		rule->kind = UNW_R_NOT_CODE;
+		return;
+	}
+	if (unw_check_sigreturn(bt_read_code, c, ip, pc == ip)) {
+		rule->kind = UNW_R_SIGRETURN;
+		return;
+	}
+	if (r->table && sfp_sframe__find(r->table, pc - r->bias, &row) == 0)
+		unw_rule_from_row(rule, &row);
+}
+
+static int bt_walk(uint64_t ip, uint64_t sp, uint64_t fp, void **buf,
+		   int max, enum sfp_unwind_stop *stop)
+{
+	int saved_errno = errno;
+	struct bt_ctx c;
+	struct unw_env env = {
+		.read = bt_read,
+		.lookup = bt_lookup,
+		.read_code = bt_read_code,
+		.ctx = &c,
+		.first_is_ra = true,
+		.ips = buf,
+	};
+	size_t n;
+
+	*stop = SFP_STOP_NONE;
+	if (!buf || max <= 0)
+		return 0;
+	c.st = __atomic_load_n(&bt_cur, __ATOMIC_ACQUIRE);
+	if (!c.st) {
+		/* Not initialised: do it now (not signal-safe, as documented). */
+		sfp_backtrace_init();
+		c.st = __atomic_load_n(&bt_cur, __ATOMIC_ACQUIRE);
+		if (!c.st) {
+			errno = saved_errno;
+			return 0;
+		}
+	}
+	memset(c.pages, 0, sizeof(c.pages));
+	c.next = 0;
+	c.pid = bt_pid;
+	c.missed = false;
+	n = unw_walk(&env, ip, sp, fp, true, NULL, (size_t)max, stop);
+	if (c.missed)
+		__atomic_store_n(&bt_stale, 1, __ATOMIC_RELAXED);
+	errno = saved_errno;
+	return (int)n;
+}
+
+/*
+ * Both entry points keep a frame pointer (forced by
+ * __builtin_frame_address) so that the caller's registers are exact: its
+ * return address at fp + 8, its stack pointer fp + 16, its fp at *fp.
+ */
+__attribute__((noinline)) int sfp_backtrace_stop(void **buf, int max,
+						 enum sfp_unwind_stop *stop)
+{
+	uint64_t *frame = __builtin_frame_address(0);
+	enum sfp_unwind_stop dummy;
+
+	return bt_walk((uint64_t)(uintptr_t)__builtin_return_address(0),
+		       (uint64_t)(uintptr_t)(frame + 2), frame[0], buf, max,
+		       stop ? stop : &dummy);
+}
+
+__attribute__((noinline)) int sfp_backtrace(void **buf, int max)
+{
+	uint64_t *frame = __builtin_frame_address(0);
+	enum sfp_unwind_stop stop;
+
+	return bt_walk((uint64_t)(uintptr_t)__builtin_return_address(0),
+		       (uint64_t)(uintptr_t)(frame + 2), frame[0], buf, max,
+		       &stop);
+}

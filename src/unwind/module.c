@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The module registry: one entry per (path, build-id), reference-counted,
+ * so that forked and sibling address spaces share tables instead of
+ * loading libc once per process.  The registry lock covers the list and
+ * the one-time load; lookups after a load read only immutable data.
+ */
+#include <fcntl.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "elf/elf.h"
+#include "unwind/module.h"
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct unw_module *registry;
+
+static bool same_key(const struct unw_module *m, const char *path,
+		     const uint8_t *id, size_t id_len)
+{
+	if (strcmp(m->path, path))
+		return false;
+	if (!id_len || !m->build_id_len)
+		return id_len == m->build_id_len;
+	return id_len == m->build_id_len && !memcmp(m->build_id, id, id_len);
+}
+
+static char *join_root(const char *root, const char *path)
+{
+	size_t a = root ? strlen(root) : 0, b = strlen(path);
+	char *s = malloc(a + b + 1);
+
+	if (!s)
+		return NULL;
+	if (a)
+		memcpy(s, root, a);
+	memcpy(s + a, path, b + 1);
+	return s;
+}
+
+struct unw_module *unw_module_get(const char *path, const uint8_t *build_id,
+				  size_t build_id_len, const void *image,
+				  size_t size, const char *root_dir)
+{
+	struct unw_module *m;
+
+	if (build_id_len > UNW_MAX_BUILD_ID)
+		build_id_len = UNW_MAX_BUILD_ID;
+	pthread_mutex_lock(&registry_lock);
+	for (m = registry; m; m = m->next)
+		if (same_key(m, path, build_id, build_id_len)) {
+			m->refcnt++;
+			goto out;
+		}
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		goto out;
+	m->path = strdup(path);
+	m->is_vdso = !strcmp(path, "[vdso]");
+	m->open_path = m->is_vdso ? strdup(path) : join_root(root_dir, path);
+	if (!m->path || !m->open_path)
+		goto fail;
+	if (build_id_len)
+		memcpy(m->build_id, build_id, build_id_len);
+	m->build_id_len = build_id_len;
+	if (m->is_vdso) {
+		const void *self_img;
+		size_t self_size;
+
+		if (!image) {
+			if (unw_self_vdso(&self_img, &self_size) == 0) {
+				image = self_img;
+				size = self_size;
+			}
+		}
+		if (image && size) {
+			uint8_t *copy = malloc(size);
+
+			if (!copy)
+				goto fail;
+			memcpy(copy, image, size);
+			m->image = copy;
+			m->image_size = size;
+		}
+	}
+	m->refcnt = 1;
+	m->next = registry;
+	registry = m;
+	goto out;
+fail:
+	free(m->path);
+	free(m->open_path);
+	free(m);
+	m = NULL;
+out:
+	pthread_mutex_unlock(&registry_lock);
+	return m;
+}
+
+void unw_module_ref(struct unw_module *m)
+{
+	pthread_mutex_lock(&registry_lock);
+	m->refcnt++;
+	pthread_mutex_unlock(&registry_lock);
+}
+
+static void module_free(struct unw_module *m)
+{
+	sfp_sframe__free(&m->table);
+	if (m->image_mapped)
+		munmap((void *)m->image, m->image_size);
+	else
+		free((void *)m->image);
+	free(m->path);
+	free(m->open_path);
+	free(m);
+}
+
+void unw_module_put(struct unw_module *m)
+{
+	struct unw_module **pp;
+
+	if (!m)
+		return;
+	pthread_mutex_lock(&registry_lock);
+	if (--m->refcnt > 0) {
+		pthread_mutex_unlock(&registry_lock);
+		return;
+	}
+	for (pp = &registry; *pp; pp = &(*pp)->next)
+		if (*pp == m) {
+			*pp = m->next;
+			break;
+		}
+	pthread_mutex_unlock(&registry_lock);
+	module_free(m);
+}
+
+/* Map the file read-only for code reads.  Failure is not fatal. */
+static void map_image(struct unw_module *m)
+{
+	struct stat st;
+	void *p;
+	int fd;
+
+	fd = open(m->open_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+		p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd,
+			 0);
+		if (p != MAP_FAILED) {
+			m->image = p;
+			m->image_size = (size_t)st.st_size;
+			m->image_mapped = true;
+		}
+	}
+	close(fd);
+}
+
+static int read_headers(struct unw_module *m)
+{
+	struct sfp_elf *e = NULL;
+	size_t i, n;
+	int err;
+
+	if (m->image)
+		err = sfp_elf_open_mem(m->image, m->image_size, m->path, &e);
+	else
+		err = sfp_elf_open(m->open_path, &e);
+	if (err)
+		return err;
+	if (sfp_elf_machine(e) != EM_X86_64) {
+		pr_warn("%s: not an x86-64 object (machine %u)", m->path,
+			sfp_elf_machine(e));
+		err = -EOPNOTSUPP;
+		goto out;
+	}
+	n = sfp_elf_num_phdrs(e);
+	for (i = 0; i < n && m->num_loads < UNW_MAX_LOADS; i++) {
+		GElf_Phdr ph;
+
+		if (sfp_elf_phdr(e, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		m->loads[m->num_loads].vaddr = ph.p_vaddr;
+		m->loads[m->num_loads].offset = ph.p_offset;
+		m->loads[m->num_loads].filesz = ph.p_filesz;
+		m->num_loads++;
+	}
+	if (!m->build_id_len) {
+		const uint8_t *id;
+		size_t len;
+
+		if (sfp_elf_build_id(e, &id, &len) == 0 && len &&
+		    len <= UNW_MAX_BUILD_ID) {
+			memcpy(m->build_id, id, len);
+			m->build_id_len = len;
+		}
+	}
+	err = m->num_loads ? 0 : -ENOENT;
+out:
+	sfp_elf_close(&e);
+	return err;
+}
+
+int unw_module_load(struct unw_module *m, const struct unw_table_opts *opts)
+{
+	int err;
+
+	if (__atomic_load_n(&m->loaded, __ATOMIC_ACQUIRE))
+		return m->load_err;
+	pthread_mutex_lock(&registry_lock);
+	if (m->loaded)
+		goto out;
+	if (!m->image && !m->is_vdso)
+		map_image(m);
+	err = read_headers(m);
+	if (!err) {
+		err = unw_open_table(m->is_vdso ? m->path : m->open_path,
+				     m->is_vdso ? m->image : NULL,
+				     m->image_size, opts, &m->table);
+		if (err && err != -ENOENT)
+			pr_warn("%s: no unwind table: %s", m->path,
+				sfp_strerror(err));
+		else if (err)
+			pr_debug("%s: no unwind table", m->path);
+	} else {
+		pr_debug("%s: cannot read ELF headers: %s", m->path,
+			 sfp_strerror(err));
+	}
+	m->load_err = err;
+	__atomic_store_n(&m->loaded, 1, __ATOMIC_RELEASE);
+out:
+	pthread_mutex_unlock(&registry_lock);
+	return m->load_err;
+}
+
+int unw_module_bias(const struct unw_module *m, uint64_t start,
+		    uint64_t pgoff, uint64_t *bias)
+{
+	size_t i;
+
+	for (i = 0; i < m->num_loads; i++) {
+		const struct unw_load *l = &m->loads[i];
+		uint64_t lo = l->offset & ~(uint64_t)(UNW_PAGE_SIZE - 1);
+
+		if (pgoff >= lo && pgoff < l->offset + l->filesz) {
+			*bias = start - pgoff - (l->vaddr - l->offset);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int unw_module_read(const struct unw_module *m, uint64_t off, void *buf,
+		    size_t len)
+{
+	if (!m->image || off > m->image_size || len > m->image_size - off)
+		return -EFAULT;
+	memcpy(buf, m->image + off, len);
+	return 0;
+}
+
+int unw_self_vdso(const void **image, size_t *size)
+{
+	static const void *img;
+	static size_t img_size;
+	char line[256];
+	FILE *f;
+
+	if (img) {
+		*image = img;
+		*size = img_size;
+		return 0;
+	}
+	if (!getauxval(AT_SYSINFO_EHDR))
+		return -ENOENT;
+	/* The extent of the vDSO mapping, from our own maps. */
+	f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long a, b;
+
+		if (strstr(line, "[vdso]") &&
+		    sscanf(line, "%llx-%llx", &a, &b) == 2 && b > a) {
+			img = (const void *)(uintptr_t)a;
+			img_size = b - a;
+			break;
+		}
+	}
+	fclose(f);
+	if (!img)
+		return -ENOENT;
+	*image = img;
+	*size = img_size;
+	return 0;
+}

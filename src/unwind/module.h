@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Modules: one mapped object (ELF file or vDSO image) with its SFrame
+ * table, shared by every address space that maps it and loaded once, on
+ * first use.
+ */
+#ifndef SFP_UNWIND_MODULE_H
+#define SFP_UNWIND_MODULE_H
+
+#include <pthread.h>
+
+#include "unwind/unwind-internal.h"
+
+#define UNW_MAX_LOADS 16
+#define UNW_MAX_BUILD_ID 64
+
+struct unw_load {
+	uint64_t vaddr;
+	uint64_t offset;
+	uint64_t filesz;
+};
+
+struct unw_module {
+	struct unw_module *next;	/* registry list */
+	int refcnt;			/* under the registry lock */
+	char *path;			/* key, as mapped */
+	char *open_path;		/* root_dir + path */
+	uint8_t build_id[UNW_MAX_BUILD_ID];
+	size_t build_id_len;		/* key; 0 = unknown */
+	bool is_vdso;
+
+	/* Set once by unw_module_load (acquire/release on `loaded`). */
+	int loaded;
+	int load_err;
+	struct sfp_sframe *table;
+	struct unw_load loads[UNW_MAX_LOADS];
+	size_t num_loads;
+	/* The object's bytes, for reading code (trampoline checks). */
+	const uint8_t *image;
+	size_t image_size;
+	bool image_mapped;		/* munmap, else free */
+};
+
+struct unw_table_opts {
+	const char *cache_dir;
+	bool no_cache;
+	const char *root_dir;
+};
+
+/*
+ * Find or create the module for (path, build-id); takes a reference.
+ * For the vDSO, image/size (may be NULL: this process's own vDSO) are its
+ * bytes, copied.
+ */
+SFP_HIDDEN struct unw_module *unw_module_get(const char *path,
+					     const uint8_t *build_id,
+					     size_t build_id_len,
+					     const void *image, size_t size,
+					     const char *root_dir);
+SFP_HIDDEN void unw_module_ref(struct unw_module *m);
+SFP_HIDDEN void unw_module_put(struct unw_module *m);
+
+/* Load headers and table (once).  Return: 0 or the load error. */
+SFP_HIDDEN int unw_module_load(struct unw_module *m,
+			       const struct unw_table_opts *opts);
+
+/* Runtime - link-time address for a mapping at (start, pgoff). */
+SFP_HIDDEN int unw_module_bias(const struct unw_module *m, uint64_t start,
+			       uint64_t pgoff, uint64_t *bias);
+
+/* Copy code bytes at file offset off.  Return: 0 or -EFAULT. */
+SFP_HIDDEN int unw_module_read(const struct unw_module *m, uint64_t off,
+			       void *buf, size_t len);
+
+/* This process's vDSO image (from the auxiliary vector). */
+SFP_HIDDEN int unw_self_vdso(const void **image, size_t *size);
+
+/*
+ * Open the table of an object: its .sframe, else one built from its CFI.
+ * Return: 0 and *out; -ENOENT no unwind information; other errors.
+ */
+SFP_HIDDEN int unw_open_table(const char *path, const void *image,
+			      size_t size, const struct unw_table_opts *opts,
+			      struct sfp_sframe **out);
+
+#endif /* SFP_UNWIND_MODULE_H */

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internals of the unwinder shared by its files: the step engine (one walk
+ * loop used by sfp_unwind() and sfp_backtrace()), the readers and the
+ * compact rule the address spaces cache per PC.
+ */
+#ifndef SFP_UNWIND_INTERNAL_H
+#define SFP_UNWIND_INTERNAL_H
+
+#include <sfprof/sframe.h>
+#include <sfprof/unwind.h>
+
+#include "common/internal.h"
+
+/* What a lookup found for one PC. */
+enum unw_rule_kind {
+	UNW_R_ROW = 0,		/* an SFrame row: cfa/ra/fp below */
+	UNW_R_SIGRETURN,	/* a signal trampoline (rt_sigreturn) */
+	UNW_R_NONE,		/* code, but no row covers it */
+	UNW_R_NOT_CODE,		/* not in any executable mapping */
+};
+
+struct unw_rule {
+	uint8_t kind;		/* enum unw_rule_kind */
+	uint32_t flags;		/* SFP_ROW_* of the row */
+	struct sfp_loc cfa;
+	struct sfp_loc ra;
+	struct sfp_loc fp;
+};
+
+/*
+ * Where the step engine gets memory and rules from.  lookup() gets the PC
+ * to look up (the return address - 1 for callers) and the frame's real ip
+ * (for the trampoline byte check).
+ */
+struct unw_env {
+	int (*read)(void *ctx, uint64_t addr, void *buf, size_t len);
+	void (*lookup)(void *ctx, uint64_t pc, uint64_t ip,
+		       struct unw_rule *rule);
+	void *ctx;
+	bool no_fp_fallback;
+	/* Frame 0 is already a return address (in-process backtrace). */
+	bool first_is_ra;
+	/* When set, only the ips are stored, here (frames may be NULL). */
+	void **ips;
+	/* Read code bytes at ip (for the entry heuristic); may be NULL. */
+	int (*read_code)(void *ctx, uint64_t ip, void *buf, size_t len);
+};
+
+/*
+ * Walk from (ip, sp, fp).  Stores at most max frames.  Return: number of
+ * frames; *stop is set.
+ */
+SFP_HIDDEN size_t unw_walk(const struct unw_env *env, uint64_t ip,
+			   uint64_t sp, uint64_t fp, bool fp_valid,
+			   struct sfp_frame *frames, size_t max,
+			   enum sfp_unwind_stop *stop);
+
+/* The x86-64 rt_sigreturn trampoline: mov $0xf,%rax; syscall. */
+#define UNW_X86_SIGRETURN_LEN 9
+SFP_HIDDEN bool unw_is_x86_sigreturn(const uint8_t *code, size_t len);
+
+/*
+ * Tell whether ip is a signal trampoline, given a function that reads code.
+ * Checks ip itself and, for exact PCs, the two spots a sample inside the
+ * trampoline can stop at.
+ */
+SFP_HIDDEN bool unw_check_sigreturn(int (*read_code)(void *ctx, uint64_t a,
+						     void *b, size_t l),
+				    void *ctx, uint64_t ip, bool exact);
+
+/* Fill a rule from a decoded SFrame row. */
+SFP_HIDDEN void unw_rule_from_row(struct unw_rule *rule,
+				  const struct sfp_sframe_row *row);
+
+/* --- Readers (reader.c). --- */
+
+enum unw_reader_kind {
+	UNW_READER_SNAPSHOT = 1,
+	UNW_READER_PID,
+	UNW_READER_SELF,
+};
+
+/* Pages a live-process reader keeps between reads of one walk. */
+#define UNW_PAGE_SIZE 4096u
+#define UNW_PID_PAGES 8
+#define UNW_SELF_PAGES 16
+
+struct unw_page {
+	uint64_t addr;		/* page address; 0 = empty */
+	uint8_t *data;
+};
+
+struct sfp_reader {
+	int kind;
+	/* snapshot */
+	const uint8_t *stack;
+	size_t size;
+	uint64_t sp;
+	/* pid / self */
+	pid_t pid;
+	unsigned int next_page;
+	struct unw_page pages[UNW_PID_PAGES];
+	uint8_t *page_buf;
+	/* self: pages proven readable during this walk */
+	uint64_t ok_pages[UNW_SELF_PAGES];
+	unsigned int next_ok;
+};
+
+/* Forget what a reader cached (start of every walk: memory changes). */
+SFP_HIDDEN void unw_reader_begin(struct sfp_reader *r);
+
+/*
+ * Safe read of the calling process's memory: memcpy when every page was
+ * proven readable before (pages[], n entries, next is the round-robin slot),
+ * else process_vm_readv() on ourselves.  Async-signal-safe.
+ */
+SFP_HIDDEN int unw_self_read(uint64_t *pages, unsigned int n,
+			     unsigned int *next, pid_t self, uint64_t addr,
+			     void *buf, size_t len);
+
+#endif /* SFP_UNWIND_INTERNAL_H */

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: MIT
+/* `sfprof sframe check`: validate SFrame tables and report problems. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <sfprof/sframe.h>
+
+#include "cli.h"
+
+int cli_sframe_open_exit(const char *path, int err);
+
+static void check_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: sfprof sframe check [-q] FILE...\n"
+		"\n"
+		"Validate the SFrame table of each FILE (ELF object, sfprof table\n"
+		"file or raw section blob): header, sub-section bounds, every FDE\n"
+		"and FRE, sortedness.  Problems are reported on stderr with the\n"
+		"file, the byte offset in the section and what was wrong.\n"
+		"\n"
+		"  -a, --section-addr ADDR  load address of raw blobs\n"
+		"  -q, --quiet              print nothing for valid files\n"
+		"  -h, --help               this help\n"
+		"\n"
+		"Exit status: 0 all valid, 1 some file invalid, 2 usage or I/O error.\n");
+}
+
+int cmd_sframe_check(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "section-addr", required_argument, NULL, 'a' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	uint64_t addr = 0;
+	bool quiet = false;
+	int c, i, rc = 0;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "a:qh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'a':
+			if (!cli_parse_u64(optarg, &addr)) {
+				cli_err("bad --section-addr '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'h':
+			check_usage(stdout);
+			return 0;
+		default:
+			check_usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		check_usage(stderr);
+		return EXIT_USAGE;
+	}
+	for (i = optind; i < argc; i++) {
+		SFP_OPTS(sfp_sframe_opts, opts, .section_addr = addr,
+			 .name = argv[i]);
+		struct sfp_sframe_info info;
+		struct sfp_sframe *sf = NULL;
+		int err, frc;
+
+		err = sfp_sframe__open_file(argv[i], &opts, &sf);
+		if (err) {
+			frc = cli_sframe_open_exit(argv[i], err);
+			printf("%s: %s: %s\n", argv[i],
+			       frc == EXIT_USAGE ? "error" : "invalid",
+			       sfp_strerror(err));
+			if (frc > rc)
+				rc = frc;
+			continue;
+		}
+		sfp_sframe__info(sf, &info);
+		if (!quiet)
+			printf("%s: ok (version %u, abi %u, %u FDEs, %u FREs%s)\n",
+			       argv[i], info.version, info.abi, info.num_fdes,
+			       info.num_fres,
+			       info.foreign_endian ? ", foreign byte order" : "");
+		sfp_sframe__free(&sf);
+	}
+	if (fflush(stdout))
+		rc = EXIT_USAGE;
+	return rc;
+}
