@@ -8,6 +8,8 @@
  *   record-spin sys MS    main -> sys_outer -> sys_read: big read()s from
  *                         /dev/zero, so most samples land in the kernel
  *   record-spin fork MS   a child process runs `cpu MS` too
+ *   record-spin flat MS   main -> flat_outer -> flat_mid -> flat_leaf,
+ *                         all in this program (no libc frames)
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -78,6 +80,30 @@ __attribute__((noinline)) static void sys_outer(double ms)
 	free(buf);
 }
 
+__attribute__((noinline)) static void flat_leaf(unsigned long n)
+{
+	unsigned long i;
+
+	for (i = 0; i < n; i++)
+		sink += i * i;
+}
+
+__attribute__((noinline)) static void flat_mid(unsigned long n)
+{
+	flat_leaf(n);
+	sink++;
+}
+
+__attribute__((noinline)) static void flat_outer(double ms)
+{
+	double end = now_ms() + ms;
+
+	while (now_ms() < end) {
+		flat_mid(200000);
+		sink++;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	double ms = argc > 2 ? atof(argv[2]) : 500;
@@ -88,6 +114,8 @@ int main(int argc, char **argv)
 		spin_outer(ms);
 	} else if (!strcmp(argv[1], "sys")) {
 		sys_outer(ms);
+	} else if (!strcmp(argv[1], "flat")) {
+		flat_outer(ms);
 	} else if (!strcmp(argv[1], "fork")) {
 		pid_t p = fork();
 
