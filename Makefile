@@ -43,6 +43,7 @@ SAN_LDFLAGS := -fsanitize=address,undefined
 endif
 ALL_CFLAGS = $(BASE_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
 LIBS := -lelf -lzstd -llzma -lz -lpthread -ldl
+LIBS += -ldw -liberty
 ALL_LDFLAGS = $(SAN_LDFLAGS) $(LDFLAGS)
 
 # ---- sources: one folder per component, picked up automatically ----------

@@ -11,6 +11,8 @@ PKGS="$PKGS libclang-rt-14-dev"
 # Peers measured in tests and benchmarks: libsframe (binutils-dev),
 # libunwind, perf, gdb.
 PKGS="$PKGS binutils binutils-dev libunwind-dev linux-perf gdb"
+# Symbolizer: libdw (DWARF lines/inlines), libiberty (demangling), eu-addr2line.
+PKGS="$PKGS libdw-dev libiberty-dev elfutils"
 # Extra packages named by the caller (e.g. later components).
 PKGS="$PKGS ${SFP_EXTRA_PKGS:-}"
 

@@ -18,6 +18,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <sys/auxv.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "unwind/module.h"
@@ -50,6 +51,39 @@ static struct bt_state *bt_cur;		/* atomic */
 static struct bt_table *bt_tables;
 static int bt_stale;			/* atomic */
 static pid_t bt_pid;
+/* The main thread's stack mapping: its top is fixed for the life of the
+ * process and everything from a live sp up to it is mapped, so reads there
+ * need no probe.  Other stacks (threads, sigaltstack) are probed page by
+ * page. */
+static uint64_t bt_stack_lo, bt_stack_hi;
+
+static void find_main_stack(void)
+{
+	struct rlimit rl;
+	char line[512];
+	FILE *f;
+
+	if (bt_stack_hi)
+		return;
+	f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long a, b;
+
+		if (strstr(line, "[stack]") &&
+		    sscanf(line, "%llx-%llx", &a, &b) == 2) {
+			bt_stack_lo = a;
+			bt_stack_hi = b;
+		}
+	}
+	fclose(f);
+	/* The mapping grows down to at most the stack rlimit. */
+	if (bt_stack_hi && !getrlimit(RLIMIT_STACK, &rl) &&
+	    rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < bt_stack_hi &&
+	    bt_stack_hi - rl.rlim_cur < bt_stack_lo)
+		bt_stack_lo = bt_stack_hi - rl.rlim_cur;
+}
 
 struct seg_list {
 	struct bt_range *r;
@@ -186,6 +220,7 @@ static int reload(bool force)
 		memset(&l, 0, sizeof(l));
 	}
 	bt_pid = getpid();
+	find_main_stack();
 	dl_iterate_phdr(collect, &l);
 	if (l.err) {
 		err = l.err;
@@ -257,6 +292,7 @@ void sfp_backtrace_fini(void)
 
 struct bt_ctx {
 	const struct bt_state *st;
+	uint64_t safe_lo, safe_hi;	/* readable without a probe */
 	uint64_t pages[UNW_SELF_PAGES];
 	unsigned int next;
 	pid_t pid;
@@ -286,6 +322,10 @@ static int bt_read(void *ctx, uint64_t addr, void *buf, size_t len)
 {
 	struct bt_ctx *c = ctx;
 
+	if (addr >= c->safe_lo && addr < c->safe_hi && len <= c->safe_hi - addr) {
+		memcpy(buf, (const void *)(uintptr_t)addr, len);
+		return 0;
+	}
 	return unw_self_read(c->pages, UNW_SELF_PAGES, &c->next, c->pid, addr,
 			     buf, len);
 }
@@ -353,6 +393,13 @@ static int bt_walk(uint64_t ip, uint64_t sp, uint64_t fp, void **buf,
 		}
 	}
 	memset(c.pages, 0, sizeof(c.pages));
+	/* We run on the stack at &c: if that is the main stack, all of it
+	 * from here up is mapped. */
+	c.safe_lo = c.safe_hi = 0;
+	if ((uintptr_t)&c >= bt_stack_lo && (uintptr_t)&c < bt_stack_hi) {
+		c.safe_lo = (uintptr_t)&c & ~(uint64_t)(UNW_PAGE_SIZE - 1);
+		c.safe_hi = bt_stack_hi;
+	}
 	c.next = 0;
 	c.pid = bt_pid;
 	c.missed = false;

@@ -1,0 +1,3 @@
+# Extra libraries per benchmark: BENCH_LIBS_<name> := ...
+BENCH_LIBS_backtrace := -ldl
+BENCH_LIBS_unwind-snapshot := -lunwind-x86_64 -lunwind

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The symbolizer object and its per-DSO state, shared by the files of
+ * src/symbols/ (symbolizer.c: cache and DSO loading; debugfile.c: where
+ * debug files live; dwarf.c: lines and inlines; kernel.c: kallsyms and
+ * perf maps).
+ */
+#ifndef SFP_SYMBOLS_INTERNAL_H
+#define SFP_SYMBOLS_INTERNAL_H
+
+#include <sys/types.h>
+
+#include "symbols/symtab.h"
+
+struct sfp_elf;
+struct Dwarf;
+
+#define SFP_BUILD_ID_MAX 64
+
+struct sfp_symbolizer_dso {
+	struct sfp_symbolizer *s;
+	struct sfp_symbolizer_dso *hnext;	/* hash chain */
+	/* Key: the caller's path, the pid whose root it is in, build-id. */
+	char *key;
+	int key_pid;
+	uint8_t build_id[SFP_BUILD_ID_MAX];
+	size_t build_id_len;
+	int err;			/* cached load failure, 0 when loaded */
+	/* The loaded file's own build-id (for sharing across paths). */
+	uint8_t file_id[SFP_BUILD_ID_MAX];
+	size_t file_id_len;
+	/* Another entry holding the same file (same build-id) or NULL. */
+	struct sfp_symbolizer_dso *same;
+
+	char *path;			/* file opened for code and headers */
+	char *debug_path;		/* separate debug file or NULL */
+	struct sfp_elf *elf;
+	struct sfp_elf *debug;
+	struct sfp_elf *mini;		/* MiniDebugInfo */
+	struct sfp_symtab tab;
+	struct sfp_dwarf *dw;		/* NULL: not tried yet */
+	bool dw_tried;
+};
+
+struct sfp_jitmap {
+	struct sfp_jitmap *next;
+	int pid;
+	off_t size;			/* file size when read */
+	bool missing;
+	char *path;
+	struct sfp_symtab tab;
+};
+
+struct sfp_symbolizer {
+	char **debug_dirs;		/* NULL-terminated, owned */
+	int pid;
+	bool no_demangle;
+	bool srclines;
+	char *kallsyms_path;
+	char *modules_path;
+	char *perf_map_dir;
+
+	struct sfp_symbolizer_dso **buckets;
+	size_t nbuckets;
+	size_t ndsos;
+
+	bool kernel_tried;
+	int kernel_err;
+	struct sfp_symtab kernel;
+
+	struct sfp_jitmap *jit;
+	struct sfp_strpool pool;	/* interned demangled names etc. */
+};
+
+/* Resolve the symbol's display name (demangling once) and fill out. */
+SFP_HIDDEN void sfp_symbolizer_fill(struct sfp_symbolizer *s,
+				    struct sfp_symtab *t, struct sfp_sym *sym,
+				    uint64_t addr, const char *dso,
+				    struct sfp_symbol *out);
+
+/*
+ * Find the separate debug file of elf (opened from path): by build-id in
+ * the debug dirs, then by .gnu_debuglink.  Return: 0 with *out and
+ * *out_path (malloc()ed); -ENOENT none.
+ */
+SFP_HIDDEN int sfp_debugfile_find(struct sfp_symbolizer *s,
+				  struct sfp_elf *elf, const char *path,
+				  struct sfp_elf **out, char **out_path);
+
+/*
+ * A file whose build-id is id, through DIR/.build-id/xx/rest (the link
+ * to the binary) or, failing that, rest.debug.  Return: 0; -ENOENT.
+ */
+SFP_HIDDEN int sfp_debugfile_by_build_id(struct sfp_symbolizer *s,
+					 const uint8_t *id, size_t len,
+					 bool debug_only, struct sfp_elf **out,
+					 char **out_path);
+
+/* DWARF of a DSO (from libdw). */
+struct sfp_dwarf;
+SFP_HIDDEN int sfp_dwarf_open(struct sfp_elf *e, struct sfp_dwarf **out);
+SFP_HIDDEN void sfp_dwarf_free(struct sfp_dwarf **dw);
+SFP_HIDDEN int sfp_dwarf_inlines(struct sfp_symbolizer *s,
+				 struct sfp_dwarf *dw, uint64_t vaddr,
+				 struct sfp_inline_frame *frames, size_t max);
+
+#endif /* SFP_SYMBOLS_INTERNAL_H */

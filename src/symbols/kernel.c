@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Lookups outside ELF files: kernel addresses (kallsyms, read once) and
+ * JIT code (perf-PID.map, read again when the file has grown, since JITs
+ * append to it while they run).
+ */
+#include <limits.h>
+#include <sys/stat.h>
+
+#include "symbols/internal.h"
+
+/* kallsyms is ~10 MiB on big configs; perf maps can be large too. */
+#define KALLSYMS_MAX (256u << 20)
+#define PERFMAP_MAX (256u << 20)
+
+static int load_kernel(struct sfp_symbolizer *s)
+{
+	char *ks = NULL, *mods = NULL;
+	size_t kslen, modslen = 0;
+	int err;
+
+	err = sfp_read_file(s->kallsyms_path, KALLSYMS_MAX, &ks, &kslen);
+	if (err) {
+		pr_warn("%s: cannot read: %s", s->kallsyms_path,
+			sfp_strerror(err));
+		return err == -ENOENT ? -ENOENT : err;
+	}
+	/* No module list (no CONFIG_MODULES, or a chroot): sizes guessed. */
+	if (sfp_read_file(s->modules_path, KALLSYMS_MAX, &mods, &modslen))
+		mods = NULL;
+	err = sfp_kallsyms_parse(&s->kernel, ks, kslen, mods, modslen);
+	free(ks);
+	free(mods);
+	if (err < 0)
+		return err;
+	if (err == 0) {
+		pr_warn("%s: no text symbols with addresses (kptr_restrict?)",
+			s->kallsyms_path);
+		return -ENOENT;
+	}
+	sfp_symtab_finish(&s->kernel);
+	return 0;
+}
+
+int sfp_symbolizer__kernel(struct sfp_symbolizer *s, uint64_t addr,
+			   struct sfp_symbol *out)
+{
+	struct sfp_sym *sym;
+
+	if (!s || !out)
+		return -EINVAL;
+	if (!s->kernel_tried) {
+		s->kernel_tried = true;
+		s->kernel_err = load_kernel(s);
+	}
+	if (s->kernel_err)
+		return s->kernel_err;
+	sym = sfp_symtab_find(&s->kernel, addr);
+	if (!sym)
+		return -ENOENT;
+	sfp_symbolizer_fill(s, &s->kernel, sym, addr, "[kernel.kallsyms]", out);
+	return 0;
+}
+
+/* (Re)read the map when it is new or has grown; false: nothing usable. */
+static int jit_refresh(struct sfp_jitmap *j)
+{
+	struct stat st;
+	char *buf;
+	size_t len;
+	int err;
+
+	if (stat(j->path, &st)) {
+		j->missing = true;
+		return -ENOENT;
+	}
+	if (!j->missing && st.st_size == j->size && j->tab.syms)
+		return 0;
+	err = sfp_read_file(j->path, PERFMAP_MAX, &buf, &len);
+	if (err)
+		return err;
+	sfp_symtab_free(&j->tab);
+	err = sfp_perfmap_parse(&j->tab, buf, len, j->path);
+	free(buf);
+	if (err < 0)
+		return err;
+	sfp_symtab_finish(&j->tab);
+	j->size = st.st_size;
+	j->missing = false;
+	return 0;
+}
+
+int sfp_symbolizer__jit(struct sfp_symbolizer *s, int pid, uint64_t addr,
+			struct sfp_symbol *out)
+{
+	struct sfp_jitmap *j;
+	struct sfp_sym *sym;
+	char path[PATH_MAX];
+	int n, err;
+
+	if (!s || !out || pid <= 0)
+		return -EINVAL;
+	for (j = s->jit; j; j = j->next)
+		if (j->pid == pid)
+			break;
+	if (!j) {
+		n = snprintf(path, sizeof(path), "%s/perf-%d.map",
+			     s->perf_map_dir, pid);
+		if (n < 0 || (size_t)n >= sizeof(path))
+			return -ENAMETOOLONG;
+		j = calloc(1, sizeof(*j));
+		if (!j || !(j->path = strdup(path))) {
+			free(j);
+			return -ENOMEM;
+		}
+		j->pid = pid;
+		j->missing = true;
+		j->next = s->jit;
+		s->jit = j;
+		err = jit_refresh(j);
+		if (err)
+			return err;
+	}
+	sym = sfp_symtab_find(&j->tab, addr);
+	if (!sym) {
+		/* Maybe the JIT has written more since we read the file. */
+		err = jit_refresh(j);
+		if (err)
+			return err;
+		sym = sfp_symtab_find(&j->tab, addr);
+		if (!sym)
+			return -ENOENT;
+	}
+	sfp_symbolizer_fill(s, &j->tab, sym, addr, j->path, out);
+	return 0;
+}

@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Synthetic func@plt symbols for x86-64 PLT stubs.
+ *
+ * Rather than assume that stub i belongs to relocation i (which breaks
+ * with .plt.sec, .plt.got and -z now layouts), each stub is decoded: it
+ * contains one `jmp *disp32(%rip)` (ff 25, maybe after endbr64 / bnd),
+ * whose target is a GOT slot, and the JUMP_SLOT or GLOB_DAT relocation of
+ * that slot names the function.  This is also how binutils labels stubs,
+ * so names agree with `objdump -d`.
+ */
+#include "common/cursor.h"
+#include "elf/elf.h"
+#include "symbols/symtab.h"
+
+#ifndef R_X86_64_GLOB_DAT
+#define R_X86_64_GLOB_DAT 6
+#endif
+#ifndef R_X86_64_JUMP_SLOT
+#define R_X86_64_JUMP_SLOT 7
+#endif
+
+struct got_slot {
+	uint64_t addr;
+	const char *name;
+};
+
+struct got_map {
+	struct got_slot *slots;
+	size_t nr, cap;
+};
+
+static int got_add(struct got_map *m, uint64_t addr, const char *name)
+{
+	if (m->nr == m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 64;
+		struct got_slot *n;
+
+		if (m->nr >= SFP_SYMTAB_MAX)
+			return -E2BIG;
+		n = realloc(m->slots, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		m->slots = n;
+		m->cap = cap;
+	}
+	m->slots[m->nr].addr = addr;
+	m->slots[m->nr].name = name;
+	m->nr++;
+	return 0;
+}
+
+static int slot_cmp(const void *pa, const void *pb)
+{
+	const struct got_slot *a = pa, *b = pb;
+
+	return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
+static const char *got_find(const struct got_map *m, uint64_t addr)
+{
+	size_t lo = 0, hi = m->nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->slots[mid].addr == addr)
+			return m->slots[mid].name;
+		if (m->slots[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* Name of symbol idx of the symbol table in section symndx, or NULL. */
+static const char *sym_name(struct sfp_elf *e, size_t symndx, uint64_t idx)
+{
+	struct sfp_elf_section symsec, strsec;
+	const uint8_t *syms, *strs;
+	size_t nsyms, nstrs;
+	struct sfp_cursor c;
+	uint32_t name;
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+
+	if (sfp_elf_section(e, symndx, &symsec) ||
+	    (symsec.type != SHT_DYNSYM && symsec.type != SHT_SYMTAB) ||
+	    sfp_elf_section_data(e, &symsec, &syms, &nsyms))
+		return NULL;
+	scn = elf_getscn(sfp_elf_handle(e), symndx);
+	if (!scn || !gelf_getshdr(scn, &sh) ||
+	    sfp_elf_section(e, sh.sh_link, &strsec) ||
+	    sfp_elf_section_data(e, &strsec, &strs, &nstrs))
+		return NULL;
+	sfp_cursor_init(&c, syms, nsyms, false);	/* host layout */
+	if (idx > nsyms / 24 || sfp_cursor_seek(&c, idx * 24) ||
+	    sfp_cursor_u32(&c, &name) || name >= nstrs ||
+	    strnlen((const char *)strs + name, nstrs - name) == nstrs - name ||
+	    !strs[name])
+		return NULL;
+	return (const char *)strs + name;
+}
+
+static int collect_got(struct sfp_elf *e, struct got_map *m)
+{
+	size_t i, n = sfp_elf_num_sections(e);
+	struct sfp_elf_section sec;
+
+	for (i = 1; i < n; i++) {
+		const uint8_t *data;
+		size_t size, k;
+		struct sfp_cursor c;
+		Elf_Scn *scn;
+		GElf_Shdr sh;
+		int err;
+
+		if (sfp_elf_section(e, i, &sec) || sec.type != SHT_RELA)
+			continue;
+		scn = elf_getscn(sfp_elf_handle(e), i);
+		if (!scn || !gelf_getshdr(scn, &sh) ||
+		    sfp_elf_section_data(e, &sec, &data, &size))
+			continue;
+		sfp_cursor_init(&c, data, size, false);	/* host layout */
+		for (k = 0; k < size / 24; k++) {
+			uint64_t off, info;
+			int64_t addend;
+			uint32_t type;
+			const char *name;
+
+			if (sfp_cursor_u64(&c, &off) || sfp_cursor_u64(&c, &info) ||
+			    sfp_cursor_i64(&c, &addend))
+				break;
+			type = (uint32_t)ELF64_R_TYPE(info);
+			if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
+				continue;
+			name = sym_name(e, sh.sh_link, ELF64_R_SYM(info));
+			if (!name)
+				continue;
+			err = got_add(m, off, name);
+			if (err)
+				return err;
+		}
+	}
+	qsort(m->slots, m->nr, sizeof(*m->slots), slot_cmp);
+	return 0;
+}
+
+static int scan_stubs(struct sfp_symtab *t, struct sfp_elf *e,
+		      const struct sfp_elf_section *sec, size_t entsize,
+		      const struct got_map *m)
+{
+	const uint8_t *data;
+	size_t size, off;
+	int added = 0;
+
+	if (sfp_elf_section_data(e, sec, &data, &size))
+		return 0;
+	for (off = 0; off + entsize <= size; off += entsize) {
+		size_t j;
+
+		for (j = 0; j + 6 <= entsize; j++) {
+			struct sfp_cursor c;
+			int32_t disp;
+			uint64_t got;
+			const char *name;
+			char buf[512];
+			const char *nm;
+			int n;
+
+			if (data[off + j] != 0xff || data[off + j + 1] != 0x25)
+				continue;
+			sfp_cursor_init(&c, data + off + j + 2, 4, false);
+			if (sfp_cursor_i32(&c, &disp))
+				break;
+			got = sec->addr + off + j + 6 + (int64_t)disp;
+			name = got_find(m, got);
+			if (!name)
+				break;
+			n = snprintf(buf, sizeof(buf), "%s@plt", name);
+			if (n < 0 || (size_t)n >= sizeof(buf))
+				break;
+			nm = sfp_strpool_add(&t->pool, buf, n);
+			if (!nm || sfp_symtab_add(t, sec->addr + off, entsize, nm,
+						  SFP_SYM_PLT | SFP_SYM_GLOBAL))
+				return -ENOMEM;
+			added++;
+			break;
+		}
+	}
+	return added;
+}
+
+int sfp_symtab_load_plt(struct sfp_symtab *t, struct sfp_elf *e)
+{
+	static const char *const names[] = { ".plt", ".plt.sec", ".plt.got" };
+	struct got_map m = { 0 };
+	size_t i;
+	int err, total = 0;
+
+	if (sfp_elf_machine(e) != EM_X86_64 || !sfp_elf_is_64(e))
+		return 0;
+	err = collect_got(e, &m);
+	if (err || !m.nr)
+		goto out;
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		struct sfp_elf_section sec;
+		Elf_Scn *scn;
+		GElf_Shdr sh;
+		size_t entsize;
+
+		if (sfp_elf_find_section(e, names[i], SHT_PROGBITS, &sec))
+			continue;
+		scn = elf_getscn(sfp_elf_handle(e), sec.index);
+		if (!scn || !gelf_getshdr(scn, &sh))
+			continue;
+		/* Stubs are 16 bytes, except 8-byte .plt.got without IBT. */
+		entsize = (sh.sh_entsize == 8 || sh.sh_entsize == 16) ?
+			  sh.sh_entsize : 16;
+		err = scan_stubs(t, e, &sec, entsize, &m);
+		if (err < 0)
+			goto out;
+		total += err;
+	}
+	err = total;
+out:
+	free(m.slots);
+	return err;
+}

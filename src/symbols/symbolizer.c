@@ -1,0 +1,522 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The symbolizer object: options, the DSO cache, loading a DSO's symbols
+ * from every source, and lookups.
+ *
+ * DSOs are cached by (caller's path, pid, build-id) in a chained hash
+ * table; failures are cached as well so a missing file costs one attempt.
+ * When a file with the same build-id is already loaded under another path
+ * (a container's copy of a host library, or a build-id match through the
+ * debug directories), the new entry shares the loaded one.
+ */
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "elf/elf.h"
+#include "symbols/internal.h"
+
+static const char *const default_debug_dirs[] = { "/usr/lib/debug", NULL };
+
+static char *xstrdup_or(const char *s, const char *dflt)
+{
+	return strdup(s ? s : dflt);
+}
+
+int sfp_symbolizer__new(const struct sfp_symbolizer_opts *opts,
+			struct sfp_symbolizer **out)
+{
+	const char *const *dirs;
+	struct sfp_symbolizer *s;
+	size_t i, n;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	if (!SFP_OPTS_VALID(opts, sfp_symbolizer_opts))
+		return -EINVAL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	dirs = SFP_OPTS_GET(opts, sfp_symbolizer_opts, debug_dirs, NULL);
+	if (!dirs)
+		dirs = default_debug_dirs;
+	for (n = 0; dirs[n]; n++)
+		if (n >= 64)
+			goto inval;
+	s->debug_dirs = calloc(n + 1, sizeof(char *));
+	if (!s->debug_dirs)
+		goto nomem;
+	for (i = 0; i < n; i++)
+		if (!(s->debug_dirs[i] = strdup(dirs[i])))
+			goto nomem;
+	s->pid = SFP_OPTS_GET(opts, sfp_symbolizer_opts, pid, 0);
+	if (s->pid < 0)
+		goto inval;
+	s->no_demangle = SFP_OPTS_GET(opts, sfp_symbolizer_opts, no_demangle,
+				      false);
+	s->srclines = SFP_OPTS_GET(opts, sfp_symbolizer_opts, srclines, false);
+	s->kallsyms_path = xstrdup_or(SFP_OPTS_GET(opts, sfp_symbolizer_opts,
+						   kallsyms_path, NULL),
+				      "/proc/kallsyms");
+	s->modules_path = xstrdup_or(SFP_OPTS_GET(opts, sfp_symbolizer_opts,
+						  modules_path, NULL),
+				     "/proc/modules");
+	s->perf_map_dir = xstrdup_or(SFP_OPTS_GET(opts, sfp_symbolizer_opts,
+						  perf_map_dir, NULL), "/tmp");
+	if (!s->kallsyms_path || !s->modules_path || !s->perf_map_dir)
+		goto nomem;
+	s->nbuckets = 64;
+	s->buckets = calloc(s->nbuckets, sizeof(*s->buckets));
+	if (!s->buckets)
+		goto nomem;
+	*out = s;
+	return 0;
+inval:
+	sfp_symbolizer__free(&s);
+	return -EINVAL;
+nomem:
+	sfp_symbolizer__free(&s);
+	return -ENOMEM;
+}
+
+static void dso_free(struct sfp_symbolizer_dso *d)
+{
+	free(d->key);
+	free(d->path);
+	free(d->debug_path);
+	sfp_symtab_free(&d->tab);
+	sfp_dwarf_free(&d->dw);
+	sfp_elf_close(&d->mini);
+	sfp_elf_close(&d->debug);
+	sfp_elf_close(&d->elf);
+	free(d);
+}
+
+void sfp_symbolizer__free(struct sfp_symbolizer **sp)
+{
+	struct sfp_symbolizer *s = sp ? *sp : NULL;
+	size_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->nbuckets; i++) {
+		while (s->buckets[i]) {
+			struct sfp_symbolizer_dso *d = s->buckets[i];
+
+			s->buckets[i] = d->hnext;
+			dso_free(d);
+		}
+	}
+	free(s->buckets);
+	while (s->jit) {
+		struct sfp_jitmap *j = s->jit;
+
+		s->jit = j->next;
+		sfp_symtab_free(&j->tab);
+		free(j->path);
+		free(j);
+	}
+	sfp_symtab_free(&s->kernel);
+	sfp_strpool_free(&s->pool);
+	if (s->debug_dirs)
+		for (i = 0; s->debug_dirs[i]; i++)
+			free(s->debug_dirs[i]);
+	free(s->debug_dirs);
+	free(s->kallsyms_path);
+	free(s->modules_path);
+	free(s->perf_map_dir);
+	free(s);
+	*sp = NULL;
+}
+
+/* FNV-1a over the key parts. */
+static uint64_t dso_hash(const char *path, int pid, const uint8_t *id,
+			 size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	size_t i;
+
+	for (; *path; path++)
+		h = (h ^ (uint8_t)*path) * 0x100000001b3ull;
+	h = (h ^ (uint32_t)pid) * 0x100000001b3ull;
+	for (i = 0; i < len; i++)
+		h = (h ^ id[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static int grow_buckets(struct sfp_symbolizer *s)
+{
+	size_t n = s->nbuckets * 2, i;
+	struct sfp_symbolizer_dso **b = calloc(n, sizeof(*b));
+
+	if (!b)
+		return -ENOMEM;
+	for (i = 0; i < s->nbuckets; i++) {
+		while (s->buckets[i]) {
+			struct sfp_symbolizer_dso *d = s->buckets[i];
+			uint64_t h = dso_hash(d->key, d->key_pid, d->build_id,
+					      d->build_id_len);
+
+			s->buckets[i] = d->hnext;
+			d->hnext = b[h & (n - 1)];
+			b[h & (n - 1)] = d;
+		}
+	}
+	free(s->buckets);
+	s->buckets = b;
+	s->nbuckets = n;
+	return 0;
+}
+
+/* Does the ELF's build-id equal id (or is there nothing to compare)? */
+static bool build_id_ok(struct sfp_elf *e, const uint8_t *id, size_t len)
+{
+	const uint8_t *fid;
+	size_t flen;
+
+	if (!id || !len)
+		return true;
+	if (sfp_elf_build_id(e, &fid, &flen))
+		return false;
+	return flen == len && !memcmp(fid, id, len);
+}
+
+/* An already loaded DSO with this build-id, to share its tables. */
+static struct sfp_symbolizer_dso *find_by_build_id(struct sfp_symbolizer *s,
+						   const uint8_t *id,
+						   size_t len)
+{
+	size_t i;
+
+	if (!id || !len)
+		return NULL;
+	for (i = 0; i < s->nbuckets; i++) {
+		struct sfp_symbolizer_dso *d;
+
+		for (d = s->buckets[i]; d; d = d->hnext)
+			if (!d->err && !d->same && d->file_id_len == len &&
+			    !memcmp(d->file_id, id, len))
+				return d;
+	}
+	return NULL;
+}
+
+/* Open path (trying pid's root first), checking the build-id. */
+static int open_code_file(struct sfp_symbolizer *s, int pid, const char *path,
+			  const uint8_t *id, size_t len, struct sfp_elf **out,
+			  char **out_path)
+{
+	char buf[PATH_MAX + 64];
+	size_t plen = strlen(path);
+	const char *suffix = " (deleted)";
+	size_t slen = strlen(suffix);
+	int err, first_err = -ENOENT, attempt;
+
+	/* perf records unlinked-but-mapped files with this suffix. */
+	if (plen > slen && !strcmp(path + plen - slen, suffix))
+		plen -= slen;
+	if (plen >= PATH_MAX)
+		return -ENAMETOOLONG;
+	for (attempt = 0; attempt < 2; attempt++) {
+		int n;
+
+		if (attempt == 0) {
+			if (pid <= 0)
+				continue;
+			n = snprintf(buf, sizeof(buf), "/proc/%d/root%.*s", pid,
+				     (int)plen, path);
+		} else {
+			n = snprintf(buf, sizeof(buf), "%.*s", (int)plen, path);
+		}
+		if (n < 0 || (size_t)n >= sizeof(buf))
+			continue;
+		err = sfp_elf_open(buf, out);
+		if (err) {
+			if (first_err == -ENOENT)
+				first_err = err;
+			continue;
+		}
+		if (!build_id_ok(*out, id, len)) {
+			pr_debug("%s: build-id differs from the one expected",
+				 buf);
+			sfp_elf_close(out);
+			continue;
+		}
+		*out_path = strdup(buf);
+		if (!*out_path) {
+			sfp_elf_close(out);
+			return -ENOMEM;
+		}
+		return 0;
+	}
+	/* Not where the caller said: a copy with this build-id will do. */
+	if (id && len && !sfp_debugfile_by_build_id(s, id, len, false, out,
+						    out_path))
+		return 0;
+	return first_err;
+}
+
+static int load_symbols(struct sfp_symbolizer *s, struct sfp_symbolizer_dso *d)
+{
+	int err;
+
+	err = sfp_symtab_load_elf(&d->tab, d->elf);
+	if (err < 0)
+		return err;
+	if (!sfp_debugfile_find(s, d->elf, d->path, &d->debug, &d->debug_path)) {
+		err = sfp_symtab_load_elf(&d->tab, d->debug);
+		if (err < 0) {
+			pr_warn("%s: symbols unreadable, ignoring it",
+				d->debug_path);
+			sfp_elf_close(&d->debug);
+			free(d->debug_path);
+			d->debug_path = NULL;
+		}
+	}
+	err = sfp_minidebuginfo_open(d->elf, &d->mini);
+	if (!err) {
+		err = sfp_symtab_load_elf(&d->tab, d->mini);
+		if (err < 0)
+			pr_warn("%s: MiniDebugInfo symbols unreadable", d->path);
+	} else if (err != -ENOENT) {
+		pr_warn("%s: MiniDebugInfo unusable (%s)", d->path,
+			sfp_strerror(err));
+	}
+	err = sfp_symtab_load_plt(&d->tab, d->elf);
+	if (err < 0)
+		return err;
+	sfp_symtab_finish(&d->tab);
+	return 0;
+}
+
+int sfp_symbolizer__get_dso(struct sfp_symbolizer *s, int pid,
+			    const char *path, const uint8_t *build_id,
+			    size_t build_id_len,
+			    struct sfp_symbolizer_dso **out)
+{
+	struct sfp_symbolizer_dso *d, *same;
+	const uint8_t *fid;
+	size_t flen;
+	uint64_t h;
+	int err;
+
+	if (!s || !path || !out || build_id_len > SFP_BUILD_ID_MAX ||
+	    (build_id_len && !build_id))
+		return -EINVAL;
+	*out = NULL;
+	if (pid == 0)
+		pid = s->pid;
+	if (pid < 0)
+		pid = 0;
+	h = dso_hash(path, pid, build_id, build_id_len);
+	for (d = s->buckets[h & (s->nbuckets - 1)]; d; d = d->hnext) {
+		if (d->key_pid == pid && d->build_id_len == build_id_len &&
+		    !memcmp(d->build_id, build_id, build_id_len) &&
+		    !strcmp(d->key, path)) {
+			if (d->err)
+				return d->err;
+			*out = d;
+			return 0;
+		}
+	}
+	if (s->ndsos >= 2 * s->nbuckets && !grow_buckets(s))
+		h = dso_hash(path, pid, build_id, build_id_len);
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->s = s;
+	d->key = strdup(path);
+	if (!d->key) {
+		free(d);
+		return -ENOMEM;
+	}
+	d->key_pid = pid;
+	if (build_id_len)
+		memcpy(d->build_id, build_id, build_id_len);
+	d->build_id_len = build_id_len;
+	d->hnext = s->buckets[h & (s->nbuckets - 1)];
+	s->buckets[h & (s->nbuckets - 1)] = d;
+	s->ndsos++;
+
+	same = find_by_build_id(s, build_id, build_id_len);
+	if (same && same != d) {
+		d->same = same;
+		*out = d;
+		return 0;
+	}
+	err = open_code_file(s, pid, path, build_id, build_id_len, &d->elf,
+			     &d->path);
+	if (err)
+		goto fail;
+	/* Learn the build-id so that other paths to this file share it. */
+	if (!build_id_len && !sfp_elf_build_id(d->elf, &fid, &flen) &&
+	    flen <= SFP_BUILD_ID_MAX) {
+		same = find_by_build_id(s, fid, flen);
+		if (same) {
+			sfp_elf_close(&d->elf);
+			free(d->path);
+			d->path = NULL;
+			d->same = same;
+			*out = d;
+			return 0;
+		}
+	}
+	err = load_symbols(s, d);
+	if (err)
+		goto fail;
+	if (!sfp_elf_build_id(d->elf, &fid, &flen) && flen <= SFP_BUILD_ID_MAX) {
+		memcpy(d->file_id, fid, flen);
+		d->file_id_len = flen;
+	}
+	*out = d;
+	return 0;
+fail:
+	/* Keep the entry with its error: the next call answers at once. */
+	d->err = err;
+	sfp_symtab_free(&d->tab);
+	sfp_elf_close(&d->mini);
+	sfp_elf_close(&d->debug);
+	sfp_elf_close(&d->elf);
+	return err;
+}
+
+/* The entry that holds the data. */
+static struct sfp_symbolizer_dso *dso_impl(struct sfp_symbolizer_dso *d)
+{
+	return d->same ? d->same : d;
+}
+
+void sfp_symbolizer_fill(struct sfp_symbolizer *s, struct sfp_symtab *t,
+			 struct sfp_sym *sym, uint64_t addr, const char *dso,
+			 struct sfp_symbol *out)
+{
+	if (!sym->demangled) {
+		char *dm = s->no_demangle ? NULL : sfp_demangle(sym->name);
+
+		sym->demangled = sym->name;
+		if (dm) {
+			const char *p = sfp_strpool_add(&t->pool, dm, strlen(dm));
+
+			if (p)
+				sym->demangled = p;
+			free(dm);
+		}
+	}
+	memset(out, 0, sizeof(*out));
+	out->name = sym->demangled;
+	out->raw_name = sym->name;
+	out->start = sym->start;
+	out->size = sym->size;
+	out->offset = addr - sym->start;
+	out->dso = sym->dso ? sym->dso : dso;
+	out->flags = sym->flags;
+}
+
+int sfp_symbolizer_dso__find(struct sfp_symbolizer_dso *dso, uint64_t vaddr,
+			     struct sfp_symbol *out)
+{
+	struct sfp_symbolizer_dso *d;
+	struct sfp_sym *sym;
+
+	if (!dso || !out)
+		return -EINVAL;
+	d = dso_impl(dso);
+	sym = sfp_symtab_find(&d->tab, vaddr);
+	if (!sym)
+		return -ENOENT;
+	sfp_symbolizer_fill(d->s, &d->tab, sym, vaddr, dso->key, out);
+	if (d->s->srclines) {
+		struct sfp_inline_frame f;
+
+		if (sfp_symbolizer_dso__inlines(dso, vaddr, &f, 1) > 0) {
+			out->file = f.file;
+			out->line = f.line;
+		}
+	}
+	return 0;
+}
+
+int sfp_symbolizer__dso(struct sfp_symbolizer *s, const char *path,
+			const uint8_t *build_id, size_t build_id_len,
+			uint64_t vaddr, struct sfp_symbol *out)
+{
+	struct sfp_symbolizer_dso *d;
+	int err;
+
+	err = sfp_symbolizer__get_dso(s, 0, path, build_id, build_id_len, &d);
+	if (err)
+		return err;
+	return sfp_symbolizer_dso__find(d, vaddr, out);
+}
+
+int sfp_symbolizer_dso__vaddr(struct sfp_symbolizer_dso *dso,
+			      uint64_t map_start, uint64_t map_pgoff,
+			      uint64_t addr, uint64_t *vaddr)
+{
+	struct sfp_symbolizer_dso *d;
+	uint64_t off;
+	GElf_Phdr ph;
+	size_t i, n;
+	int pass;
+
+	if (!dso || !vaddr)
+		return -EINVAL;
+	d = dso_impl(dso);
+	if (addr < map_start)
+		return -ENOENT;
+	if (sfp_add_overflow(addr - map_start, map_pgoff, &off))
+		return -ENOENT;
+	n = sfp_elf_num_phdrs(d->elf);
+	/* File-backed parts first: segments may share a page of the file. */
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < n; i++) {
+			uint64_t len;
+
+			if (sfp_elf_phdr(d->elf, i, &ph) || ph.p_type != PT_LOAD)
+				continue;
+			len = pass ? ph.p_memsz : ph.p_filesz;
+			if (off < ph.p_offset || off - ph.p_offset >= len)
+				continue;
+			*vaddr = ph.p_vaddr + (off - ph.p_offset);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int sfp_symbolizer_dso__inlines(struct sfp_symbolizer_dso *dso, uint64_t vaddr,
+				struct sfp_inline_frame *frames, size_t max)
+{
+	struct sfp_symbolizer_dso *d;
+
+	if (!dso || (!frames && max))
+		return -EINVAL;
+	d = dso_impl(dso);
+	if (!d->dw_tried) {
+		d->dw_tried = true;
+		/* DWARF lives in the debug file when there is one. */
+		if (!d->debug || sfp_dwarf_open(d->debug, &d->dw))
+			(void)sfp_dwarf_open(d->elf, &d->dw);
+	}
+	if (!d->dw)
+		return -ENOENT;
+	return sfp_dwarf_inlines(d->s, d->dw, vaddr, frames, max);
+}
+
+const char *sfp_symbolizer_dso__path(const struct sfp_symbolizer_dso *dso)
+{
+	return dso->same ? dso->same->path : dso->path;
+}
+
+const char *sfp_symbolizer_dso__debug_path(const struct sfp_symbolizer_dso *dso)
+{
+	const struct sfp_symbolizer_dso *d = dso->same ? dso->same : dso;
+
+	return d->debug_path ? d->debug_path : d->path;
+}
+
+size_t sfp_symbolizer_dso__num_symbols(const struct sfp_symbolizer_dso *dso)
+{
+	return (dso->same ? dso->same : dso)->tab.nr;
+}

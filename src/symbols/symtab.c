@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The sorted symbol table and the ELF symbol-table reader.
+ *
+ * Aliases (several symbols at one address) are resolved the way perf's
+ * choose_best_symbol() does, so that our names match `perf report`:
+ * a symbol with a size beats one without, then non-weak beats weak, then
+ * global beats local, then fewer leading underscores, then the longer
+ * name; a final strcmp() makes the choice independent of table order.
+ */
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "common/cursor.h"
+#include "elf/elf.h"
+#include "symbols/symtab.h"
+
+struct sfp_strchunk {
+	struct sfp_strchunk *next;
+	size_t used;
+	size_t cap;
+	char data[];
+};
+
+#define STRCHUNK_SIZE (64u << 10)
+
+const char *sfp_strpool_add(struct sfp_strpool *p, const char *s, size_t len)
+{
+	struct sfp_strchunk *c = p->head;
+	char *r;
+
+	if (!c || c->cap - c->used < len + 1) {
+		size_t cap = len + 1 > STRCHUNK_SIZE ? len + 1 : STRCHUNK_SIZE;
+
+		c = malloc(sizeof(*c) + cap);
+		if (!c)
+			return NULL;
+		c->used = 0;
+		c->cap = cap;
+		c->next = p->head;
+		p->head = c;
+	}
+	r = c->data + c->used;
+	memcpy(r, s, len);
+	r[len] = 0;
+	c->used += len + 1;
+	return r;
+}
+
+void sfp_strpool_free(struct sfp_strpool *p)
+{
+	while (p->head) {
+		struct sfp_strchunk *n = p->head->next;
+
+		free(p->head);
+		p->head = n;
+	}
+}
+
+int sfp_symtab_add(struct sfp_symtab *t, uint64_t start, uint64_t size,
+		   const char *name, uint32_t flags)
+{
+	struct sfp_sym *s;
+
+	if (t->nr == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 256;
+		struct sfp_sym *n;
+
+		if (t->nr >= SFP_SYMTAB_MAX)
+			return -E2BIG;
+		n = realloc(t->syms, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		t->syms = n;
+		t->cap = cap;
+	}
+	s = &t->syms[t->nr++];
+	s->start = start;
+	s->size = size;
+	s->name = name;
+	s->demangled = NULL;
+	s->dso = NULL;
+	s->flags = flags;
+	return 0;
+}
+
+static unsigned int leading_underscores(const char *s)
+{
+	unsigned int n = 0;
+
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+/* <0: a is the better alias, >0: b is. */
+static int alias_cmp(const struct sfp_sym *a, const struct sfp_sym *b)
+{
+	bool az = a->size == 0 || (a->flags & SFP_SYM_SIZE_GUESSED);
+	bool bz = b->size == 0 || (b->flags & SFP_SYM_SIZE_GUESSED);
+	unsigned int ua, ub;
+	size_t la, lb;
+
+	if (az != bz)
+		return az ? 1 : -1;
+	if (!!(a->flags & SFP_SYM_WEAK) != !!(b->flags & SFP_SYM_WEAK))
+		return (a->flags & SFP_SYM_WEAK) ? 1 : -1;
+	if (!!(a->flags & SFP_SYM_GLOBAL) != !!(b->flags & SFP_SYM_GLOBAL))
+		return (a->flags & SFP_SYM_GLOBAL) ? -1 : 1;
+	ua = leading_underscores(a->name);
+	ub = leading_underscores(b->name);
+	if (ua != ub)
+		return ua < ub ? -1 : 1;
+	la = strlen(a->name);
+	lb = strlen(b->name);
+	if (la != lb)
+		return la > lb ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+static int sym_cmp(const void *pa, const void *pb)
+{
+	const struct sfp_sym *a = pa, *b = pb;
+
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	return alias_cmp(a, b);
+}
+
+void sfp_symtab_finish(struct sfp_symtab *t)
+{
+	size_t i, n = 0;
+
+	if (!t->nr)
+		return;
+	qsort(t->syms, t->nr, sizeof(*t->syms), sym_cmp);
+	/* The best alias sorts first among equal starts: keep it only. */
+	for (i = 0; i < t->nr; i++) {
+		if (n && t->syms[n - 1].start == t->syms[i].start) {
+			struct sfp_sym *k = &t->syms[n - 1];
+
+			/* A guessed size may still learn from a real one. */
+			if ((k->flags & SFP_SYM_SIZE_GUESSED) &&
+			    !(t->syms[i].flags & SFP_SYM_SIZE_GUESSED) &&
+			    t->syms[i].size) {
+				k->size = t->syms[i].size;
+				k->flags &= ~SFP_SYM_SIZE_GUESSED;
+			}
+			continue;
+		}
+		t->syms[n++] = t->syms[i];
+	}
+	t->nr = n;
+	/* Sizes we do not know run to the next symbol (bounded by the guess). */
+	for (i = 0; i + 1 < n; i++) {
+		struct sfp_sym *s = &t->syms[i];
+		uint64_t gap = t->syms[i + 1].start - s->start;
+
+		if ((s->flags & SFP_SYM_SIZE_GUESSED) && s->size > gap)
+			s->size = gap;
+	}
+}
+
+struct sfp_sym *sfp_symtab_find(const struct sfp_symtab *t, uint64_t addr)
+{
+	size_t lo = 0, hi = t->nr;
+	struct sfp_sym *s;
+
+	/* Last symbol with start <= addr. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->syms[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	s = &t->syms[lo - 1];
+	if (addr - s->start < s->size || addr == s->start)
+		return s;
+	return NULL;
+}
+
+void sfp_symtab_free(struct sfp_symtab *t)
+{
+	free(t->syms);
+	sfp_strpool_free(&t->pool);
+	memset(t, 0, sizeof(*t));
+}
+
+/* Section table entries we need to bound zero-size symbols. */
+struct sec_bound {
+	uint64_t addr;
+	uint64_t size;
+	bool exec;
+};
+
+static int load_symbols(struct sfp_symtab *t, struct sfp_elf *e,
+			const struct sfp_elf_section *sec,
+			const struct sec_bound *secs, size_t nsecs)
+{
+	struct sfp_elf_section strsec;
+	const uint8_t *data, *strs;
+	size_t size, strsize, entsize, i, nsyms;
+	bool is64 = sfp_elf_is_64(e);
+	struct sfp_cursor c;
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+	int err, added = 0;
+
+	err = sfp_elf_section_data(e, sec, &data, &size);
+	if (err)
+		return err == -ENODATA ? 0 : err;
+	/* sh_link names the string table; sfp_elf_section() lacks it. */
+	scn = elf_getscn(sfp_elf_handle(e), sec->index);
+	if (!scn || !gelf_getshdr(scn, &sh) ||
+	    sfp_elf_section(e, sh.sh_link, &strsec)) {
+		pr_warn("%s: %s: bad string table link", sfp_elf_name(e),
+			sec->name);
+		return -EBADMSG;
+	}
+	err = sfp_elf_section_data(e, &strsec, &strs, &strsize);
+	if (err) {
+		pr_warn("%s: %s: string table %s unreadable", sfp_elf_name(e),
+			sec->name, strsec.name);
+		return -EBADMSG;
+	}
+	/*
+	 * libelf hands symbol data over in the host's layout (it converts
+	 * from the file's byte order), so no swapping here.
+	 */
+	entsize = is64 ? 24 : 16;
+	nsyms = size / entsize;
+	sfp_cursor_init(&c, data, nsyms * entsize, false);
+	for (i = 0; i < nsyms; i++) {
+		uint32_t name, v32, s32;
+		uint64_t value, symsize;
+		uint8_t info, other, type, bind;
+		uint16_t shndx;
+		const char *nm;
+		uint32_t flags = 0;
+
+		if (sfp_cursor_seek(&c, i * entsize) || sfp_cursor_u32(&c, &name))
+			return -EBADMSG;
+		if (is64) {
+			if (sfp_cursor_u8(&c, &info) || sfp_cursor_u8(&c, &other) ||
+			    sfp_cursor_u16(&c, &shndx) ||
+			    sfp_cursor_u64(&c, &value) ||
+			    sfp_cursor_u64(&c, &symsize))
+				return -EBADMSG;
+		} else {
+			if (sfp_cursor_u32(&c, &v32) || sfp_cursor_u32(&c, &s32) ||
+			    sfp_cursor_u8(&c, &info) || sfp_cursor_u8(&c, &other) ||
+			    sfp_cursor_u16(&c, &shndx))
+				return -EBADMSG;
+			value = v32;
+			symsize = s32;
+		}
+		type = GELF_ST_TYPE(info);
+		bind = GELF_ST_BIND(info);
+		if (type != STT_FUNC && type != STT_GNU_IFUNC)
+			continue;
+		if (shndx == SHN_UNDEF || value == 0)
+			continue;
+		if (name >= strsize) {
+			pr_warn("%s: %s: symbol %zu name offset %#x outside %s",
+				sfp_elf_name(e), sec->name, i, name, strsec.name);
+			continue;
+		}
+		nm = (const char *)strs + name;
+		if (strnlen(nm, strsize - name) == strsize - name || !*nm)
+			continue;	/* unterminated or empty */
+		if (bind == STB_GLOBAL || bind == STB_GNU_UNIQUE)
+			flags |= SFP_SYM_GLOBAL;
+		else if (bind == STB_WEAK)
+			flags |= SFP_SYM_WEAK;
+		if (!symsize) {
+			/* Bound the guess by the end of the symbol's section. */
+			flags |= SFP_SYM_SIZE_GUESSED;
+			symsize = 0;
+			if (shndx < nsecs && value >= secs[shndx].addr &&
+			    value - secs[shndx].addr < secs[shndx].size)
+				symsize = secs[shndx].addr + secs[shndx].size - value;
+		}
+		err = sfp_symtab_add(t, value, symsize, nm, flags);
+		if (err)
+			return err;
+		added++;
+	}
+	return added;
+}
+
+int sfp_symtab_load_elf(struct sfp_symtab *t, struct sfp_elf *e)
+{
+	size_t i, n = sfp_elf_num_sections(e);
+	struct sec_bound *secs;
+	struct sfp_elf_section sec;
+	int err, total = 0;
+
+	if (n > (1u << 20)) {
+		pr_warn("%s: %zu sections is too many", sfp_elf_name(e), n);
+		return -EBADMSG;
+	}
+	secs = calloc(n ? n : 1, sizeof(*secs));
+	if (!secs)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		if (sfp_elf_section(e, i, &sec))
+			continue;
+		secs[i].addr = sec.addr;
+		secs[i].size = sec.size;
+		secs[i].exec = sec.flags & SHF_EXECINSTR;
+	}
+	for (i = 1; i < n; i++) {
+		if (sfp_elf_section(e, i, &sec))
+			continue;
+		if (sec.type != SHT_SYMTAB && sec.type != SHT_DYNSYM)
+			continue;
+		err = load_symbols(t, e, &sec, secs, n);
+		if (err < 0) {
+			free(secs);
+			return err;
+		}
+		total += err;
+	}
+	free(secs);
+	return total;
+}
+
+int sfp_read_file(const char *path, size_t max, char **buf, size_t *len)
+{
+	size_t cap = 1 << 16, n = 0;
+	char *b = NULL;
+	int fd, err = 0;
+
+	*buf = NULL;
+	*len = 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* /proc files report size 0: read until EOF into a growing buffer. */
+	for (;;) {
+		ssize_t r;
+
+		if (!b || cap - n < 4096) {
+			char *nb;
+
+			if (b)
+				cap *= 2;
+			if (cap > max + 4096) {
+				err = -EFBIG;
+				break;
+			}
+			nb = realloc(b, cap + 1);
+			if (!nb) {
+				err = -ENOMEM;
+				break;
+			}
+			b = nb;
+		}
+		r = read(fd, b + n, cap - n);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+			break;
+		}
+		if (r == 0)
+			break;
+		n += r;
+	}
+	close(fd);
+	if (err) {
+		free(b);
+		return err;
+	}
+	b[n] = 0;
+	*buf = b;
+	*len = n;
+	return 0;
+}

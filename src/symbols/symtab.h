@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internals of the symbolizer: a sorted symbol table per source, the
+ * parsers that fill it (ELF symbol tables, PLT stubs, kallsyms, perf maps),
+ * debug-file discovery and DWARF access.
+ *
+ * A table is filled with sfp_symtab_add() in any order, then
+ * sfp_symtab_finish() sorts it, keeps one symbol per start address (the
+ * alias perf would show) and closes zero sizes up to the next symbol.
+ * Lookups are a binary search over the finished array.
+ */
+#ifndef SFP_SYMBOLS_SYMTAB_H
+#define SFP_SYMBOLS_SYMTAB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sfprof/symbols.h>
+
+#include "common/internal.h"
+
+struct sfp_elf;
+
+/* Bump allocator for names we make or copy; freed all at once. */
+struct sfp_strpool {
+	struct sfp_strchunk *head;
+};
+
+SFP_HIDDEN const char *sfp_strpool_add(struct sfp_strpool *p, const char *s,
+				       size_t len);
+SFP_HIDDEN void sfp_strpool_free(struct sfp_strpool *p);
+
+struct sfp_sym {
+	uint64_t start;
+	uint64_t size;		/* SFP_SYM_SIZE_GUESSED: upper bound until
+				 * finish() trims it to the next symbol */
+	const char *name;	/* raw name, owned elsewhere (ELF or pool) */
+	const char *demangled;	/* set on first lookup; NULL not yet */
+	const char *dso;	/* per-symbol DSO name (kernel modules), or NULL */
+	uint32_t flags;		/* SFP_SYM_* */
+};
+
+struct sfp_symtab {
+	struct sfp_sym *syms;
+	size_t nr;
+	size_t cap;
+	struct sfp_strpool pool;
+};
+
+/* More symbols than this in one table is taken as corrupt input. */
+#define SFP_SYMTAB_MAX (64u << 20)
+
+SFP_HIDDEN int sfp_symtab_add(struct sfp_symtab *t, uint64_t start,
+			      uint64_t size, const char *name, uint32_t flags);
+SFP_HIDDEN void sfp_symtab_finish(struct sfp_symtab *t);
+SFP_HIDDEN struct sfp_sym *sfp_symtab_find(const struct sfp_symtab *t,
+					   uint64_t addr);
+SFP_HIDDEN void sfp_symtab_free(struct sfp_symtab *t);
+
+/*
+ * Function symbols (STT_FUNC, STT_GNU_IFUNC, defined, non-zero address)
+ * of .symtab and .dynsym of e.  Names point into e's data, so e must
+ * outlive the table.  Return: number added; -EBADMSG; -ENOMEM.
+ */
+SFP_HIDDEN int sfp_symtab_load_elf(struct sfp_symtab *t, struct sfp_elf *e);
+
+/*
+ * Synthetic "func@plt" symbols for the x86-64 PLT stubs (.plt, .plt.sec,
+ * .plt.got) of e, named after the JUMP_SLOT/GLOB_DAT relocation of the
+ * GOT slot each stub jumps through.  Return: number added (0 when none
+ * or another machine); -ENOMEM.
+ */
+SFP_HIDDEN int sfp_symtab_load_plt(struct sfp_symtab *t, struct sfp_elf *e);
+
+/*
+ * The ELF inside e's .gnu_debugdata (xz).  Return: 0; -ENOENT no such
+ * section; -EBADMSG bad xz or ELF; -ENOMEM.
+ */
+SFP_HIDDEN int sfp_minidebuginfo_open(struct sfp_elf *e, struct sfp_elf **out);
+
+/*
+ * Parse a perf map ("START SIZE name\n", hex, no 0x needed) into t.
+ * Bad lines are skipped with a warning.  Return: entries added; -ENOMEM.
+ */
+SFP_HIDDEN int sfp_perfmap_parse(struct sfp_symtab *t, const char *buf,
+				 size_t len, const char *what);
+
+/*
+ * Parse /proc/kallsyms text (text symbols only) and /proc/modules text
+ * (may be NULL) into t.  Return: entries added; -ENOMEM.
+ */
+SFP_HIDDEN int sfp_kallsyms_parse(struct sfp_symtab *t, const char *buf,
+				  size_t len, const char *modules,
+				  size_t modules_len);
+
+/* Read a whole (small, maybe /proc) file.  Return: 0 or -errno. */
+SFP_HIDDEN int sfp_read_file(const char *path, size_t max, char **buf,
+			     size_t *len);
+
+#endif /* SFP_SYMBOLS_SYMTAB_H */

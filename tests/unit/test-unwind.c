@@ -1,0 +1,357 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Unwinder: readers, address spaces, termination reasons, and snapshot
+ * unwinds of this very process checked against sfp_backtrace() and glibc
+ * backtrace().
+ */
+#include <errno.h>
+#include <execinfo.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <sfprof/unwind.h>
+
+#include "test.h"
+
+#define NOINLINE __attribute__((noinline))
+
+TEST(unwind_snapshot_reader_bounds)
+{
+	uint8_t stack[64];
+	struct sfp_reader *r = NULL;
+	uint64_t v;
+	size_t i;
+
+	for (i = 0; i < sizeof(stack); i++)
+		stack[i] = (uint8_t)i;
+	if (!ASSERT_OK(sfp_reader__new_snapshot(stack, sizeof(stack), 0x1000,
+						&r)))
+		return;
+	ASSERT_OK(sfp_reader__read(r, 0x1008, &v, 8));
+	ASSERT_EQ(v, 0x0f0e0d0c0b0a0908ull);
+	ASSERT_OK(sfp_reader__read(r, 0x1000 + 56, &v, 8));
+	ASSERT_ERR(sfp_reader__read(r, 0x1000 + 57, &v, 8), -ERANGE);
+	ASSERT_ERR(sfp_reader__read(r, 0x0ff8, &v, 8), -EFAULT);
+	ASSERT_ERR(sfp_reader__read(r, UINT64_MAX - 2, &v, 8), -ERANGE);
+	ASSERT_OK(sfp_reader__set_snapshot(r, stack, 8, 0x2000));
+	ASSERT_ERR(sfp_reader__read(r, 0x2001, &v, 8), -ERANGE);
+	ASSERT_ERR(sfp_reader__new_snapshot(NULL, 8, 0, &r), -EINVAL);
+	sfp_reader__free(&r);
+	ASSERT_TRUE(r == NULL);
+}
+
+TEST(unwind_self_reader_never_faults)
+{
+	struct sfp_reader *r = NULL;
+	uint64_t local = 0x1122334455667788ull, v = 0;
+	long pg = sysconf(_SC_PAGESIZE);
+	void *p;
+
+	if (!ASSERT_OK(sfp_reader__new_self(&r)))
+		return;
+	ASSERT_OK(sfp_reader__read(r, (uintptr_t)&local, &v, 8));
+	ASSERT_EQ(v, local);
+	ASSERT_ERR(sfp_reader__read(r, 8, &v, 8), -EFAULT);
+	/* A page that was mapped and is gone. */
+	p = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		 -1, 0);
+	if (!ASSERT_TRUE(p != MAP_FAILED))
+		goto out;
+	munmap(p, pg);
+	ASSERT_ERR(sfp_reader__read(r, (uintptr_t)p, &v, 8), -EFAULT);
+	/* PROT_NONE is unreadable too. */
+	p = mmap(NULL, pg, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (ASSERT_TRUE(p != MAP_FAILED)) {
+		ASSERT_ERR(sfp_reader__read(r, (uintptr_t)p, &v, 8), -EFAULT);
+		munmap(p, pg);
+	}
+out:
+	sfp_reader__free(&r);
+}
+
+TEST(unwind_pid_reader)
+{
+	static volatile uint64_t shared_value = 0xfeedfacecafebeefull;
+	struct sfp_reader *r = NULL;
+	uint64_t v = 0;
+	pid_t child;
+	int status;
+
+	ASSERT_ERR(sfp_reader__new_pid(0, &r), -EINVAL);
+	ASSERT_ERR(sfp_reader__new_pid(0x7ffffff0, &r), -ESRCH);
+	child = fork();
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	if (!ASSERT_TRUE(child > 0))
+		return;
+	/* Same image after fork: the value sits at the same address. */
+	if (ASSERT_OK(sfp_reader__new_pid(child, &r))) {
+		ASSERT_OK(sfp_reader__read(r, (uintptr_t)&shared_value, &v, 8));
+		ASSERT_EQ(v, shared_value);
+		ASSERT_ERR(sfp_reader__read(r, 16, &v, 8), -EFAULT);
+	}
+	sfp_reader__free(&r);
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+}
+
+TEST(unwind_addr_space_maps)
+{
+	struct sfp_addr_space *as = NULL, *child = NULL;
+	struct sfp_map_info mi;
+	struct sfp_map m = { .start = 0x10000, .end = 0x20000,
+			     .prot = SFP_MAP_READ | SFP_MAP_EXEC,
+			     .path = "//anon" };
+
+	if (!ASSERT_OK(sfp_addr_space__new(NULL, &as)))
+		return;
+	ASSERT_OK(sfp_addr_space__add_map(as, &m));
+	/* An mmap over the middle splits it in three. */
+	m.start = 0x14000;
+	m.end = 0x15000;
+	m.pgoff = 0x3000;
+	m.prot = SFP_MAP_READ;
+	m.path = NULL;
+	ASSERT_OK(sfp_addr_space__add_map(as, &m));
+	ASSERT_EQ(sfp_addr_space__num_maps(as), 3);
+	if (ASSERT_OK(sfp_addr_space__find(as, 0x15800, &mi))) {
+		ASSERT_EQ(mi.start, 0x15000);
+		ASSERT_EQ(mi.end, 0x20000);
+		ASSERT_EQ(mi.pgoff, 0x5000);
+		ASSERT_STREQ(mi.path, "//anon");
+	}
+	if (ASSERT_OK(sfp_addr_space__find(as, 0x14000, &mi)))
+		ASSERT_TRUE(mi.path == NULL);
+	ASSERT_ERR(sfp_addr_space__find(as, 0x20000, &mi), -ENOENT);
+	ASSERT_ERR(sfp_addr_space__add_map(as, &(struct sfp_map){
+						       .start = 5, .end = 5 }),
+		   -EINVAL);
+
+	if (ASSERT_OK(sfp_addr_space__fork(as, &child))) {
+		ASSERT_EQ(sfp_addr_space__num_maps(child), 3);
+		ASSERT_OK(sfp_addr_space__remove_range(child, 0x10000, 0x14800));
+		ASSERT_EQ(sfp_addr_space__num_maps(child), 2);
+		ASSERT_EQ(sfp_addr_space__num_maps(as), 3);
+		sfp_addr_space__exec(child);
+		ASSERT_EQ(sfp_addr_space__num_maps(child), 0);
+	}
+	sfp_addr_space__free(&child);
+	sfp_addr_space__free(&as);
+	ASSERT_TRUE(as == NULL);
+	ASSERT_ERR(sfp_addr_space__new(&(struct sfp_addr_space_opts){
+					       .sz = sizeof(struct sfp_addr_space_opts),
+					       .arch = SFP_ARCH_AARCH64 }, &as),
+		   -EOPNOTSUPP);
+}
+
+TEST(unwind_addr_space_self)
+{
+	struct sfp_addr_space *as = NULL;
+	struct sfp_map_info mi;
+
+	if (!ASSERT_OK(sfp_addr_space__new(NULL, &as)))
+		return;
+	if (!ASSERT_OK(sfp_addr_space__load_pid(as, getpid())))
+		goto out;
+	/* Our own code: a file mapping with a known bias. */
+	if (ASSERT_OK(sfp_addr_space__find(as, (uintptr_t)&test_data_dir,
+					   &mi))) {
+		ASSERT_TRUE(mi.prot & SFP_MAP_EXEC);
+		ASSERT_TRUE(mi.path && mi.path[0] == '/');
+		ASSERT_TRUE(mi.bias_known);
+	}
+	/* libc's write() and the vDSO's clock_gettime: has_table depends on
+	 * the table sources, but the lookup itself must work. */
+	ASSERT_OK(sfp_addr_space__find(as, (uintptr_t)&write, &mi));
+	ASSERT_ERR(sfp_addr_space__load_pid(as, 0x7ffffff0), -ESRCH);
+out:
+	sfp_addr_space__free(&as);
+}
+
+/* --- snapshot unwinds of this process --- */
+
+struct snap {
+	struct sfp_regs regs;
+	uint8_t *stack;
+	size_t size;
+	void *bt[64];
+	int nbt;
+	void *gbt[64];
+	int ngbt;
+};
+
+/* The top of the stack we run on (from our maps). */
+static uint64_t stack_top(uint64_t sp)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[512];
+	uint64_t top = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long a, b;
+
+		if (sscanf(line, "%llx-%llx", &a, &b) == 2 && sp >= a &&
+		    sp < b)
+			top = b;
+	}
+	fclose(f);
+	return top;
+}
+
+static NOINLINE void capture(struct snap *s)
+{
+	ucontext_t uc;
+	uint64_t top;
+
+	getcontext(&uc);
+	s->nbt = sfp_backtrace(s->bt, 64);
+	s->ngbt = backtrace(s->gbt, 64);
+	s->regs.ip = uc.uc_mcontext.gregs[REG_RIP];
+	s->regs.sp = uc.uc_mcontext.gregs[REG_RSP];
+	s->regs.fp = uc.uc_mcontext.gregs[REG_RBP];
+	s->regs.valid = SFP_REGS_IP | SFP_REGS_SP | SFP_REGS_FP;
+	top = stack_top(s->regs.sp);
+	s->size = top > s->regs.sp ? top - s->regs.sp : 0;
+	if (s->size > 256 * 1024)
+		s->size = 256 * 1024;
+	s->stack = malloc(s->size ? s->size : 1);
+	if (s->stack)
+		memcpy(s->stack, (void *)(uintptr_t)s->regs.sp, s->size);
+}
+
+static NOINLINE void deep(struct snap *s, int n)
+{
+	volatile int pad[5] = { n };
+
+	if (n)
+		deep(s, n - 1);
+	else
+		capture(s);
+	(void)pad[0];
+}
+
+TEST(unwind_snapshot_matches_backtrace)
+{
+	struct sfp_addr_space *as = NULL;
+	struct sfp_reader *r = NULL;
+	struct sfp_frame fr[64];
+	enum sfp_unwind_stop stop;
+	struct snap s = { 0 };
+	int n, i;
+
+	deep(&s, 10);
+	if (!ASSERT_TRUE(s.stack && s.size) || !ASSERT_GE(s.nbt, 12))
+		goto out;
+	if (!ASSERT_OK(sfp_addr_space__new(NULL, &as)) ||
+	    !ASSERT_OK(sfp_addr_space__load_pid(as, getpid())) ||
+	    !ASSERT_OK(sfp_reader__new_snapshot(s.stack, s.size, s.regs.sp,
+						&r)))
+		goto out;
+	n = sfp_unwind(as, r, &s.regs, fr, 64, NULL, &stop);
+	/* frames[0] is the PC in capture(); frames[1..] are the return
+	 * addresses that sfp_backtrace() and glibc saw from capture(). */
+	ASSERT_EQ(n, s.nbt);
+	ASSERT_EQ(n, s.ngbt);
+	for (i = 1; i < n && i < s.nbt; i++)
+		if (!ASSERT_EQ(fr[i].ip, (uintptr_t)s.bt[i]) ||
+		    !ASSERT_EQ(fr[i].ip, (uintptr_t)s.gbt[i]))
+			break;
+	ASSERT_TRUE(fr[0].flags & SFP_FRAME_EXACT);
+	ASSERT_EQ(stop, SFP_STOP_OUTERMOST);
+
+	/* Same walk again: now served from the PC cache. */
+	ASSERT_EQ(sfp_unwind(as, r, &s.regs, fr, 64, NULL, &stop), n);
+
+	/* Depth cap. */
+	SFP_OPTS(sfp_unwind_opts, o, .max_depth = 3);
+	ASSERT_EQ(sfp_unwind(as, r, &s.regs, fr, 64, &o, &stop), 3);
+	ASSERT_EQ(stop, SFP_STOP_DEPTH);
+	ASSERT_EQ(sfp_unwind(as, r, &s.regs, fr, 2, NULL, &stop), 2);
+	ASSERT_EQ(stop, SFP_STOP_DEPTH);
+
+	/* A snapshot cut short: truncated, with the frames found so far. */
+	ASSERT_OK(sfp_reader__set_snapshot(r, s.stack, 200, s.regs.sp));
+	n = sfp_unwind(as, r, &s.regs, fr, 64, NULL, &stop);
+	ASSERT_GE(n, 1);
+	ASSERT_EQ(stop, SFP_STOP_TRUNCATED);
+
+	/* Bad arguments. */
+	ASSERT_ERR(sfp_unwind(as, r, &s.regs, fr, 0, NULL, &stop), -EINVAL);
+	s.regs.valid = SFP_REGS_IP;
+	ASSERT_ERR(sfp_unwind(as, r, &s.regs, fr, 64, NULL, &stop), -EINVAL);
+out:
+	sfp_reader__free(&r);
+	sfp_addr_space__free(&as);
+	free(s.stack);
+}
+
+/* Stop reasons of the frame-pointer fallback over anonymous code. */
+TEST(unwind_fp_fallback_stops)
+{
+	struct sfp_addr_space *as = NULL;
+	struct sfp_reader *r = NULL;
+	struct sfp_frame fr[16];
+	enum sfp_unwind_stop stop;
+	uint64_t stack[16] = { 0 };
+	const uint64_t sp = 0x7000000, code = 0x400000;
+	struct sfp_regs regs = { .ip = code + 0x10, .sp = sp,
+				 .valid = SFP_REGS_IP | SFP_REGS_SP |
+					  SFP_REGS_FP };
+	struct sfp_map m = { .start = code, .end = code + 0x1000,
+			     .prot = SFP_MAP_READ | SFP_MAP_EXEC };
+	int n;
+
+	if (!ASSERT_OK(sfp_addr_space__new(NULL, &as)) ||
+	    !ASSERT_OK(sfp_addr_space__add_map(as, &m)) ||
+	    !ASSERT_OK(sfp_reader__new_snapshot(stack, sizeof(stack), sp, &r)))
+		goto out;
+	/* fp chain: sp+0 -> sp+32 -> RA 0 */
+	regs.fp = sp;
+	stack[0] = sp + 32;
+	stack[1] = code + 0x20;
+	stack[4] = sp + 64;
+	stack[5] = 0;
+	n = sfp_unwind(as, r, &regs, fr, 16, NULL, &stop);
+	ASSERT_EQ(n, 2);
+	ASSERT_EQ(fr[1].ip, code + 0x20);
+	ASSERT_TRUE(fr[0].flags & SFP_FRAME_FP);
+	ASSERT_EQ(stop, SFP_STOP_RA_ZERO);
+
+	/* A return address outside any code. */
+	stack[5] = 0xdead0000;
+	n = sfp_unwind(as, r, &regs, fr, 16, NULL, &stop);
+	ASSERT_EQ(n, 2);
+	ASSERT_EQ(stop, SFP_STOP_BAD_RA);
+
+	/* The chain leaves the snapshot. */
+	stack[4] = sp + 4096;
+	stack[5] = code + 0x30;
+	n = sfp_unwind(as, r, &regs, fr, 16, NULL, &stop);
+	ASSERT_EQ(n, 3);
+	ASSERT_EQ(stop, SFP_STOP_TRUNCATED);
+
+	/* A frame pointer below sp: no way on. */
+	stack[4] = sp - 64;
+	n = sfp_unwind(as, r, &regs, fr, 16, NULL, &stop);
+	ASSERT_EQ(n, 3);
+	ASSERT_EQ(stop, SFP_STOP_NO_INFO);
+
+	/* Without the fallback there is nothing. */
+	SFP_OPTS(sfp_unwind_opts, o, .no_fp_fallback = true);
+	n = sfp_unwind(as, r, &regs, fr, 16, &o, &stop);
+	ASSERT_EQ(n, 1);
+	ASSERT_EQ(stop, SFP_STOP_NO_INFO);
+	ASSERT_STREQ(sfp_unwind_stop_str(SFP_STOP_TRUNCATED), "truncated");
+	ASSERT_STREQ(sfp_unwind_stop_str((enum sfp_unwind_stop)99), "unknown");
+out:
+	sfp_reader__free(&r);
+	sfp_addr_space__free(&as);
+}
