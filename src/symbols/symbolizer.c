@@ -312,7 +312,8 @@ int sfp_symbolizer__get_dso(struct sfp_symbolizer *s, int pid,
 	h = dso_hash(path, pid, build_id, build_id_len);
 	for (d = s->buckets[h & (s->nbuckets - 1)]; d; d = d->hnext) {
 		if (d->key_pid == pid && d->build_id_len == build_id_len &&
-		    !memcmp(d->build_id, build_id, build_id_len) &&
+		    (!build_id_len ||
+		     !memcmp(d->build_id, build_id, build_id_len)) &&
 		    !strcmp(d->key, path)) {
 			if (d->err)
 				return d->err;

@@ -4,3 +4,4 @@ PROG_CFLAGS_unwind-check := -O2 -fomit-frame-pointer -rdynamic
 PROG_CFLAGS_unwind-check-sframe := -O2 -fomit-frame-pointer -rdynamic -Wa,--gsframe
 # record tests: no frame pointers, own .sframe, fixed addresses.
 PROG_CFLAGS_record-spin := -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -Wa,--gsframe -no-pie
+PROG_CFLAGS_symprog := -g -O2 -fvisibility=default

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internals of the perf.data component shared by its files (reader,
+ * sample decoder, writer) and by the stitcher and the CLI.
+ */
+#ifndef SFP_PERF_INT_H
+#define SFP_PERF_INT_H
+
+#include <sfprof/perf.h>
+
+#include "common/cursor.h"
+#include "common/internal.h"
+
+/* "PERFILE2" read as a little-endian u64. */
+#define SFP_PERF_MAGIC2 0x32454c4946524550ull
+#define SFP_PERF_FILE_HEADER_SIZE 104
+#define SFP_PERF_PIPE_HEADER_SIZE 16
+/* perf pads strings in feature sections and build-id names to this. */
+#define SFP_PERF_NAME_ALIGN 64
+/* HEADER_BUILD_ID's misc: the size byte is valid. */
+#define SFP_PERF_MISC_BUILD_ID_SIZE (1u << 15)
+
+/* Decode a sample body; the cursor stands after the 8-byte header. */
+SFP_HIDDEN int sfp_perf_sample_parse(const struct sfp_perf_attr *attr,
+				     struct sfp_cursor *c,
+				     struct sfp_perf_sample *s,
+				     uint64_t *scratch, size_t scratch_len);
+
+/* Size of the sample_id trailer for a sample_type. */
+SFP_HIDDEN size_t sfp_perf_id_trailer_size(uint64_t sample_type);
+
+/*
+ * Decode the sample_id trailer of a non-sample record (nothing unless the
+ * attr has sample_id_all).  body_min: bytes of the record that precede any
+ * trailer (header + fixed fields).  Return: 0 or -EBADMSG.
+ */
+SFP_HIDDEN int sfp_perf_sample_id_parse(const struct sfp_perf_attr *attr,
+					const uint8_t *rec, size_t size,
+					bool swap, size_t body_min,
+					struct sfp_perf_sample *s);
+
+/*
+ * Decode a perf_event_attr of `avail` bytes at the cursor (its own size
+ * field says how much of it there is; the cursor moves past that much).
+ * Return: 0 or -EBADMSG.
+ */
+SFP_HIDDEN int sfp_perf_attr_parse(struct sfp_cursor *c, size_t avail,
+				   struct sfp_perf_attr *attr);
+
+/* Encode an attr as the 136-byte v8 layout in host order. */
+SFP_HIDDEN void sfp_perf_attr_encode(const struct sfp_perf_attr *attr,
+				     uint8_t out[SFP_PERF_ATTR_SIZE_VER8]);
+
+#endif /* SFP_PERF_INT_H */

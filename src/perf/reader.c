@@ -1,0 +1,1373 @@
+// SPDX-License-Identifier: MIT
+/*
+ * perf.data reader: sources, records, compression and time ordering.
+ *
+ * Sources are either memory (a mapped regular file or a caller buffer;
+ * file mode or a pipe-mode stream stored in a file) or a descriptor that
+ * is streamed (pipe mode, `-i -`).  Records are taken one at a time;
+ * PERF_RECORD_COMPRESSED payloads are fed to one zstd stream for the whole
+ * file (perf compresses with flushes, not frame ends, so a frame spans
+ * records) and the records inside are read from the decompressed buffer.
+ *
+ * Ordering follows perf's ordered_events: every kernel record with a
+ * timestamp is queued; a FINISHED_ROUND releases what is not newer than
+ * the newest timestamp seen when the *previous* round ended (the kernel
+ * only guarantees ordering per ring, so one round of slack is needed);
+ * the queue is drained to half when it exceeds its byte limit; records
+ * without a timestamp are delivered at once; the end flushes everything.
+ */
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "perf/perf-int.h"
+
+#define NO_TIME UINT64_MAX
+/* Cap on one COMPRESSED record's output, against decompression bombs. */
+#define MAX_DECOMP (256u << 20)
+#define MAX_EVSELS 4096
+#define MAX_IDS (1u << 20)
+
+struct qitem {
+	uint64_t time;
+	uint64_t seq;
+	uint64_t off;
+	uint32_t size;
+	uint8_t data[];
+};
+
+struct idmap {
+	uint64_t id;
+	size_t idx;
+};
+
+struct sfp_perf_reader {
+	char *name;
+	/* memory source */
+	const uint8_t *mem;
+	size_t mem_size;
+	void *map;
+	size_t map_len;
+	uint64_t pos, data_end;
+	/* stream source */
+	bool stream;
+	int fd;
+	int own_fd;
+	uint8_t *pbuf;
+	uint64_t spos;		/* bytes consumed from the stream */
+	bool swap;
+	/* decompression */
+	ZSTD_DStream *zd;
+	uint8_t *dbuf;
+	size_t dlen, dpos, dcap;
+	uint64_t doff;		/* offset of the COMPRESSED record */
+	/* events */
+	struct sfp_perf_evsel **evsels;
+	size_t nr_evsels;
+	struct idmap *ids;
+	size_t nr_ids;
+	/* header */
+	struct sfp_perf_header_info hdr;
+	char **strs;		/* every string we own, for free() */
+	size_t nr_strs;
+	struct sfp_perf_build_id *bids;
+	const char **cmdline;
+	struct sfp_perf_stats stats;
+	/* ordering */
+	bool unordered;
+	uint64_t max_bytes, queued_bytes;
+	struct qitem **heap;
+	size_t nheap, heap_cap;
+	uint64_t seq, max_ts, next_flush, flush_limit, last_flush;
+	bool draining, eof;
+	struct qitem *cur;
+	/* the delivered record */
+	struct sfp_perf_event ev;
+	uint64_t *scratch;
+	size_t scratch_len;
+	char *str;
+	size_t str_cap;
+};
+
+/* --- small helpers ------------------------------------------------------ */
+
+static char *own_str(struct sfp_perf_reader *r, const char *s, size_t n)
+{
+	char **v = realloc(r->strs, (r->nr_strs + 1) * sizeof(*v));
+	char *p;
+
+	if (!v)
+		return NULL;
+	r->strs = v;
+	p = malloc(n + 1);
+	if (!p)
+		return NULL;
+	memcpy(p, s, n);
+	p[n] = 0;
+	r->strs[r->nr_strs++] = p;
+	return p;
+}
+
+/* perf's string: u32 len (padded), then len bytes holding a NUL string. */
+static int read_string(struct sfp_perf_reader *r, struct sfp_cursor *c,
+		       const char **out)
+{
+	uint32_t len;
+	const char *s;
+	int err = sfp_cursor_u32(c, &len);
+
+	if (err)
+		return err;
+	if (len > sfp_cursor_left(c))
+		return -EBADMSG;
+	s = (const char *)c->pos;
+	c->pos += len;
+	*out = own_str(r, s, strnlen(s, len));
+	return *out ? 0 : -ENOMEM;
+}
+
+static int bad(struct sfp_perf_reader *r, uint64_t off, const char *what)
+{
+	pr_warn("%s: offset %llu: %s", r->name, (unsigned long long)off, what);
+	return -EBADMSG;
+}
+
+/* --- events and ids ----------------------------------------------------- */
+
+static int idmap_cmp(const void *a, const void *b)
+{
+	const struct idmap *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int add_evsel(struct sfp_perf_reader *r, const struct sfp_perf_attr *a,
+		     struct sfp_cursor *ids, uint64_t nr_ids)
+{
+	struct sfp_perf_evsel **v, *e;
+	uint64_t *idv = NULL, i;
+	struct idmap *m;
+
+	if (r->nr_evsels >= MAX_EVSELS || nr_ids > MAX_IDS ||
+	    r->nr_ids + nr_ids > MAX_IDS)
+		return -EBADMSG;
+	v = realloc(r->evsels, (r->nr_evsels + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	r->evsels = v;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	if (nr_ids) {
+		idv = calloc(nr_ids, sizeof(*idv));
+		m = realloc(r->ids, (r->nr_ids + nr_ids) * sizeof(*m));
+		if (!idv || !m) {
+			free(idv);
+			free(e);
+			if (m)
+				r->ids = m;
+			return -ENOMEM;
+		}
+		r->ids = m;
+		for (i = 0; i < nr_ids; i++) {
+			if (sfp_cursor_u64(ids, &idv[i])) {
+				free(idv);
+				free(e);
+				return -EBADMSG;
+			}
+			m[r->nr_ids + i].id = idv[i];
+			m[r->nr_ids + i].idx = r->nr_evsels;
+		}
+		r->nr_ids += nr_ids;
+		/* stable enough: duplicates resolve to any owner */
+		qsort(r->ids, r->nr_ids, sizeof(*m), idmap_cmp);
+	}
+	e->attr = *a;
+	e->ids = idv;
+	e->nr_ids = nr_ids;
+	e->idx = r->nr_evsels;
+	r->evsels[r->nr_evsels++] = e;
+	return 0;
+}
+
+static struct sfp_perf_evsel *evsel_by_id(struct sfp_perf_reader *r,
+					  uint64_t id)
+{
+	size_t lo = 0, hi = r->nr_ids;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r->ids[mid].id == id)
+			return r->evsels[r->ids[mid].idx];
+		if (r->ids[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static uint64_t rd64(const struct sfp_perf_reader *r, const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return r->swap ? sfp_bswap64(v) : v;
+}
+
+/*
+ * Which event a record belongs to: by the id at perf's id_pos (samples)
+ * or is_pos (sample_id trailers), computed from the first event's
+ * sample_type as perf does; a single event owns everything.
+ */
+static struct sfp_perf_evsel *evsel_of(struct sfp_perf_reader *r,
+				       const uint8_t *rec, size_t size,
+				       uint32_t type)
+{
+	const struct sfp_perf_attr *a;
+	uint64_t st, pos;
+
+	if (!r->nr_evsels)
+		return NULL;
+	if (r->nr_evsels == 1)
+		return r->evsels[0];
+	a = &r->evsels[0]->attr;
+	st = a->sample_type;
+	if (type == SFP_PERF_RECORD_SAMPLE) {
+		if (st & SFP_PERF_SAMPLE_IDENTIFIER)
+			pos = 8;
+		else if (st & SFP_PERF_SAMPLE_ID)
+			pos = 8 + 8 * (!!(st & SFP_PERF_SAMPLE_IP) +
+				       !!(st & SFP_PERF_SAMPLE_TID) +
+				       !!(st & SFP_PERF_SAMPLE_TIME) +
+				       !!(st & SFP_PERF_SAMPLE_ADDR));
+		else
+			return r->evsels[0];
+		if (pos + 8 > size)
+			return NULL;
+	} else {
+		uint64_t back;
+
+		if (!(a->flags & SFP_PERF_ATTR_FLAG_SAMPLE_ID_ALL))
+			return r->evsels[0];
+		if (st & SFP_PERF_SAMPLE_IDENTIFIER)
+			back = 8;
+		else if (st & SFP_PERF_SAMPLE_ID)
+			back = 8 * (1 + !!(st & SFP_PERF_SAMPLE_STREAM_ID) +
+				    !!(st & SFP_PERF_SAMPLE_CPU));
+		else
+			return r->evsels[0];
+		if (back + 8 > size)
+			return NULL;
+		pos = size - back;
+	}
+	return evsel_by_id(r, rd64(r, rec + pos));
+}
+
+static uint64_t timestamp_of(struct sfp_perf_reader *r,
+			     const struct sfp_perf_evsel *e,
+			     const uint8_t *rec, size_t size, uint32_t type)
+{
+	uint64_t st, off;
+
+	if (!e)
+		return NO_TIME;
+	st = e->attr.sample_type;
+	if (!(st & SFP_PERF_SAMPLE_TIME))
+		return NO_TIME;
+	if (type == SFP_PERF_RECORD_SAMPLE) {
+		off = 8 + 8 * (!!(st & SFP_PERF_SAMPLE_IDENTIFIER) +
+			       !!(st & SFP_PERF_SAMPLE_IP) +
+			       !!(st & SFP_PERF_SAMPLE_TID));
+	} else {
+		size_t n = sfp_perf_id_trailer_size(st);
+
+		if (!(e->attr.flags & SFP_PERF_ATTR_FLAG_SAMPLE_ID_ALL) ||
+		    n + 8 > size)
+			return NO_TIME;
+		off = size - n + 8 * !!(st & SFP_PERF_SAMPLE_TID);
+	}
+	if (off + 8 > size)
+		return NO_TIME;
+	return rd64(r, rec + off);
+}
+
+/* --- feature sections ---------------------------------------------------- */
+
+static int parse_build_ids(struct sfp_perf_reader *r, struct sfp_cursor *c)
+{
+	while (sfp_cursor_left(c) >= 8) {
+		struct sfp_perf_build_id b = { 0 };
+		struct sfp_cursor rc;
+		uint32_t type = 0;
+		uint16_t misc = 0, size = 0;
+		int32_t pid = 0;
+		uint8_t raw[24] = { 0 };
+		const char *fn;
+		void *v;
+
+		sfp_cursor_init(&rc, c->pos, sfp_cursor_left(c), c->swap);
+		sfp_cursor_u32(&rc, &type);
+		sfp_cursor_u16(&rc, &misc);
+		sfp_cursor_u16(&rc, &size);
+		if (size < 36 || size > sfp_cursor_left(c))
+			return -EBADMSG;
+		sfp_cursor_i32(&rc, &pid);
+		sfp_cursor_bytes(&rc, raw, 24);
+		fn = (const char *)rc.pos;
+		b.pid = (uint32_t)pid;
+		b.misc = misc;
+		memcpy(b.id, raw, 20);
+		b.size = (misc & SFP_PERF_MISC_BUILD_ID_SIZE) && raw[20] <= 20 ?
+				 raw[20] : 20;
+		b.filename = own_str(r, fn, strnlen(fn, size - 36u));
+		if (!b.filename)
+			return -ENOMEM;
+		if (r->hdr.nr_build_ids >= 1u << 20)
+			return -EBADMSG;
+		v = realloc(r->bids, (r->hdr.nr_build_ids + 1) * sizeof(b));
+		if (!v)
+			return -ENOMEM;
+		r->bids = v;
+		r->bids[r->hdr.nr_build_ids++] = b;
+		r->hdr.build_ids = r->bids;
+		c->pos += size;
+	}
+	return 0;
+}
+
+static int parse_event_desc(struct sfp_perf_reader *r, struct sfp_cursor *c)
+{
+	uint32_t nr, asz, i, nids;
+	int err;
+
+	if ((err = sfp_cursor_u32(c, &nr)) || (err = sfp_cursor_u32(c, &asz)))
+		return err;
+	if (asz < SFP_PERF_ATTR_SIZE_VER0 || nr > sfp_cursor_left(c) / asz)
+		return -EBADMSG;
+	for (i = 0; i < nr; i++) {
+		struct sfp_perf_attr a;
+		const char *name;
+
+		if ((err = sfp_perf_attr_parse(c, asz, &a)))
+			return err;
+		/* the attr's own size may be below the stride */
+		if ((err = sfp_cursor_seek(c, sfp_cursor_off(c) - a.size + asz)))
+			return err;
+		if ((err = sfp_cursor_u32(c, &nids)) ||
+		    (err = read_string(r, c, &name)))
+			return err;
+		if ((err = sfp_cursor_skip(c, (size_t)nids * 8)))
+			return err;
+		if (i < r->nr_evsels && !r->evsels[i]->name)
+			r->evsels[i]->name = name;
+	}
+	return 0;
+}
+
+static int parse_feature(struct sfp_perf_reader *r, unsigned int feat,
+			 struct sfp_cursor *c)
+{
+	struct sfp_perf_header_info *h = &r->hdr;
+	uint32_t nr, i;
+	int err = 0;
+
+	if (feat < SFP_PERF_FEAT_MAX)
+		h->features[feat / 64] |= 1ull << (feat % 64);
+	switch (feat) {
+	case SFP_PERF_FEAT_HOSTNAME:
+		return read_string(r, c, &h->hostname);
+	case SFP_PERF_FEAT_OSRELEASE:
+		return read_string(r, c, &h->osrelease);
+	case SFP_PERF_FEAT_VERSION:
+		return read_string(r, c, &h->version);
+	case SFP_PERF_FEAT_ARCH:
+		return read_string(r, c, &h->arch);
+	case SFP_PERF_FEAT_CPUDESC:
+		return read_string(r, c, &h->cpudesc);
+	case SFP_PERF_FEAT_CPUID:
+		return read_string(r, c, &h->cpuid);
+	case SFP_PERF_FEAT_NRCPUS:
+		if ((err = sfp_cursor_u32(c, &h->nr_cpus_avail)))
+			return err;
+		return sfp_cursor_u32(c, &h->nr_cpus_online);
+	case SFP_PERF_FEAT_TOTAL_MEM:
+		return sfp_cursor_u64(c, &h->total_mem);
+	case SFP_PERF_FEAT_CMDLINE: {
+		const char **v;
+
+		if ((err = sfp_cursor_u32(c, &nr)))
+			return err;
+		if (nr > sfp_cursor_left(c) / 4)
+			return -EBADMSG;
+		v = calloc(nr + 1, sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		for (i = 0; i < nr && !err; i++)
+			err = read_string(r, c, &v[i]);
+		if (err) {
+			free(v);
+			return err;
+		}
+		free(r->cmdline);
+		r->cmdline = v;
+		h->cmdline = v;
+		h->nr_cmdline = nr;
+		return 0;
+	}
+	case SFP_PERF_FEAT_EVENT_DESC:
+		return parse_event_desc(r, c);
+	case SFP_PERF_FEAT_BUILD_ID:
+		return parse_build_ids(r, c);
+	default:
+		return 0;	/* known to perf, not needed here: skipped */
+	}
+}
+
+/* --- headers -------------------------------------------------------------- */
+
+static int check_magic(struct sfp_perf_reader *r, const uint8_t *p)
+{
+	uint64_t m;
+
+	memcpy(&m, p, 8);
+	if (m == SFP_PERF_MAGIC2) {
+		r->swap = false;
+	} else if (sfp_bswap64(m) == SFP_PERF_MAGIC2) {
+		r->swap = true;
+	} else if (!memcmp(p, "PERFFILE", 8)) {
+		pr_warn("%s: version 1 perf.data (PERFFILE) is not supported",
+			r->name);
+		return -EOPNOTSUPP;
+	} else {
+		pr_warn("%s: not a perf.data file (bad magic)", r->name);
+		return -EBADMSG;
+	}
+	r->hdr.swapped = r->swap;
+	return 0;
+}
+
+static int parse_file_header(struct sfp_perf_reader *r)
+{
+	uint64_t hsize = 0, attr_size, a_off, a_size, d_off, d_size, t_off, t_size;
+	uint64_t feats[4] = { 0 }, i, nr;
+	struct sfp_cursor c;
+	unsigned int f, nfeat = 0;
+	int err;
+
+	if (r->mem_size < SFP_PERF_PIPE_HEADER_SIZE)
+		return bad(r, 0, "file too short for a perf.data header");
+	if ((err = check_magic(r, r->mem)))
+		return err;
+	sfp_cursor_init(&c, r->mem, r->mem_size, r->swap);
+	c.pos += 8;
+	sfp_cursor_u64(&c, &hsize);
+	if (hsize == SFP_PERF_PIPE_HEADER_SIZE) {
+		/* a pipe-mode stream saved to a file */
+		r->hdr.pipe_mode = true;
+		r->pos = SFP_PERF_PIPE_HEADER_SIZE;
+		r->data_end = r->mem_size;
+		return 0;
+	}
+	if (hsize != SFP_PERF_FILE_HEADER_SIZE && hsize != 72)
+		return bad(r, 8, "unexpected header size");
+	if (sfp_cursor_u64(&c, &attr_size) || sfp_cursor_u64(&c, &a_off) ||
+	    sfp_cursor_u64(&c, &a_size) || sfp_cursor_u64(&c, &d_off) ||
+	    sfp_cursor_u64(&c, &d_size) || sfp_cursor_u64(&c, &t_off) ||
+	    sfp_cursor_u64(&c, &t_size))
+		return bad(r, sfp_cursor_off(&c), "truncated header");
+	if (hsize == SFP_PERF_FILE_HEADER_SIZE)
+		for (i = 0; i < 4; i++)
+			if (sfp_cursor_u64(&c, &feats[i]))
+				return bad(r, sfp_cursor_off(&c),
+					   "truncated feature bitmap");
+
+	/* attrs, each followed by the file section of its ids */
+	if (attr_size < SFP_PERF_ATTR_SIZE_VER0 + 16 || attr_size > 4096)
+		return bad(r, 16, "bad attr_size");
+	if (a_off > r->mem_size || a_size > r->mem_size - a_off)
+		return bad(r, 24, "attr section outside the file");
+	nr = a_size / attr_size;
+	for (i = 0; i < nr; i++) {
+		struct sfp_perf_attr a;
+		struct sfp_cursor ac, ic;
+		uint64_t ioff = 0, isz = 0, eoff = a_off + i * attr_size;
+
+		sfp_cursor_init(&ac, r->mem, r->mem_size, r->swap);
+		sfp_cursor_seek(&ac, eoff);
+		if (sfp_perf_attr_parse(&ac, attr_size - 16, &a))
+			return bad(r, eoff, "bad perf_event_attr");
+		sfp_cursor_seek(&ac, eoff + attr_size - 16);
+		sfp_cursor_u64(&ac, &ioff);
+		sfp_cursor_u64(&ac, &isz);
+		if (ioff > r->mem_size || isz > r->mem_size - ioff)
+			return bad(r, eoff + attr_size - 16,
+				   "attr ids outside the file");
+		sfp_cursor_init(&ic, r->mem + ioff, isz, r->swap);
+		if ((err = add_evsel(r, &a, &ic, isz / 8)))
+			return err == -EBADMSG ? bad(r, eoff, "too many ids") : err;
+	}
+	if (!r->nr_evsels)
+		return bad(r, 24, "no events in the attr section");
+
+	if (d_off > r->mem_size || d_size > r->mem_size - d_off)
+		return bad(r, 40, "data section outside the file");
+	r->pos = d_off;
+	r->data_end = d_off + d_size;
+
+	/* feature sections: one {offset, size} per set bit, after data */
+	for (f = 0; f < SFP_PERF_FEAT_MAX; f++)
+		nfeat += !!(feats[f / 64] & (1ull << (f % 64)));
+	sfp_cursor_init(&c, r->mem, r->mem_size, r->swap);
+	if (nfeat && sfp_cursor_seek(&c, r->data_end)) {
+		pr_warn("%s: feature sections missing", r->name);
+		return 0;
+	}
+	for (f = 0; f < SFP_PERF_FEAT_MAX && nfeat; f++) {
+		uint64_t so, ss;
+		struct sfp_cursor fc;
+
+		if (!(feats[f / 64] & (1ull << (f % 64))))
+			continue;
+		if (sfp_cursor_u64(&c, &so) || sfp_cursor_u64(&c, &ss)) {
+			pr_warn("%s: truncated feature table", r->name);
+			return 0;
+		}
+		if (so > r->mem_size || ss > r->mem_size - so) {
+			pr_warn("%s: feature %u outside the file, skipped",
+				r->name, f);
+			continue;
+		}
+		sfp_cursor_init(&fc, r->mem + so, ss, r->swap);
+		err = parse_feature(r, f, &fc);
+		if (err == -ENOMEM)
+			return err;
+		if (err)
+			pr_warn("%s: offset %llu: bad feature section %u, skipped",
+				r->name, (unsigned long long)so, f);
+	}
+	return 0;
+}
+
+/* --- raw record sources -------------------------------------------------- */
+
+static int read_full(struct sfp_perf_reader *r, void *buf, size_t n)
+{
+	uint8_t *p = buf;
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t k = read(r->fd, p + got, n - got);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			int e = -errno;
+
+			pr_warn("%s: read: %s", r->name, strerror(errno));
+			return e;
+		}
+		if (k == 0)
+			return got ? -EBADMSG : 0;
+		got += (size_t)k;
+	}
+	r->spos += n;
+	return 1;
+}
+
+static int stream_skip(struct sfp_perf_reader *r, uint64_t n)
+{
+	uint8_t tmp[4096];
+
+	while (n) {
+		size_t k = n < sizeof(tmp) ? (size_t)n : sizeof(tmp);
+		int err = read_full(r, tmp, k);
+
+		if (err <= 0)
+			return err < 0 ? err : -EBADMSG;
+		n -= k;
+	}
+	return 0;
+}
+
+/* Extra payload that follows some records outside their header.size. */
+static uint64_t trailing_payload(struct sfp_perf_reader *r, uint32_t type,
+				 const uint8_t *rec, size_t size)
+{
+	uint32_t v32;
+
+	if (type == SFP_PERF_RECORD_AUXTRACE && size >= 16)
+		return rd64(r, rec + 8);
+	if (type == SFP_PERF_RECORD_HEADER_TRACING_DATA && size >= 12) {
+		memcpy(&v32, rec + 8, 4);
+		return r->swap ? sfp_bswap32(v32) : v32;
+	}
+	return 0;
+}
+
+static void hdr_of(const struct sfp_perf_reader *r, const uint8_t *p,
+		   uint32_t *type, uint16_t *misc, uint16_t *size)
+{
+	memcpy(type, p, 4);
+	memcpy(misc, p + 4, 2);
+	memcpy(size, p + 6, 2);
+	if (r->swap) {
+		*type = sfp_bswap32(*type);
+		*misc = sfp_bswap16(*misc);
+		*size = sfp_bswap16(*size);
+	}
+}
+
+/*
+ * The next record from the decompressed buffer, the mapped data or the
+ * stream.  Return: 1, 0 at the end, or -errno.
+ */
+static int read_raw(struct sfp_perf_reader *r, const uint8_t **rec,
+		    size_t *size, uint64_t *off, bool *from_decomp)
+{
+	uint32_t type;
+	uint16_t misc, sz;
+	int err;
+
+	*from_decomp = false;
+	if (r->dlen - r->dpos >= 8) {
+		hdr_of(r, r->dbuf + r->dpos, &type, &misc, &sz);
+		if (sz < 8)
+			return bad(r, r->doff,
+				   "record of size < 8 in compressed data");
+		if (sz <= r->dlen - r->dpos) {
+			*rec = r->dbuf + r->dpos;
+			*size = sz;
+			*off = r->doff;
+			r->dpos += sz;
+			*from_decomp = true;
+			return 1;
+		}
+		/* partial record: completed by the next COMPRESSED */
+	}
+	if (!r->stream) {
+		uint64_t pl;
+
+		if (r->pos >= r->data_end)
+			return 0;
+		if (r->data_end - r->pos < 8)
+			return bad(r, r->pos, "truncated record header");
+		hdr_of(r, r->mem + r->pos, &type, &misc, &sz);
+		if (sz < 8 || sz > r->data_end - r->pos)
+			return bad(r, r->pos, "record size out of bounds");
+		*rec = r->mem + r->pos;
+		*size = sz;
+		*off = r->pos;
+		r->pos += sz;
+		pl = trailing_payload(r, type, *rec, sz);
+		if (pl > r->data_end - r->pos)
+			return bad(r, *off, "record payload past the end");
+		r->pos += pl;
+		return 1;
+	}
+	*off = r->spos;
+	err = read_full(r, r->pbuf, 8);
+	if (err <= 0)
+		return err == -EBADMSG ? bad(r, *off, "truncated record") : err;
+	hdr_of(r, r->pbuf, &type, &misc, &sz);
+	if (sz < 8)
+		return bad(r, *off, "record size < 8");
+	if (sz > 8) {
+		err = read_full(r, r->pbuf + 8, sz - 8u);
+		if (err <= 0)
+			return bad(r, *off, "truncated record");
+	}
+	*rec = r->pbuf;
+	*size = sz;
+	err = stream_skip(r, trailing_payload(r, type, r->pbuf, sz));
+	if (err)
+		return err == -EBADMSG ? bad(r, *off, "truncated payload") : err;
+	return 1;
+}
+
+static int decompress(struct sfp_perf_reader *r, const uint8_t *rec,
+		      size_t size, uint64_t off)
+{
+	ZSTD_inBuffer in = { rec + 8, size - 8, 0 };
+	size_t left = r->dlen - r->dpos;
+
+	if (!r->zd) {
+		r->zd = ZSTD_createDStream();
+		if (!r->zd || ZSTD_isError(ZSTD_initDStream(r->zd)))
+			return -ENOMEM;
+	}
+	/* keep an incomplete record at the front */
+	memmove(r->dbuf, r->dbuf + r->dpos, left);
+	r->dpos = 0;
+	r->dlen = left;
+	r->doff = off;
+	while (in.pos < in.size) {
+		ZSTD_outBuffer out;
+		size_t ret;
+
+		if (r->dcap - r->dlen < 65536) {
+			size_t ncap = r->dcap ? r->dcap * 2 : 1u << 20;
+			uint8_t *n;
+
+			if (ncap > MAX_DECOMP)
+				return bad(r, off, "compressed data expands too much");
+			n = realloc(r->dbuf, ncap);
+			if (!n)
+				return -ENOMEM;
+			r->dbuf = n;
+			r->dcap = ncap;
+		}
+		out = (ZSTD_outBuffer){ r->dbuf, r->dcap, r->dlen };
+		ret = ZSTD_decompressStream(r->zd, &out, &in);
+		if (ZSTD_isError(ret)) {
+			pr_warn("%s: offset %llu: zstd: %s", r->name,
+				(unsigned long long)off, ZSTD_getErrorName(ret));
+			return -EBADMSG;
+		}
+		r->dlen = out.pos;
+		if (out.pos < out.size && in.pos == in.size)
+			break;
+	}
+	return 0;
+}
+
+static int user_record(struct sfp_perf_reader *r, const uint8_t *rec,
+		       size_t size, uint64_t off, uint32_t type, bool nested)
+{
+	struct sfp_cursor c;
+	int err;
+
+	sfp_cursor_init(&c, rec, size, r->swap);
+	c.pos += 8;
+	switch (type) {
+	case SFP_PERF_RECORD_FINISHED_ROUND:
+		r->flush_limit = r->next_flush;
+		r->next_flush = r->max_ts;
+		return 0;
+	case SFP_PERF_RECORD_HEADER_ATTR: {
+		struct sfp_perf_attr a;
+
+		if (sfp_perf_attr_parse(&c, size - 8, &a))
+			return bad(r, off, "bad HEADER_ATTR");
+		err = add_evsel(r, &a, &c, sfp_cursor_left(&c) / 8);
+		return err == -EBADMSG ? bad(r, off, "too many events") : err;
+	}
+	case SFP_PERF_RECORD_HEADER_FEATURE: {
+		uint64_t feat;
+
+		if (sfp_cursor_u64(&c, &feat))
+			return bad(r, off, "short HEADER_FEATURE");
+		if (feat >= SFP_PERF_FEAT_MAX)
+			return 0;
+		err = parse_feature(r, (unsigned int)feat, &c);
+		if (err == -ENOMEM)
+			return err;
+		if (err)
+			pr_warn("%s: offset %llu: bad feature %u, skipped",
+				r->name, (unsigned long long)off,
+				(unsigned int)feat);
+		return 0;
+	}
+	case SFP_PERF_RECORD_HEADER_BUILD_ID:
+		sfp_cursor_init(&c, rec, size, r->swap);
+		if (parse_build_ids(r, &c) == -ENOMEM)
+			return -ENOMEM;
+		return 0;
+	case SFP_PERF_RECORD_COMPRESSED:
+		r->stats.nr_compressed++;
+		if (nested)
+			return bad(r, off, "COMPRESSED inside compressed data");
+		return decompress(r, rec, size, off);
+	default:
+		return 0;	/* FINISHED_INIT, ID_INDEX, ...: nothing to do */
+	}
+}
+
+/* --- decoding the delivered record --------------------------------------- */
+
+static int ensure_scratch(struct sfp_perf_reader *r, size_t size)
+{
+	size_t need = size / 8 + 16;
+
+	if (r->scratch_len < need) {
+		uint64_t *n = realloc(r->scratch, need * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		r->scratch = n;
+		r->scratch_len = need;
+	}
+	if (r->str_cap < size + 1) {
+		char *s = realloc(r->str, size + 1);
+
+		if (!s)
+			return -ENOMEM;
+		r->str = s;
+		r->str_cap = size + 1;
+	}
+	return 0;
+}
+
+/* A NUL-terminated copy of the string field from p up to end. */
+static const char *take_str(struct sfp_perf_reader *r, const uint8_t *p,
+			    const uint8_t *end)
+{
+	size_t n = end > p ? strnlen((const char *)p, (size_t)(end - p)) : 0;
+
+	memcpy(r->str, p, n);
+	r->str[n] = 0;
+	return r->str;
+}
+
+static int decode(struct sfp_perf_reader *r, const uint8_t *rec, size_t size,
+		  uint64_t off, struct sfp_perf_evsel *e)
+{
+	struct sfp_perf_event *ev = &r->ev;
+	struct sfp_cursor c;
+	size_t body = 0, tail = 0;
+	uint64_t v;
+	int err;
+
+	if ((err = ensure_scratch(r, size)))
+		return err;
+	memset(ev, 0, sizeof(*ev));
+	hdr_of(r, rec, &ev->type, &ev->misc, &ev->size);
+	ev->file_offset = off;
+	ev->raw = rec;
+	ev->swapped = r->swap;
+	ev->evsel = e;
+	sfp_cursor_init(&c, rec, size, r->swap);
+	c.pos += 8;
+
+	if (ev->type == SFP_PERF_RECORD_SAMPLE) {
+		if (sfp_perf_sample_parse(&e->attr, &c, &ev->sample, r->scratch,
+					  r->scratch_len))
+			goto bad_rec;
+		return 0;
+	}
+	if (e && (e->attr.flags & SFP_PERF_ATTR_FLAG_SAMPLE_ID_ALL))
+		tail = sfp_perf_id_trailer_size(e->attr.sample_type);
+	if (tail + 8 > size)
+		goto bad_rec;
+	c.end = rec + size - tail;	/* fixed fields must not eat the trailer */
+
+#define R(fn, dst) do { if (fn(&c, dst)) goto bad_rec; } while (0)
+	switch (ev->type) {
+	case SFP_PERF_RECORD_MMAP:
+	case SFP_PERF_RECORD_MMAP2:
+		R(sfp_cursor_u32, &ev->mmap.pid);
+		R(sfp_cursor_u32, &ev->mmap.tid);
+		R(sfp_cursor_u64, &ev->mmap.start);
+		R(sfp_cursor_u64, &ev->mmap.len);
+		R(sfp_cursor_u64, &ev->mmap.pgoff);
+		if (ev->type == SFP_PERF_RECORD_MMAP2) {
+			if (ev->misc & SFP_PERF_MISC_MMAP_BUILD_ID) {
+				uint8_t hb[4];
+
+				R(sfp_cursor_u8, &ev->mmap.build_id_size);
+				if (sfp_cursor_bytes(&c, hb, 3) ||
+				    sfp_cursor_bytes(&c, ev->mmap.build_id, 20))
+					goto bad_rec;
+				if (ev->mmap.build_id_size > 20)
+					ev->mmap.build_id_size = 20;
+			} else {
+				R(sfp_cursor_u32, &ev->mmap.maj);
+				R(sfp_cursor_u32, &ev->mmap.min);
+				R(sfp_cursor_u64, &ev->mmap.ino);
+				R(sfp_cursor_u64, &ev->mmap.ino_generation);
+			}
+			R(sfp_cursor_u32, &ev->mmap.prot);
+			R(sfp_cursor_u32, &ev->mmap.flags);
+		}
+		ev->mmap.filename = take_str(r, c.pos, c.end);
+		break;
+	case SFP_PERF_RECORD_COMM:
+		R(sfp_cursor_u32, &ev->comm.pid);
+		R(sfp_cursor_u32, &ev->comm.tid);
+		ev->comm.comm = take_str(r, c.pos, c.end);
+		break;
+	case SFP_PERF_RECORD_FORK:
+	case SFP_PERF_RECORD_EXIT:
+		R(sfp_cursor_u32, &ev->fork.pid);
+		R(sfp_cursor_u32, &ev->fork.ppid);
+		R(sfp_cursor_u32, &ev->fork.tid);
+		R(sfp_cursor_u32, &ev->fork.ptid);
+		R(sfp_cursor_u64, &ev->fork.time);
+		break;
+	case SFP_PERF_RECORD_LOST:
+		R(sfp_cursor_u64, &ev->lost.id);
+		R(sfp_cursor_u64, &ev->lost.lost);
+		r->stats.nr_lost += ev->lost.lost;
+		break;
+	case SFP_PERF_RECORD_LOST_SAMPLES:
+		R(sfp_cursor_u64, &ev->lost_samples.lost);
+		break;
+	case SFP_PERF_RECORD_THROTTLE:
+	case SFP_PERF_RECORD_UNTHROTTLE:
+		R(sfp_cursor_u64, &ev->throttle.time);
+		R(sfp_cursor_u64, &ev->throttle.id);
+		R(sfp_cursor_u64, &ev->throttle.stream_id);
+		break;
+	case SFP_PERF_RECORD_SWITCH_CPU_WIDE:
+		R(sfp_cursor_u32, &ev->context_switch.next_prev_pid);
+		R(sfp_cursor_u32, &ev->context_switch.next_prev_tid);
+		break;
+	case SFP_PERF_RECORD_KSYMBOL:
+		R(sfp_cursor_u64, &ev->ksymbol.addr);
+		R(sfp_cursor_u32, &ev->ksymbol.len);
+		R(sfp_cursor_u16, &ev->ksymbol.ksym_type);
+		R(sfp_cursor_u16, &ev->ksymbol.flags);
+		ev->ksymbol.name = take_str(r, c.pos, c.end);
+		break;
+	case SFP_PERF_RECORD_CALLCHAIN_DEFERRED:
+		R(sfp_cursor_u64, &ev->deferred.cookie);
+		R(sfp_cursor_u64, &v);
+		if (v > sfp_cursor_left(&c) / 8 || v > r->scratch_len)
+			goto bad_rec;
+		ev->deferred.nr = v;
+		for (uint64_t i = 0; i < v; i++)
+			sfp_cursor_u64(&c, &r->scratch[i]);
+		ev->deferred.ips = r->scratch;
+		break;
+	case SFP_PERF_RECORD_READ:
+	case SFP_PERF_RECORD_ITRACE_START:
+	case SFP_PERF_RECORD_NAMESPACES:
+		body = 8;	/* pid, tid */
+		break;
+	case SFP_PERF_RECORD_AUX:
+		body = 24;
+		break;
+	case SFP_PERF_RECORD_BPF_EVENT:
+		body = 16;
+		break;
+	case SFP_PERF_RECORD_CGROUP:
+	case SFP_PERF_RECORD_AUX_OUTPUT_HW_ID:
+		body = 8;
+		break;
+	case SFP_PERF_RECORD_TEXT_POKE:
+		body = 12;
+		break;
+	default:
+		break;	/* SWITCH: header only */
+	}
+#undef R
+	if (body > sfp_cursor_left(&c))
+		goto bad_rec;
+	if (e && sfp_perf_sample_id_parse(&e->attr, rec, size, r->swap, 8,
+					  &ev->sample))
+		goto bad_rec;
+	return 0;
+
+bad_rec:
+	r->stats.nr_bad_records++;
+	pr_warn("%s: offset %llu: malformed %s record (size %zu), skipped",
+		r->name, (unsigned long long)off,
+		sfp_perf_record_name(ev->type) ?: "?", size);
+	return -EBADMSG;
+}
+
+/* --- the time-ordered queue ---------------------------------------------- */
+
+static bool q_less(const struct qitem *a, const struct qitem *b)
+{
+	return a->time < b->time || (a->time == b->time && a->seq < b->seq);
+}
+
+static int heap_push(struct sfp_perf_reader *r, struct qitem *q)
+{
+	size_t i;
+
+	if (r->nheap == r->heap_cap) {
+		size_t nc = r->heap_cap ? r->heap_cap * 2 : 1024;
+		struct qitem **n = realloc(r->heap, nc * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		r->heap = n;
+		r->heap_cap = nc;
+	}
+	i = r->nheap++;
+	while (i && q_less(q, r->heap[(i - 1) / 2])) {
+		r->heap[i] = r->heap[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	r->heap[i] = q;
+	return 0;
+}
+
+static struct qitem *heap_pop(struct sfp_perf_reader *r)
+{
+	struct qitem *top = r->heap[0], *last = r->heap[--r->nheap];
+	size_t i = 0, n = r->nheap;
+
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+
+		if (l >= n)
+			break;
+		m = l;
+		if (l + 1 < n && q_less(r->heap[l + 1], r->heap[l]))
+			m = l + 1;
+		if (!q_less(r->heap[m], last))
+			break;
+		r->heap[i] = r->heap[m];
+		i = m;
+	}
+	if (n)
+		r->heap[i] = last;
+	return top;
+}
+
+static int enqueue(struct sfp_perf_reader *r, const uint8_t *rec, size_t size,
+		   uint64_t off, uint64_t ts)
+{
+	struct qitem *q = malloc(sizeof(*q) + size);
+	int err;
+
+	if (!q)
+		return -ENOMEM;
+	q->time = ts;
+	q->seq = r->seq++;
+	q->off = off;
+	q->size = (uint32_t)size;
+	memcpy(q->data, rec, size);
+	if ((err = heap_push(r, q))) {
+		free(q);
+		return err;
+	}
+	if (ts < r->last_flush)
+		r->stats.nr_unordered++;
+	if (ts > r->max_ts)
+		r->max_ts = ts;
+	r->queued_bytes += sizeof(*q) + size;
+	if (r->queued_bytes > r->stats.max_queued_bytes)
+		r->stats.max_queued_bytes = r->queued_bytes;
+	if (r->queued_bytes > r->max_bytes)
+		r->draining = true;
+	return 0;
+}
+
+SFP_API int sfp_perf_reader__next(struct sfp_perf_reader *r,
+				  const struct sfp_perf_event **out)
+{
+	if (!r || !out)
+		return -EINVAL;
+	free(r->cur);
+	r->cur = NULL;
+	for (;;) {
+		const uint8_t *rec;
+		struct sfp_perf_evsel *e;
+		uint64_t off, ts;
+		size_t size;
+		uint32_t type;
+		uint16_t misc, sz;
+		bool nested;
+		int err;
+
+		if (r->nheap && (r->eof || r->draining ||
+				 r->heap[0]->time <= r->flush_limit)) {
+			struct qitem *q = heap_pop(r);
+
+			r->queued_bytes -= sizeof(*q) + q->size;
+			if (r->draining && r->queued_bytes <= r->max_bytes / 2)
+				r->draining = false;
+			if (q->time > r->last_flush)
+				r->last_flush = q->time;
+			r->cur = q;
+			hdr_of(r, q->data, &type, &misc, &sz);
+			e = evsel_of(r, q->data, q->size, type);
+			err = decode(r, q->data, q->size, q->off, e);
+			if (err == -ENOMEM)
+				return err;
+			if (err)
+				continue;
+			*out = &r->ev;
+			return 1;
+		}
+		if (r->eof)
+			return 0;
+		err = read_raw(r, &rec, &size, &off, &nested);
+		if (err < 0)
+			return err;
+		if (!err) {
+			if (r->dlen > r->dpos)
+				pr_warn("%s: %zu bytes of an incomplete record at the end of compressed data",
+					r->name, r->dlen - r->dpos);
+			r->eof = true;
+			continue;
+		}
+		hdr_of(r, rec, &type, &misc, &sz);
+		if (type >= SFP_PERF_RECORD_HEADER_ATTR) {
+			r->stats.nr_user_records++;
+			if (type > SFP_PERF_RECORD_FINISHED_INIT + 1)
+				r->stats.nr_unknown++;
+			err = user_record(r, rec, size, off, type, nested);
+			if (err)
+				return err;
+			continue;
+		}
+		if (type == 0 || type >= SFP_PERF_RECORD_KERNEL_MAX) {
+			r->stats.nr_unknown++;	/* skipped by its size */
+			continue;
+		}
+		r->stats.nr_records[type]++;
+		e = evsel_of(r, rec, size, type);
+		if (!e && type == SFP_PERF_RECORD_SAMPLE) {
+			r->stats.nr_unknown_id++;
+			continue;
+		}
+		ts = r->unordered ? NO_TIME : timestamp_of(r, e, rec, size, type);
+		if (ts == NO_TIME) {
+			err = decode(r, rec, size, off, e);
+			if (err == -ENOMEM)
+				return err;
+			if (err)
+				continue;
+			*out = &r->ev;
+			return 1;
+		}
+		if ((err = enqueue(r, rec, size, off, ts)))
+			return err;
+	}
+}
+
+/* --- opening and closing ------------------------------------------------- */
+
+static int reader_new(const char *name, const struct sfp_perf_reader_opts *opts,
+		      struct sfp_perf_reader **out)
+{
+	struct sfp_perf_reader *r;
+
+	*out = NULL;
+	if (!SFP_OPTS_VALID(opts, sfp_perf_reader_opts))
+		return -EINVAL;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->name = strdup(name ? name : "perf.data");
+	if (!r->name) {
+		free(r);
+		return -ENOMEM;
+	}
+	r->fd = -1;
+	r->own_fd = -1;
+	r->unordered = SFP_OPTS_GET(opts, sfp_perf_reader_opts, unordered, false);
+	r->max_bytes = SFP_OPTS_GET(opts, sfp_perf_reader_opts,
+				    max_queue_bytes, 0);
+	if (!r->max_bytes)
+		r->max_bytes = 64ull << 20;
+	*out = r;
+	return 0;
+}
+
+static int finish_open(struct sfp_perf_reader *r, struct sfp_perf_reader **out)
+{
+	int err;
+
+	if (r->stream) {
+		uint8_t h[16];
+		uint64_t hs;
+
+		r->pbuf = malloc(65536);
+		if (!r->pbuf) {
+			err = -ENOMEM;
+			goto fail;
+		}
+		err = read_full(r, h, sizeof(h));
+		if (err <= 0) {
+			err = bad(r, 0, "stream too short for a perf.data header");
+			goto fail;
+		}
+		if ((err = check_magic(r, h)))
+			goto fail;
+		memcpy(&hs, h + 8, 8);
+		if (r->swap)
+			hs = sfp_bswap64(hs);
+		if (hs != SFP_PERF_PIPE_HEADER_SIZE) {
+			pr_warn("%s: a file-mode perf.data cannot be streamed; read it as a file",
+				r->name);
+			err = -EOPNOTSUPP;
+			goto fail;
+		}
+		r->hdr.pipe_mode = true;
+	} else if ((err = parse_file_header(r))) {
+		goto fail;
+	}
+	*out = r;
+	return 0;
+fail:
+	sfp_perf_reader__free(&r);
+	return err;
+}
+
+SFP_API int sfp_perf_reader__open_mem(const void *data, size_t size,
+				      const struct sfp_perf_reader_opts *opts,
+				      struct sfp_perf_reader **out)
+{
+	struct sfp_perf_reader *r;
+	int err;
+
+	if (!out || (!data && size))
+		return -EINVAL;
+	if ((err = reader_new("<memory>", opts, &r)))
+		return err;
+	r->mem = data;
+	r->mem_size = size;
+	*out = NULL;
+	return finish_open(r, out);
+}
+
+SFP_API int sfp_perf_reader__open_fd(int fd, const char *name,
+				     const struct sfp_perf_reader_opts *opts,
+				     struct sfp_perf_reader **out)
+{
+	struct sfp_perf_reader *r;
+	struct stat st;
+	int err;
+
+	if (!out || fd < 0)
+		return -EINVAL;
+	if ((err = reader_new(name, opts, &r)))
+		return err;
+	if (fstat(fd, &st) < 0) {
+		err = -errno;
+		sfp_perf_reader__free(&r);
+		return err;
+	}
+	if (S_ISREG(st.st_mode) && st.st_size > 0) {
+		r->map_len = (size_t)st.st_size;
+		r->map = mmap(NULL, r->map_len, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (r->map == MAP_FAILED) {
+			err = -errno;
+			r->map = NULL;
+			sfp_perf_reader__free(&r);
+			return err;
+		}
+		r->mem = r->map;
+		r->mem_size = r->map_len;
+	} else if (S_ISREG(st.st_mode)) {
+		pr_warn("%s: empty file", r->name);
+		sfp_perf_reader__free(&r);
+		return -EBADMSG;
+	} else {
+		r->stream = true;
+		r->fd = fd;
+	}
+	return finish_open(r, out);
+}
+
+SFP_API int sfp_perf_reader__open(const char *path,
+				  const struct sfp_perf_reader_opts *opts,
+				  struct sfp_perf_reader **out)
+{
+	int fd, err;
+
+	if (!path || !out)
+		return -EINVAL;
+	*out = NULL;
+	if (!strcmp(path, "-"))
+		return sfp_perf_reader__open_fd(0, "<stdin>", opts, out);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		pr_warn("%s: %s", path, strerror(errno));
+		return err;
+	}
+	err = sfp_perf_reader__open_fd(fd, path, opts, out);
+	if (err || !(*out)->stream)
+		close(fd);	/* a mapping outlives its descriptor */
+	else
+		(*out)->own_fd = fd;
+	return err;
+}
+
+SFP_API void sfp_perf_reader__free(struct sfp_perf_reader **rp)
+{
+	struct sfp_perf_reader *r;
+	size_t i;
+
+	if (!rp || !*rp)
+		return;
+	r = *rp;
+	if (r->map)
+		munmap(r->map, r->map_len);
+	if (r->own_fd >= 0)
+		close(r->own_fd);
+	for (i = 0; i < r->nheap; i++)
+		free(r->heap[i]);
+	free(r->heap);
+	free(r->cur);
+	for (i = 0; i < r->nr_evsels; i++) {
+		free((void *)r->evsels[i]->ids);
+		free(r->evsels[i]);
+	}
+	free(r->evsels);
+	free(r->ids);
+	for (i = 0; i < r->nr_strs; i++)
+		free(r->strs[i]);
+	free(r->strs);
+	free(r->bids);
+	free(r->cmdline);
+	if (r->zd)
+		ZSTD_freeDStream(r->zd);
+	free(r->dbuf);
+	free(r->pbuf);
+	free(r->scratch);
+	free(r->str);
+	free(r->name);
+	free(r);
+	*rp = NULL;
+}
+
+SFP_API size_t sfp_perf_reader__nr_evsels(const struct sfp_perf_reader *r)
+{
+	return r ? r->nr_evsels : 0;
+}
+
+SFP_API const struct sfp_perf_evsel *
+sfp_perf_reader__evsel(const struct sfp_perf_reader *r, size_t idx)
+{
+	return r && idx < r->nr_evsels ? r->evsels[idx] : NULL;
+}
+
+SFP_API const struct sfp_perf_header_info *
+sfp_perf_reader__header(const struct sfp_perf_reader *r)
+{
+	return r ? &r->hdr : NULL;
+}
+
+SFP_API const struct sfp_perf_stats *
+sfp_perf_reader__stats(const struct sfp_perf_reader *r)
+{
+	return r ? &r->stats : NULL;
+}
+
+SFP_API const char *sfp_perf_record_name(uint32_t type)
+{
+	static const char *const names[] = {
+		[1] = "MMAP", [2] = "LOST", [3] = "COMM", [4] = "EXIT",
+		[5] = "THROTTLE", [6] = "UNTHROTTLE", [7] = "FORK",
+		[8] = "READ", [9] = "SAMPLE", [10] = "MMAP2", [11] = "AUX",
+		[12] = "ITRACE_START", [13] = "LOST_SAMPLES", [14] = "SWITCH",
+		[15] = "SWITCH_CPU_WIDE", [16] = "NAMESPACES",
+		[17] = "KSYMBOL", [18] = "BPF_EVENT", [19] = "CGROUP",
+		[20] = "TEXT_POKE", [21] = "AUX_OUTPUT_HW_ID",
+		[22] = "CALLCHAIN_DEFERRED",
+	};
+	static const char *const unames[] = {
+		"ATTR", "EVENT_TYPE", "TRACING_DATA", "BUILD_ID",
+		"FINISHED_ROUND", "ID_INDEX", "AUXTRACE_INFO", "AUXTRACE",
+		"AUXTRACE_ERROR", "THREAD_MAP", "CPU_MAP", "STAT_CONFIG",
+		"STAT", "STAT_ROUND", "EVENT_UPDATE", "TIME_CONV",
+		"FEATURE", "COMPRESSED", "FINISHED_INIT",
+	};
+
+	if (type < ARRAY_SIZE(names))
+		return names[type];
+	if (type >= 64 && type - 64 < ARRAY_SIZE(unames))
+		return unames[type - 64];
+	return NULL;
+}

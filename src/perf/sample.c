@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: MIT
+/*
+ * PERF_RECORD_SAMPLE bodies and sample_id trailers.
+ *
+ * The layout of a sample is dictated by the attr's sample_type bits, in
+ * the fixed order of the UAPI comment; every field is read through the
+ * cursor, so a record that is shorter than its bits claim fails with
+ * -EBADMSG at the first field that does not fit.  Arrays (callchain,
+ * registers, branch entries, read values) are copied into the caller's
+ * u64 scratch in host order, so the result never points at misaligned or
+ * foreign-endian memory; byte blobs (raw, user stack, aux) point into the
+ * record.
+ */
+#include "perf/perf-int.h"
+
+/* Copy n u64s from the cursor into scratch (host order). */
+static int take_u64s(struct sfp_cursor *c, uint64_t n, uint64_t *scratch,
+		     size_t scratch_len, size_t *used, const uint64_t **out)
+{
+	uint64_t i;
+
+	if (n > sfp_cursor_left(c) / 8 || n > scratch_len - *used)
+		return -EBADMSG;
+	for (i = 0; i < n; i++)
+		sfp_cursor_u64(c, &scratch[*used + i]);
+	*out = n ? &scratch[*used] : NULL;
+	*used += n;
+	return 0;
+}
+
+static int take_regs(struct sfp_cursor *c, uint64_t mask, uint64_t *abi,
+		     uint64_t *scratch, size_t scratch_len, size_t *used,
+		     const uint64_t **out)
+{
+	int err = sfp_cursor_u64(c, abi);
+
+	if (err)
+		return err;
+	*out = NULL;
+	if (!*abi)
+		return 0;
+	return take_u64s(c, (uint64_t)__builtin_popcountll(mask), scratch,
+			 scratch_len, used, out);
+}
+
+static int take_blob(struct sfp_cursor *c, uint64_t n, const void **out)
+{
+	if (n > sfp_cursor_left(c))
+		return -EBADMSG;
+	*out = n ? c->pos : NULL;
+	c->pos += n;
+	return 0;
+}
+
+SFP_HIDDEN int sfp_perf_sample_parse(const struct sfp_perf_attr *attr,
+				     struct sfp_cursor *c,
+				     struct sfp_perf_sample *s,
+				     uint64_t *scratch, size_t scratch_len)
+{
+	uint64_t type = attr->sample_type;
+	size_t used = 0;
+	uint32_t u32;
+	int err = 0;
+
+	memset(s, 0, sizeof(*s));
+	s->present = type & (SFP_PERF_SAMPLE_MAX - 1);
+
+#define RD(fn, dst) do { if ((err = fn(c, dst))) goto bad; } while (0)
+	if (type & SFP_PERF_SAMPLE_IDENTIFIER)
+		RD(sfp_cursor_u64, &s->id);
+	if (type & SFP_PERF_SAMPLE_IP)
+		RD(sfp_cursor_u64, &s->ip);
+	if (type & SFP_PERF_SAMPLE_TID) {
+		RD(sfp_cursor_u32, &s->pid);
+		RD(sfp_cursor_u32, &s->tid);
+	}
+	if (type & SFP_PERF_SAMPLE_TIME)
+		RD(sfp_cursor_u64, &s->time);
+	if (type & SFP_PERF_SAMPLE_ADDR)
+		RD(sfp_cursor_u64, &s->addr);
+	if (type & SFP_PERF_SAMPLE_ID)
+		RD(sfp_cursor_u64, &s->id);
+	if (type & SFP_PERF_SAMPLE_STREAM_ID)
+		RD(sfp_cursor_u64, &s->stream_id);
+	if (type & SFP_PERF_SAMPLE_CPU) {
+		RD(sfp_cursor_u32, &s->cpu);
+		RD(sfp_cursor_u32, &u32);	/* res */
+	}
+	if (type & SFP_PERF_SAMPLE_PERIOD)
+		RD(sfp_cursor_u64, &s->period);
+	if (type & SFP_PERF_SAMPLE_READ) {
+		uint64_t rf = attr->read_format, nr = 1, i, *vals;
+		size_t per = 1 + !!(rf & SFP_PERF_FORMAT_ID) +
+			     !!(rf & SFP_PERF_FORMAT_LOST);
+
+		if (rf & SFP_PERF_FORMAT_GROUP)
+			RD(sfp_cursor_u64, &nr);
+		if (nr > sfp_cursor_left(c) / 8 / per ||
+		    nr * 3 > scratch_len - used) {
+			err = -EBADMSG;
+			goto bad;
+		}
+		vals = &scratch[used];
+		used += nr * 3;
+		s->read_nr = nr;
+		s->read_values = vals;
+		if (rf & SFP_PERF_FORMAT_GROUP) {
+			if (rf & SFP_PERF_FORMAT_TOTAL_TIME_ENABLED)
+				RD(sfp_cursor_u64, &s->read_time_enabled);
+			if (rf & SFP_PERF_FORMAT_TOTAL_TIME_RUNNING)
+				RD(sfp_cursor_u64, &s->read_time_running);
+			for (i = 0; i < nr; i++) {
+				vals[3 * i + 1] = vals[3 * i + 2] = 0;
+				RD(sfp_cursor_u64, &vals[3 * i]);
+				if (rf & SFP_PERF_FORMAT_ID)
+					RD(sfp_cursor_u64, &vals[3 * i + 1]);
+				if (rf & SFP_PERF_FORMAT_LOST)
+					RD(sfp_cursor_u64, &vals[3 * i + 2]);
+			}
+		} else {
+			vals[1] = vals[2] = 0;
+			RD(sfp_cursor_u64, &vals[0]);
+			if (rf & SFP_PERF_FORMAT_TOTAL_TIME_ENABLED)
+				RD(sfp_cursor_u64, &s->read_time_enabled);
+			if (rf & SFP_PERF_FORMAT_TOTAL_TIME_RUNNING)
+				RD(sfp_cursor_u64, &s->read_time_running);
+			if (rf & SFP_PERF_FORMAT_ID)
+				RD(sfp_cursor_u64, &vals[1]);
+			if (rf & SFP_PERF_FORMAT_LOST)
+				RD(sfp_cursor_u64, &vals[2]);
+		}
+	}
+	if (type & SFP_PERF_SAMPLE_CALLCHAIN) {
+		RD(sfp_cursor_u64, &s->nr_ips);
+		if ((err = take_u64s(c, s->nr_ips, scratch, scratch_len, &used,
+				     &s->ips)))
+			goto bad;
+		/* perf 6.19: a chain ending in the deferred marker + cookie
+		 * waits for its user part (only with defer_callchain). */
+		if ((attr->flags & SFP_PERF_ATTR_FLAG_DEFER_CALLCHAIN) &&
+		    s->nr_ips >= 2 &&
+		    s->ips[s->nr_ips - 2] == SFP_PERF_CONTEXT_USER_DEFERRED) {
+			s->deferred = true;
+			s->deferred_cookie = s->ips[s->nr_ips - 1];
+		}
+	}
+	if (type & SFP_PERF_SAMPLE_RAW) {
+		RD(sfp_cursor_u32, &s->raw_size);
+		if ((err = take_blob(c, s->raw_size, &s->raw_data)))
+			goto bad;
+	}
+	if (type & SFP_PERF_SAMPLE_BRANCH_STACK) {
+		RD(sfp_cursor_u64, &s->nr_branches);
+		if (attr->branch_sample_type & SFP_PERF_SAMPLE_BRANCH_HW_INDEX)
+			RD(sfp_cursor_u64, &s->branch_hw_idx);
+		if (s->nr_branches > sfp_cursor_left(c) / 24) {
+			err = -EBADMSG;
+			goto bad;
+		}
+		if ((err = take_u64s(c, s->nr_branches * 3, scratch,
+				     scratch_len, &used, &s->branches)))
+			goto bad;
+		if ((attr->branch_sample_type &
+		     SFP_PERF_SAMPLE_BRANCH_COUNTERS) &&
+		    (err = take_u64s(c, s->nr_branches, scratch, scratch_len,
+				     &used, &s->branch_counters)))
+			goto bad;
+	}
+	if (type & SFP_PERF_SAMPLE_REGS_USER) {
+		s->user_regs_mask = attr->sample_regs_user;
+		if ((err = take_regs(c, attr->sample_regs_user,
+				     &s->user_regs_abi, scratch, scratch_len,
+				     &used, &s->user_regs)))
+			goto bad;
+	}
+	if (type & SFP_PERF_SAMPLE_STACK_USER) {
+		RD(sfp_cursor_u64, &s->user_stack_size);
+		if ((err = take_blob(c, s->user_stack_size, &s->user_stack)))
+			goto bad;
+		if (s->user_stack_size) {
+			RD(sfp_cursor_u64, &s->user_stack_dyn_size);
+			/* dyn_size beyond the copied bytes would be a lie */
+			if (s->user_stack_dyn_size > s->user_stack_size) {
+				err = -EBADMSG;
+				goto bad;
+			}
+		}
+	}
+	if (type & (SFP_PERF_SAMPLE_WEIGHT | SFP_PERF_SAMPLE_WEIGHT_STRUCT))
+		RD(sfp_cursor_u64, &s->weight);
+	if (type & SFP_PERF_SAMPLE_DATA_SRC)
+		RD(sfp_cursor_u64, &s->data_src);
+	if (type & SFP_PERF_SAMPLE_TRANSACTION)
+		RD(sfp_cursor_u64, &s->transaction);
+	if (type & SFP_PERF_SAMPLE_REGS_INTR) {
+		s->intr_regs_mask = attr->sample_regs_intr;
+		if ((err = take_regs(c, attr->sample_regs_intr,
+				     &s->intr_regs_abi, scratch, scratch_len,
+				     &used, &s->intr_regs)))
+			goto bad;
+	}
+	if (type & SFP_PERF_SAMPLE_PHYS_ADDR)
+		RD(sfp_cursor_u64, &s->phys_addr);
+	if (type & SFP_PERF_SAMPLE_CGROUP)
+		RD(sfp_cursor_u64, &s->cgroup);
+	if (type & SFP_PERF_SAMPLE_DATA_PAGE_SIZE)
+		RD(sfp_cursor_u64, &s->data_page_size);
+	if (type & SFP_PERF_SAMPLE_CODE_PAGE_SIZE)
+		RD(sfp_cursor_u64, &s->code_page_size);
+	if (type & SFP_PERF_SAMPLE_AUX) {
+		RD(sfp_cursor_u64, &s->aux_size);
+		if ((err = take_blob(c, s->aux_size, &s->aux_data)))
+			goto bad;
+	}
+#undef RD
+	return 0;
+bad:
+	return err ? err : -EBADMSG;
+}
+
+/* Bytes of the sample_id trailer for this sample_type. */
+SFP_HIDDEN size_t sfp_perf_id_trailer_size(uint64_t type)
+{
+	size_t n = 0;
+
+	if (type & SFP_PERF_SAMPLE_TID)
+		n += 8;
+	if (type & SFP_PERF_SAMPLE_TIME)
+		n += 8;
+	if (type & SFP_PERF_SAMPLE_ID)
+		n += 8;
+	if (type & SFP_PERF_SAMPLE_STREAM_ID)
+		n += 8;
+	if (type & SFP_PERF_SAMPLE_CPU)
+		n += 8;
+	if (type & SFP_PERF_SAMPLE_IDENTIFIER)
+		n += 8;
+	return n;
+}
+
+SFP_HIDDEN int sfp_perf_sample_id_parse(const struct sfp_perf_attr *attr,
+					const uint8_t *rec, size_t size,
+					bool swap, size_t body_min,
+					struct sfp_perf_sample *s)
+{
+	uint64_t type = attr->sample_type;
+	size_t n = sfp_perf_id_trailer_size(type);
+	struct sfp_cursor c;
+	uint32_t res;
+
+	memset(s, 0, sizeof(*s));
+	if (!(attr->flags & SFP_PERF_ATTR_FLAG_SAMPLE_ID_ALL))
+		return 0;
+	if (size < body_min || size - body_min < n)
+		return -EBADMSG;
+	sfp_cursor_init(&c, rec + size - n, n, swap);
+	s->present = type & (SFP_PERF_SAMPLE_TID | SFP_PERF_SAMPLE_TIME |
+			     SFP_PERF_SAMPLE_ID | SFP_PERF_SAMPLE_STREAM_ID |
+			     SFP_PERF_SAMPLE_CPU | SFP_PERF_SAMPLE_IDENTIFIER);
+	/* Sizes were checked above, so these reads cannot fail. */
+	if (type & SFP_PERF_SAMPLE_TID) {
+		sfp_cursor_u32(&c, &s->pid);
+		sfp_cursor_u32(&c, &s->tid);
+	}
+	if (type & SFP_PERF_SAMPLE_TIME)
+		sfp_cursor_u64(&c, &s->time);
+	if (type & SFP_PERF_SAMPLE_ID)
+		sfp_cursor_u64(&c, &s->id);
+	if (type & SFP_PERF_SAMPLE_STREAM_ID)
+		sfp_cursor_u64(&c, &s->stream_id);
+	if (type & SFP_PERF_SAMPLE_CPU) {
+		sfp_cursor_u32(&c, &s->cpu);
+		sfp_cursor_u32(&c, &res);
+	}
+	if (type & SFP_PERF_SAMPLE_IDENTIFIER)
+		sfp_cursor_u64(&c, &s->id);
+	return 0;
+}
+
+SFP_API int sfp_perf_parse_sample(const struct sfp_perf_attr *attr,
+				  const void *rec, size_t size, bool swap,
+				  struct sfp_perf_sample *out,
+				  uint64_t *scratch, size_t scratch_len)
+{
+	struct sfp_cursor c;
+
+	if (!attr || !rec || !out || (!scratch && scratch_len))
+		return -EINVAL;
+	if (size < 8)
+		return -EBADMSG;
+	sfp_cursor_init(&c, rec, size, swap);
+	c.pos += 8;	/* header */
+	return sfp_perf_sample_parse(attr, &c, out, scratch, scratch_len);
+}
