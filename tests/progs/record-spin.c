@@ -3,6 +3,7 @@
  * A workload for the record tests, built without frame pointers (see
  * progs.mk) so that only a CFI/SFrame unwinder gets complete stacks.
  *
+ *   (MS is CPU time of the thread, not wall time.)
  *   record-spin cpu MS    main -> spin_outer -> spin_sort -> qsort (libc)
  *                         -> cmp_leaf, for MS milliseconds of CPU
  *   record-spin sys MS    main -> sys_outer -> sys_read: big read()s from
@@ -25,7 +26,8 @@ static double now_ms(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	/* CPU time, so that a loaded machine gives the same samples. */
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
