@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Unwinding perf's dwarf-mode snapshots with sfprof's SFrame-first
+ * unwinder (see dwarf.h).  perf copies the user registers named by
+ * attr.sample_regs_user, in mask order, and `dyn_size` valid stack bytes
+ * starting at the user sp; that is exactly a snapshot reader's input.
+ */
+#include <sfprof/unwind.h>
+
+#include "perf/dwarf.h"
+
+#define MISC_MMAP_DATA (1u << 13)
+#define MISC_COMM_EXEC (1u << 13)
+
+struct aspace {
+	uint32_t pid;
+	bool used;
+	struct sfp_addr_space *as;
+};
+
+struct sfp_perf_unwinder {
+	struct aspace *tab;
+	size_t n, cap;
+	struct sfp_reader *rd;
+	struct sfp_frame frames[SFP_PERF_MAX_STACK];
+	uint64_t stops[SFP_STOP__MAX];
+};
+
+static uint32_t mix(uint32_t x)
+{
+	x ^= x >> 16;
+	x *= 0x7feb352d;
+	x ^= x >> 15;
+	return x;
+}
+
+static struct aspace *slot(struct sfp_perf_unwinder *u, uint32_t pid)
+{
+	size_t i, mask = u->cap - 1;
+
+	if (!u->cap)
+		return NULL;
+	for (i = mix(pid) & mask; u->tab[i].used; i = (i + 1) & mask)
+		if (u->tab[i].pid == pid)
+			return &u->tab[i];
+	return &u->tab[i];
+}
+
+static int grow(struct sfp_perf_unwinder *u)
+{
+	struct aspace *old = u->tab;
+	size_t ocap = u->cap, i;
+
+	if ((u->n + 1) * 2 <= u->cap)
+		return 0;
+	u->cap = u->cap ? u->cap * 2 : 64;
+	u->tab = calloc(u->cap, sizeof(*u->tab));
+	if (!u->tab) {
+		u->tab = old;
+		u->cap = ocap;
+		return -ENOMEM;
+	}
+	for (i = 0; i < ocap; i++)
+		if (old[i].used)
+			*slot(u, old[i].pid) = old[i];
+	free(old);
+	return 0;
+}
+
+/* The process's address space, created when asked to. */
+static struct sfp_addr_space *space(struct sfp_perf_unwinder *u, uint32_t pid,
+				    bool create)
+{
+	struct aspace *a = slot(u, pid);
+
+	if (a && a->used)
+		return a->as;
+	if (!create || grow(u))
+		return NULL;
+	a = slot(u, pid);
+	if (sfp_addr_space__new(NULL, &a->as))
+		return NULL;
+	a->used = true;
+	a->pid = pid;
+	u->n++;
+	return a->as;
+}
+
+SFP_HIDDEN int sfp_perf_unwinder__new(struct sfp_perf_unwinder **out)
+{
+	struct sfp_perf_unwinder *u = calloc(1, sizeof(*u));
+	int err;
+
+	*out = NULL;
+	if (!u)
+		return -ENOMEM;
+	err = sfp_reader__new_snapshot("", 0, 0, &u->rd);
+	if (err) {
+		free(u);
+		return err;
+	}
+	*out = u;
+	return 0;
+}
+
+SFP_HIDDEN void sfp_perf_unwinder__free(struct sfp_perf_unwinder **up)
+{
+	struct sfp_perf_unwinder *u;
+	size_t i;
+
+	if (!up || !*up)
+		return;
+	u = *up;
+	for (i = 0; i < u->cap; i++)
+		if (u->tab[i].used)
+			sfp_addr_space__free(&u->tab[i].as);
+	free(u->tab);
+	sfp_reader__free(&u->rd);
+	free(u);
+	*up = NULL;
+}
+
+SFP_HIDDEN int sfp_perf_unwinder__event(struct sfp_perf_unwinder *u,
+					const struct sfp_perf_event *ev)
+{
+	struct sfp_addr_space *as;
+
+	switch (ev->type) {
+	case SFP_PERF_RECORD_MMAP:
+	case SFP_PERF_RECORD_MMAP2: {
+		struct sfp_map m = { 0 };
+
+		if (ev->mmap.pid == UINT32_MAX || !ev->mmap.len)
+			return 0;	/* kernel maps: not ours to unwind */
+		as = space(u, ev->mmap.pid, true);
+		if (!as)
+			return -ENOMEM;
+		m.start = ev->mmap.start;
+		if (sfp_add_overflow(ev->mmap.start, ev->mmap.len, &m.end))
+			return 0;
+		m.pgoff = ev->mmap.pgoff;
+		if (ev->type == SFP_PERF_RECORD_MMAP2)
+			m.prot = ev->mmap.prot & 7;
+		else
+			m.prot = (ev->misc & MISC_MMAP_DATA) ? SFP_MAP_READ :
+					SFP_MAP_READ | SFP_MAP_EXEC;
+		m.path = ev->mmap.filename;
+		if (ev->type == SFP_PERF_RECORD_MMAP2 &&
+		    (ev->misc & SFP_PERF_MISC_MMAP_BUILD_ID) &&
+		    ev->mmap.build_id_size) {
+			m.build_id = ev->mmap.build_id;
+			m.build_id_len = ev->mmap.build_id_size;
+		}
+		return sfp_addr_space__add_map(as, &m) == -ENOMEM ? -ENOMEM : 0;
+	}
+	case SFP_PERF_RECORD_FORK: {
+		struct sfp_addr_space *parent, *child;
+		struct aspace *a;
+
+		if (ev->fork.pid == ev->fork.ppid)
+			return 0;	/* a thread shares its process's maps */
+		parent = space(u, ev->fork.ppid, false);
+		if (!parent || space(u, ev->fork.pid, false) || grow(u))
+			return 0;
+		if (sfp_addr_space__fork(parent, &child))
+			return -ENOMEM;
+		a = slot(u, ev->fork.pid);
+		a->used = true;
+		a->pid = ev->fork.pid;
+		a->as = child;
+		u->n++;
+		return 0;
+	}
+	case SFP_PERF_RECORD_COMM:
+		if ((ev->misc & MISC_COMM_EXEC) &&
+		    (as = space(u, ev->comm.pid, false)))
+			sfp_addr_space__exec(as);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* Value of perf register `reg` in a sample's user registers. */
+static bool user_reg(const struct sfp_perf_sample *s, unsigned int reg,
+		     uint64_t *v)
+{
+	uint64_t below;
+
+	if (!s->user_regs || !(s->user_regs_mask & (1ull << reg)))
+		return false;
+	below = s->user_regs_mask & ((1ull << reg) - 1);
+	*v = s->user_regs[__builtin_popcountll(below)];
+	return true;
+}
+
+SFP_HIDDEN bool sfp_perf_sample_has_snapshot(const struct sfp_perf_sample *s)
+{
+	uint64_t v;
+
+	return s->user_regs_abi && s->user_stack && s->user_stack_dyn_size &&
+	       user_reg(s, SFP_PERF_REG_X86_IP, &v) &&
+	       user_reg(s, SFP_PERF_REG_X86_SP, &v);
+}
+
+SFP_HIDDEN int sfp_perf_unwinder__unwind(struct sfp_perf_unwinder *u,
+					 const struct sfp_perf_event *ev,
+					 uint64_t **ips, size_t *cap)
+{
+	const struct sfp_perf_sample *s = &ev->sample;
+	struct sfp_regs regs = { 0 };
+	enum sfp_unwind_stop stop = SFP_STOP_NONE;
+	struct sfp_addr_space *as;
+	int n, i;
+
+	if (!sfp_perf_sample_has_snapshot(s))
+		return 0;
+	user_reg(s, SFP_PERF_REG_X86_IP, &regs.ip);
+	user_reg(s, SFP_PERF_REG_X86_SP, &regs.sp);
+	regs.valid = SFP_REGS_IP | SFP_REGS_SP;
+	if (user_reg(s, SFP_PERF_REG_X86_BP, &regs.fp))
+		regs.valid |= SFP_REGS_FP;
+	if (*cap < SFP_PERF_MAX_STACK) {
+		uint64_t *v = realloc(*ips, SFP_PERF_MAX_STACK * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		*ips = v;
+		*cap = SFP_PERF_MAX_STACK;
+	}
+	as = space(u, s->pid, false);
+	if (!as) {
+		(*ips)[0] = regs.ip;	/* nothing mapped: the ip alone */
+		return 1;
+	}
+	if (sfp_reader__set_snapshot(u->rd, s->user_stack,
+				     (size_t)s->user_stack_dyn_size, regs.sp))
+		return 0;
+	n = sfp_unwind(as, u->rd, &regs, u->frames, SFP_PERF_MAX_STACK, NULL,
+		       &stop);
+	if (n < 0) {
+		(*ips)[0] = regs.ip;
+		return 1;
+	}
+	if (stop < SFP_STOP__MAX)
+		u->stops[stop]++;
+	for (i = 0; i < n; i++)
+		(*ips)[i] = u->frames[i].ip;
+	return n;
+}
+
+SFP_HIDDEN const uint64_t *sfp_perf_unwinder__stops(const struct sfp_perf_unwinder *u,
+						    size_t *n)
+{
+	*n = SFP_STOP__MAX;
+	return u->stops;
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * perf's dwarf-mode samples (PERF_SAMPLE_REGS_USER + PERF_SAMPLE_STACK_USER)
+ * unwound with sfprof's unwinder: one address space per process, fed from
+ * the MMAP/MMAP2/FORK/COMM records, and a snapshot reader per sample.
+ */
+#ifndef SFP_PERF_DWARF_H
+#define SFP_PERF_DWARF_H
+
+#include <sfprof/perf.h>
+
+#include "common/internal.h"
+
+/* perf's x86-64 register numbers (arch/x86/include/uapi/asm/perf_regs.h) */
+#define SFP_PERF_REG_X86_BP 6
+#define SFP_PERF_REG_X86_SP 7
+#define SFP_PERF_REG_X86_IP 8
+
+/* Frames perf unwinds at most (sysctl kernel.perf_event_max_stack). */
+#define SFP_PERF_MAX_STACK 127
+
+struct sfp_perf_unwinder;
+
+SFP_HIDDEN int sfp_perf_unwinder__new(struct sfp_perf_unwinder **out);
+SFP_HIDDEN void sfp_perf_unwinder__free(struct sfp_perf_unwinder **u);
+
+/* Track the side-band records.  Return: 0 or -ENOMEM. */
+SFP_HIDDEN int sfp_perf_unwinder__event(struct sfp_perf_unwinder *u,
+					const struct sfp_perf_event *ev);
+
+/*
+ * Whether a sample carries what an unwind needs (user regs with ip and sp,
+ * and stack bytes).
+ */
+SFP_HIDDEN bool sfp_perf_sample_has_snapshot(const struct sfp_perf_sample *s);
+
+/*
+ * Unwind a sample's user stack snapshot.  *ips (capacity *cap, grown as
+ * needed) receives the user frames, the sample's user ip first.
+ * Return: number of frames (0 when the sample has no snapshot), -ENOMEM.
+ */
+SFP_HIDDEN int sfp_perf_unwinder__unwind(struct sfp_perf_unwinder *u,
+					 const struct sfp_perf_event *ev,
+					 uint64_t **ips, size_t *cap);
+
+/* Why walks stopped, by enum sfp_unwind_stop (for reports). */
+SFP_HIDDEN const uint64_t *sfp_perf_unwinder__stops(const struct sfp_perf_unwinder *u,
+						    size_t *n);
+
+#endif /* SFP_PERF_DWARF_H */

@@ -1,0 +1,458 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Machine model from side-band records (see machine.h).
+ *
+ * Processes and threads live in open-addressing hash tables keyed by
+ * pid/tid; each process has a sorted, non-overlapping array of maps, and a
+ * new mapping replaces the parts of older ones it covers, as mmap() does
+ * (and as perf's maps__fixup_overlap does).  DSOs are interned by name.
+ * Kernel maps (MMAP records of pid -1) go to one extra process.
+ */
+#include "perf/machine.h"
+
+#define KERNEL_PID 0xffffffffu
+#define COMM_LEN 32
+
+struct proc {
+	uint32_t pid;
+	bool used;
+	struct sfp_pmap *maps;
+	size_t nr, cap;
+};
+
+struct thr {
+	uint32_t tid, pid;
+	bool used;
+	char comm[COMM_LEN];
+};
+
+struct sfp_machine {
+	struct proc *procs;
+	size_t nprocs, proc_cap;
+	struct thr *thrs;
+	size_t nthrs, thr_cap;
+	struct sfp_pdso *dsos;
+	size_t ndsos, dso_cap;
+	uint32_t *dso_hash;	/* idx + 1, 0 empty */
+	size_t dso_hash_cap;
+	char tmp[COMM_LEN];
+};
+
+static uint32_t hash32(uint32_t x)
+{
+	x ^= x >> 16;
+	x *= 0x7feb352d;
+	x ^= x >> 15;
+	x *= 0x846ca68b;
+	x ^= x >> 16;
+	return x;
+}
+
+static uint32_t hash_str(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (uint8_t)*s++) * 16777619u;
+	return h;
+}
+
+SFP_HIDDEN int sfp_machine__new(struct sfp_machine **out)
+{
+	struct sfp_machine *m = calloc(1, sizeof(*m));
+
+	*out = m;
+	return m ? 0 : -ENOMEM;
+}
+
+SFP_HIDDEN void sfp_machine__free(struct sfp_machine **mp)
+{
+	struct sfp_machine *m;
+	size_t i;
+
+	if (!mp || !*mp)
+		return;
+	m = *mp;
+	for (i = 0; i < m->proc_cap; i++)
+		free(m->procs[i].maps);
+	free(m->procs);
+	free(m->thrs);
+	for (i = 0; i < m->ndsos; i++)
+		free(m->dsos[i].name);
+	free(m->dsos);
+	free(m->dso_hash);
+	free(m);
+	*mp = NULL;
+}
+
+/* --- processes ----------------------------------------------------------- */
+
+static struct proc *proc_find(struct sfp_machine *m, uint32_t pid)
+{
+	size_t i, mask = m->proc_cap - 1;
+
+	if (!m->proc_cap)
+		return NULL;
+	for (i = hash32(pid) & mask; m->procs[i].used; i = (i + 1) & mask)
+		if (m->procs[i].pid == pid)
+			return &m->procs[i];
+	return NULL;
+}
+
+static struct proc *proc_new(struct sfp_machine *m, uint32_t pid)
+{
+	struct proc *p = proc_find(m, pid);
+	size_t i, mask;
+
+	if (p)
+		return p;
+	if ((m->nprocs + 1) * 2 > m->proc_cap) {
+		size_t ncap = m->proc_cap ? m->proc_cap * 2 : 64, j;
+		struct proc *n = calloc(ncap, sizeof(*n)), *old = m->procs;
+		size_t ocap = m->proc_cap;
+
+		if (!n)
+			return NULL;
+		m->procs = n;
+		m->proc_cap = ncap;
+		for (j = 0; j < ocap; j++) {
+			if (!old[j].used)
+				continue;
+			for (i = hash32(old[j].pid) & (ncap - 1); n[i].used;
+			     i = (i + 1) & (ncap - 1))
+				;
+			n[i] = old[j];
+		}
+		free(old);
+	}
+	mask = m->proc_cap - 1;
+	for (i = hash32(pid) & mask; m->procs[i].used; i = (i + 1) & mask)
+		;
+	p = &m->procs[i];
+	memset(p, 0, sizeof(*p));
+	p->used = true;
+	p->pid = pid;
+	m->nprocs++;
+	return p;
+}
+
+static int proc_reserve(struct proc *p, size_t n)
+{
+	struct sfp_pmap *v;
+	size_t ncap;
+
+	if (n <= p->cap)
+		return 0;
+	ncap = p->cap ? p->cap * 2 : 16;
+	while (ncap < n)
+		ncap *= 2;
+	v = realloc(p->maps, ncap * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	p->maps = v;
+	p->cap = ncap;
+	return 0;
+}
+
+/* Insert [start, end) replacing what it overlaps; keeps the array sorted. */
+static int proc_insert(struct proc *p, const struct sfp_pmap *nm)
+{
+	struct sfp_pmap *old = p->maps, *v;
+	size_t i, n = 0, on = p->nr;
+	bool placed = false;
+
+	v = malloc((on * 2 + 2) * sizeof(*v));	/* a split adds one */
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < on; i++) {
+		struct sfp_pmap o = old[i];
+
+		if (!placed && o.start >= nm->start) {
+			v[n++] = *nm;
+			placed = true;
+		}
+		if (o.end <= nm->start || o.start >= nm->end) {
+			v[n++] = o;
+			continue;
+		}
+		if (o.start < nm->start) {	/* left piece survives */
+			struct sfp_pmap l = o;
+
+			l.end = nm->start;
+			v[n++] = l;
+			if (!placed) {
+				v[n++] = *nm;
+				placed = true;
+			}
+		}
+		if (o.end > nm->end) {		/* right piece survives */
+			struct sfp_pmap r = o;
+
+			r.pgoff += nm->end - o.start;
+			r.start = nm->end;
+			if (!placed) {
+				v[n++] = *nm;
+				placed = true;
+			}
+			v[n++] = r;
+		}
+	}
+	if (!placed)
+		v[n++] = *nm;
+	free(old);
+	p->maps = v;
+	p->nr = n;
+	p->cap = on * 2 + 2;
+	return 0;
+}
+
+/* --- threads ------------------------------------------------------------- */
+
+static struct thr *thr_find(struct sfp_machine *m, uint32_t tid)
+{
+	size_t i, mask = m->thr_cap - 1;
+
+	if (!m->thr_cap)
+		return NULL;
+	for (i = hash32(tid) & mask; m->thrs[i].used; i = (i + 1) & mask)
+		if (m->thrs[i].tid == tid)
+			return &m->thrs[i];
+	return NULL;
+}
+
+static struct thr *thr_new(struct sfp_machine *m, uint32_t tid)
+{
+	struct thr *t = thr_find(m, tid);
+	size_t i, mask;
+
+	if (t)
+		return t;
+	if ((m->nthrs + 1) * 2 > m->thr_cap) {
+		size_t ncap = m->thr_cap ? m->thr_cap * 2 : 64, j;
+		struct thr *n = calloc(ncap, sizeof(*n)), *old = m->thrs;
+		size_t ocap = m->thr_cap;
+
+		if (!n)
+			return NULL;
+		m->thrs = n;
+		m->thr_cap = ncap;
+		for (j = 0; j < ocap; j++) {
+			if (!old[j].used)
+				continue;
+			for (i = hash32(old[j].tid) & (ncap - 1); n[i].used;
+			     i = (i + 1) & (ncap - 1))
+				;
+			n[i] = old[j];
+		}
+		free(old);
+	}
+	mask = m->thr_cap - 1;
+	for (i = hash32(tid) & mask; m->thrs[i].used; i = (i + 1) & mask)
+		;
+	t = &m->thrs[i];
+	memset(t, 0, sizeof(*t));
+	t->used = true;
+	t->tid = tid;
+	t->pid = tid;
+	snprintf(t->comm, sizeof(t->comm), ":%u", tid);
+	m->nthrs++;
+	return t;
+}
+
+/* --- DSOs ---------------------------------------------------------------- */
+
+static int dso_intern(struct sfp_machine *m, const char *name, bool kernel,
+		      uint32_t *idx)
+{
+	size_t i, mask;
+
+	if ((m->ndsos + 1) * 2 > m->dso_hash_cap) {
+		size_t ncap = m->dso_hash_cap ? m->dso_hash_cap * 2 : 64, j;
+		uint32_t *h = calloc(ncap, sizeof(*h));
+
+		if (!h)
+			return -ENOMEM;
+		for (j = 0; j < m->ndsos; j++) {
+			for (i = hash_str(m->dsos[j].name) & (ncap - 1); h[i];
+			     i = (i + 1) & (ncap - 1))
+				;
+			h[i] = (uint32_t)j + 1;
+		}
+		free(m->dso_hash);
+		m->dso_hash = h;
+		m->dso_hash_cap = ncap;
+	}
+	mask = m->dso_hash_cap - 1;
+	for (i = hash_str(name) & mask; m->dso_hash[i]; i = (i + 1) & mask)
+		if (!strcmp(m->dsos[m->dso_hash[i] - 1].name, name)) {
+			*idx = m->dso_hash[i] - 1;
+			return 0;
+		}
+	if (m->ndsos == m->dso_cap) {
+		size_t ncap = m->dso_cap ? m->dso_cap * 2 : 32;
+		struct sfp_pdso *v = realloc(m->dsos, ncap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		m->dsos = v;
+		m->dso_cap = ncap;
+	}
+	memset(&m->dsos[m->ndsos], 0, sizeof(m->dsos[0]));
+	m->dsos[m->ndsos].name = strdup(name);
+	if (!m->dsos[m->ndsos].name)
+		return -ENOMEM;
+	m->dsos[m->ndsos].kernel = kernel;
+	m->dso_hash[i] = (uint32_t)m->ndsos + 1;
+	*idx = (uint32_t)m->ndsos++;
+	return 0;
+}
+
+/* perf's names: the kernel image is [kernel.kallsyms], modules [name]. */
+static void kernel_dso_name(const char *fn, char *out, size_t len)
+{
+	const char *b = strrchr(fn, '/');
+	size_t n, i;
+
+	if (!strncmp(fn, "[kernel.kallsyms]", 17) || fn[0] == '[') {
+		snprintf(out, len, "%s", fn[0] == '[' &&
+			 strncmp(fn, "[kernel.kallsyms]", 17) ? fn :
+			 "[kernel.kallsyms]");
+		return;
+	}
+	b = b ? b + 1 : fn;
+	n = strcspn(b, ".");
+	if (n + 3 > len)
+		n = len - 3;
+	out[0] = '[';
+	for (i = 0; i < n; i++)
+		out[i + 1] = b[i] == '-' ? '_' : b[i];
+	out[n + 1] = ']';
+	out[n + 2] = 0;
+}
+
+SFP_HIDDEN int sfp_machine__event(struct sfp_machine *m,
+				  const struct sfp_perf_event *ev)
+{
+	switch (ev->type) {
+	case SFP_PERF_RECORD_MMAP:
+	case SFP_PERF_RECORD_MMAP2: {
+		bool kernel = (ev->misc & SFP_PERF_MISC_CPUMODE_MASK) ==
+				      SFP_PERF_MISC_KERNEL &&
+			      ev->mmap.pid == KERNEL_PID;
+		struct sfp_pmap nm;
+		char kname[256];
+		struct proc *p;
+		uint64_t end;
+		int err;
+
+		if (!ev->mmap.len ||
+		    sfp_add_overflow(ev->mmap.start, ev->mmap.len, &end))
+			end = UINT64_MAX;
+		if (kernel)
+			kernel_dso_name(ev->mmap.filename, kname, sizeof(kname));
+		err = dso_intern(m, kernel ? kname : ev->mmap.filename, kernel,
+				 &nm.dso);
+		if (err)
+			return err;
+		if (ev->type == SFP_PERF_RECORD_MMAP2 &&
+		    (ev->misc & SFP_PERF_MISC_MMAP_BUILD_ID) &&
+		    ev->mmap.build_id_size) {
+			struct sfp_pdso *d = &m->dsos[nm.dso];
+
+			memcpy(d->build_id, ev->mmap.build_id, 20);
+			d->build_id_size = ev->mmap.build_id_size;
+		}
+		nm.start = ev->mmap.start;
+		nm.end = end;
+		nm.pgoff = ev->mmap.pgoff;
+		p = proc_new(m, kernel ? KERNEL_PID : ev->mmap.pid);
+		if (!p || proc_reserve(p, 1))
+			return -ENOMEM;
+		return proc_insert(p, &nm);
+	}
+	case SFP_PERF_RECORD_COMM: {
+		struct thr *t = thr_new(m, ev->comm.tid);
+
+		if (!t)
+			return -ENOMEM;
+		t->pid = ev->comm.pid;
+		snprintf(t->comm, sizeof(t->comm), "%s", ev->comm.comm);
+		return 0;
+	}
+	case SFP_PERF_RECORD_FORK: {
+		struct thr *parent = thr_find(m, ev->fork.ptid), *t;
+		char comm[COMM_LEN];
+
+		if (parent)
+			memcpy(comm, parent->comm, sizeof(comm));
+		t = thr_new(m, ev->fork.tid);
+		if (!t)
+			return -ENOMEM;
+		t->pid = ev->fork.pid;
+		if (parent)
+			memcpy(t->comm, comm, sizeof(comm));
+		if (ev->fork.pid != ev->fork.ppid) {
+			/* a new process starts with a copy of the parent's maps */
+			struct proc *pp = proc_find(m, ev->fork.ppid), *c;
+			size_t n = pp ? pp->nr : 0;
+
+			c = proc_new(m, ev->fork.pid);
+			if (!c)
+				return -ENOMEM;
+			pp = proc_find(m, ev->fork.ppid);	/* may have moved */
+			if (n && !c->nr) {
+				if (proc_reserve(c, n))
+					return -ENOMEM;
+				memcpy(c->maps, pp->maps, n * sizeof(*c->maps));
+				c->nr = n;
+			}
+		}
+		return 0;
+	}
+	default:
+		return 0;
+	}
+}
+
+SFP_HIDDEN const char *sfp_machine__comm(struct sfp_machine *m, uint32_t tid)
+{
+	struct thr *t = thr_find(m, tid);
+
+	if (t)
+		return t->comm;
+	snprintf(m->tmp, sizeof(m->tmp), ":%u", tid);
+	return m->tmp;
+}
+
+SFP_HIDDEN const struct sfp_pmap *sfp_machine__find(struct sfp_machine *m,
+						    uint32_t pid, uint64_t addr)
+{
+	struct proc *p = proc_find(m, addr >= SFP_KERNEL_START ? KERNEL_PID : pid);
+	size_t lo = 0, hi;
+
+	if (!p)
+		return NULL;
+	hi = p->nr;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (addr < p->maps[mid].start)
+			hi = mid;
+		else if (addr >= p->maps[mid].end)
+			lo = mid + 1;
+		else
+			return &p->maps[mid];
+	}
+	return NULL;
+}
+
+SFP_HIDDEN struct sfp_pdso *sfp_machine__dso(struct sfp_machine *m,
+					     uint32_t idx)
+{
+	return idx < m->ndsos ? &m->dsos[idx] : NULL;
+}
+
+SFP_HIDDEN size_t sfp_machine__nr_dsos(const struct sfp_machine *m)
+{
+	return m->ndsos;
+}

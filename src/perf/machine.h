@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A light model of the recorded machine, built from the side-band records
+ * of a perf.data stream (MMAP, MMAP2, COMM, FORK, EXIT): which file is
+ * mapped where in each process, and each thread's command name.  It is
+ * what `script` and `convert` need to name DSOs, compute perf's printed
+ * addresses and collect the build-ids of the DSOs that samples hit.  (The
+ * unwinder keeps its own, heavier address spaces with unwind tables.)
+ */
+#ifndef SFP_PERF_MACHINE_H
+#define SFP_PERF_MACHINE_H
+
+#include <sfprof/perf.h>
+
+#include "common/internal.h"
+
+/* Kernel addresses on x86-64 (and every 64-bit arch we know of). */
+#define SFP_KERNEL_START 0xffff800000000000ull
+
+struct sfp_pdso {
+	char *name;		/* path as recorded, or "[kernel.kallsyms]" */
+	uint8_t build_id[20];
+	uint8_t build_id_size;	/* 0: unknown */
+	bool kernel;
+	bool hit;		/* a sample's chain passed through it */
+};
+
+struct sfp_pmap {
+	uint64_t start, end, pgoff;
+	uint32_t dso;
+};
+
+struct sfp_machine;
+
+SFP_HIDDEN int sfp_machine__new(struct sfp_machine **out);
+SFP_HIDDEN void sfp_machine__free(struct sfp_machine **m);
+
+/* Apply a side-band record; other types are ignored.  Return: 0, -ENOMEM. */
+SFP_HIDDEN int sfp_machine__event(struct sfp_machine *m,
+				  const struct sfp_perf_event *ev);
+
+/* Command name of a thread ("" before any COMM; ":<tid>" like perf). */
+SFP_HIDDEN const char *sfp_machine__comm(struct sfp_machine *m, uint32_t tid);
+
+/*
+ * The mapping holding addr in process pid (kernel addresses: the kernel's
+ * maps).  Return: the map or NULL.
+ */
+SFP_HIDDEN const struct sfp_pmap *sfp_machine__find(struct sfp_machine *m,
+						    uint32_t pid, uint64_t addr);
+
+SFP_HIDDEN struct sfp_pdso *sfp_machine__dso(struct sfp_machine *m,
+					     uint32_t idx);
+SFP_HIDDEN size_t sfp_machine__nr_dsos(const struct sfp_machine *m);
+
+#endif /* SFP_PERF_MACHINE_H */

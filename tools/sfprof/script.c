@@ -1,0 +1,362 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `sfprof script`: print the samples of a perf.data file in the layout of
+ * `perf script` with callchains:
+ *
+ *   comm  tid [cpu]  secs.usecs:     period event:
+ *   \t<addr> <sym>+0x<off> (<dso>)
+ *
+ * Addresses are printed as perf 6.1 prints them: inside a mapped file, the
+ * file offset (ip - map start + pgoff); kernel and unmapped addresses raw.
+ * Deferred user callchains are stitched like perf 6.19 (off with
+ * --no-merge-callchains, which also prints the deferred records).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sfprof/perf.h>
+#include <sfprof/stitch.h>
+#include <sfprof/symbols.h>
+
+#include "cli.h"
+#include "perf/machine.h"
+#include "perf/dwarf.h"
+
+struct script {
+	struct sfp_perf_reader *rd;
+	struct sfp_machine *m;
+	struct sfp_symbolizer *sym;
+	struct sfp_symbolizer_dso **dcache;	/* by machine dso index */
+	int *dcache_err;
+	size_t dcache_len;
+	struct sfp_perf_unwinder *uw;
+	int name_width;
+	bool no_merge;
+	FILE *out;
+	uint64_t *chain;
+	size_t chain_len;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: sfprof script [-i FILE] [--no-merge-callchains]\n"
+"\n"
+"Print the samples of a perf.data file with their call chains, in the\n"
+"layout of `perf script`.\n"
+"\n"
+"  -i, --input FILE          perf.data file (default: perf.data; '-': a\n"
+"                            pipe-mode stream on standard input)\n"
+"      --no-merge-callchains show samples with deferred user callchains\n"
+"                            unmerged and print the deferred records\n"
+"  -h, --help                this text\n");
+}
+
+static const char *event_name(const struct sfp_perf_evsel *e)
+{
+	static const char *const sw[] = {
+		"cpu-clock", "task-clock", "page-faults", "context-switches",
+		"cpu-migrations", "minor-faults", "major-faults",
+		"alignment-faults", "emulation-faults", "dummy",
+	};
+	static const char *const hw[] = {
+		"cycles", "instructions", "cache-references", "cache-misses",
+		"branches", "branch-misses", "bus-cycles",
+	};
+
+	if (!e)
+		return "[unknown]";
+	if (e->name)
+		return e->name;
+	if (e->attr.type == 1 && e->attr.config < ARRAY_SIZE(sw))
+		return sw[e->attr.config];
+	if (e->attr.type == 0 && e->attr.config < ARRAY_SIZE(hw))
+		return hw[e->attr.config];
+	return "[unknown]";
+}
+
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#endif
+
+static struct sfp_symbolizer_dso *dso_handle(struct script *s, uint32_t idx,
+					     const struct sfp_pdso *d)
+{
+	if (idx >= s->dcache_len) {
+		size_t n = (idx + 1) * 2, i;
+		void *a = realloc(s->dcache, n * sizeof(*s->dcache));
+		void *b;
+
+		if (!a)
+			return NULL;
+		s->dcache = a;
+		b = realloc(s->dcache_err, n * sizeof(*s->dcache_err));
+		if (!b)
+			return NULL;
+		s->dcache_err = b;
+		for (i = s->dcache_len; i < n; i++) {
+			s->dcache[i] = NULL;
+			s->dcache_err[i] = 0;
+		}
+		s->dcache_len = n;
+	}
+	if (!s->dcache[idx] && !s->dcache_err[idx]) {
+		int err = sfp_symbolizer__get_dso(s->sym, -1, d->name,
+						  d->build_id_size ? d->build_id : NULL,
+						  d->build_id_size, &s->dcache[idx]);
+
+		if (err)
+			s->dcache_err[idx] = err;
+	}
+	return s->dcache[idx];
+}
+
+/* One frame line: "\t%16lx sym+0xoff (dso)". */
+static void print_frame(struct script *s, uint32_t pid, uint64_t ip,
+			bool kernel, const char *prefix)
+{
+	struct sfp_symbol sym;
+
+	if (kernel || ip >= SFP_KERNEL_START) {
+		if (!sfp_symbolizer__kernel(s->sym, ip, &sym))
+			fprintf(s->out, "%s%16" PRIx64 " %s+0x%" PRIx64 " (%s)\n",
+				prefix, ip, sym.name, sym.offset,
+				sym.dso ? sym.dso : "[kernel.kallsyms]");
+		else
+			fprintf(s->out, "%s%16" PRIx64 " [unknown] ([kernel.kallsyms])\n",
+				prefix, ip);
+		return;
+	}
+	{
+		const struct sfp_pmap *map = sfp_machine__find(s->m, pid, ip);
+		struct sfp_symbolizer_dso *dh;
+		struct sfp_pdso *d;
+		uint64_t vaddr, addr;
+
+		if (!map) {
+			fprintf(s->out, "%s%16" PRIx64 " [unknown] ([unknown])\n",
+				prefix, ip);
+			return;
+		}
+		d = sfp_machine__dso(s->m, map->dso);
+		d->hit = true;
+		addr = ip - map->start + map->pgoff;
+		dh = d->name[0] == '/' ? dso_handle(s, map->dso, d) : NULL;
+		if (dh && !sfp_symbolizer_dso__vaddr(dh, map->start, map->pgoff,
+						     ip, &vaddr) &&
+		    !sfp_symbolizer_dso__find(dh, vaddr, &sym))
+			fprintf(s->out, "%s%16" PRIx64 " %s+0x%" PRIx64 " (%s)\n",
+				prefix, addr, sym.name, sym.offset, d->name);
+		else
+			fprintf(s->out, "%s%16" PRIx64 " [unknown] (%s)\n",
+				prefix, addr, d->name);
+	}
+}
+
+static void print_start(struct script *s, const struct sfp_perf_event *ev,
+			bool chain)
+{
+	const struct sfp_perf_sample *sm = &ev->sample;
+	const char *comm = sfp_machine__comm(s->m, sm->tid);
+
+	if (chain)
+		fprintf(s->out, "%s ", comm);
+	else
+		fprintf(s->out, "%16s ", comm);
+	fprintf(s->out, "%5d ", (int)sm->tid);
+	if (sm->present & SFP_PERF_SAMPLE_CPU)
+		fprintf(s->out, "[%03u] ", sm->cpu);
+	if (sm->present & SFP_PERF_SAMPLE_TIME) {
+		char t[48];
+		uint64_t us = sm->time / 1000;
+
+		snprintf(t, sizeof(t), "%" PRIu64 ".%06" PRIu64, us / 1000000,
+			 us % 1000000);
+		fprintf(s->out, "%12s: ", t);
+	}
+}
+
+static int print_sample(struct script *s, const struct sfp_perf_event *ev)
+{
+	const struct sfp_perf_sample *sm = &ev->sample;
+	bool has_chain = sm->present & SFP_PERF_SAMPLE_CALLCHAIN;
+	const uint64_t *ips = sm->ips;
+	uint64_t nr = sm->nr_ips, i;
+	bool kernel = false, user_seen = false;
+	int ufr;
+
+	print_start(s, ev, has_chain);
+	if (sm->present & SFP_PERF_SAMPLE_PERIOD)
+		fprintf(s->out, "%10" PRIu64 " ", sm->period);
+	fprintf(s->out, "%*s: ", s->name_width, event_name(ev->evsel));
+	if (!has_chain) {
+		print_frame(s, sm->pid, sm->ip,
+			    (ev->misc & SFP_PERF_MISC_CPUMODE_MASK) ==
+				    SFP_PERF_MISC_KERNEL, " ");
+		fputc('\n', s->out);
+		return 0;
+	}
+	fputc('\n', s->out);
+	for (i = 0; i < nr; i++) {
+		uint64_t ip = ips[i];
+
+		if (ip >= SFP_PERF_CONTEXT_MAX) {
+			kernel = ip == SFP_PERF_CONTEXT_KERNEL ||
+				 ip == SFP_PERF_CONTEXT_GUEST_KERNEL;
+			if (ip == SFP_PERF_CONTEXT_USER ||
+			    ip == SFP_PERF_CONTEXT_USER_DEFERRED)
+				user_seen = true;
+			continue;
+		}
+		if (sm->deferred && i == nr - 1 && nr >= 2 &&
+		    ips[nr - 2] == SFP_PERF_CONTEXT_USER_DEFERRED) {
+			fprintf(s->out, "\t%16" PRIx64 " (cookie) ([unknown])\n", ip);
+			continue;
+		}
+		print_frame(s, sm->pid, ip, kernel, "\t");
+	}
+	/* perf's dwarf mode: the user part is unwound from the snapshot */
+	if (!user_seen && s->uw && sm->user_stack_size && sm->user_regs_abi) {
+		ufr = sfp_perf_unwinder__unwind(s->uw, ev, &s->chain, &s->chain_len);
+		for (i = 0; ufr > 0 && i < (uint64_t)ufr; i++)
+			print_frame(s, sm->pid, s->chain[i], false, "\t");
+	}
+	fputc('\n', s->out);
+	return 0;
+}
+
+static int print_deferred(struct script *s, const struct sfp_perf_event *ev)
+{
+	uint64_t i;
+
+	print_start(s, ev, true);
+	fprintf(s->out, "DEFERRED CALLCHAIN [cookie: %" PRIx64 "]\n",
+		ev->deferred.cookie);
+	for (i = 0; i < ev->deferred.nr; i++)
+		if (ev->deferred.ips[i] < SFP_PERF_CONTEXT_MAX)
+			print_frame(s, ev->sample.pid, ev->deferred.ips[i], false,
+				    "\t");
+	fputc('\n', s->out);
+	return 0;
+}
+
+static int on_event(void *ctx, const struct sfp_perf_event *ev,
+		    enum sfp_stitch_how how)
+{
+	struct script *s = ctx;
+	int err;
+
+	(void)how;
+	switch (ev->type) {
+	case SFP_PERF_RECORD_SAMPLE:
+		return print_sample(s, ev);
+	case SFP_PERF_RECORD_CALLCHAIN_DEFERRED:
+		return print_deferred(s, ev);
+	default:
+		err = sfp_machine__event(s->m, ev);
+		if (!err && s->uw)
+			err = sfp_perf_unwinder__event(s->uw, ev);
+		return err;
+	}
+}
+
+int cmd_script(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "no-merge-callchains", no_argument, NULL, 'M' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *input = "perf.data";
+	struct script s = { .out = stdout };
+	struct sfp_stitcher *st = NULL;
+	const struct sfp_perf_event *ev;
+	const struct sfp_perf_stats *stats;
+	int c, err, ret = 0;
+	size_t i;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "i:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			input = optarg;
+			break;
+		case 'M':
+			s.no_merge = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc) {
+		cli_err("script: unexpected argument '%s'", argv[optind]);
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	err = sfp_perf_reader__open(input, NULL, &s.rd);
+	if (err) {
+		cli_err("%s: %s", input, sfp_strerror(err));
+		return err == -EBADMSG || err == -EOPNOTSUPP ? EXIT_INVALID :
+							       EXIT_USAGE;
+	}
+	SFP_OPTS(sfp_stitch_opts, so, .no_merge = s.no_merge);
+	if ((err = sfp_machine__new(&s.m)) ||
+	    (err = sfp_symbolizer__new(NULL, &s.sym)) ||
+	    (err = sfp_stitcher__new(&so, on_event, &s, &st)) ||
+	    (err = sfp_perf_unwinder__new(&s.uw))) {
+		cli_err("script: %s", sfp_strerror(err));
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	for (i = 0; i < sfp_perf_reader__nr_evsels(s.rd); i++) {
+		int w = (int)strlen(event_name(sfp_perf_reader__evsel(s.rd, i)));
+
+		if (w > s.name_width)
+			s.name_width = w;
+	}
+	while ((err = sfp_perf_reader__next(s.rd, &ev)) > 0) {
+		/* pipe mode: events may be declared as the stream goes */
+		if (ev->evsel) {
+			int w = (int)strlen(event_name(ev->evsel));
+
+			if (w > s.name_width)
+				s.name_width = w;
+		}
+		if ((err = sfp_stitcher__push(st, ev)))
+			break;
+	}
+	if (!err)
+		err = sfp_stitcher__flush(st);
+	if (err) {
+		cli_err("%s: %s", input, sfp_strerror(err));
+		ret = err == -ENOMEM || err == -EIO ? EXIT_USAGE : EXIT_INVALID;
+	}
+	stats = sfp_perf_reader__stats(s.rd);
+	if (!ret && stats->nr_bad_records) {
+		cli_err("%s: %" PRIu64 " malformed records skipped", input,
+			stats->nr_bad_records);
+		ret = EXIT_INVALID;
+	}
+	if (fflush(stdout)) {
+		cli_err("script: write error");
+		ret = EXIT_USAGE;
+	}
+out:
+	sfp_perf_unwinder__free(&s.uw);
+	sfp_stitcher__free(&st);
+	sfp_symbolizer__free(&s.sym);
+	sfp_machine__free(&s.m);
+	sfp_perf_reader__free(&s.rd);
+	free(s.dcache);
+	free(s.dcache_err);
+	free(s.chain);
+	return ret;
+}
