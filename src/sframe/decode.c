@@ -37,6 +37,9 @@ struct dctx {
 	uint64_t fre_base;	/* section offset of the FRE sub-section */
 	uint16_t sp_reg;
 	uint16_t fp_reg;
+	/* Rule de-duplication: open-addressed table of rule indices + 1. */
+	uint32_t *ht;
+	uint32_t ht_mask;
 };
 
 #define bad(c, off, fmt, ...)                                              \
@@ -165,9 +168,9 @@ struct word {
 static int read_word(struct sfp_cursor *cur, unsigned int size,
 		     struct word *w)
 {
-	uint8_t u8;
-	uint16_t u16;
-	uint32_t u32;
+	uint8_t u8 = 0;
+	uint16_t u16 = 0;
+	uint32_t u32 = 0;
 	int err;
 
 	switch (size) {
@@ -310,9 +313,41 @@ static int flex_rule(const struct dctx *c, uint64_t off, const struct word *w,
 	return 0;
 }
 
+static uint32_t rule_hash(const struct sfp_sframe_rule *r)
+{
+	const uint8_t *p = (const uint8_t *)r;
+	uint32_t h = 2166136261u;
+	size_t i;
+
+	for (i = 0; i < sizeof(*r); i++)
+		h = (h ^ p[i]) * 16777619u;
+	return h;
+}
+
+/* Index of rule r in sf->rules, adding it if new.  r must be fully
+ * initialised (memset) because rules are compared bytewise. */
+static uint32_t rule_intern(struct dctx *c, const struct sfp_sframe_rule *r)
+{
+	struct sfp_sframe *sf = c->sf;
+	uint32_t h = rule_hash(r) & c->ht_mask;
+
+	for (;; h = (h + 1) & c->ht_mask) {
+		uint32_t e = c->ht[h];
+
+		if (!e) {
+			/* num_rules < num_fres <= table size / 2: never full */
+			sf->rules[sf->num_rules] = *r;
+			c->ht[h] = ++sf->num_rules;
+			return sf->num_rules - 1;
+		}
+		if (!memcmp(&sf->rules[e - 1], r, sizeof(*r)))
+			return e - 1;
+	}
+}
+
 /*
  * Decode the FREs of function fi, which start at byte fre_off of the FRE
- * sub-section.  Rows go to sf->row_start/rows from *row_pos on.
+ * sub-section.  Rows go to sf->fres from *row_pos on.
  */
 static int decode_fres(struct dctx *c, uint32_t fi, uint64_t fre_off,
 		       uint32_t nfres, uint32_t *row_pos)
@@ -337,7 +372,7 @@ static int decode_fres(struct dctx *c, uint32_t fi, uint64_t fre_off,
 	fn->num_rows = nfres;
 	for (j = 0; j < nfres; j++) {
 		uint64_t off = c->fre_base + sfp_cursor_off(&cur);
-		struct sfp_sframe_rule *r = &sf->rows[*row_pos];
+		struct sfp_sframe_rule rule, *r = &rule;
 		struct word w[SFRAME_FRE_MAX_WORDS_FLEX];
 		uint32_t start;
 		uint8_t fi_byte;
@@ -389,7 +424,8 @@ static int decode_fres(struct dctx *c, uint32_t fi, uint64_t fre_off,
 			r->flags |= SFP_ROW_FLEX;
 		if (fn->pc_type == SFP_SFRAME_PC_MASK)
 			r->flags |= SFP_ROW_PCMASK;
-		sf->row_start[*row_pos] = start;
+		sf->fres[*row_pos].start = start;
+		sf->fres[*row_pos].rule = rule_intern(c, r);
 		(*row_pos)++;
 	}
 	return 0;
@@ -476,14 +512,13 @@ static int decode_fde(struct dctx *c, uint32_t i, uint32_t *row_pos,
 	return decode_fres(c, i, fre_off, nfres, row_pos);
 }
 
-static int cmp_start(const void *a, const void *b, void *arg)
+static int cmp_lk(const void *a, const void *b)
 {
-	const struct sfp_sframe_fn *fns = arg;
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	const struct sfp_sframe_lk *x = a, *y = b;
 
-	if (fns[x].start != fns[y].start)
-		return fns[x].start < fns[y].start ? -1 : 1;
-	return x < y ? -1 : x > y;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->fi < y->fi ? -1 : x->fi > y->fi;
 }
 
 static int build_index(struct dctx *c)
@@ -501,22 +536,24 @@ static int build_index(struct dctx *c)
 		return bad(c, c->fde_base + (uint64_t)i * sframe_fde_size(c->version),
 			   "FDE %u starts below FDE %u although SFRAME_F_FDE_SORTED is set",
 			   i, i - 1);
-	sf->sorted_start = malloc(sizeof(*sf->sorted_start) *
-				  (sf->num_fns ? sf->num_fns : 1));
-	if (!sf->sorted_start)
+	sf->lk = calloc(sf->num_fns ? sf->num_fns : 1, sizeof(*sf->lk));
+	if (!sf->lk)
 		return -ENOMEM;
-	if (!sorted) {
-		sf->sorted_idx = malloc(sizeof(*sf->sorted_idx) * sf->num_fns);
-		if (!sf->sorted_idx)
-			return -ENOMEM;
-		for (i = 0; i < sf->num_fns; i++)
-			sf->sorted_idx[i] = i;
-		qsort_r(sf->sorted_idx, sf->num_fns, sizeof(*sf->sorted_idx),
-			cmp_start, sf->fns);
+	for (i = 0; i < sf->num_fns; i++) {
+		const struct sfp_sframe_fn *fn = &sf->fns[i];
+		struct sfp_sframe_lk *l = &sf->lk[i];
+
+		l->start = fn->start;
+		l->size = fn->size;
+		l->fi = i;
+		l->first_row = fn->first_row;
+		l->num_rows = fn->num_rows;
+		l->pc_type = fn->pc_type;
+		l->rep_size = fn->rep_size;
 	}
-	for (i = 0; i < sf->num_fns; i++)
-		sf->sorted_start[i] =
-			sf->fns[sf->sorted_idx ? sf->sorted_idx[i] : i].start;
+	/* Object files (gas output) are not sorted: index them anyway. */
+	if (!sorted)
+		qsort(sf->lk, sf->num_fns, sizeof(*sf->lk), cmp_lk);
 	return 0;
 }
 
@@ -542,10 +579,14 @@ static int decode(struct dctx *c, uint64_t section_addr)
 
 	/* Both counts were bounded by the section size in decode_header(). */
 	sf->fns = calloc(c->num_fdes ? c->num_fdes : 1, sizeof(*sf->fns));
-	sf->row_start = calloc(c->num_fres ? c->num_fres : 1,
-			       sizeof(*sf->row_start));
-	sf->rows = calloc(c->num_fres ? c->num_fres : 1, sizeof(*sf->rows));
-	if (!sf->fns || !sf->row_start || !sf->rows)
+	sf->fres = calloc(c->num_fres ? c->num_fres : 1, sizeof(*sf->fres));
+	sf->rules = calloc(c->num_fres ? c->num_fres : 1, sizeof(*sf->rules));
+	/* Hash table at least twice the number of rules it may hold. */
+	c->ht_mask = 15;
+	while (c->ht_mask < 2 * (uint64_t)c->num_fres)
+		c->ht_mask = c->ht_mask * 2 + 1;
+	c->ht = calloc((size_t)c->ht_mask + 1, sizeof(*c->ht));
+	if (!sf->fns || !sf->fres || !sf->rules || !c->ht)
 		return -ENOMEM;
 	sf->num_fns = c->num_fdes;
 	for (i = 0; i < c->num_fdes; i++) {
@@ -558,6 +599,13 @@ static int decode(struct dctx *c, uint64_t section_addr)
 			   "header says %u FREs, the FDEs hold %u", c->num_fres,
 			   row_pos);
 	sf->num_rows = row_pos;
+	/* Give back what de-duplication saved. */
+	if (sf->num_rules < c->num_fres / 2) {
+		void *p = realloc(sf->rules, sizeof(*sf->rules) *
+					     (sf->num_rules ? sf->num_rules : 1));
+		if (p)
+			sf->rules = p;
+	}
 	return build_index(c);
 }
 
@@ -599,6 +647,7 @@ int sfp_sframe__open_mem(const void *data, size_t size,
 	c.name = sf->name;
 	c.sf = sf;
 	err = decode(&c, sf->info.section_addr);
+	free(c.ht);
 	if (err) {
 		sfp_sframe__free(&sf);
 		return err;
@@ -615,10 +664,9 @@ void sfp_sframe__free(struct sfp_sframe **sfp)
 		return;
 	sf = *sfp;
 	free(sf->fns);
-	free(sf->row_start);
-	free(sf->rows);
-	free(sf->sorted_start);
-	free(sf->sorted_idx);
+	free(sf->fres);
+	free(sf->rules);
+	free(sf->lk);
 	free(sf->name);
 	free(sf);
 	*sfp = NULL;

@@ -140,9 +140,9 @@ static void loc_cell(const struct sfp_sframe *sf, const struct sfp_loc *l,
 static void dump_row(const struct sfp_sframe *sf, enum dialect d,
 		     const struct sfp_sframe_fn *fn, uint32_t k, FILE *f)
 {
-	const struct sfp_sframe_rule *r = &sf->rows[k];
+	const struct sfp_sframe_rule *r = &sf->rules[sf->fres[k].rule];
 	bool flex = fn->fde_type == SFP_SFRAME_FDE_FLEX;
-	uint64_t pc = sf->row_start[k];
+	uint64_t pc = sf->fres[k].start;
 	char cell[64], rb[16];
 	size_t n;
 

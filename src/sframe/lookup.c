@@ -6,12 +6,13 @@
  * allocates and takes no locks, so sfp_sframe__find() is async-signal-safe
  * and may run concurrently on one table.
  *
- * Function step: binary search over the ascending start array (a separate
- * array of 8-byte keys, so the search touches few cache lines).  Row step:
- * binary search over the function's slice of the contiguous row_start[]
- * array (4-byte keys); short slices are scanned linearly, which the
- * compiler can vectorise and which beats branchy bisection for the usual
- * handful of rows.
+ * Function step: branch-free binary search (the compare feeds a
+ * conditional move, not a branch the predictor must guess) over lk[],
+ * whose entries carry what the row step needs.  Row step: the function's
+ * (start, rule) pairs are contiguous; up to ROW_SCAN_MAX of them are
+ * counted in a straight loop (the compiler vectorises it), longer slices
+ * are bisected the same branch-free way.  Then one read of the small,
+ * de-duplicated rule table.
  */
 #include <errno.h>
 
@@ -19,6 +20,10 @@
 
 /* Slices up to this many rows are scanned instead of bisected. */
 #define ROW_SCAN_MAX 16
+
+/* How many lk[] entries before the candidate are also tried: earlier
+ * functions may share its start (zero-sized FDEs) or enclose it. */
+#define LOOK_BACK 4
 
 void sfp_sframe__info(const struct sfp_sframe *sf, struct sfp_sframe_info *info)
 {
@@ -51,34 +56,46 @@ int sfp_sframe__func(const struct sfp_sframe *sf, uint32_t idx,
 	return 0;
 }
 
-void sfp_sframe_fill_row(const struct sfp_sframe *sf, uint32_t fi, uint32_t ri,
-			 struct sfp_sframe_row *out)
+static void fill(const struct sfp_sframe *sf, const struct sfp_sframe_lk *l,
+		 uint32_t ri, struct sfp_sframe_row *out)
 {
-	const struct sfp_sframe_fn *fn = &sf->fns[fi];
-	uint32_t k = fn->first_row + ri;
-	const struct sfp_sframe_rule *r = &sf->rows[k];
+	uint32_t k = l->first_row + ri;
+	const struct sfp_sframe_rule *r = &sf->rules[sf->fres[k].rule];
 	uint64_t end;
 
-	if (ri + 1 < fn->num_rows)
-		end = sf->row_start[k + 1];
-	else if (fn->pc_type == SFP_SFRAME_PC_MASK && fn->rep_size)
-		end = fn->rep_size;
+	if (ri + 1 < l->num_rows)
+		end = sf->fres[k + 1].start;
+	else if (l->pc_type == SFP_SFRAME_PC_MASK && l->rep_size)
+		end = l->rep_size;
 	else
-		end = fn->size;
-	out->start = sf->row_start[k];
+		end = l->size;
+	out->start = sf->fres[k].start;
 	out->end = end;
-	if (fn->pc_type != SFP_SFRAME_PC_MASK) {
-		uint64_t base = fn->start + sf->info.bias;
+	if (l->pc_type != SFP_SFRAME_PC_MASK) {
+		uint64_t base = l->start + sf->info.bias;
 
 		out->start += base;
 		out->end += base;
 	}
-	out->func_idx = fi;
+	out->func_idx = l->fi;
 	out->row_idx = ri;
 	out->flags = r->flags;
 	out->cfa = r->cfa;
 	out->ra = r->ra;
 	out->fp = r->fp;
+}
+
+void sfp_sframe_fill_row(const struct sfp_sframe *sf, uint32_t fi, uint32_t ri,
+			 struct sfp_sframe_row *out)
+{
+	const struct sfp_sframe_fn *fn = &sf->fns[fi];
+	struct sfp_sframe_lk l = {
+		.start = fn->start, .size = fn->size, .fi = fi,
+		.first_row = fn->first_row, .num_rows = fn->num_rows,
+		.pc_type = fn->pc_type, .rep_size = fn->rep_size,
+	};
+
+	fill(sf, &l, ri, out);
 }
 
 int sfp_sframe__row(const struct sfp_sframe *sf, uint32_t func_idx,
@@ -91,99 +108,100 @@ int sfp_sframe__row(const struct sfp_sframe *sf, uint32_t func_idx,
 	return 0;
 }
 
-/* Index (into rs[0..n)) of the last start <= key, or -1. */
-static long last_le(const uint32_t *rs, uint32_t n, uint32_t key)
+/* Index (into rs[0..n), n > 0) of the last start <= key, or -1. */
+static long last_le(const struct sfp_sframe_fre *rs, uint32_t n, uint32_t key)
 {
-	uint32_t lo = 0, hi = n;
+	const struct sfp_sframe_fre *base = rs;
 
 	if (n <= ROW_SCAN_MAX) {
 		uint32_t i, cnt = 0;
 
-		/* Starts ascend: counting those <= key finds the row without
-		 * a data-dependent branch. */
+		/* Starts ascend: counting those <= key finds the row. */
 		for (i = 0; i < n; i++)
-			cnt += rs[i] <= key;
+			cnt += rs[i].start <= key;
 		return (long)cnt - 1;
 	}
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
+	if (rs[0].start > key)
+		return -1;
+	while (n > 1) {
+		uint32_t half = n / 2;
 
-		if (rs[mid] <= key)
-			lo = mid + 1;
-		else
-			hi = mid;
+		base = base[half].start <= key ? base + half : base;
+		n -= half;
 	}
-	return (long)lo - 1;
+	return base - rs;
 }
 
 /* v1 PCMASK (libsframe 2.40): low 8 bits of the PC against the low 8
  * bits of function start + row start. */
-static long v1_mask_row(const struct sfp_sframe_fn *fn, const uint32_t *rs,
-			uint64_t pc)
+static long v1_mask_row(const struct sfp_sframe *sf,
+			const struct sfp_sframe_lk *l, uint64_t pc)
 {
+	const struct sfp_sframe_fre *rs = sf->fres + l->first_row;
 	uint32_t key = pc & SFRAME_V1_PCMASK_MASK, i;
 	long found = -1;
 
-	for (i = 0; i < fn->num_rows; i++)
-		if (((fn->start + rs[i]) & SFRAME_V1_PCMASK_MASK) <= key)
+	for (i = 0; i < l->num_rows; i++)
+		if (((l->start + rs[i].start) & SFRAME_V1_PCMASK_MASK) <= key)
 			found = i;
 	return found;
 }
 
-/* Row of function fi covering pc (pre-bias), or -1. */
-static long func_row(const struct sfp_sframe *sf, uint32_t fi, uint64_t pc)
+/* Row of function l covering pc (pre-bias, inside l), or -1. */
+static long func_row(const struct sfp_sframe *sf, const struct sfp_sframe_lk *l,
+		     uint64_t pc)
 {
-	const struct sfp_sframe_fn *fn = &sf->fns[fi];
-	const uint32_t *rs = sf->row_start + fn->first_row;
-	uint64_t off = pc - fn->start;
-	uint32_t key;
+	uint64_t off = pc - l->start;
 
-	if (!fn->num_rows)
+	if (!l->num_rows)
 		return -1;
-	if (fn->pc_type == SFP_SFRAME_PC_MASK) {
-		if (!fn->rep_size)
-			return v1_mask_row(fn, rs, pc);
-		off %= fn->rep_size;
+	if (l->pc_type == SFP_SFRAME_PC_MASK) {
+		if (!l->rep_size)
+			return v1_mask_row(sf, l, pc);
+		off %= l->rep_size;
 	}
-	key = (uint32_t)off;	/* off < size <= UINT32_MAX */
-	return last_le(rs, fn->num_rows, key);
+	/* off < size <= UINT32_MAX */
+	return last_le(sf->fres + l->first_row, l->num_rows, (uint32_t)off);
 }
 
 int sfp_sframe__find(const struct sfp_sframe *sf, uint64_t pc,
 		     struct sfp_sframe_row *out)
 {
-	uint32_t lo = 0, hi, n, back;
+	const struct sfp_sframe_lk *base;
+	uint32_t n, back;
 	uint64_t rel;
 
 	if (!sf || !out || !sf->num_fns)
 		return -ENOENT;
 	rel = pc - sf->info.bias;
+	base = sf->lk;
+	if (base[0].start > rel)
+		return -ENOENT;
 	n = sf->num_fns;
-	hi = n;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
+	while (n > 1) {
+		uint32_t half = n / 2;
 
-		if (sf->sorted_start[mid] <= rel)
-			lo = mid + 1;
-		else
-			hi = mid;
+		/* Both possible next probes: the loads overlap instead of
+		 * waiting on each other when the table is not in cache. */
+		__builtin_prefetch(&base[half / 2]);
+		__builtin_prefetch(&base[half + half / 2]);
+		base = base[half].start <= rel ? base + half : base;
+		n -= half;
 	}
-	/* lo - 1 is the last function starting at or below pc.  A few
-	 * earlier ones may share its start (e.g. a zero-sized FDE) or
-	 * enclose it, so look back a little. */
-	for (back = 0; back < 4 && lo > 0; back++, lo--) {
-		uint32_t pos = lo - 1;
-		uint32_t fi = sf->sorted_idx ? sf->sorted_idx[pos] : pos;
-		const struct sfp_sframe_fn *fn = &sf->fns[fi];
+	/* base: the last function starting at or below pc. */
+	for (back = 0; back <= LOOK_BACK; back++) {
+		const struct sfp_sframe_lk *l = base - back;
 		long ri;
 
-		if (rel - fn->start >= fn->size)
-			continue;
-		ri = func_row(sf, fi, rel);
-		if (ri < 0)
-			return -ENOENT;
-		sfp_sframe_fill_row(sf, fi, (uint32_t)ri, out);
-		return 0;
+		if (rel - l->start < l->size) {
+			ri = func_row(sf, l, rel);
+			if (ri < 0)
+				return -ENOENT;
+			fill(sf, l, (uint32_t)ri, out);
+			return 0;
+		}
+		if (l == sf->lk)
+			break;
 	}
 	return -ENOENT;
 }

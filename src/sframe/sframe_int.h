@@ -3,9 +3,14 @@
  * Private form of a decoded SFrame section.
  *
  * decode.c validates the untrusted bytes once and fills these host-order
- * arrays; lookup.c, dump.c and json-write.c only ever read them.  Row data
- * is split: the start offsets of all rows sit in one contiguous uint32_t
- * array (what the FRE search touches), the rules in a parallel array.
+ * arrays; lookup.c, dump.c and dump-json.c only ever read them.
+ *
+ * Layout for fast lookups: the function search runs over lk[], 32-byte
+ * entries in ascending start order that carry everything the row step
+ * needs (so the final probe's cache line is the only function data
+ * touched).  Rows are 8-byte (start, rule index) pairs, contiguous per
+ * function; rules are de-duplicated (real tables have a few hundred
+ * distinct ones), so the rule table stays cache-resident.
  */
 #ifndef SFP_SFRAME_INT_H
 #define SFP_SFRAME_INT_H
@@ -28,6 +33,22 @@ struct sfp_sframe_fn {
 	bool signal;
 };
 
+/* Lookup entry: one per function, sorted by start. */
+struct sfp_sframe_lk {
+	uint64_t start;		/* before bias */
+	uint32_t size;
+	uint32_t fi;		/* index into fns[] */
+	uint32_t first_row;
+	uint32_t num_rows;
+	uint8_t pc_type;
+	uint8_t rep_size;
+};
+
+struct sfp_sframe_fre {
+	uint32_t start;		/* offset from function start / in block */
+	uint32_t rule;		/* index into rules[] */
+};
+
 struct sfp_sframe_rule {
 	struct sfp_loc cfa;
 	struct sfp_loc ra;
@@ -43,13 +64,10 @@ struct sfp_sframe {
 	uint32_t num_fns;
 	struct sfp_sframe_fn *fns;	/* in stored (FDE) order */
 	uint32_t num_rows;
-	uint32_t *row_start;		/* offset from function start/block */
-	struct sfp_sframe_rule *rows;
-
-	/* Lookup index: function starts in ascending order.  sorted_idx maps
-	 * a position to the FDE index; NULL when the FDEs are stored sorted. */
-	uint64_t *sorted_start;
-	uint32_t *sorted_idx;
+	struct sfp_sframe_fre *fres;	/* all rows, per function in order */
+	uint32_t num_rules;
+	struct sfp_sframe_rule *rules;	/* distinct rules */
+	struct sfp_sframe_lk *lk;	/* num_fns entries, ascending start */
 };
 
 /* DWARF numbers of the ABI's stack and frame pointer registers. */

@@ -1,0 +1,86 @@
+#!/bin/sh
+# sfprof sframe dump / check against real tools: the shared vectors are
+# covered by the unit test test-sframe-vectors; here the hand-built
+# AArch64/s390x/big-endian fixtures, real objects and executables built
+# with this machine's GNU as (--gsframe) compared to its objdump --sframe,
+# the PT_GNU_SFRAME fall-back, and check's exit codes.
+. "$(dirname "$0")/test-subr.sh"
+DATA=${SFP_TEST_DATA:-tests/data}/sframe
+
+# 1. Hand-built fixtures (expected text written from the format strings).
+for f in aarch64-v3-le aarch64-v2-be s390x-v2-be; do
+	"$SFPROF" sframe dump --section-addr 0x10000 "$DATA/$f.sframe" > "$TMP/$f.out" 2>&1
+	check_eq "sframe dump fixture $f" "$DATA/$f.dump" "$TMP/$f.out"
+done
+"$SFPROF" sframe dump --section-addr 65536 "$DATA/s390x-v2-be.sframe" > "$TMP/dec.out" 2>&1
+check_eq "sframe dump --section-addr decimal" "$DATA/s390x-v2-be.dump" "$TMP/dec.out"
+
+# 2. Real objects and executables from this machine's toolchain.
+cat > "$TMP/p.c" <<'CEOF'
+#include <stdio.h>
+static int f(int x) { volatile int a[10]; a[x % 10] = x; return a[(x + 1) % 10]; }
+int g(int x) { return f(x) + printf("%d\n", x); }
+int main(int argc, char **argv) { (void)argv; return g(argc); }
+CEOF
+if ! command -v objdump >/dev/null || ! objdump --help 2>/dev/null | grep -q -- --sframe; then
+	skip "sframe dump vs objdump" "objdump without --sframe"
+elif ! gcc -O2 -Wa,--gsframe -c "$TMP/p.c" -o "$TMP/p.o" 2>/dev/null; then
+	skip "sframe dump vs objdump" "assembler without --gsframe"
+else
+	gcc -O2 -Wa,--gsframe "$TMP/p.c" -o "$TMP/p"
+	gcc -O0 -fno-omit-frame-pointer -Wa,--gsframe "$TMP/p.c" -o "$TMP/pfp"
+	for b in p.o p pfp; do
+		objdump --sframe "$TMP/$b" | sed '1,/Contents of the SFrame section/d' > "$TMP/$b.exp"
+		"$SFPROF" sframe dump "$TMP/$b" > "$TMP/$b.out" 2>&1
+		if [ -s "$TMP/$b.exp" ]; then
+			check_eq "sframe dump $b == objdump --sframe" "$TMP/$b.exp" "$TMP/$b.out"
+		else
+			fail "objdump printed no SFrame section for $b"
+		fi
+	done
+	# Section renamed: found through PT_GNU_SFRAME instead.
+	if objcopy --rename-section .sframe=.notsframe "$TMP/p" "$TMP/p-phdr" 2>/dev/null; then
+		"$SFPROF" sframe dump "$TMP/p-phdr" > "$TMP/p-phdr.out" 2>&1
+		check_eq "sframe dump via PT_GNU_SFRAME" "$TMP/p.exp" "$TMP/p-phdr.out"
+	else
+		skip "sframe dump via PT_GNU_SFRAME" "objcopy cannot rename"
+	fi
+	check_rc "sframe check ELF executable and object" 0 "$SFPROF" sframe check "$TMP/p" "$TMP/p.o"
+	# An ELF without any SFrame table is invalid input for check.
+	gcc -O2 "$TMP/p.c" -o "$TMP/nosf"
+	objcopy --remove-section .sframe "$TMP/nosf" 2>/dev/null
+	check_rc "sframe check ELF without .sframe exits 1" 1 "$SFPROF" sframe check "$TMP/nosf"
+fi
+
+# 3. check: exit codes and messages.
+check_rc "sframe check fixtures" 0 "$SFPROF" sframe check "$DATA/aarch64-v3-le.sframe" "$DATA/s390x-v2-be.sframe"
+head -c 40 "$DATA/aarch64-v3-le.sframe" > "$TMP/trunc.sframe"
+check_rc "sframe check truncated section exits 1" 1 "$SFPROF" sframe check "$TMP/trunc.sframe"
+"$SFPROF" sframe check "$TMP/trunc.sframe" > "$TMP/trunc.out" 2>&1
+if grep -q "trunc.sframe: SFrame offset 0x" "$TMP/trunc.out"; then
+	pass "sframe check names file and offset"
+else
+	fail "sframe check names file and offset"
+	sed 's/^/  /' "$TMP/trunc.out"
+fi
+printf 'hello, world, this is not an SFrame section' > "$TMP/junk"
+check_rc "sframe check junk exits 1" 1 "$SFPROF" sframe check "$TMP/junk"
+check_rc "sframe check mixed valid+invalid exits 1" 1 "$SFPROF" sframe check "$DATA/aarch64-v3-le.sframe" "$TMP/junk"
+check_rc "sframe check missing file exits 2" 2 "$SFPROF" sframe check "$TMP/does-not-exist"
+check_rc "sframe check without files exits 2" 2 "$SFPROF" sframe check
+check_rc "sframe check --help" 0 "$SFPROF" sframe check --help
+check_rc "sframe dump --help" 0 "$SFPROF" sframe dump --help
+check_rc "sframe dump bad --section-addr exits 2" 2 "$SFPROF" sframe dump --section-addr 12z "$DATA/aarch64-v3-le.sframe"
+check_rc "sframe dump corrupt exits 1" 1 "$SFPROF" sframe dump "$TMP/junk"
+check_rc "sframe dump missing file exits 2" 2 "$SFPROF" sframe dump "$TMP/does-not-exist"
+: > "$TMP/empty.sframe"
+"$SFPROF" sframe dump "$TMP/empty.sframe" > "$TMP/empty.out" 2>&1
+check_eq "sframe dump of an empty section prints nothing" "$TMP/empty.sframe" "$TMP/empty.out"
+"$SFPROF" sframe dump --json "$DATA/aarch64-v3-le.sframe" > "$TMP/j.out" 2>&1
+if grep -q '"abi": "aarch64_le"' "$TMP/j.out" && grep -q '"pauth_key": "B"' "$TMP/j.out" &&
+   grep -q '"flags": \["mangled_ra"\]' "$TMP/j.out"; then
+	pass "sframe dump --json"
+else
+	fail "sframe dump --json"
+	head -20 "$TMP/j.out" | sed 's/^/  /'
+fi
