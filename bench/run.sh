@@ -1,11 +1,11 @@
 #!/bin/sh
-# Run every benchmark built in $1/bench (make bench).  Each prints its own
-# figures and the ratio against its peer.  The machine may be shared:
-# numbers vary with load; the ratios matter, not the absolute times.
+# Run every benchmark built in $1/bench and print its output.  The machine
+# may be shared: numbers are indicative; compare ratios, not absolutes.
 BUILD=${1:-build}
-echo "== benchmarks ($(nproc) CPUs, load: $(cut -d' ' -f1-3 /proc/loadavg))"
+rc=0
 for b in "$BUILD"/bench/bench-*; do
 	[ -x "$b" ] || continue
-	"$b" || echo "$(basename "$b") failed (exit $?)"
-	echo
+	echo "== $(basename "$b")"
+	"$b" || { echo "  $(basename "$b") failed (exit $?)"; rc=1; }
 done
+exit $rc

@@ -255,9 +255,12 @@ struct sfp_sframe_builder_opts {
 	int8_t fixed_ra_offset;
 	bool no_fixed_ra;	/* write 0 even where the ABI has a default */
 	uint64_t section_addr;	/* VMA the section will be loaded at */
+	/* Drop a row whose rules (and flags) equal the previous row's.
+	 * Off by default so that decode(encode(x)) == x. */
+	bool merge_rows;
 	size_t :0;
 };
-#define sfp_sframe_builder_opts__last_field section_addr
+#define sfp_sframe_builder_opts__last_field merge_rows
 
 /* Return: 0, -EINVAL (bad options), -EOPNOTSUPP (version), -ENOMEM. */
 SFP_API int sfp_sframe_builder__new(const struct sfp_sframe_builder_opts *opts,

@@ -87,7 +87,7 @@ static const char *sym_name(struct sfp_elf *e, size_t symndx, uint64_t idx)
 
 	if (sfp_elf_section(e, symndx, &symsec) ||
 	    (symsec.type != SHT_DYNSYM && symsec.type != SHT_SYMTAB) ||
-	    sfp_elf_section_data(e, &symsec, &syms, &nsyms))
+	    sfp_elf_section_data(e, &symsec, &syms, &nsyms) || !nsyms)
 		return NULL;
 	scn = elf_getscn(sfp_elf_handle(e), symndx);
 	if (!scn || !gelf_getshdr(scn, &sh) ||
@@ -120,7 +120,7 @@ static int collect_got(struct sfp_elf *e, struct got_map *m)
 			continue;
 		scn = elf_getscn(sfp_elf_handle(e), i);
 		if (!scn || !gelf_getshdr(scn, &sh) ||
-		    sfp_elf_section_data(e, &sec, &data, &size))
+		    sfp_elf_section_data(e, &sec, &data, &size) || !size)
 			continue;
 		sfp_cursor_init(&c, data, size, false);	/* host layout */
 		for (k = 0; k < size / 24; k++) {
@@ -143,7 +143,8 @@ static int collect_got(struct sfp_elf *e, struct got_map *m)
 				return err;
 		}
 	}
-	qsort(m->slots, m->nr, sizeof(*m->slots), slot_cmp);
+	if (m->nr)
+		qsort(m->slots, m->nr, sizeof(*m->slots), slot_cmp);
 	return 0;
 }
 

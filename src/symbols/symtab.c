@@ -213,6 +213,8 @@ static int load_symbols(struct sfp_symtab *t, struct sfp_elf *e,
 	err = sfp_elf_section_data(e, sec, &data, &size);
 	if (err)
 		return err == -ENODATA ? 0 : err;
+	if (!size)
+		return 0;
 	/* sh_link names the string table; sfp_elf_section() lacks it. */
 	scn = elf_getscn(sfp_elf_handle(e), sec->index);
 	if (!scn || !gelf_getshdr(scn, &sh) ||

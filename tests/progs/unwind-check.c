@@ -58,13 +58,16 @@ static bool same(void **a, int na, void **b, int nb)
 	return true;
 }
 
+static enum sfp_unwind_stop last_stop;
+
 static void report(const char *what, void **a, int na, void **b, int nb)
 {
 	if (same(a, na, b, nb)) {
 		printf("PASS: unwind-check %s (%d frames)\n", what, na - 1);
 		return;
 	}
-	printf("FAIL: unwind-check %s\n", what);
+	printf("FAIL: unwind-check %s (sfp stopped: %s)\n", what,
+	       sfp_unwind_stop_str(last_stop));
 	dump("glibc backtrace", a, na);
 	dump("sfp_backtrace", b, nb);
 	failures++;
@@ -76,7 +79,7 @@ static NOINLINE void check(const char *what)
 	int na, nb;
 
 	na = backtrace(a, MAXF);
-	nb = sfp_backtrace(b, MAXF);
+	nb = sfp_backtrace_stop(b, MAXF, &last_stop);
 	report(what, a, na, b, nb);
 }
 

@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <sfprof/symbols.h>
@@ -732,4 +734,544 @@ TEST(symbols_debug_files)
 			ASSERT_TRUE(strstr(dbg, "/dbgroot/.build-id/") != NULL);
 		}
 	}
+}
+
+/* The running kernel's kallsyms, checked against the file itself. */
+TEST(symbols_kallsyms_live)
+{
+	static const char *const known[] = { "do_sys_openat2", "schedule",
+					     "vfs_read" };
+	struct sfp_symbolizer *s = new_symbolizer(NULL, false);
+	char line[512];
+	int found = 0;
+	FILE *f;
+
+	if (!s)
+		return;
+	f = fopen("/proc/kallsyms", "r");
+	if (!f) {
+		test_skip("no /proc/kallsyms");
+		goto out;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long addr;
+		char type, name[256];
+		struct sfp_symbol sym;
+
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3)
+			continue;
+		for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+			if (strcmp(name, known[i]))
+				continue;
+			if (!addr) {
+				test_skip("kallsyms addresses hidden");
+				fclose(f);
+				goto out;
+			}
+			found++;
+			if (ASSERT_OK(sfp_symbolizer__kernel(s, addr + 1, &sym))) {
+				ASSERT_STREQ(sym.name, name);
+				ASSERT_EQ(sym.offset, 1);
+				ASSERT_EQ(sym.start, addr);
+				ASSERT_STREQ(sym.dso, "[kernel.kallsyms]");
+				ASSERT_TRUE(sym.flags & SFP_SYM_KERNEL);
+				ASSERT_GE(sym.size, 2);
+			}
+		}
+	}
+	fclose(f);
+	ASSERT_GE(found, 2);
+	{
+		struct sfp_symbol sym;
+
+		/* User-space addresses are not kernel text. */
+		ASSERT_ERR(sfp_symbolizer__kernel(s, 0x400000, &sym), -ENOENT);
+	}
+out:
+	sfp_symbolizer__free(&s);
+}
+
+/* The fixture kallsyms + modules: types, module bounds, guessed sizes. */
+TEST(symbols_kallsyms_fixture)
+{
+	char ks[700], mods[700];
+	struct sfp_symbolizer *s = NULL;
+	struct sfp_symbol sym;
+
+	snprintf(ks, sizeof(ks), "%s/symbols/kallsyms.txt", test_data_dir());
+	snprintf(mods, sizeof(mods), "%s/symbols/modules.txt", test_data_dir());
+	{
+		SFP_OPTS(sfp_symbolizer_opts, o, .kallsyms_path = ks,
+			 .modules_path = mods);
+
+		if (!ASSERT_OK(sfp_symbolizer__new(&o, &s)))
+			return;
+	}
+	if (ASSERT_OK(sfp_symbolizer__kernel(s, 0xffffffff81000150, &sym))) {
+		ASSERT_STREQ(sym.name, "core_local");
+		/* Data symbols (D) do not end text symbols: up to core_weak. */
+		ASSERT_EQ(sym.size, 0x200);
+		ASSERT_FALSE(sym.flags & SFP_SYM_GLOBAL);
+	}
+	if (ASSERT_OK(sfp_symbolizer__kernel(s, 0xffffffff81000300, &sym))) {
+		ASSERT_STREQ(sym.name, "core_weak");
+		ASSERT_TRUE(sym.flags & SFP_SYM_WEAK);
+		ASSERT_EQ(sym.size, 0x100);	/* up to _etext */
+	}
+	/* The last symbol of moda runs to the module's end (8192 bytes). */
+	if (ASSERT_OK(sfp_symbolizer__kernel(s, 0xffffffffc0002fff, &sym))) {
+		ASSERT_STREQ(sym.name, "mod_a_last");
+		ASSERT_STREQ(sym.dso, "[moda]");
+		ASSERT_EQ(sym.start + sym.size, 0xffffffffc0003000ull);
+	}
+	ASSERT_ERR(sfp_symbolizer__kernel(s, 0xffffffffc0003000, &sym), -ENOENT);
+	/* No module entry for [bpf]: one page. */
+	if (ASSERT_OK(sfp_symbolizer__kernel(s, 0xffffffffc0100fff, &sym)))
+		ASSERT_STREQ(sym.dso, "[bpf]");
+	ASSERT_ERR(sfp_symbolizer__kernel(s, 0xffffffffc0101000, &sym), -ENOENT);
+	ASSERT_ERR(sfp_symbolizer__kernel(s, 0xffffffff80000000, &sym), -ENOENT);
+	sfp_symbolizer__free(&s);
+
+	/* An unreadable kallsyms: -ENOENT, every time. */
+	{
+		SFP_OPTS(sfp_symbolizer_opts, o, .kallsyms_path = "/nonexistent");
+
+		if (ASSERT_OK(sfp_symbolizer__new(&o, &s))) {
+			ASSERT_ERR(sfp_symbolizer__kernel(s, 0xffffffff81000150,
+							  &sym), -ENOENT);
+			ASSERT_ERR(sfp_symbolizer__kernel(s, 0xffffffff81000150,
+							  &sym), -ENOENT);
+		}
+		sfp_symbolizer__free(&s);
+	}
+}
+
+/* perf-PID.map: lookups, growth while running, bad lines, no file. */
+TEST(symbols_perf_map)
+{
+	char dir[700], path[800];
+	struct sfp_symbolizer *s = NULL;
+	struct sfp_symbol sym;
+	FILE *f;
+
+	snprintf(dir, sizeof(dir), "%s/maps", tmpdir());
+	mkdir(dir, 0700);
+	snprintf(path, sizeof(path), "%s/perf-4242.map", dir);
+	f = fopen(path, "w");
+	if (!ASSERT_NOT_NULL(f))
+		return;
+	fprintf(f, "7f0000001000 40 LazyCompile:~foo bar.js:1\n"
+		   "0x7f0000002000 0x20 Interpreter::entry\n"
+		   "garbage line\n"
+		   "7f0000003000 10 _ZN3jit4stubEv\n");
+	fclose(f);
+	{
+		SFP_OPTS(sfp_symbolizer_opts, o, .perf_map_dir = dir);
+
+		if (!ASSERT_OK(sfp_symbolizer__new(&o, &s)))
+			return;
+	}
+	if (ASSERT_OK(sfp_symbolizer__jit(s, 4242, 0x7f000000103f, &sym))) {
+		ASSERT_STREQ(sym.name, "LazyCompile:~foo bar.js:1");
+		ASSERT_EQ(sym.offset, 0x3f);
+		ASSERT_STREQ(sym.dso, path);
+		ASSERT_TRUE(sym.flags & SFP_SYM_JIT);
+	}
+	ASSERT_ERR(sfp_symbolizer__jit(s, 4242, 0x7f0000001040, &sym), -ENOENT);
+	if (ASSERT_OK(sfp_symbolizer__jit(s, 4242, 0x7f0000002000, &sym)))
+		ASSERT_STREQ(sym.name, "Interpreter::entry");
+	if (ASSERT_OK(sfp_symbolizer__jit(s, 4242, 0x7f0000003001, &sym))) {
+		ASSERT_STREQ(sym.name, "jit::stub()");
+		ASSERT_STREQ(sym.raw_name, "_ZN3jit4stubEv");
+	}
+	/* The JIT appends; a miss re-reads the grown file. */
+	ASSERT_ERR(sfp_symbolizer__jit(s, 4242, 0x7f0000004000, &sym), -ENOENT);
+	f = fopen(path, "a");
+	if (ASSERT_NOT_NULL(f)) {
+		fprintf(f, "7f0000004000 100 later_fn\n");
+		fclose(f);
+		if (ASSERT_OK(sfp_symbolizer__jit(s, 4242, 0x7f0000004080, &sym)))
+			ASSERT_STREQ(sym.name, "later_fn");
+	}
+	ASSERT_ERR(sfp_symbolizer__jit(s, 4243, 0x7f0000001000, &sym), -ENOENT);
+	sfp_symbolizer__free(&s);
+}
+
+/* One addr2line answer: function and file:line per frame. */
+struct a2l_frame {
+	char func[2048];
+	char file[2048];
+	unsigned int line;
+};
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s ? s + 1 : p;
+}
+
+/* Our chain for addr equals addr2line's (fr[0..nf)): names, files, lines. */
+static bool same_chain(struct sfp_symbolizer_dso *d, uint64_t addr,
+		       const struct a2l_frame *fr, int nf)
+{
+	struct sfp_inline_frame ours[16];
+	int k = sfp_symbolizer_dso__inlines(d, addr, ours, 16);
+	bool ok = k == nf;
+
+	/*
+	 * A NULL name means DWARF has no function there (assembly); the
+	 * tools then print a symbol-table name, compared by other tests.
+	 */
+	for (int j = 0; ok && j < nf; j++)
+		ok = ours[j].line == fr[j].line &&
+		     (!ours[j].name || !strcmp(ours[j].name, fr[j].func)) &&
+		     ours[j].file &&
+		     !strcmp(base_name(ours[j].file), base_name(fr[j].file)) &&
+		     ours[j].inlined == (j + 1 < nf);
+	if (!ok)
+		fprintf(stderr, "  %#" PRIx64 ": addr2line %d frames (%s %s:%u), "
+			"ours %d (%s %s:%u)\n", addr, nf, fr[0].func, fr[0].file,
+			fr[0].line, k, k > 0 ? ours[0].name : "-",
+			k > 0 && ours[0].file ? ours[0].file : "-",
+			k > 0 ? ours[0].line : 0);
+	return ok;
+}
+
+/*
+ * Run `TOOL -a -f -i -C` (addr2line or eu-addr2line) once over all addrs
+ * and compare each address's chain with ours.  Return: addresses compared
+ * (the tool knew a line for them); *bad counts differences.
+ */
+static int compare_addr2line(struct sfp_symbolizer_dso *d, const char *tool,
+			     const char *path, const uint64_t *addrs, int n,
+			     int *bad)
+{
+	char cmd[1600], line[2048], in[700];
+	static struct a2l_frame fr[16];
+	int nf = 0, idx = -1, compared = 0;
+	bool want_file = false;
+	FILE *f;
+
+	snprintf(in, sizeof(in), "%s/a2l.in", tmpdir());
+	f = fopen(in, "w");
+	if (!f)
+		return 0;
+	for (int i = 0; i < n; i++)
+		fprintf(f, "%#" PRIx64 "\n", addrs[i]);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "%s -a -f -i -C -e '%s' < '%s'", tool, path,
+		 in);
+	f = popen(cmd, "r");
+	if (!f)
+		return 0;
+	for (;;) {
+		bool eof = !fgets(line, sizeof(line), f);
+
+		if (eof || (!want_file && !strncmp(line, "0x", 2))) {
+			if (idx >= 0 && idx < n && nf > 0 && fr[0].line) {
+				compared++;
+				if (!same_chain(d, addrs[idx], fr, nf))
+					(*bad)++;
+			}
+			if (eof)
+				break;
+			idx++;
+			nf = 0;
+			continue;
+		}
+		line[strcspn(line, "\n")] = 0;
+		if (!want_file) {
+			/* eu-addr2line: "f inlined at FILE:L:C in g". */
+			char *inl = strstr(line, " inlined at ");
+
+			if (inl)
+				*inl = 0;
+			if (nf < 16)
+				snprintf(fr[nf].func, sizeof(fr[nf].func), "%s",
+					 line);
+			want_file = true;
+			continue;
+		}
+		want_file = false;
+		if (nf >= 16)
+			continue;
+		{
+			char *disc = strstr(line, " (discriminator");
+			char *colon;
+
+			if (disc)
+				*disc = 0;
+			colon = strrchr(line, ':');
+			fr[nf].line = 0;
+			if (colon) {
+				char *prev;
+
+				*colon = 0;
+				fr[nf].line = (unsigned int)strtoul(colon + 1,
+								    NULL, 10);
+				/* FILE:LINE:COL (eu-addr2line): drop COL. */
+				prev = strrchr(line, ':');
+				if (prev && prev[1] &&
+				    strspn(prev + 1, "0123456789") ==
+				    strlen(prev + 1)) {
+					*prev = 0;
+					fr[nf].line = (unsigned int)strtoul(
+						prev + 1, NULL, 10);
+				}
+			}
+			snprintf(fr[nf].file, sizeof(fr[nf].file), "%s", line);
+			nf++;
+		}
+	}
+	pclose(f);
+	return compared;
+}
+
+/* Every instruction byte of symprog's functions: lines and inline chains. */
+TEST(symbols_srclines_vs_addr2line)
+{
+	const char *prog = prog_path("symprog");
+	static const char *const funcs[] = { "sp_global", "sp_static_leaf",
+					     "sp_weak", "main" };
+	struct sfp_symbolizer *s = new_symbolizer(NULL, true);
+	struct sfp_symbolizer_dso *d;
+	struct rsym *v = NULL;
+	uint64_t *addrs = NULL;
+	int n, na = 0, bad = 0, compared, inlined = 0;
+
+	if (!s || !ASSERT_OK(sfp_symbolizer__get_dso(s, -1, prog, NULL, 0, &d)))
+		goto out;
+	n = read_readelf(prog, "-s", &v);
+	addrs = calloc(65536, sizeof(*addrs));
+	for (int i = 0; i < n; i++) {
+		for (size_t k = 0; k < sizeof(funcs) / sizeof(funcs[0]); k++) {
+			if (strcmp(v[i].name, funcs[k]))
+				continue;
+			for (uint64_t a = v[i].addr;
+			     a < v[i].addr + v[i].size && na < 65536; a++)
+				addrs[na++] = a;
+		}
+	}
+	if (!ASSERT_GE(na, 40))
+		goto out;
+	for (int i = 0; i < na; i++) {
+		struct sfp_inline_frame fr[8];
+
+		if (sfp_symbolizer_dso__inlines(d, addrs[i], fr, 8) > 2)
+			inlined++;
+	}
+	/* sp_middle -> sp_inner are always_inline inside sp_global. */
+	ASSERT_GE(inlined, 1);
+	compared = compare_addr2line(d, "addr2line", prog, addrs, na, &bad);
+	ASSERT_GE(compared, na / 2);
+	ASSERT_EQ(bad, 0);
+	/* With opts->srclines the symbol carries the innermost line. */
+	{
+		struct sfp_symbolizer *s2 = NULL;
+		struct sfp_symbolizer_dso *d2;
+		struct sfp_symbol sym;
+		struct sfp_inline_frame fr;
+		SFP_OPTS(sfp_symbolizer_opts, o, .srclines = true);
+
+		if (ASSERT_OK(sfp_symbolizer__new(&o, &s2)) &&
+		    ASSERT_OK(sfp_symbolizer__get_dso(s2, -1, prog, NULL, 0, &d2)) &&
+		    ASSERT_OK(sfp_symbolizer_dso__find(d2, addrs[0], &sym)) &&
+		    ASSERT_GE(sfp_symbolizer_dso__inlines(d2, addrs[0], &fr, 1), 1)) {
+			ASSERT_STREQ(sym.file, fr.file);
+			ASSERT_EQ(sym.line, fr.line);
+			ASSERT_STREQ(base_name(sym.file), "symprog.c");
+		}
+		sfp_symbolizer__free(&s2);
+	}
+out:
+	free(addrs);
+	free(v);
+	sfp_symbolizer__free(&s);
+}
+
+/* libc through its build-id debug file (libc6-dbg), sampled addresses. */
+TEST(symbols_srclines_libc_vs_addr2line)
+{
+	struct sfp_symbolizer *s = new_symbolizer(NULL, true);
+	struct sfp_symbolizer_dso *d;
+	struct rsym *v = NULL;
+	uint64_t addrs[400];
+	char dbg[1024];
+	int n, na = 0, bad = 0, compared;
+
+	if (!debug_file_of(LIBC, dbg, sizeof(dbg))) {
+		test_skip("no libc debug file (libc6-dbg)");
+		goto out;
+	}
+	if (!s || !ASSERT_OK(sfp_symbolizer__get_dso(s, -1, LIBC, NULL, 0, &d)))
+		goto out;
+	ASSERT_STREQ(sfp_symbolizer_dso__debug_path(d), dbg);
+	n = read_readelf(LIBC, "--dyn-syms", &v);
+	for (int i = 0; i < n && na < 400; i += 7)
+		if (v[i].size > 8)
+			addrs[na++] = v[i].addr + v[i].size / 2;
+	/*
+	 * The peer is eu-addr2line here: binutils 2.40 addr2line names the
+	 * wrong file for libc's DWARF 5 lines that come from #included .c
+	 * files (gdb agrees with libdw: "../nss/getXXent_r.c" where
+	 * addr2line says "./inet/getaliasent_r.c").
+	 */
+	if (!have_tool("eu-addr2line")) {
+		test_skip("eu-addr2line missing");
+		goto out;
+	}
+	compared = compare_addr2line(d, "eu-addr2line", dbg, addrs, na, &bad);
+	ASSERT_GE(compared, na / 2);
+	ASSERT_EQ(bad, 0);
+out:
+	free(v);
+	sfp_symbolizer__free(&s);
+}
+
+/*
+ * Containers: a process in its own mount namespace sees a file that we do
+ * not; the symbolizer finds it through /proc/PID/root.
+ */
+TEST(symbols_container_proc_root)
+{
+	const char *prog = prog_path("symprog");
+	char mnt[700], inner[800], script[2400], buf[16] = "";
+	uint64_t leaf = readelf_addr(prog, "sp_static_leaf");
+	struct sfp_symbolizer *s = NULL;
+	struct sfp_symbolizer_dso *d;
+	struct sfp_symbol sym;
+	int fds[2];
+	pid_t pid;
+
+	if (!have_tool("unshare") || geteuid() != 0) {
+		test_skip("needs root and unshare(1)");
+		return;
+	}
+	snprintf(mnt, sizeof(mnt), "%s/nsroot", tmpdir());
+	mkdir(mnt, 0700);
+	snprintf(inner, sizeof(inner), "%s/prog-in-ns", mnt);
+	snprintf(script, sizeof(script),
+		 "mount -t tmpfs sfp-ns '%s' && cp '%s' '%s' && echo ready && "
+		 "exec sleep 60", mnt, prog, inner);
+	if (!ASSERT_EQ(pipe(fds), 0))
+		return;
+	pid = fork();
+	if (pid == 0) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		/* unshare execs in place: the pid stays the namespaced one. */
+		execlp("unshare", "unshare", "-m", "--propagation", "private",
+		       "sh", "-c", script, (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	if (!ASSERT_GE(pid, 1) || read(fds[0], buf, sizeof(buf) - 1) < 5 ||
+	    strncmp(buf, "ready", 5)) {
+		test_skip("cannot make a mount namespace here");
+		goto out;
+	}
+	ASSERT_NE(access(inner, F_OK), 0);	/* not visible to us */
+	s = new_symbolizer(NULL, false);
+	if (!s)
+		goto out;
+	ASSERT_ERR(sfp_symbolizer__get_dso(s, -1, inner, NULL, 0, &d), -ENOENT);
+	if (ASSERT_OK(sfp_symbolizer__get_dso(s, pid, inner, NULL, 0, &d)) &&
+	    ASSERT_OK(sfp_symbolizer_dso__find(d, leaf, &sym))) {
+		char want[900];
+
+		snprintf(want, sizeof(want), "/proc/%d/root%s", (int)pid, inner);
+		ASSERT_STREQ(sfp_symbolizer_dso__path(d), want);
+		ASSERT_STREQ(sym.name, "sp_static_leaf");
+		ASSERT_STREQ(sym.dso, inner);	/* the caller's name */
+	}
+	/* The same through opts->pid. */
+	sfp_symbolizer__free(&s);
+	{
+		SFP_OPTS(sfp_symbolizer_opts, o, .pid = pid);
+
+		if (ASSERT_OK(sfp_symbolizer__new(&o, &s)))
+			ASSERT_OK(sfp_symbolizer__dso(s, inner, NULL, 0, leaf, &sym));
+	}
+out:
+	sfp_symbolizer__free(&s);
+	close(fds[0]);
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+}
+
+/* Build-id of a file, from readelf -n, as bytes.  Return: length. */
+static size_t build_id_of(const char *path, uint8_t *id, size_t max)
+{
+	char cmd[1200], hex[256] = "";
+	size_t n = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd),
+		 "readelf -n '%s' 2>/dev/null | sed -n 's/.*Build ID: //p'", path);
+	f = popen(cmd, "r");
+	if (!f)
+		return 0;
+	if (!fgets(hex, sizeof(hex), f))
+		hex[0] = 0;
+	pclose(f);
+	for (; n < max && hex[2 * n] && hex[2 * n + 1] != 0 &&
+	       hex[2 * n] != '\n'; n++) {
+		unsigned int b;
+
+		if (sscanf(hex + 2 * n, "%2x", &b) != 1)
+			break;
+		id[n] = (uint8_t)b;
+	}
+	return n;
+}
+
+/* DSOs matched by build-id when the recorded path leads nowhere. */
+TEST(symbols_build_id_index)
+{
+	const char *prog = prog_path("symprog");
+	const char *t = tmpdir();
+	char dirbuf[700], copy[800];
+	const char *dirs[] = { dirbuf, NULL };
+	uint8_t id[64];
+	size_t idlen = build_id_of(prog, id, sizeof(id));
+	uint64_t leaf = readelf_addr(prog, "sp_static_leaf");
+	struct sfp_symbolizer *s;
+	struct sfp_symbolizer_dso *d, *d2;
+	struct sfp_symbol sym;
+
+	if (!ASSERT_EQ(idlen, 20))
+		return;
+	snprintf(dirbuf, sizeof(dirbuf), "%s/bidx", t);
+	snprintf(copy, sizeof(copy), "%s/bidx-copy", t);
+	if (!ASSERT_EQ(sh("set -e; cd '%s'; rm -rf bidx; cp '%s' bidx-copy; "
+			  "id=$(readelf -n bidx-copy | sed -n 's/.*Build ID: //p'); "
+			  "mkdir -p bidx/.build-id/$(echo $id | cut -c1-2); "
+			  "ln -s ../../../bidx-copy bidx/.build-id/$(echo $id | cut -c1-2)/$(echo $id | cut -c3-)",
+			  t, prog), 0))
+		return;
+	s = new_symbolizer(dirs, false);
+	if (!s)
+		return;
+	/* The recorded path is gone; the build-id finds the file. */
+	if (ASSERT_OK(sfp_symbolizer__get_dso(s, -1, "/gone/old/symprog", id,
+					      idlen, &d)) &&
+	    ASSERT_OK(sfp_symbolizer_dso__find(d, leaf, &sym))) {
+		ASSERT_STREQ(sym.name, "sp_static_leaf");
+		ASSERT_STREQ(sym.dso, "/gone/old/symprog");
+		ASSERT_TRUE(strstr(sfp_symbolizer_dso__path(d), "/bidx/.build-id/") != NULL);
+	}
+	/* Another path to a file with this build-id shares the tables. */
+	if (ASSERT_OK(sfp_symbolizer__get_dso(s, -1, prog, NULL, 0, &d2))) {
+		ASSERT_STREQ(sfp_symbolizer_dso__path(d2),
+			     sfp_symbolizer_dso__path(d));
+		ASSERT_EQ(sfp_symbolizer_dso__num_symbols(d2),
+			  sfp_symbolizer_dso__num_symbols(d));
+	}
+	/* The file at the path has another build-id: not used. */
+	id[0] ^= 0xff;
+	ASSERT_ERR(sfp_symbolizer__get_dso(s, -1, prog, id, idlen, &d), -ENOENT);
+	sfp_symbolizer__free(&s);
 }

@@ -162,9 +162,11 @@ static void print_frame(struct sfp_symbolizer *sym, struct sfp_addr_space *as,
 	uint64_t look = (f->flags & SFP_FRAME_EXACT) ? f->ip : f->ip - 1;
 	uint64_t vaddr;
 
+	const char *sig = (f->flags & SFP_FRAME_SIGNAL) ? " [signal]" : "";
+
 	printf("#%-3d 0x%016llx", i, (unsigned long long)f->ip);
 	if (raw || sfp_addr_space__find(as, look, &mi) || !mi.path) {
-		putchar('\n');
+		printf("%s\n", sig);
 		return;
 	}
 	if (sym && mi.path[0] == '/' &&
@@ -174,7 +176,7 @@ static void print_frame(struct sfp_symbolizer *sym, struct sfp_addr_space *as,
 		printf(" %s+0x%llx", s.name,
 		       (unsigned long long)(s.offset + (f->ip - look)));
 	}
-	printf(" (%s)\n", mi.path);
+	printf(" (%s)%s\n", mi.path, sig);
 }
 
 int cmd_unwind(int argc, char **argv)

@@ -1,0 +1,783 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ELF → SFrame: pick the CFI (.eh_frame, else .debug_frame here or in a
+ * separate debug file), interpret and convert every FDE, add the PLT FDEs,
+ * drop overlaps, and hand the functions to the SFrame encoder.
+ */
+#include <fcntl.h>
+#include <stdarg.h>
+#include <inttypes.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "cfi/build.h"
+#include "cfi/convert.h"
+#include "cfi/dwarf.h"
+#include "elf/elf.h"
+
+#define DEFAULT_DEBUG_DIR "/usr/lib/debug"
+
+struct range {
+	uint64_t lo, hi;
+};
+
+struct out_func {
+	struct sfp_sframe_func fn;
+	size_t row0;		/* first row in ctx->rows */
+	size_t seq;		/* order of addition: ties keep it */
+	bool from_cfi;
+	bool flex;
+};
+
+struct build_ctx {
+	struct sfp_elf *elf;
+	const char *name;
+	uint8_t version;
+	bool no_plt, no_debug_frame;
+	const char *debug_dir;
+
+	struct range text[64];
+	size_t ntext;
+	struct range plt[4];	/* sections replaced by PLT FDEs */
+	size_t nplt;
+
+	struct out_func *funcs;
+	size_t nfuncs, capfuncs;
+	size_t nknown;		/* funcs[0, nknown) sorted: from .eh_frame */
+	struct sfp_sframe_row *rows;
+	size_t nrows, caprows;
+	struct cfi_rows crows;
+	struct sfp_build_stats st;
+};
+
+static int elf_read_ptr(void *ctx, uint64_t vaddr, unsigned int size,
+			uint64_t *val)
+{
+	const struct sfp_elf *e = ctx;
+	const uint8_t *p;
+	uint32_t v32;
+
+	if (sfp_elf_vaddr_data(e, vaddr, size, &p))
+		return -ENOENT;
+	if (size == 8) {
+		memcpy(val, p, 8);
+		if (sfp_elf_big_endian(e) != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__))
+			*val = sfp_bswap64(*val);
+	} else {
+		memcpy(&v32, p, 4);
+		if (sfp_elf_big_endian(e) != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__))
+			v32 = sfp_bswap32(v32);
+		*val = v32;
+	}
+	return 0;
+}
+
+/* --- Executable ranges. --- */
+
+static void collect_text(struct build_ctx *b)
+{
+	size_t n = sfp_elf_num_sections(b->elf), i;
+
+	for (i = 1; i < n && b->ntext < ARRAY_SIZE(b->text); i++) {
+		struct sfp_elf_section s;
+
+		if (sfp_elf_section(b->elf, i, &s) || s.type != SHT_PROGBITS ||
+		    (s.flags & (SHF_ALLOC | SHF_EXECINSTR)) !=
+			    (SHF_ALLOC | SHF_EXECINSTR) ||
+		    !s.size || s.addr + s.size < s.addr)
+			continue;
+		b->text[b->ntext++] = (struct range){ s.addr, s.addr + s.size };
+		b->st.text_bytes += s.size;
+	}
+	if (b->ntext)
+		return;
+	/* No section headers: the executable load segments. */
+	n = sfp_elf_num_phdrs(b->elf);
+	for (i = 0; i < n && b->ntext < ARRAY_SIZE(b->text); i++) {
+		GElf_Phdr ph;
+
+		if (sfp_elf_phdr(b->elf, i, &ph) || ph.p_type != PT_LOAD ||
+		    !(ph.p_flags & PF_X) || !ph.p_memsz ||
+		    ph.p_vaddr + ph.p_memsz < ph.p_vaddr)
+			continue;
+		b->text[b->ntext++] = (struct range){ ph.p_vaddr,
+						      ph.p_vaddr + ph.p_memsz };
+		b->st.text_bytes += ph.p_memsz;
+	}
+}
+
+static bool in_text(const struct build_ctx *b, uint64_t lo, uint64_t hi)
+{
+	for (size_t i = 0; i < b->ntext; i++)
+		if (lo >= b->text[i].lo && hi <= b->text[i].hi)
+			return true;
+	return false;
+}
+
+static bool in_plt(const struct build_ctx *b, uint64_t lo, uint64_t hi)
+{
+	for (size_t i = 0; i < b->nplt; i++)
+		if (lo < b->plt[i].hi && hi > b->plt[i].lo)
+			return true;
+	return false;
+}
+
+/* --- Output accumulation. --- */
+
+static int reserve_rows(struct build_ctx *b, size_t more)
+{
+	size_t need = b->nrows + more, cap = b->caprows ? b->caprows : 1024;
+	struct sfp_sframe_row *p;
+
+	if (need <= b->caprows)
+		return 0;
+	while (cap < need)
+		cap *= 2;
+	p = realloc(b->rows, cap * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	b->rows = p;
+	b->caprows = cap;
+	return 0;
+}
+
+static struct out_func *new_func(struct build_ctx *b)
+{
+	if (b->nfuncs == b->capfuncs) {
+		size_t cap = b->capfuncs ? b->capfuncs * 2 : 256;
+		struct out_func *p = realloc(b->funcs, cap * sizeof(*p));
+
+		if (!p)
+			return NULL;
+		b->funcs = p;
+		b->capfuncs = cap;
+	}
+	memset(&b->funcs[b->nfuncs], 0, sizeof(b->funcs[0]));
+	b->funcs[b->nfuncs].seq = b->nfuncs;
+	return &b->funcs[b->nfuncs++];
+}
+
+/* --- PLT. --- */
+
+static int add_plts(struct build_ctx *b)
+{
+	static const char *const names[] = { ".plt", ".plt.sec", ".plt.got" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		struct cfi_plt_func pf[CFI_PLT_MAX_FUNCS];
+		struct sfp_elf_section s;
+		const uint8_t *d;
+		size_t n;
+		int k;
+
+		if (sfp_elf_find_section(b->elf, names[i], SHT_PROGBITS, &s) ||
+		    !(s.flags & SHF_EXECINSTR) ||
+		    sfp_elf_section_data(b->elf, &s, &d, &n))
+			continue;
+		k = cfi_plt_amd64(names[i], s.addr, d, n, pf);
+		if (k <= 0) {
+			pr_debug("%s: %s: stubs not recognised; using its CFI",
+				 b->name, names[i]);
+			continue;
+		}
+		for (int j = 0; j < k; j++) {
+			struct out_func *f = new_func(b);
+
+			if (!f || reserve_rows(b, pf[j].nrows))
+				return -ENOMEM;
+			f->fn = pf[j].fn;
+			f->row0 = b->nrows;
+			memcpy(&b->rows[b->nrows], pf[j].rows,
+			       pf[j].nrows * sizeof(pf[j].rows[0]));
+			b->nrows += pf[j].nrows;
+		}
+		b->plt[b->nplt++] = (struct range){ s.addr, s.addr + n };
+	}
+	return 0;
+}
+
+/* --- CFI sections. --- */
+
+/* Is there already a function starting at pc (from .eh_frame)? */
+static bool known_start(const struct build_ctx *b, uint64_t pc)
+{
+	size_t lo = 0, hi = b->nknown;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (b->funcs[mid].fn.start < pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < b->nknown && b->funcs[lo].fn.start == pc;
+}
+
+static void skip(struct build_ctx *b, enum sfp_cfi_skip why)
+{
+	b->st.skipped[why]++;
+}
+
+static int convert_fde(struct build_ctx *b, const struct cfi_section *sec,
+		       const struct cfi_fde *fde)
+{
+	enum sfp_cfi_skip why = SFP_CFI_SKIP_BAD_CFI;
+	struct out_func *f;
+	size_t n = 0;
+	bool flex = false;
+	int err;
+
+	/* .debug_frame after .eh_frame only fills the gaps. */
+	if (b->nknown && known_start(b, fde->pc_begin))
+		return 0;
+	b->st.fdes++;
+	b->st.fde_bytes += fde->pc_range;
+	if (!fde->pc_range) {
+		skip(b, SFP_CFI_SKIP_EMPTY);
+		return 0;
+	}
+	if (fde->pc_begin + fde->pc_range < fde->pc_begin ||
+	    !in_text(b, fde->pc_begin, fde->pc_begin + fde->pc_range)) {
+		skip(b, SFP_CFI_SKIP_OUTSIDE_TEXT);
+		return 0;
+	}
+	if (in_plt(b, fde->pc_begin, fde->pc_begin + fde->pc_range)) {
+		skip(b, SFP_CFI_SKIP_PLT);
+		return 0;
+	}
+	if (fde->pc_range > UINT32_MAX) {
+		skip(b, SFP_CFI_SKIP_TOO_BIG);
+		return 0;
+	}
+	err = cfi_run(sec, fde, &cfi_amd64_track, &b->crows);
+	if (err == -ENOMEM)
+		return err;
+	if (err) {
+		skip(b, err == -EOPNOTSUPP ? SFP_CFI_SKIP_UNKNOWN_OP
+		     : err == -E2BIG   ? SFP_CFI_SKIP_TOO_BIG
+				       : SFP_CFI_SKIP_BAD_CFI);
+		return 0;
+	}
+	if (reserve_rows(b, b->crows.n))
+		return -ENOMEM;
+	err = cfi_convert_amd64(fde, &b->crows, b->version,
+				&b->rows[b->nrows], &n, &flex, &why);
+	if (err) {
+		/* A signal trampoline still deserves an FDE in v3: its
+		 * signal bit tells the unwinder to read the signal frame
+		 * (gas 2.46 does the same). */
+		if (!fde->cie.signal || b->version < 3) {
+			skip(b, fde->cie.signal ? SFP_CFI_SKIP_SIGNAL : why);
+			return 0;
+		}
+		n = 0;
+	}
+	f = new_func(b);
+	if (!f)
+		return -ENOMEM;
+	f->fn = (struct sfp_sframe_func){
+		.start = fde->pc_begin,
+		.size = (uint32_t)fde->pc_range,
+		.num_rows = (uint32_t)n,
+		.pc_type = SFP_SFRAME_PC_INC,
+		.fde_type = flex ? SFP_SFRAME_FDE_FLEX : SFP_SFRAME_FDE_DEFAULT,
+		.signal = fde->cie.signal && b->version >= 3,
+	};
+	f->row0 = b->nrows;
+	f->from_cfi = true;
+	f->flex = flex;
+	b->nrows += n;
+	return 0;
+}
+
+static int convert_section(struct build_ctx *b, const struct cfi_section *sec)
+{
+	struct cfi_iter *it;
+	struct cfi_fde fde;
+	int rc, err = 0;
+
+	it = malloc(sizeof(*it));
+	if (!it)
+		return -ENOMEM;
+	cfi_iter_init(it, sec);
+	while ((rc = cfi_iter_next(it, &fde)) != 0) {
+		if (rc < 0) {
+			b->st.fdes++;
+			skip(b, rc == -E2BIG ? SFP_CFI_SKIP_TOO_BIG
+					     : SFP_CFI_SKIP_BAD_CFI);
+			continue;
+		}
+		err = convert_fde(b, sec, &fde);
+		if (err)
+			break;
+	}
+	free(it);
+	return err;
+}
+
+static void section_bases(struct sfp_elf *e, struct cfi_section *cs)
+{
+	struct sfp_elf_section s;
+
+	if (!sfp_elf_find_section(e, ".text", 0, &s))
+		cs->text_base = s.addr;
+	if (!sfp_elf_find_section(e, ".got", 0, &s))
+		cs->data_base = s.addr;
+}
+
+/* Check .eh_frame_hdr against what we parsed; warn on disagreement. */
+static void check_hdr(struct build_ctx *b, const struct cfi_section *eh,
+		      uint32_t nfdes)
+{
+	struct sfp_elf_section s;
+	struct cfi_section hs;
+	struct cfi_hdr hdr;
+	const uint8_t *d;
+	size_t n;
+	uint64_t prev = 0;
+
+	if (sfp_elf_find_section(b->elf, ".eh_frame_hdr", 0, &s) ||
+	    sfp_elf_section_data(b->elf, &s, &d, &n))
+		return;
+	hs = (struct cfi_section){ .data = d, .size = n, .vaddr = s.addr,
+				   .data_base = s.addr, .addr_size = eh->addr_size,
+				   .swap = eh->swap, .name = b->name };
+	if (cfi_hdr_parse(&hs, &hdr)) {
+		pr_warn("%s: .eh_frame_hdr is malformed; ignored", b->name);
+		return;
+	}
+	if (hdr.eh_frame_ptr != eh->vaddr)
+		pr_warn("%s: .eh_frame_hdr points at 0x%" PRIx64
+			", .eh_frame is at 0x%" PRIx64, b->name,
+			hdr.eh_frame_ptr, eh->vaddr);
+	if (hdr.fde_count && hdr.fde_count != nfdes)
+		pr_info("%s: .eh_frame_hdr lists %" PRIu64 " FDEs, .eh_frame has %u",
+			b->name, hdr.fde_count, nfdes);
+	for (uint64_t i = 0; i < hdr.fde_count; i++) {
+		uint64_t pc, fa;
+
+		if (cfi_hdr_entry(&hs, &hdr, i, &pc, &fa) || pc < prev) {
+			pr_warn("%s: .eh_frame_hdr table entry %" PRIu64
+				" is bad or out of order", b->name, i);
+			return;
+		}
+		prev = pc;
+	}
+}
+
+/* .eh_frame from its section, else through PT_GNU_EH_FRAME. */
+static int find_eh_frame(struct build_ctx *b, struct cfi_section *cs)
+{
+	struct sfp_elf_section s;
+	size_t n, i;
+
+	if (!sfp_elf_find_section(b->elf, ".eh_frame", 0, &s) &&
+	    s.type == SHT_PROGBITS &&
+	    !sfp_elf_section_data(b->elf, &s, &cs->data, &cs->size)) {
+		cs->vaddr = s.addr;
+		return 0;
+	}
+	n = sfp_elf_num_phdrs(b->elf);
+	for (i = 0; i < n; i++) {
+		GElf_Phdr ph, lp;
+		struct cfi_section hs;
+		struct cfi_hdr hdr;
+		const uint8_t *d;
+
+		if (sfp_elf_phdr(b->elf, i, &ph) || ph.p_type != PT_GNU_EH_FRAME ||
+		    ph.p_filesz > (1u << 30) ||
+		    sfp_elf_vaddr_data(b->elf, ph.p_vaddr, ph.p_filesz, &d))
+			continue;
+		hs = (struct cfi_section){ .data = d, .size = ph.p_filesz,
+					   .vaddr = ph.p_vaddr,
+					   .data_base = ph.p_vaddr,
+					   .addr_size = cs->addr_size,
+					   .swap = cs->swap, .name = b->name };
+		if (cfi_hdr_parse(&hs, &hdr))
+			return -ENOENT;
+		/* .eh_frame runs to its terminator, at most to the end of
+		 * the load segment holding it. */
+		for (size_t j = 0; j < n; j++) {
+			if (sfp_elf_phdr(b->elf, j, &lp) || lp.p_type != PT_LOAD ||
+			    hdr.eh_frame_ptr < lp.p_vaddr ||
+			    hdr.eh_frame_ptr >= lp.p_vaddr + lp.p_filesz)
+				continue;
+			cs->size = lp.p_vaddr + lp.p_filesz - hdr.eh_frame_ptr;
+			if (sfp_elf_vaddr_data(b->elf, hdr.eh_frame_ptr,
+					       cs->size, &cs->data))
+				return -ENOENT;
+			cs->vaddr = hdr.eh_frame_ptr;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+static int debug_frame_of(struct build_ctx *b, struct sfp_elf *e,
+			  const char *name, uint32_t src)
+{
+	struct sfp_elf_section s;
+	struct cfi_section cs = {
+		.kind = CFI_DEBUG_FRAME, .addr_size = sfp_elf_is_64(e) ? 8 : 4,
+		.swap = sfp_elf_big_endian(e) !=
+			(__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__),
+		.name = name,
+	};
+	uint32_t before = b->st.fdes;
+	int err;
+
+	if (sfp_elf_find_section(e, ".debug_frame", 0, &s) ||
+	    s.type != SHT_PROGBITS ||
+	    sfp_elf_section_data(e, &s, &cs.data, &cs.size))
+		return -ENOENT;
+	err = convert_section(b, &cs);
+	if (err)
+		return err;
+	if (b->st.fdes != before)
+		b->st.sources |= src;
+	return b->st.fdes != before ? 0 : -ENOENT;
+}
+
+static uint32_t file_crc(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	uint8_t buf[65536];
+	uLong crc = crc32(0, NULL, 0);
+	ssize_t r;
+
+	if (fd < 0)
+		return 0;
+	while ((r = read(fd, buf, sizeof(buf))) > 0)
+		crc = crc32(crc, buf, (uInt)r);
+	close(fd);
+	return (uint32_t)crc;
+}
+
+/* Try one candidate separate debug file. */
+static int try_debug_file(struct build_ctx *b, const char *path,
+			  const uint8_t *want_id, size_t want_len,
+			  bool check_crc, uint32_t crc)
+{
+	struct sfp_elf *d = NULL;
+	const uint8_t *id;
+	size_t len;
+	int err;
+
+	if (access(path, R_OK))
+		return -ENOENT;
+	if (check_crc && file_crc(path) != crc) {
+		pr_debug("%s: CRC does not match the debuglink", path);
+		return -ENOENT;
+	}
+	if (sfp_elf_open(path, &d))
+		return -ENOENT;
+	if (want_id && (sfp_elf_build_id(d, &id, &len) || len != want_len ||
+			memcmp(id, want_id, len))) {
+		sfp_elf_close(&d);
+		return -ENOENT;
+	}
+	err = debug_frame_of(b, d, path, SFP_CFI_SRC_DEBUG_FILE);
+	sfp_elf_close(&d);
+	return err;
+}
+
+/* snprintf that reports truncation (paths that do not fit are skipped). */
+static bool __attribute__((format(printf, 3, 4)))
+fmt_path(char *buf, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = vsnprintf(buf, n, fmt, ap);
+	va_end(ap);
+	return r >= 0 && (size_t)r < n;
+}
+
+static int separate_debug(struct build_ctx *b)
+{
+	char path[4096];
+	const uint8_t *id;
+	size_t len;
+	const char *link;
+	uint32_t crc;
+
+	if (!sfp_elf_build_id(b->elf, &id, &len) && len >= 2 && len <= 64) {
+		int o = snprintf(path, sizeof(path), "%s/.build-id/%02x/",
+				 b->debug_dir, id[0]);
+
+		for (size_t i = 1; i < len && o < (int)sizeof(path) - 8; i++)
+			o += snprintf(path + o, sizeof(path) - o, "%02x", id[i]);
+		snprintf(path + o, sizeof(path) - o, ".debug");
+		if (!try_debug_file(b, path, id, len, false, 0))
+			return 0;
+	}
+	if (!sfp_elf_debuglink(b->elf, &link, &crc) && !strchr(link, '/')) {
+		char dir[4096];
+		const char *slash = strrchr(b->name, '/');
+		int dl = slash ? (int)(slash - b->name) : 1;
+
+		if (!fmt_path(dir, sizeof(dir), "%.*s", dl,
+			      slash ? b->name : "."))
+			return -ENOENT;
+		if (fmt_path(path, sizeof(path), "%s/%s", dir, link) &&
+		    strcmp(path, b->name) &&
+		    !try_debug_file(b, path, NULL, 0, true, crc))
+			return 0;
+		if (fmt_path(path, sizeof(path), "%s/.debug/%s", dir, link) &&
+		    !try_debug_file(b, path, NULL, 0, true, crc))
+			return 0;
+		if (fmt_path(path, sizeof(path), "%s%s%s/%s", b->debug_dir,
+			     dir[0] == '/' ? "" : "/", dir, link) &&
+		    !try_debug_file(b, path, NULL, 0, true, crc))
+			return 0;
+	}
+	return -ENOENT;
+}
+
+static int cmp_func(const void *x, const void *y);
+
+/*
+ * .eh_frame first; then .debug_frame (of the file, else of a separate
+ * debug file) for the functions .eh_frame does not describe -- a program
+ * built with -g -fno-asynchronous-unwind-tables still carries the crt
+ * files' .eh_frame, and everything else only in .debug_frame.
+ */
+static int collect_cfi(struct build_ctx *b)
+{
+	struct cfi_section eh = {
+		.kind = CFI_EH_FRAME, .addr_size = sfp_elf_is_64(b->elf) ? 8 : 4,
+		.swap = sfp_elf_big_endian(b->elf) !=
+			(__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__),
+		.read_ptr = elf_read_ptr, .ctx = b->elf, .name = b->name,
+	};
+	int err;
+
+	if (!find_eh_frame(b, &eh)) {
+		section_bases(b->elf, &eh);
+		err = convert_section(b, &eh);
+		if (err)
+			return err;
+		if (b->st.fdes) {
+			b->st.sources |= SFP_CFI_SRC_EH_FRAME;
+			check_hdr(b, &eh, b->st.fdes);
+		}
+	}
+	if (b->no_debug_frame)
+		return b->st.fdes ? 0 : -ENOENT;
+	qsort(b->funcs, b->nfuncs, sizeof(b->funcs[0]), cmp_func);
+	b->nknown = b->nfuncs;
+	err = debug_frame_of(b, b->elf, b->name, SFP_CFI_SRC_DEBUG_FRAME);
+	if (err == -ENOENT && !sfp_elf_find_section(b->elf, ".debug_frame", 0,
+						     &(struct sfp_elf_section){ 0 }))
+		return 0;	/* has one, nothing new in it */
+	if (err == -ENOENT)
+		err = separate_debug(b);
+	if (err == -ENOENT && b->st.fdes)
+		err = 0;
+	return err;
+}
+
+/* --- Ordering and encoding. --- */
+
+static int cmp_func(const void *x, const void *y)
+{
+	const struct out_func *a = x, *c = y;
+
+	if (a->fn.start != c->fn.start)
+		return a->fn.start < c->fn.start ? -1 : 1;
+	/* Keep the first added (PLT, then .eh_frame) ahead. */
+	return a->seq < c->seq ? -1 : a->seq > c->seq;
+}
+
+/* Where the section goes: past the highest loaded byte, 8-aligned. */
+static uint64_t pick_section_addr(struct sfp_elf *e)
+{
+	size_t n = sfp_elf_num_phdrs(e);
+	uint64_t end = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!sfp_elf_phdr(e, i, &ph) && ph.p_type == PT_LOAD &&
+		    ph.p_vaddr + ph.p_memsz > end)
+			end = ph.p_vaddr + ph.p_memsz;
+	}
+	if (!end) {
+		/* Relocatable objects: past the highest section. */
+		size_t ns = sfp_elf_num_sections(e);
+
+		for (size_t i = 1; i < ns; i++) {
+			struct sfp_elf_section s;
+
+			if (!sfp_elf_section(e, i, &s) && (s.flags & SHF_ALLOC) &&
+			    s.addr + s.size > end)
+				end = s.addr + s.size;
+		}
+	}
+	return (end + 7) & ~(uint64_t)7;
+}
+
+static int encode(struct build_ctx *b, uint64_t section_addr, void **section,
+		  size_t *size)
+{
+	SFP_OPTS(sfp_sframe_builder_opts, bo, .version = b->version,
+		 .abi = SFP_SFRAME_ABI_AMD64_LE, .section_addr = section_addr);
+	struct sfp_sframe_builder *enc = NULL;
+	uint64_t last_end = 0;
+	int err;
+
+	qsort(b->funcs, b->nfuncs, sizeof(b->funcs[0]), cmp_func);
+	err = sfp_sframe_builder__new(&bo, &enc);
+	if (err)
+		return err;
+	for (size_t i = 0; i < b->nfuncs; i++) {
+		struct out_func *f = &b->funcs[i];
+
+		/* Overlapping FDEs would make lookups ambiguous: the first
+		 * (lowest start) wins. */
+		if (f->fn.start < last_end) {
+			if (f->from_cfi)
+				skip(b, SFP_CFI_SKIP_OVERLAP);
+			continue;
+		}
+		err = sfp_sframe_builder__add_func(enc, &f->fn,
+						   f->fn.num_rows ? &b->rows[f->row0]
+								  : NULL,
+						   f->fn.num_rows);
+		if (err == -ENOMEM)
+			goto out;
+		if (err) {
+			if (f->from_cfi)
+				skip(b, SFP_CFI_SKIP_ENCODER);
+			continue;
+		}
+		last_end = f->fn.start + f->fn.size;
+		b->st.covered_bytes += f->fn.size;
+		b->st.rows += f->fn.num_rows;
+		if (f->from_cfi) {
+			b->st.emitted++;
+			b->st.flex += f->flex;
+		} else {
+			b->st.plt_fdes++;
+		}
+	}
+	err = sfp_sframe_builder__write(enc, section, size);
+out:
+	sfp_sframe_builder__free(&enc);
+	return err;
+}
+
+int cfi_build_elf(struct sfp_elf *e, const struct sfp_build_opts *opts,
+		  void **section, size_t *size, uint64_t *section_addr,
+		  struct sfp_build_stats *stats)
+{
+	struct build_ctx *b;
+	uint64_t addr;
+	int err;
+
+	*section = NULL;
+	*size = 0;
+	if (!SFP_OPTS_VALID(opts, sfp_build_opts))
+		return -EINVAL;
+	if (stats && (stats->sz < sizeof(size_t) ||
+		      stats->sz > sizeof(struct sfp_build_stats)))
+		return -EINVAL;
+	if (sfp_elf_machine(e) != EM_X86_64) {
+		pr_warn("%s: machine %u: only x86-64 CFI can be converted",
+			sfp_elf_name(e), sfp_elf_machine(e));
+		return -EOPNOTSUPP;
+	}
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	b->elf = e;
+	b->name = sfp_elf_name(e);
+	b->version = SFP_OPTS_GET(opts, sfp_build_opts, version, 0);
+	if (!b->version)
+		b->version = 3;
+	b->no_plt = SFP_OPTS_GET(opts, sfp_build_opts, no_plt, false);
+	b->no_debug_frame = SFP_OPTS_GET(opts, sfp_build_opts, no_debug_frame,
+					 false);
+	b->debug_dir = SFP_OPTS_GET(opts, sfp_build_opts, debug_dir, NULL);
+	if (!b->debug_dir)
+		b->debug_dir = DEFAULT_DEBUG_DIR;
+	if (b->version != 2 && b->version != 3) {
+		err = -EOPNOTSUPP;
+		goto out;
+	}
+	b->st.sz = sizeof(b->st);
+	collect_text(b);
+	if (!b->no_plt) {
+		err = add_plts(b);
+		if (err)
+			goto out;
+	}
+	err = collect_cfi(b);
+	if (err && err != -ENOENT)
+		goto out;
+	if (err == -ENOENT && !b->nfuncs) {
+		pr_info("%s: no usable CFI (.eh_frame or .debug_frame)",
+			b->name);
+		goto out;
+	}
+	addr = pick_section_addr(e);
+	err = encode(b, addr, section, size);
+	if (!err)
+		*section_addr = addr;
+out:
+	if (stats) {
+		size_t sz = stats->sz;
+
+		memcpy(stats, &b->st, sz);
+		stats->sz = sz;
+	}
+	cfi_rows_free(&b->crows);
+	free(b->funcs);
+	free(b->rows);
+	free(b);
+	return err;
+}
+
+int sfp_sframe__build_from_elf(const char *path,
+			       const struct sfp_build_opts *opts,
+			       void **section, size_t *size,
+			       uint64_t *section_addr,
+			       struct sfp_build_stats *stats)
+{
+	struct sfp_elf *e = NULL;
+	int err;
+
+	if (!path || !section || !size || !section_addr)
+		return -EINVAL;
+	err = sfp_elf_open(path, &e);
+	if (err) {
+		pr_warn("%s: cannot open as ELF: %s", path, sfp_strerror(err));
+		return err == -ENOEXEC ? -EBADMSG : err;
+	}
+	err = cfi_build_elf(e, opts, section, size, section_addr, stats);
+	sfp_elf_close(&e);
+	return err;
+}
+
+int sfp_sframe__build_from_elf_mem(const void *image, size_t isize,
+				   const char *name,
+				   const struct sfp_build_opts *opts,
+				   void **section, size_t *size,
+				   uint64_t *section_addr,
+				   struct sfp_build_stats *stats)
+{
+	struct sfp_elf *e = NULL;
+	int err;
+
+	if (!image || !section || !size || !section_addr)
+		return -EINVAL;
+	err = sfp_elf_open_mem(image, isize, name ? name : "(memory)", &e);
+	if (err)
+		return err == -ENOEXEC ? -EBADMSG : err;
+	err = cfi_build_elf(e, opts, section, size, section_addr, stats);
+	sfp_elf_close(&e);
+	return err;
+}

@@ -1,0 +1,377 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The table an unwinder uses for an ELF object, and the on-disk cache of
+ * tables built from CFI.
+ *
+ * Cache entries are sfprof table files (sfp_sframe__write_file: the
+ * section, its address, the object's build-id, a CRC) named
+ * "<key>-g<GEN>-v<version>.sframe", where key is the build-id in hex or,
+ * for objects without one, "h" and a 64-bit FNV-1a hash of the whole file.
+ * GEN changes whenever the converter's output would change, so stale
+ * entries are never used.  The directory is created 0700 and must be ours
+ * and not writable by others; entries are written to a temporary name and
+ * renamed, so readers never see half a file; on load the build-id must
+ * match, the CRC must hold and the section must decode, else the entry is
+ * removed and rebuilt.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sfprof/cfi.h>
+#include <sfprof/sframe.h>
+
+#include "cfi/build.h"
+#include "elf/elf.h"
+
+#define CACHE_GEN 1
+#define KEY_MAX 160
+
+/* Container header fields we check ourselves (docs/sframe-file.md). */
+#define SFT_HDR_SIZE 112
+#define SFT_OFF_BUILD_ID_LEN 36
+#define SFT_OFF_BUILD_ID 40
+
+static bool __attribute__((format(printf, 3, 4)))
+fmt(char *buf, size_t n, const char *f, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, f);
+	r = vsnprintf(buf, n, f, ap);
+	va_end(ap);
+	return r >= 0 && (size_t)r < n;
+}
+
+int sfp_sframe_cache__dir(const struct sfp_table_opts *opts, char *buf,
+			  size_t size)
+{
+	const char *d, *x, *h;
+
+	if (!buf || !SFP_OPTS_VALID(opts, sfp_table_opts))
+		return -EINVAL;
+	d = SFP_OPTS_GET(opts, sfp_table_opts, cache_dir, NULL);
+	if (d && *d)
+		return fmt(buf, size, "%s", d) ? 0 : -ENAMETOOLONG;
+	d = getenv("SFPROF_CACHE_DIR");
+	if (d && *d)
+		return fmt(buf, size, "%s", d) ? 0 : -ENAMETOOLONG;
+	x = getenv("XDG_CACHE_HOME");
+	if (x && *x == '/')
+		return fmt(buf, size, "%s/sfprof", x) ? 0 : -ENAMETOOLONG;
+	h = getenv("HOME");
+	if (!h || !*h)
+		return -ENOENT;
+	return fmt(buf, size, "%s/.cache/sfprof", h) ? 0 : -ENAMETOOLONG;
+}
+
+/* Create dir (and missing parents) 0700; check the final one is safe. */
+static int ensure_dir(const char *dir)
+{
+	char tmp[4096];
+	struct stat st;
+	size_t n = strlen(dir);
+
+	if (n >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	memcpy(tmp, dir, n + 1);
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(tmp, 0700) && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(tmp, 0700) && errno != EEXIST)
+		return -errno;
+	if (lstat(dir, &st))
+		return -errno;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 0022)) {
+		pr_warn("%s: cache directory is not ours or is writable by others; not used",
+			dir);
+		return -EPERM;
+	}
+	return 0;
+}
+
+static uint64_t fnv1a64(const uint8_t *p, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+static void cache_key(const struct sfp_elf *e, char *key, size_t n,
+		      const uint8_t **id, size_t *idlen)
+{
+	size_t o = 0;
+
+	if (!sfp_elf_build_id(e, id, idlen) && *idlen && *idlen <= 64) {
+		for (size_t i = 0; i < *idlen && o + 3 < n; i++)
+			o += (size_t)snprintf(key + o, n - o, "%02x", (*id)[i]);
+		return;
+	}
+	*id = NULL;
+	*idlen = 0;
+	{
+		size_t isz;
+		const uint8_t *img = sfp_elf_image(e, &isz);
+
+		snprintf(key, n, "h%016" PRIx64, fnv1a64(img, isz));
+	}
+}
+
+/* Load a cache entry; remove it when it is bad.  Return 0 or -errno. */
+static int cache_load(const char *path, const uint8_t *id, size_t idlen,
+		      struct sfp_sframe **out)
+{
+	SFP_OPTS(sfp_sframe_opts, so, .name = path);
+	uint8_t hdr[SFT_HDR_SIZE];
+	int fd, err;
+	ssize_t r;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	r = read(fd, hdr, sizeof(hdr));
+	close(fd);
+	if (r != (ssize_t)sizeof(hdr) || hdr[SFT_OFF_BUILD_ID_LEN] != idlen ||
+	    (idlen && memcmp(hdr + SFT_OFF_BUILD_ID, id, idlen))) {
+		pr_info("%s: cache entry does not match the object; rebuilding",
+			path);
+		unlink(path);
+		return -EBADMSG;
+	}
+	err = sfp_sframe__open_file(path, &so, out);
+	if (err) {
+		pr_info("%s: bad cache entry (%s); rebuilding", path,
+			sfp_strerror(err));
+		unlink(path);
+	}
+	return err;
+}
+
+static int cache_store(const char *dir, const char *path, const void *sec,
+		       size_t size, uint64_t addr, const uint8_t *id,
+		       size_t idlen)
+{
+	SFP_OPTS(sfp_sframe_file_opts, fo, .section_addr = addr,
+		 .build_id = id, .build_id_len = idlen);
+	char tmp[4200];
+	struct timespec ts;
+	int err;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	if (!fmt(tmp, sizeof(tmp), "%s/.tmp-%d-%lx", dir, (int)getpid(),
+		 (unsigned long)ts.tv_nsec))
+		return -ENAMETOOLONG;
+	err = sfp_sframe__write_file(tmp, sec, size, &fo);
+	if (!err && rename(tmp, path))
+		err = -errno;
+	if (err) {
+		unlink(tmp);
+		pr_info("%s: cannot write cache entry: %s", path,
+			sfp_strerror(err));
+	}
+	return err;
+}
+
+/* The object's own .sframe (section, else PT_GNU_SFRAME). */
+static int own_sframe(struct sfp_elf *e, struct sfp_sframe **out)
+{
+	SFP_OPTS(sfp_sframe_opts, so, .name = sfp_elf_name(e));
+	struct sfp_elf_section s;
+	const uint8_t *d;
+	size_t n;
+
+	if ((!sfp_elf_find_section(e, NULL, SHT_GNU_SFRAME, &s) ||
+	     !sfp_elf_find_section(e, ".sframe", 0, &s)) &&
+	    !sfp_elf_section_data(e, &s, &d, &n)) {
+		so.section_addr = s.addr;
+		return sfp_sframe__open_mem(d, n, &so, out);
+	}
+	for (size_t i = 0; i < sfp_elf_num_phdrs(e); i++) {
+		GElf_Phdr ph;
+
+		if (sfp_elf_phdr(e, i, &ph) || ph.p_type != PT_GNU_SFRAME ||
+		    ph.p_filesz > SIZE_MAX ||
+		    sfp_elf_vaddr_data(e, ph.p_vaddr, ph.p_filesz, &d))
+			continue;
+		so.section_addr = ph.p_vaddr;
+		return sfp_sframe__open_mem(d, ph.p_filesz, &so, out);
+	}
+	return -ENOENT;
+}
+
+static int open_table(struct sfp_elf *e, const struct sfp_table_opts *opts,
+		      struct sfp_sframe **out)
+{
+	SFP_OPTS(sfp_build_opts, bo);
+	SFP_OPTS(sfp_sframe_opts, so, .name = sfp_elf_name(e));
+	char dir[4096], path[4096 + KEY_MAX], key[KEY_MAX];
+	const uint8_t *id = NULL;
+	size_t idlen = 0, size = 0;
+	bool use_cache;
+	void *sec = NULL;
+	uint64_t addr = 0;
+	int err;
+
+	*out = NULL;
+	if (!SFP_OPTS_VALID(opts, sfp_table_opts))
+		return -EINVAL;
+	err = own_sframe(e, out);
+	if (!err)
+		return 0;
+	if (err != -ENOENT)
+		pr_info("%s: its .sframe is unusable (%s); building from CFI",
+			sfp_elf_name(e), sfp_strerror(err));
+
+	bo.version = SFP_OPTS_GET(opts, sfp_table_opts, version, 0);
+	if (!bo.version)
+		bo.version = 3;
+	use_cache = !SFP_OPTS_GET(opts, sfp_table_opts, no_cache, false) &&
+		    !sfp_sframe_cache__dir(opts, dir, sizeof(dir)) &&
+		    !ensure_dir(dir);
+	if (use_cache) {
+		cache_key(e, key, sizeof(key), &id, &idlen);
+		if (!fmt(path, sizeof(path), "%s/%s-g%d-v%u.sframe", dir, key,
+			 CACHE_GEN, bo.version))
+			use_cache = false;
+	}
+	if (use_cache && !cache_load(path, id, idlen, out))
+		return 0;
+
+	err = cfi_build_elf(e, &bo, &sec, &size, &addr, NULL);
+	if (err)
+		return err;
+	so.section_addr = addr;
+	err = sfp_sframe__open_mem(sec, size, &so, out);
+	if (!err && use_cache)
+		cache_store(dir, path, sec, size, addr, id, idlen);
+	free(sec);
+	return err;
+}
+
+int sfp_sframe__open_elf_table(const char *path,
+			       const struct sfp_table_opts *opts,
+			       struct sfp_sframe **out)
+{
+	struct sfp_elf *e = NULL;
+	int err;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	if (!path)
+		return -EINVAL;
+	err = sfp_elf_open(path, &e);
+	if (err)
+		return err == -ENOEXEC ? -EBADMSG : err;
+	err = open_table(e, opts, out);
+	sfp_elf_close(&e);
+	return err;
+}
+
+int sfp_sframe__open_elf_table_mem(const void *image, size_t size,
+				   const char *name,
+				   const struct sfp_table_opts *opts,
+				   struct sfp_sframe **out)
+{
+	struct sfp_elf *e = NULL;
+	int err;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	if (!image)
+		return -EINVAL;
+	err = sfp_elf_open_mem(image, size, name ? name : "(memory)", &e);
+	if (err)
+		return err == -ENOEXEC ? -EBADMSG : err;
+	err = open_table(e, opts, out);
+	sfp_elf_close(&e);
+	return err;
+}
+
+/* --- list / clear --- */
+
+static bool is_entry(const char *n)
+{
+	size_t l = strlen(n);
+
+	return n[0] != '.' && l > 7 && !strcmp(n + l - 7, ".sframe");
+}
+
+int sfp_sframe_cache__list(const struct sfp_table_opts *opts,
+			   sfp_sframe_cache_fn fn, void *ctx)
+{
+	char dir[4096], path[4096 + 256];
+	struct dirent *de;
+	DIR *d;
+	int err = 0;
+
+	if (!fn)
+		return -EINVAL;
+	err = sfp_sframe_cache__dir(opts, dir, sizeof(dir));
+	if (err)
+		return err;
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d)) != NULL) {
+		struct sfp_sframe_cache_entry ent = { .file = de->d_name };
+		struct sfp_sframe *sf = NULL;
+		SFP_OPTS(sfp_sframe_opts, so);
+		struct stat st;
+
+		if (!is_entry(de->d_name) ||
+		    !fmt(path, sizeof(path), "%s/%s", dir, de->d_name) ||
+		    lstat(path, &st) || !S_ISREG(st.st_mode))
+			continue;
+		so.name = path;
+		ent.size = (uint64_t)st.st_size;
+		ent.mtime = st.st_mtime;
+		ent.valid = !sfp_sframe__open_file(path, &so, &sf);
+		sfp_sframe__free(&sf);
+		err = fn(&ent, ctx);
+		if (err)
+			break;
+	}
+	closedir(d);
+	return err;
+}
+
+int sfp_sframe_cache__clear(const struct sfp_table_opts *opts)
+{
+	char dir[4096], path[4096 + 256];
+	struct dirent *de;
+	DIR *d;
+	int n = 0, err;
+
+	err = sfp_sframe_cache__dir(opts, dir, sizeof(dir));
+	if (err)
+		return err;
+	d = opendir(dir);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d)) != NULL) {
+		if (!is_entry(de->d_name) && strncmp(de->d_name, ".tmp-", 5))
+			continue;
+		if (fmt(path, sizeof(path), "%s/%s", dir, de->d_name) &&
+		    !unlink(path))
+			n++;
+	}
+	closedir(d);
+	return n;
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/* CFI rows → SFrame rows, and ld-style PLT FDEs.  Internal. */
+#ifndef SFP_CFI_CONVERT_H
+#define SFP_CFI_CONVERT_H
+
+#include <sfprof/cfi.h>
+#include <sfprof/sframe.h>
+
+#include "cfi/cfi.h"
+
+/* SP, FP, RA: the registers an AMD64 conversion needs tracked. */
+SFP_HIDDEN extern const struct cfi_track cfi_amd64_track;
+
+/*
+ * Convert the rows of one FDE (from cfi_run with cfi_amd64_track) into at
+ * most rows->n SFrame rows in out, starts relative to the function.
+ * *flex says a v3 flexible FDE is needed.
+ * Return: 0; -EOPNOTSUPP with *why when the FDE cannot be expressed in
+ * this version.
+ */
+SFP_HIDDEN int cfi_convert_amd64(const struct cfi_fde *fde,
+				 const struct cfi_rows *rows, uint8_t version,
+				 struct sfp_sframe_row *out, size_t *nout,
+				 bool *flex, enum sfp_cfi_skip *why);
+
+/* One PLT FDE: rows relative to start (PCINC) or to the block (PCMASK). */
+struct cfi_plt_func {
+	struct sfp_sframe_func fn;
+	struct sfp_sframe_row rows[4];
+	size_t nrows;
+};
+
+#define CFI_PLT_MAX_FUNCS 3
+
+/*
+ * The FDEs ld would give the x86-64 PLT section `name` (".plt",
+ * ".plt.sec", ".plt.got") at addr with these contents, worked out from
+ * the stubs themselves.  Return: number of FDEs (0 when the contents are
+ * not stubs we recognise).
+ */
+SFP_HIDDEN int cfi_plt_amd64(const char *name, uint64_t addr,
+			     const uint8_t *data, size_t size,
+			     struct cfi_plt_func *out);
+
+#endif /* SFP_CFI_CONVERT_H */

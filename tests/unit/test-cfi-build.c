@@ -1,0 +1,554 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ELF → SFrame: real libraries (every emitted row against the CFI it came
+ * from), the v3-only forms on the hand-written corpus, PLT stubs, .debug_frame
+ * (in the file, next to it by debuglink, under .build-id), the vDSO, the
+ * table cache and the error paths.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sfprof/cfi.h>
+#include <sfprof/sframe.h>
+
+#include "cfi/cfi.h"
+#include "cfi/convert.h"
+#include "elf/elf.h"
+#include "test.h"
+
+static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int run(const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
+static int build_open(const char *path, uint8_t version,
+		      struct sfp_build_stats *st, struct sfp_sframe **sf)
+{
+	SFP_OPTS(sfp_build_opts, bo, .version = version);
+	void *sec = NULL;
+	size_t size = 0;
+	uint64_t addr = 0;
+	int err;
+
+	st->sz = sizeof(*st);
+	err = sfp_sframe__build_from_elf(path, &bo, &sec, &size, &addr, st);
+	if (!err) {
+		SFP_OPTS(sfp_sframe_opts, so, .section_addr = addr);
+		err = sfp_sframe__open_mem(sec, size, &so, sf);
+	}
+	free(sec);
+	return err;
+}
+
+/*
+ * Every row of every default FDE of libc, looked up through the decoded
+ * table, equals the CFI interpretation at that PC.
+ */
+TEST(cfi_build_libc_rows_match_cfi)
+{
+	const char *libc = "/lib/x86_64-linux-gnu/libc.so.6";
+	struct sfp_build_stats st;
+	struct sfp_sframe *sf = NULL;
+	struct sfp_elf *e = NULL;
+	struct sfp_elf_section s;
+	struct cfi_rows rows = { 0 };
+	struct cfi_iter it;
+	struct cfi_fde fde;
+	const uint8_t *d;
+	size_t n;
+	long checked = 0;
+	int bad = 0;
+
+	if (!ASSERT_OK(build_open(libc, 3, &st, &sf)))
+		return;
+	ASSERT_GE(st.fdes, 1000);
+	ASSERT_GE(st.emitted * 100ull, st.fdes * 95ull);
+	ASSERT_GE(st.plt_fdes, 2);
+	ASSERT_TRUE(st.sources & SFP_CFI_SRC_EH_FRAME);
+	ASSERT_GE(st.covered_bytes * 100, st.text_bytes * 90);
+	ASSERT_GE(st.text_bytes, st.covered_bytes);
+
+	if (!ASSERT_OK(sfp_elf_open(libc, &e)) ||
+	    !ASSERT_OK(sfp_elf_find_section(e, ".eh_frame", 0, &s)) ||
+	    !ASSERT_OK(sfp_elf_section_data(e, &s, &d, &n)))
+		goto out;
+	struct cfi_section cs = { .data = d, .size = n, .vaddr = s.addr,
+				  .kind = CFI_EH_FRAME, .addr_size = 8,
+				  .name = libc };
+	cfi_iter_init(&it, &cs);
+	while (cfi_iter_next(&it, &fde) == 1 && bad < 5) {
+		if (cfi_run(&cs, &fde, &cfi_amd64_track, &rows))
+			continue;
+		for (size_t i = 0; i < rows.n; i++) {
+			const struct cfi_row *r = &rows.rows[i];
+			struct sfp_sframe_row sr;
+
+			if (r->cfa.kind != CFI_CFA_REG ||
+			    (r->cfa.reg != 7 && r->cfa.reg != 6) ||
+			    r->regs[0].kind != CFI_RULE_NONE ||
+			    r->regs[2].kind != CFI_RULE_OFFSET ||
+			    r->regs[2].off != -8)
+				continue;	/* not a default-FDE row */
+			if (sfp_sframe__find(sf, r->start, &sr)) {
+				/* PLT-replaced or overlapping FDEs only */
+				continue;
+			}
+			if (sr.flags & (SFP_ROW_FLEX | SFP_ROW_PCMASK))
+				continue;
+			checked++;
+			if (!ASSERT_EQ(sr.cfa.reg, r->cfa.reg) ||
+			    !ASSERT_EQ(sr.cfa.offset, r->cfa.off) ||
+			    !ASSERT_EQ(sr.ra.offset, -8)) {
+				bad++;
+				break;
+			}
+			if (r->regs[1].kind == CFI_RULE_OFFSET) {
+				if (!ASSERT_EQ(sr.fp.kind, SFP_LOC_CFA_DEREF) ||
+				    !ASSERT_EQ(sr.fp.offset, r->regs[1].off))
+					bad++;
+			} else if (!ASSERT_EQ(sr.fp.kind, SFP_LOC_NONE)) {
+				bad++;
+			}
+		}
+	}
+	ASSERT_GE(checked, 10000);
+out:
+	cfi_rows_free(&rows);
+	sfp_elf_close(&e);
+	sfp_sframe__free(&sf);
+}
+
+static const char *corpus(void)
+{
+	static char exe[1024];
+
+	if (exe[0])
+		return exe;
+	snprintf(exe, sizeof(exe), "%s/cfi-build-corpus", test_tmp_dir());
+	if (run("gcc -O2 -Wa,--gsframe -o '%s' '%s/cfi/corpus.c' "
+		"'%s/cfi/corpus-asm.S' 2>/dev/null || "
+		"gcc -O2 -o '%s' '%s/cfi/corpus.c' '%s/cfi/corpus-asm.S'",
+		exe, test_data_dir(), test_data_dir(), exe, test_data_dir(),
+		test_data_dir())) {
+		exe[0] = 0;
+		return NULL;
+	}
+	return exe;
+}
+
+static uint64_t sym_addr(const char *exe, const char *name)
+{
+	char cmd[1200], line[256];
+	unsigned long long a = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "nm '%s' | grep ' %s$'", exe, name);
+	p = popen(cmd, "r");
+	if (!p)
+		return 0;
+	if (!fgets(line, sizeof(line), p) || sscanf(line, "%llx", &a) != 1)
+		a = 0;
+	pclose(p);
+	return a;
+}
+
+/* Index of the function starting at pc, or -1. */
+static int func_at(const struct sfp_sframe *sf, uint64_t pc,
+		   struct sfp_sframe_func *f)
+{
+	for (uint32_t i = 0; i < sfp_sframe__num_funcs(sf); i++)
+		if (!sfp_sframe__func(sf, i, f) && f->start == pc)
+			return (int)i;
+	return -1;
+}
+
+/* Does some row of the function at pc satisfy pred? */
+#define ANY_ROW(sf, idx, f, r, cond)                                         \
+	({                                                                   \
+		bool found_ = false;                                         \
+		for (uint32_t k_ = 0; k_ < (f).num_rows && !found_; k_++) {  \
+			sfp_sframe__row(sf, idx, k_, &(r));                  \
+			found_ = (cond);                                     \
+		}                                                            \
+		found_;                                                      \
+	})
+
+TEST(cfi_build_v3_flexible_forms)
+{
+	const char *exe = corpus();
+	struct sfp_build_stats st2, st3;
+	struct sfp_sframe *v2 = NULL, *v3 = NULL;
+	struct sfp_sframe_func f;
+	struct sfp_sframe_row r;
+	int i;
+
+	if (!ASSERT_NOT_NULL(exe))
+		return;
+	if (!ASSERT_OK(build_open(exe, 2, &st2, &v2)) ||
+	    !ASSERT_OK(build_open(exe, 3, &st3, &v3)))
+		goto out;
+	ASSERT_GE(st3.flex, 4);
+	ASSERT_EQ(st2.flex, 0);
+	ASSERT_GE(st2.skipped[SFP_CFI_SKIP_CFA_REG], 2);	/* drap, r11 */
+	ASSERT_GE(st2.skipped[SFP_CFI_SKIP_RA_RULE], 1);	/* ra in rdi */
+	ASSERT_GE(st2.skipped[SFP_CFI_SKIP_FP_RULE], 1);	/* fp in r12 */
+	ASSERT_GE(st2.skipped[SFP_CFI_SKIP_SIGNAL], 1);
+	ASSERT_GE(st3.emitted, st2.emitted + 5);
+
+	/* DRAP: CFA = r10+0, then *(rbp-8) with rbp saved at *(rbp+0). */
+	i = func_at(v3, sym_addr(exe, "asm_drap"), &f);
+	if (ASSERT_GE(i, 0)) {
+		ASSERT_EQ(f.fde_type, SFP_SFRAME_FDE_FLEX);
+		ASSERT_TRUE(ANY_ROW(v3, i, f, r, r.cfa.kind == SFP_LOC_REG &&
+						     r.cfa.reg == 10 &&
+						     r.cfa.offset == 0));
+		ASSERT_TRUE(ANY_ROW(v3, i, f, r,
+				    r.cfa.kind == SFP_LOC_REG_DEREF &&
+					    r.cfa.reg == 6 &&
+					    r.cfa.offset == -8 &&
+					    r.fp.kind == SFP_LOC_REG_DEREF &&
+					    r.fp.reg == 6 && r.fp.offset == 0));
+	}
+	ASSERT_EQ(func_at(v2, sym_addr(exe, "asm_drap"), &f), -1);
+	i = func_at(v3, sym_addr(exe, "asm_ra_in_reg"), &f);
+	if (ASSERT_GE(i, 0))
+		ASSERT_TRUE(ANY_ROW(v3, i, f, r, r.ra.kind == SFP_LOC_REG &&
+						     r.ra.reg == 5));
+	i = func_at(v3, sym_addr(exe, "asm_fp_in_reg"), &f);
+	if (ASSERT_GE(i, 0))
+		ASSERT_TRUE(ANY_ROW(v3, i, f, r, r.fp.kind == SFP_LOC_REG &&
+						     r.fp.reg == 12));
+	i = func_at(v3, sym_addr(exe, "asm_cfa_r11"), &f);
+	if (ASSERT_GE(i, 0))
+		ASSERT_TRUE(ANY_ROW(v3, i, f, r, r.cfa.kind == SFP_LOC_REG &&
+						     r.cfa.reg == 11 &&
+						     r.cfa.offset == 8));
+	i = func_at(v3, sym_addr(exe, "asm_outermost"), &f);
+	if (ASSERT_GE(i, 0))
+		ASSERT_TRUE(ANY_ROW(v3, i, f, r,
+				    (r.flags & SFP_ROW_RA_UNDEFINED) != 0));
+	/* In v2 the outermost marker is dropped (as gas < 2.46 does). */
+	i = func_at(v2, sym_addr(exe, "asm_outermost"), &f);
+	if (ASSERT_GE(i, 0))
+		ASSERT_FALSE(ANY_ROW(v2, i, f, r,
+				     (r.flags & SFP_ROW_RA_UNDEFINED) != 0));
+	i = func_at(v3, sym_addr(exe, "asm_sigtramp"), &f);
+	if (ASSERT_GE(i, 0)) {
+		ASSERT_TRUE(f.signal);
+		ASSERT_EQ(f.num_rows, 0);
+	}
+out:
+	sfp_sframe__free(&v2);
+	sfp_sframe__free(&v3);
+}
+
+TEST(cfi_plt_stubs)
+{
+	/* PLT0 + two lazy entries, as ld writes them (libc on this box). */
+	static const uint8_t lazy[48] = {
+		0xff, 0x35, 1, 2, 3, 4, 0xff, 0x25, 1, 2, 3, 4, 0x0f, 0x1f, 0x40, 0,
+		0xff, 0x25, 1, 2, 3, 4, 0x68, 0, 0, 0, 0, 0xe9, 0xe0, 0xff, 0xff, 0xff,
+		0xff, 0x25, 1, 2, 3, 4, 0x68, 1, 0, 0, 0, 0xe9, 0xd0, 0xff, 0xff, 0xff,
+	};
+	/* IBT PLT (-z ibtplt): endbr64; push; jmp PLT0; xchg. */
+	static const uint8_t ibt[32] = {
+		0xff, 0x35, 1, 2, 3, 4, 0xf2, 0xff, 0x25, 1, 2, 3, 4, 0x0f, 0x1f, 0,
+		0xf3, 0x0f, 0x1e, 0xfa, 0x68, 0, 0, 0, 0, 0xf2, 0xe9, 0xe2, 0xff,
+		0xff, 0xff, 0x90,
+	};
+	static const uint8_t sec[32] = {
+		0xf3, 0x0f, 0x1e, 0xfa, 0xf2, 0xff, 0x25, 1, 2, 3, 4, 0x0f, 0x1f, 0x44, 0, 0,
+		0xf3, 0x0f, 0x1e, 0xfa, 0xf2, 0xff, 0x25, 1, 2, 3, 4, 0x0f, 0x1f, 0x44, 0, 0,
+	};
+	static const uint8_t got8[16] = {
+		0xff, 0x25, 1, 2, 3, 4, 0x66, 0x90, 0xff, 0x25, 1, 2, 3, 4, 0x66, 0x90,
+	};
+	static const uint8_t junk[16] = { 0x48, 0x89, 0xe5 };
+	struct cfi_plt_func pf[CFI_PLT_MAX_FUNCS];
+
+	if (ASSERT_EQ(cfi_plt_amd64(".plt", 0x1000, lazy, sizeof(lazy), pf), 2)) {
+		ASSERT_EQ(pf[0].fn.start, 0x1000);
+		ASSERT_EQ(pf[0].fn.size, 16);
+		ASSERT_EQ(pf[0].fn.pc_type, SFP_SFRAME_PC_INC);
+		ASSERT_EQ(pf[0].nrows, 2);
+		ASSERT_EQ(pf[0].rows[0].cfa.offset, 16);
+		ASSERT_EQ(pf[0].rows[1].start, 6);
+		ASSERT_EQ(pf[0].rows[1].cfa.offset, 24);
+		ASSERT_EQ(pf[1].fn.start, 0x1010);
+		ASSERT_EQ(pf[1].fn.size, 32);
+		ASSERT_EQ(pf[1].fn.pc_type, SFP_SFRAME_PC_MASK);
+		ASSERT_EQ(pf[1].fn.rep_size, 16);
+		ASSERT_EQ(pf[1].nrows, 2);
+		ASSERT_EQ(pf[1].rows[0].cfa.offset, 8);
+		ASSERT_EQ(pf[1].rows[1].start, 11);
+		ASSERT_EQ(pf[1].rows[1].cfa.offset, 16);
+	}
+	if (ASSERT_EQ(cfi_plt_amd64(".plt", 0x1000, ibt, sizeof(ibt), pf), 2)) {
+		ASSERT_EQ(pf[1].rows[1].start, 9);
+		ASSERT_EQ(pf[1].rows[1].cfa.offset, 16);
+	}
+	if (ASSERT_EQ(cfi_plt_amd64(".plt.sec", 0x2000, sec, sizeof(sec), pf), 1)) {
+		ASSERT_EQ(pf[0].fn.rep_size, 16);
+		ASSERT_EQ(pf[0].nrows, 1);
+		ASSERT_EQ(pf[0].rows[0].cfa.offset, 8);
+	}
+	if (ASSERT_EQ(cfi_plt_amd64(".plt.got", 0x3000, got8, sizeof(got8), pf), 1)) {
+		ASSERT_EQ(pf[0].fn.rep_size, 8);
+		ASSERT_EQ(pf[0].nrows, 1);
+	}
+	ASSERT_EQ(cfi_plt_amd64(".plt", 0x1000, junk, sizeof(junk), pf), 0);
+	ASSERT_EQ(cfi_plt_amd64(".plt.got", 0x1000, junk, sizeof(junk), pf), 0);
+	ASSERT_EQ(cfi_plt_amd64(".text", 0x1000, lazy, sizeof(lazy), pf), 0);
+	/* an entry that differs from the first: refuse */
+	uint8_t mixed[48];
+	memcpy(mixed, lazy, sizeof(mixed));
+	mixed[38] = 0x90;
+	ASSERT_EQ(cfi_plt_amd64(".plt", 0x1000, mixed, sizeof(mixed), pf), 0);
+}
+
+TEST(cfi_build_debug_frame_sources)
+{
+	char src[1024], exe[1024], dbg[1100], bid[1024];
+	struct sfp_build_stats st;
+	struct sfp_sframe *sf = NULL;
+
+	snprintf(src, sizeof(src), "%s/cfi/corpus.c", test_data_dir());
+	snprintf(exe, sizeof(exe), "%s/cfi-dbgframe", test_tmp_dir());
+	/* Only .debug_frame: no unwind tables, -g. */
+	if (!ASSERT_EQ(run("gcc -O2 -g -fno-asynchronous-unwind-tables "
+			   "-fno-unwind-tables -o '%s' '%s'",
+			   exe, src), 0))
+		return;
+	if (ASSERT_OK(build_open(exe, 3, &st, &sf))) {
+		ASSERT_TRUE(st.sources & SFP_CFI_SRC_DEBUG_FRAME);
+		ASSERT_GE(st.emitted, 25);
+	}
+	sfp_sframe__free(&sf);
+
+	/* Moved to a separate file found through .gnu_debuglink. */
+	snprintf(dbg, sizeof(dbg), "%s.debug", exe);
+	if (!ASSERT_EQ(run("cd '%s' && objcopy --only-keep-debug cfi-dbgframe "
+			   "cfi-dbgframe.debug && strip -g cfi-dbgframe && "
+			   "objcopy --add-gnu-debuglink=cfi-dbgframe.debug "
+			   "cfi-dbgframe", test_tmp_dir()), 0))
+		return;
+	if (ASSERT_OK(build_open(exe, 3, &st, &sf))) {
+		ASSERT_TRUE(st.sources & SFP_CFI_SRC_DEBUG_FILE);
+		ASSERT_GE(st.emitted, 25);
+	}
+	sfp_sframe__free(&sf);
+
+	/* Found by build-id under debug_dir/.build-id/xx/yyyy.debug. */
+	{
+		struct sfp_elf *e = NULL;
+		const uint8_t *id;
+		size_t len, o;
+		SFP_OPTS(sfp_build_opts, bo, .debug_dir = test_tmp_dir());
+		void *sec = NULL;
+		size_t size;
+		uint64_t addr;
+
+		if (!ASSERT_OK(sfp_elf_open(exe, &e)) ||
+		    !ASSERT_OK(sfp_elf_build_id(e, &id, &len))) {
+			sfp_elf_close(&e);
+			return;
+		}
+		o = (size_t)snprintf(bid, sizeof(bid), "%s/.build-id/%02x",
+				     test_tmp_dir(), id[0]);
+		mkdir(test_tmp_dir(), 0700);
+		ASSERT_EQ(run("mkdir -p '%s'", bid), 0);
+		o += (size_t)snprintf(bid + o, sizeof(bid) - o, "/");
+		for (size_t i = 1; i < len; i++)
+			o += (size_t)snprintf(bid + o, sizeof(bid) - o, "%02x",
+					      id[i]);
+		if (o + 7 > sizeof(bid))
+			return;
+		memcpy(bid + o, ".debug", 7);
+		sfp_elf_close(&e);
+		ASSERT_EQ(run("mv '%s' '%s' && objcopy --remove-section "
+			      ".gnu_debuglink '%s'", dbg, bid, exe), 0);
+		st.sz = sizeof(st);
+		if (ASSERT_OK(sfp_sframe__build_from_elf(exe, &bo, &sec, &size,
+							 &addr, &st))) {
+			ASSERT_TRUE(st.sources & SFP_CFI_SRC_DEBUG_FILE);
+			ASSERT_GE(st.emitted, 25);
+		}
+		free(sec);
+		/* Without the debug file: only the crt files' .eh_frame. */
+		unlink(bid);
+		st.sz = sizeof(st);
+		if (ASSERT_OK(sfp_sframe__build_from_elf(exe, &bo, &sec, &size,
+							 &addr, &st))) {
+			ASSERT_EQ(st.sources, SFP_CFI_SRC_EH_FRAME);
+			ASSERT_TRUE(st.emitted < 5);
+		}
+		free(sec);
+	}
+}
+
+TEST(cfi_build_errors)
+{
+	char path[1024];
+	void *sec = NULL;
+	size_t size;
+	uint64_t addr;
+	FILE *f;
+	SFP_OPTS(sfp_build_opts, bad_ver, .version = 4);
+	struct sfp_build_stats st = { .sz = sizeof(st) };
+
+	ASSERT_ERR(sfp_sframe__build_from_elf("/nonexistent", NULL, &sec, &size,
+					      &addr, NULL), -ENOENT);
+	snprintf(path, sizeof(path), "%s/not-elf", test_tmp_dir());
+	f = fopen(path, "w");
+	if (f) {
+		fputs("#!/bin/sh\nexit 0\n", f);
+		fclose(f);
+	}
+	ASSERT_ERR(sfp_sframe__build_from_elf(path, NULL, &sec, &size, &addr,
+					      NULL), -EBADMSG);
+	ASSERT_ERR(sfp_sframe__build_from_elf("/bin/true", &bad_ver, &sec,
+					      &size, &addr, &st), -EOPNOTSUPP);
+	ASSERT_ERR(sfp_sframe__build_from_elf(NULL, NULL, &sec, &size, &addr,
+					      NULL), -EINVAL);
+	/* Another machine: patch e_machine of a copy to AArch64. */
+	snprintf(path, sizeof(path), "%s/other-machine", test_tmp_dir());
+	if (ASSERT_EQ(run("cp /bin/true '%s' && printf '\\267\\000' | "
+			  "dd of='%s' bs=1 seek=18 conv=notrunc 2>/dev/null",
+			  path, path), 0))
+		ASSERT_ERR(sfp_sframe__build_from_elf(path, NULL, &sec, &size,
+						      &addr, NULL),
+			   -EOPNOTSUPP);
+	ASSERT_STREQ(sfp_cfi_skip__str(SFP_CFI_SKIP_CFA_EXPR), "cfa-expression");
+	ASSERT_STREQ(sfp_cfi_skip__str(SFP_CFI_SKIP__COUNT), "unknown");
+}
+
+/* The vDSO, from this process's memory. */
+TEST(cfi_vdso_table)
+{
+	const uint8_t *vdso = (const uint8_t *)getauxval(AT_SYSINFO_EHDR);
+	struct sfp_sframe *sf = NULL;
+	SFP_OPTS(sfp_table_opts, to, .no_cache = true);
+	Elf64_Ehdr eh;
+	size_t size;
+
+	if (!vdso) {
+		test_skip("no vDSO");
+		return;
+	}
+	memcpy(&eh, vdso, sizeof(eh));
+	size = eh.e_shoff + (size_t)eh.e_shnum * eh.e_shentsize;
+	if (!ASSERT_OK(sfp_sframe__open_elf_table_mem(vdso, size, "[vdso]", &to,
+						      &sf)))
+		return;
+	ASSERT_GE(sfp_sframe__num_funcs(sf), 3);
+	sfp_sframe__free(&sf);
+}
+
+static int count_entries(const struct sfp_sframe_cache_entry *e, void *ctx)
+{
+	int *n = ctx;
+
+	if (e->valid)
+		n[0]++;
+	else
+		n[1]++;
+	return 0;
+}
+
+TEST(cfi_table_cache)
+{
+	char dir[1024], ent[2048];
+	const char *libm = "/lib/x86_64-linux-gnu/libm.so.6";
+	SFP_OPTS(sfp_table_opts, to);
+	struct sfp_sframe *a = NULL, *b = NULL;
+	struct sfp_sframe_info ia, ib;
+	struct stat st;
+	int counts[2] = { 0, 0 };
+	FILE *p;
+
+	snprintf(dir, sizeof(dir), "%s/cache-test/sub", test_tmp_dir());
+	run("rm -rf '%s/cache-test'", test_tmp_dir());
+	to.cache_dir = dir;
+	if (!ASSERT_OK(sfp_sframe__open_elf_table(libm, &to, &a)))
+		return;
+	if (ASSERT_OK(stat(dir, &st)))
+		ASSERT_EQ(st.st_mode & 0777, 0700);
+	ASSERT_OK(sfp_sframe_cache__list(&to, count_entries, counts));
+	ASSERT_EQ(counts[0], 1);
+	ASSERT_EQ(counts[1], 0);
+
+	/* The second open reads the entry: same table. */
+	if (ASSERT_OK(sfp_sframe__open_elf_table(libm, &to, &b))) {
+		sfp_sframe__info(a, &ia);
+		sfp_sframe__info(b, &ib);
+		ASSERT_EQ(ia.num_fdes, ib.num_fdes);
+		ASSERT_EQ(ia.num_fres, ib.num_fres);
+		ASSERT_EQ(ia.section_addr, ib.section_addr);
+		ASSERT_EQ(ia.version, 3);
+	}
+	sfp_sframe__free(&b);
+
+	/* Corrupt the entry's section: detected, removed, rebuilt. */
+	snprintf(ent, sizeof(ent), "ls '%s'/*.sframe", dir);
+	p = popen(ent, "r");
+	if (ASSERT_NOT_NULL(p)) {
+		if (ASSERT_NOT_NULL(fgets(ent, sizeof(ent), p)))
+			ent[strcspn(ent, "\n")] = 0;
+		pclose(p);
+	}
+	ASSERT_EQ(run("printf '\\377\\377\\377\\377' | dd of='%s' bs=1 "
+		      "seek=140 conv=notrunc 2>/dev/null", ent), 0);
+	counts[0] = counts[1] = 0;
+	ASSERT_OK(sfp_sframe_cache__list(&to, count_entries, counts));
+	ASSERT_EQ(counts[1], 1);
+	if (ASSERT_OK(sfp_sframe__open_elf_table(libm, &to, &b))) {
+		sfp_sframe__info(b, &ib);
+		ASSERT_EQ(ia.num_fres, ib.num_fres);
+	}
+	sfp_sframe__free(&b);
+	counts[0] = counts[1] = 0;
+	ASSERT_OK(sfp_sframe_cache__list(&to, count_entries, counts));
+	ASSERT_EQ(counts[0], 1);
+	ASSERT_EQ(counts[1], 0);
+
+	/* v2 tables are separate entries. */
+	to.version = 2;
+	if (ASSERT_OK(sfp_sframe__open_elf_table(libm, &to, &b))) {
+		sfp_sframe__info(b, &ib);
+		ASSERT_EQ(ib.version, 2);
+	}
+	sfp_sframe__free(&b);
+	ASSERT_EQ(sfp_sframe_cache__clear(&to), 2);
+	ASSERT_EQ(sfp_sframe_cache__clear(&to), 0);
+
+	/* An object with its own .sframe: that one, not a built one. */
+	const char *exe = corpus();
+	if (exe && ASSERT_OK(sfp_sframe__open_elf_table(exe, &to, &b))) {
+		sfp_sframe__info(b, &ib);
+		ASSERT_EQ(ib.version, 1);	/* gas 2.40 */
+		ASSERT_EQ(sfp_sframe_cache__clear(&to), 0);
+	}
+	sfp_sframe__free(&b);
+
+	/* A cache directory writable by others is not used. */
+	chmod(dir, 0777);
+	to.version = 3;
+	if (ASSERT_OK(sfp_sframe__open_elf_table(libm, &to, &b)))
+		ASSERT_EQ(sfp_sframe_cache__clear(&to), 0);
+	sfp_sframe__free(&b);
+	chmod(dir, 0700);
+	sfp_sframe__free(&a);
+	ASSERT_ERR(sfp_sframe__open_elf_table("/nonexistent", &to, &a), -ENOENT);
+}

@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Equivalence with GNU as --gsframe: compile the CFI corpus
+ * (tests/data/cfi/corpus.c + corpus-asm.S) with this machine's gcc and
+ * `-Wa,--gsframe` in several variants, then check that for every function
+ * gas (binutils 2.40: SFrame v1) emitted, the table sfprof builds from the
+ * same executable's .eh_frame has the same start PCs, CFA base and offset
+ * and FP rule.  ld's PLT entries are compared the same way, except for
+ * IBT PLTs, where ld 2.40 writes the non-IBT rows (see src/cfi/plt.c).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <sfprof/cfi.h>
+#include <sfprof/sframe.h>
+
+#include "test.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/*
+ * Functions where gas 2.40 is known to be wrong, so sfprof differs on
+ * purpose.  Each entry says why.
+ */
+static const struct {
+	const char *name;
+	const char *why;
+} gas_bugs[] = {
+	/* .cfi_def_cfa_register %r11: gas 2.40 records "sp+8" (it takes any
+	 * register that is not FP for SP); 2.41+ skips the FDE.  sfprof
+	 * skips it in v2 and writes r11+8 in a v3 flexible FDE. */
+	{ "asm_cfa_r11", "CFA in r11 recorded as SP" },
+};
+
+struct sym {
+	uint64_t addr;
+	char name[64];
+};
+
+static struct sym syms[512];
+static size_t nsyms;
+
+static void load_syms(const char *exe)
+{
+	char cmd[1200], line[256];
+	FILE *p;
+
+	nsyms = 0;
+	snprintf(cmd, sizeof(cmd), "nm --defined-only '%s'", exe);
+	p = popen(cmd, "r");
+	if (!p)
+		return;
+	while (nsyms < ARRAY_SIZE(syms) && fgets(line, sizeof(line), p)) {
+		unsigned long long a;
+		char t, n[64];
+
+		if (sscanf(line, "%llx %c %63s", &a, &t, n) == 3 &&
+		    (t == 't' || t == 'T')) {
+			syms[nsyms].addr = a;
+			snprintf(syms[nsyms].name, sizeof(syms[0].name), "%s", n);
+			nsyms++;
+		}
+	}
+	pclose(p);
+}
+
+static const char *sym_at(uint64_t a)
+{
+	for (size_t i = 0; i < nsyms; i++)
+		if (syms[i].addr == a)
+			return syms[i].name;
+	return "?";
+}
+
+static const char *known_bug(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(gas_bugs); i++)
+		if (!strcmp(gas_bugs[i].name, name))
+			return gas_bugs[i].why;
+	return NULL;
+}
+
+static bool same_loc(const struct sfp_loc *a, const struct sfp_loc *b)
+{
+	if (a->kind != b->kind)
+		return false;
+	if (a->kind == SFP_LOC_NONE)
+		return true;
+	return a->reg == b->reg && a->offset == b->offset;
+}
+
+/* Compare gas's function gi with ours.  Return true when equal. */
+static bool compare_func(const struct sfp_sframe *gas, uint32_t gi,
+			 const struct sfp_sframe *mine, const char *variant)
+{
+	struct sfp_sframe_func gf, mf;
+	struct sfp_sframe_row gr, mr, hit;
+	const char *name;
+
+	sfp_sframe__func(gas, gi, &gf);
+	name = sym_at(gf.start);
+	if (sfp_sframe__find(mine, gf.start, &hit)) {
+		fprintf(stderr, "  [%s] %s @0x%llx: gas has an FDE, sfprof none\n",
+			variant, name, (unsigned long long)gf.start);
+		return false;
+	}
+	sfp_sframe__func(mine, hit.func_idx, &mf);
+	if (mf.start != gf.start || mf.size != gf.size ||
+	    mf.pc_type != gf.pc_type || mf.num_rows != gf.num_rows) {
+		fprintf(stderr,
+			"  [%s] %s: gas start 0x%llx size %u type %u rows %u; "
+			"sfprof 0x%llx %u %u %u\n",
+			variant, name, (unsigned long long)gf.start, gf.size,
+			gf.pc_type, gf.num_rows, (unsigned long long)mf.start,
+			mf.size, mf.pc_type, mf.num_rows);
+		return false;
+	}
+	for (uint32_t r = 0; r < gf.num_rows; r++) {
+		sfp_sframe__row(gas, gi, r, &gr);
+		sfp_sframe__row(mine, hit.func_idx, r, &mr);
+		if (gr.start != mr.start || !same_loc(&gr.cfa, &mr.cfa) ||
+		    !same_loc(&gr.fp, &mr.fp)) {
+			fprintf(stderr,
+				"  [%s] %s row %u: gas @0x%llx cfa %u/r%u%+d fp %u%+d; "
+				"sfprof @0x%llx cfa %u/r%u%+d fp %u%+d\n",
+				variant, name, r, (unsigned long long)gr.start,
+				gr.cfa.kind, gr.cfa.reg, gr.cfa.offset,
+				gr.fp.kind, gr.fp.offset,
+				(unsigned long long)mr.start, mr.cfa.kind,
+				mr.cfa.reg, mr.cfa.offset, mr.fp.kind,
+				mr.fp.offset);
+			return false;
+		}
+	}
+	return true;
+}
+
+static int run_variant(const char *flags, bool ibt, int *compared)
+{
+	char exe[1024], cmd[4096];
+	struct sfp_sframe *gas = NULL, *mine = NULL;
+	struct sfp_build_stats st = { .sz = sizeof(st) };
+	SFP_OPTS(sfp_build_opts, bo, .version = 2);
+	void *sec = NULL;
+	size_t size = 0;
+	uint64_t addr = 0;
+	int bad = 0, n = 0;
+	static int seq;
+
+	snprintf(exe, sizeof(exe), "%s/corpus-%d", test_tmp_dir(), seq++);
+	snprintf(cmd, sizeof(cmd),
+		 "gcc %s -Wa,--gsframe -o '%s' '%s/cfi/corpus.c' "
+		 "'%s/cfi/corpus-asm.S' 2>/dev/null",
+		 flags, exe, test_data_dir(), test_data_dir());
+	if (system(cmd)) {
+		fprintf(stderr, "  cannot build with: %s\n", flags);
+		return -1;
+	}
+	/* The program must still run. */
+	snprintf(cmd, sizeof(cmd), "'%s' > /dev/null", exe);
+	if (!ASSERT_EQ(system(cmd), 0))
+		return -1;
+	load_syms(exe);
+	if (!ASSERT_OK(sfp_sframe__open_file(exe, NULL, &gas)))
+		return -1;
+	if (!ASSERT_OK(sfp_sframe__build_from_elf(exe, &bo, &sec, &size, &addr,
+						  &st)))
+		goto out;
+	SFP_OPTS(sfp_sframe_opts, so, .section_addr = addr);
+	if (!ASSERT_OK(sfp_sframe__open_mem(sec, size, &so, &mine)))
+		goto out;
+	for (uint32_t i = 0; i < sfp_sframe__num_funcs(gas); i++) {
+		struct sfp_sframe_func gf;
+		const char *why;
+
+		sfp_sframe__func(gas, i, &gf);
+		why = known_bug(sym_at(gf.start));
+		if (ibt && gf.pc_type == SFP_SFRAME_PC_MASK)
+			continue;	/* ld 2.40's IBT PLT rows are wrong */
+		if (ibt && sym_at(gf.start)[0] == '?')
+			continue;	/* ... and its .plt.sec FDEs too */
+		if (why) {
+			/* We must differ: a match would mean the bug list
+			 * is stale. */
+			struct sfp_sframe_row hit;
+
+			ASSERT_ERR(sfp_sframe__find(mine, gf.start, &hit),
+				   -ENOENT);
+			continue;
+		}
+		if (compare_func(gas, i, mine, flags))
+			n++;
+		else
+			bad++;
+	}
+	*compared += n;
+	fprintf(stderr, "  [%s] %d functions equal, %d differ\n", flags, n, bad);
+out:
+	free(sec);
+	sfp_sframe__free(&gas);
+	sfp_sframe__free(&mine);
+	return bad;
+}
+
+TEST(cfi_rows_equal_gas_gsframe)
+{
+	static const struct {
+		const char *flags;
+		bool ibt;
+	} variants[] = {
+		{ "-O2", false },
+		{ "-O2 -fno-omit-frame-pointer", false },
+		{ "-O2 -mstackrealign", false },
+		{ "-O2 -fexceptions -fasynchronous-unwind-tables", false },
+		{ "-Os", false },
+		{ "-O0", false },
+		{ "-O3 -fno-omit-frame-pointer -mstackrealign", false },
+		{ "-O2 -fcf-protection -Wl,-z,ibtplt", true },
+	};
+	int compared = 0, bad = 0;
+
+	if (system("echo 'nop' | as --gsframe -o /dev/null - 2>/dev/null")) {
+		test_skip("this assembler has no --gsframe");
+		return;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(variants); i++) {
+		int r = run_variant(variants[i].flags, variants[i].ibt,
+				    &compared);
+
+		if (!ASSERT_GE(r, 0) || !ASSERT_EQ(r, 0))
+			bad++;
+	}
+	ASSERT_EQ(bad, 0);
+	/* ≥ 25 functions per variant on average. */
+	ASSERT_GE(compared, 25 * (int)ARRAY_SIZE(variants));
+}

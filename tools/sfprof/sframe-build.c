@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: MIT
+/* `sfprof sframe build`: make an SFrame table from an ELF's DWARF CFI. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <sfprof/cfi.h>
+#include <sfprof/sframe.h>
+
+#include "cli.h"
+
+static void build_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: sfprof sframe build [-o OUT.sframe] [--version N] [--stats]\n"
+		"                           [--add-section OUT.elf] [--no-plt] ELF\n"
+		"\n"
+		"Build an SFrame section from the DWARF CFI of ELF (.eh_frame, else\n"
+		".debug_frame, also from a separate debug file), the way GNU as\n"
+		"--gsframe would have, plus ld-style PLT entries.\n"
+		"\n"
+		"  -o, --output FILE        write an sfprof table file (records the\n"
+		"                           section address: `sfprof sframe dump FILE`\n"
+		"                           prints functions at their ELF addresses)\n"
+		"  -V, --version N          SFrame version 2 or 3 (default 3)\n"
+		"  -s, --stats              print FDE counts, coverage and skip reasons\n"
+		"  -A, --add-section FILE   write a copy of ELF with a .sframe section\n"
+		"                           added (uses objcopy)\n"
+		"      --no-plt             no PLT FDEs\n"
+		"  -h, --help               this help\n");
+}
+
+static double pct(uint64_t a, uint64_t b)
+{
+	return b ? 100.0 * (double)a / (double)b : 0.0;
+}
+
+static void print_stats(const char *path, const struct sfp_build_stats *st)
+{
+	uint32_t skipped = 0;
+
+	for (int i = 0; i < SFP_CFI_SKIP__COUNT; i++)
+		skipped += st->skipped[i];
+	printf("%s:\n", path);
+	printf("  CFI source:     %s%s%s\n",
+	       st->sources & SFP_CFI_SRC_EH_FRAME ? ".eh_frame " : "",
+	       st->sources & SFP_CFI_SRC_DEBUG_FRAME ? ".debug_frame " : "",
+	       st->sources & SFP_CFI_SRC_DEBUG_FILE ? "separate-debug-file" : "");
+	printf("  FDEs:           %u\n", st->fdes);
+	printf("  emitted:        %u (%.1f%%), of which flexible: %u\n",
+	       st->emitted, pct(st->emitted, st->fdes), st->flex);
+	printf("  PLT FDEs:       %u\n", st->plt_fdes);
+	printf("  FREs:           %u\n", st->rows);
+	printf("  skipped:        %u\n", skipped);
+	for (int i = 0; i < SFP_CFI_SKIP__COUNT; i++)
+		if (st->skipped[i])
+			printf("    %-18s %u\n", sfp_cfi_skip__str(i),
+			       st->skipped[i]);
+	printf("  text bytes:     %llu covered of %llu (%.1f%%)\n",
+	       (unsigned long long)st->covered_bytes,
+	       (unsigned long long)st->text_bytes,
+	       pct(st->covered_bytes, st->text_bytes));
+}
+
+static int write_blob(const char *path, const void *p, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+	int err = 0;
+
+	if (!f)
+		return -errno;
+	if (n && fwrite(p, 1, n, f) != n)
+		err = -EIO;
+	if (fclose(f) && !err)
+		err = -EIO;
+	return err;
+}
+
+/*
+ * objcopy adds the section as non-loaded data: the copy loads and runs
+ * exactly as the original, and readers find .sframe at its address.
+ */
+static int add_section(const char *elf, const char *out, const void *sec,
+		       size_t size, uint64_t addr)
+{
+	char blob[4096], addrarg[64];
+	pid_t pid;
+	int st;
+
+	if (snprintf(blob, sizeof(blob), "%s.sframe.tmp", out) >=
+	    (int)sizeof(blob))
+		return -ENAMETOOLONG;
+	if (write_blob(blob, sec, size))
+		return -EIO;
+	snprintf(addrarg, sizeof(addrarg), ".sframe=0x%llx",
+		 (unsigned long long)addr);
+	pid = fork();
+	if (pid < 0) {
+		unlink(blob);
+		return -errno;
+	}
+	if (pid == 0) {
+		char arg[4200];
+
+		snprintf(arg, sizeof(arg), ".sframe=%s", blob);
+		execlp("objcopy", "objcopy", "--add-section", arg,
+		       "--set-section-flags", ".sframe=contents,readonly",
+		       "--change-section-address", addrarg, elf, out,
+		       (char *)NULL);
+		_exit(127);
+	}
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			break;
+	unlink(blob);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		return -EIO;
+	return 0;
+}
+
+int cmd_sframe_build(int argc, char **argv)
+{
+	enum { OPT_NO_PLT = 256 };
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "version", required_argument, NULL, 'V' },
+		{ "stats", no_argument, NULL, 's' },
+		{ "add-section", required_argument, NULL, 'A' },
+		{ "no-plt", no_argument, NULL, OPT_NO_PLT },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	SFP_OPTS(sfp_build_opts, opts);
+	struct sfp_build_stats st = { .sz = sizeof(st) };
+	const char *out = NULL, *add = NULL, *elf;
+	bool stats = false;
+	void *sec = NULL;
+	size_t size = 0;
+	uint64_t addr = 0, v;
+	int c, err, rc = 0;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:V:sA:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			out = optarg;
+			break;
+		case 'V':
+			if (!cli_parse_u64(optarg, &v) || (v != 2 && v != 3)) {
+				cli_err("--version must be 2 or 3");
+				return EXIT_USAGE;
+			}
+			opts.version = (uint8_t)v;
+			break;
+		case 's':
+			stats = true;
+			break;
+		case 'A':
+			add = optarg;
+			break;
+		case OPT_NO_PLT:
+			opts.no_plt = true;
+			break;
+		case 'h':
+			build_usage(stdout);
+			return 0;
+		default:
+			build_usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		build_usage(stderr);
+		return EXIT_USAGE;
+	}
+	elf = argv[optind];
+	if (access(elf, R_OK)) {
+		cli_err("%s: %s", elf, strerror(errno));
+		return EXIT_USAGE;
+	}
+	err = sfp_sframe__build_from_elf(elf, &opts, &sec, &size, &addr, &st);
+	if (stats)
+		print_stats(elf, &st);
+	if (err) {
+		cli_err("%s: %s", elf, sfp_strerror(err));
+		return err == -ENOMEM || err == -EIO ? EXIT_USAGE : EXIT_INVALID;
+	}
+	if (out) {
+		SFP_OPTS(sfp_sframe_file_opts, fo, .section_addr = addr);
+
+		err = sfp_sframe__write_file(out, sec, size, &fo);
+		if (err) {
+			cli_err("%s: %s", out, sfp_strerror(err));
+			rc = EXIT_USAGE;
+		}
+	}
+	if (add && !rc) {
+		err = add_section(elf, add, sec, size, addr);
+		if (err) {
+			cli_err("%s: objcopy failed: %s", add, sfp_strerror(err));
+			rc = EXIT_USAGE;
+		}
+	}
+	if (!out && !add && !stats)
+		printf("%s: %zu bytes of SFrame at 0x%llx\n", elf, size,
+		       (unsigned long long)addr);
+	free(sec);
+	return rc;
+}
