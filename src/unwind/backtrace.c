@@ -33,10 +33,32 @@ struct bt_range {
 
 struct bt_state {
 	struct bt_state *older;		/* retired states, freed by fini */
+	uint64_t gen;			/* PC-cache generation */
 	unsigned long long adds, subs;
 	size_t n;
 	struct bt_range r[];
 };
+
+/*
+ * PC -> rule cache shared by all threads, lock-free: each entry has a
+ * sequence count, odd while a writer (whoever wins the CAS) fills it.  A
+ * reader copies the entry and keeps the copy only if the count was even
+ * and unchanged; a writer that loses the CAS simply does not cache.  So a
+ * signal handler that interrupts a writer in its own thread neither
+ * blocks nor reads a torn entry.  Entries carry the state's generation:
+ * a reload (dlopen/dlclose) invalidates them all.
+ */
+#define BT_CACHE_SIZE 4096
+
+struct bt_cent {
+	uint32_t seq;
+	uint64_t key;			/* ip << 1 | exact */
+	uint64_t gen;
+	struct unw_rule rule;
+};
+
+static struct bt_cent bt_cache[BT_CACHE_SIZE];
+static uint64_t bt_gen;
 
 /* A table loaded for one object (kept until fini). */
 struct bt_table {
@@ -233,6 +255,7 @@ static int reload(bool force)
 		goto out;
 	}
 	st->older = old;
+	st->gen = ++bt_gen;
 	st->adds = l.adds;
 	st->subs = l.subs;
 	st->n = l.n;
@@ -342,10 +365,43 @@ static int bt_read_code(void *ctx, uint64_t ip, void *buf, size_t len)
 	return 0;
 }
 
-static void bt_lookup(void *ctx, uint64_t pc, uint64_t ip,
-		      struct unw_rule *rule)
+static struct bt_cent *cache_slot(uint64_t key)
 {
-	struct bt_ctx *c = ctx;
+	return &bt_cache[((key * 0x9e3779b97f4a7c15ull) >> 40) &
+			 (BT_CACHE_SIZE - 1)];
+}
+
+static bool cache_get(uint64_t key, uint64_t gen, struct unw_rule *rule)
+{
+	struct bt_cent *e = cache_slot(key);
+	uint32_t s1 = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE), s2;
+
+	if ((s1 & 1) || e->key != key || e->gen != gen)
+		return false;
+	*rule = e->rule;
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	s2 = __atomic_load_n(&e->seq, __ATOMIC_RELAXED);
+	return s1 == s2;
+}
+
+static void cache_put(uint64_t key, uint64_t gen, const struct unw_rule *rule)
+{
+	struct bt_cent *e = cache_slot(key);
+	uint32_t s = __atomic_load_n(&e->seq, __ATOMIC_RELAXED);
+
+	if ((s & 1) || !__atomic_compare_exchange_n(&e->seq, &s, s + 1, false,
+						    __ATOMIC_ACQUIRE,
+						    __ATOMIC_RELAXED))
+		return;
+	e->key = key;
+	e->gen = gen;
+	e->rule = *rule;
+	__atomic_store_n(&e->seq, s + 2, __ATOMIC_RELEASE);
+}
+
+static void bt_lookup_slow(struct bt_ctx *c, uint64_t pc, uint64_t ip,
+			   struct unw_rule *rule)
+{
 	const struct bt_range *r = bt_find(c->st, pc);
 	struct sfp_sframe_row row;
 
@@ -362,6 +418,21 @@ static void bt_lookup(void *ctx, uint64_t pc, uint64_t ip,
 	}
 	if (r->table && sfp_sframe__find(r->table, pc - r->bias, &row) == 0)
 		unw_rule_from_row(rule, &row);
+}
+
+static void bt_lookup(void *ctx, uint64_t pc, uint64_t ip,
+		      struct unw_rule *rule)
+{
+	struct bt_ctx *c = ctx;
+	uint64_t key = (ip << 1) | (pc == ip);
+
+	if (cache_get(key, c->st->gen, rule))
+		return;
+	bt_lookup_slow(c, pc, ip, rule);
+	/* Misses outside every object are not cached: a refresh may map
+	 * code there. */
+	if (rule->kind != UNW_R_NOT_CODE)
+		cache_put(key, c->st->gen, rule);
 }
 
 static int bt_walk(uint64_t ip, uint64_t sp, uint64_t fp, void **buf,

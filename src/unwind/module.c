@@ -189,12 +189,22 @@ static int read_headers(struct unw_module *m)
 		m->loads[m->num_loads].filesz = ph.p_filesz;
 		m->num_loads++;
 	}
-	if (!m->build_id_len) {
+	{
 		const uint8_t *id;
 		size_t len;
 
 		if (sfp_elf_build_id(e, &id, &len) == 0 && len &&
 		    len <= UNW_MAX_BUILD_ID) {
+			/* The file on disk is not the one that was mapped
+			 * (rebuilt, upgraded): its table would be wrong. */
+			if (m->build_id_len && (len != m->build_id_len ||
+						memcmp(id, m->build_id, len))) {
+				pr_warn("%s: build-id differs from the mapped "
+					"object's; not using its table",
+					m->path);
+				err = -ESTALE;
+				goto out;
+			}
 			memcpy(m->build_id, id, len);
 			m->build_id_len = len;
 		}

@@ -13,6 +13,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include <sfprof/common.h>
 #include <sfprof/unwind.h>
 
 #include "test.h"
@@ -353,5 +354,142 @@ TEST(unwind_fp_fallback_stops)
 	ASSERT_STREQ(sfp_unwind_stop_str((enum sfp_unwind_stop)99), "unknown");
 out:
 	sfp_reader__free(&r);
+	sfp_addr_space__free(&as);
+}
+
+/* Entry heuristic: a topmost PC without any table, at a function's first
+ * instruction, returns to *sp when a call instruction precedes it.  Live
+ * memory (self reader) so that the code bytes can be checked. */
+TEST(unwind_entry_heuristic_and_unreadable)
+{
+	struct sfp_addr_space *as = NULL;
+	struct sfp_reader *r = NULL;
+	struct sfp_frame fr[8];
+	enum sfp_unwind_stop stop;
+	long pg = sysconf(_SC_PAGESIZE);
+	uint8_t *code;
+	uint64_t *stack;
+	struct sfp_regs regs = { 0 };
+	int n;
+
+	code = mmap(NULL, pg, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	stack = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!ASSERT_TRUE(code != MAP_FAILED && stack != MAP_FAILED))
+		return;
+	memset(code, 0x90, pg);
+	code[0x100] = 0xe8;		/* call rel32 ending at 0x105 */
+	memset(code + 0x101, 0, 4);
+	mprotect(code, pg, PROT_READ | PROT_EXEC);
+	munmap((uint8_t *)stack + pg, pg);	/* the page above is gone */
+
+	struct sfp_map cm = { .start = (uintptr_t)code,
+			      .end = (uintptr_t)code + pg,
+			      .prot = SFP_MAP_READ | SFP_MAP_EXEC };
+	if (!ASSERT_OK(sfp_addr_space__new(NULL, &as)) ||
+	    !ASSERT_OK(sfp_addr_space__add_map(as, &cm)) ||
+	    !ASSERT_OK(sfp_reader__new_self(&r)))
+		goto out;
+
+	stack[0] = (uintptr_t)code + 0x105;
+	regs.ip = (uintptr_t)code + 0x200;
+	regs.sp = (uintptr_t)stack;
+	regs.valid = SFP_REGS_IP | SFP_REGS_SP;
+	n = sfp_unwind(as, r, &regs, fr, 8, NULL, &stop);
+	ASSERT_EQ(n, 2);
+	ASSERT_EQ(fr[1].ip, (uintptr_t)code + 0x105);
+	ASSERT_TRUE(fr[0].flags & SFP_FRAME_ENTRY);
+	ASSERT_EQ(fr[1].sp, (uintptr_t)stack + 8);
+	ASSERT_EQ(stop, SFP_STOP_NO_INFO);	/* no fp for the next frame */
+
+	/* Not after a call: the guess is refused. */
+	stack[0] = (uintptr_t)code + 0x180;
+	n = sfp_unwind(as, r, &regs, fr, 8, NULL, &stop);
+	ASSERT_EQ(n, 1);
+	ASSERT_EQ(stop, SFP_STOP_NO_INFO);
+
+	/* A frame pointer into unmapped memory: unreadable, no crash. */
+	stack[0] = 0;
+	regs.fp = (uintptr_t)stack + pg + 64;
+	regs.valid |= SFP_REGS_FP;
+	n = sfp_unwind(as, r, &regs, fr, 8, NULL, &stop);
+	ASSERT_EQ(n, 1);
+	ASSERT_EQ(stop, SFP_STOP_UNREADABLE);
+out:
+	sfp_reader__free(&r);
+	sfp_addr_space__free(&as);
+	munmap(code, pg);
+	munmap(stack, pg);
+}
+
+/* The vDSO gets a table, from our own image or from the target's. */
+TEST(unwind_vdso_table)
+{
+	struct sfp_addr_space *as = NULL;
+	struct sfp_map_info mi;
+	FILE *f = fopen("/proc/self/maps", "re");
+	unsigned long long a = 0, b = 0;
+	char line[512];
+
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, "[vdso]") &&
+		    sscanf(line, "%llx-%llx", &a, &b) == 2)
+			break;
+	if (f)
+		fclose(f);
+	if (!a) {
+		test_skip("no vDSO in this process");
+		return;
+	}
+	if (!ASSERT_OK(sfp_addr_space__new(NULL, &as)))
+		return;
+	/* As perf's MMAP2 record names it: read this kernel's vDSO. */
+	struct sfp_map m = { .start = 0x10000000, .end = 0x10000000 + (b - a),
+			     .prot = SFP_MAP_READ | SFP_MAP_EXEC,
+			     .path = "[vdso]" };
+	ASSERT_OK(sfp_addr_space__add_map(as, &m));
+	if (ASSERT_OK(sfp_addr_space__find(as, 0x10000010, &mi))) {
+		ASSERT_TRUE(mi.has_table);
+		ASSERT_TRUE(mi.bias_known);
+		ASSERT_EQ(mi.bias, 0x10000000);
+	}
+	/* From /proc/self/maps. */
+	ASSERT_OK(sfp_addr_space__load_pid(as, getpid()));
+	if (ASSERT_OK(sfp_addr_space__find(as, a + 16, &mi))) {
+		ASSERT_TRUE(mi.has_table);
+		ASSERT_EQ(mi.bias, a);
+	}
+	sfp_addr_space__free(&as);
+}
+
+/* A mapping whose build-id does not match the file gets no table. */
+TEST(unwind_build_id_mismatch)
+{
+	struct sfp_addr_space *as = NULL;
+	struct sfp_map_info mi;
+	static const uint8_t bogus[20] = { 1, 2, 3 };
+	char exe[4096];
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (!ASSERT_TRUE(len > 0))
+		return;
+	exe[len] = 0;
+	if (!ASSERT_OK(sfp_addr_space__new(NULL, &as)))
+		return;
+	struct sfp_map m = { .start = 0x20000000, .end = 0x20100000,
+			     .prot = SFP_MAP_READ | SFP_MAP_EXEC, .path = exe,
+			     .build_id = bogus, .build_id_len = 20 };
+	ASSERT_OK(sfp_addr_space__add_map(as, &m));
+	if (ASSERT_OK(sfp_addr_space__find(as, 0x20000100, &mi)))
+		ASSERT_FALSE(mi.has_table);
+	/* Without a build-id the same file is used. */
+	m.build_id = NULL;
+	m.build_id_len = 0;
+	m.start = 0x30000000;
+	m.end = 0x30100000;
+	ASSERT_OK(sfp_addr_space__add_map(as, &m));
+	if (ASSERT_OK(sfp_addr_space__find(as, 0x30000100, &mi)))
+		ASSERT_TRUE(mi.has_table);
 	sfp_addr_space__free(&as);
 }
