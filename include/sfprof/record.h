@@ -201,6 +201,10 @@ SFP_API int sfp_record__parse_id(const struct sfp_record *r, const void *rec,
  */
 SFP_API int sfp_record__probe_defer_callchain(void);
 
+/* The callchain mode the session records with. */
+SFP_API enum sfp_record_call_graph
+sfp_record__call_graph(const struct sfp_record *r);
+
 /* Name of a callchain mode as --call-graph spells it. */
 SFP_API const char *sfp_record__call_graph_name(enum sfp_record_call_graph m);
 

@@ -553,9 +553,8 @@ int sfp_rec_pipe__new(struct sfp_record *r, const struct sfp_rec_pipe_opts *o,
 	p->max_depth = SFP_OPTS_GET(o, sfp_rec_pipe_opts, max_depth, 0);
 	if (!p->max_depth || p->max_depth > SFP_DEFER_MAX_DEPTH)
 		p->max_depth = SFP_DEFER_MAX_DEPTH;
-	p->rewrite = (sfp_record__attr(r, 0)->sample_type &
-		      PERF_SAMPLE_STACK_USER) &&
-		     sfp_record__attr(r, 0)->exclude_callchain_user;
+	/* Only the sframe mode unwinds here; dwarf keeps the snapshots. */
+	p->rewrite = sfp_record__call_graph(r) == SFP_RECORD_CG_SFRAME;
 	p->obuf = malloc(OUT_BUF);
 	p->out_attrs = calloc((size_t)nr, sizeof(*p->out_attrs));
 	p->cap_procs = 64;

@@ -903,6 +903,11 @@ int sfp_record__read(struct sfp_record *r, bool final, sfp_record_event_fn fn,
 
 /* --- accessors ----------------------------------------------------------- */
 
+enum sfp_record_call_graph sfp_record__call_graph(const struct sfp_record *r)
+{
+	return r->cg;
+}
+
 int sfp_record__nr_evsels(const struct sfp_record *r)
 {
 	return r->nr_evsels;

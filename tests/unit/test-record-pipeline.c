@@ -111,6 +111,33 @@ static int func_of(const struct func *f, size_t nf, uint64_t ip)
 	return -1;
 }
 
+/*
+ * Is the user chain complete?  flat: f[0..3] are the first four frames.
+ * through_libc: the functions of f appear in order (libc frames between
+ * them allowed), from f[0] if the sample is in f[0], else from f[2].
+ */
+static bool chain_ok(const struct func *f, size_t nf, const uint64_t *ips,
+		     size_t n, bool through_libc, uint64_t *leaf_top)
+{
+	size_t i, k;
+
+	if (!n)
+		return false;
+	if (!through_libc) {
+		for (k = 0; k < nf && k < n; k++)
+			if (func_of(f, nf, ips[k]) != (int)k)
+				return false;
+		return k == nf;
+	}
+	k = func_of(f, nf, ips[0]) == 0 ? 0 : 2;
+	if (k == 0)
+		(*leaf_top)++;
+	for (i = 0; i < n && k < nf; i++)
+		if (func_of(f, nf, ips[i]) == (int)k)
+			k++;
+	return k == nf;
+}
+
 static char prog[512];
 
 static int record(const char *mode, const char *ms, bool inline_mode,
@@ -146,6 +173,7 @@ static int record(const char *mode, const char *ms, bool inline_mode,
 }
 
 struct analysis {
+	uint64_t leaf_top;
 	uint64_t samples, child_user, full, deferred_recs, bad_order,
 		missing_cookie, dup_cookie, regs_left, bytes;
 };
@@ -159,11 +187,12 @@ struct analysis {
  */
 static void analyse(const struct sfp_record *r, const struct sfp_rec_pipe *p,
 		    const struct out *o, pid_t child, const struct func *f,
-		    size_t nf, bool inline_mode, struct analysis *a)
+		    size_t nf, bool inline_mode, bool through_libc,
+		    struct analysis *a)
 {
 	const struct perf_event_attr *oa = sfp_rec_pipe__out_attr(p, 0);
 	uint64_t *cookies = calloc(MAX_COOKIES, sizeof(*cookies));
-	size_t nc = 0, i, j, k;
+	size_t nc = 0, i, j;
 	/* per-tid pending cookie (the child is single-threaded) */
 	uint64_t pend_cookie = 0;
 	uint64_t pend_count = 0;
@@ -190,11 +219,8 @@ static void analyse(const struct sfp_record *r, const struct sfp_rec_pipe *p,
 				continue;
 			if (cookie != pend_cookie)
 				a->missing_cookie++;
-			/* leaf..main from the program, in call order */
-			for (k = 0; k < nf && k < nr; k++)
-				if (func_of(f, nf, d[3 + k]) != (int)k)
-					break;
-			if (k == nf)
+			if (chain_ok(f, nf, d + 3, nr, through_libc,
+				     &a->leaf_top))
 				a->full += pend_count;
 			pend_cookie = 0;
 			pend_count = 0;
@@ -220,11 +246,10 @@ static void analyse(const struct sfp_record *r, const struct sfp_rec_pipe *p,
 			for (j = 0; j < s.nr_callchain; j++)
 				if (s.callchain[j] == PERF_CONTEXT_USER)
 					break;
-			for (k = 0; k < nf && j + 1 + k < s.nr_callchain; k++)
-				if (func_of(f, nf, s.callchain[j + 1 + k]) !=
-				    (int)k)
-					break;
-			if (k == nf)
+			if (j < s.nr_callchain &&
+			    chain_ok(f, nf, s.callchain + j + 1,
+				     s.nr_callchain - j - 1, through_libc,
+				     &a->leaf_top))
 				a->full++;
 			continue;
 		}
@@ -242,8 +267,9 @@ static void analyse(const struct sfp_record *r, const struct sfp_rec_pipe *p,
 	free(cookies);
 }
 
-static void run_flat(bool inline_mode)
+static void run_check(const char *mode, bool inline_mode)
 {
+	bool libc = !strcmp(mode, "cpu");
 	struct func f[] = { { "flat_leaf", 0, 0 }, { "flat_mid", 0, 0 },
 			    { "flat_outer", 0, 0 },
 			    { "main", 0, 0 } };
@@ -254,12 +280,21 @@ static void run_flat(bool inline_mode)
 	struct analysis a;
 	int err;
 
-	err = record("flat", "500", inline_mode, 999, &o, &r, &p);
+	if (libc) {
+		snprintf(f[0].name, sizeof(f[0].name), "cmp_leaf");
+		snprintf(f[1].name, sizeof(f[1].name), "spin_sort");
+		snprintf(f[2].name, sizeof(f[2].name), "spin_outer");
+	}
+	err = record(mode, "500", inline_mode, 999, &o, &r, &p);
 	if (!ASSERT_OK(err))
 		goto out;
 	if (!ASSERT_OK(find_funcs(prog, f, 4)))
 		goto out;
-	analyse(r, p, &o, sfp_record__workload_pid(r), f, 4, inline_mode, &a);
+	analyse(r, p, &o, sfp_record__workload_pid(r), f, 4, inline_mode, libc,
+		&a);
+	/* The callback case is really exercised: most samples in cmp_leaf. */
+	if (libc)
+		ASSERT_GE(a.leaf_top * 2, a.child_user);
 	sfp_rec_pipe__stats(p, &st);
 	ASSERT_GE(a.child_user, 200);
 	ASSERT_EQ(a.regs_left, 0);
@@ -276,8 +311,8 @@ static void run_flat(bool inline_mode)
 	ASSERT_EQ(st.bytes_out, a.bytes);
 	/* No stack bytes: well under 1 KiB per sample. */
 	ASSERT_TRUE(a.bytes / a.samples < 1024);
-	fprintf(stderr, "  %s: full stacks in %llu of %llu samples\n",
-		inline_mode ? "inline" : "deferred",
+	fprintf(stderr, "  %s %s: full stacks in %llu of %llu samples\n",
+		mode, inline_mode ? "inline" : "deferred",
 			(unsigned long long)a.full,
 			(unsigned long long)a.child_user);
 out:
@@ -288,12 +323,24 @@ out:
 
 TEST(pipeline_flat_program_full_stacks_deferred)
 {
-	run_flat(false);
+	run_check("flat", false);
 }
 
 TEST(pipeline_flat_program_full_stacks_inline)
 {
-	run_flat(true);
+	run_check("flat", true);
+}
+
+/* main -> spin_outer -> spin_sort -> qsort (libc) -> cmp_leaf: needs
+ * libc's table (built from its .eh_frame) to get through qsort. */
+TEST(pipeline_libc_callback_full_stacks_deferred)
+{
+	run_check("cpu", false);
+}
+
+TEST(pipeline_libc_callback_full_stacks_inline)
+{
+	run_check("cpu", true);
 }
 
 TEST(pipeline_syscall_heavy_dedups)
