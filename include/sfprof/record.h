@@ -151,6 +151,19 @@ SFP_API int sfp_record__poll(struct sfp_record *r, int timeout_ms);
 SFP_API int sfp_record__read(struct sfp_record *r, bool final,
 			     sfp_record_event_fn fn, void *ctx);
 
+/**
+ * sfp_record__drain() - move what the rings hold into the session's queue.
+ *
+ * May run in a thread of its own, concurrently with sfp_record__read()
+ * (which drains too): a slow consumer then costs memory, not lost samples.
+ *
+ * Return: records moved, or a negative errno (-EBADMSG corrupt ring).
+ */
+SFP_API int sfp_record__drain(struct sfp_record *r);
+
+/* Records drained and not yet delivered. */
+SFP_API size_t sfp_record__queued(struct sfp_record *r);
+
 /* Disable the events (records already in the rings stay readable). */
 SFP_API int sfp_record__stop(struct sfp_record *r);
 

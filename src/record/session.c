@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +74,9 @@ struct sfp_record {
 	uint64_t seq;
 	uint64_t *buf;			/* one record, 8-aligned */
 	enum sfp_record_call_graph cg;
+	/* Guards the rings' tails, pend, buf and lost: a reader thread may
+	 * drain while another thread delivers (sfp_record__drain()). */
+	pthread_mutex_t lock;
 };
 
 const char *sfp_record__call_graph_name(enum sfp_record_call_graph m)
@@ -565,6 +569,7 @@ int sfp_record__open(const struct sfp_record_opts *o,
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
+	pthread_mutex_init(&r->lock, NULL);
 	r->go_fd = -1;
 	r->workload_status = -1;
 	r->has_build_ids = true;
@@ -863,42 +868,79 @@ static void count_lost(struct sfp_record *r, int cpu, const void *rec,
 	}
 }
 
-int sfp_record__read(struct sfp_record *r, bool final, sfp_record_event_fn fn,
-		     void *ctx)
+int sfp_record__drain(struct sfp_record *r)
 {
-	uint64_t mark = final ? UINT64_MAX : mono_ns() - WATERMARK_SLACK_NS;
-	size_t i, done = 0;
-	int c, n, err = 0, delivered = 0;
+	int c, n = 0, err = 0, got = 0;
 
-	for (c = 0; c < r->nr_cpus; c++) {
+	pthread_mutex_lock(&r->lock);
+	for (c = 0; c < r->nr_cpus && !err; c++) {
 		struct sfp_ring *rg = &r->rings[c];
 
 		while ((n = sfp_ring_next(rg, r->buf, 65536)) > 0) {
 			count_lost(r, c, r->buf, (size_t)n);
 			err = pend_push(r, c, r->buf, (size_t)n);
 			if (err)
-				return err;
+				break;
+			got++;
 		}
+		/* Hand the space back at once: the kernel may write again. */
 		sfp_ring_consume(rg);
 		if (n < 0)
-			return n;
+			err = n;
 	}
-	qsort(r->pend, r->nr_pend, sizeof(*r->pend), pend_cmp);
-	for (i = 0; i < r->nr_pend; i++) {
-		struct pending_rec *p = &r->pend[i];
+	pthread_mutex_unlock(&r->lock);
+	return err ? err : got;
+}
 
-		if (p->time > mark)
-			break;
+int sfp_record__read(struct sfp_record *r, bool final, sfp_record_event_fn fn,
+		     void *ctx)
+{
+	uint64_t mark = final ? UINT64_MAX : mono_ns() - WATERMARK_SLACK_NS;
+	struct pending_rec *ready = NULL;
+	size_t i, done = 0;
+	int err, delivered = 0;
+
+	/* Everything stamped before mark is in a ring by now: drain it. */
+	err = sfp_record__drain(r);
+	if (err < 0)
+		return err;
+	err = 0;
+	pthread_mutex_lock(&r->lock);
+	qsort(r->pend, r->nr_pend, sizeof(*r->pend), pend_cmp);
+	while (done < r->nr_pend && r->pend[done].time <= mark)
+		done++;
+	if (done) {
+		ready = malloc(done * sizeof(*ready));
+		if (!ready) {
+			pthread_mutex_unlock(&r->lock);
+			return -ENOMEM;
+		}
+		memcpy(ready, r->pend, done * sizeof(*ready));
+		memmove(r->pend, r->pend + done,
+			(r->nr_pend - done) * sizeof(*r->pend));
+		r->nr_pend -= done;
+	}
+	pthread_mutex_unlock(&r->lock);
+	/* Deliver without the lock, so that draining goes on meanwhile. */
+	for (i = 0; i < done; i++) {
 		if (!err) {
-			err = fn(p->data, p->size, p->cpu, ctx);
+			err = fn(ready[i].data, ready[i].size, ready[i].cpu, ctx);
 			delivered++;
 		}
-		free(p->data);
-		done++;
+		free(ready[i].data);
 	}
-	memmove(r->pend, r->pend + done, (r->nr_pend - done) * sizeof(*r->pend));
-	r->nr_pend -= done;
+	free(ready);
 	return err < 0 ? err : delivered;
+}
+
+size_t sfp_record__queued(struct sfp_record *r)
+{
+	size_t n;
+
+	pthread_mutex_lock(&r->lock);
+	n = r->nr_pend;
+	pthread_mutex_unlock(&r->lock);
+	return n;
 }
 
 /* --- accessors ----------------------------------------------------------- */
@@ -1034,6 +1076,7 @@ void sfp_record__free(struct sfp_record **rp)
 	free(r->threads);
 	free(r->procs);
 	free(r->buf);
+	pthread_mutex_destroy(&r->lock);
 	free(r);
 	*rp = NULL;
 }

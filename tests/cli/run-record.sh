@@ -147,3 +147,51 @@ if mkdir -p "$TMP/full" && mount -t tmpfs -o size=64k tmpfs "$TMP/full" 2> /dev/
 else
 	skip "disk full is reported" "cannot mount a small tmpfs"
 fi
+
+# System-wide: every CPU, kernel threads too; nothing lost at 999 Hz.
+if $SFPROF record -o "$TMP/a.data" -a --duration 0.5 > "$TMP/a.out" 2>&1; then
+	n=$(sed -n 's/^sfprof record: \([0-9]*\) samples.*/\1/p' "$TMP/a.out")
+	got=$($SFPROF script -i "$TMP/a.data" 2>/dev/null | grep -c 'cpu-clock:')
+	if [ -n "$n" ] && [ "$n" -gt 100 ] && [ "$got" -eq "$n" ]; then
+		pass "-a records every CPU ($n samples, all read back)"
+	else
+		fail "-a records every CPU ($got of $n read back)"
+	fi
+	cpus=$($SFPROF script -i "$TMP/a.data" 2>/dev/null | sed -n 's/.*\[\([0-9]*\)\].*cpu-clock:.*/\1/p' | sort -u | wc -l)
+	[ "$cpus" -eq "$(nproc)" ] && pass "-a has samples of all $cpus CPUs" || fail "-a has samples of $cpus of $(nproc) CPUs"
+else
+	fail "-a records every CPU"
+	head -5 "$TMP/a.out" | sed 's/^/  /'
+fi
+
+# Several events, one of them a tracepoint (RAW data kept when rewriting).
+if [ -r /sys/kernel/tracing/events/sched/sched_switch/id ] ||
+   [ -r /sys/kernel/debug/tracing/events/sched/sched_switch/id ]; then
+	if $SFPROF record -q -o "$TMP/t.data" -e cpu-clock -e sched:sched_switch -- "$SPIN" sys 200; then
+		$SFPROF script -i "$TMP/t.data" > "$TMP/t.script" 2>&1
+		if grep -q 'sched:sched_switch:\|sched_switch:' "$TMP/t.script" && grep -q 'cpu-clock:' "$TMP/t.script"; then
+			pass "cpu-clock + sched:sched_switch recorded and told apart"
+		else
+			fail "cpu-clock + sched:sched_switch recorded and told apart"
+			head -5 "$TMP/t.script" | sed 's/^/  /'
+		fi
+	else
+		fail "record -e sched:sched_switch"
+	fi
+else
+	skip "tracepoint recording" "tracefs not mounted"
+fi
+
+# The live status line, when stderr is a terminal.
+if command -v script > /dev/null; then
+	script -qc "$SFPROF record -o $TMP/st.data -- $SPIN cpu 800" /dev/null > "$TMP/st.out" 2>&1
+	if tr '\r' '\n' < "$TMP/st.out" | grep -Eq '^\[ *[0-9.]+s\] [0-9]+ samples, [0-9]+ lost, [0-9.]+ MB written'; then
+		pass "status line on a terminal"
+	else
+		fail "status line on a terminal"
+	fi
+	$SFPROF record -o "$TMP/st2.data" -- "$SPIN" cpu 300 2> "$TMP/st2.err"
+	tr '\r' '\n' < "$TMP/st2.err" | grep -Eq '^\[ *[0-9.]+s\]' && fail "no status line when stderr is not a terminal" || pass "no status line when stderr is not a terminal"
+else
+	skip "status line on a terminal" "no script(1)"
+fi

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <linux/perf_event.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,43 @@
 #include "record/pipeline.h"
 
 static volatile sig_atomic_t stop_requested;
+
+/*
+ * The reader thread only moves records from the rings into the session's
+ * queue, so that the kernel never runs out of ring space while the main
+ * thread unwinds (building a large library's table can take a while).
+ */
+struct reader {
+	struct sfp_record *r;
+	volatile int stop;
+	int err;
+	double t0, duration;	/* --duration: the events stop here */
+	volatile int timed_out;
+};
+
+static double now_s(void);
+
+static void *reader_main(void *arg)
+{
+	struct reader *rd = arg;
+	int err;
+
+	while (!rd->stop) {
+		/* Stop sampling on time even when the unwinding lags. */
+		if (rd->duration > 0 && !rd->timed_out &&
+		    now_s() - rd->t0 >= rd->duration) {
+			sfp_record__stop(rd->r);
+			rd->timed_out = 1;
+		}
+		sfp_record__poll(rd->r, 50);
+		err = sfp_record__drain(rd->r);
+		if (err < 0) {
+			rd->err = err;
+			break;
+		}
+	}
+	return NULL;
+}
 
 static void on_signal(int sig)
 {
@@ -343,9 +381,12 @@ int cmd_record(int argc, char **argv)
 	struct sfp_record *r = NULL;
 	struct sfp_rec_pipe *p = NULL;
 	struct ctx c = { .path = "perf.data" };
+	struct reader rd = { 0 };
+	pthread_t reader_thread;
+	bool reader_running = false;
 	char *events = NULL;
 	bool quiet = false, tty = false, inline_mode = false;
-	double duration = 0, t0 = now_s(), last_status = 0;
+	double duration = 0, t0 = now_s(), t_stop = 0, last_status = 0;
 	uint64_t v;
 	int opt, err, ret = 0, i;
 
@@ -538,20 +579,30 @@ int cmd_record(int argc, char **argv)
 	}
 	tty = !quiet && isatty(STDERR_FILENO);
 	t0 = now_s();
+	rd.r = r;
+	rd.t0 = t0;
+	rd.duration = duration;
+	if (pthread_create(&reader_thread, NULL, reader_main, &rd) == 0)
+		reader_running = true;
 	while (!stop_requested && !c.write_err) {
 		double t;
 
 		if (sfp_record__done(r))
 			break;
-		sfp_record__poll(r, 100);
-		err = sfp_record__read(r, false, sfp_rec_pipe__record, p);
+		if (reader_running)
+			usleep(50000);
+		else
+			sfp_record__poll(r, 100);
+		err = rd.err ? rd.err
+			     : sfp_record__read(r, false, sfp_rec_pipe__record,
+						p);
 		if (err < 0 && !c.write_err) {
 			cli_err("reading the rings: %s", sfp_strerror(err));
 			ret = EXIT_INVALID;
 			break;
 		}
 		t = now_s();
-		if (duration > 0 && t - t0 >= duration)
+		if (rd.timed_out || (duration > 0 && t - t0 >= duration))
 			break;
 		if (tty && t - last_status >= 0.5) {
 			status_line(&c, r, t - t0);
@@ -559,6 +610,11 @@ int cmd_record(int argc, char **argv)
 		}
 	}
 stop:
+	t_stop = now_s();
+	if (reader_running) {
+		rd.stop = 1;
+		pthread_join(reader_thread, NULL);
+	}
 	sfp_record__stop(r);
 	if (!c.write_err) {
 		err = sfp_record__read(r, true, sfp_rec_pipe__record, p);
@@ -593,7 +649,7 @@ stop:
 		goto out;
 	}
 	if (!quiet)
-		summary(&c, r, p, ro.call_graph, inline_mode, now_s() - t0);
+		summary(&c, r, p, ro.call_graph, inline_mode, t_stop - t0);
 out:
 	sfp_perf_writer__free(&c.w);
 	sfp_rec_pipe__free(&p);
