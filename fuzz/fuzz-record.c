@@ -20,6 +20,10 @@
 #define DATA_SIZE 8192
 
 static const uint64_t type_choices[] = {
+	/* one event, per task: what sfprof record asks for by default */
+	PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+		PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN |
+		PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER,
 	PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
 		PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
 		PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER |
@@ -94,7 +98,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	((struct perf_event_mmap_page *)map)->data_head = head;
 
 	memset(&attr, 0, sizeof(attr));
-	attr.sample_type = type_choices[sel % 3];
+	attr.sample_type = type_choices[sel % 4];
 	attr.sample_regs_user = (sel >> 8) & 1 ? SFP_USER_REGS_MASK : 0x1ff;
 	attr.sample_id_all = 1;
 

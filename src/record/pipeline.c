@@ -393,7 +393,6 @@ int sfp_rec_pipe__record(const void *rec, size_t size, int cpu, void *pipe)
 	struct sfp_defer_sample ds;
 	int err;
 
-	(void)cpu;
 	p->st.records_in++;
 	if (h->type != PERF_RECORD_SAMPLE)
 		return on_side_band(p, rec, size);
@@ -409,7 +408,9 @@ int sfp_rec_pipe__record(const void *rec, size_t size, int cpu, void *pipe)
 	memset(&ds, 0, sizeof(ds));
 	ds.pid = s.pid;
 	ds.tid = s.tid;
-	ds.cpu = s.cpu;
+	/* Without PERF_SAMPLE_CPU the ring says where it was taken. */
+	ds.cpu = (s.sample_type & PERF_SAMPLE_CPU) ? s.cpu : (uint32_t)cpu;
+	s.cpu = ds.cpu;
 	ds.time = s.time;
 	ds.kernel_mode = (s.misc & PERF_RECORD_MISC_CPUMODE_MASK) ==
 			 PERF_RECORD_MISC_KERNEL;

@@ -283,9 +283,18 @@ static void init_attr(struct sfp_record *r, const struct sfp_record_opts *o,
 	a->size = sizeof(*a);
 	a->type = ev->desc.type;
 	a->config = ev->desc.config;
-	a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP |
-			 PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+	/*
+	 * As perf does: IDENTIFIER only when several events share a ring,
+	 * CPU only system-wide (the ring tells the CPU otherwise).  Every
+	 * byte here is paid twice per sample in the deferred form: in the
+	 * sample and in the deferred record's sample_id.
+	 */
+	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 			 PERF_SAMPLE_PERIOD;
+	if (r->nr_evsels > 1)
+		a->sample_type |= PERF_SAMPLE_IDENTIFIER;
+	if (r->system_wide)
+		a->sample_type |= PERF_SAMPLE_CPU;
 	if (ev->desc.kind == SFP_EV_TRACEPOINT) {
 		a->sample_type |= PERF_SAMPLE_RAW;
 		a->sample_period = period ? period : 1;
@@ -804,12 +813,13 @@ static uint64_t rec_time(const struct sfp_record *r, const void *rec,
 
 	memset(&s, 0, sizeof(s));
 	if (h->type == PERF_RECORD_SAMPLE) {
-		/* Every evsel starts IDENTIFIER, IP, TID, TIME. */
+		/* Every evsel starts [IDENTIFIER], IP, TID, TIME. */
+		size_t off = (a->sample_type & PERF_SAMPLE_IDENTIFIER) ? 32 : 24;
 		uint64_t t;
 
-		if (size < 40)
+		if (size < off + 8)
 			return 0;
-		memcpy(&t, (const uint8_t *)rec + 32, sizeof(t));
+		memcpy(&t, (const uint8_t *)rec + off, sizeof(t));
 		return t;
 	}
 	if (sfp_sample_parse_id(a->sample_type, rec, size, &s))
@@ -1018,11 +1028,15 @@ int sfp_record__parse_sample(const struct sfp_record *r, const void *rec,
 	uint64_t id;
 	int ev, err;
 
-	/* IDENTIFIER is first in every sample of ours. */
-	if (size < 16)
-		return -EBADMSG;
-	memcpy(&id, (const uint8_t *)rec + 8, sizeof(id));
-	ev = find_evsel(r, id);
+	/* With several events IDENTIFIER comes first and names the event. */
+	if (r->nr_evsels == 1) {
+		ev = 0;
+	} else {
+		if (size < 16)
+			return -EBADMSG;
+		memcpy(&id, (const uint8_t *)rec + 8, sizeof(id));
+		ev = find_evsel(r, id);
+	}
 	if (ev < 0)
 		return -ENOENT;
 	err = sfp_sample_parse(&r->evsels[ev].attr, rec, size, s);
