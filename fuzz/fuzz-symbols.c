@@ -42,10 +42,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size > FUZZ_MAX_INPUT)
 		return 0;
 	if (!sfp_elf_open_mem(data, size, "fuzz", &e)) {
-		(void)sfp_symtab_load_elf(&t, e);
+		(void)sfp_symtab_load_elf(&t, e, SFP_LOAD_SYMTAB | SFP_LOAD_DYNSYM);
 		(void)sfp_symtab_load_plt(&t, e);
 		if (!sfp_minidebuginfo_open(e, &mini))
-			(void)sfp_symtab_load_elf(&t, mini);
+			(void)sfp_symtab_load_elf(&t, mini,
+						  SFP_LOAD_SYMTAB | SFP_LOAD_DYNSYM);
 		probe(&t, data, size);
 		sfp_symtab_free(&t);
 		sfp_elf_close(&mini);

@@ -250,30 +250,44 @@ struct sfp_sframe_builder_opts {
 	uint8_t version;	/* 2 or 3; 0 means 3 */
 	uint8_t abi;		/* enum sfp_sframe_abi; 0 means AMD64 */
 	/* Fixed offsets written in the header.  Zero means "ABI default":
-	 * AMD64 RA at -8, nothing else. Use the _none fields to force 0. */
+	 * AMD64 RA at -8, nothing else.  no_fixed_ra forces a 0 RA offset. */
 	int8_t fixed_fp_offset;
 	int8_t fixed_ra_offset;
 	bool no_fixed_ra;	/* write 0 even where the ABI has a default */
 	uint64_t section_addr;	/* VMA the section will be loaded at */
-	/* Drop a row whose rules (and flags) equal the previous row's.
-	 * Off by default so that decode(encode(x)) == x. */
-	bool merge_rows;
+	/* SFP_SFRAME_BUILDER_F_*.  64 bits wide so that the struct has no
+	 * tail padding (SFP_OPTS() does not zero padding, and the options
+	 * check rejects non-zero bytes past the last known field). */
+	uint64_t flags;
 	size_t :0;
 };
-#define sfp_sframe_builder_opts__last_field merge_rows
+#define sfp_sframe_builder_opts__last_field flags
 
-/* Return: 0, -EINVAL (bad options), -EOPNOTSUPP (version), -ENOMEM. */
+/* Drop a row whose rules and flags equal the previous row's.  Off by
+ * default so that decode(encode(x)) == x. */
+#define SFP_SFRAME_BUILDER_F_MERGE_ROWS 0x1
+
+/* Return: 0, -EINVAL (bad options or ABI), -EOPNOTSUPP (version other
+ * than 2 or 3), -ENOMEM. */
 SFP_API int sfp_sframe_builder__new(const struct sfp_sframe_builder_opts *opts,
 				    struct sfp_sframe_builder **out);
 
 /*
- * Add one function and its rows (row start/end as in struct
- * sfp_sframe_row; func_idx/row_idx are ignored).  Row starts must increase
- * and the first must be 0.  In version 3, rows that a default FDE cannot
- * express make the function a flexible FDE.
+ * Add one function and its rows (as the decoder reports them; func_idx,
+ * row_idx, end and the SIGNAL/FLEX/PCMASK row flags are ignored).  Row
+ * starts must increase strictly and stay inside the function (PCMASK: the
+ * block); they are absolute PCs when the first equals fn->start (PCINC),
+ * else offsets and the first must be 0.  A function with fde_type FLEX
+ * stays flexible in version 3; otherwise rows that a default FDE cannot
+ * express make it flexible.  Rows are kept as given unless
+ * SFP_SFRAME_BUILDER_F_MERGE_ROWS is set.  docs/sframe-encoder.md lists
+ * every choice.
  *
  * Return: 0; -EOPNOTSUPP when the rows cannot be expressed in the output
- * version; -EINVAL for inconsistent input; -ENOMEM.
+ * version (v2: flexible FDEs, signal frames, RA-undefined rows; v3: more
+ * than 65535 rows); -EINVAL for inconsistent input; -E2BIG too many
+ * functions; -ENOMEM.  A warning through the log callback names the
+ * function, the row and the reason.
  */
 SFP_API int sfp_sframe_builder__add_func(struct sfp_sframe_builder *b,
 					 const struct sfp_sframe_func *fn,
@@ -282,8 +296,12 @@ SFP_API int sfp_sframe_builder__add_func(struct sfp_sframe_builder *b,
 
 /*
  * Write the section: FDEs sorted by start address, SORTED and
- * FUNC_START_PCREL set, the smallest FRE start-address and data-word sizes.
- * *buf is malloc'd and owned by the caller.
+ * FUNC_START_PCREL set, the smallest FRE start-address and data-word sizes,
+ * in the ABI's byte order.  *buf is malloc'd and owned by the caller.  The
+ * builder stays usable (more functions may be added and written again).
+ *
+ * Return: 0; -EOPNOTSUPP a v2 start address is more than 2 GiB from its
+ * FDE; -E2BIG the counts or sizes overflow the header; -EINVAL; -ENOMEM.
  */
 SFP_API int sfp_sframe_builder__write(struct sfp_sframe_builder *b,
 				      void **buf, size_t *size);

@@ -117,6 +117,8 @@ SFP_API void sfp_symbolizer__free(struct sfp_symbolizer **s);
  * @pid: target process whose mount namespace holds @path (its
  *       /proc/PID/root is tried first); 0: opts->pid; -1: none.
  * @path: the file as the target sees it (e.g. a perf MMAP2 filename).
+ *        "[vdso]" is our own vDSO image (the same kernel maps the same
+ *        one into every process), checked against @build_id if given.
  * @build_id: expected build-id, or NULL.  When given, a file whose
  *            build-id differs is not used; the DSO is then looked up by
  *            build-id in the debug directories (.build-id/xx/rest).
@@ -197,8 +199,10 @@ SFP_API int sfp_symbolizer__kernel(struct sfp_symbolizer *s, uint64_t addr,
 
 /**
  * sfp_symbolizer__jit() - an address in JIT code of process @pid, from
- * PERF_MAP_DIR/perf-PID.map ("START SIZE name" lines, hex).  The file is
- * read again when it has grown since the last read.
+ * PERF_MAP_DIR/perf-PID.map ("START SIZE name" lines, hex), or for a
+ * process in a container /proc/PID/root/PERF_MAP_DIR/perf-NSPID.map (its
+ * pid in its own namespace).  The file is read again when it has grown
+ * since the last read.
  * Return: 0; -ENOENT no map file or no entry covers @addr.
  */
 SFP_API int sfp_symbolizer__jit(struct sfp_symbolizer *s, int pid,

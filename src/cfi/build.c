@@ -77,9 +77,10 @@ static int elf_read_ptr(void *ctx, uint64_t vaddr, unsigned int size,
 
 static void collect_text(struct build_ctx *b)
 {
-	size_t n = sfp_elf_num_sections(b->elf), i;
+	size_t n = sfp_elf_num_sections(b->elf), i, nsec = 0;
+	uint64_t sec_bytes = 0, seg_bytes = 0;
 
-	for (i = 1; i < n && b->ntext < ARRAY_SIZE(b->text); i++) {
+	for (i = 1; i < n; i++) {
 		struct sfp_elf_section s;
 
 		if (sfp_elf_section(b->elf, i, &s) || s.type != SHT_PROGBITS ||
@@ -87,12 +88,18 @@ static void collect_text(struct build_ctx *b)
 			    (SHF_ALLOC | SHF_EXECINSTR) ||
 		    !s.size || s.addr + s.size < s.addr)
 			continue;
-		b->text[b->ntext++] = (struct range){ s.addr, s.addr + s.size };
-		b->st.text_bytes += s.size;
+		if (nsec < ARRAY_SIZE(b->text))
+			b->text[nsec] = (struct range){ s.addr, s.addr + s.size };
+		nsec++;
+		sec_bytes += s.size;
 	}
-	if (b->ntext)
+	if (nsec && nsec <= ARRAY_SIZE(b->text)) {
+		b->ntext = nsec;
+		b->st.text_bytes = sec_bytes;
 		return;
-	/* No section headers: the executable load segments. */
+	}
+	/* No section headers (or too many code sections): the executable
+	 * load segments bound the FDEs instead. */
 	n = sfp_elf_num_phdrs(b->elf);
 	for (i = 0; i < n && b->ntext < ARRAY_SIZE(b->text); i++) {
 		GElf_Phdr ph;
@@ -103,8 +110,9 @@ static void collect_text(struct build_ctx *b)
 			continue;
 		b->text[b->ntext++] = (struct range){ ph.p_vaddr,
 						      ph.p_vaddr + ph.p_memsz };
-		b->st.text_bytes += ph.p_memsz;
+		seg_bytes += ph.p_memsz;
 	}
+	b->st.text_bytes = nsec ? sec_bytes : seg_bytes;
 }
 
 static bool in_text(const struct build_ctx *b, uint64_t lo, uint64_t hi)
@@ -685,6 +693,13 @@ int cfi_build_elf(struct sfp_elf *e, const struct sfp_build_opts *opts,
 	if (stats && (stats->sz < sizeof(size_t) ||
 		      stats->sz > sizeof(struct sfp_build_stats)))
 		return -EINVAL;
+	if (sfp_elf_type(e) == ET_REL) {
+		/* FDE addresses of a .o are relocations against sections
+		 * that all start at 0: there is no address space yet. */
+		pr_warn("%s: relocatable object: its CFI addresses are not resolved until link time",
+			sfp_elf_name(e));
+		return -EOPNOTSUPP;
+	}
 	if (sfp_elf_machine(e) != EM_X86_64) {
 		pr_warn("%s: machine %u: only x86-64 CFI can be converted",
 			sfp_elf_name(e), sfp_elf_machine(e));

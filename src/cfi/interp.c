@@ -196,7 +196,7 @@ static int run_insns(struct interp *in, const uint8_t *p, size_t len,
 			break;
 		}
 		case DW_CFA_advance_loc1: {
-			uint8_t d;
+			uint8_t d = 0;
 
 			if (sfp_cursor_u8(&c, &d))
 				return -EBADMSG;
@@ -204,7 +204,7 @@ static int run_insns(struct interp *in, const uint8_t *p, size_t len,
 			break;
 		}
 		case DW_CFA_advance_loc2: {
-			uint16_t d;
+			uint16_t d = 0;
 
 			if (sfp_cursor_u16(&c, &d))
 				return -EBADMSG;
@@ -212,7 +212,7 @@ static int run_insns(struct interp *in, const uint8_t *p, size_t len,
 			break;
 		}
 		case DW_CFA_advance_loc4: {
-			uint32_t d;
+			uint32_t d = 0;
 
 			if (sfp_cursor_u32(&c, &d))
 				return -EBADMSG;

@@ -46,7 +46,7 @@ int cfi_read_encoded(const struct cfi_section *sec, struct sfp_cursor *c,
 		if (addr_size == 8) {
 			err = sfp_cursor_u64(c, &v);
 		} else {
-			uint32_t w;
+			uint32_t w = 0;
 
 			err = sfp_cursor_u32(c, &w);
 			v = w;
@@ -57,7 +57,7 @@ int cfi_read_encoded(const struct cfi_section *sec, struct sfp_cursor *c,
 		break;
 	case DW_EH_PE_udata2:
 	case DW_EH_PE_sdata2: {
-		uint16_t w;
+		uint16_t w = 0;
 
 		err = sfp_cursor_u16(c, &w);
 		v = (enc & 0x0f) == DW_EH_PE_sdata2 ? sext(w, 16) : w;
@@ -65,7 +65,7 @@ int cfi_read_encoded(const struct cfi_section *sec, struct sfp_cursor *c,
 	}
 	case DW_EH_PE_udata4:
 	case DW_EH_PE_sdata4: {
-		uint32_t w;
+		uint32_t w = 0;
 
 		err = sfp_cursor_u32(c, &w);
 		v = (enc & 0x0f) == DW_EH_PE_sdata4 ? sext(w, 32) : w;
@@ -76,7 +76,7 @@ int cfi_read_encoded(const struct cfi_section *sec, struct sfp_cursor *c,
 		err = sfp_cursor_u64(c, &v);
 		break;
 	case DW_EH_PE_sleb128: {
-		int64_t s;
+		int64_t s = 0;
 
 		err = sfp_cursor_sleb(c, &s);
 		v = (uint64_t)s;
@@ -168,7 +168,7 @@ static int read_entry_head(const struct cfi_section *sec, uint64_t off,
 		if (sfp_cursor_u64(c, id))
 			return -EBADMSG;
 	} else {
-		uint32_t w;
+		uint32_t w = 0;
 
 		if (sfp_cursor_u32(c, &w))
 			return -EBADMSG;
@@ -231,7 +231,7 @@ int cfi_parse_cie(const struct cfi_section *sec, uint64_t off,
 			return -EOPNOTSUPP;
 	}
 	{
-		int64_t da;
+		int64_t da = 0;
 
 		if (sfp_cursor_uleb(&c, &cie->code_align) ||
 		    sfp_cursor_sleb(&c, &da))
@@ -239,7 +239,7 @@ int cfi_parse_cie(const struct cfi_section *sec, uint64_t off,
 		cie->data_align = da;
 	}
 	if (cie->version == 1) {
-		uint8_t r;
+		uint8_t r = 0;
 
 		if (sfp_cursor_u8(&c, &r))
 			return -EBADMSG;
@@ -273,7 +273,7 @@ int cfi_parse_cie(const struct cfi_section *sec, uint64_t off,
 					return -EBADMSG;
 				break;
 			case 'P': {
-				uint8_t penc;
+				uint8_t penc = 0;
 
 				if (sfp_cursor_u8(&a, &penc))
 					return -EBADMSG;

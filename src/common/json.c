@@ -273,8 +273,6 @@ static int jp_array(struct jp *jp, size_t depth, struct sfp_json *v)
 		return 0;
 	}
 	for (;;) {
-		struct sfp_json *item = NULL;
-
 		if (v->arr.n == cap) {
 			size_t ncap = cap ? cap * 2 : 8;
 			void *p = realloc(v->arr.items, ncap * sizeof(*v->arr.items));
@@ -284,10 +282,12 @@ static int jp_array(struct jp *jp, size_t depth, struct sfp_json *v)
 			v->arr.items = p;
 			cap = ncap;
 		}
-		err = jp_value(jp, depth + 1, &item);
+		/* Attach before checking: a partial item is freed with v. */
+		v->arr.items[v->arr.n] = NULL;
+		err = jp_value(jp, depth + 1, &v->arr.items[v->arr.n]);
+		v->arr.n++;
 		if (err)
 			return err;
-		v->arr.items[v->arr.n++] = item;
 		jp_ws(jp);
 		if (jp->p < jp->end && *jp->p == ',') {
 			jp->p++;

@@ -80,7 +80,7 @@ SFP_HIDDEN int sfp_perf_attr_parse(struct sfp_cursor *c, size_t avail,
 SFP_HIDDEN void sfp_perf_attr_encode(const struct sfp_perf_attr *a,
 				     uint8_t out[SFP_PERF_ATTR_SIZE_VER8])
 {
-	uint32_t size = SFP_PERF_ATTR_SIZE_VER8;
+	uint32_t size = a->size ? a->size : SFP_PERF_ATTR_SIZE_VER8;
 	uint8_t fl[8];
 	int i;
 

@@ -205,7 +205,8 @@ SFP_HIDDEN bool sfp_perf_sample_has_snapshot(const struct sfp_perf_sample *s)
 
 SFP_HIDDEN int sfp_perf_unwinder__unwind(struct sfp_perf_unwinder *u,
 					 const struct sfp_perf_event *ev,
-					 uint64_t **ips, size_t *cap)
+					 uint64_t **ips, size_t *cap,
+					 bool callsite)
 {
 	const struct sfp_perf_sample *s = &ev->sample;
 	struct sfp_regs regs = { 0 };
@@ -244,8 +245,17 @@ SFP_HIDDEN int sfp_perf_unwinder__unwind(struct sfp_perf_unwinder *u,
 	}
 	if (stop < SFP_STOP__MAX)
 		u->stops[stop]++;
-	for (i = 0; i < n; i++)
-		(*ips)[i] = u->frames[i].ip;
+	for (i = 0; i < n; i++) {
+		uint64_t ip = u->frames[i].ip;
+
+		/* perf shows a caller frame at its call instruction (ra - 1),
+		 * not after it, unless the frame was interrupted (signal) */
+		if (callsite && i > 0 && ip &&
+		    !(u->frames[i].flags & SFP_FRAME_EXACT) &&
+		    !(u->frames[i - 1].flags & SFP_FRAME_SIGNAL))
+			ip--;
+		(*ips)[i] = ip;
+	}
 	return n;
 }
 

@@ -37,11 +37,14 @@ SFP_HIDDEN bool sfp_perf_sample_has_snapshot(const struct sfp_perf_sample *s);
 /*
  * Unwind a sample's user stack snapshot.  *ips (capacity *cap, grown as
  * needed) receives the user frames, the sample's user ip first.
+ * callsite: give caller frames as ra - 1, the way perf script prints
+ * dwarf-mode chains (a file's callchain holds return addresses as is).
  * Return: number of frames (0 when the sample has no snapshot), -ENOMEM.
  */
 SFP_HIDDEN int sfp_perf_unwinder__unwind(struct sfp_perf_unwinder *u,
 					 const struct sfp_perf_event *ev,
-					 uint64_t **ips, size_t *cap);
+					 uint64_t **ips, size_t *cap,
+					 bool callsite);
 
 /* Why walks stopped, by enum sfp_unwind_stop (for reports). */
 SFP_HIDDEN const uint64_t *sfp_perf_unwinder__stops(const struct sfp_perf_unwinder *u,

@@ -689,9 +689,9 @@ static int read_raw(struct sfp_perf_reader *r, const uint8_t **rec,
 }
 
 static int decompress(struct sfp_perf_reader *r, const uint8_t *rec,
-		      size_t size, uint64_t off)
+		      size_t size, uint64_t off, size_t hdr, size_t data_size)
 {
-	ZSTD_inBuffer in = { rec + 8, size - 8, 0 };
+	ZSTD_inBuffer in = { rec + hdr, data_size, 0 };
 	size_t left = r->dlen - r->dpos;
 
 	if (!r->zd) {
@@ -777,10 +777,20 @@ static int user_record(struct sfp_perf_reader *r, const uint8_t *rec,
 			return -ENOMEM;
 		return 0;
 	case SFP_PERF_RECORD_COMPRESSED:
+	case SFP_PERF_RECORD_COMPRESSED2: {
+		uint64_t dsz = size - 8;
+
 		r->stats.nr_compressed++;
 		if (nested)
 			return bad(r, off, "COMPRESSED inside compressed data");
-		return decompress(r, rec, size, off);
+		/* COMPRESSED2 (perf 6.16+): u64 data_size, data padded to 8 */
+		if (type == SFP_PERF_RECORD_COMPRESSED2 &&
+		    (sfp_cursor_u64(&c, &dsz) || dsz > size - 16))
+			return bad(r, off, "bad COMPRESSED2 data size");
+		return decompress(r, rec, size, off,
+				  type == SFP_PERF_RECORD_COMPRESSED ? 8 : 16,
+				  (size_t)dsz);
+	}
 	default:
 		return 0;	/* FINISHED_INIT, ID_INDEX, ...: nothing to do */
 	}
@@ -1076,6 +1086,7 @@ SFP_API int sfp_perf_reader__next(struct sfp_perf_reader *r,
 				r->draining = false;
 			if (q->time > r->last_flush)
 				r->last_flush = q->time;
+			free(r->cur);	/* a bad record popped before this one */
 			r->cur = q;
 			hdr_of(r, q->data, &type, &misc, &sz);
 			e = evsel_of(r, q->data, q->size, type);
@@ -1102,7 +1113,7 @@ SFP_API int sfp_perf_reader__next(struct sfp_perf_reader *r,
 		hdr_of(r, rec, &type, &misc, &sz);
 		if (type >= SFP_PERF_RECORD_HEADER_ATTR) {
 			r->stats.nr_user_records++;
-			if (type > SFP_PERF_RECORD_FINISHED_INIT + 1)
+			if (type > SFP_PERF_RECORD_COMPRESSED2)
 				r->stats.nr_unknown++;
 			err = user_record(r, rec, size, off, type, nested);
 			if (err)
@@ -1362,7 +1373,7 @@ SFP_API const char *sfp_perf_record_name(uint32_t type)
 		"FINISHED_ROUND", "ID_INDEX", "AUXTRACE_INFO", "AUXTRACE",
 		"AUXTRACE_ERROR", "THREAD_MAP", "CPU_MAP", "STAT_CONFIG",
 		"STAT", "STAT_ROUND", "EVENT_UPDATE", "TIME_CONV",
-		"FEATURE", "COMPRESSED", "FINISHED_INIT",
+		"FEATURE", "COMPRESSED", "FINISHED_INIT", "COMPRESSED2",
 	};
 
 	if (type < ARRAY_SIZE(names))

@@ -19,6 +19,8 @@
 
 #include "perf/perf-int.h"
 
+#define ATTR_SIZE_VER7 128
+
 struct wevsel {
 	struct sfp_perf_attr attr;
 	uint64_t *ids;
@@ -47,6 +49,7 @@ struct sfp_perf_writer {
 	size_t blen;
 	int err;
 	uint64_t first_time, last_time;
+	uint32_t attr_size;	/* of every attr in the file */
 	char *hostname, *osrelease, *arch, *version;
 	char **cmdline;
 	size_t nr_cmdline;
@@ -181,6 +184,7 @@ SFP_API int sfp_perf_writer__open(const char *path,
 		w->nr_cmdline++;
 	}
 	w->first_time = UINT64_MAX;
+	w->attr_size = ATTR_SIZE_VER7;
 	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (w->fd < 0) {
 		err = -errno;
@@ -212,7 +216,11 @@ SFP_API int sfp_perf_writer__add_evsel(struct sfp_perf_writer *w,
 	e = &v[w->nr_evsels];
 	memset(e, 0, sizeof(*e));
 	e->attr = *attr;
-	e->attr.size = SFP_PERF_ATTR_SIZE_VER8;
+	/* perf before 6.3 refuses attrs longer than its own 128 bytes, so
+	 * the config3 word (VER8) is written only when it is used */
+	e->attr.size = attr->config3 ? SFP_PERF_ATTR_SIZE_VER8 : ATTR_SIZE_VER7;
+	if (attr->config3)
+		w->attr_size = SFP_PERF_ATTR_SIZE_VER8;
 	e->name = strdup(name ? name : "unknown");
 	e->ids = nr_ids ? malloc(nr_ids * sizeof(*ids)) : NULL;
 	if (!e->name || (nr_ids && !e->ids)) {
@@ -239,8 +247,9 @@ static int start_data(struct sfp_perf_writer *w)
 			put64(w, w->evsels[i].ids[j]);
 	w->attr_off = w->off;
 	for (i = 0; i < w->nr_evsels; i++) {
+		w->evsels[i].attr.size = w->attr_size;
 		sfp_perf_attr_encode(&w->evsels[i].attr, a);
-		put(w, a, sizeof(a));
+		put(w, a, w->attr_size);
 		put64(w, ids_off);
 		put64(w, w->evsels[i].nr_ids * 8);
 		ids_off += w->evsels[i].nr_ids * 8;
@@ -423,12 +432,12 @@ static void write_feature(struct sfp_perf_writer *w, unsigned int feat)
 		break;
 	case SFP_PERF_FEAT_EVENT_DESC:
 		put32(w, (uint32_t)w->nr_evsels);
-		put32(w, SFP_PERF_ATTR_SIZE_VER8);
+		put32(w, w->attr_size);
 		for (i = 0; i < w->nr_evsels; i++) {
 			uint8_t a[SFP_PERF_ATTR_SIZE_VER8];
 
 			sfp_perf_attr_encode(&w->evsels[i].attr, a);
-			put(w, a, sizeof(a));
+			put(w, a, w->attr_size);
 			put32(w, (uint32_t)w->evsels[i].nr_ids);
 			put_string(w, w->evsels[i].name);
 			for (j = 0; j < w->evsels[i].nr_ids; j++)
@@ -484,10 +493,10 @@ SFP_API int sfp_perf_writer__close(struct sfp_perf_writer **wp)
 	memcpy(hdr, &v, 8);
 	v = SFP_PERF_FILE_HEADER_SIZE;
 	memcpy(hdr + 8, &v, 8);
-	v = SFP_PERF_ATTR_SIZE_VER8 + 16;
+	v = w->attr_size + 16;
 	memcpy(hdr + 16, &v, 8);
 	memcpy(hdr + 24, &w->attr_off, 8);
-	v = w->nr_evsels * (SFP_PERF_ATTR_SIZE_VER8 + 16);
+	v = w->nr_evsels * (w->attr_size + 16);
 	memcpy(hdr + 32, &v, 8);
 	memcpy(hdr + 40, &w->data_off, 8);
 	v = data_end - w->data_off;

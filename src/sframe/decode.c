@@ -40,6 +40,7 @@ struct dctx {
 	/* Rule de-duplication: open-addressed table of rule indices + 1. */
 	uint32_t *ht;
 	uint32_t ht_mask;
+	uint32_t rules_cap;
 };
 
 #define bad(c, off, fmt, ...)                                              \
@@ -324,24 +325,66 @@ static uint32_t rule_hash(const struct sfp_sframe_rule *r)
 	return h;
 }
 
-/* Index of rule r in sf->rules, adding it if new.  r must be fully
- * initialised (memset) because rules are compared bytewise. */
-static uint32_t rule_intern(struct dctx *c, const struct sfp_sframe_rule *r)
+/* Double the hash table (and re-insert every rule). */
+static int ht_grow(struct dctx *c)
+{
+	uint32_t nmask = c->ht_mask * 2 + 1, i;
+	uint32_t *nht = calloc((size_t)nmask + 1, sizeof(*nht));
+
+	if (!nht)
+		return -ENOMEM;
+	for (i = 0; i < c->sf->num_rules; i++) {
+		uint32_t h = rule_hash(&c->sf->rules[i]) & nmask;
+
+		while (nht[h])
+			h = (h + 1) & nmask;
+		nht[h] = i + 1;
+	}
+	free(c->ht);
+	c->ht = nht;
+	c->ht_mask = nmask;
+	return 0;
+}
+
+/*
+ * Index of rule r in sf->rules, adding it if new (*idx).  r must be fully
+ * initialised (memset) because rules are compared bytewise.  Memory grows
+ * with the number of distinct rules, not with the number of FREs.
+ */
+static int rule_intern(struct dctx *c, const struct sfp_sframe_rule *r,
+		       uint32_t *idx)
 {
 	struct sfp_sframe *sf = c->sf;
-	uint32_t h = rule_hash(r) & c->ht_mask;
+	uint32_t h;
 
-	for (;; h = (h + 1) & c->ht_mask) {
+	if (2 * (uint64_t)(sf->num_rules + 1) > c->ht_mask) {
+		int err = ht_grow(c);
+
+		if (err)
+			return err;
+	}
+	if (sf->num_rules == c->rules_cap) {
+		uint32_t ncap = c->rules_cap ? c->rules_cap * 2 : 64;
+		void *p = realloc(sf->rules, sizeof(*sf->rules) * ncap);
+
+		if (!p)
+			return -ENOMEM;
+		sf->rules = p;
+		c->rules_cap = ncap;
+	}
+	for (h = rule_hash(r) & c->ht_mask;; h = (h + 1) & c->ht_mask) {
 		uint32_t e = c->ht[h];
 
 		if (!e) {
-			/* num_rules < num_fres <= table size / 2: never full */
 			sf->rules[sf->num_rules] = *r;
 			c->ht[h] = ++sf->num_rules;
-			return sf->num_rules - 1;
+			*idx = sf->num_rules - 1;
+			return 0;
 		}
-		if (!memcmp(&sf->rules[e - 1], r, sizeof(*r)))
-			return e - 1;
+		if (!memcmp(&sf->rules[e - 1], r, sizeof(*r))) {
+			*idx = e - 1;
+			return 0;
+		}
 	}
 }
 
@@ -362,7 +405,8 @@ static int decode_fres(struct dctx *c, uint32_t fi, uint64_t fre_off,
 	uint32_t j, prev = 0;
 
 	if (nfres > c->num_fres - *row_pos)
-		return bad(c, c->fde_base, "FDE %u: its %u FREs exceed the header's total of %u",
+		return bad(c, c->fde_base + (uint64_t)fi * sframe_fde_size(c->version),
+			   "FDE %u: its %u FREs exceed the header's total of %u",
 			   fi, nfres, c->num_fres);
 	sfp_cursor_init(&cur, c->buf + c->fre_base, c->fre_len, c->swap);
 	if (sfp_cursor_seek(&cur, fre_off))
@@ -424,8 +468,10 @@ static int decode_fres(struct dctx *c, uint32_t fi, uint64_t fre_off,
 			r->flags |= SFP_ROW_FLEX;
 		if (fn->pc_type == SFP_SFRAME_PC_MASK)
 			r->flags |= SFP_ROW_PCMASK;
+		err = rule_intern(c, r, &sf->fres[*row_pos].rule);
+		if (err)
+			return err;
 		sf->fres[*row_pos].start = start;
-		sf->fres[*row_pos].rule = rule_intern(c, r);
 		(*row_pos)++;
 	}
 	return 0;
@@ -580,13 +626,9 @@ static int decode(struct dctx *c, uint64_t section_addr)
 	/* Both counts were bounded by the section size in decode_header(). */
 	sf->fns = calloc(c->num_fdes ? c->num_fdes : 1, sizeof(*sf->fns));
 	sf->fres = calloc(c->num_fres ? c->num_fres : 1, sizeof(*sf->fres));
-	sf->rules = calloc(c->num_fres ? c->num_fres : 1, sizeof(*sf->rules));
-	/* Hash table at least twice the number of rules it may hold. */
-	c->ht_mask = 15;
-	while (c->ht_mask < 2 * (uint64_t)c->num_fres)
-		c->ht_mask = c->ht_mask * 2 + 1;
+	c->ht_mask = 127;
 	c->ht = calloc((size_t)c->ht_mask + 1, sizeof(*c->ht));
-	if (!sf->fns || !sf->fres || !sf->rules || !c->ht)
+	if (!sf->fns || !sf->fres || !c->ht)
 		return -ENOMEM;
 	sf->num_fns = c->num_fdes;
 	for (i = 0; i < c->num_fdes; i++) {
@@ -599,13 +641,6 @@ static int decode(struct dctx *c, uint64_t section_addr)
 			   "header says %u FREs, the FDEs hold %u", c->num_fres,
 			   row_pos);
 	sf->num_rows = row_pos;
-	/* Give back what de-duplication saved. */
-	if (sf->num_rules < c->num_fres / 2) {
-		void *p = realloc(sf->rules, sizeof(*sf->rules) *
-					     (sf->num_rules ? sf->num_rules : 1));
-		if (p)
-			sf->rules = p;
-	}
 	return build_index(c);
 }
 

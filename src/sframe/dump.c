@@ -12,6 +12,12 @@
  *                        ("S" signal, "F" flexible), "RA undefined" rows,
  *                        flexible-FDE cells such as "r10+0" and "(fp-8)".
  * Everything printed comes from the decoded arrays (sframe_int.h).
+ *
+ * One cell is a guess: a v3 flexible-FDE RA/FP rule "CFA + N" without
+ * dereference (control word reg_p = 0, deref_p = 0) prints as "(c+N)".
+ * No vector or tool output shows it (gas does not emit it) and we had no
+ * 2.46 dumper source to check; every other cell is confirmed by the
+ * vectors or by this machine's objdump.
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -12,7 +12,7 @@
  *
  * The encoder is the inverse of the decoder: decode(encode(x)) == x for
  * every x that the decoder can produce for the output version.  It never
- * merges rows unless asked to (opts->merge_rows), because a round trip
+ * merges rows unless asked to (SFP_SFRAME_BUILDER_F_MERGE_ROWS), because a round trip
  * must reproduce the rows exactly as given.  The choices it makes are
  * described in docs/sframe-encoder.md.
  */
@@ -22,11 +22,6 @@
 
 #include "common/internal.h"
 #include "sframe/format.h"
-
-/* TODO(merge): defined by sframe-core's include/sfprof/sframe.h. */
-#ifndef SFP_LOC_F_PADDING
-#define SFP_LOC_F_PADDING 0x2
-#endif
 
 /* Reasons are short strings: "row 3: CFA base is r10". */
 #define WHY_LEN 160
@@ -160,6 +155,7 @@ int sfp_sframe_builder__new(const struct sfp_sframe_builder_opts *opts,
 	struct sfp_sframe_builder *b;
 	uint8_t version, abi;
 	int8_t fixed_ra;
+	uint64_t flags;
 	bool host_be = __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__;
 
 	if (!out)
@@ -204,8 +200,14 @@ int sfp_sframe_builder__new(const struct sfp_sframe_builder_opts *opts,
 	b->fixed_ra = fixed_ra;
 	b->section_addr = SFP_OPTS_GET(opts, sfp_sframe_builder_opts,
 				       section_addr, 0);
-	b->merge_rows = SFP_OPTS_GET(opts, sfp_sframe_builder_opts,
-				     merge_rows, false);
+	flags = SFP_OPTS_GET(opts, sfp_sframe_builder_opts, flags, 0);
+	if (flags & ~(uint64_t)SFP_SFRAME_BUILDER_F_MERGE_ROWS) {
+		pr_warn("sframe encoder: unknown builder flags 0x%" PRIx64,
+			flags);
+		free(b);
+		return -EINVAL;
+	}
+	b->merge_rows = flags & SFP_SFRAME_BUILDER_F_MERGE_ROWS;
 	*out = b;
 	return 0;
 }
@@ -359,11 +361,6 @@ static int default_slot(const struct sfp_sframe_builder *b,
 	case SFP_LOC_CFA_DEREF:
 		/* On s390x a 0 word is the "not saved" padding, and in v2
 		 * an odd word names a register. */
-		if (s390x && l->offset == 0) {
-			snprintf(why, WHY_LEN,
-				 "s390x %s saved at c+0 reads as padding", what);
-			return -EOPNOTSUPP;
-		}
 		if (is_ra && l->offset == 0) {
 			snprintf(why, WHY_LEN,
 				 "RA at c+0 reads as 'no RA offset'");
@@ -515,6 +512,14 @@ static int enc_flex_row(const struct sfp_sframe_builder *b,
 		}
 		break;
 	case SFP_LOC_NOT_SAVED:
+		/* With a fixed RA offset, readers take the padding word for
+		 * the fixed slot. */
+		if (b->fixed_ra) {
+			snprintf(why, WHY_LEN,
+				 "RA 'not saved' would read as the header's fixed c%+d",
+				 b->fixed_ra);
+			return -EOPNOTSUPP;
+		}
 		ra_pad = true;
 		break;
 	case SFP_LOC_CFA_DEREF:
@@ -555,6 +560,13 @@ static int enc_flex_row(const struct sfp_sframe_builder *b,
 		}
 		fp_pair = true;
 		break;
+	}
+
+	/* The padding word only exists between a CFA and an FP pair. */
+	if (ra_pad && !fp_pair) {
+		snprintf(why, WHY_LEN,
+			 "RA padding word without an FP pair after it");
+		return -EOPNOTSUPP;
 	}
 
 	f->nwords = 0;

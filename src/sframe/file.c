@@ -123,6 +123,25 @@ out:
 	return err;
 }
 
+/* The first bytes of a file, to tell ELF from the rest without reading a
+ * large ELF twice. */
+static int read_magic(const char *path, uint8_t *buf, size_t len, size_t *got)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t r;
+
+	if (fd < 0)
+		return -errno;
+	do
+		r = read(fd, buf, len);
+	while (r < 0 && errno == EINTR);
+	close(fd);
+	if (r < 0)
+		return -errno;
+	*got = (size_t)r;
+	return 0;
+}
+
 static int open_elf(const char *path, const struct sfp_sframe_opts *opts,
 		    struct sfp_sframe **out)
 {
@@ -236,14 +255,18 @@ int sfp_sframe__open_file(const char *path, const struct sfp_sframe_opts *opts,
 	*out = NULL;
 	if (!path || !SFP_OPTS_VALID(opts, sfp_sframe_opts))
 		return -EINVAL;
+	{
+		uint8_t magic[4];
+		size_t got = 0;
+
+		err = read_magic(path, magic, sizeof(magic), &got);
+		if (!err && got == 4 && !memcmp(magic, "\177ELF", 4))
+			return open_elf(path, opts, out);
+	}
 	err = read_whole(path, &buf, &size);
 	if (err) {
 		pr_warn("%s: %s", path, sfp_strerror(err));
 		return err;
-	}
-	if (size >= 4 && !memcmp(buf, "\177ELF", 4)) {
-		free(buf);
-		return open_elf(path, opts, out);
 	}
 	if (size >= SFT_MAGIC_LEN && !memcmp(buf, SFT_MAGIC, SFT_MAGIC_LEN)) {
 		err = open_container(path, buf, size, opts, out);

@@ -5,10 +5,15 @@
  * On first use the address ranges of every compile unit are collected
  * into a sorted array (not from .debug_aranges, which newer compilers may
  * omit), so that finding the CU of an address is a binary search.  The
- * inline chain comes from dwarf_getscopes(): each DW_TAG_inlined_subroutine
- * scope's DW_AT_call_file/call_line is the location in the next outer
- * function.  libdw parses the untrusted DWARF itself, with its own bounds
- * checks; we only read what it hands back.
+ * first lookup in a CU walks its DIE tree once and indexes every concrete
+ * function instance (DW_TAG_subprogram and DW_TAG_inlined_subroutine with
+ * code): its ranges, sorted, each with a link to the smallest range
+ * enclosing it, and its parent instance.  A lookup is then a binary
+ * search plus a walk up the links, instead of dwarf_getscopes()' walk of
+ * the whole CU per address.  Each inlined instance's DW_AT_call_file /
+ * call_line is the location in the next outer frame.  libdw parses the
+ * untrusted DWARF itself, with its own bounds checks; we only read what
+ * it hands back, and cap the depth and size of what we index.
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -18,7 +23,36 @@
 
 struct cu_range {
 	uint64_t lo, hi;	/* [lo, hi) */
-	Dwarf_Off cu_off;	/* offset of the CU DIE */
+	uint32_t cu;		/* index into sfp_dwarf.cus */
+};
+
+#define NONE UINT32_MAX
+
+/* One concrete function instance of a CU. */
+struct fn_inst {
+	Dwarf_Off die_off;
+	uint32_t parent;	/* enclosing instance, or NONE */
+	bool inlined;
+	bool name_done;
+	const char *name;	/* resolved on first use */
+	uint32_t call_file, call_line, call_col;
+};
+
+/* One address range of an instance. */
+struct fn_range {
+	uint64_t lo, hi;
+	uint32_t fn;		/* index into cu_index.fns */
+	uint32_t up;		/* smallest range enclosing this one, or NONE */
+	uint32_t depth;
+};
+
+struct cu_index {
+	Dwarf_Off off;		/* the CU DIE */
+	bool built;
+	struct fn_inst *fns;
+	size_t nfns, fns_cap;
+	struct fn_range *ranges;
+	size_t nranges, ranges_cap;
 };
 
 /* Interned demangled names, keyed by the DWARF string's address. */
@@ -31,14 +65,19 @@ struct sfp_dwarf {
 	Dwarf *dw;
 	struct cu_range *ranges;
 	size_t nranges;
+	struct cu_index *cus;
+	size_t ncus;
 	struct name_slot *names;
 	size_t nnames_cap;	/* power of two */
 	size_t nnames;
 	struct sfp_strpool pool;
 };
 
-/* Cap on CU ranges collected (per DSO) before we call the DWARF hostile. */
+/* Caps (per DSO / per CU) before we call the DWARF hostile. */
 #define DW_MAX_RANGES (16u << 20)
+#define DW_MAX_CUS (4u << 20)
+#define DW_MAX_FNS (8u << 20)
+#define DW_MAX_DEPTH 128
 
 static int range_cmp(const void *pa, const void *pb)
 {
@@ -50,7 +89,7 @@ static int range_cmp(const void *pa, const void *pb)
 }
 
 static int add_range(struct sfp_dwarf *d, size_t *cap, uint64_t lo,
-		     uint64_t hi, Dwarf_Off off)
+		     uint64_t hi, uint32_t cu)
 {
 	if (lo >= hi)
 		return 0;
@@ -68,7 +107,7 @@ static int add_range(struct sfp_dwarf *d, size_t *cap, uint64_t lo,
 	}
 	d->ranges[d->nranges].lo = lo;
 	d->ranges[d->nranges].hi = hi;
-	d->ranges[d->nranges].cu_off = off;
+	d->ranges[d->nranges].cu = cu;
 	d->nranges++;
 	return 0;
 }
@@ -79,7 +118,7 @@ static int index_cus(struct sfp_dwarf *d)
 	Dwarf_Die cudie, subdie;
 	Dwarf_Half version;
 	uint8_t unit_type;
-	size_t cap = 0;
+	size_t cap = 0, cus_cap = 0;
 	int err;
 
 	while (dwarf_get_units(d->dw, cu, &cu, &version, &unit_type, &cudie,
@@ -90,11 +129,25 @@ static int index_cus(struct sfp_dwarf *d)
 		if (unit_type != DW_UT_compile && unit_type != DW_UT_partial &&
 		    unit_type != DW_UT_skeleton)
 			continue;
+		if (d->ncus == cus_cap) {
+			struct cu_index *n;
+
+			if (d->ncus >= DW_MAX_CUS)
+				return -E2BIG;
+			cus_cap = cus_cap ? cus_cap * 2 : 64;
+			n = realloc(d->cus, cus_cap * sizeof(*n));
+			if (!n)
+				return -ENOMEM;
+			d->cus = n;
+		}
+		memset(&d->cus[d->ncus], 0, sizeof(d->cus[0]));
+		d->cus[d->ncus].off = dwarf_dieoffset(&cudie);
 		while ((off = dwarf_ranges(&cudie, off, &base, &lo, &hi)) > 0) {
-			err = add_range(d, &cap, lo, hi, dwarf_dieoffset(&cudie));
+			err = add_range(d, &cap, lo, hi, (uint32_t)d->ncus);
 			if (err)
 				return err;
 		}
+		d->ncus++;
 	}
 	qsort(d->ranges, d->nranges, sizeof(*d->ranges), range_cmp);
 	return 0;
@@ -138,16 +191,21 @@ void sfp_dwarf_free(struct sfp_dwarf **dp)
 	if (d->dw)
 		dwarf_end(d->dw);
 	free(d->ranges);
+	for (size_t i = 0; i < d->ncus; i++) {
+		free(d->cus[i].fns);
+		free(d->cus[i].ranges);
+	}
+	free(d->cus);
 	free(d->names);
 	sfp_strpool_free(&d->pool);
 	free(d);
 	*dp = NULL;
 }
 
-/* The CU DIE covering addr.  Ranges may overlap: take the innermost. */
-static bool find_cu(struct sfp_dwarf *d, uint64_t addr, Dwarf_Die *cudie)
+/* The CU covering addr.  Ranges may overlap: take the innermost. */
+static struct cu_index *find_cu(struct sfp_dwarf *d, uint64_t addr)
 {
-	size_t lo = 0, hi = d->nranges;
+	size_t lo = 0, hi = d->nranges, steps = 0;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -158,15 +216,217 @@ static bool find_cu(struct sfp_dwarf *d, uint64_t addr, Dwarf_Die *cudie)
 			hi = mid;
 	}
 	/* Walk back over ranges starting at or before addr. */
-	while (lo-- > 0) {
+	while (lo-- > 0 && steps++ < 64) {
 		const struct cu_range *r = &d->ranges[lo];
 
 		if (addr < r->hi)
-			return dwarf_offdie(d->dw, r->cu_off, cudie) != NULL;
-		if (d->nranges - lo > 64)
-			break;	/* ranges do not nest this deep in practice */
+			return &d->cus[r->cu];
 	}
-	return false;
+	return NULL;
+}
+
+static bool die_udata(Dwarf_Die *die, unsigned int at, Dwarf_Word *v)
+{
+	Dwarf_Attribute attr;
+
+	return dwarf_attr(die, at, &attr) && dwarf_formudata(&attr, v) == 0;
+}
+
+static int add_fn(struct cu_index *c, Dwarf_Die *die, uint32_t parent,
+		  bool inlined, uint32_t *idx)
+{
+	struct fn_inst *f;
+	Dwarf_Word v;
+
+	if (c->nfns == c->fns_cap) {
+		size_t cap = c->fns_cap ? c->fns_cap * 2 : 64;
+		struct fn_inst *n;
+
+		if (c->nfns >= DW_MAX_FNS)
+			return -E2BIG;
+		n = realloc(c->fns, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		c->fns = n;
+		c->fns_cap = cap;
+	}
+	f = &c->fns[c->nfns];
+	memset(f, 0, sizeof(*f));
+	f->die_off = dwarf_dieoffset(die);
+	f->parent = parent;
+	f->inlined = inlined;
+	if (inlined) {
+		f->call_file = die_udata(die, DW_AT_call_file, &v) &&
+			       v < UINT32_MAX ? (uint32_t)v : UINT32_MAX;
+		f->call_line = die_udata(die, DW_AT_call_line, &v) &&
+			       v <= UINT32_MAX ? (uint32_t)v : 0;
+		f->call_col = die_udata(die, DW_AT_call_column, &v) &&
+			      v <= UINT32_MAX ? (uint32_t)v : 0;
+	}
+	*idx = (uint32_t)c->nfns++;
+	return 0;
+}
+
+static int add_fn_range(struct cu_index *c, uint64_t lo, uint64_t hi,
+			uint32_t fn, uint32_t depth)
+{
+	if (lo >= hi)
+		return 0;
+	if (c->nranges == c->ranges_cap) {
+		size_t cap = c->ranges_cap ? c->ranges_cap * 2 : 64;
+		struct fn_range *n;
+
+		if (c->nranges >= DW_MAX_FNS)
+			return -E2BIG;
+		n = realloc(c->ranges, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		c->ranges = n;
+		c->ranges_cap = cap;
+	}
+	c->ranges[c->nranges].lo = lo;
+	c->ranges[c->nranges].hi = hi;
+	c->ranges[c->nranges].fn = fn;
+	c->ranges[c->nranges].up = NONE;
+	c->ranges[c->nranges].depth = depth;
+	c->nranges++;
+	return 0;
+}
+
+/* DIEs whose children may hold function instances with code. */
+static bool is_container(int tag)
+{
+	switch (tag) {
+	case DW_TAG_lexical_block:
+	case DW_TAG_namespace:
+	case DW_TAG_class_type:
+	case DW_TAG_structure_type:
+	case DW_TAG_union_type:
+	case DW_TAG_module:
+	case DW_TAG_try_block:
+	case DW_TAG_catch_block:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static int walk_dies(struct cu_index *c, Dwarf_Die *parent_die,
+		     uint32_t parent_fn, uint32_t depth)
+{
+	Dwarf_Die child;
+	int r, err;
+
+	if (depth > DW_MAX_DEPTH)
+		return 0;	/* deeper nesting is not real code */
+	r = dwarf_child(parent_die, &child);
+	while (r == 0) {
+		int tag = dwarf_tag(&child);
+
+		if (tag == DW_TAG_subprogram ||
+		    tag == DW_TAG_inlined_subroutine) {
+			Dwarf_Addr base, lo, hi;
+			ptrdiff_t off = 0;
+			uint32_t fn = NONE;
+
+			while ((off = dwarf_ranges(&child, off, &base, &lo,
+						   &hi)) > 0) {
+				if (fn == NONE) {
+					err = add_fn(c, &child, parent_fn,
+						     tag == DW_TAG_inlined_subroutine,
+						     &fn);
+					if (err)
+						return err;
+				}
+				err = add_fn_range(c, lo, hi, fn, depth);
+				if (err)
+					return err;
+			}
+			/* Abstract instances (no code) hold no frames. */
+			if (fn != NONE) {
+				err = walk_dies(c, &child, fn, depth + 1);
+				if (err)
+					return err;
+			}
+		} else if (is_container(tag)) {
+			err = walk_dies(c, &child, parent_fn, depth + 1);
+			if (err)
+				return err;
+		}
+		r = dwarf_siblingof(&child, &child);
+	}
+	return 0;
+}
+
+static int fn_range_cmp(const void *pa, const void *pb)
+{
+	const struct fn_range *a = pa, *b = pb;
+
+	if (a->lo != b->lo)
+		return a->lo < b->lo ? -1 : 1;
+	if (a->hi != b->hi)	/* outer (longer) first */
+		return a->hi > b->hi ? -1 : 1;
+	return a->depth < b->depth ? -1 : a->depth > b->depth;
+}
+
+/* Index a CU's function instances; link each range to its encloser. */
+static int build_cu_index(struct sfp_dwarf *d, struct cu_index *c)
+{
+	Dwarf_Die cudie;
+	uint32_t *stack = NULL;
+	size_t sp = 0, i;
+	int err;
+
+	c->built = true;
+	if (!dwarf_offdie(d->dw, c->off, &cudie))
+		return -EBADMSG;
+	err = walk_dies(c, &cudie, NONE, 0);
+	if (err)
+		return err;
+	if (!c->nranges)
+		return 0;
+	qsort(c->ranges, c->nranges, sizeof(*c->ranges), fn_range_cmp);
+	stack = malloc(c->nranges * sizeof(*stack));
+	if (!stack)
+		return -ENOMEM;
+	for (i = 0; i < c->nranges; i++) {
+		struct fn_range *r = &c->ranges[i];
+
+		while (sp && c->ranges[stack[sp - 1]].hi <= r->lo)
+			sp--;
+		r->up = sp ? stack[sp - 1] : NONE;
+		stack[sp++] = (uint32_t)i;
+	}
+	free(stack);
+	return 0;
+}
+
+/* The innermost instance whose range holds addr, or NONE. */
+static uint32_t find_fn(const struct cu_index *c, uint64_t addr)
+{
+	size_t lo = 0, hi = c->nranges;
+	uint32_t j, steps = 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->ranges[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NONE;
+	/*
+	 * The last range starting at or before addr, or the nearest range
+	 * enclosing it, is the innermost one holding addr (a sibling before
+	 * it that held addr would enclose it).
+	 */
+	for (j = (uint32_t)(lo - 1); j != NONE && steps++ < DW_MAX_DEPTH * 4;
+	     j = c->ranges[j].up)
+		if (addr < c->ranges[j].hi)
+			return c->ranges[j].fn;
+	return NONE;
 }
 
 static const char *intern_name(struct sfp_symbolizer *s, struct sfp_dwarf *d,
@@ -230,96 +490,77 @@ static const char *die_name(struct sfp_symbolizer *s, struct sfp_dwarf *d,
 	return intern_name(s, d, raw);
 }
 
-static bool die_udata(Dwarf_Die *die, unsigned int at, Dwarf_Word *v)
+static const char *fn_name(struct sfp_symbolizer *s, struct sfp_dwarf *d,
+			   struct fn_inst *f)
 {
-	Dwarf_Attribute attr;
+	Dwarf_Die die;
 
-	return dwarf_attr(die, at, &attr) && dwarf_formudata(&attr, v) == 0;
+	if (!f->name_done) {
+		f->name_done = true;
+		if (dwarf_offdie(d->dw, f->die_off, &die))
+			f->name = die_name(s, d, &die);
+	}
+	return f->name;
 }
 
 int sfp_dwarf_inlines(struct sfp_symbolizer *s, struct sfp_dwarf *d,
 		      uint64_t vaddr, struct sfp_inline_frame *frames,
 		      size_t max)
 {
-	Dwarf_Die cudie, *scopes = NULL;
+	struct cu_index *c = find_cu(d, vaddr);
+	Dwarf_Die cudie;
 	Dwarf_Files *files = NULL;
 	size_t nfiles = 0, nf = 0;
 	Dwarf_Line *line;
 	const char *file = NULL;
 	unsigned int lineno = 0, col = 0;
-	int nscopes, i;
+	uint32_t fn;
 
-	if (!find_cu(d, vaddr, &cudie))
+	if (!c || !dwarf_offdie(d->dw, c->off, &cudie))
 		return -ENOENT;
+	if (!c->built) {
+		int err = build_cu_index(d, c);
+
+		if (err)
+			pr_warn("DWARF CU at %#llx: function index incomplete (%s)",
+				(unsigned long long)c->off, sfp_strerror(err));
+	}
 	line = dwarf_getsrc_die(&cudie, vaddr);
 	if (line) {
-		int l = 0, c = 0;
+		int l = 0, cc = 0;
 
 		file = dwarf_linesrc(line, NULL, NULL);
 		if (!dwarf_lineno(line, &l) && l > 0)
 			lineno = (unsigned int)l;
-		if (!dwarf_linecol(line, &c) && c > 0)
-			col = (unsigned int)c;
+		if (!dwarf_linecol(line, &cc) && cc > 0)
+			col = (unsigned int)cc;
 	}
-	if (dwarf_getsrcfiles(&cudie, &files, &nfiles))
+	fn = find_fn(c, vaddr);
+	if (fn != NONE && dwarf_getsrcfiles(&cudie, &files, &nfiles))
 		files = NULL;
-	nscopes = dwarf_getscopes(&cudie, vaddr, &scopes);
-	/*
-	 * Past an inlined instance, dwarf_getscopes() continues with the
-	 * abstract definition's parents; the callers are the concrete
-	 * parents, which dwarf_getscopes_die() on the innermost function
-	 * scope gives.
-	 */
-	for (i = 0; i < nscopes; i++) {
-		int tag = dwarf_tag(&scopes[i]);
+	/* Innermost first; the first non-inlined instance ends the chain. */
+	while (fn != NONE && fn < c->nfns && nf <= DW_MAX_DEPTH) {
+		struct fn_inst *f = &c->fns[fn];
 
-		if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
-			Dwarf_Die inner = scopes[i], *chain = NULL;
-
-			free(scopes);
-			scopes = NULL;
-			nscopes = dwarf_getscopes_die(&inner, &chain);
-			scopes = chain;
-			break;
-		}
-	}
-	for (i = 0; i < nscopes; i++) {
-		Dwarf_Die *sc = &scopes[i];
-		int tag = dwarf_tag(sc);
-		Dwarf_Word cf, cl, cc;
-
-		if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine)
-			continue;
-		/*
-		 * After an inlined instance libdw lists the scopes of its
-		 * abstract definition (a subprogram with DW_AT_inline):
-		 * those are no frame of their own.
-		 */
-		if (tag == DW_TAG_subprogram && dwarf_hasattr(sc, DW_AT_inline))
-			continue;
 		if (nf < max) {
-			frames[nf].name = die_name(s, d, sc);
+			frames[nf].name = fn_name(s, d, f);
 			frames[nf].file = file;
 			frames[nf].line = lineno;
 			frames[nf].column = col;
-			frames[nf].inlined = tag == DW_TAG_inlined_subroutine;
+			frames[nf].inlined = f->inlined;
 		}
 		nf++;
-		if (tag == DW_TAG_subprogram)
+		if (!f->inlined)
 			break;
 		/* The next frame stands at this one's call site. */
-		file = NULL;
-		lineno = col = 0;
-		if (files && die_udata(sc, DW_AT_call_file, &cf) && cf < nfiles)
-			file = dwarf_filesrc(files, cf, NULL, NULL);
-		if (die_udata(sc, DW_AT_call_line, &cl) && cl <= UINT32_MAX)
-			lineno = (unsigned int)cl;
-		if (die_udata(sc, DW_AT_call_column, &cc) && cc <= UINT32_MAX)
-			col = (unsigned int)cc;
+		file = files && f->call_file < nfiles ?
+		       dwarf_filesrc(files, f->call_file, NULL, NULL) : NULL;
+		lineno = f->call_line;
+		col = f->call_col;
+		fn = f->parent;
 	}
-	free(scopes);
 	if (!nf) {
-		/* No function scope (e.g. assembly with line info only). */
+		/* No function instance (e.g. assembly with line info only). */
 		if (!file)
 			return -ENOENT;
 		if (max) {
@@ -331,5 +572,5 @@ int sfp_dwarf_inlines(struct sfp_symbolizer *s, struct sfp_dwarf *d,
 		}
 		nf = 1;
 	}
-	return nf > INT32_MAX ? INT32_MAX : (int)nf;
+	return (int)nf;
 }

@@ -90,13 +90,69 @@ static int jit_refresh(struct sfp_jitmap *j)
 	return 0;
 }
 
+/* The pid of process pid in its own (innermost) pid namespace. */
+static int ns_pid(int pid)
+{
+	char path[64], *buf, *p;
+	size_t len;
+	int inner = pid;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	if (sfp_read_file(path, 1 << 20, &buf, &len))
+		return pid;
+	p = strstr(buf, "\nNSpid:");
+	if (p) {
+		char *eol = strchr(p + 1, '\n');
+
+		/* "NSpid:\t42\t7": the last number is the innermost. */
+		for (p += 7; *p && p != eol;) {
+			char *end;
+			long v = strtol(p, &end, 10);
+
+			if (end == p)
+				break;
+			if (v > 0 && v < INT32_MAX)
+				inner = (int)v;
+			p = end;
+		}
+	}
+	free(buf);
+	return inner;
+}
+
+/*
+ * Where the JIT of pid wrote its map: our perf map directory, or, for a
+ * process in a container, that directory inside its root and named with
+ * its pid as it knows it (what perf does too).
+ */
+static int jit_path(struct sfp_symbolizer *s, int pid, char *path, size_t size)
+{
+	struct stat st;
+	int n;
+
+	n = snprintf(path, size, "%s/perf-%d.map", s->perf_map_dir, pid);
+	if (n < 0 || (size_t)n >= size)
+		return -ENAMETOOLONG;
+	if (!stat(path, &st))
+		return 0;
+	n = snprintf(path, size, "/proc/%d/root%s/perf-%d.map", pid,
+		     s->perf_map_dir, ns_pid(pid));
+	if (n < 0 || (size_t)n >= size)
+		return -ENAMETOOLONG;
+	if (!stat(path, &st))
+		return 0;
+	/* Neither exists yet: watch the plain one. */
+	snprintf(path, size, "%s/perf-%d.map", s->perf_map_dir, pid);
+	return 0;
+}
+
 int sfp_symbolizer__jit(struct sfp_symbolizer *s, int pid, uint64_t addr,
 			struct sfp_symbol *out)
 {
 	struct sfp_jitmap *j;
 	struct sfp_sym *sym;
 	char path[PATH_MAX];
-	int n, err;
+	int err;
 
 	if (!s || !out || pid <= 0)
 		return -EINVAL;
@@ -104,10 +160,9 @@ int sfp_symbolizer__jit(struct sfp_symbolizer *s, int pid, uint64_t addr,
 		if (j->pid == pid)
 			break;
 	if (!j) {
-		n = snprintf(path, sizeof(path), "%s/perf-%d.map",
-			     s->perf_map_dir, pid);
-		if (n < 0 || (size_t)n >= sizeof(path))
-			return -ENAMETOOLONG;
+		err = jit_path(s, pid, path, sizeof(path));
+		if (err)
+			return err;
 		j = calloc(1, sizeof(*j));
 		if (!j || !(j->path = strdup(path))) {
 			free(j);

@@ -7,7 +7,7 @@
  * contains one `jmp *disp32(%rip)` (ff 25, maybe after endbr64 / bnd),
  * whose target is a GOT slot, and the JUMP_SLOT or GLOB_DAT relocation of
  * that slot names the function.  This is also how binutils labels stubs,
- * so names agree with `objdump -d`.
+ * so names agree with `objdump -d` (IRELATIVE slots too: "*ABS*+0x...").
  */
 #include "common/cursor.h"
 #include "elf/elf.h"
@@ -18,6 +18,9 @@
 #endif
 #ifndef R_X86_64_JUMP_SLOT
 #define R_X86_64_JUMP_SLOT 7
+#endif
+#ifndef R_X86_64_IRELATIVE
+#define R_X86_64_IRELATIVE 37
 #endif
 
 struct got_slot {
@@ -103,7 +106,21 @@ static const char *sym_name(struct sfp_elf *e, size_t symndx, uint64_t idx)
 	return (const char *)strs + name;
 }
 
-static int collect_got(struct sfp_elf *e, struct got_map *m)
+/*
+ * IRELATIVE slots (ifunc resolved at load time) have no symbol: name them
+ * after the resolver's address as objdump does ("*ABS*+0x9f550").
+ */
+static const char *irelative_name(struct sfp_strpool *pool, int64_t addend)
+{
+	char buf[40];
+	int n = snprintf(buf, sizeof(buf), "*ABS*+%#llx",
+			 (unsigned long long)addend);
+
+	return sfp_strpool_add(pool, buf, (size_t)n);
+}
+
+static int collect_got(struct sfp_elf *e, struct got_map *m,
+		       struct sfp_strpool *pool)
 {
 	size_t i, n = sfp_elf_num_sections(e);
 	struct sfp_elf_section sec;
@@ -133,9 +150,13 @@ static int collect_got(struct sfp_elf *e, struct got_map *m)
 			    sfp_cursor_i64(&c, &addend))
 				break;
 			type = (uint32_t)ELF64_R_TYPE(info);
-			if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
+			if (type == R_X86_64_IRELATIVE)
+				name = irelative_name(pool, addend);
+			else if (type == R_X86_64_JUMP_SLOT ||
+				 type == R_X86_64_GLOB_DAT)
+				name = sym_name(e, sh.sh_link, ELF64_R_SYM(info));
+			else
 				continue;
-			name = sym_name(e, sh.sh_link, ELF64_R_SYM(info));
 			if (!name)
 				continue;
 			err = got_add(m, off, name);
@@ -202,7 +223,7 @@ int sfp_symtab_load_plt(struct sfp_symtab *t, struct sfp_elf *e)
 
 	if (sfp_elf_machine(e) != EM_X86_64 || !sfp_elf_is_64(e))
 		return 0;
-	err = collect_got(e, &m);
+	err = collect_got(e, &m, &t->pool);
 	if (err || !m.nr)
 		goto out;
 	for (i = 0; i < ARRAY_SIZE(names); i++) {

@@ -10,6 +10,7 @@
  * debug directories), the new entry shares the loaded one.
  */
 #include <limits.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -202,6 +203,44 @@ static struct sfp_symbolizer_dso *find_by_build_id(struct sfp_symbolizer *s,
 	return NULL;
 }
 
+/*
+ * "[vdso]": the kernel maps the same vDSO image into every process of one
+ * ABI, so our own copy (AT_SYSINFO_EHDR) stands in for the target's when
+ * the build-ids agree (or none is given).  The image is a complete ELF
+ * file: its size is where the section headers end.
+ */
+static int open_vdso(const uint8_t *id, size_t len, struct sfp_elf **out,
+		     char **out_path)
+{
+	const uint8_t *base = (const uint8_t *)getauxval(AT_SYSINFO_EHDR);
+	GElf_Ehdr eh64;
+	uint64_t size;
+	int err;
+
+	if (!base)
+		return -ENOENT;
+	memcpy(&eh64, base, sizeof(eh64));	/* our own vDSO is 64-bit */
+	if (memcmp(eh64.e_ident, ELFMAG, SELFMAG) ||
+	    eh64.e_ident[EI_CLASS] != ELFCLASS64)
+		return -ENOENT;
+	size = eh64.e_shoff + (uint64_t)eh64.e_shnum * eh64.e_shentsize;
+	if (size < sizeof(eh64) || size > (1u << 20))
+		return -ENOENT;
+	err = sfp_elf_open_mem(base, size, "[vdso]", out);
+	if (err)
+		return err;
+	if (!build_id_ok(*out, id, len)) {
+		sfp_elf_close(out);
+		return -ENOENT;
+	}
+	*out_path = strdup("[vdso]");
+	if (!*out_path) {
+		sfp_elf_close(out);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 /* Open path (trying pid's root first), checking the build-id. */
 static int open_code_file(struct sfp_symbolizer *s, int pid, const char *path,
 			  const uint8_t *id, size_t len, struct sfp_elf **out,
@@ -213,6 +252,13 @@ static int open_code_file(struct sfp_symbolizer *s, int pid, const char *path,
 	size_t slen = strlen(suffix);
 	int err, first_err = -ENOENT, attempt;
 
+	if (!strcmp(path, "[vdso]")) {
+		err = open_vdso(id, len, out, out_path);
+		if (err != -ENOENT || !id || !len)
+			return err;
+		/* Another kernel's vDSO: maybe a copy by build-id. */
+		return sfp_debugfile_by_build_id(s, id, len, false, out, out_path);
+	}
 	/* perf records unlinked-but-mapped files with this suffix. */
 	if (plen > slen && !strcmp(path + plen - slen, suffix))
 		plen -= slen;
@@ -257,32 +303,50 @@ static int open_code_file(struct sfp_symbolizer *s, int pid, const char *path,
 	return first_err;
 }
 
+/*
+ * Where the symbols come from, as perf chooses: the full .symtab of the
+ * separate debug file, else the file's own .symtab; only when neither
+ * exists, .dynsym plus MiniDebugInfo (which holds just the functions
+ * .dynsym lacks).  PLT stubs always come from the file itself.
+ */
 static int load_symbols(struct sfp_symbolizer *s, struct sfp_symbolizer_dso *d)
 {
 	int err;
 
-	err = sfp_symtab_load_elf(&d->tab, d->elf);
+	if (!sfp_debugfile_find(s, d->elf, d->path, &d->debug, &d->debug_path) &&
+	    !sfp_elf_has_symtab(d->debug)) {
+		/* Kept for DWARF; symbols come from elsewhere. */
+		pr_debug("%s: no .symtab in debug file %s", d->path,
+			 d->debug_path);
+	}
+	if (d->debug && sfp_elf_has_symtab(d->debug)) {
+		err = sfp_symtab_load_elf(&d->tab, d->debug, SFP_LOAD_SYMTAB);
+		if (err >= 0)
+			goto plt;
+		pr_warn("%s: symbols unreadable (%s), ignoring them",
+			d->debug_path, sfp_strerror(err));
+		sfp_symtab_free(&d->tab);
+	}
+	if (sfp_elf_has_symtab(d->elf)) {
+		err = sfp_symtab_load_elf(&d->tab, d->elf, SFP_LOAD_SYMTAB);
+		if (err < 0)
+			return err;
+		goto plt;
+	}
+	err = sfp_symtab_load_elf(&d->tab, d->elf, SFP_LOAD_DYNSYM);
 	if (err < 0)
 		return err;
-	if (!sfp_debugfile_find(s, d->elf, d->path, &d->debug, &d->debug_path)) {
-		err = sfp_symtab_load_elf(&d->tab, d->debug);
-		if (err < 0) {
-			pr_warn("%s: symbols unreadable, ignoring it",
-				d->debug_path);
-			sfp_elf_close(&d->debug);
-			free(d->debug_path);
-			d->debug_path = NULL;
-		}
-	}
 	err = sfp_minidebuginfo_open(d->elf, &d->mini);
 	if (!err) {
-		err = sfp_symtab_load_elf(&d->tab, d->mini);
+		err = sfp_symtab_load_elf(&d->tab, d->mini,
+					  SFP_LOAD_SYMTAB | SFP_LOAD_DYNSYM);
 		if (err < 0)
 			pr_warn("%s: MiniDebugInfo symbols unreadable", d->path);
 	} else if (err != -ENOENT) {
 		pr_warn("%s: MiniDebugInfo unusable (%s)", d->path,
 			sfp_strerror(err));
 	}
+plt:
 	err = sfp_symtab_load_plt(&d->tab, d->elf);
 	if (err < 0)
 		return err;

@@ -6,7 +6,10 @@
  * choose_best_symbol() does, so that our names match `perf report`:
  * a symbol with a size beats one without, then non-weak beats weak, then
  * global beats local, then fewer leading underscores, then the longer
- * name; a final strcmp() makes the choice independent of table order.
+ * name, then the first in table order (as perf).
+ * When neither alias has a size (kallsyms, asm without .size), perf first
+ * closes sizes up to the next symbol, which leaves every alias but the
+ * last one in table order empty: so the last one wins, here too.
  */
 #include <fcntl.h>
 #include <unistd.h>
@@ -81,6 +84,7 @@ int sfp_symtab_add(struct sfp_symtab *t, uint64_t start, uint64_t size,
 	s->demangled = NULL;
 	s->dso = NULL;
 	s->flags = flags;
+	s->seq = (uint32_t)(t->nr - 1);
 	return 0;
 }
 
@@ -103,6 +107,8 @@ static int alias_cmp(const struct sfp_sym *a, const struct sfp_sym *b)
 
 	if (az != bz)
 		return az ? 1 : -1;
+	if (az && a->seq != b->seq)
+		return a->seq > b->seq ? -1 : 1;
 	if (!!(a->flags & SFP_SYM_WEAK) != !!(b->flags & SFP_SYM_WEAK))
 		return (a->flags & SFP_SYM_WEAK) ? 1 : -1;
 	if (!!(a->flags & SFP_SYM_GLOBAL) != !!(b->flags & SFP_SYM_GLOBAL))
@@ -115,6 +121,9 @@ static int alias_cmp(const struct sfp_sym *a, const struct sfp_sym *b)
 	lb = strlen(b->name);
 	if (la != lb)
 		return la > lb ? -1 : 1;
+	/* perf keeps the first in table order. */
+	if (a->seq != b->seq)
+		return a->seq < b->seq ? -1 : 1;
 	return strcmp(a->name, b->name);
 }
 
@@ -294,7 +303,15 @@ static int load_symbols(struct sfp_symtab *t, struct sfp_elf *e,
 	return added;
 }
 
-int sfp_symtab_load_elf(struct sfp_symtab *t, struct sfp_elf *e)
+bool sfp_elf_has_symtab(const struct sfp_elf *e)
+{
+	struct sfp_elf_section sec;
+
+	return !sfp_elf_find_section(e, NULL, SHT_SYMTAB, &sec);
+}
+
+int sfp_symtab_load_elf(struct sfp_symtab *t, struct sfp_elf *e,
+			unsigned int which)
 {
 	size_t i, n = sfp_elf_num_sections(e);
 	struct sec_bound *secs;
@@ -318,7 +335,8 @@ int sfp_symtab_load_elf(struct sfp_symtab *t, struct sfp_elf *e)
 	for (i = 1; i < n; i++) {
 		if (sfp_elf_section(e, i, &sec))
 			continue;
-		if (sec.type != SHT_SYMTAB && sec.type != SHT_DYNSYM)
+		if (!((sec.type == SHT_SYMTAB && (which & SFP_LOAD_SYMTAB)) ||
+		      (sec.type == SHT_DYNSYM && (which & SFP_LOAD_DYNSYM))))
 			continue;
 		err = load_symbols(t, e, &sec, secs, n);
 		if (err < 0) {

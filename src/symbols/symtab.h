@@ -39,6 +39,7 @@ struct sfp_sym {
 	const char *demangled;	/* set on first lookup; NULL not yet */
 	const char *dso;	/* per-symbol DSO name (kernel modules), or NULL */
 	uint32_t flags;		/* SFP_SYM_* */
+	uint32_t seq;		/* order of addition (alias tie-break) */
 };
 
 struct sfp_symtab {
@@ -58,12 +59,18 @@ SFP_HIDDEN struct sfp_sym *sfp_symtab_find(const struct sfp_symtab *t,
 					   uint64_t addr);
 SFP_HIDDEN void sfp_symtab_free(struct sfp_symtab *t);
 
+#define SFP_LOAD_SYMTAB 1u
+#define SFP_LOAD_DYNSYM 2u
+
 /*
  * Function symbols (STT_FUNC, STT_GNU_IFUNC, defined, non-zero address)
- * of .symtab and .dynsym of e.  Names point into e's data, so e must
- * outlive the table.  Return: number added; -EBADMSG; -ENOMEM.
+ * of e's .symtab and/or .dynsym (which: SFP_LOAD_*).  Names point into
+ * e's data, so e must outlive the table.
+ * Return: number added; -EBADMSG; -ENOMEM.
  */
-SFP_HIDDEN int sfp_symtab_load_elf(struct sfp_symtab *t, struct sfp_elf *e);
+SFP_HIDDEN int sfp_symtab_load_elf(struct sfp_symtab *t, struct sfp_elf *e,
+				   unsigned int which);
+SFP_HIDDEN bool sfp_elf_has_symtab(const struct sfp_elf *e);
 
 /*
  * Synthetic "func@plt" symbols for the x86-64 PLT stubs (.plt, .plt.sec,

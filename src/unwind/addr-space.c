@@ -457,7 +457,7 @@ int unw_as_read_code(struct sfp_addr_space *as, uint64_t ip, void *buf,
 }
 
 /* Uncached lookup of the rule for pc. */
-static void lookup_slow(struct sfp_addr_space *as, struct sfp_reader *r,
+static __attribute__((noinline)) void lookup_slow(struct sfp_addr_space *as, struct sfp_reader *r,
 			uint64_t pc, uint64_t ip, struct unw_rule *rule)
 {
 	struct unw_map *m = unw_as_find(as, pc);
@@ -495,20 +495,12 @@ int unw_as_code_reader(void *ctx, uint64_t ip, void *buf, size_t len)
 	return -EFAULT;
 }
 
-void unw_as_lookup(struct sfp_addr_space *as, struct sfp_reader *r,
-		   uint64_t pc, uint64_t ip, struct unw_rule *rule)
+void unw_as_lookup_miss(struct sfp_addr_space *as, struct sfp_reader *r,
+			uint64_t pc, uint64_t ip, struct unw_cache_ent *e,
+			struct unw_rule *rule)
 {
-	uint64_t key = (ip << 1) | (pc == ip);
-	uint64_t h = key * 0x9e3779b97f4a7c15ull;
-	struct unw_cache_ent *e = &as->cache[(h >> 40) & as->cache_mask];
-
-	if (e->key == key && e->gen == as->gen) {
-		*rule = e->rule;
-		as->cache_hits++;
-		return;
-	}
 	lookup_slow(as, r, pc, ip, rule);
-	e->key = key;
+	e->key = (ip << 1) | (pc == ip);
 	e->gen = as->gen;
 	e->rule = *rule;
 	as->cache_misses++;

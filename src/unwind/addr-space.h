@@ -49,8 +49,28 @@ SFP_HIDDEN int unw_as_read_code(struct sfp_addr_space *as, uint64_t ip,
 				void *buf, size_t len);
 SFP_HIDDEN int unw_as_code_reader(void *ctx, uint64_t ip, void *buf,
 				  size_t len);
-SFP_HIDDEN void unw_as_lookup(struct sfp_addr_space *as,
-			      struct sfp_reader *r, uint64_t pc, uint64_t ip,
-			      struct unw_rule *rule);
+SFP_HIDDEN void unw_as_lookup_miss(struct sfp_addr_space *as,
+				   struct sfp_reader *r, uint64_t pc,
+				   uint64_t ip, struct unw_cache_ent *e,
+				   struct unw_rule *rule);
+
+/* The rule for pc (ip - 1 for return addresses): one hash probe when
+ * cached, else the mapping search and table lookup. */
+static inline void unw_as_lookup(struct sfp_addr_space *as,
+				 struct sfp_reader *r, uint64_t pc,
+				 uint64_t ip, struct unw_rule *rule)
+{
+	uint64_t key = (ip << 1) | (pc == ip);
+	/* A cheap mix: this sits on the walk's serial dependency chain
+	 * (load RA -> hash -> load entry -> CFA -> load RA). */
+	struct unw_cache_ent *e =
+		&as->cache[(key ^ (key >> 11)) & as->cache_mask];
+
+	if (sfp_likely(e->key == key && e->gen == as->gen)) {
+		*rule = e->rule;
+		return;
+	}
+	unw_as_lookup_miss(as, r, pc, ip, e, rule);
+}
 
 #endif /* SFP_UNWIND_ADDR_SPACE_H */

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "unwind/module.h"
+#include "unwind/walk.h"
 
 /* One executable segment of a loaded object. */
 struct bt_range {
@@ -440,7 +441,7 @@ static int bt_walk(uint64_t ip, uint64_t sp, uint64_t fp, void **buf,
 {
 	int saved_errno = errno;
 	struct bt_ctx c;
-	struct unw_env env = {
+	const struct unw_env env = {
 		.read = bt_read,
 		.lookup = bt_lookup,
 		.read_code = bt_read_code,
@@ -474,7 +475,7 @@ static int bt_walk(uint64_t ip, uint64_t sp, uint64_t fp, void **buf,
 	c.next = 0;
 	c.pid = bt_pid;
 	c.missed = false;
-	n = unw_walk(&env, ip, sp, fp, true, NULL, (size_t)max, stop);
+	n = unw_walk_inline(&env, ip, sp, fp, true, NULL, (size_t)max, stop);
 	if (c.missed)
 		__atomic_store_n(&bt_stale, 1, __ATOMIC_RELAXED);
 	errno = saved_errno;

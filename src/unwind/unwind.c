@@ -3,6 +3,7 @@
  * sfp_unwind(): the step engine over a reader and an address space.
  */
 #include "unwind/addr-space.h"
+#include "unwind/walk.h"
 
 struct as_ctx {
 	struct sfp_addr_space *as;
@@ -17,7 +18,21 @@ static int as_read(void *ctx, uint64_t addr, void *buf, size_t len)
 	return sfp_reader__read(c->r, addr, buf, len);
 }
 
-static void as_lookup(void *ctx, uint64_t pc, uint64_t ip,
+/* Snapshots are the hot path (one walk per perf sample): no dispatch. */
+static int as_read_snapshot(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	const struct sfp_reader *r = ((struct as_ctx *)ctx)->r;
+	uint64_t off = addr - r->sp;
+
+	if (addr < r->sp)
+		return -EFAULT;
+	if (off > r->size || len > r->size - off)
+		return -ERANGE;
+	memcpy(buf, r->stack + off, len);
+	return 0;
+}
+
+static __attribute__((always_inline)) inline void as_lookup(void *ctx, uint64_t pc, uint64_t ip,
 		      struct unw_rule *rule)
 {
 	struct as_ctx *c = ctx;
@@ -32,18 +47,47 @@ static int as_read_code(void *ctx, uint64_t ip, void *buf, size_t len)
 	return unw_as_code_reader(&c->code, ip, buf, len);
 }
 
+/* Instantiations of the walk with constant callbacks (see walk.h). */
+static size_t walk_snapshot(struct as_ctx *c, bool no_fp,
+			    const struct sfp_regs *regs,
+			    struct sfp_frame *frames, size_t max,
+			    enum sfp_unwind_stop *stop)
+{
+	const struct unw_env env = {
+		.read = as_read_snapshot,
+		.lookup = as_lookup,
+		.read_code = as_read_code,
+		.ctx = c,
+		.no_fp_fallback = no_fp,
+	};
+
+	return unw_walk_inline(&env, regs->ip, regs->sp, regs->fp,
+			       regs->valid & SFP_REGS_FP, frames, max, stop);
+}
+
+static size_t walk_live(struct as_ctx *c, bool no_fp,
+			const struct sfp_regs *regs, struct sfp_frame *frames,
+			size_t max, enum sfp_unwind_stop *stop)
+{
+	const struct unw_env env = {
+		.read = as_read,
+		.lookup = as_lookup,
+		.read_code = as_read_code,
+		.ctx = c,
+		.no_fp_fallback = no_fp,
+	};
+
+	return unw_walk_inline(&env, regs->ip, regs->sp, regs->fp,
+			       regs->valid & SFP_REGS_FP, frames, max, stop);
+}
+
 int sfp_unwind(struct sfp_addr_space *as, struct sfp_reader *r,
 	       const struct sfp_regs *regs, struct sfp_frame *frames,
 	       size_t max, const struct sfp_unwind_opts *opts,
 	       enum sfp_unwind_stop *stop)
 {
 	struct as_ctx c = { as, r, { as, r } };
-	struct unw_env env = {
-		.read = as_read,
-		.lookup = as_lookup,
-		.read_code = as_read_code,
-		.ctx = &c,
-	};
+	bool no_fp;
 	enum sfp_unwind_stop why;
 	uint32_t depth;
 	size_t n;
@@ -61,11 +105,12 @@ int sfp_unwind(struct sfp_addr_space *as, struct sfp_reader *r,
 		max = depth;
 	if (max > INT32_MAX)
 		max = INT32_MAX;
-	env.no_fp_fallback =
-		SFP_OPTS_GET(opts, sfp_unwind_opts, no_fp_fallback, false);
+	no_fp = SFP_OPTS_GET(opts, sfp_unwind_opts, no_fp_fallback, false);
 	unw_reader_begin(r);
-	n = unw_walk(&env, regs->ip, regs->sp, regs->fp,
-		     regs->valid & SFP_REGS_FP, frames, max, &why);
+	if (r->kind == UNW_READER_SNAPSHOT)
+		n = walk_snapshot(&c, no_fp, regs, frames, max, &why);
+	else
+		n = walk_live(&c, no_fp, regs, frames, max, &why);
 	*stop = why;
 	return (int)n;
 }

@@ -1,8 +1,11 @@
 # Per-program flags for tests/progs/<name>.c: PROG_CFLAGS_<name> := ...
 PROG_CFLAGS_symprog := -g -O2 -fvisibility=default
 # Unwinder checks: no frame pointers anywhere in the program's own code.
-PROG_CFLAGS_unwind-check := -O2 -fomit-frame-pointer -rdynamic
-PROG_CFLAGS_unwind-check-sframe := -O2 -fomit-frame-pointer -rdynamic -Wa,--gsframe
+PROG_CFLAGS_unwind-check := -O2 -fomit-frame-pointer -rdynamic -pthread
+PROG_CFLAGS_unwind-check-sframe := -O2 -fomit-frame-pointer -rdynamic -pthread -Wa,--gsframe
 PROG_CFLAGS_unwind-target := -O2 -fomit-frame-pointer -g0 -pthread
+# perf.data tests: the same workload with and without frame pointers.
+PROG_CFLAGS_perf-work := -O1 -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
+PROG_CFLAGS_perf-work-nofp := -O2 -fomit-frame-pointer
 # record tests: no frame pointers, own .sframe, fixed addresses.
 PROG_CFLAGS_record-spin := -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -Wa,--gsframe -no-pie

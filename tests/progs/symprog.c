@@ -40,6 +40,13 @@ int __attribute__((noinline)) sp_global(int x)
 
 int sp_alias(int x) __attribute__((alias("sp_global")));
 
+/* A hand-written function without .size: its size must be guessed. */
+__asm__(".text\n"
+	".globl sp_asm_nosize\n"
+	".type sp_asm_nosize, @function\n"
+	"sp_asm_nosize:\n"
+	"\tnop\n\tnop\n\tret\n");
+
 int __attribute__((weak, noinline)) sp_weak(int x)
 {
 	return x - 1;

@@ -222,6 +222,16 @@ TEST(cfi_build_v3_flexible_forms)
 					    r.fp.reg == 6 && r.fp.offset == 0));
 	}
 	ASSERT_EQ(func_at(v2, sym_addr(exe, "asm_drap"), &f), -1);
+	/* The same, as gcc -O2 writes it for a VLA beside aligned locals. */
+	i = func_at(v3, sym_addr(exe, "drap_vla"), &f);
+	if (ASSERT_GE(i, 0)) {
+		ASSERT_EQ(f.fde_type, SFP_SFRAME_FDE_FLEX);
+		ASSERT_TRUE(ANY_ROW(v3, i, f, r,
+				    r.cfa.kind == SFP_LOC_REG_DEREF &&
+					    r.cfa.reg == 6 &&
+					    r.cfa.offset == -8));
+	}
+	ASSERT_EQ(func_at(v2, sym_addr(exe, "drap_vla"), &f), -1);
 	i = func_at(v3, sym_addr(exe, "asm_ra_in_reg"), &f);
 	if (ASSERT_GE(i, 0))
 		ASSERT_TRUE(ANY_ROW(v3, i, f, r, r.ra.kind == SFP_LOC_REG &&

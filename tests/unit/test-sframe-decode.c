@@ -498,3 +498,76 @@ TEST(sframe_decode_s390x_fixture)
 	ASSERT_EQ(r.row_idx, 0);
 	sfp_sframe__free(&sf);
 }
+
+/*
+ * Long functions take the bisecting row search (more than 16 rows), and
+ * many functions the full function search: every row boundary of every
+ * function, and the gaps between functions, on a generated v2 table with
+ * ADDR2 starts and 2-byte data words.
+ */
+TEST(sframe_lookup_many_rows)
+{
+	enum { NF = 40, NR = 37, FSIZE = 0x400, GAP = 0x40 };
+	struct sfp_sframe *sf = NULL;
+	struct sfp_sframe_row r;
+	uint32_t i, j, fre_off = 0, freoff = NF * 20;
+	size_t fre_len = (size_t)NF * NR * (2 + 1 + 2);
+	bool ok = true;
+
+	/* Too big for struct sbuf: write the bytes directly. */
+	{
+		uint8_t *big = calloc(1, 28 + freoff + fre_len);
+		size_t n = 0;
+
+		if (!ASSERT_NOT_NULL(big))
+			return;
+#define P8(v) (big[n++] = (uint8_t)(v))
+#define P16(v) (P8(v), P8((v) >> 8))
+#define P32(v) (P16(v), P16((v) >> 16))
+		P16(0xdee2); P8(2); P8(0x5); P8(3); P8(0); P8(-8); P8(0);
+		P32(NF); P32(NF * NR); P32(fre_len); P32(0); P32(freoff);
+		for (i = 0; i < NF; i++) {
+			uint32_t start = 0x10000 + i * (FSIZE + GAP);
+
+			P32(start - (28 + i * 20));
+			P32(FSIZE);
+			P32(fre_off);
+			P32(NR);
+			P8(0x01);	/* ADDR2, PCINC */
+			P8(0);
+			P16(0);
+			fre_off += NR * 5;
+		}
+		for (i = 0; i < NF; i++)
+			for (j = 0; j < NR; j++) {
+				P16(j * (FSIZE / NR));
+				P8(0x23);	/* SP, 1 word, 2 bytes */
+				P16(8 + 16 * j + i);
+			}
+		if (!ASSERT_OK(sfp_sframe__open_mem(big, n, NULL, &sf))) {
+			free(big);
+			return;
+		}
+		free(big);
+	}
+	for (i = 0; i < NF && ok; i++) {
+		uint64_t fstart = 0x10000 + i * (FSIZE + GAP);
+
+		for (j = 0; j < NR && ok; j++) {
+			uint64_t pc = fstart + j * (FSIZE / NR);
+			uint64_t last = j + 1 < NR ? pc + FSIZE / NR - 1
+						   : fstart + FSIZE - 1;
+
+			ok = ASSERT_OK(sfp_sframe__find(sf, pc, &r)) &&
+			     ASSERT_EQ(r.func_idx, i) && ASSERT_EQ(r.row_idx, j) &&
+			     ASSERT_EQ(r.cfa.offset, 8 + 16 * j + i) &&
+			     ASSERT_OK(sfp_sframe__find(sf, last, &r)) &&
+			     ASSERT_EQ(r.row_idx, j);
+		}
+		ok = ok && ASSERT_ERR(sfp_sframe__find(sf, fstart + FSIZE, &r), -ENOENT) &&
+		     ASSERT_ERR(sfp_sframe__find(sf, fstart + FSIZE + GAP - 1, &r), -ENOENT);
+	}
+	if (!ok)
+		sfp_test_fail_at(__FILE__, __LINE__, "function %u row %u", i, j);
+	sfp_sframe__free(&sf);
+}

@@ -514,7 +514,8 @@ TEST(encode_merge_rows_option)
 		ASSERT_EQ(((uint8_t *)buf)[12], 3);
 	free(buf);
 	{
-		SFP_OPTS(sfp_sframe_builder_opts, o, .merge_rows = true);
+		SFP_OPTS(sfp_sframe_builder_opts, o,
+			 .flags = SFP_SFRAME_BUILDER_F_MERGE_ROWS);
 
 		if (!ASSERT_OK(sfp_sframe_builder__new(&o, &b)))
 			return;
@@ -572,6 +573,10 @@ TEST(encode_bad_options)
 	}
 	{
 		SFP_OPTS(sfp_sframe_builder_opts, o, .abi = 5);
+		ASSERT_ERR(sfp_sframe_builder__new(&o, &b), -EINVAL);
+	}
+	{
+		SFP_OPTS(sfp_sframe_builder_opts, o, .flags = 0x2);
 		ASSERT_ERR(sfp_sframe_builder__new(&o, &b), -EINVAL);
 	}
 	/* Non-zero bytes beyond the fields this library knows. */
@@ -733,4 +738,87 @@ TEST(encode_limits)
 	}
 	free(buf);
 	free(rows);
+}
+
+/* write() leaves the builder usable: add more, write again. */
+TEST(encode_write_twice)
+{
+	SFP_OPTS(sfp_sframe_builder_opts, o, .version = 3);
+	struct sfp_sframe_builder *b = NULL;
+	struct sfp_sframe_func fn = { .start = 0x2000, .size = 0x10 };
+	struct sfp_sframe_row row = ROW(0x2000, REG(AMD64_SP, 8), FIXED(-8), NONE);
+	void *one = NULL, *two = NULL;
+	size_t n1 = 0, n2 = 0;
+
+	if (!ASSERT_OK(sfp_sframe_builder__new(&o, &b)))
+		return;
+	ASSERT_OK(sfp_sframe_builder__add_func(b, &fn, &row, 1));
+	ASSERT_OK(sfp_sframe_builder__write(b, &one, &n1));
+	fn.start = row.start = 0x1000;
+	ASSERT_OK(sfp_sframe_builder__add_func(b, &fn, &row, 1));
+	if (ASSERT_OK(sfp_sframe_builder__write(b, &two, &n2))) {
+		const uint8_t *p = two;
+		int64_t rel0, rel1;
+		uint32_t off0, off1;
+
+		ASSERT_EQ(n2, n1 + 16 + 5 + 3);
+		ASSERT_EQ(p[8], 2);			/* two FDEs */
+		memcpy(&rel0, p + 28, 8);
+		memcpy(&rel1, p + 28 + 16, 8);
+		memcpy(&off0, p + 28 + 12, 4);
+		memcpy(&off1, p + 28 + 16 + 12, 4);
+		/* Sorted again, and each FRE block follows its FDE. */
+		ASSERT_EQ(28 + rel0, 0x1000);
+		ASSERT_EQ(28 + 16 + rel1, 0x2000);
+		ASSERT_EQ(off0, 0);
+		ASSERT_EQ(off1, 5 + 3);
+	}
+	free(one);
+	free(two);
+	sfp_sframe_builder__free(&b);
+}
+
+/*
+ * A flexible FDE's padding word means "RA not saved" only without a fixed
+ * RA offset; with one (AMD64) readers take it for the fixed slot, so "not
+ * saved" cannot be written there (found by fuzz-sframe-json).
+ */
+TEST(encode_flex_not_saved_needs_no_fixed_ra)
+{
+	const struct sfp_sframe_func fn = { .start = 0x1000, .size = 0x10,
+					    .fde_type = SFP_SFRAME_FDE_FLEX };
+	const struct sfp_sframe_row rows[] = {
+		ROW(0x1000, REG(AMD64_SP, 16), NOTSAVED, CFAD(-16)),
+	};
+	void *buf = NULL;
+	size_t size = 0;
+
+	ASSERT_ERR(build1(3, SFP_SFRAME_ABI_AMD64_LE, 0, &fn, rows, 1, &buf,
+			  &size), -EOPNOTSUPP);
+	ASSERT_TRUE(strstr(last_log, "would read as the header's fixed c-8"));
+	/* Without a fixed RA (AArch64) it is the padding word. */
+	{
+		struct sfp_sframe_row a64 = ROW(0x1000, REG(31, 16), NOTSAVED,
+						CFAD(-16));
+
+		if (ASSERT_OK(build1(3, SFP_SFRAME_ABI_AARCH64_LE, 0, &fn,
+				     &a64, 1, &buf, &size))) {
+			const uint8_t want[] = { 0x00, 0x2a, 0xf9, 0x00, 0x10,
+						 0x00, 0x00, 0x00, 0x02, 0x00,
+						 0xf0, 0xff };
+
+			mem_eq("aarch64 not saved", (uint8_t *)buf + 49,
+			       size - 49, want, sizeof(want));
+		}
+		free(buf);
+	}
+	/* ... and "not saved" with no FP pair after it has no encoding. */
+	{
+		struct sfp_sframe_row a64 = ROW(0x1000, REG(31, 16), NOTSAVED,
+						NONE);
+
+		ASSERT_ERR(build1(3, SFP_SFRAME_ABI_AARCH64_LE, 0, &fn, &a64, 1,
+				  &buf, &size), -EOPNOTSUPP);
+		ASSERT_TRUE(strstr(last_log, "padding word without an FP pair"));
+	}
 }

@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <libiberty/demangle.h>
+
 #include <sfprof/perf.h>
 #include <sfprof/stitch.h>
 #include <sfprof/symbols.h>
@@ -38,6 +40,9 @@ struct script {
 	FILE *out;
 	uint64_t *chain;
 	size_t chain_len;
+	/* demangled names by the symbolizer's (stable) raw-name pointer */
+	struct dm_ent { const char *raw; char *name; } *dm;
+	size_t dm_cap, dm_n;
 };
 
 static void usage(FILE *f)
@@ -114,6 +119,45 @@ static struct sfp_symbolizer_dso *dso_handle(struct script *s, uint32_t idx,
 	return s->dcache[idx];
 }
 
+/*
+ * perf 6.1 demangles without parameters or return types (DMGL_NO_OPTS
+ * unless -v): "pop_scope", not "pop_scope()".  Kernel names stay raw.
+ */
+static const char *perf_name(struct script *s, const struct sfp_symbol *sym)
+{
+	const char *raw = sym->raw_name ? sym->raw_name : sym->name;
+	size_t i, mask;
+
+	if (!raw || raw[0] != '_' || (raw[1] != 'Z' && raw[1] != 'R'))
+		return raw ? raw : "[unknown]";
+	if ((s->dm_n + 1) * 2 > s->dm_cap) {
+		size_t ncap = s->dm_cap ? s->dm_cap * 2 : 1024, j;
+		struct dm_ent *n = calloc(ncap, sizeof(*n));
+
+		if (!n)
+			return raw;
+		for (j = 0; j < s->dm_cap; j++) {
+			if (!s->dm[j].raw)
+				continue;
+			for (i = ((uintptr_t)s->dm[j].raw >> 3) & (ncap - 1);
+			     n[i].raw; i = (i + 1) & (ncap - 1))
+				;
+			n[i] = s->dm[j];
+		}
+		free(s->dm);
+		s->dm = n;
+		s->dm_cap = ncap;
+	}
+	mask = s->dm_cap - 1;
+	for (i = ((uintptr_t)raw >> 3) & mask; s->dm[i].raw; i = (i + 1) & mask)
+		if (s->dm[i].raw == raw)
+			return s->dm[i].name ? s->dm[i].name : raw;
+	s->dm[i].raw = raw;
+	s->dm[i].name = cplus_demangle(raw, DMGL_NO_OPTS);
+	s->dm_n++;
+	return s->dm[i].name ? s->dm[i].name : raw;
+}
+
 /* One frame line: "\t%16lx sym+0xoff (dso)". */
 static void print_frame(struct script *s, uint32_t pid, uint64_t ip,
 			bool kernel, const char *prefix)
@@ -123,7 +167,8 @@ static void print_frame(struct script *s, uint32_t pid, uint64_t ip,
 	if (kernel || ip >= SFP_KERNEL_START) {
 		if (!sfp_symbolizer__kernel(s->sym, ip, &sym))
 			fprintf(s->out, "%s%16" PRIx64 " %s+0x%" PRIx64 " (%s)\n",
-				prefix, ip, sym.name, sym.offset,
+				prefix, ip, sym.raw_name ? sym.raw_name : sym.name,
+				sym.offset,
 				sym.dso ? sym.dso : "[kernel.kallsyms]");
 		else
 			fprintf(s->out, "%s%16" PRIx64 " [unknown] ([kernel.kallsyms])\n",
@@ -149,7 +194,8 @@ static void print_frame(struct script *s, uint32_t pid, uint64_t ip,
 						     ip, &vaddr) &&
 		    !sfp_symbolizer_dso__find(dh, vaddr, &sym))
 			fprintf(s->out, "%s%16" PRIx64 " %s+0x%" PRIx64 " (%s)\n",
-				prefix, addr, sym.name, sym.offset, d->name);
+				prefix, addr, perf_name(s, &sym), sym.offset,
+				d->name);
 		else
 			fprintf(s->out, "%s%16" PRIx64 " [unknown] (%s)\n",
 				prefix, addr, d->name);
@@ -179,6 +225,16 @@ static void print_start(struct script *s, const struct sfp_perf_event *ev,
 	}
 }
 
+static bool known_context(uint64_t v)
+{
+	return v == SFP_PERF_CONTEXT_HV || v == SFP_PERF_CONTEXT_KERNEL ||
+	       v == SFP_PERF_CONTEXT_USER ||
+	       v == SFP_PERF_CONTEXT_USER_DEFERRED ||
+	       v == SFP_PERF_CONTEXT_GUEST ||
+	       v == SFP_PERF_CONTEXT_GUEST_KERNEL ||
+	       v == SFP_PERF_CONTEXT_GUEST_USER;
+}
+
 static int print_sample(struct script *s, const struct sfp_perf_event *ev)
 {
 	const struct sfp_perf_sample *sm = &ev->sample;
@@ -200,6 +256,10 @@ static int print_sample(struct script *s, const struct sfp_perf_event *ev)
 		return 0;
 	}
 	fputc('\n', s->out);
+	/* perf drops the whole chain at a context value it does not know */
+	for (i = 0; i < nr; i++)
+		if (ips[i] >= SFP_PERF_CONTEXT_MAX && !known_context(ips[i]))
+			nr = 0;
 	for (i = 0; i < nr; i++) {
 		uint64_t ip = ips[i];
 
@@ -220,7 +280,7 @@ static int print_sample(struct script *s, const struct sfp_perf_event *ev)
 	}
 	/* perf's dwarf mode: the user part is unwound from the snapshot */
 	if (!user_seen && s->uw && sm->user_stack_size && sm->user_regs_abi) {
-		ufr = sfp_perf_unwinder__unwind(s->uw, ev, &s->chain, &s->chain_len);
+		ufr = sfp_perf_unwinder__unwind(s->uw, ev, &s->chain, &s->chain_len, true);
 		for (i = 0; ufr > 0 && i < (uint64_t)ufr; i++)
 			print_frame(s, sm->pid, s->chain[i], false, "\t");
 	}
@@ -308,8 +368,9 @@ int cmd_script(int argc, char **argv)
 							       EXIT_USAGE;
 	}
 	SFP_OPTS(sfp_stitch_opts, so, .no_merge = s.no_merge);
+	SFP_OPTS(sfp_symbolizer_opts, symo, .no_demangle = true);
 	if ((err = sfp_machine__new(&s.m)) ||
-	    (err = sfp_symbolizer__new(NULL, &s.sym)) ||
+	    (err = sfp_symbolizer__new(&symo, &s.sym)) ||
 	    (err = sfp_stitcher__new(&so, on_event, &s, &st)) ||
 	    (err = sfp_perf_unwinder__new(&s.uw))) {
 		cli_err("script: %s", sfp_strerror(err));
@@ -358,5 +419,8 @@ out:
 	free(s.dcache);
 	free(s.dcache_err);
 	free(s.chain);
+	for (i = 0; i < s.dm_cap; i++)
+		free(s.dm[i].name);
+	free(s.dm);
 	return ret;
 }

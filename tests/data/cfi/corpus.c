@@ -85,6 +85,23 @@ NOINLINE int over_aligned_vla(int n)
 	return calls_one((int)d[0]) + v[0];
 }
 
+static void consume_impl(void *p) { sink += *(volatile char *)p; }
+static void (*volatile consume)(void *) = consume_impl;
+
+/* A VLA next to an over-aligned local: gcc realigns through a DRAP
+ * register (r10), the CFA becomes *(rbp-8). */
+NOINLINE int drap_vla(int n)
+{
+	char v[n + 1];
+	double d[4] __attribute__((aligned(64)));
+
+	memset(v, 1, n + 1);
+	d[0] = n;
+	consume(v);
+	consume(d);
+	return v[0];
+}
+
 NOINLINE __attribute__((noreturn)) void dies(int code)
 {
 	fprintf(stderr, "dies %d\n", code);
@@ -265,6 +282,7 @@ int (*volatile fptrs[])(int) = {
 	calls_one, use_alloca, use_vla, over_aligned, over_aligned_vla,
 	maybe_dies, tail_caller, big_frame, recursive, switch_table,
 	uses_setjmp, hot_with_cold, with_cleanup, computed_goto, huge_frame,
+	drap_vla,
 };
 
 int main(int argc, char **argv)

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `sfprof script` against `perf script` on the same perf dwarf-mode file
+ * (perf record --call-graph dwarf) of at least 10k samples, recorded here
+ * from this binary's own workload (two threads, recursion, qsort
+ * callbacks; built without frame pointers).  Both print to /dev/null; the
+ * best wall time of a few runs each is compared.  perf script is measured
+ * with --no-inline (the output sfprof produces) and as it comes.
+ *
+ *   bench-script [--samples N] [--stack BYTES] [--runs N] [--keep FILE]
+ */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sfprof/perf.h>
+
+static volatile uint64_t sink;
+static int64_t deadline;
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+__attribute__((noinline)) static void spin(unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		sink += i * 2654435761u;
+}
+
+__attribute__((noinline)) static void recurse(int d)
+{
+	if (d > 0) {
+		recurse(d - 1);
+		sink++;
+		return;
+	}
+	spin(20000);
+}
+
+__attribute__((noinline)) static int cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	spin(8);
+	return x < y ? -1 : x > y;
+}
+
+__attribute__((noinline)) static void *work(void *arg)
+{
+	uint32_t v[512];
+	unsigned int i;
+
+	while (now_ns() < deadline) {
+		recurse((int)(intptr_t)arg);
+		for (i = 0; i < 512; i++)
+			v[i] = (i * 2654435761u) >> 7;
+		qsort(v, 512, sizeof(v[0]), cmp);
+	}
+	return NULL;
+}
+
+static int workload(long ms)
+{
+	pthread_t t;
+
+	deadline = now_ns() + ms * 1000000;
+	pthread_create(&t, NULL, work, (void *)(intptr_t)30);
+	work((void *)(intptr_t)20);
+	pthread_join(t, NULL);
+	return 0;
+}
+
+static long count_samples(const char *path)
+{
+	struct sfp_perf_reader *r = NULL;
+	const struct sfp_perf_event *ev;
+	long n = 0;
+
+	if (sfp_perf_reader__open(path, NULL, &r))
+		return -1;
+	while (sfp_perf_reader__next(r, &ev) > 0)
+		n += ev->type == SFP_PERF_RECORD_SAMPLE;
+	sfp_perf_reader__free(&r);
+	return n;
+}
+
+/* Wall time of a shell command (stdout to /dev/null), in seconds. */
+static double timed(const char *cmd)
+{
+	int64_t t0 = now_ns();
+	int rc = system(cmd);
+
+	if (rc != 0) {
+		fprintf(stderr, "bench-script: '%s' failed (%d)\n", cmd, rc);
+		return -1;
+	}
+	return (double)(now_ns() - t0) / 1e9;
+}
+
+static double best_of(const char *cmd, int runs)
+{
+	double best = -1;
+	int i;
+
+	for (i = 0; i < runs; i++) {
+		double t = timed(cmd);
+
+		if (t < 0)
+			return -1;
+		if (best < 0 || t < best)
+			best = t;
+	}
+	return best;
+}
+
+int main(int argc, char **argv)
+{
+	char self[PATH_MAX], sfprof[PATH_MAX], data[PATH_MAX], cmd[3 * PATH_MAX];
+	long want = 10000, stack = 8192, ms = 4000, n = 0;
+	const char *keep = NULL;
+	double t_sfp, t_perf, t_perf_inl;
+	int runs = 3, i, tries;
+	ssize_t len;
+
+	if (argc == 3 && !strcmp(argv[1], "--work"))
+		return workload(atol(argv[2]));
+	for (i = 1; i + 1 < argc; i += 2) {
+		if (!strcmp(argv[i], "--samples"))
+			want = atol(argv[i + 1]);
+		else if (!strcmp(argv[i], "--stack"))
+			stack = atol(argv[i + 1]);
+		else if (!strcmp(argv[i], "--runs"))
+			runs = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--keep"))
+			keep = argv[i + 1];
+	}
+	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (len <= 0)
+		return 2;
+	self[len] = 0;
+	snprintf(sfprof, sizeof(sfprof), "%.*s/../sfprof",
+		 (int)(strrchr(self, '/') - self), self);
+	if (access(sfprof, X_OK)) {
+		fprintf(stderr, "bench-script: %s not built\n", sfprof);
+		return 2;
+	}
+	snprintf(data, sizeof(data), "%s", keep ? keep : "/tmp/sfprof-bench-script.data");
+	if (system("perf --version >/dev/null 2>&1")) {
+		printf("bench-script: SKIP (no perf)\n");
+		return 0;
+	}
+	/* record until the file has enough samples (the machine is shared:
+	 * the workload gets what CPU it gets) */
+	for (tries = 0; tries < 4 && n < want; tries++) {
+		snprintf(cmd, sizeof(cmd),
+			 "perf record -q -e cpu-clock -F 4000 --call-graph dwarf,%ld "
+			 "-o %s -- %s --work %ld >/dev/null 2>&1",
+			 stack, data, self, ms);
+		if (system(cmd)) {
+			fprintf(stderr, "bench-script: perf record failed\n");
+			return 1;
+		}
+		n = count_samples(data);
+		if (n < want && n > 0)
+			ms = ms * want / n * 11 / 10;
+	}
+	if (n < want) {
+		fprintf(stderr, "bench-script: only %ld samples recorded\n", n);
+		return 1;
+	}
+	snprintf(cmd, sizeof(cmd), "%s script -i %s >/dev/null", sfprof, data);
+	t_sfp = best_of(cmd, runs);
+	snprintf(cmd, sizeof(cmd), "perf script --no-inline -i %s >/dev/null 2>&1", data);
+	t_perf = best_of(cmd, runs);
+	snprintf(cmd, sizeof(cmd), "perf script -i %s >/dev/null 2>&1", data);
+	t_perf_inl = best_of(cmd, 1);
+	if (t_sfp <= 0 || t_perf <= 0 || t_perf_inl <= 0)
+		return 1;
+	printf("bench-script: dwarf-mode file, %ld samples, stack %ld bytes\n", n, stack);
+	printf("  sfprof script              %8.3f s (best of %d)\n", t_sfp, runs);
+	printf("  perf script --no-inline    %8.3f s (best of %d)  ratio %.1fx\n",
+	       t_perf, runs, t_perf / t_sfp);
+	printf("  perf script                %8.3f s (1 run)      ratio %.1fx\n",
+	       t_perf_inl, t_perf_inl / t_sfp);
+	if (!keep)
+		unlink(data);
+	return 0;
+}

@@ -1,0 +1,204 @@
+# sfprof script / convert against the real perf on this machine.
+# Recordings are made here with `perf record` (cpu-clock: no hardware PMU).
+. "$(dirname "$0")/test-subr.sh"
+HERE=$(cd "$(dirname "$0")" && pwd)
+PROGS=${SFP_BUILD:?}/tests/progs
+W="$PROGS/perf-work"
+WN="$PROGS/perf-work-nofp"
+
+if ! command -v perf >/dev/null 2>&1 ||
+   ! perf record -q -e cpu-clock -o "$TMP/probe.data" true >/dev/null 2>&1; then
+	skip "perf tests" "perf record does not work here"
+	exit 0
+fi
+
+rec() {	# out, perf record args...
+	out=$1
+	shift
+	perf record -q -e cpu-clock -o "$out" "$@" >"$TMP/rec.log" 2>&1
+}
+
+# Lines of the first file (perf's) that diff finds unchanged in the second,
+# in per mille.
+same_permille() {
+	t=$(wc -l < "$1")
+	d=$(diff "$1" "$2" | grep -c '^<')
+	if [ "$t" -eq 0 ]; then echo 0; else echo $(( (t - d) * 1000 / t )); fi
+}
+
+# --- frame-pointer recording: script output equals perf script ---------------
+rec "$TMP/fp.data" -F 2000 -g -- "$W" 300
+perf script --no-inline -i "$TMP/fp.data" > "$TMP/fp.perf" 2>/dev/null
+"$SFPROF" script -i "$TMP/fp.data" > "$TMP/fp.sfp" 2> "$TMP/fp.err"
+rc=$?
+n=$(grep -c ' cpu-clock: $' "$TMP/fp.perf")
+if [ $rc -eq 0 ] && [ "$n" -gt 50 ] &&
+   [ "$(grep -v '^	' "$TMP/fp.perf" | md5sum)" = "$(grep -v '^	' "$TMP/fp.sfp" | md5sum)" ] &&
+   [ "$(same_permille "$TMP/fp.perf" "$TMP/fp.sfp")" -ge 995 ]; then
+	pass "script -g: same headers and >= 99.5% identical lines as perf script ($n samples)"
+else
+	fail "script -g vs perf script (rc $rc, $n samples, $(same_permille "$TMP/fp.perf" "$TMP/fp.sfp")/1000 same)"
+	diff "$TMP/fp.perf" "$TMP/fp.sfp" | head -20 | sed 's/^/  /'
+fi
+# the workload's own frames are there, with full stacks through the recursion
+if grep -q 'recurse+0x' "$TMP/fp.sfp" && grep -q 'cmp_u32+0x' "$TMP/fp.sfp" &&
+   [ "$(grep -c 'recurse+0x' "$TMP/fp.sfp")" -gt 100 ]; then
+	pass "script -g: deep recursion and qsort callback frames symbolized"
+else
+	fail "script -g: workload frames missing"
+fi
+
+# --- system-wide: every CPU, interleaved rings, [cpu] column ----------------
+if rec "$TMP/sys.data" -a -F 500 -g -- sleep 0.3; then
+	perf script --no-inline -i "$TMP/sys.data" > "$TMP/sys.perf" 2>/dev/null
+	"$SFPROF" script -i "$TMP/sys.data" > "$TMP/sys.sfp" 2>&1
+	pm=$(same_permille "$TMP/sys.perf" "$TMP/sys.sfp")
+	if grep -q '^.* \[00[01]\] ' "$TMP/sys.sfp" && [ "$pm" -ge 990 ]; then
+		pass "script -a -g: $pm/1000 lines identical to perf script"
+	else
+		fail "script -a -g: $pm/1000 lines identical"
+		diff "$TMP/sys.perf" "$TMP/sys.sfp" | head -10 | sed 's/^/  /'
+	fi
+else
+	skip "system-wide recording" "perf record -a failed"
+fi
+
+# --- pipe mode, compressed records -------------------------------------------
+perf record -q -e cpu-clock -o - -F 1000 -g -- "$W" 150 > "$TMP/pipe.data" 2>/dev/null
+perf script --no-inline -i - < "$TMP/pipe.data" > "$TMP/pipe.perf" 2>/dev/null
+"$SFPROF" script -i - < "$TMP/pipe.data" > "$TMP/pipe.sfp" 2>&1
+if [ -s "$TMP/pipe.perf" ] &&
+   [ "$(same_permille "$TMP/pipe.perf" "$TMP/pipe.sfp")" -ge 995 ]; then
+	pass "script -i - (pipe mode) matches perf script"
+else
+	fail "script -i - (pipe mode)"
+	diff "$TMP/pipe.perf" "$TMP/pipe.sfp" | head -10 | sed 's/^/  /'
+fi
+cat "$TMP/pipe.data" | "$SFPROF" script -i - > "$TMP/pipe2.sfp" 2>&1
+check_eq "script -i - from a real pipe" "$TMP/pipe.sfp" "$TMP/pipe2.sfp"
+
+if rec "$TMP/z.data" -z -F 1000 -g -- "$W" 150; then
+	perf script --no-inline -i "$TMP/z.data" > "$TMP/z.perf" 2>/dev/null
+	"$SFPROF" script -i "$TMP/z.data" > "$TMP/z.sfp" 2>&1
+	if [ -s "$TMP/z.perf" ] &&
+	   [ "$(same_permille "$TMP/z.perf" "$TMP/z.sfp")" -ge 995 ]; then
+		pass "script on zstd-compressed records (perf record -z)"
+	else
+		fail "script on perf record -z"
+		diff "$TMP/z.perf" "$TMP/z.sfp" | head -10 | sed 's/^/  /'
+	fi
+else
+	skip "perf record -z" "perf built without zstd"
+fi
+
+# --- convert --inline: perf 6.1 reads it cleanly, same stacks -----------------
+check_rc "convert --inline exits 0" 0 \
+	"$SFPROF" convert -i "$TMP/fp.data" -o "$TMP/inl.data" --inline
+perf script --no-inline -i "$TMP/inl.data" > "$TMP/inl.perf" 2> "$TMP/inl.err"
+rc=$?
+if [ $rc -eq 0 ] && [ ! -s "$TMP/inl.err" ] &&
+   cmp -s "$TMP/fp.perf" "$TMP/inl.perf"; then
+	pass "perf script on convert --inline: no errors, output identical to the original's"
+else
+	fail "perf script on convert --inline (rc $rc)"
+	head -5 "$TMP/inl.err" | sed 's/^/  /'
+	diff "$TMP/fp.perf" "$TMP/inl.perf" | head -10 | sed 's/^/  /'
+fi
+perf report --stdio -i "$TMP/inl.data" > "$TMP/rep.out" 2> "$TMP/rep.err"
+rc=$?
+if [ $rc -eq 0 ] && [ ! -s "$TMP/rep.err" ] && grep -q 'recurse' "$TMP/rep.out" &&
+   grep -q '^# Samples: ' "$TMP/rep.out"; then
+	pass "perf report --stdio on convert --inline: clean, shows the call graph"
+else
+	fail "perf report --stdio on convert --inline (rc $rc)"
+	head -5 "$TMP/rep.err" | sed 's/^/  /'
+fi
+perf evlist -v -i "$TMP/inl.data" > "$TMP/ev.out" 2> "$TMP/ev.err"
+rc=$?
+if [ $rc -eq 0 ] && [ ! -s "$TMP/ev.err" ] &&
+   grep -q '^cpu-clock: .*sample_type: .*CALLCHAIN' "$TMP/ev.out" &&
+   ! grep -q 'defer' "$TMP/ev.out"; then
+	pass "perf evlist -v on convert --inline"
+else
+	fail "perf evlist -v on convert --inline (rc $rc)"
+	cat "$TMP/ev.out" "$TMP/ev.err" | head -5 | sed 's/^/  /'
+fi
+perf buildid-list -i "$TMP/inl.data" > "$TMP/bid.out" 2>&1
+if grep -q "$(basename "$W")\$" "$TMP/bid.out" && grep -q 'libc.so.6$' "$TMP/bid.out"; then
+	pass "convert writes the build-ids of the DSOs hit"
+else
+	fail "build-ids in the converted file"
+	head -5 "$TMP/bid.out" | sed 's/^/  /'
+fi
+
+# --- convert --deferred: 6.19 form, stitched back to the same stacks ----------
+check_rc "convert --deferred exits 0" 0 \
+	"$SFPROF" convert -i "$TMP/fp.data" -o "$TMP/def.data" --deferred
+"$SFPROF" script -i "$TMP/def.data" > "$TMP/def.sfp" 2>&1
+check_eq "script merges deferred callchains back into the original stacks" \
+	"$TMP/fp.sfp" "$TMP/def.sfp"
+"$SFPROF" script --no-merge-callchains -i "$TMP/def.data" > "$TMP/nm.sfp" 2>&1
+nd=$(grep -c ': DEFERRED CALLCHAIN \[cookie: [0-9a-f]*\]$' "$TMP/nm.sfp")
+nc=$(grep -c '^	 *[0-9a-f]* (cookie) (\[unknown\])$' "$TMP/nm.sfp")
+if [ "$nd" -gt 0 ] && [ "$nc" -ge "$nd" ]; then
+	pass "--no-merge-callchains: $nd DEFERRED CALLCHAIN records, $nc cookie frames"
+else
+	fail "--no-merge-callchains ($nd records, $nc cookies)"
+fi
+# perf 6.1 predates record type 22: it must refuse, not misread
+if perf script -i "$TMP/def.data" >/dev/null 2>&1; then
+	fail "perf 6.1 accepted a deferred file (ABI bits not set?)"
+else
+	pass "perf 6.1 rejects the 6.19-only deferred file"
+fi
+"$SFPROF" convert -i "$TMP/def.data" -o "$TMP/back.data" --inline 2>/dev/null
+perf script --no-inline -i "$TMP/back.data" > "$TMP/back.perf" 2>&1
+check_eq "deferred -> inline round trip: perf script output unchanged" \
+	"$TMP/fp.perf" "$TMP/back.perf"
+
+# --- dwarf mode: unwinding perf's snapshots ----------------------------------
+rec "$TMP/dw.data" -F 1000 --call-graph dwarf,32768 -- "$WN" 400
+perf script --no-inline -i "$TMP/dw.data" > "$TMP/dw.perf" 2>/dev/null
+"$SFPROF" script -i "$TMP/dw.data" > "$TMP/dw.sfp" 2>&1
+set -- $(awk -v show=3 -f "$HERE/perf-user-frames.awk" "$TMP/dw.perf" "$TMP/dw.sfp" 2>"$TMP/dw.diff")
+if [ "${2:-0}" -gt 20 ] && [ $(( $1 * 100 )) -ge $(( $2 * 99 )) ]; then
+	pass "dwarf mode: user frames equal perf's for $1 of $2 samples"
+else
+	fail "dwarf mode: user frames equal perf's for ${1:-0} of ${2:-0} samples"
+	sed 's/^/  /' "$TMP/dw.diff"
+fi
+"$SFPROF" convert -i "$TMP/dw.data" -o "$TMP/dwd.data" --deferred 2>/dev/null
+in=$(stat -c %s "$TMP/dw.data")
+out=$(stat -c %s "$TMP/dwd.data")
+if [ "$out" -gt 0 ] && [ $(( out * 50 )) -le "$in" ]; then
+	pass "convert --deferred of a dwarf file: $out bytes <= 2% of $in"
+else
+	fail "convert --deferred of a dwarf file: $out bytes vs $in"
+fi
+"$SFPROF" convert -i "$TMP/dw.data" -o "$TMP/dwi.data" --inline 2>/dev/null
+perf script --no-inline -i "$TMP/dwi.data" > "$TMP/dwi.perf" 2> "$TMP/dwi.err"
+"$SFPROF" script -i "$TMP/dwd.data" > "$TMP/dwd.sfp" 2>&1
+set -- $(awk -f "$HERE/perf-user-frames.awk" "$TMP/dwi.perf" "$TMP/dwd.sfp")
+if [ ! -s "$TMP/dwi.err" ] && [ "${2:-0}" -gt 20 ] && [ "$1" = "$2" ]; then
+	pass "dwarf -> inline (read by perf 6.1) and -> deferred give the same stacks"
+else
+	fail "dwarf -> inline/deferred stacks (${1:-0} of ${2:-0})"
+	head -3 "$TMP/dwi.err" | sed 's/^/  /'
+fi
+
+# --- bad input ---------------------------------------------------------------
+check_rc "script: missing file exits 2" 2 "$SFPROF" script -i "$TMP/nope.data"
+printf 'this is not perf.data at all, not even close........' > "$TMP/junk.data"
+check_rc "script: not perf.data exits 1" 1 "$SFPROF" script -i "$TMP/junk.data"
+head -c 3000 "$TMP/fp.data" > "$TMP/trunc.data"
+"$SFPROF" script -i "$TMP/trunc.data" > /dev/null 2> "$TMP/trunc.err"
+rc=$?
+if [ $rc -eq 1 ] && grep -q 'offset [0-9]*:' "$TMP/trunc.err"; then
+	pass "script: truncated file exits 1 naming the offset"
+else
+	fail "script: truncated file (rc $rc)"
+	head -3 "$TMP/trunc.err" | sed 's/^/  /'
+fi
+check_rc "convert: usage error exits 2" 2 "$SFPROF" convert -i "$TMP/fp.data"
+check_rc "script --help exits 0" 0 "$SFPROF" script --help
+check_rc "convert --help exits 0" 0 "$SFPROF" convert --help
