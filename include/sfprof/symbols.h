@@ -62,9 +62,14 @@ struct sfp_symbolizer_opts {
 	const char *modules_path;
 	/* Directory of perf-PID.map files; NULL: "/tmp". */
 	const char *perf_map_dir;
+	/*
+	 * Demangle without parameter lists, as perf does unless -v
+	 * ("ns::Widget::frob" rather than "ns::Widget::frob(int) const").
+	 */
+	bool demangle_no_params;
 	size_t :0;
 };
-#define sfp_symbolizer_opts__last_field perf_map_dir
+#define sfp_symbolizer_opts__last_field demangle_no_params
 
 /* sfp_symbol.flags */
 enum {
@@ -214,6 +219,9 @@ SFP_API int sfp_symbolizer__jit(struct sfp_symbolizer *s, int pid,
  * a mangled name (or out of memory).
  */
 SFP_API char *sfp_demangle(const char *name);
+
+/* sfp_demangle() without parameter lists (what perf shows by default). */
+SFP_API char *sfp_demangle_no_params(const char *name);
 
 #ifdef __cplusplus
 }

@@ -243,19 +243,23 @@ SFP_API const char *sfp_unwind_stop_str(enum sfp_unwind_stop stop);
 
 struct sfp_frame {
 	uint64_t ip;
-	uint64_t sp;		/* SP on entry to this frame's code */
+	uint64_t sp;		/* the frame's SP (callers: its value once
+				   the callee has returned, i.e. the
+				   callee's CFA) */
 	uint32_t flags;		/* how the NEXT step left this frame */
 };
 
+/* (Fields are ordered so that the struct has no tail padding, which
+ * SFP_OPTS() would leave uninitialised and the size check would reject.) */
 struct sfp_unwind_opts {
 	size_t sz;
-	/* Most frames to produce (0: 512). */
-	uint32_t max_depth;
 	/* Do not use the frame-pointer fallback. */
 	bool no_fp_fallback;
+	/* Most frames to produce (0: 512). */
+	uint32_t max_depth;
 	size_t :0;
 };
-#define sfp_unwind_opts__last_field no_fp_fallback
+#define sfp_unwind_opts__last_field max_depth
 
 /*
  * Walk the stack from regs.  frames[0] is regs->ip; each later frame is a
@@ -292,6 +296,11 @@ SFP_API int sfp_backtrace_refresh(void);
  * sfp_backtrace().  Async-signal-safe after sfp_backtrace_init() (no
  * allocation, no locks, no faults); without it, it initialises itself
  * (not async-signal-safe then).
+ *
+ * Memory: the main thread's stack is read directly; any other stack
+ * (threads, sigaltstack) is validated page by page with one
+ * process_vm_readv() per new page, so the first walk over such a stack
+ * costs a few system calls.  errno is preserved.
  *
  * Return: the number of entries stored (0..max).
  */

@@ -9,12 +9,23 @@
 
 #include "symbols/symtab.h"
 
-char *sfp_demangle(const char *name)
+static char *demangle(const char *name, int flags)
 {
 	if (!name || name[0] != '_')
 		return NULL;
 	/* Only names that look mangled: _Z... (C++, legacy Rust), _R... (v0). */
 	if (name[1] != 'Z' && name[1] != 'R')
 		return NULL;
-	return cplus_demangle(name, DMGL_AUTO | DMGL_PARAMS | DMGL_ANSI);
+	return cplus_demangle(name, DMGL_AUTO | flags);
+}
+
+char *sfp_demangle(const char *name)
+{
+	return demangle(name, DMGL_PARAMS | DMGL_ANSI);
+}
+
+/* perf's default (DMGL_NO_OPTS): names without parameters. */
+char *sfp_demangle_no_params(const char *name)
+{
+	return demangle(name, DMGL_NO_OPTS);
 }

@@ -462,7 +462,7 @@ static const char *intern_name(struct sfp_symbolizer *s, struct sfp_dwarf *d,
 		if (d->names[i].raw == raw)
 			return d->names[i].name;
 	name = raw;
-	dm = s->no_demangle ? NULL : sfp_demangle(raw);
+	dm = sfp_symbolizer_demangle(s, raw);
 	if (dm) {
 		name = sfp_strpool_add(&d->pool, dm, strlen(dm));
 		free(dm);

@@ -55,6 +55,7 @@ struct sfp_symbolizer {
 	char **debug_dirs;		/* NULL-terminated, owned */
 	int pid;
 	bool no_demangle;
+	bool demangle_no_params;
 	bool srclines;
 	char *kallsyms_path;
 	char *modules_path;
@@ -71,6 +72,10 @@ struct sfp_symbolizer {
 	struct sfp_jitmap *jit;
 	struct sfp_strpool pool;	/* interned demangled names etc. */
 };
+
+/* Demangle as the options say; NULL: keep the raw name. */
+SFP_HIDDEN char *sfp_symbolizer_demangle(const struct sfp_symbolizer *s,
+					 const char *raw);
 
 /* Resolve the symbol's display name (demangling once) and fill out. */
 SFP_HIDDEN void sfp_symbolizer_fill(struct sfp_symbolizer *s,

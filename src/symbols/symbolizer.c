@@ -57,6 +57,8 @@ int sfp_symbolizer__new(const struct sfp_symbolizer_opts *opts,
 	s->no_demangle = SFP_OPTS_GET(opts, sfp_symbolizer_opts, no_demangle,
 				      false);
 	s->srclines = SFP_OPTS_GET(opts, sfp_symbolizer_opts, srclines, false);
+	s->demangle_no_params = SFP_OPTS_GET(opts, sfp_symbolizer_opts,
+					     demangle_no_params, false);
 	s->kallsyms_path = xstrdup_or(SFP_OPTS_GET(opts, sfp_symbolizer_opts,
 						   kallsyms_path, NULL),
 				      "/proc/kallsyms");
@@ -452,12 +454,20 @@ static struct sfp_symbolizer_dso *dso_impl(struct sfp_symbolizer_dso *d)
 	return d->same ? d->same : d;
 }
 
+char *sfp_symbolizer_demangle(const struct sfp_symbolizer *s, const char *raw)
+{
+	if (s->no_demangle)
+		return NULL;
+	return s->demangle_no_params ? sfp_demangle_no_params(raw) :
+				       sfp_demangle(raw);
+}
+
 void sfp_symbolizer_fill(struct sfp_symbolizer *s, struct sfp_symtab *t,
 			 struct sfp_sym *sym, uint64_t addr, const char *dso,
 			 struct sfp_symbol *out)
 {
 	if (!sym->demangled) {
-		char *dm = s->no_demangle ? NULL : sfp_demangle(sym->name);
+		char *dm = sfp_symbolizer_demangle(s, sym->name);
 
 		sym->demangled = sym->name;
 		if (dm) {

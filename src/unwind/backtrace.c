@@ -406,8 +406,8 @@ static void bt_lookup_slow(struct bt_ctx *c, uint64_t pc, uint64_t ip,
 	const struct bt_range *r = bt_find(c->st, pc);
 	struct sfp_sframe_row row;
 
+	memset(rule, 0, sizeof(*rule));
 	rule->kind = UNW_R_NONE;
-	rule->flags = 0;
 	if (!r) {
 		c->missed = true;
 		rule->kind = UNW_R_NOT_CODE;

@@ -63,6 +63,16 @@ void unw_rule_from_row(struct unw_rule *rule, const struct sfp_sframe_row *row)
 	rule->cfa = row->cfa;
 	rule->ra = row->ra;
 	rule->fp = row->fp;
+	rule->fast = 0;
+	if (!(row->flags & (SFP_ROW_RA_UNDEFINED | SFP_ROW_SIGNAL)) &&
+	    row->cfa.kind == SFP_LOC_REG &&
+	    (row->cfa.reg == SFP_DWARF_AMD64_SP ||
+	     row->cfa.reg == SFP_DWARF_AMD64_FP) &&
+	    (row->ra.kind == SFP_LOC_NONE ||
+	     (row->ra.kind == SFP_LOC_CFA_DEREF && row->ra.offset == -8)) &&
+	    (row->fp.kind == SFP_LOC_NONE || row->fp.kind == SFP_LOC_CFA_DEREF))
+		rule->fast = row->cfa.reg == SFP_DWARF_AMD64_SP ? UNW_FAST_SP
+							     : UNW_FAST_FP;
 }
 
 size_t unw_walk(const struct unw_env *env, uint64_t ip, uint64_t sp,

@@ -12,8 +12,15 @@
 int unw_open_table(const char *path, const void *image, size_t size,
 		   const struct unw_table_opts *opts, struct sfp_sframe **out)
 {
-	SFP_OPTS(sfp_table_opts, to, .cache_dir = opts->cache_dir,
-		 .no_cache = opts->no_cache);
+	struct sfp_table_opts to;
+
+	/* memset, not SFP_OPTS(): the struct ends in padding that a
+	 * designated initializer may leave as garbage, and the size check
+	 * rejects non-zero bytes past the last known field. */
+	memset(&to, 0, sizeof(to));
+	to.sz = sizeof(to);
+	to.cache_dir = opts->cache_dir;
+	to.no_cache = opts->no_cache;
 
 	if (image)
 		return sfp_sframe__open_elf_table_mem(image, size, path, &to,

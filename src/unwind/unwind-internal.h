@@ -20,8 +20,13 @@ enum unw_rule_kind {
 	UNW_R_NOT_CODE,		/* not in any executable mapping */
 };
 
+/* Rows the walk steps without the general evaluator (see walk.h). */
+#define UNW_FAST_SP 1		/* CFA = sp + off */
+#define UNW_FAST_FP 2		/* CFA = fp + off */
+
 struct unw_rule {
 	uint8_t kind;		/* enum unw_rule_kind */
+	uint8_t fast;		/* UNW_FAST_* or 0 */
 	uint32_t flags;		/* SFP_ROW_* of the row */
 	struct sfp_loc cfa;
 	struct sfp_loc ra;

@@ -234,6 +234,42 @@ unw_walk_inline(const struct unw_env *env, uint64_t ip, uint64_t sp,
 
 		next.ip = next.sp = next.fp = 0;
 		next.fp_valid = false;
+		/* The common AMD64 row, without the general evaluator:
+		 * CFA = sp/fp + off, RA at CFA - 8, FP saved at CFA + off or
+		 * kept.  (unw_rule_from_row decides what qualifies.) */
+		if (rule.fast && (rule.fast == UNW_FAST_SP || cur.fp_valid)) {
+			uint64_t cfa = (rule.fast == UNW_FAST_SP ? cur.sp
+								  : cur.fp) +
+				       (int64_t)rule.cfa.offset;
+			uint64_t v[2];
+			int err;
+
+			if (rule.fp.kind != SFP_LOC_CFA_DEREF) {
+				err = read_u64(env, cfa - 8, &next.ip);
+				next.fp = cur.fp;
+				next.fp_valid = cur.fp_valid;
+			} else if (rule.fp.offset == -16) {
+				err = env->read(env->ctx, cfa - 16, v,
+						sizeof(v));
+				next.fp = v[0];
+				next.ip = v[1];
+				next.fp_valid = true;
+			} else {
+				err = read_u64(env, cfa - 8, &next.ip);
+				if (!err)
+					err = read_u64(env,
+						       cfa + (int64_t)rule.fp.offset,
+						       &next.fp);
+				next.fp_valid = true;
+			}
+			if (err) {
+				why = read_stop(err);
+				break;
+			}
+			next.sp = cfa;
+			how = SFP_FRAME_SFRAME;
+			goto stepped;
+		}
 		switch (rule.kind) {
 		case UNW_R_SIGRETURN:
 			why = step_signal(env, &cur, &next);
@@ -282,6 +318,7 @@ unw_walk_inline(const struct unw_env *env, uint64_t ip, uint64_t sp,
 		}
 		if (why)
 			break;
+stepped:
 		if (!env->ips)
 			frames[n - 1].flags |= how;
 		if (next.ip == 0) {

@@ -42,6 +42,10 @@ TEST(api_symbols_exports)
 	if (ASSERT_NOT_NULL(dm))
 		ASSERT_STREQ(dm, "foo::bar()");
 	free(dm);
+	dm = sfp_demangle_no_params("_ZN3foo3barEi");
+	if (ASSERT_NOT_NULL(dm))
+		ASSERT_STREQ(dm, "foo::bar");
+	free(dm);
 	sfp_symbolizer__free(&s);
 	ASSERT_TRUE(s == NULL);
 }

@@ -458,6 +458,38 @@ TEST(symbols_cxx_demangle_vs_cxxfilt)
 		free(dm);
 		ASSERT_TRUE(sfp_demangle("main") == NULL);
 	}
+	/* perf's style, without parameters: c++filt -p. */
+	{
+		struct sfp_symbolizer *s2 = NULL;
+		SFP_OPTS(sfp_symbolizer_opts, o, .demangle_no_params = true);
+		int checked2 = 0, bad2 = 0;
+
+		if (!ASSERT_OK(sfp_symbolizer__new(&o, &s2)) ||
+		    !ASSERT_OK(sfp_symbolizer__get_dso(s2, -1, exe, NULL, 0, &d))) {
+			sfp_symbolizer__free(&s2);
+			goto out;
+		}
+		snprintf(cmd, sizeof(cmd), "c++filt -p < '%s/names.txt'", tmpdir());
+		f = popen(cmd, "r");
+		for (i = 0; f && i < n && fgets(line, sizeof(line), f); i++) {
+			struct sfp_symbol sym;
+
+			line[strcspn(line, "\n")] = 0;
+			if (strncmp(v[i].name, "_Z", 2) ||
+			    sfp_symbolizer_dso__find(d, v[i].addr, &sym) ||
+			    strcmp(sym.raw_name, v[i].name))
+				continue;
+			checked2++;
+			if (strcmp(sym.name, line) && bad2++ < 5)
+				fprintf(stderr, "  -p %s: ours \"%s\", c++filt \"%s\"\n",
+					v[i].name, sym.name, line);
+		}
+		if (f)
+			pclose(f);
+		ASSERT_GE(checked2, 10);
+		ASSERT_EQ(bad2, 0);
+		sfp_symbolizer__free(&s2);
+	}
 out:
 	free(v);
 	sfp_symbolizer__free(&s);
@@ -1733,4 +1765,68 @@ next:
 	}
 	ASSERT_GE(checked, 20);
 	ASSERT_EQ(bad, 0);
+}
+
+/* Corrupt files: exact errors, a warning naming the file, no crash. */
+static char last_warning[512];
+
+static void keep_warning(enum sfp_log_level level, const char *msg, void *ctx)
+{
+	(void)ctx;
+	if (level == SFP_LOG_WARN)
+		snprintf(last_warning, sizeof(last_warning), "%s", msg);
+}
+
+TEST(symbols_corrupt_elf)
+{
+	const char *prog = prog_path("symprog");
+	char trunc[700], badlink[700];
+	struct sfp_symbolizer *s = new_symbolizer(NULL, false);
+	struct sfp_symbolizer_dso *d;
+	struct rsym *v = NULL;
+	sfp_log_fn old;
+	int err;
+
+	if (!s)
+		return;
+	snprintf(trunc, sizeof(trunc), "%s/truncated", tmpdir());
+	snprintf(badlink, sizeof(badlink), "%s/badlink", tmpdir());
+	/* Cut inside the ELF header: not an ELF file any more. */
+	if (ASSERT_EQ(sh("head -c 40 '%s' > '%s'", prog, trunc), 0))
+		ASSERT_ERR(sfp_symbolizer__get_dso(s, -1, trunc, NULL, 0, &d),
+			   -ENOEXEC);
+	/*
+	 * .symtab's sh_link (its string table) pointed past the section
+	 * table: the symbols cannot be named, the DSO is refused as corrupt
+	 * and the warning names file and section.
+	 */
+	read_readelf(prog, "-s", &v);
+	if (!have_tool("python3"))
+		test_skip("python3 missing (used to patch the section header)");
+	else if (ASSERT_EQ(sh("set -e; cp '%s' '%s'; "
+			 "python3 - '%s' <<'PY'\n"
+			 "import struct, sys\n"
+			 "p = sys.argv[1]\n"
+			 "b = bytearray(open(p, 'rb').read())\n"
+			 "shoff, = struct.unpack_from('<Q', b, 0x28)\n"
+			 "shentsize, shnum = struct.unpack_from('<HH', b, 0x3a)\n"
+			 "for i in range(shnum):\n"
+			 "    o = shoff + i * shentsize\n"
+			 "    if struct.unpack_from('<I', b, o + 4)[0] == 2:\n"
+			 "        struct.pack_into('<I', b, o + 40, 0xffff)\n"
+			 "open(p, 'wb').write(b)\n"
+			 "PY", prog, badlink, badlink), 0)) {
+		old = sfp_set_log(keep_warning, NULL);
+		last_warning[0] = 0;
+		err = sfp_symbolizer__get_dso(s, -1, badlink, NULL, 0, &d);
+		sfp_set_log(old, NULL);
+		ASSERT_ERR(err, -EBADMSG);
+		ASSERT_TRUE(strstr(last_warning, badlink) != NULL);
+		ASSERT_TRUE(strstr(last_warning, ".symtab") != NULL);
+		/* Cached: the same answer without a second parse. */
+		ASSERT_ERR(sfp_symbolizer__get_dso(s, -1, badlink, NULL, 0, &d),
+			   -EBADMSG);
+	}
+	free(v);
+	sfp_symbolizer__free(&s);
 }

@@ -576,3 +576,105 @@ out:
 	sfp_reader__free(&r);
 	sfp_addr_space__free(&as);
 }
+
+/*
+ * A v3 flexible row, CFA = *(fp - 8) (the x86-64 DRAP shape), in a table
+ * the builder wrote and objcopy put into a copy of this test binary as its
+ * own .sframe, which the address space then prefers over CFI.
+ */
+#include <sfprof/sframe.h>
+
+TEST(unwind_v3_flex_rows)
+{
+	struct sfp_addr_space *as = NULL;
+	struct sfp_reader *r = NULL;
+	struct sfp_sframe_builder *b = NULL;
+	struct sfp_frame fr[8];
+	enum sfp_unwind_stop stop;
+	struct sfp_map_info mi;
+	uint64_t buf[64] = { 0 };
+	struct sfp_regs regs = { 0 };
+	char exe[2048], blob[2300], copy[2300], cmd[8192];
+	void *sec = NULL;
+	size_t sec_size = 0;
+	ssize_t len;
+	uint64_t fn;
+	FILE *f;
+	int n;
+
+	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (!ASSERT_TRUE(len > 0))
+		return;
+	exe[len] = 0;
+	if (system("objcopy --version > /dev/null 2>&1")) {
+		test_skip("objcopy not installed");
+		return;
+	}
+	/* Where sfp_test_fpfunc is at link time. */
+	if (!ASSERT_OK(sfp_addr_space__new(NULL, &as)) ||
+	    !ASSERT_OK(sfp_addr_space__load_pid(as, getpid())) ||
+	    !ASSERT_OK(sfp_addr_space__find(as, (uintptr_t)sfp_test_fpfunc,
+					    &mi)))
+		goto out;
+	fn = (uintptr_t)sfp_test_fpfunc - mi.bias;
+
+	SFP_OPTS(sfp_sframe_builder_opts, bo, .version = 3,
+		 .abi = SFP_SFRAME_ABI_AMD64_LE);
+	struct sfp_sframe_func func = { .start = fn, .size = 16,
+					.num_rows = 1 };
+	struct sfp_sframe_row row = {
+		.start = fn, .end = fn + 16,
+		.cfa = { .kind = SFP_LOC_REG_DEREF, .reg = SFP_DWARF_AMD64_FP,
+			 .offset = -8 },
+		.ra = { .kind = SFP_LOC_CFA_DEREF, .offset = -8 },
+		.fp = { .kind = SFP_LOC_CFA_DEREF, .offset = -16 },
+	};
+	if (!ASSERT_OK(sfp_sframe_builder__new(&bo, &b)) ||
+	    !ASSERT_OK(sfp_sframe_builder__add_func(b, &func, &row, 1)) ||
+	    !ASSERT_OK(sfp_sframe_builder__write(b, &sec, &sec_size)))
+		goto out;
+	snprintf(blob, sizeof(blob), "%s/flex.sframe", test_tmp_dir());
+	snprintf(copy, sizeof(copy), "%s/with-flex", test_tmp_dir());
+	f = fopen(blob, "wb");
+	if (!ASSERT_TRUE(f != NULL))
+		goto out;
+	fwrite(sec, 1, sec_size, f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd),
+		 "objcopy --add-section .sframe='%s' '%s' '%s'", blob, exe,
+		 copy);
+	if (!ASSERT_EQ(system(cmd), 0))
+		goto out;
+
+	/* Our text mapping, backed by the copy. */
+	sfp_addr_space__free(&as);
+	struct sfp_map m = { .start = mi.start, .end = mi.end,
+			     .pgoff = mi.pgoff, .prot = mi.prot, .path = copy };
+	if (!ASSERT_OK(sfp_addr_space__new(NULL, &as)) ||
+	    !ASSERT_OK(sfp_addr_space__add_map(as, &m)) ||
+	    !ASSERT_OK(sfp_reader__new_self(&r)))
+		goto out;
+
+	regs.ip = (uintptr_t)sfp_test_fpfunc_body;
+	regs.sp = (uintptr_t)&buf[4];
+	regs.fp = (uintptr_t)&buf[8];
+	regs.valid = SFP_REGS_IP | SFP_REGS_SP | SFP_REGS_FP;
+	buf[7] = (uintptr_t)&buf[20];		/* CFA = *(fp - 8) */
+	buf[19] = (uintptr_t)test_data_dir + 1;	/* RA at CFA - 8 */
+	buf[18] = (uintptr_t)&buf[30];		/* FP at CFA - 16 */
+	n = sfp_unwind(as, r, &regs, fr, 8, NULL, &stop);
+	ASSERT_GE(n, 2);
+	ASSERT_EQ(fr[1].ip, (uintptr_t)test_data_dir + 1);
+	ASSERT_EQ(fr[1].sp, (uintptr_t)&buf[20]);
+	ASSERT_TRUE(fr[0].flags & SFP_FRAME_SFRAME);
+	/* test_data_dir has no row in this table: FP fallback from
+	 * fp = &buf[30], whose slots are zero. */
+	ASSERT_EQ(n, 2);
+	ASSERT_TRUE(fr[1].flags & SFP_FRAME_FP);
+	ASSERT_EQ(stop, SFP_STOP_RA_ZERO);
+out:
+	free(sec);
+	sfp_sframe_builder__free(&b);
+	sfp_reader__free(&r);
+	sfp_addr_space__free(&as);
+}
