@@ -325,3 +325,45 @@ out:
 	sfp_record__free(&r);
 	waitpid(p, NULL, 0);
 }
+
+TEST(record_attach_tid)
+{
+	SFP_OPTS(sfp_record_opts, o);
+	struct sfp_record *r = NULL;
+	struct seen s = { 0 };
+	char tidstr[32];
+	pid_t p;
+	int i;
+
+	p = fork();
+	if (p == 0) {
+		execv(spin_argv("cpu", "400")[0], spin_argv("cpu", "400"));
+		_exit(127);
+	}
+	if (!ASSERT_GE(p, 1))
+		return;
+	usleep(50000);
+	/* The main thread's tid is the pid. */
+	snprintf(tidstr, sizeof(tidstr), "%d", p);
+	o.tids = tidstr;
+	o.call_graph = SFP_RECORD_CG_NONE;
+	if (!ASSERT_OK(sfp_record__open(&o, &r)))
+		goto out;
+	ASSERT_EQ(sfp_record__attr(r, 0)->sample_type & PERF_SAMPLE_CALLCHAIN,
+		  0);
+	s.r = r;
+	s.child = p;
+	ASSERT_OK(sfp_record__start(r));
+	for (i = 0; i < 100 && !sfp_record__done(r); i++) {
+		sfp_record__poll(r, 20);
+		sfp_record__read(r, false, on_rec, &s);
+	}
+	sfp_record__stop(r);
+	sfp_record__read(r, true, on_rec, &s);
+	ASSERT_GE(s.child_samples, 50);
+	ASSERT_EQ(s.samples, s.child_samples);
+	ASSERT_EQ(s.bad, 0);
+out:
+	sfp_record__free(&r);
+	waitpid(p, NULL, 0);
+}
