@@ -8,8 +8,9 @@
  * Slowdown is the workload's own CPU time (user + sys from getrusage in
  * the workload: the sampling interrupts, the kernel's stack copies and the
  * ring writes are charged to it) relative to the bare run, median of
- * BENCH_RUNS runs (default 3).  Bytes per sample is the file size over the
- * samples in it; samples and lost samples are counted by reading each file
+ * BENCH_RUNS runs (default 5, round robin over the configurations).  Bytes per sample is the file size over the
+ * samples in it (lost: summed over all runs); samples and lost samples are
+ * counted by reading each file
  * with sfprof's perf.data reader (perf's files and ours alike).
  *
  * The workload is this binary (--work N), so `make bench` needs nothing
@@ -138,48 +139,59 @@ static int cmp_double(const void *a, const void *b)
 static const char *self, *sfprof;
 static char data_path[64], out_path[64];
 
-/* Run one configuration `runs` times; median CPU time, last file's counts. */
-static void measure(const char *prefix, long iters, int runs, struct result *r)
-{
+struct config {
+	const char *name;
+	char prefix[PATH_MAX + 128];	/* "" = the bare workload */
 	double cpu[16], wall[16];
+	int n;
+	uint64_t lost;
+	struct result r;
+};
+
+/* One run of one configuration; the file's counts are kept from it. */
+static void run_once(struct config *c, long iters)
+{
 	char cmd[PATH_MAX * 3];
-	int i, n = 0;
+	double u, s, w;
+	FILE *f;
 
-	memset(r, 0, sizeof(*r));
-	for (i = 0; i < runs && i < 16; i++) {
-		double u, s, w;
-		FILE *f;
-
-		unlink(data_path);
-		unlink(out_path);
-		if (*prefix)
-			snprintf(cmd, sizeof(cmd),
-				 "%s -o %s -- %s --work %ld %s > /dev/null 2>&1",
-				 prefix, data_path, self, iters, out_path);
-		else
-			snprintf(cmd, sizeof(cmd), "%s --work %ld %s", self,
-				 iters, out_path);
-		if (system(cmd) != 0)
-			continue;
-		f = fopen(out_path, "r");
-		if (!f)
-			continue;
-		if (fscanf(f, "%lf %lf %lf", &u, &s, &w) == 3) {
-			cpu[n] = u + s;
-			wall[n] = w;
-			n++;
-		}
-		fclose(f);
-	}
-	if (!n)
+	unlink(data_path);
+	unlink(out_path);
+	if (*c->prefix)
+		snprintf(cmd, sizeof(cmd),
+			 "%s -o %s -- %s --work %ld %s > /dev/null 2>&1",
+			 c->prefix, data_path, self, iters, out_path);
+	else
+		snprintf(cmd, sizeof(cmd), "%s --work %ld %s", self, iters,
+			 out_path);
+	if (system(cmd) != 0)
 		return;
-	qsort(cpu, (size_t)n, sizeof(double), cmp_double);
-	qsort(wall, (size_t)n, sizeof(double), cmp_double);
-	r->cpu_ms = cpu[n / 2];
-	r->wall_ms = wall[n / 2];
-	r->ok = true;
-	if (*prefix)
-		count_file(data_path, r);
+	f = fopen(out_path, "r");
+	if (!f)
+		return;
+	if (fscanf(f, "%lf %lf %lf", &u, &s, &w) == 3 && c->n < 16) {
+		c->cpu[c->n] = u + s;
+		c->wall[c->n] = w;
+		c->n++;
+		if (*c->prefix) {
+			memset(&c->r, 0, sizeof(c->r));
+			count_file(data_path, &c->r);
+			c->lost += c->r.lost;	/* lost adds up over runs */
+		}
+	}
+	fclose(f);
+}
+
+static void finish(struct config *c)
+{
+	if (!c->n)
+		return;
+	qsort(c->cpu, (size_t)c->n, sizeof(double), cmp_double);
+	qsort(c->wall, (size_t)c->n, sizeof(double), cmp_double);
+	c->r.cpu_ms = c->cpu[c->n / 2];
+	c->r.wall_ms = c->wall[c->n / 2];
+	c->r.lost = c->lost;
+	c->r.ok = true;
 }
 
 static void row(const char *name, const struct result *r,
@@ -204,7 +216,7 @@ int main(int argc, char **argv)
 {
 	static char self_buf[PATH_MAX], sfprof_buf[PATH_MAX];
 	const char *env = getenv("BENCH_RUNS");
-	int runs = env ? atoi(env) : 3;
+	int runs = env ? atoi(env) : 5;
 	const int freqs[] = { 4000, 1000 };
 	long iters;
 	double t;
@@ -243,53 +255,62 @@ int main(int argc, char **argv)
 		printf("?\n");
 
 	for (k = 0; k < sizeof(freqs) / sizeof(freqs[0]); k++) {
-		struct result none, bare, fp, dwarf, sfp, sfp_inline;
-		char pre[PATH_MAX + 128];
-		int hz = freqs[k];
+		static struct config cf[6];
+		const struct result *none = &cf[0].r, *bare = &cf[1].r;
+		const struct result *fp = &cf[2].r, *dwarf = &cf[3].r;
+		const struct result *sfp = &cf[4].r;
+		int hz = freqs[k], run;
+		size_t i;
 
-		printf("%d Hz            workload CPU  vs none  vs bare  samples   lost bytes/smp\n",
-		       hz);
-		measure("", iters, runs, &none);
-		snprintf(pre, sizeof(pre), "perf record -q -e cpu-clock -F %d", hz);
-		measure(pre, iters, runs, &bare);
-		snprintf(pre, sizeof(pre),
+		memset(cf, 0, sizeof(cf));
+		cf[0].name = "none";
+		cf[1].name = "perf cpu-clock (bare)";
+		snprintf(cf[1].prefix, sizeof(cf[1].prefix),
+			 "perf record -q -e cpu-clock -F %d", hz);
+		cf[2].name = "perf -g fp";
+		snprintf(cf[2].prefix, sizeof(cf[2].prefix),
 			 "perf record -q -e cpu-clock -F %d --call-graph fp", hz);
-		measure(pre, iters, runs, &fp);
-		snprintf(pre, sizeof(pre),
+		cf[3].name = "perf -g dwarf";
+		snprintf(cf[3].prefix, sizeof(cf[3].prefix),
 			 "perf record -q -e cpu-clock -F %d --call-graph dwarf",
 			 hz);
-		measure(pre, iters, runs, &dwarf);
-		snprintf(pre, sizeof(pre), "%s record -q -F %d", sfprof, hz);
-		measure(pre, iters, runs, &sfp);
-		snprintf(pre, sizeof(pre), "%s record -q --inline -F %d", sfprof,
-			 hz);
-		measure(pre, iters, runs, &sfp_inline);
-		if (!none.ok) {
+		cf[4].name = "sfprof (deferred)";
+		snprintf(cf[4].prefix, sizeof(cf[4].prefix),
+			 "%s record -q -F %d", sfprof, hz);
+		cf[5].name = "sfprof --inline";
+		snprintf(cf[5].prefix, sizeof(cf[5].prefix),
+			 "%s record -q --inline -F %d", sfprof, hz);
+		/* Round robin, so that load drifts hit every row alike. */
+		for (run = 0; run < runs; run++)
+			for (i = 0; i < 6; i++)
+				run_once(&cf[i], iters);
+		for (i = 0; i < 6; i++)
+			finish(&cf[i]);
+		printf("%d Hz            workload CPU  vs none  vs bare  samples   lost bytes/smp\n",
+		       hz);
+		if (!none->ok) {
 			printf("  the bare workload failed\n");
 			continue;
 		}
-		row("none", &none, &none, NULL);
-		row("perf cpu-clock (bare)", &bare, &none, &bare);
-		row("perf -g fp", &fp, &none, &bare);
-		row("perf -g dwarf", &dwarf, &none, &bare);
-		row("sfprof (deferred)", &sfp, &none, &bare);
-		row("sfprof --inline", &sfp_inline, &none, &bare);
-		if (sfp.ok && dwarf.ok && fp.ok && sfp.samples && dwarf.samples &&
-		    fp.samples) {
-			double bs = (double)sfp.bytes / (double)sfp.samples;
+		row(cf[0].name, none, none, NULL);
+		for (i = 1; i < 6; i++)
+			row(cf[i].name, &cf[i].r, none, bare);
+		if (sfp->ok && dwarf->ok && fp->ok && sfp->samples &&
+		    dwarf->samples && fp->samples) {
+			double bs = (double)sfp->bytes / (double)sfp->samples;
 
 			printf("  sfprof vs perf dwarf: slowdown %.1f vs %.1f "
 			       "points, bytes/sample %.2f%% of dwarf's; vs perf "
 			       "fp: %.2fx fp's bytes/sample, slowdown %+.1f "
 			       "points; %llu deferred records for %llu samples\n",
-			       (sfp.cpu_ms / none.cpu_ms - 1) * 100,
-			       (dwarf.cpu_ms / none.cpu_ms - 1) * 100,
-			       bs / ((double)dwarf.bytes / (double)dwarf.samples) *
-				       100,
-			       bs / ((double)fp.bytes / (double)fp.samples),
-			       (sfp.cpu_ms - fp.cpu_ms) / none.cpu_ms * 100,
-			       (unsigned long long)sfp.deferred,
-			       (unsigned long long)sfp.samples);
+			       (sfp->cpu_ms / none->cpu_ms - 1) * 100,
+			       (dwarf->cpu_ms / none->cpu_ms - 1) * 100,
+			       bs / ((double)dwarf->bytes /
+				     (double)dwarf->samples) * 100,
+			       bs / ((double)fp->bytes / (double)fp->samples),
+			       (sfp->cpu_ms - fp->cpu_ms) / none->cpu_ms * 100,
+			       (unsigned long long)sfp->deferred,
+			       (unsigned long long)sfp->samples);
 		}
 	}
 	unlink(data_path);
