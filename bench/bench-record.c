@@ -8,9 +8,9 @@
  * Slowdown is the workload's own CPU time (user + sys from getrusage in
  * the workload: the sampling interrupts, the kernel's stack copies and the
  * ring writes are charged to it) relative to the bare run, median of
- * BENCH_RUNS runs (default 5, round robin over the configurations).  Bytes per sample is the file size over the
- * samples in it (lost: summed over all runs); samples and lost samples are
- * counted by reading each file
+ * BENCH_RUNS runs (default 5, round robin over the configurations).
+ * Bytes per sample is the file size over the samples in it; samples and
+ * lost samples (summed over all runs) are counted by reading each file
  * with sfprof's perf.data reader (perf's files and ours alike).
  *
  * The workload is this binary (--work N), so `make bench` needs nothing
