@@ -107,7 +107,7 @@ struct sfp_record_sample {
 	const void *raw;
 	uint64_t user_abi;	/* PERF_SAMPLE_REGS_ABI_* (0: no user regs) */
 	uint64_t user_regs_mask;
-	uint64_t user_regs[3];	/* bp, sp, ip when the mask is ours */
+	uint64_t user_regs[3];	/* x86-64 bp, sp, ip (when in the mask) */
 	uint64_t user_stack_size;	/* bytes valid (dyn_size) */
 	const uint8_t *user_stack;
 };

@@ -253,3 +253,27 @@ int sfp_record_encode_comm(const struct perf_event_attr *attr, uint64_t id,
 					 id, 0);
 	return finish(&w, buf, PERF_RECORD_COMM, 0);
 }
+
+int sfp_record_encode_kernel_mmap(const struct perf_event_attr *attr,
+				  uint64_t id, uint64_t start, uint64_t len,
+				  const char *name, void *buf, size_t cap)
+{
+	struct wbuf w = { buf, (uint8_t *)buf + cap, false };
+	size_t n = strlen(name) + 1, pad = (8 - (n & 7)) & 7;
+	static const uint8_t zeros[8];
+
+	if (cap < 8)
+		return -ENOSPC;
+	w.p += 8;
+	/* pid -1: the kernel's maps belong to every process. */
+	put32x2(&w, (uint32_t)-1, 0);
+	put64(&w, start);
+	put64(&w, len);
+	put64(&w, start);	/* pgoff: perf stores the start address */
+	put_bytes(&w, name, n);
+	put_bytes(&w, zeros, pad);
+	if (attr->sample_id_all)
+		put_sample_id(&w, attr->sample_type, (uint32_t)-1, 0, 0, id,
+			      0);
+	return finish(&w, buf, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL);
+}

@@ -39,4 +39,10 @@ SFP_HIDDEN int sfp_record_encode_comm(const struct perf_event_attr *attr,
 				      uint64_t id, uint32_t pid, uint32_t tid,
 				      const char *comm, void *buf, size_t cap);
 
+/* PERF_RECORD_MMAP of the kernel image, as perf synthesizes it. */
+SFP_HIDDEN int
+sfp_record_encode_kernel_mmap(const struct perf_event_attr *attr, uint64_t id,
+			      uint64_t start, uint64_t len, const char *name,
+			      void *buf, size_t cap);
+
 #endif /* SFP_RECORD_ENCODE_H */

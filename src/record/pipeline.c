@@ -414,7 +414,8 @@ int sfp_rec_pipe__record(const void *rec, size_t size, int cpu, void *pipe)
 	ds.time = s.time;
 	ds.kernel_mode = (s.misc & PERF_RECORD_MISC_CPUMODE_MASK) ==
 			 PERF_RECORD_MISC_KERNEL;
-	ds.has_user = s.user_abi != 0 && s.user_regs_mask == SFP_USER_REGS_MASK;
+	ds.has_user = s.user_abi != 0 && (s.user_regs_mask & SFP_USER_REGS_MASK) ==
+						  SFP_USER_REGS_MASK;
 	ds.bp = s.user_regs[0];
 	ds.sp = s.user_regs[1];
 	ds.ip = s.user_regs[2];
@@ -499,6 +500,33 @@ static int synth_proc(struct sfp_rec_pipe *p, pid_t pid)
 	}
 	fclose(f);
 	return err;
+}
+
+int sfp_rec_pipe__synthesize_kernel(struct sfp_rec_pipe *p)
+{
+	unsigned long long addr, text = 0, etext = 0;
+	char line[512], type, name[256];
+	FILE *f;
+
+	/* perf script resolves kernel addresses through this map. */
+	f = fopen("/proc/kallsyms", "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f) && (!text || !etext)) {
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3)
+			continue;
+		if (!strcmp(name, "_text"))
+			text = addr;
+		else if (!strcmp(name, "_etext"))
+			etext = addr;
+	}
+	fclose(f);
+	if (!text || etext <= text)
+		return 0;	/* kptr_restrict hides the addresses */
+	return synth_emit(p, sfp_record_encode_kernel_mmap(
+				     &p->out_attrs[0], p->track_id, text,
+				     etext - text, "[kernel.kallsyms]_text",
+				     p->obuf, OUT_BUF));
 }
 
 int sfp_rec_pipe__synthesize(struct sfp_rec_pipe *p, const pid_t *pids,

@@ -69,6 +69,12 @@ SFP_HIDDEN int sfp_rec_pipe__synthesize(struct sfp_rec_pipe *p,
 					const pid_t *pids, size_t nr_pids,
 					bool all);
 
+/*
+ * The kernel image's PERF_RECORD_MMAP ("[kernel.kallsyms]_text"), which
+ * perf's tools need to resolve kernel addresses.  Return: 0 or -errno.
+ */
+SFP_HIDDEN int sfp_rec_pipe__synthesize_kernel(struct sfp_rec_pipe *p);
+
 /* One record from the session (an sfp_record_event_fn). */
 SFP_HIDDEN int sfp_rec_pipe__record(const void *rec, size_t size, int cpu,
 				    void *pipe);

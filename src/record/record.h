@@ -22,6 +22,10 @@
 
 /* The user registers we ask for on x86-64: bp, sp, ip (ascending bits). */
 #define SFP_USER_REGS_MASK ((1ULL << 6) | (1ULL << 7) | (1ULL << 8))
+/* What perf's --call-graph dwarf asks for: every x86-64 register but the
+ * segment registers ds, es, fs, gs; DWARF-based unwinders (perf's, in
+ * `perf script`) may need callee-saved registers too. */
+#define SFP_DWARF_REGS_MASK 0xff0fffULL
 
 /* Set or test a bit of the attr flags word (byte offset 40). */
 SFP_HIDDEN void sfp_attr_set_flag_bit(struct perf_event_attr *a, int bit);

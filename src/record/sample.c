@@ -125,14 +125,18 @@ int sfp_sample_parse(const struct perf_event_attr *attr, const void *rec,
 			goto bad;
 		if (s->user_abi) {
 			uint64_t mask = attr->sample_regs_user;
-			int i, n = __builtin_popcountll(mask);
+			int bit;
 
+			/* Values come in ascending bit order; keep bp (6),
+			 * sp (7) and ip (8) of x86-64 wherever they fall. */
 			s->user_regs_mask = mask;
-			for (i = 0; i < n; i++) {
+			for (bit = 0; bit < 64; bit++) {
+				if (!(mask & (1ULL << bit)))
+					continue;
 				if (sfp_cursor_u64(&c, &v))
 					goto bad;
-				if (i < 3)
-					s->user_regs[i] = v;
+				if (bit >= 6 && bit <= 8)
+					s->user_regs[bit - 6] = v;
 			}
 		}
 	}

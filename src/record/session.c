@@ -310,7 +310,9 @@ static void init_attr(struct sfp_record *r, const struct sfp_record_opts *o,
 		a->sample_type |= PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER |
 				  PERF_SAMPLE_STACK_USER;
 		a->exclude_callchain_user = 1;
-		a->sample_regs_user = SFP_USER_REGS_MASK;
+		a->sample_regs_user = r->cg == SFP_RECORD_CG_DWARF
+					      ? SFP_DWARF_REGS_MASK
+					      : SFP_USER_REGS_MASK;
 		a->sample_stack_user = stack_size;
 		break;
 	case SFP_RECORD_CG_FP:

@@ -109,6 +109,23 @@ if command -v perf > /dev/null; then
 		fail "perf script reads the inline form without warnings (rc $rc)"
 		head -5 "$TMP/p.err" | sed 's/^/  /'
 	fi
+	# perf's own view of the stacks: leaf -> ... -> main in nearly every
+	# sample, and kernel frames named (the synthesized kernel map).
+	pfull=$(awk '/cpu-clock:/{if (s) n++; s=0; a=0} /flat_leaf/{a=1} /flat_mid/{if(a==1)a=2} /flat_outer/{if(a==2)a=3} / main\+/{if(a==3)s=1} END{if (s) n++; print n+0}' "$TMP/p.script")
+	ptot=$(grep -c 'cpu-clock:' "$TMP/p.script")
+	if [ "$ptot" -gt 100 ] && [ $((pfull * 100)) -ge $((ptot * 95)) ]; then
+		pass "perf script: leaf->mid->outer->main in $pfull of $ptot samples"
+	else
+		fail "perf script: leaf->mid->outer->main in $pfull of $ptot samples"
+	fi
+	$SFPROF record -q --inline -o "$TMP/k.data" -- "$SPIN" sys 200
+	perf script -i "$TMP/k.data" > "$TMP/k.script" 2> "$TMP/k.err"
+	if grep -Eq '[a-z_]+\+0x[0-9a-f]+ \(\[kernel\.kallsyms\]\)' "$TMP/k.script" &&
+	   grep -q 'sys_outer' "$TMP/k.script" && [ ! -s "$TMP/k.err" ]; then
+		pass "perf script: kernel and user frames of a syscall-heavy program"
+	else
+		fail "perf script: kernel and user frames of a syscall-heavy program"
+	fi
 else
 	skip "perf script reads the inline form" "no perf"
 fi

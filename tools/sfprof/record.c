@@ -551,6 +551,12 @@ int cmd_record(int argc, char **argv)
 		}
 	}
 
+	err = sfp_rec_pipe__synthesize_kernel(p);
+	if (err) {
+		cli_err("%s: %s", c.path, sfp_strerror(err));
+		ret = EXIT_USAGE;
+		goto out;
+	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	/* The command's terminal SIGINT reaches it too; we drain and finish. */
