@@ -700,7 +700,8 @@ static int decompress(struct sfp_perf_reader *r, const uint8_t *rec,
 			return -ENOMEM;
 	}
 	/* keep an incomplete record at the front */
-	memmove(r->dbuf, r->dbuf + r->dpos, left);
+	if (left)
+		memmove(r->dbuf, r->dbuf + r->dpos, left);
 	r->dpos = 0;
 	r->dlen = left;
 	r->doff = off;
@@ -769,6 +770,25 @@ static int user_record(struct sfp_perf_reader *r, const uint8_t *rec,
 			pr_warn("%s: offset %llu: bad feature %u, skipped",
 				r->name, (unsigned long long)off,
 				(unsigned int)feat);
+		return 0;
+	}
+	case SFP_PERF_RECORD_EVENT_UPDATE: {
+		/* pipe mode names its events here: u64 type, u64 id, data;
+		 * type 2 (PERF_EVENT_UPDATE__NAME) carries the name */
+		uint64_t utype, id;
+		struct sfp_perf_evsel *e;
+		const char *nm;
+
+		if (sfp_cursor_u64(&c, &utype) || sfp_cursor_u64(&c, &id))
+			return bad(r, off, "short EVENT_UPDATE");
+		e = evsel_by_id(r, id);
+		if (utype != 2 || !e || e->name)
+			return 0;
+		nm = own_str(r, (const char *)c.pos,
+			     strnlen((const char *)c.pos, sfp_cursor_left(&c)));
+		if (!nm)
+			return -ENOMEM;
+		e->name = nm;
 		return 0;
 	}
 	case SFP_PERF_RECORD_HEADER_BUILD_ID:

@@ -49,15 +49,23 @@ else
 fi
 
 # --- system-wide: every CPU, interleaved rings, [cpu] column ----------------
+# Other programs on this shared machine come and go (binaries rebuilt
+# under them show as "(deleted)"), so symbols are not compared here, only
+# the headers (comm, tid, cpu, time, period, event) and frame addresses.
+frames_only() {
+	awk '/^\t/ { print "\t" $1; next } { print }' "$1"
+}
 if rec "$TMP/sys.data" -a -F 500 -g -- sleep 0.3; then
 	perf script --no-inline -i "$TMP/sys.data" > "$TMP/sys.perf" 2>/dev/null
 	"$SFPROF" script -i "$TMP/sys.data" > "$TMP/sys.sfp" 2>&1
-	pm=$(same_permille "$TMP/sys.perf" "$TMP/sys.sfp")
-	if grep -q '^.* \[00[01]\] ' "$TMP/sys.sfp" && [ "$pm" -ge 990 ]; then
-		pass "script -a -g: $pm/1000 lines identical to perf script"
+	frames_only "$TMP/sys.perf" > "$TMP/sys.perf.a"
+	frames_only "$TMP/sys.sfp" > "$TMP/sys.sfp.a"
+	if grep -q '^.* \[00[01]\] ' "$TMP/sys.sfp" && [ -s "$TMP/sys.perf.a" ] &&
+	   cmp -s "$TMP/sys.perf.a" "$TMP/sys.sfp.a"; then
+		pass "script -a -g: headers and frame addresses identical to perf script ($(grep -c ' cpu-clock: $' "$TMP/sys.perf") samples)"
 	else
-		fail "script -a -g: $pm/1000 lines identical"
-		diff "$TMP/sys.perf" "$TMP/sys.sfp" | head -10 | sed 's/^/  /'
+		fail "script -a -g: headers or frame addresses differ"
+		diff "$TMP/sys.perf.a" "$TMP/sys.sfp.a" | head -10 | sed 's/^/  /'
 	fi
 else
 	skip "system-wide recording" "perf record -a failed"
@@ -77,18 +85,18 @@ fi
 cat "$TMP/pipe.data" | "$SFPROF" script -i - > "$TMP/pipe2.sfp" 2>&1
 check_eq "script -i - from a real pipe" "$TMP/pipe.sfp" "$TMP/pipe2.sfp"
 
-if rec "$TMP/z.data" -z -F 1000 -g -- "$W" 150; then
-	perf script --no-inline -i "$TMP/z.data" > "$TMP/z.perf" 2>/dev/null
+if rec "$TMP/z.data" -z -F 1000 -g -- "$W" 150 &&
+   perf script --no-inline -i "$TMP/z.data" > "$TMP/z.perf" 2>/dev/null &&
+   [ -s "$TMP/z.perf" ]; then
 	"$SFPROF" script -i "$TMP/z.data" > "$TMP/z.sfp" 2>&1
-	if [ -s "$TMP/z.perf" ] &&
-	   [ "$(same_permille "$TMP/z.perf" "$TMP/z.sfp")" -ge 995 ]; then
+	if [ "$(same_permille "$TMP/z.perf" "$TMP/z.sfp")" -ge 995 ]; then
 		pass "script on zstd-compressed records (perf record -z)"
 	else
 		fail "script on perf record -z"
 		diff "$TMP/z.perf" "$TMP/z.sfp" | head -10 | sed 's/^/  /'
 	fi
 else
-	skip "perf record -z" "perf built without zstd"
+	skip "perf record -z" "perf could not record or read back a compressed file"
 fi
 
 # --- convert --inline: perf 6.1 reads it cleanly, same stacks -----------------
@@ -161,10 +169,12 @@ rec "$TMP/dw.data" -F 1000 --call-graph dwarf,32768 -- "$WN" 400
 perf script --no-inline -i "$TMP/dw.data" > "$TMP/dw.perf" 2>/dev/null
 "$SFPROF" script -i "$TMP/dw.data" > "$TMP/dw.sfp" 2>&1
 set -- $(awk -v show=3 -f "$HERE/perf-user-frames.awk" "$TMP/dw.perf" "$TMP/dw.sfp" 2>"$TMP/dw.diff")
-if [ "${2:-0}" -gt 20 ] && [ $(( $1 * 100 )) -ge $(( $2 * 99 )) ]; then
-	pass "dwarf mode: user frames equal perf's for $1 of $2 samples"
+# perf's libunwind/libdw sometimes gives up (a frame of -1) where sfprof
+# goes on; those samples are counted apart (perf's frames are a prefix)
+if [ "${3:-0}" -gt 20 ] && [ $(( ($1 + $2) * 100 )) -ge $(( $3 * 99 )) ]; then
+	pass "dwarf mode: user frames equal perf's for $1 of $3 samples (+$2 where perf gave up early)"
 else
-	fail "dwarf mode: user frames equal perf's for ${1:-0} of ${2:-0} samples"
+	fail "dwarf mode: user frames equal perf's for ${1:-0} of ${3:-0} samples (+${2:-0} perf gave up)"
 	sed 's/^/  /' "$TMP/dw.diff"
 fi
 "$SFPROF" convert -i "$TMP/dw.data" -o "$TMP/dwd.data" --deferred 2>/dev/null
@@ -179,10 +189,10 @@ fi
 perf script --no-inline -i "$TMP/dwi.data" > "$TMP/dwi.perf" 2> "$TMP/dwi.err"
 "$SFPROF" script -i "$TMP/dwd.data" > "$TMP/dwd.sfp" 2>&1
 set -- $(awk -f "$HERE/perf-user-frames.awk" "$TMP/dwi.perf" "$TMP/dwd.sfp")
-if [ ! -s "$TMP/dwi.err" ] && [ "${2:-0}" -gt 20 ] && [ "$1" = "$2" ]; then
+if [ ! -s "$TMP/dwi.err" ] && [ "${3:-0}" -gt 20 ] && [ "$1" = "$3" ]; then
 	pass "dwarf -> inline (read by perf 6.1) and -> deferred give the same stacks"
 else
-	fail "dwarf -> inline/deferred stacks (${1:-0} of ${2:-0})"
+	fail "dwarf -> inline/deferred stacks (${1:-0} of ${3:-0})"
 	head -3 "$TMP/dwi.err" | sed 's/^/  /'
 fi
 

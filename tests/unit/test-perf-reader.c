@@ -150,8 +150,11 @@ TEST(reader_pipe_and_compressed_files)
 		ASSERT_GE(t.samples, 1);
 		ASSERT_TRUE(t.ordered);
 		ASSERT_GE(sfp_perf_reader__nr_evsels(r), 1);
-		if (!strcmp(names[i], "pipe.data"))
+		if (!strcmp(names[i], "pipe.data")) {
 			ASSERT_TRUE(sfp_perf_reader__header(r)->pipe_mode);
+			/* named by an EVENT_UPDATE record in pipe mode */
+			ASSERT_STREQ(sfp_perf_reader__evsel(r, 0)->name, "cpu-clock");
+		}
 		if (!strcmp(names[i], "z.data"))
 			ASSERT_GE(sfp_perf_reader__stats(r)->nr_compressed, 1);
 		if (!strcmp(names[i], "deferred.data")) {
