@@ -220,3 +220,18 @@ if command -v script > /dev/null; then
 else
 	skip "status line on a terminal" "no script(1)"
 fi
+
+# A syscall-heavy program: several samples per kernel entry share one
+# deferred record (and one unwind), as the kernel would do it.
+if $SFPROF record -q -F 4000 -o "$TMP/y.data" -- "$SPIN" sys 300; then
+	ns=$($SFPROF script -i "$TMP/y.data" 2>/dev/null | grep -c 'cpu-clock:')
+	nd=$($SFPROF script --no-merge-callchains -i "$TMP/y.data" 2>/dev/null | grep -c 'DEFERRED CALLCHAIN')
+	nk=$($SFPROF script -i "$TMP/y.data" 2>/dev/null | grep -c 'sys_outer')
+	if [ "$ns" -gt 100 ] && [ "$nd" -gt 0 ] && [ "$nd" -lt "$ns" ] && [ "$nk" -gt $((ns / 2)) ]; then
+		pass "syscall-heavy: $nd deferred records for $ns samples, stacks stitched"
+	else
+		fail "syscall-heavy: $nd deferred records for $ns samples ($nk with sys_outer)"
+	fi
+else
+	fail "record of a syscall-heavy program"
+fi
