@@ -355,7 +355,14 @@ static int open_error(struct sfp_record *r, struct evsel *ev, pid_t pid,
 	switch (err) {
 	case EACCES:
 	case EPERM:
-		if (pid > 0 && getuid() != 0) {
+		if (getuid() != 0 && paranoid >= 2 && !ev->attr.exclude_kernel) {
+			pr_warn("perf_event_open('%s') not permitted: "
+				"kernel.perf_event_paranoid is %ld, which lets "
+				"users other than root sample user space only; "
+				"run as root, or 'sysctl -w "
+				"kernel.perf_event_paranoid=1'", ev->desc.name,
+				paranoid);
+		} else if (pid > 0 && getuid() != 0 && pid != r->workload) {
 			pr_warn("no permission to attach to %d for '%s' "
 				"(perf_event_paranoid is %ld): run as root or "
 				"as the process's owner, or lower "
