@@ -19,6 +19,10 @@ done
 check_rc "record without target is a usage error" 2 $SFPROF record -q
 check_rc "record with two targets is a usage error" 2 $SFPROF record -q -a -- true
 check_rc "record --call-graph bogus is a usage error" 2 $SFPROF record --call-graph bogus -- true
+check_rc "record -m 3 (not a power of two) is a usage error" 2 $SFPROF record -q -m 3 -- true
+check_rc "record --stack-size 100 (not a multiple of 8) is a usage error" 2 $SFPROF record -q --stack-size 100 -- true
+check_rc "record --inline with --call-graph fp is a usage error" 2 $SFPROF record -q --inline --call-graph fp -- true
+check_rc "record -m 64K --stack-size 8192 runs" 0 $SFPROF record -q -m 64K --stack-size 8192 -o "$TMP/m.data" -- true
 
 # Errors that say what to do.
 check_msg() {	# name, want rc, regex, cmd...
