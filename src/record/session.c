@@ -464,6 +464,27 @@ static int open_one(struct sfp_record *r, struct evsel *ev, pid_t pid,
 		fd = sfp_perf_event_open(&ev->attr, pid, cpu, -1,
 					 PERF_FLAG_FD_CLOEXEC);
 	}
+	if (fd < 0 && (errno == EACCES || errno == EPERM) && !r->system_wide &&
+	    !ev->attr.exclude_kernel && getuid() != 0) {
+		/* As perf does: a paranoid setting of 2 still allows user
+		 * space, which is what sframe mode unwinds anyway. */
+		int saved = errno;
+
+		ev->attr.exclude_kernel = 1;
+		ev->attr.exclude_hv = 1;
+		fd = sfp_perf_event_open(&ev->attr, pid, cpu, -1,
+					 PERF_FLAG_FD_CLOEXEC);
+		if (fd >= 0) {
+			pr_warn("kernel.perf_event_paranoid lets this user "
+				"sample user space only: kernel stacks are not "
+				"recorded ('sysctl -w kernel.perf_event_paranoid=1' "
+				"or root for them)");
+		} else {
+			ev->attr.exclude_kernel = 0;
+			ev->attr.exclude_hv = 0;
+			errno = saved;
+		}
+	}
 	if (fd < 0) {
 		err = errno;
 		/* An offline CPU: skip it, as perf does. */

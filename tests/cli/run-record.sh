@@ -65,6 +65,14 @@ check_msg "paranoid/permission error says how to fix it" 1 \
 	setpriv --reuid=65534 --regid=65534 --clear-groups \
 	$SFPROF record -q -o /tmp/sfp-nobody.data -a --duration 0.1
 
+if [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -ge 2 ]; then
+	check_msg "paranoid 2: a user records its own command, user space only" 0 \
+		"sample user space only" \
+		setpriv --reuid=65534 --regid=65534 --clear-groups \
+		$SFPROF record -o /tmp/sfp-nobody.data -- "$SPIN" flat 100
+	rm -f /tmp/sfp-nobody.data
+fi
+
 # Deferred form, read back by sfprof script: every sample is printed and
 # gets the program's stack (stitched from the deferred records).
 if $SFPROF record -o "$TMP/d.data" -- "$SPIN" flat 300 > "$TMP/d.out" 2>&1; then
