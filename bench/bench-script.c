@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -84,6 +85,19 @@ static int workload(long ms)
 	return 0;
 }
 
+static double load_avg(void)
+{
+	double l = -1;
+	FILE *f = fopen("/proc/loadavg", "r");
+
+	if (f) {
+		if (fscanf(f, "%lf", &l) != 1)
+			l = -1;
+		fclose(f);
+	}
+	return l;
+}
+
 static long count_samples(const char *path)
 {
 	struct sfp_perf_reader *r = NULL;
@@ -98,31 +112,49 @@ static long count_samples(const char *path)
 	return n;
 }
 
-/* Wall time of a shell command (stdout to /dev/null), in seconds. */
-static double timed(const char *cmd)
+static double child_cpu(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_CHILDREN, &ru);
+	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+}
+
+/*
+ * Wall and CPU (user + sys of the children) time of a shell command with
+ * stdout to /dev/null, in seconds.  On a loaded machine the wall time is
+ * mostly waiting for a CPU; the CPU time is the steadier figure.
+ */
+static double timed(const char *cmd, double *cpu)
 {
 	int64_t t0 = now_ns();
+	double c0 = child_cpu();
 	int rc = system(cmd);
 
 	if (rc != 0) {
 		fprintf(stderr, "bench-script: '%s' failed (%d)\n", cmd, rc);
 		return -1;
 	}
+	*cpu = child_cpu() - c0;
 	return (double)(now_ns() - t0) / 1e9;
 }
 
-static double best_of(const char *cmd, int runs)
+static double best_of(const char *cmd, int runs, double *best_cpu)
 {
-	double best = -1;
+	double best = -1, cpu;
 	int i;
 
+	*best_cpu = -1;
 	for (i = 0; i < runs; i++) {
-		double t = timed(cmd);
+		double t = timed(cmd, &cpu);
 
 		if (t < 0)
 			return -1;
 		if (best < 0 || t < best)
 			best = t;
+		if (*best_cpu < 0 || cpu < *best_cpu)
+			*best_cpu = cpu;
 	}
 	return best;
 }
@@ -132,7 +164,7 @@ int main(int argc, char **argv)
 	char self[PATH_MAX], sfprof[PATH_MAX], data[PATH_MAX], cmd[3 * PATH_MAX];
 	long want = 10000, stack = 8192, ms = 4000, n = 0;
 	const char *keep = NULL;
-	double t_sfp, t_perf, t_perf_inl;
+	double t_sfp, t_perf, t_perf_inl, c_sfp, c_perf, c_perf_inl;
 	int runs = 3, i, tries;
 	ssize_t len;
 
@@ -183,19 +215,25 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	snprintf(cmd, sizeof(cmd), "%s script -i %s >/dev/null", sfprof, data);
-	t_sfp = best_of(cmd, runs);
+	t_sfp = best_of(cmd, runs, &c_sfp);
 	snprintf(cmd, sizeof(cmd), "perf script --no-inline -i %s >/dev/null 2>&1", data);
-	t_perf = best_of(cmd, runs);
+	t_perf = best_of(cmd, runs, &c_perf);
 	snprintf(cmd, sizeof(cmd), "perf script -i %s >/dev/null 2>&1", data);
-	t_perf_inl = best_of(cmd, 1);
+	t_perf_inl = best_of(cmd, 1, &c_perf_inl);
 	if (t_sfp <= 0 || t_perf <= 0 || t_perf_inl <= 0)
 		return 1;
-	printf("bench-script: dwarf-mode file, %ld samples, stack %ld bytes\n", n, stack);
-	printf("  sfprof script              %8.3f s (best of %d)\n", t_sfp, runs);
-	printf("  perf script --no-inline    %8.3f s (best of %d)  ratio %.1fx\n",
-	       t_perf, runs, t_perf / t_sfp);
-	printf("  perf script                %8.3f s (1 run)      ratio %.1fx\n",
-	       t_perf_inl, t_perf_inl / t_sfp);
+	if (c_sfp <= 0)
+		c_sfp = 1e-3;
+	printf("bench-script: dwarf-mode file, %ld samples, stack %ld bytes "
+	       "(load %.2f)\n", n, stack, load_avg());
+	printf("  %-26s %7.3f s wall  %7.3f s cpu (best of %d)\n",
+	       "sfprof script", t_sfp, c_sfp, runs);
+	printf("  %-26s %7.3f s wall  %7.3f s cpu (best of %d)  ratio wall %.1fx, cpu %.1fx\n",
+	       "perf script --no-inline", t_perf, c_perf, runs, t_perf / t_sfp,
+	       c_perf / c_sfp);
+	printf("  %-26s %7.3f s wall  %7.3f s cpu (1 run)      ratio wall %.1fx, cpu %.1fx\n",
+	       "perf script", t_perf_inl, c_perf_inl, t_perf_inl / t_sfp,
+	       c_perf_inl / c_sfp);
 	if (!keep)
 		unlink(data);
 	return 0;

@@ -5,10 +5,15 @@
  *
  * Input: [u8 mode][u64 vaddr, LE][section bytes].  mode bit 0 selects
  * .debug_frame, bit 1 4-byte addresses, bit 2 SFrame v2 rules (else v3).
+ * Mode bit 3: the bytes are a whole ELF image for
+ * sfp_sframe__build_from_elf_mem(); whatever it builds must decode.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <sfprof/cfi.h>
+#include <sfprof/sframe.h>
 
 #include "cfi/cfi.h"
 #include "cfi/convert.h"
@@ -36,6 +41,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(&vaddr, data + 1, 8);
 	data += 9;
 	size -= 9;
+	if (mode & 8) {
+		SFP_OPTS(sfp_build_opts, bo, .version = (mode & 4) ? 2 : 3,
+			 .no_debug_frame = true);
+		SFP_OPTS(sfp_sframe_opts, so);
+		struct sfp_sframe *sf = NULL;
+		void *blob = NULL;
+		size_t bsize = 0;
+
+		if (!sfp_sframe__build_from_elf_mem(data, size, "fuzz", &bo,
+						    &blob, &bsize,
+						    &so.section_addr, NULL)) {
+			/* The encoder's output must always decode. */
+			if (sfp_sframe__open_mem(blob, bsize, &so, &sf))
+				__builtin_trap();
+			sfp_sframe__free(&sf);
+		}
+		free(blob);
+		return 0;
+	}
 	sec = (struct cfi_section){
 		.data = data, .size = size, .vaddr = vaddr,
 		.text_base = vaddr ^ 0x1000, .data_base = vaddr ^ 0x2000,

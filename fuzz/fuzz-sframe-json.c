@@ -204,11 +204,16 @@ static bool ra_in_reg(const struct sfp_loc *l)
 	return l->kind == SFP_LOC_NONE || l->kind == SFP_LOC_NOT_SAVED;
 }
 
+/* Same rule: offsets and registers count only for kinds that have them. */
 static bool same_loc(const struct sfp_loc *a, const struct sfp_loc *b)
 {
-	return a->kind == b->kind && a->offset == b->offset &&
-	       ((a->kind != SFP_LOC_REG && a->kind != SFP_LOC_REG_DEREF) ||
-		a->reg == b->reg);
+	bool has_off = a->kind != SFP_LOC_NONE &&
+		       a->kind != SFP_LOC_UNDEFINED &&
+		       a->kind != SFP_LOC_NOT_SAVED;
+	bool has_reg = a->kind == SFP_LOC_REG || a->kind == SFP_LOC_REG_DEREF;
+
+	return a->kind == b->kind && (!has_off || a->offset == b->offset) &&
+	       (!has_reg || a->reg == b->reg);
 }
 
 /*

@@ -2,14 +2,14 @@
 /*
  * Fuzz the symbolizer's parsers on arbitrary bytes: the input as an ELF
  * (.symtab/.dynsym, PLT stubs and relocations, .gnu_debugdata with its
- * embedded ELF), and the same bytes as a perf map and as kallsyms text.
- * DWARF is left to libdw's own fuzzing.
+ * embedded ELF, DWARF through libdw and our CU / function-instance
+ * index), and the same bytes as a perf map and as kallsyms text.
  */
 #include <stddef.h>
 #include <stdint.h>
 
 #include "elf/elf.h"
-#include "symbols/symtab.h"
+#include "symbols/internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -33,6 +33,28 @@ static void probe(struct sfp_symtab *t, const uint8_t *data, size_t size)
 	}
 }
 
+/* Lines and inline chains at the symbols' addresses and inside them. */
+static void probe_dwarf(struct sfp_elf *e, const struct sfp_symtab *t)
+{
+	static struct sfp_symbolizer *s;
+	struct sfp_inline_frame fr[8];
+	struct sfp_dwarf *dw = NULL;
+	size_t i;
+
+	if (!s && sfp_symbolizer__new(NULL, &s))
+		return;
+	if (sfp_dwarf_open(e, &dw))
+		return;
+	for (i = 0; i < t->nr && i < 64; i++) {
+		(void)sfp_dwarf_inlines(s, dw, t->syms[i].start, fr, 8);
+		(void)sfp_dwarf_inlines(s, dw, t->syms[i].start +
+					t->syms[i].size / 2, fr, 8);
+	}
+	for (i = 0; i < 64; i++)
+		(void)sfp_dwarf_inlines(s, dw, 0x1000 + 16 * i, fr, 8);
+	sfp_dwarf_free(&dw);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct sfp_symtab t = { 0 };
@@ -48,6 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			(void)sfp_symtab_load_elf(&t, mini,
 						  SFP_LOAD_SYMTAB | SFP_LOAD_DYNSYM);
 		probe(&t, data, size);
+		probe_dwarf(e, &t);
 		sfp_symtab_free(&t);
 		sfp_elf_close(&mini);
 		sfp_elf_close(&e);
@@ -59,6 +82,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	half = size / 2;
 	(void)sfp_kallsyms_parse(&t, (const char *)data, half,
 				 (const char *)data + half, size - half);
+	sfp_symtab_finish(&t);
+	sfp_kallsyms_fixup(&t);
 	probe(&t, data, size);
 	sfp_symtab_free(&t);
 	return 0;

@@ -112,6 +112,19 @@ SFP_API int sfp_sframe__build_from_elf_mem(const void *image, size_t size,
 					   uint64_t *section_addr,
 					   struct sfp_build_stats *stats);
 
+/*
+ * Build as sfp_sframe__build_from_elf() and write the result to out as an
+ * sfprof table file (see sfp_sframe__write_file) that records the section
+ * address and the ELF's build-id, so `sfprof sframe dump out` shows the
+ * functions at their ELF addresses.
+ *
+ * Return: as sfp_sframe__build_from_elf(), plus -errno from writing.
+ */
+SFP_API int sfp_sframe__build_table_file(const char *elf_path,
+					 const char *out_path,
+					 const struct sfp_build_opts *opts,
+					 struct sfp_build_stats *stats);
+
 struct sfp_table_opts {
 	size_t sz;
 	/* Cache directory; default $SFPROF_CACHE_DIR, else

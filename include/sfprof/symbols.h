@@ -4,17 +4,18 @@
  * inlined frames.
  *
  * One `struct sfp_symbolizer` loads each DSO's symbols once (cached by
- * path and build-id) and answers lookups by binary search.  Sources, in the
- * order they are merged:
- *  - the file's .symtab and .dynsym;
- *  - a separate debug file found by build-id (DIR/.build-id/xx/rest.debug),
- *    by .gnu_debuglink (next to the file, in .debug/, and DIR/<dir>/) for
- *    every DIR in opts->debug_dirs;
- *  - MiniDebugInfo (.gnu_debugdata, an xz-compressed ELF);
- *  - synthetic `func@plt` entries for the PLT stubs (x86-64);
- *  - /proc/kallsyms (+ /proc/modules for module ends) for kernel addresses;
- *  - /tmp/perf-PID.map for JIT code.
- * Names are demangled (C++ and Rust, via libiberty) unless opts say not to.
+ * path and build-id) and answers lookups by binary search.  A DSO's
+ * function symbols come, as perf picks them, from the first of:
+ *  - the .symtab of a separate debug file, found by build-id
+ *    (DIR/.build-id/xx/rest.debug) or .gnu_debuglink (next to the file,
+ *    in .debug/, and DIR/<dir>/) for every DIR in opts->debug_dirs;
+ *  - the file's own .symtab;
+ *  - its .dynsym plus MiniDebugInfo (.gnu_debugdata, xz-compressed ELF);
+ * plus synthetic `func@plt` entries for its PLT stubs (x86-64).  Kernel
+ * addresses use /proc/kallsyms (+ /proc/modules for module ends), JIT code
+ * /tmp/perf-PID.map.  Names are demangled (C++ and Rust, via libiberty)
+ * unless opts say not to.  Aliases at one address resolve like perf's
+ * (see docs/symbols.md).
  *
  * Addresses given to the DSO calls are link-time virtual addresses (as
  * in the ELF's symbol table); sfp_symbolizer_dso__vaddr() turns a runtime
@@ -40,13 +41,26 @@ extern "C" {
 struct sfp_symbolizer;
 struct sfp_symbolizer_dso;
 
+/*
+ * Fields are laid out so that the struct ends without padding: SFP_OPTS()
+ * initialises members only, and the library refuses unknown non-zero
+ * bytes past the last field it knows, so tail padding full of stack
+ * garbage (clang leaves it) would be rejected.  Keep it so when appending.
+ */
 struct sfp_symbolizer_opts {
 	size_t sz;
 	/*
-	 * Directories searched for separate debug files, NULL-terminated.
-	 * NULL: { "/usr/lib/debug", NULL }.
+	 * Directories searched for separate debug files (and, by build-id,
+	 * for DSOs whose path does not lead to them), NULL-terminated.
+	 * NULL: { "/usr/lib/debug", "$HOME/.debug" (perf's build-id cache) }.
 	 */
 	const char *const *debug_dirs;
+	/* Kernel symbol file; NULL: "/proc/kallsyms". */
+	const char *kallsyms_path;
+	/* Kernel module list; NULL: "/proc/modules". */
+	const char *modules_path;
+	/* Directory of perf-PID.map files; NULL: "/tmp". */
+	const char *perf_map_dir;
 	/*
 	 * Default target process: DSO paths are first looked up under
 	 * /proc/PID/root (its mount namespace).  0: paths are ours.
@@ -56,20 +70,19 @@ struct sfp_symbolizer_opts {
 	bool no_demangle;
 	/* Fill sfp_symbol.file/.line from DWARF (costs a line-table lookup). */
 	bool srclines;
-	/* Kernel symbol file; NULL: "/proc/kallsyms". */
-	const char *kallsyms_path;
-	/* Kernel module list; NULL: "/proc/modules". */
-	const char *modules_path;
-	/* Directory of perf-PID.map files; NULL: "/tmp". */
-	const char *perf_map_dir;
 	/*
 	 * Demangle without parameter lists, as perf does unless -v
 	 * ("ns::Widget::frob" rather than "ns::Widget::frob(int) const").
 	 */
 	bool demangle_no_params;
+	/*
+	 * Do not look for separate debug files: symbols from the file's own
+	 * tables and MiniDebugInfo only, no DWARF from elsewhere (faster).
+	 */
+	bool no_debug_files;
 	size_t :0;
 };
-#define sfp_symbolizer_opts__last_field demangle_no_params
+#define sfp_symbolizer_opts__last_field no_debug_files
 
 /* sfp_symbol.flags */
 enum {

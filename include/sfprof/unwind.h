@@ -29,8 +29,10 @@
  *  - A snapshot reader borrows the bytes it is given; they must stay valid
  *    until the reader is freed or re-pointed with sfp_reader__set_snapshot().
  *  - Strings passed in (paths) are copied.
- *  - sfp_backtrace() may run in any thread and in signal handlers; the init,
- *    refresh and fini functions may not run concurrently with each other.
+ *  - sfp_backtrace() may run in any thread and in signal handlers.
+ *    sfp_backtrace_init() and _refresh() take a lock (any thread, never in
+ *    a signal handler); sfp_backtrace_fini() must not overlap any
+ *    sfp_backtrace() call.
  */
 #ifndef SFPROF_UNWIND_H
 #define SFPROF_UNWIND_H
@@ -73,6 +75,20 @@ struct sfp_regs {
 	uint64_t lr;
 	uint32_t valid;		/* SFP_REGS_* */
 };
+
+/*
+ * Fill regs from a perf sample's user registers (PERF_SAMPLE_REGS_USER):
+ * mask is the event's sample_regs_user (the sample's abi must not be
+ * PERF_SAMPLE_REGS_ABI_NONE), vals the nr values the sample carries, one per
+ * set bit in ascending bit order.  x86-64 numbering (perf_regs.h): BP 6,
+ * SP 7, IP 8.
+ *
+ * Return: 0; -ENOENT ip or sp not sampled; -EINVAL nr does not match the
+ * mask; -EOPNOTSUPP arch.
+ */
+SFP_API int sfp_regs__from_perf(enum sfp_arch arch, uint64_t mask,
+				const uint64_t *vals, size_t nr,
+				struct sfp_regs *regs);
 
 /* --- Memory readers. --- */
 
@@ -204,6 +220,10 @@ struct sfp_map_info {
 	bool bias_known;
 	bool has_table;		/* a table was found (loads it) */
 	const char *path;	/* NULL for anonymous memory */
+	/* The object's build-id (given with the mapping, else read from the
+	 * file); NULL when unknown. */
+	const uint8_t *build_id;
+	size_t build_id_len;
 };
 
 /* Return: 0; -ENOENT nothing mapped at addr. */
@@ -297,14 +317,25 @@ SFP_API int sfp_backtrace_refresh(void);
  * allocation, no locks, no faults); without it, it initialises itself
  * (not async-signal-safe then).
  *
- * Memory: the main thread's stack is read directly; any other stack
- * (threads, sigaltstack) is validated page by page with one
- * process_vm_readv() per new page, so the first walk over such a stack
- * costs a few system calls.  errno is preserved.
+ * Memory: the main thread's stack, and the stack of a thread that called
+ * sfp_backtrace_thread_init(), are read directly; any other stack (other
+ * threads, sigaltstack, coroutines) is validated page by page with one
+ * process_vm_readv() per new page, which costs a few system calls per
+ * call.  errno is preserved.
  *
  * Return: the number of entries stored (0..max).
  */
 SFP_API int sfp_backtrace(void **buf, int max);
+
+/*
+ * Record the calling thread's stack bounds (pthread_getattr_np) so that
+ * sfp_backtrace() in this thread reads its stack directly instead of
+ * validating each page with a system call.  Call it once per thread,
+ * outside signal handlers (e.g. at thread start).  Optional.
+ *
+ * Return: 0; -errno from pthread_getattr_np.
+ */
+SFP_API int sfp_backtrace_thread_init(void);
 
 /* As sfp_backtrace(), also returning why the walk stopped. */
 SFP_API int sfp_backtrace_stop(void **buf, int max,

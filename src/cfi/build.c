@@ -133,6 +133,9 @@ static bool in_plt(const struct build_ctx *b, uint64_t lo, uint64_t hi)
 
 /* --- Output accumulation. --- */
 
+/* All rows of one object: ~2 GiB of rows is beyond any real binary. */
+#define MAX_TOTAL_ROWS (1u << 25)
+
 static int reserve_rows(struct build_ctx *b, size_t more)
 {
 	size_t need = b->nrows + more, cap = b->caprows ? b->caprows : 1024;
@@ -140,6 +143,8 @@ static int reserve_rows(struct build_ctx *b, size_t more)
 
 	if (need <= b->caprows)
 		return 0;
+	if (need > MAX_TOTAL_ROWS)
+		return -E2BIG;
 	while (cap < need)
 		cap *= 2;
 	p = realloc(b->rows, cap * sizeof(*p));
@@ -268,8 +273,13 @@ static int convert_fde(struct build_ctx *b, const struct cfi_section *sec,
 				       : SFP_CFI_SKIP_BAD_CFI);
 		return 0;
 	}
-	if (reserve_rows(b, b->crows.n))
-		return -ENOMEM;
+	err = reserve_rows(b, b->crows.n);
+	if (err == -E2BIG) {
+		skip(b, SFP_CFI_SKIP_TOO_BIG);
+		return 0;
+	}
+	if (err)
+		return err;
 	err = cfi_convert_amd64(fde, &b->crows, b->version,
 				&b->rows[b->nrows], &n, &flex, &why);
 	if (err) {
@@ -281,6 +291,7 @@ static int convert_fde(struct build_ctx *b, const struct cfi_section *sec,
 			return 0;
 		}
 		n = 0;
+		flex = false;
 	}
 	f = new_func(b);
 	if (!f)
@@ -693,6 +704,13 @@ int cfi_build_elf(struct sfp_elf *e, const struct sfp_build_opts *opts,
 	if (stats && (stats->sz < sizeof(size_t) ||
 		      stats->sz > sizeof(struct sfp_build_stats)))
 		return -EINVAL;
+	if (stats) {
+		/* Zero counts on every early error too. */
+		size_t sz = stats->sz;
+
+		memset(stats, 0, sz);
+		stats->sz = sz;
+	}
 	if (sfp_elf_type(e) == ET_REL) {
 		/* FDE addresses of a .o are relocations against sections
 		 * that all start at 0: there is no address space yet. */
@@ -793,6 +811,42 @@ int sfp_sframe__build_from_elf_mem(const void *image, size_t isize,
 	if (err)
 		return err == -ENOEXEC ? -EBADMSG : err;
 	err = cfi_build_elf(e, opts, section, size, section_addr, stats);
+	sfp_elf_close(&e);
+	return err;
+}
+
+int sfp_sframe__build_table_file(const char *elf_path, const char *out_path,
+				 const struct sfp_build_opts *opts,
+				 struct sfp_build_stats *stats)
+{
+	SFP_OPTS(sfp_sframe_file_opts, fo);
+	struct sfp_elf *e = NULL;
+	const uint8_t *id;
+	size_t size = 0, idlen;
+	void *sec = NULL;
+	int err;
+
+	if (!elf_path || !out_path)
+		return -EINVAL;
+	err = sfp_elf_open(elf_path, &e);
+	if (err) {
+		pr_warn("%s: cannot open as ELF: %s", elf_path,
+			sfp_strerror(err));
+		return err == -ENOEXEC ? -EBADMSG : err;
+	}
+	err = cfi_build_elf(e, opts, &sec, &size, &fo.section_addr, stats);
+	if (err)
+		goto out;
+	if (!sfp_elf_build_id(e, &id, &idlen) && idlen <= 64) {
+		fo.build_id = id;
+		fo.build_id_len = idlen;
+	}
+	err = sfp_sframe__write_file(out_path, sec, size, &fo);
+	if (err)
+		pr_warn("%s: cannot write the table: %s", out_path,
+			sfp_strerror(err));
+out:
+	free(sec);
 	sfp_elf_close(&e);
 	return err;
 }

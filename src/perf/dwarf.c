@@ -8,6 +8,7 @@
 #include <sfprof/unwind.h>
 
 #include "perf/dwarf.h"
+#include "perf/machine.h"
 
 #define MISC_MMAP_DATA (1u << 13)
 #define MISC_COMM_EXEC (1u << 13)
@@ -19,6 +20,7 @@ struct aspace {
 };
 
 struct sfp_perf_unwinder {
+	const struct sfp_perf_header_info *hdr;
 	struct aspace *tab;
 	size_t n, cap;
 	struct sfp_reader *rd;
@@ -86,7 +88,8 @@ static struct sfp_addr_space *space(struct sfp_perf_unwinder *u, uint32_t pid,
 	return a->as;
 }
 
-SFP_HIDDEN int sfp_perf_unwinder__new(struct sfp_perf_unwinder **out)
+SFP_HIDDEN int sfp_perf_unwinder__new(const struct sfp_perf_header_info *hdr,
+				      struct sfp_perf_unwinder **out)
 {
 	struct sfp_perf_unwinder *u = calloc(1, sizeof(*u));
 	int err;
@@ -94,6 +97,7 @@ SFP_HIDDEN int sfp_perf_unwinder__new(struct sfp_perf_unwinder **out)
 	*out = NULL;
 	if (!u)
 		return -ENOMEM;
+	u->hdr = hdr;
 	err = sfp_reader__new_snapshot("", 0, 0, &u->rd);
 	if (err) {
 		free(u);
@@ -129,6 +133,7 @@ SFP_HIDDEN int sfp_perf_unwinder__event(struct sfp_perf_unwinder *u,
 	case SFP_PERF_RECORD_MMAP:
 	case SFP_PERF_RECORD_MMAP2: {
 		struct sfp_map m = { 0 };
+		char pathbuf[4096];
 
 		if (ev->mmap.pid == UINT32_MAX || !ev->mmap.len)
 			return 0;	/* kernel maps: not ours to unwind */
@@ -144,13 +149,16 @@ SFP_HIDDEN int sfp_perf_unwinder__event(struct sfp_perf_unwinder *u,
 		else
 			m.prot = (ev->misc & MISC_MMAP_DATA) ? SFP_MAP_READ :
 					SFP_MAP_READ | SFP_MAP_EXEC;
-		m.path = ev->mmap.filename;
 		if (ev->type == SFP_PERF_RECORD_MMAP2 &&
 		    (ev->misc & SFP_PERF_MISC_MMAP_BUILD_ID) &&
 		    ev->mmap.build_id_size) {
 			m.build_id = ev->mmap.build_id;
 			m.build_id_len = ev->mmap.build_id_size;
 		}
+		/* the copy perf cached at record time, if there is one */
+		m.path = sfp_perf_dso_path(u->hdr, ev->mmap.filename, m.build_id,
+					   m.build_id_len, pathbuf,
+					   sizeof(pathbuf));
 		return sfp_addr_space__add_map(as, &m) == -ENOMEM ? -ENOMEM : 0;
 	}
 	case SFP_PERF_RECORD_FORK: {

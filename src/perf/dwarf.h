@@ -21,7 +21,9 @@
 
 struct sfp_perf_unwinder;
 
-SFP_HIDDEN int sfp_perf_unwinder__new(struct sfp_perf_unwinder **out);
+/* hdr: the recording's header, for its build-ids (perf's build-id cache). */
+SFP_HIDDEN int sfp_perf_unwinder__new(const struct sfp_perf_header_info *hdr,
+				      struct sfp_perf_unwinder **out);
 SFP_HIDDEN void sfp_perf_unwinder__free(struct sfp_perf_unwinder **u);
 
 /* Track the side-band records.  Return: 0 or -ENOMEM. */

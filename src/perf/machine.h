@@ -53,4 +53,14 @@ SFP_HIDDEN struct sfp_pdso *sfp_machine__dso(struct sfp_machine *m,
 					     uint32_t idx);
 SFP_HIDDEN size_t sfp_machine__nr_dsos(const struct sfp_machine *m);
 
+/*
+ * The file to read for a DSO recorded as `name`: perf's build-id cache
+ * copy (~/.debug/.build-id/xx/rest/elf) when the recording names the DSO's
+ * build-id (id, or else the header's HEADER_BUILD_ID entry) and the copy
+ * exists, else name itself.  buf holds the cache path.
+ */
+SFP_HIDDEN const char *sfp_perf_dso_path(const struct sfp_perf_header_info *h,
+					 const char *name, const uint8_t *id,
+					 size_t id_len, char *buf, size_t len);
+
 #endif /* SFP_PERF_MACHINE_H */

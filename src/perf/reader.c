@@ -35,6 +35,7 @@ struct qitem {
 	uint64_t seq;
 	uint64_t off;
 	uint32_t size;
+	const uint8_t *rec;	/* in the mapped file, or data[] */
 	uint8_t data[];
 };
 
@@ -1051,10 +1052,16 @@ static struct qitem *heap_pop(struct sfp_perf_reader *r)
 	return top;
 }
 
+/*
+ * Queue a record.  Records of a mapped file stay where they are (the map
+ * lives as long as the reader); those of a stream or of decompressed data
+ * are copied, since their buffers are reused.
+ */
 static int enqueue(struct sfp_perf_reader *r, const uint8_t *rec, size_t size,
-		   uint64_t off, uint64_t ts)
+		   uint64_t off, uint64_t ts, bool copy)
 {
-	struct qitem *q = malloc(sizeof(*q) + size);
+	struct qitem *q = malloc(sizeof(*q) + (copy ? size : 0));
+	size_t cost = sizeof(*q) + size;
 	int err;
 
 	if (!q)
@@ -1063,7 +1070,12 @@ static int enqueue(struct sfp_perf_reader *r, const uint8_t *rec, size_t size,
 	q->seq = r->seq++;
 	q->off = off;
 	q->size = (uint32_t)size;
-	memcpy(q->data, rec, size);
+	if (copy) {
+		memcpy(q->data, rec, size);
+		q->rec = q->data;
+	} else {
+		q->rec = rec;
+	}
 	if ((err = heap_push(r, q))) {
 		free(q);
 		return err;
@@ -1072,7 +1084,9 @@ static int enqueue(struct sfp_perf_reader *r, const uint8_t *rec, size_t size,
 		r->stats.nr_unordered++;
 	if (ts > r->max_ts)
 		r->max_ts = ts;
-	r->queued_bytes += sizeof(*q) + size;
+	/* mapped records count too: the bound is on what waits, which is
+	 * what a stream would have to hold */
+	r->queued_bytes += cost;
 	if (r->queued_bytes > r->stats.max_queued_bytes)
 		r->stats.max_queued_bytes = r->queued_bytes;
 	if (r->queued_bytes > r->max_bytes)
@@ -1108,9 +1122,9 @@ SFP_API int sfp_perf_reader__next(struct sfp_perf_reader *r,
 				r->last_flush = q->time;
 			free(r->cur);	/* a bad record popped before this one */
 			r->cur = q;
-			hdr_of(r, q->data, &type, &misc, &sz);
-			e = evsel_of(r, q->data, q->size, type);
-			err = decode(r, q->data, q->size, q->off, e);
+			hdr_of(r, q->rec, &type, &misc, &sz);
+			e = evsel_of(r, q->rec, q->size, type);
+			err = decode(r, q->rec, q->size, q->off, e);
 			if (err == -ENOMEM)
 				return err;
 			if (err)
@@ -1160,7 +1174,8 @@ SFP_API int sfp_perf_reader__next(struct sfp_perf_reader *r,
 			*out = &r->ev;
 			return 1;
 		}
-		if ((err = enqueue(r, rec, size, off, ts)))
+		if ((err = enqueue(r, rec, size, off, ts,
+				   r->stream || nested)))
 			return err;
 	}
 }
@@ -1270,7 +1285,10 @@ SFP_API int sfp_perf_reader__open_fd(int fd, const char *name,
 	}
 	if (S_ISREG(st.st_mode) && st.st_size > 0) {
 		r->map_len = (size_t)st.st_size;
-		r->map = mmap(NULL, r->map_len, PROT_READ, MAP_PRIVATE, fd, 0);
+		/* read ahead in one go: page faults one page at a time were a
+		 * fifth of a big script run */
+		r->map = mmap(NULL, r->map_len, PROT_READ,
+			      MAP_PRIVATE | MAP_POPULATE, fd, 0);
 		if (r->map == MAP_FAILED) {
 			err = -errno;
 			r->map = NULL;

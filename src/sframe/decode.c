@@ -549,8 +549,10 @@ static int decode_fde(struct dctx *c, uint32_t i, uint32_t *row_pos,
 		return bad(c, off, "FDE %u: PCMASK FDE with repetition size 0", i);
 
 	/* Function start: relative to the section, or (FUNC_START_PCREL)
-	 * to the start-address field itself.  Unsigned wrap-around is the
-	 * intended modular address arithmetic. */
+	 * to the start-address field itself.  We use the field's real
+	 * position (sfh_fdeoff included); libsframe leaves fdeoff out, which
+	 * only matters for sections no tool writes (fdeoff is always 0).
+	 * Unsigned wrap-around is the intended modular address arithmetic. */
 	fn->start = section_addr + (uint64_t)start;
 	if (c->flags & SFRAME_F_FDE_FUNC_START_PCREL)
 		fn->start += off + SFRAME_FDE_OFF_START;
@@ -565,6 +567,40 @@ static int cmp_lk(const void *a, const void *b)
 	if (x->start != y->start)
 		return x->start < y->start ? -1 : 1;
 	return x->fi < y->fi ? -1 : x->fi > y->fi;
+}
+
+/* Below this many functions plain binary search is as fast. */
+#define BUCKET_MIN_FUNCS 64
+
+static int build_buckets(struct sfp_sframe *sf)
+{
+	uint32_t n = sf->num_fns, nb = 1, b, idx = 0;
+	uint64_t lo, span;
+	unsigned int shift = 0;
+
+	if (n < BUCKET_MIN_FUNCS)
+		return 0;
+	while (nb < n)
+		nb *= 2;
+	lo = sf->lk[0].start;
+	span = sf->lk[n - 1].start - lo;
+	while (shift < 63 && (span >> shift) >= nb)
+		shift++;
+	sf->bucket = malloc(sizeof(*sf->bucket) * nb);
+	if (!sf->bucket)
+		return -ENOMEM;
+	for (b = 0; b < nb; b++) {
+		uint64_t rel = (uint64_t)b << shift;
+		uint64_t edge = rel > span ? sf->lk[n - 1].start : lo + rel;
+
+		while (idx + 1 < n && sf->lk[idx + 1].start <= edge)
+			idx++;
+		sf->bucket[b] = idx;
+	}
+	sf->num_buckets = nb;
+	sf->bucket_shift = shift;
+	sf->bucket_lo = lo;
+	return 0;
 }
 
 static int build_index(struct dctx *c)
@@ -600,7 +636,7 @@ static int build_index(struct dctx *c)
 	/* Object files (gas output) are not sorted: index them anyway. */
 	if (!sorted)
 		qsort(sf->lk, sf->num_fns, sizeof(*sf->lk), cmp_lk);
-	return 0;
+	return build_buckets(sf);
 }
 
 static int decode(struct dctx *c, uint64_t section_addr)
@@ -702,6 +738,7 @@ void sfp_sframe__free(struct sfp_sframe **sfp)
 	free(sf->fres);
 	free(sf->rules);
 	free(sf->lk);
+	free(sf->bucket);
 	free(sf->name);
 	free(sf);
 	*sfp = NULL;

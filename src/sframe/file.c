@@ -265,7 +265,7 @@ int sfp_sframe__open_file(const char *path, const struct sfp_sframe_opts *opts,
 	}
 	err = read_whole(path, &buf, &size);
 	if (err) {
-		pr_warn("%s: %s", path, sfp_strerror(err));
+		pr_warn("%s: cannot read: %s", path, strerror(-err));
 		return err;
 	}
 	if (size >= SFT_MAGIC_LEN && !memcmp(buf, SFT_MAGIC, SFT_MAGIC_LEN)) {

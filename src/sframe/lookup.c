@@ -6,8 +6,9 @@
  * allocates and takes no locks, so sfp_sframe__find() is async-signal-safe
  * and may run concurrently on one table.
  *
- * Function step: branch-free binary search (the compare feeds a
- * conditional move, not a branch the predictor must guess) over lk[],
+ * Function step: a bucket table (sframe_int.h) narrows the range to the
+ * functions near pc, then a branch-free binary search (the compare feeds
+ * a conditional move, not a branch the predictor must guess) over lk[],
  * whose entries carry what the row step needs.  Row step: the function's
  * (start, rule) pairs are contiguous; up to ROW_SCAN_MAX of them are
  * counted in a straight loop (the compiler vectorises it), longer slices
@@ -178,6 +179,16 @@ int sfp_sframe__find(const struct sfp_sframe *sf, uint64_t pc,
 	if (base[0].start > rel)
 		return -ENOENT;
 	n = sf->num_fns;
+	if (sf->bucket) {
+		uint64_t d = (rel - sf->bucket_lo) >> sf->bucket_shift;
+		uint32_t b = d >= sf->num_buckets ? sf->num_buckets - 1 : (uint32_t)d;
+		uint32_t first = sf->bucket[b];
+		uint32_t last = b + 1 < sf->num_buckets ? sf->bucket[b + 1]
+							: sf->num_fns - 1;
+
+		base = sf->lk + first;
+		n = last - first + 1;
+	}
 	while (n > 1) {
 		uint32_t half = n / 2;
 

@@ -68,6 +68,16 @@ struct sfp_sframe {
 	uint32_t num_rules;
 	struct sfp_sframe_rule *rules;	/* distinct rules */
 	struct sfp_sframe_lk *lk;	/* num_fns entries, ascending start */
+
+	/* Bucket index over lk[]: bucket b covers PCs from
+	 * bucket_lo + (b << bucket_shift); bucket[b] is the last lk entry
+	 * starting at or below that.  A lookup then searches only between
+	 * bucket[b] and bucket[b + 1] -- usually one or two entries.  NULL
+	 * for small tables. */
+	uint32_t *bucket;
+	uint32_t num_buckets;		/* power of two */
+	unsigned int bucket_shift;
+	uint64_t bucket_lo;
 };
 
 /* DWARF numbers of the ABI's stack and frame pointer registers. */

@@ -3,14 +3,17 @@
  * Where separate debug files live (the GDB conventions):
  *  - DIR/.build-id/xx/rest.debug for build-id xxrest (and DIR/.build-id/
  *    xx/rest, a link to the binary itself, used to find a DSO whose path
- *    did not match);
+ *    did not match); perf's build-id cache (~/.debug) makes rest a
+ *    directory holding "elf" and "debug", tried as well;
  *  - .gnu_debuglink NAME: next to the file, in its .debug/ directory, and
  *    DIR/<the file's directory>/NAME,
- * for every DIR of the symbolizer's debug directories.  A debuglink
+ * for every DIR of the symbolizer's debug directories, on our side and
+ * then inside a container's root (/proc/PID/root/DIR).  A debuglink
  * candidate must match the build-id when both files have one, else the
  * link's CRC-32; a build-id candidate must carry the same build-id.
  */
 #include <limits.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include "elf/elf.h"
@@ -25,9 +28,21 @@ static bool same_build_id(struct sfp_elf *e, const uint8_t *id, size_t len)
 	       !memcmp(fid, id, len);
 }
 
+int sfp_open_regular_elf(const char *path, struct sfp_elf **out)
+{
+	struct stat st;
+
+	*out = NULL;
+	if (stat(path, &st))
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -ENOEXEC;
+	return sfp_elf_open(path, out);
+}
+
 static int try_open(const char *path, struct sfp_elf **out, char **out_path)
 {
-	int err = sfp_elf_open(path, out);
+	int err = sfp_open_regular_elf(path, out);
 
 	if (err)
 		return err;
@@ -39,24 +54,32 @@ static int try_open(const char *path, struct sfp_elf **out, char **out_path)
 	return 0;
 }
 
-int sfp_debugfile_by_build_id(struct sfp_symbolizer *s, const uint8_t *id,
-			      size_t len, bool debug_only, struct sfp_elf **out,
-			      char **out_path)
+int sfp_debugfile_by_build_id(struct sfp_symbolizer *s, const char *root,
+			      const uint8_t *id, size_t len, bool debug_only,
+			      struct sfp_elf **out, char **out_path)
 {
+	/* GDB's rest / rest.debug, then perf's cache dir rest/elf, rest/debug. */
+	static const char *const suffix[2][2] = { { "", "/elf" },
+						   { ".debug", "/debug" } };
 	char hex[2 * SFP_BUILD_ID_MAX + 1];
 	char path[PATH_MAX];
 	size_t i;
-	int pass;
+	int pass, side, form;
 
 	if (len < 2 || len > SFP_BUILD_ID_MAX)
 		return -ENOENT;
 	for (i = 0; i < len; i++)
 		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	if (!root)
+		root = "";
 	for (pass = debug_only ? 1 : 0; pass < 2; pass++) {
-		for (i = 0; s->debug_dirs[i]; i++) {
-			int n = snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s%s",
-					 s->debug_dirs[i], hex, hex + 2,
-					 pass ? ".debug" : "");
+		for (side = 0; side < (*root ? 2 : 1); side++)
+		for (i = 0; s->debug_dirs[i]; i++)
+		for (form = 0; form < 2; form++) {
+			int n = snprintf(path, sizeof(path),
+					 "%s%s/.build-id/%.2s/%s%s",
+					 side ? root : "", s->debug_dirs[i], hex,
+					 hex + 2, suffix[pass][form]);
 
 			if (n < 0 || (size_t)n >= sizeof(path))
 				continue;
@@ -98,12 +121,13 @@ static bool debuglink_matches(struct sfp_elf *elf, struct sfp_elf *cand,
 }
 
 static int by_debuglink(struct sfp_symbolizer *s, struct sfp_elf *elf,
-			const char *path, struct sfp_elf **out, char **out_path)
+			const char *path, const char *logical, const char *root,
+			struct sfp_elf **out, char **out_path)
 {
 	const char *name, *slash;
 	char cand[PATH_MAX];
 	uint32_t crc;
-	int dirlen, i, n;
+	int dirlen, ldirlen, i, n, ndirs;
 
 	if (sfp_elf_debuglink(elf, &name, &crc))
 		return -ENOENT;
@@ -111,7 +135,12 @@ static int by_debuglink(struct sfp_symbolizer *s, struct sfp_elf *elf,
 		return -ENOENT;	/* a plain file name is all GDB accepts */
 	slash = strrchr(path, '/');
 	dirlen = slash ? (int)(slash - path) : 0;
-	for (i = -2; i < 0 || s->debug_dirs[i]; i++) {
+	/* DIR/<dir>/ uses the directory as the target knows it. */
+	slash = strrchr(logical, '/');
+	ldirlen = slash ? (int)(slash - logical) : 0;
+	for (ndirs = 0; s->debug_dirs[ndirs]; ndirs++)
+		;
+	for (i = -2; i < ndirs * (*root ? 2 : 1); i++) {
 		if (i == -2)
 			n = snprintf(cand, sizeof(cand), "%.*s/%s", dirlen, path,
 				     name);
@@ -119,9 +148,11 @@ static int by_debuglink(struct sfp_symbolizer *s, struct sfp_elf *elf,
 			n = snprintf(cand, sizeof(cand), "%.*s/.debug/%s", dirlen,
 				     path, name);
 		else
-			n = snprintf(cand, sizeof(cand), "%s%s%.*s/%s",
-				     s->debug_dirs[i], dirlen && path[0] == '/' ?
-				     "" : "/", dirlen, path, name);
+			n = snprintf(cand, sizeof(cand), "%s%s%s%.*s/%s",
+				     i >= ndirs ? root : "",
+				     s->debug_dirs[i % ndirs],
+				     ldirlen && logical[0] == '/' ? "" : "/",
+				     ldirlen, logical, name);
 		if (n < 0 || (size_t)n >= sizeof(cand))
 			continue;
 		if (!strcmp(cand, path))
@@ -139,20 +170,23 @@ static int by_debuglink(struct sfp_symbolizer *s, struct sfp_elf *elf,
 }
 
 int sfp_debugfile_find(struct sfp_symbolizer *s, struct sfp_elf *elf,
-		       const char *path, struct sfp_elf **out, char **out_path)
+		       const char *path, const char *logical, const char *root,
+		       struct sfp_elf **out, char **out_path)
 {
 	const uint8_t *id;
 	size_t len;
 
 	*out = NULL;
 	*out_path = NULL;
+	if (!root)
+		root = "";
 	if (!sfp_elf_build_id(elf, &id, &len) &&
-	    !sfp_debugfile_by_build_id(s, id, len, true, out, out_path)) {
+	    !sfp_debugfile_by_build_id(s, root, id, len, true, out, out_path)) {
 		if (strcmp(*out_path, path))
 			return 0;
 		sfp_elf_close(out);	/* we were given the debug file itself */
 		free(*out_path);
 		*out_path = NULL;
 	}
-	return by_debuglink(s, elf, path, out, out_path);
+	return by_debuglink(s, elf, path, logical, root, out, out_path);
 }

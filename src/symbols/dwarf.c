@@ -63,6 +63,7 @@ struct name_slot {
 
 struct sfp_dwarf {
 	Dwarf *dw;
+	char *name;		/* the ELF's, for messages */
 	struct cu_range *ranges;
 	size_t nranges;
 	struct cu_index *cus;
@@ -149,7 +150,8 @@ static int index_cus(struct sfp_dwarf *d)
 		}
 		d->ncus++;
 	}
-	qsort(d->ranges, d->nranges, sizeof(*d->ranges), range_cmp);
+	if (d->nranges)
+		qsort(d->ranges, d->nranges, sizeof(*d->ranges), range_cmp);
 	return 0;
 }
 
@@ -166,11 +168,16 @@ int sfp_dwarf_open(struct sfp_elf *e, struct sfp_dwarf **out)
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
+	d->name = strdup(sfp_elf_name(e));
+	if (!d->name) {
+		free(d);
+		return -ENOMEM;
+	}
 	d->dw = dwarf_begin_elf(sfp_elf_handle(e), DWARF_C_READ, NULL);
 	if (!d->dw) {
 		pr_warn("%s: cannot read DWARF: %s", sfp_elf_name(e),
 			dwarf_errmsg(-1));
-		free(d);
+		sfp_dwarf_free(&d);
 		return -EBADMSG;
 	}
 	err = index_cus(d);
@@ -190,6 +197,7 @@ void sfp_dwarf_free(struct sfp_dwarf **dp)
 		return;
 	if (d->dw)
 		dwarf_end(d->dw);
+	free(d->name);
 	free(d->ranges);
 	for (size_t i = 0; i < d->ncus; i++) {
 		free(d->cus[i].fns);
@@ -522,8 +530,9 @@ int sfp_dwarf_inlines(struct sfp_symbolizer *s, struct sfp_dwarf *d,
 		int err = build_cu_index(d, c);
 
 		if (err)
-			pr_warn("DWARF CU at %#llx: function index incomplete (%s)",
-				(unsigned long long)c->off, sfp_strerror(err));
+			pr_warn("%s: DWARF CU at .debug_info offset %#llx: function index incomplete (%s)",
+				d->name, (unsigned long long)c->off,
+				sfp_strerror(err));
 	}
 	line = dwarf_getsrc_die(&cudie, vaddr);
 	if (line) {

@@ -33,6 +33,7 @@ struct sfp_symbolizer_dso {
 	struct sfp_symbolizer_dso *same;
 
 	char *path;			/* file opened for code and headers */
+	char root[32];			/* "/proc/PID/root" it came through, or "" */
 	char *debug_path;		/* separate debug file or NULL */
 	struct sfp_elf *elf;
 	struct sfp_elf *debug;
@@ -56,6 +57,7 @@ struct sfp_symbolizer {
 	int pid;
 	bool no_demangle;
 	bool demangle_no_params;
+	bool no_debug_files;
 	bool srclines;
 	char *kallsyms_path;
 	char *modules_path;
@@ -73,6 +75,14 @@ struct sfp_symbolizer {
 	struct sfp_strpool pool;	/* interned demangled names etc. */
 };
 
+/*
+ * sfp_elf_open() for files named by untrusted input (perf.data, debug
+ * links): regular files only, so that a FIFO or device cannot block or
+ * feed us endlessly.  Return: as sfp_elf_open(); -ENOEXEC not a regular
+ * file.
+ */
+SFP_HIDDEN int sfp_open_regular_elf(const char *path, struct sfp_elf **out);
+
 /* Demangle as the options say; NULL: keep the raw name. */
 SFP_HIDDEN char *sfp_symbolizer_demangle(const struct sfp_symbolizer *s,
 					 const char *raw);
@@ -84,22 +94,26 @@ SFP_HIDDEN void sfp_symbolizer_fill(struct sfp_symbolizer *s,
 				    struct sfp_symbol *out);
 
 /*
- * Find the separate debug file of elf (opened from path): by build-id in
- * the debug dirs, then by .gnu_debuglink.  Return: 0 with *out and
- * *out_path (malloc()ed); -ENOENT none.
+ * Find the separate debug file of elf, opened from path (maybe through
+ * root, "/proc/PID/root" of a container, or "") and known to the target
+ * as logical: by build-id in the debug dirs, then by .gnu_debuglink.
+ * Debug dirs are tried on our side, then inside root.
+ * Return: 0 with *out and *out_path (malloc()ed); -ENOENT none.
  */
 SFP_HIDDEN int sfp_debugfile_find(struct sfp_symbolizer *s,
 				  struct sfp_elf *elf, const char *path,
+				  const char *logical, const char *root,
 				  struct sfp_elf **out, char **out_path);
 
 /*
  * A file whose build-id is id, through DIR/.build-id/xx/rest (the link
- * to the binary) or, failing that, rest.debug.  Return: 0; -ENOENT.
+ * to the binary) or, failing that, rest.debug; DIR on our side, then
+ * inside root ("" none).  Return: 0; -ENOENT.
  */
 SFP_HIDDEN int sfp_debugfile_by_build_id(struct sfp_symbolizer *s,
-					 const uint8_t *id, size_t len,
-					 bool debug_only, struct sfp_elf **out,
-					 char **out_path);
+					 const char *root, const uint8_t *id,
+					 size_t len, bool debug_only,
+					 struct sfp_elf **out, char **out_path);
 
 /* DWARF of a DSO (from libdw). */
 struct sfp_dwarf;

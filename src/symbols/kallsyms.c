@@ -4,8 +4,8 @@
  * text symbols only (t, T, w, W).  kallsyms has no sizes: each symbol runs
  * to the next one, bounded by _etext for the core kernel and by the
  * module's end (from /proc/modules: "NAME SIZE REFS DEPS STATE ADDR") for
- * module symbols.  Symbols nothing bounds (e.g. [bpf] programs without a
- * successor) get one page.
+ * module symbols.  Without a module extent a symbol runs to the next one
+ * of its own module; the last one (e.g. a [bpf] program) gets one page.
  */
 #include "symbols/symtab.h"
 
@@ -193,14 +193,22 @@ int sfp_kallsyms_parse(struct sfp_symtab *t, const char *buf, size_t len,
 			flags |= SFP_SYM_WEAK;
 		bound = KSYM_LAST_GUESS;
 		if (mod) {
+			/*
+			 * Unknown extent: up to the next symbol (trimmed by
+			 * finish), capped later if that is another module's.
+			 */
+			bound = UINT64_MAX - addr;
+			flags |= SFP_SYM_NO_EXTENT;
 			const struct kmod *km;
 
 			/* "[ext4]": strip the brackets to find its extent. */
 			if (mlen >= 2 && mod[0] == '[' && mod[mlen - 1] == ']') {
 				km = find_module(mods, nmods, mod + 1, mlen - 2);
 				if (km && addr >= km->start &&
-				    addr - km->start < km->size)
+				    addr - km->start < km->size) {
 					bound = km->start + km->size - addr;
+					flags &= ~SFP_SYM_NO_EXTENT;
+				}
 			}
 			/* Consecutive symbols of one module share the string. */
 			if (!last_mod || last_mod_len != mlen ||
@@ -243,3 +251,21 @@ out:
 	return err;
 }
 
+
+void sfp_kallsyms_fixup(struct sfp_symtab *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nr; i++) {
+		struct sfp_sym *s = &t->syms[i];
+		const struct sfp_sym *n = i + 1 < t->nr ? &t->syms[i + 1] : NULL;
+
+		if (!(s->flags & SFP_SYM_NO_EXTENT))
+			continue;
+		s->flags &= ~SFP_SYM_NO_EXTENT;
+		if (n && n->dso && s->dso && !strcmp(n->dso, s->dso))
+			continue;	/* finish() ended it at its successor */
+		if (s->size > KSYM_LAST_GUESS)
+			s->size = KSYM_LAST_GUESS;
+	}
+}

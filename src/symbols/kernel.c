@@ -39,6 +39,7 @@ static int load_kernel(struct sfp_symbolizer *s)
 		return -ENOENT;
 	}
 	sfp_symtab_finish(&s->kernel);
+	sfp_kallsyms_fixup(&s->kernel);
 	return 0;
 }
 

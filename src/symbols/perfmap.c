@@ -40,7 +40,7 @@ int sfp_perfmap_parse(struct sfp_symtab *t, const char *buf, size_t len,
 		      const char *what)
 {
 	const char *p = buf, *end = buf + len;
-	unsigned long lineno = 0;
+	unsigned long lineno = 0, bad = 0;
 	int added = 0;
 
 	while (p < end) {
@@ -71,10 +71,12 @@ int sfp_perfmap_parse(struct sfp_symtab *t, const char *buf, size_t len,
 		p = eol + 1;
 		continue;
 bad:
-		if (eol > p)
+		if (eol > p && bad++ < 3)
 			pr_warn("%s:%lu: not a perf map line (START SIZE name)",
 				what, lineno);
 		p = eol + 1;
 	}
+	if (bad > 3)
+		pr_warn("%s: %lu bad lines skipped in all", what, bad);
 	return added;
 }

@@ -19,6 +19,11 @@
 
 static const char *const default_debug_dirs[] = { "/usr/lib/debug", NULL };
 
+/* See the header: SFP_OPTS() leaves tail padding uninitialised. */
+_Static_assert(sizeof(struct sfp_symbolizer_opts) ==
+	       SFP_OPTS_KNOWN_SZ(sfp_symbolizer_opts),
+	       "sfp_symbolizer_opts must end without padding");
+
 static char *xstrdup_or(const char *s, const char *dflt)
 {
 	return strdup(s ? s : dflt);
@@ -29,6 +34,8 @@ int sfp_symbolizer__new(const struct sfp_symbolizer_opts *opts,
 {
 	const char *const *dirs;
 	struct sfp_symbolizer *s;
+	char *home_cache = NULL;
+	const char *home;
 	size_t i, n;
 
 	if (!out)
@@ -40,17 +47,25 @@ int sfp_symbolizer__new(const struct sfp_symbolizer_opts *opts,
 	if (!s)
 		return -ENOMEM;
 	dirs = SFP_OPTS_GET(opts, sfp_symbolizer_opts, debug_dirs, NULL);
-	if (!dirs)
+	home = getenv("HOME");
+	if (!dirs) {
 		dirs = default_debug_dirs;
+		/* perf's build-id cache, where perf record keeps copies. */
+		if (home && *home &&
+		    asprintf(&home_cache, "%s/.debug", home) < 0)
+			goto nomem;
+	}
 	for (n = 0; dirs[n]; n++)
 		if (n >= 64)
 			goto inval;
-	s->debug_dirs = calloc(n + 1, sizeof(char *));
+	s->debug_dirs = calloc(n + 2, sizeof(char *));
 	if (!s->debug_dirs)
 		goto nomem;
 	for (i = 0; i < n; i++)
 		if (!(s->debug_dirs[i] = strdup(dirs[i])))
 			goto nomem;
+	s->debug_dirs[n] = home_cache;	/* NULL when not used */
+	home_cache = NULL;
 	s->pid = SFP_OPTS_GET(opts, sfp_symbolizer_opts, pid, 0);
 	if (s->pid < 0)
 		goto inval;
@@ -59,6 +74,8 @@ int sfp_symbolizer__new(const struct sfp_symbolizer_opts *opts,
 	s->srclines = SFP_OPTS_GET(opts, sfp_symbolizer_opts, srclines, false);
 	s->demangle_no_params = SFP_OPTS_GET(opts, sfp_symbolizer_opts,
 					     demangle_no_params, false);
+	s->no_debug_files = SFP_OPTS_GET(opts, sfp_symbolizer_opts,
+					 no_debug_files, false);
 	s->kallsyms_path = xstrdup_or(SFP_OPTS_GET(opts, sfp_symbolizer_opts,
 						   kallsyms_path, NULL),
 				      "/proc/kallsyms");
@@ -76,9 +93,11 @@ int sfp_symbolizer__new(const struct sfp_symbolizer_opts *opts,
 	*out = s;
 	return 0;
 inval:
+	free(home_cache);
 	sfp_symbolizer__free(&s);
 	return -EINVAL;
 nomem:
+	free(home_cache);
 	sfp_symbolizer__free(&s);
 	return -ENOMEM;
 }
@@ -246,7 +265,7 @@ static int open_vdso(const uint8_t *id, size_t len, struct sfp_elf **out,
 /* Open path (trying pid's root first), checking the build-id. */
 static int open_code_file(struct sfp_symbolizer *s, int pid, const char *path,
 			  const uint8_t *id, size_t len, struct sfp_elf **out,
-			  char **out_path)
+			  char **out_path, char *root, size_t root_size)
 {
 	char buf[PATH_MAX + 64];
 	size_t plen = strlen(path);
@@ -254,12 +273,17 @@ static int open_code_file(struct sfp_symbolizer *s, int pid, const char *path,
 	size_t slen = strlen(suffix);
 	int err, first_err = -ENOENT, attempt;
 
+	root[0] = 0;
+	if (pid > 0)
+		snprintf(root, root_size, "/proc/%d/root", pid);
+
 	if (!strcmp(path, "[vdso]")) {
 		err = open_vdso(id, len, out, out_path);
 		if (err != -ENOENT || !id || !len)
 			return err;
 		/* Another kernel's vDSO: maybe a copy by build-id. */
-		return sfp_debugfile_by_build_id(s, id, len, false, out, out_path);
+		return sfp_debugfile_by_build_id(s, root, id, len, false, out,
+						 out_path);
 	}
 	/* perf records unlinked-but-mapped files with this suffix. */
 	if (plen > slen && !strcmp(path + plen - slen, suffix))
@@ -279,7 +303,7 @@ static int open_code_file(struct sfp_symbolizer *s, int pid, const char *path,
 		}
 		if (n < 0 || (size_t)n >= sizeof(buf))
 			continue;
-		err = sfp_elf_open(buf, out);
+		err = sfp_open_regular_elf(buf, out);
 		if (err) {
 			if (first_err == -ENOENT)
 				first_err = err;
@@ -296,11 +320,13 @@ static int open_code_file(struct sfp_symbolizer *s, int pid, const char *path,
 			sfp_elf_close(out);
 			return -ENOMEM;
 		}
+		if (attempt == 1)
+			root[0] = 0;	/* found on our side after all */
 		return 0;
 	}
 	/* Not where the caller said: a copy with this build-id will do. */
-	if (id && len && !sfp_debugfile_by_build_id(s, id, len, false, out,
-						    out_path))
+	if (id && len && !sfp_debugfile_by_build_id(s, root, id, len, false,
+						    out, out_path))
 		return 0;
 	return first_err;
 }
@@ -315,7 +341,9 @@ static int load_symbols(struct sfp_symbolizer *s, struct sfp_symbolizer_dso *d)
 {
 	int err;
 
-	if (!sfp_debugfile_find(s, d->elf, d->path, &d->debug, &d->debug_path) &&
+	if (!s->no_debug_files &&
+	    !sfp_debugfile_find(s, d->elf, d->path, d->key, d->root, &d->debug,
+				&d->debug_path) &&
 	    !sfp_elf_has_symtab(d->debug)) {
 		/* Kept for DWARF; symbols come from elsewhere. */
 		pr_debug("%s: no .symtab in debug file %s", d->path,
@@ -413,7 +441,7 @@ int sfp_symbolizer__get_dso(struct sfp_symbolizer *s, int pid,
 		return 0;
 	}
 	err = open_code_file(s, pid, path, build_id, build_id_len, &d->elf,
-			     &d->path);
+			     &d->path, d->root, sizeof(d->root));
 	if (err)
 		goto fail;
 	/* Learn the build-id so that other paths to this file share it. */
@@ -485,7 +513,7 @@ void sfp_symbolizer_fill(struct sfp_symbolizer *s, struct sfp_symtab *t,
 	out->size = sym->size;
 	out->offset = addr - sym->start;
 	out->dso = sym->dso ? sym->dso : dso;
-	out->flags = sym->flags;
+	out->flags = sym->flags & ~SFP_SYM_NO_EXTENT;
 }
 
 int sfp_symbolizer_dso__find(struct sfp_symbolizer_dso *dso, uint64_t vaddr,
@@ -525,12 +553,42 @@ int sfp_symbolizer__dso(struct sfp_symbolizer *s, const char *path,
 	return sfp_symbolizer_dso__find(d, vaddr, out);
 }
 
+/*
+ * A separate debug file standing in for a binary we could not find keeps
+ * the program headers but not the file offsets (the code segment has
+ * p_filesz 0 and a bogus offset).  Then assume the usual layout of GNU ld and
+ * lld output, file offset = vaddr - (lowest segment's page): right for
+ * the code segments perf samples; a data segment placed at another page
+ * offset (GNU ld's RELRO) would come out wrong.
+ */
+static bool offsets_lost(struct sfp_elf *e, uint64_t *base)
+{
+	bool any = false, lost = true;
+	GElf_Phdr ph;
+	size_t i, n = sfp_elf_num_phdrs(e);
+
+	for (i = 0; i < n; i++) {
+		uint64_t b;
+
+		if (sfp_elf_phdr(e, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		/* Code segments always have file bytes in a real binary. */
+		if ((ph.p_flags & PF_X) && ph.p_filesz)
+			lost = false;
+		b = ph.p_vaddr & ~(uint64_t)0xfff;
+		if (!any || b < *base)
+			*base = b;
+		any = true;
+	}
+	return any && lost;
+}
+
 int sfp_symbolizer_dso__vaddr(struct sfp_symbolizer_dso *dso,
 			      uint64_t map_start, uint64_t map_pgoff,
 			      uint64_t addr, uint64_t *vaddr)
 {
 	struct sfp_symbolizer_dso *d;
-	uint64_t off;
+	uint64_t off, base = 0;
 	GElf_Phdr ph;
 	size_t i, n;
 	int pass;
@@ -543,6 +601,21 @@ int sfp_symbolizer_dso__vaddr(struct sfp_symbolizer_dso *dso,
 	if (sfp_add_overflow(addr - map_start, map_pgoff, &off))
 		return -ENOENT;
 	n = sfp_elf_num_phdrs(d->elf);
+	if (offsets_lost(d->elf, &base)) {
+		uint64_t va;
+
+		if (sfp_add_overflow(base, off, &va))
+			return -ENOENT;
+		for (i = 0; i < n; i++) {
+			if (sfp_elf_phdr(d->elf, i, &ph) || ph.p_type != PT_LOAD)
+				continue;
+			if (va >= ph.p_vaddr && va - ph.p_vaddr < ph.p_memsz) {
+				*vaddr = va;
+				return 0;
+			}
+		}
+		return -ENOENT;
+	}
 	/* File-backed parts first: segments may share a page of the file. */
 	for (pass = 0; pass < 2; pass++) {
 		for (i = 0; i < n; i++) {

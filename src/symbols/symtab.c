@@ -12,6 +12,7 @@
  * last one in table order empty: so the last one wins, here too.
  */
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/cursor.h"
@@ -105,6 +106,9 @@ static int alias_cmp(const struct sfp_sym *a, const struct sfp_sym *b)
 	unsigned int ua, ub;
 	size_t la, lb;
 
+	/* A JIT reuses addresses: the newest entry of its map wins. */
+	if ((a->flags & b->flags & SFP_SYM_JIT) && a->seq != b->seq)
+		return a->seq > b->seq ? -1 : 1;
 	if (az != bz)
 		return az ? 1 : -1;
 	if (az && a->seq != b->seq)
@@ -217,6 +221,7 @@ static int load_symbols(struct sfp_symtab *t, struct sfp_elf *e,
 	struct sfp_cursor c;
 	Elf_Scn *scn;
 	GElf_Shdr sh;
+	size_t bad_names = 0;
 	int err, added = 0;
 
 	err = sfp_elf_section_data(e, sec, &data, &size);
@@ -276,8 +281,12 @@ static int load_symbols(struct sfp_symtab *t, struct sfp_elf *e,
 		if (shndx == SHN_UNDEF || value == 0)
 			continue;
 		if (name >= strsize) {
-			pr_warn("%s: %s: symbol %zu name offset %#x outside %s",
-				sfp_elf_name(e), sec->name, i, name, strsec.name);
+			/* Name the first; count the rest (no flood). */
+			if (!bad_names++)
+				pr_warn("%s: %s: symbol %zu (file offset %#llx) name offset %#x outside %s",
+					sfp_elf_name(e), sec->name, i,
+					(unsigned long long)(sec->offset + i * entsize),
+					name, strsec.name);
 			continue;
 		}
 		nm = (const char *)strs + name;
@@ -300,6 +309,9 @@ static int load_symbols(struct sfp_symtab *t, struct sfp_elf *e,
 			return err;
 		added++;
 	}
+	if (bad_names > 1)
+		pr_warn("%s: %s: %zu symbols with names outside %s skipped",
+			sfp_elf_name(e), sec->name, bad_names, strsec.name);
 	return added;
 }
 
@@ -357,9 +369,22 @@ int sfp_read_file(const char *path, size_t max, char **buf, size_t *len)
 
 	*buf = NULL;
 	*len = 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/*
+	 * Non-blocking and regular files only: a FIFO planted as
+	 * /tmp/perf-PID.map must not hang us.
+	 */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
+	{
+		struct stat st;
+
+		if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+			close(fd);
+			pr_warn("%s: not a regular file", path);
+			return -EINVAL;
+		}
+	}
 	/* /proc files report size 0: read until EOF into a growing buffer. */
 	for (;;) {
 		ssize_t r;

@@ -49,6 +49,9 @@ struct sfp_symtab {
 	struct sfp_strpool pool;
 };
 
+/* Internal flag (never handed out): module symbol of unknown extent. */
+#define SFP_SYM_NO_EXTENT (1u << 31)
+
 /* More symbols than this in one table is taken as corrupt input. */
 #define SFP_SYMTAB_MAX (64u << 20)
 
@@ -100,6 +103,12 @@ SFP_HIDDEN int sfp_perfmap_parse(struct sfp_symtab *t, const char *buf,
 SFP_HIDDEN int sfp_kallsyms_parse(struct sfp_symtab *t, const char *buf,
 				  size_t len, const char *modules,
 				  size_t modules_len);
+
+/*
+ * After sfp_symtab_finish() of a kallsyms table: a module symbol of
+ * unknown extent whose successor is another module's stops after a page.
+ */
+SFP_HIDDEN void sfp_kallsyms_fixup(struct sfp_symtab *t);
 
 /* Read a whole (small, maybe /proc) file.  Return: 0 or -errno. */
 SFP_HIDDEN int sfp_read_file(const char *path, size_t max, char **buf,

@@ -41,6 +41,7 @@ int sfp_addr_space__new(const struct sfp_addr_space_opts *opts,
 		goto nomem;
 	as->cache_mask = n - 1;
 	as->gen = 1;
+	as->cache_stale = false;
 	s = SFP_OPTS_GET(opts, sfp_addr_space_opts, cache_dir, NULL);
 	if (s && !(as->cache_dir = strdup(s)))
 		goto nomem;
@@ -74,6 +75,7 @@ static void clear_maps(struct sfp_addr_space *as)
 		map_release(&as->maps[i]);
 	as->num_maps = 0;
 	as->gen++;
+	as->cache_stale = true;
 }
 
 void sfp_addr_space__free(struct sfp_addr_space **asp)
@@ -172,6 +174,7 @@ int sfp_addr_space__remove_range(struct sfp_addr_space *as, uint64_t start,
 	if (!as || end <= start)
 		return -EINVAL;
 	as->gen++;
+	as->cache_stale = true;
 	return punch(as, start, end);
 }
 
@@ -226,6 +229,7 @@ static int add_map_image(struct sfp_addr_space *as, const struct sfp_map *map,
 	if (!as || !map || map->end <= map->start)
 		return -EINVAL;
 	as->gen++;
+	as->cache_stale = true;
 	err = punch(as, map->start, map->end);
 	if (err)
 		return err;
@@ -442,6 +446,10 @@ int sfp_addr_space__find(struct sfp_addr_space *as, uint64_t addr,
 	info->bias = m->bias;
 	info->bias_known = m->bias_ok;
 	info->has_table = mod && mod->table;
+	if (mod && mod->build_id_len) {
+		info->build_id = mod->build_id;
+		info->build_id_len = mod->build_id_len;
+	}
 	return 0;
 }
 
@@ -501,7 +509,6 @@ void unw_as_lookup_miss(struct sfp_addr_space *as, struct sfp_reader *r,
 {
 	lookup_slow(as, r, pc, ip, rule);
 	e->key = (ip << 1) | (pc == ip);
-	e->gen = as->gen;
 	e->rule = *rule;
 	as->cache_misses++;
 }

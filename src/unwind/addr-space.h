@@ -18,8 +18,7 @@ struct unw_map {
 };
 
 struct unw_cache_ent {
-	uint64_t key;		/* ip << 1 | exact */
-	uint64_t gen;
+	uint64_t key;		/* ip << 1 | exact; 0 = empty */
 	struct unw_rule rule;
 };
 
@@ -27,7 +26,9 @@ struct sfp_addr_space {
 	struct unw_map *maps;	/* sorted by start, no overlaps */
 	size_t num_maps;
 	size_t cap_maps;
-	uint64_t gen;		/* bumped on every change: cache validity */
+	uint64_t gen;		/* bumped on every change */
+	bool cache_stale;	/* mappings changed: empty the cache before
+				   the next walk */
 	struct unw_cache_ent *cache;
 	uint32_t cache_mask;
 	uint64_t cache_hits;
@@ -56,21 +57,20 @@ SFP_HIDDEN void unw_as_lookup_miss(struct sfp_addr_space *as,
 
 /* The rule for pc (ip - 1 for return addresses): one hash probe when
  * cached, else the mapping search and table lookup. */
-static inline void unw_as_lookup(struct sfp_addr_space *as,
-				 struct sfp_reader *r, uint64_t pc,
-				 uint64_t ip, struct unw_rule *rule)
+static inline const struct unw_rule *
+unw_as_lookup(struct sfp_addr_space *as, struct sfp_reader *r, uint64_t pc,
+	      uint64_t ip, struct unw_rule *buf)
 {
 	uint64_t key = (ip << 1) | (pc == ip);
-	/* A cheap mix: this sits on the walk's serial dependency chain
-	 * (load RA -> hash -> load entry -> CFA -> load RA). */
-	struct unw_cache_ent *e =
-		&as->cache[(key ^ (key >> 11)) & as->cache_mask];
+	/* No hash: the low bits of return addresses are spread well
+	 * enough, and this sits on the walk's serial dependency chain
+	 * (load RA -> index -> load entry -> CFA -> load RA). */
+	struct unw_cache_ent *e = &as->cache[key & as->cache_mask];
 
-	if (sfp_likely(e->key == key && e->gen == as->gen)) {
-		*rule = e->rule;
-		return;
-	}
-	unw_as_lookup_miss(as, r, pc, ip, e, rule);
+	if (sfp_likely(e->key == key))
+		return &e->rule;
+	unw_as_lookup_miss(as, r, pc, ip, e, buf);
+	return &e->rule;
 }
 
 #endif /* SFP_UNWIND_ADDR_SPACE_H */

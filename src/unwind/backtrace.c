@@ -80,6 +80,33 @@ static pid_t bt_pid;
  * page. */
 static uint64_t bt_stack_lo, bt_stack_hi;
 
+/* Bounds of this thread's stack, recorded by sfp_backtrace_thread_init().
+ * initial-exec: reading it in a signal handler must not allocate. */
+struct bt_tls_stack {
+	uint64_t lo, hi;
+};
+static __thread struct bt_tls_stack bt_thread_stack
+	__attribute__((tls_model("initial-exec")));
+
+int sfp_backtrace_thread_init(void)
+{
+	pthread_attr_t attr;
+	void *addr;
+	size_t size;
+	int err;
+
+	err = pthread_getattr_np(pthread_self(), &attr);
+	if (err)
+		return -err;
+	err = pthread_attr_getstack(&attr, &addr, &size);
+	pthread_attr_destroy(&attr);
+	if (err)
+		return -err;
+	bt_thread_stack.lo = (uintptr_t)addr;
+	bt_thread_stack.hi = (uintptr_t)addr + size;
+	return 0;
+}
+
 static void find_main_stack(void)
 {
 	struct rlimit rl;
@@ -421,19 +448,20 @@ static void bt_lookup_slow(struct bt_ctx *c, uint64_t pc, uint64_t ip,
 		unw_rule_from_row(rule, &row);
 }
 
-static void bt_lookup(void *ctx, uint64_t pc, uint64_t ip,
-		      struct unw_rule *rule)
+static const struct unw_rule *bt_lookup(void *ctx, uint64_t pc, uint64_t ip,
+					struct unw_rule *rule)
 {
 	struct bt_ctx *c = ctx;
 	uint64_t key = (ip << 1) | (pc == ip);
 
 	if (cache_get(key, c->st->gen, rule))
-		return;
+		return rule;
 	bt_lookup_slow(c, pc, ip, rule);
 	/* Misses outside every object are not cached: a refresh may map
 	 * code there. */
 	if (rule->kind != UNW_R_NOT_CODE)
 		cache_put(key, c->st->gen, rule);
+	return rule;
 }
 
 static int bt_walk(uint64_t ip, uint64_t sp, uint64_t fp, void **buf,
@@ -471,6 +499,10 @@ static int bt_walk(uint64_t ip, uint64_t sp, uint64_t fp, void **buf,
 	if ((uintptr_t)&c >= bt_stack_lo && (uintptr_t)&c < bt_stack_hi) {
 		c.safe_lo = (uintptr_t)&c & ~(uint64_t)(UNW_PAGE_SIZE - 1);
 		c.safe_hi = bt_stack_hi;
+	} else if ((uintptr_t)&c >= bt_thread_stack.lo &&
+		   (uintptr_t)&c < bt_thread_stack.hi) {
+		c.safe_lo = (uintptr_t)&c & ~(uint64_t)(UNW_PAGE_SIZE - 1);
+		c.safe_hi = bt_thread_stack.hi;
 	}
 	c.next = 0;
 	c.pid = bt_pid;

@@ -166,8 +166,12 @@ static int read_headers(struct unw_module *m)
 	size_t i, n;
 	int err;
 
-	if (m->image)
-		err = sfp_elf_open_mem(m->image, m->image_size, m->path, &e);
+	/* Files through libelf's own mapping (open_mem would copy a whole
+	 * image); the vDSO only exists as bytes. */
+	if (m->is_vdso)
+		err = m->image ? sfp_elf_open_mem(m->image, m->image_size,
+						  m->path, &e)
+			       : -ENOENT;
 	else
 		err = sfp_elf_open(m->open_path, &e);
 	if (err)

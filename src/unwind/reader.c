@@ -144,6 +144,8 @@ void unw_reader_begin(struct sfp_reader *r)
 {
 	unsigned int i;
 
+	if (r->kind == UNW_READER_SNAPSHOT)	/* nothing cached */
+		return;
 	for (i = 0; i < UNW_PID_PAGES; i++)
 		r->pages[i].addr = 0;
 	for (i = 0; i < UNW_SELF_PAGES; i++)

@@ -40,8 +40,10 @@ struct unw_rule {
  */
 struct unw_env {
 	int (*read)(void *ctx, uint64_t addr, void *buf, size_t len);
-	void (*lookup)(void *ctx, uint64_t pc, uint64_t ip,
-		       struct unw_rule *rule);
+	/* Returns the rule: in a cache, or in *buf (valid until the next
+	 * lookup). */
+	const struct unw_rule *(*lookup)(void *ctx, uint64_t pc, uint64_t ip,
+					 struct unw_rule *buf);
 	void *ctx;
 	bool no_fp_fallback;
 	/* Frame 0 is already a return address (in-process backtrace). */

@@ -32,12 +32,12 @@ static int as_read_snapshot(void *ctx, uint64_t addr, void *buf, size_t len)
 	return 0;
 }
 
-static __attribute__((always_inline)) inline void as_lookup(void *ctx, uint64_t pc, uint64_t ip,
-		      struct unw_rule *rule)
+static __attribute__((always_inline)) inline const struct unw_rule *
+as_lookup(void *ctx, uint64_t pc, uint64_t ip, struct unw_rule *buf)
 {
 	struct as_ctx *c = ctx;
 
-	unw_as_lookup(c->as, c->r, pc, ip, rule);
+	return unw_as_lookup(c->as, c->r, pc, ip, buf);
 }
 
 static int as_read_code(void *ctx, uint64_t ip, void *buf, size_t len)
@@ -107,10 +107,58 @@ int sfp_unwind(struct sfp_addr_space *as, struct sfp_reader *r,
 		max = INT32_MAX;
 	no_fp = SFP_OPTS_GET(opts, sfp_unwind_opts, no_fp_fallback, false);
 	unw_reader_begin(r);
+	if (as->cache_stale) {
+		/* Rules cached for the old mappings may be wrong now. */
+		memset(as->cache, 0,
+		       ((size_t)as->cache_mask + 1) * sizeof(*as->cache));
+		as->cache_stale = false;
+	}
 	if (r->kind == UNW_READER_SNAPSHOT)
 		n = walk_snapshot(&c, no_fp, regs, frames, max, &why);
 	else
 		n = walk_live(&c, no_fp, regs, frames, max, &why);
 	*stop = why;
 	return (int)n;
+}
+
+/* perf_regs.h, x86: the bits of the registers the walk uses. */
+#define PERF_X86_BP 6
+#define PERF_X86_SP 7
+#define PERF_X86_IP 8
+
+int sfp_regs__from_perf(enum sfp_arch arch, uint64_t mask,
+			const uint64_t *vals, size_t nr, struct sfp_regs *regs)
+{
+	size_t idx = 0;
+	unsigned int bit;
+
+	if (!regs || (nr && !vals))
+		return -EINVAL;
+	if (arch != SFP_ARCH_HOST && arch != SFP_ARCH_X86_64)
+		return -EOPNOTSUPP;
+	if ((size_t)__builtin_popcountll(mask) != nr)
+		return -EINVAL;
+	memset(regs, 0, sizeof(*regs));
+	for (bit = 0; bit < 64; bit++) {
+		if (!(mask & (1ull << bit)))
+			continue;
+		switch (bit) {
+		case PERF_X86_BP:
+			regs->fp = vals[idx];
+			regs->valid |= SFP_REGS_FP;
+			break;
+		case PERF_X86_SP:
+			regs->sp = vals[idx];
+			regs->valid |= SFP_REGS_SP;
+			break;
+		case PERF_X86_IP:
+			regs->ip = vals[idx];
+			regs->valid |= SFP_REGS_IP;
+			break;
+		}
+		idx++;
+	}
+	if (!(regs->valid & SFP_REGS_IP) || !(regs->valid & SFP_REGS_SP))
+		return -ENOENT;
+	return 0;
 }

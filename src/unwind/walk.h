@@ -206,16 +206,17 @@ unw_walk_inline(const struct unw_env *env, uint64_t ip, uint64_t sp,
 {
 	struct regs cur = { ip, sp, fp, fp_valid }, next;
 	bool exact = !env->first_is_ra, top = exact;
-	struct unw_rule rule;
+	struct unw_rule rulebuf;
+	const struct unw_rule *rule;
 	size_t n = 0;
 	int why = 0;
 
 	for (;;) {
 		uint32_t how = 0;
 
-		env->lookup(env->ctx, exact ? cur.ip : cur.ip - 1, cur.ip,
-			    &rule);
-		if (rule.kind == UNW_R_NOT_CODE && n > 0) {
+		rule = env->lookup(env->ctx, exact ? cur.ip : cur.ip - 1,
+				   cur.ip, &rulebuf);
+		if (rule->kind == UNW_R_NOT_CODE && n > 0) {
 			why = SFP_STOP_BAD_RA;
 			break;
 		}
@@ -237,18 +238,18 @@ unw_walk_inline(const struct unw_env *env, uint64_t ip, uint64_t sp,
 		/* The common AMD64 row, without the general evaluator:
 		 * CFA = sp/fp + off, RA at CFA - 8, FP saved at CFA + off or
 		 * kept.  (unw_rule_from_row decides what qualifies.) */
-		if (rule.fast && (rule.fast == UNW_FAST_SP || cur.fp_valid)) {
-			uint64_t cfa = (rule.fast == UNW_FAST_SP ? cur.sp
+		if (rule->fast && (rule->fast == UNW_FAST_SP || cur.fp_valid)) {
+			uint64_t cfa = (rule->fast == UNW_FAST_SP ? cur.sp
 								  : cur.fp) +
-				       (int64_t)rule.cfa.offset;
+				       (int64_t)rule->cfa.offset;
 			uint64_t v[2];
 			int err;
 
-			if (rule.fp.kind != SFP_LOC_CFA_DEREF) {
+			if (rule->fp.kind != SFP_LOC_CFA_DEREF) {
 				err = read_u64(env, cfa - 8, &next.ip);
 				next.fp = cur.fp;
 				next.fp_valid = cur.fp_valid;
-			} else if (rule.fp.offset == -16) {
+			} else if (rule->fp.offset == -16) {
 				err = env->read(env->ctx, cfa - 16, v,
 						sizeof(v));
 				next.fp = v[0];
@@ -258,7 +259,7 @@ unw_walk_inline(const struct unw_env *env, uint64_t ip, uint64_t sp,
 				err = read_u64(env, cfa - 8, &next.ip);
 				if (!err)
 					err = read_u64(env,
-						       cfa + (int64_t)rule.fp.offset,
+						       cfa + (int64_t)rule->fp.offset,
 						       &next.fp);
 				next.fp_valid = true;
 			}
@@ -270,18 +271,18 @@ unw_walk_inline(const struct unw_env *env, uint64_t ip, uint64_t sp,
 			how = SFP_FRAME_SFRAME;
 			goto stepped;
 		}
-		switch (rule.kind) {
+		switch (rule->kind) {
 		case UNW_R_SIGRETURN:
 			why = step_signal(env, &cur, &next);
 			how = SFP_FRAME_SIGNAL;
 			break;
 		case UNW_R_ROW:
-			if (rule.flags & SFP_ROW_SIGNAL) {
+			if (rule->flags & SFP_ROW_SIGNAL) {
 				why = step_signal(env, &cur, &next);
 				how = SFP_FRAME_SIGNAL;
 				break;
 			}
-			why = step_row(env, &cur, &rule, &next);
+			why = step_row(env, &cur, rule, &next);
 			how = SFP_FRAME_SFRAME;
 			/* A row that needs a register we lack: try FP. */
 			if (why == SFP_STOP_NO_INFO) {
@@ -296,11 +297,13 @@ unw_walk_inline(const struct unw_env *env, uint64_t ip, uint64_t sp,
 				 * return address is at *sp (CFA = sp + 8).
 				 * Trust it only if it follows a call. */
 				uint64_t ra;
-				struct unw_rule rr;
+				struct unw_rule rrbuf;
+				const struct unw_rule *rr;
 
 				if (!read_u64(env, cur.sp, &ra) && ra) {
-					env->lookup(env->ctx, ra - 1, ra, &rr);
-					if (rr.kind != UNW_R_NOT_CODE &&
+					rr = env->lookup(env->ctx, ra - 1, ra,
+							 &rrbuf);
+					if (rr->kind != UNW_R_NOT_CODE &&
 					    after_call(env->read_code, env->ctx,
 						       ra)) {
 						next = cur;

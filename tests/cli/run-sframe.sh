@@ -8,12 +8,14 @@
 DATA=${SFP_TEST_DATA:-tests/data}/sframe
 
 # 1. Hand-built fixtures (expected text written from the format strings).
-for f in aarch64-v3-le aarch64-v2-be s390x-v2-be; do
+for f in aarch64-v3-le aarch64-v2-be aarch64-v1-le s390x-v2-be; do
 	"$SFPROF" sframe dump --section-addr 0x10000 "$DATA/$f.sframe" > "$TMP/$f.out" 2>&1
 	check_eq "sframe dump fixture $f" "$DATA/$f.dump" "$TMP/$f.out"
 done
 "$SFPROF" sframe dump --section-addr 65536 "$DATA/s390x-v2-be.sframe" > "$TMP/dec.out" 2>&1
 check_eq "sframe dump --section-addr decimal" "$DATA/s390x-v2-be.dump" "$TMP/dec.out"
+"$SFPROF" sframe dump --section-addr 0x10000 "$DATA/aarch64-v3-be.sframe" > "$TMP/v3be.out" 2>&1
+check_eq "sframe dump fixture aarch64-v3-be (foreign byte order)" "$DATA/aarch64-v3-le.dump" "$TMP/v3be.out"
 
 # 2. Real objects and executables from this machine's toolchain.
 cat > "$TMP/p.c" <<'CEOF'
@@ -46,6 +48,16 @@ else
 		skip "sframe dump via PT_GNU_SFRAME" "objcopy cannot rename"
 	fi
 	check_rc "sframe check ELF executable and object" 0 "$SFPROF" sframe check "$TMP/p" "$TMP/p.o"
+	# An ELF with an empty .sframe section: nothing to print, valid.
+	: > "$TMP/empty.bin"
+	gcc -O2 -c "$TMP/p.c" -o "$TMP/pe.o"
+	if objcopy --add-section .sframe="$TMP/empty.bin" "$TMP/pe.o" "$TMP/pe2.o" 2>/dev/null; then
+		"$SFPROF" sframe dump "$TMP/pe2.o" > "$TMP/pe2.out" 2>&1
+		check_eq "sframe dump of an ELF with an empty .sframe prints nothing" "$TMP/empty.bin" "$TMP/pe2.out"
+		check_rc "sframe check ELF with an empty .sframe" 0 "$SFPROF" sframe check "$TMP/pe2.o"
+	else
+		skip "empty .sframe in ELF" "objcopy cannot add sections"
+	fi
 	# An ELF without any SFrame table is invalid input for check.
 	gcc -O2 "$TMP/p.c" -o "$TMP/nosf"
 	objcopy --remove-section .sframe "$TMP/nosf" 2>/dev/null

@@ -51,6 +51,24 @@ gdb -batch -nx -iex 'set debuginfod enabled off' \
 	-iex 'set debug-file-directory /nonexistent' \
 	-iex 'set backtrace past-main on' \
 	-p $TPID -ex 'thread apply all bt' > "$TMP/gdb.txt" 2>&1
+# Options, on the same (still stopped-and-released) target.
+"$SFPROF" unwind --pid $TPID --max-depth 3 --raw > "$TMP/depth.txt" 2>&1
+if [ $? -eq 0 ] && ! grep -q '^#3 ' "$TMP/depth.txt" &&
+   [ "$(grep -c 'stopped: depth' "$TMP/depth.txt")" -ge 4 ] &&
+   ! grep -q '(/' "$TMP/depth.txt"; then
+	pass "unwind --max-depth 3 --raw"
+else
+	fail "unwind --max-depth 3 --raw"
+	head -20 "$TMP/depth.txt" | sed 's/^/  /'
+fi
+"$SFPROF" unwind --pid $TPID --tid $TPID > "$TMP/tid.txt" 2>&1
+if [ $? -eq 0 ] && [ "$(grep -c '^TID ' "$TMP/tid.txt")" -eq 1 ] &&
+   grep -q "^TID $TPID " "$TMP/tid.txt" && grep -q ' main+0x' "$TMP/tid.txt"; then
+	pass "unwind --tid (one thread, symbolized)"
+else
+	fail "unwind --tid (one thread, symbolized)"
+	head -20 "$TMP/tid.txt" | sed 's/^/  /'
+fi
 kill -9 $TPID 2>/dev/null
 wait $TPID 2>/dev/null
 

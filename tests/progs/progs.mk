@@ -4,6 +4,10 @@ PROG_CFLAGS_symprog := -g -O2 -fvisibility=default
 PROG_CFLAGS_unwind-check := -O2 -fomit-frame-pointer -rdynamic -pthread
 PROG_CFLAGS_unwind-check-sframe := -O2 -fomit-frame-pointer -rdynamic -pthread -Wa,--gsframe
 PROG_CFLAGS_unwind-target := -O2 -fomit-frame-pointer -g0 -pthread
+# Programs link libsfprof.a: rebuild them when it changes (and never link
+# before it exists under make -j).
+$(TEST_HELPER_BINS): $(STATIC_LIB)
+$(BUILD)/tests/progs/unwind-check-sframe: tests/progs/unwind-check.c
 # perf.data tests: the same workload with and without frame pointers.
 PROG_CFLAGS_perf-work := -O1 -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
 PROG_CFLAGS_perf-work-nofp := -O2 -fomit-frame-pointer

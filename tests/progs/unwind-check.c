@@ -101,7 +101,8 @@ static NOINLINE int plain3(int x)
 	volatile char pad[40];
 
 	pad[0] = (char)x;
-	check(x == 3 * 4 ? "plain" : "plain-in-thread");
+	check(x == 3 * 4 ? "plain" :
+	      x == 3 * 6 ? "plain-in-thread" : "plain-in-thread-init");
 	return pad[0] + 1;
 }
 
@@ -254,7 +255,12 @@ static void prof_test(void)
 static void *thread_fn(void *arg)
 {
 	(void)arg;
-	sink = plain1(5);
+	sink = plain1(5);		/* stack pages probed */
+	if (sfp_backtrace_thread_init()) {
+		printf("FAIL: unwind-check sfp_backtrace_thread_init\n");
+		failures++;
+	}
+	sink = plain1(6);		/* stack read directly */
 	return NULL;
 }
 

@@ -18,7 +18,7 @@
 #include "test.h"
 
 struct vec {
-	char name[256];
+	char name[1024];
 	uint64_t section_base;
 	uint8_t *content;
 	size_t size;
@@ -77,7 +77,8 @@ static inline int vec_load(const char *path, struct vec *v)
 
 	memset(v, 0, sizeof(*v));
 	p = strrchr(path, '/');
-	snprintf(v->name, sizeof(v->name), "%s", p ? p + 1 : path);
+	snprintf(v->name, sizeof(v->name), "%.*s", (int)sizeof(v->name) - 1,
+		 p ? p + 1 : path);
 	text = read_text(path, &len);
 	if (!ASSERT_NOT_NULL(text))
 		return -EIO;

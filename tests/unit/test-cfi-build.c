@@ -219,7 +219,9 @@ TEST(cfi_build_v3_flexible_forms)
 					    r.cfa.reg == 6 &&
 					    r.cfa.offset == -8 &&
 					    r.fp.kind == SFP_LOC_REG_DEREF &&
-					    r.fp.reg == 6 && r.fp.offset == 0));
+					    r.fp.reg == 6 && r.fp.offset == 0 &&
+					    r.ra.kind == SFP_LOC_CFA_DEREF &&
+					    r.ra.offset == -8));
 	}
 	ASSERT_EQ(func_at(v2, sym_addr(exe, "asm_drap"), &f), -1);
 	/* The same, as gcc -O2 writes it for a VLA beside aligned locals. */
@@ -436,7 +438,19 @@ TEST(cfi_build_errors)
 	snprintf(path, sizeof(path), "%s/other-machine", test_tmp_dir());
 	if (ASSERT_EQ(run("cp /bin/true '%s' && printf '\\267\\000' | "
 			  "dd of='%s' bs=1 seek=18 conv=notrunc 2>/dev/null",
-			  path, path), 0))
+			  path, path), 0)) {
+		memset(&st, 0xa5, sizeof(st));
+		st.sz = sizeof(st);
+		ASSERT_ERR(sfp_sframe__build_from_elf(path, NULL, &sec, &size,
+						      &addr, &st),
+			   -EOPNOTSUPP);
+		ASSERT_EQ(st.fdes, 0);	/* counts zeroed on early errors */
+		ASSERT_EQ(st.text_bytes, 0);
+	}
+	/* Relocatable objects: addresses unresolved, refused. */
+	snprintf(path, sizeof(path), "%s/obj.o", test_tmp_dir());
+	if (ASSERT_EQ(run("gcc -c -O2 -o '%s' '%s/cfi/corpus.c'", path,
+			  test_data_dir()), 0))
 		ASSERT_ERR(sfp_sframe__build_from_elf(path, NULL, &sec, &size,
 						      &addr, NULL),
 			   -EOPNOTSUPP);
@@ -561,4 +575,113 @@ TEST(cfi_table_cache)
 	chmod(dir, 0700);
 	sfp_sframe__free(&a);
 	ASSERT_ERR(sfp_sframe__open_elf_table("/nonexistent", &to, &a), -ENOENT);
+}
+
+/* No section headers at all: .eh_frame through PT_GNU_EH_FRAME. */
+TEST(cfi_build_without_section_headers)
+{
+	char path[1024];
+	struct sfp_build_stats a, b;
+	struct sfp_sframe *sa = NULL, *sb = NULL;
+
+	snprintf(path, sizeof(path), "%s/noshdr", test_tmp_dir());
+	/* e_shoff (0x28, 8 bytes), e_shnum (0x3c) and e_shstrndx (0x3e). */
+	if (!ASSERT_EQ(run("cp /bin/ls '%s' && "
+			   "printf '\\0\\0\\0\\0\\0\\0\\0\\0' | dd of='%s' bs=1 seek=40 conv=notrunc 2>/dev/null && "
+			   "printf '\\0\\0\\0\\0' | dd of='%s' bs=1 seek=60 conv=notrunc 2>/dev/null",
+			   path, path, path), 0))
+		return;
+	if (!ASSERT_OK(build_open("/bin/ls", 3, &a, &sa)) ||
+	    !ASSERT_OK(build_open(path, 3, &b, &sb)))
+		goto out;
+	ASSERT_EQ(b.sources, SFP_CFI_SRC_EH_FRAME);
+	ASSERT_EQ(b.fdes, a.fdes);
+	/* Without section names there are no PLT FDEs; the PLT's own CFI
+	 * FDEs are then converted or skipped instead of replaced. */
+	ASSERT_EQ(b.plt_fdes, 0);
+	ASSERT_GE(b.emitted, a.emitted);
+	ASSERT_GE(b.text_bytes, a.text_bytes);
+out:
+	sfp_sframe__free(&sa);
+	sfp_sframe__free(&sb);
+}
+
+/* Objects without a build-id are cached under a content hash. */
+TEST(cfi_table_cache_content_hash)
+{
+	char dir[1024], exe[1024], cmd[2200], line[512];
+	SFP_OPTS(sfp_table_opts, to);
+	struct sfp_sframe *sf = NULL;
+	FILE *p;
+	bool hashed = false;
+
+	snprintf(dir, sizeof(dir), "%s/cache-hash", test_tmp_dir());
+	snprintf(exe, sizeof(exe), "%s/no-build-id", test_tmp_dir());
+	run("rm -rf '%s'", dir);
+	if (!ASSERT_EQ(run("gcc -O2 -Wl,--build-id=none -o '%s' '%s/cfi/corpus.c'",
+			   exe, test_data_dir()), 0))
+		return;
+	to.cache_dir = dir;
+	if (!ASSERT_OK(sfp_sframe__open_elf_table(exe, &to, &sf)))
+		return;
+	sfp_sframe__free(&sf);
+	snprintf(cmd, sizeof(cmd), "ls '%s'", dir);
+	p = popen(cmd, "r");
+	if (ASSERT_NOT_NULL(p)) {
+		while (fgets(line, sizeof(line), p))
+			if (line[0] == 'h' && strstr(line, "-v3.sframe"))
+				hashed = true;
+		pclose(p);
+	}
+	ASSERT_TRUE(hashed);
+	/* A changed file is a different key: the old entry stays unused. */
+	ASSERT_EQ(run("printf 'x' >> '%s'", exe), 0);
+	if (ASSERT_OK(sfp_sframe__open_elf_table(exe, &to, &sf)))
+		ASSERT_EQ(sfp_sframe_cache__clear(&to), 2);
+	sfp_sframe__free(&sf);
+}
+
+/* Table files record the section address and the ELF's build-id. */
+TEST(cfi_build_table_file)
+{
+	char out[1024];
+	struct sfp_build_stats st = { .sz = sizeof(st) };
+	struct sfp_sframe *sf = NULL, *ref = NULL;
+	struct sfp_sframe_info i1, i2;
+	struct sfp_elf *e = NULL;
+	const uint8_t *id;
+	size_t idlen;
+	uint8_t hdr[104];
+	FILE *f;
+
+	snprintf(out, sizeof(out), "%s/ls.sframe", test_tmp_dir());
+	if (!ASSERT_OK(sfp_sframe__build_table_file("/bin/ls", out, NULL, &st)))
+		return;
+	ASSERT_GE(st.emitted, 100);
+	if (!ASSERT_OK(sfp_sframe__open_file(out, NULL, &sf)) ||
+	    !ASSERT_OK(build_open("/bin/ls", 3, &st, &ref)))
+		goto out;
+	sfp_sframe__info(sf, &i1);
+	sfp_sframe__info(ref, &i2);
+	ASSERT_EQ(i1.section_addr, i2.section_addr);
+	ASSERT_EQ(i1.num_fres, i2.num_fres);
+	/* docs/sframe-file.md: build-id length at 36, bytes at 40. */
+	f = fopen(out, "rb");
+	if (ASSERT_NOT_NULL(f)) {
+		ASSERT_EQ(fread(hdr, 1, sizeof(hdr), f), sizeof(hdr));
+		fclose(f);
+		if (ASSERT_OK(sfp_elf_open("/bin/ls", &e)) &&
+		    ASSERT_OK(sfp_elf_build_id(e, &id, &idlen))) {
+			ASSERT_EQ(hdr[36], idlen);
+			ASSERT_TRUE(!memcmp(hdr + 40, id, idlen));
+		}
+	}
+	ASSERT_ERR(sfp_sframe__build_table_file("/bin/ls", NULL, NULL, NULL),
+		   -EINVAL);
+	ASSERT_ERR(sfp_sframe__build_table_file("/nonexistent", out, NULL,
+						NULL), -ENOENT);
+out:
+	sfp_elf_close(&e);
+	sfp_sframe__free(&sf);
+	sfp_sframe__free(&ref);
 }

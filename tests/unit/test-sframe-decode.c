@@ -501,13 +501,16 @@ TEST(sframe_decode_s390x_fixture)
 
 /*
  * Long functions take the bisecting row search (more than 16 rows), and
- * many functions the full function search: every row boundary of every
- * function, and the gaps between functions, on a generated v2 table with
- * ADDR2 starts and 2-byte data words.
+ * more than 64 functions the bucket index (with one far-away function, so
+ * the buckets are coarse): every row boundary of every function, and the
+ * gaps between functions, on a generated v2 table with ADDR2 starts and
+ * 2-byte data words.
  */
+#define FAR 0x10000000u
+#define FSTART(i) (0x10000u + (i) * (FSIZE + GAP) + ((i) == NF - 1 ? FAR : 0))
 TEST(sframe_lookup_many_rows)
 {
-	enum { NF = 40, NR = 37, FSIZE = 0x400, GAP = 0x40 };
+	enum { NF = 100, NR = 37, FSIZE = 0x400, GAP = 0x40 };
 	struct sfp_sframe *sf = NULL;
 	struct sfp_sframe_row r;
 	uint32_t i, j, fre_off = 0, freoff = NF * 20;
@@ -527,7 +530,7 @@ TEST(sframe_lookup_many_rows)
 		P16(0xdee2); P8(2); P8(0x5); P8(3); P8(0); P8(-8); P8(0);
 		P32(NF); P32(NF * NR); P32(fre_len); P32(0); P32(freoff);
 		for (i = 0; i < NF; i++) {
-			uint32_t start = 0x10000 + i * (FSIZE + GAP);
+			uint32_t start = FSTART(i);
 
 			P32(start - (28 + i * 20));
 			P32(FSIZE);
@@ -551,7 +554,7 @@ TEST(sframe_lookup_many_rows)
 		free(big);
 	}
 	for (i = 0; i < NF && ok; i++) {
-		uint64_t fstart = 0x10000 + i * (FSIZE + GAP);
+		uint64_t fstart = FSTART(i);
 
 		for (j = 0; j < NR && ok; j++) {
 			uint64_t pc = fstart + j * (FSIZE / NR);
@@ -569,5 +572,98 @@ TEST(sframe_lookup_many_rows)
 	}
 	if (!ok)
 		sfp_test_fail_at(__FILE__, __LINE__, "function %u row %u", i, j);
+	sfp_sframe__free(&sf);
+}
+
+/* An opened table is immutable: concurrent lookups from several threads
+ * give exactly the single-threaded answers. */
+#include <pthread.h>
+
+struct thr_arg {
+	const struct sfp_sframe *sf;
+	uint64_t lo, hi;
+	uint64_t sum;		/* of (row_idx + cfa offset) over all hits */
+	uint64_t misses;
+};
+
+static void *thr_lookup(void *p)
+{
+	struct thr_arg *a = p;
+	struct sfp_sframe_row r;
+	uint64_t pc;
+	int rep;
+
+	for (rep = 0; rep < 20; rep++)
+		for (pc = a->lo; pc < a->hi; pc += 3) {
+			if (sfp_sframe__find(a->sf, pc, &r)) {
+				a->misses++;
+				continue;
+			}
+			a->sum += r.row_idx + (uint64_t)(int64_t)r.cfa.offset;
+		}
+	return NULL;
+}
+
+TEST(sframe_lookup_threads)
+{
+	char path[512];
+	struct sfp_sframe *sf = NULL;
+	struct thr_arg one, many[4];
+	pthread_t th[4];
+	struct vec v;
+	int i;
+
+	snprintf(path, sizeof(path), "%s/test-x86_64-2.46.json", test_vectors_dir());
+	if (vec_load(path, &v))
+		return;
+	{
+		SFP_OPTS(sfp_sframe_opts, o, .section_addr = v.section_base);
+
+		if (!ASSERT_OK(sfp_sframe__open_mem(v.content, v.size, &o, &sf)))
+			goto out;
+	}
+	one = (struct thr_arg){ .sf = sf, .lo = 0x1000, .hi = 0x1200 };
+	thr_lookup(&one);
+	ASSERT_NE(one.sum, 0);
+	for (i = 0; i < 4; i++) {
+		many[i] = one;
+		many[i].sum = many[i].misses = 0;
+		if (pthread_create(&th[i], NULL, thr_lookup, &many[i]))
+			th[i] = 0;
+	}
+	for (i = 0; i < 4; i++) {
+		if (!ASSERT_TRUE(th[i] != 0))
+			continue;
+		pthread_join(th[i], NULL);
+		ASSERT_EQ(many[i].sum, one.sum);
+		ASSERT_EQ(many[i].misses, one.misses);
+	}
+out:
+	sfp_sframe__free(&sf);
+	vec_free(&v);
+}
+
+/* Dump functions report write errors instead of ignoring them. */
+TEST(sframe_dump_write_error)
+{
+	struct sfp_sframe *sf = NULL;
+	struct sbuf s;
+	FILE *f;
+
+	base_v2(&s, false);
+	if (!ASSERT_OK(open_sb(&s, &sf)))
+		return;
+	f = fopen("/dev/full", "w");
+	if (!f) {
+		test_skip("no /dev/full");
+		goto out;
+	}
+	setvbuf(f, NULL, _IONBF, 0);
+	ASSERT_ERR(sfp_sframe__dump(sf, f), -EIO);
+	clearerr(f);
+	ASSERT_ERR(sfp_sframe__dump_json(sf, f), -EIO);
+	fclose(f);
+	ASSERT_ERR(sfp_sframe__dump(NULL, stdout), -EINVAL);
+out:
 	sfp_sframe__free(&sf);
 }

@@ -780,6 +780,21 @@ TEST(symbols_debug_files)
 			ASSERT_STREQ(nm, "sp_static_leaf");
 			ASSERT_TRUE(strstr(dbg, "/dbgroot/.build-id/") != NULL);
 		}
+		/* opts.no_debug_files: the stripped file's own tables only. */
+		{
+			struct sfp_symbolizer *s = NULL;
+			struct sfp_symbolizer_dso *d;
+			struct sfp_symbol sym;
+			SFP_OPTS(sfp_symbolizer_opts, o, .debug_dirs = dirs,
+				 .no_debug_files = true);
+
+			if (ASSERT_OK(sfp_symbolizer__new(&o, &s)) &&
+			    ASSERT_OK(sfp_symbolizer__get_dso(s, -1, path, NULL, 0,
+							      &d)))
+				ASSERT_ERR(sfp_symbolizer_dso__find(d, leaf, &sym),
+					   -ENOENT);
+			sfp_symbolizer__free(&s);
+		}
 	}
 }
 
@@ -876,6 +891,17 @@ TEST(symbols_kallsyms_fixture)
 	if (ASSERT_OK(sfp_symbolizer__kernel(s, 0xffffffffc0100fff, &sym)))
 		ASSERT_STREQ(sym.dso, "[bpf]");
 	ASSERT_ERR(sfp_symbolizer__kernel(s, 0xffffffffc0101000, &sym), -ENOENT);
+	/* Not in modules.txt: runs to its module's next symbol, ... */
+	if (ASSERT_OK(sfp_symbolizer__kernel(s, 0xffffffffc0204fff, &sym))) {
+		ASSERT_STREQ(sym.name, "nomod_a");
+		ASSERT_EQ(sym.size, 0x5000);
+	}
+	/* ... and the module's last symbol gets a page. */
+	if (ASSERT_OK(sfp_symbolizer__kernel(s, 0xffffffffc0205fff, &sym)))
+		ASSERT_STREQ(sym.name, "nomod_b");
+	ASSERT_ERR(sfp_symbolizer__kernel(s, 0xffffffffc0206000, &sym), -ENOENT);
+	/* The [bpf] symbol before nomod_a did not run into it. */
+	ASSERT_ERR(sfp_symbolizer__kernel(s, 0xffffffffc01fffff, &sym), -ENOENT);
 	ASSERT_ERR(sfp_symbolizer__kernel(s, 0xffffffff80000000, &sym), -ENOENT);
 	sfp_symbolizer__free(&s);
 
@@ -939,6 +965,20 @@ TEST(symbols_perf_map)
 		fclose(f);
 		if (ASSERT_OK(sfp_symbolizer__jit(s, 4242, 0x7f0000004080, &sym)))
 			ASSERT_STREQ(sym.name, "later_fn");
+	}
+	/* Code replaced at the same address: the newer entry wins. */
+	sfp_symbolizer__free(&s);
+	f = fopen(path, "a");
+	if (ASSERT_NOT_NULL(f)) {
+		fprintf(f, "7f0000001000 40 LazyCompile:*foo bar.js:1\n");
+		fclose(f);
+	}
+	{
+		SFP_OPTS(sfp_symbolizer_opts, o, .perf_map_dir = dir);
+
+		if (ASSERT_OK(sfp_symbolizer__new(&o, &s)) &&
+		    ASSERT_OK(sfp_symbolizer__jit(s, 4242, 0x7f0000001000, &sym)))
+			ASSERT_STREQ(sym.name, "LazyCompile:*foo bar.js:1");
 	}
 	ASSERT_ERR(sfp_symbolizer__jit(s, 4243, 0x7f0000001000, &sym), -ENOENT);
 	sfp_symbolizer__free(&s);
@@ -1224,7 +1264,8 @@ out:
 TEST(symbols_container_proc_root)
 {
 	const char *prog = prog_path("symprog");
-	char mnt[700], maps[700], inner[800], script[4000], buf[16] = "";
+	char mnt[700], maps[700], nsdbg[700], inner[800], script[12000];
+	char buf[16] = "";
 	uint64_t leaf = readelf_addr(prog, "sp_static_leaf");
 	struct sfp_symbolizer *s = NULL;
 	struct sfp_symbolizer_dso *d;
@@ -1240,13 +1281,24 @@ TEST(symbols_container_proc_root)
 	mkdir(mnt, 0700);
 	snprintf(maps, sizeof(maps), "%s/nsmaps", tmpdir());
 	mkdir(maps, 0700);
+	snprintf(nsdbg, sizeof(nsdbg), "%s/nsdebug", tmpdir());
+	mkdir(nsdbg, 0700);
 	snprintf(inner, sizeof(inner), "%s/prog-in-ns", mnt);
-	/* Its JIT map too lives only in its namespace. */
+	/*
+	 * Its JIT map and a stripped binary whose debug file sits in the
+	 * container's debug directory live only in its namespace too.
+	 */
 	snprintf(script, sizeof(script),
 		 "mount -t tmpfs sfp-ns '%s' && cp '%s' '%s' && "
+		 "strip --strip-all '%s' -o '%s/stripped' && "
 		 "mount -t tmpfs sfp-ns2 '%s' && "
 		 "echo '7f0000001000 40 ns_jit_fn' > '%s/perf-'$$'.map' && "
-		 "echo ready && exec sleep 60", mnt, prog, inner, maps, maps);
+		 "mount -t tmpfs sfp-ns3 '%s' && "
+		 "id=$(readelf -n '%s' | sed -n 's/.*Build ID: //p') && "
+		 "mkdir -p '%s'/.build-id/$(echo $id | cut -c1-2) && "
+		 "objcopy --only-keep-debug '%s' '%s'/.build-id/$(echo $id | cut -c1-2)/$(echo $id | cut -c3-).debug && "
+		 "echo ready && exec sleep 60", mnt, prog, inner, prog, mnt, maps,
+		 maps, nsdbg, prog, nsdbg, prog, nsdbg);
 	if (!ASSERT_EQ(pipe(fds), 0))
 		return;
 	pid = fork();
@@ -1281,7 +1333,10 @@ TEST(symbols_container_proc_root)
 	/* The same through opts->pid. */
 	sfp_symbolizer__free(&s);
 	{
-		SFP_OPTS(sfp_symbolizer_opts, o, .pid = pid, .perf_map_dir = maps);
+		const char *dirs[] = { nsdbg, NULL };
+		SFP_OPTS(sfp_symbolizer_opts, o, .pid = pid, .perf_map_dir = maps,
+			 .debug_dirs = dirs);
+		char stripped[800];
 
 		if (ASSERT_OK(sfp_symbolizer__new(&o, &s)))
 			ASSERT_OK(sfp_symbolizer__dso(s, inner, NULL, 0, leaf, &sym));
@@ -1294,6 +1349,19 @@ TEST(symbols_container_proc_root)
 				 (int)pid, maps, (int)pid);
 			ASSERT_STREQ(sym.name, "ns_jit_fn");
 			ASSERT_STREQ(sym.dso, want);
+		}
+		/* The debug file inside the container, by build-id. */
+		snprintf(stripped, sizeof(stripped), "%s/stripped", mnt);
+		if (s && ASSERT_OK(sfp_symbolizer__get_dso(s, 0, stripped, NULL, 0,
+							   &d)) &&
+		    ASSERT_OK(sfp_symbolizer_dso__find(d, leaf, &sym))) {
+			char want[900];
+
+			ASSERT_STREQ(sym.name, "sp_static_leaf");
+			snprintf(want, sizeof(want), "/proc/%d/root%s/.build-id/",
+				 (int)pid, nsdbg);
+			ASSERT_TRUE(!strncmp(sfp_symbolizer_dso__debug_path(d),
+					     want, strlen(want)));
 		}
 	}
 out:
@@ -1372,6 +1440,62 @@ TEST(symbols_build_id_index)
 			     sfp_symbolizer_dso__path(d));
 		ASSERT_EQ(sfp_symbolizer_dso__num_symbols(d2),
 			  sfp_symbolizer_dso__num_symbols(d));
+	}
+	/*
+	 * Only the debug file is left (no link to the binary): symbols still
+	 * resolve, and runtime addresses map as for the real binary.
+	 */
+	sfp_symbolizer__free(&s);
+	if (ASSERT_EQ(sh("set -e; cd '%s'; l=$(ls bidx/.build-id/*/*); "
+			 "objcopy --only-keep-debug bidx-copy \"$l.debug\"; rm \"$l\"",
+			 t), 0) && (s = new_symbolizer(dirs, false)) != NULL) {
+		struct sfp_symbolizer *h = new_symbolizer(NULL, false);
+		struct sfp_symbolizer_dso *real;
+		uint64_t va1, va2;
+
+		if (ASSERT_OK(sfp_symbolizer__get_dso(s, -1, "/gone/old/symprog", id,
+						      idlen, &d)) &&
+		    ASSERT_TRUE(strstr(sfp_symbolizer_dso__path(d), ".debug") != NULL) &&
+		    h && ASSERT_OK(sfp_symbolizer__get_dso(h, -1, prog, NULL, 0,
+							   &real))) {
+			/* The text mapping of a PIE: pgoff 0x1000 at 0x555555555000. */
+			ASSERT_OK(sfp_symbolizer_dso__vaddr(real, 0x555555555000ull,
+							    0x1000,
+							    0x555555555000ull + leaf - 0x1000,
+							    &va1));
+			ASSERT_OK(sfp_symbolizer_dso__vaddr(d, 0x555555555000ull,
+							    0x1000,
+							    0x555555555000ull + leaf - 0x1000,
+							    &va2));
+			ASSERT_EQ(va1, leaf);
+			ASSERT_EQ(va2, va1);
+			if (ASSERT_OK(sfp_symbolizer_dso__find(d, va2, &sym)))
+				ASSERT_STREQ(sym.name, "sp_static_leaf");
+		}
+		sfp_symbolizer__free(&h);
+	}
+	/* perf's build-id cache layout: .build-id/xx/rest/{elf,debug}. */
+	sfp_symbolizer__free(&s);
+	{
+		char pc[800];
+		const char *pdirs[] = { pc, NULL };
+
+		snprintf(pc, sizeof(pc), "%s/pcache", t);
+		if (ASSERT_EQ(sh("set -e; cd '%s'; rm -rf pcache; "
+				 "id=$(readelf -n bidx-copy | sed -n 's/.*Build ID: //p'); "
+				 "d=pcache/sym/$id; mkdir -p $d pcache/.build-id/$(echo $id | cut -c1-2); "
+				 "cp bidx-copy $d/elf; "
+				 "ln -s ../../sym/$id pcache/.build-id/$(echo $id | cut -c1-2)/$(echo $id | cut -c3-)",
+				 t), 0) &&
+		    (s = new_symbolizer(pdirs, false)) != NULL &&
+		    ASSERT_OK(sfp_symbolizer__get_dso(s, -1, "/gone/again/symprog",
+						      id, idlen, &d))) {
+			const char *p = sfp_symbolizer_dso__path(d);
+
+			ASSERT_STREQ(p + strlen(p) - 4, "/elf");
+			if (ASSERT_OK(sfp_symbolizer_dso__find(d, leaf, &sym)))
+				ASSERT_STREQ(sym.name, "sp_static_leaf");
+		}
 	}
 	/* The file at the path has another build-id: not used. */
 	id[0] ^= 0xff;
@@ -1828,5 +1952,80 @@ TEST(symbols_corrupt_elf)
 			   -EBADMSG);
 	}
 	free(v);
+	sfp_symbolizer__free(&s);
+}
+
+/* Paths from untrusted input that are not regular files: no hang. */
+TEST(symbols_special_files)
+{
+	char fifo[800], dir[700];
+	struct sfp_symbolizer *s = NULL;
+	struct sfp_symbolizer_dso *d;
+	struct sfp_symbol sym;
+
+	snprintf(dir, sizeof(dir), "%s/fifomaps", tmpdir());
+	mkdir(dir, 0700);
+	snprintf(fifo, sizeof(fifo), "%s/perf-777.map", dir);
+	unlink(fifo);
+	if (!ASSERT_EQ(mkfifo(fifo, 0600), 0))
+		return;
+	{
+		SFP_OPTS(sfp_symbolizer_opts, o, .perf_map_dir = dir);
+
+		if (!ASSERT_OK(sfp_symbolizer__new(&o, &s)))
+			return;
+	}
+	/* A FIFO planted as a perf map (open would block for a writer). */
+	ASSERT_ERR(sfp_symbolizer__jit(s, 777, 0x1000, &sym), -EINVAL);
+	/* ... or named as a DSO; devices and directories likewise. */
+	ASSERT_ERR(sfp_symbolizer__get_dso(s, -1, fifo, NULL, 0, &d), -ENOEXEC);
+	ASSERT_ERR(sfp_symbolizer__get_dso(s, -1, "/dev/zero", NULL, 0, &d),
+		   -ENOEXEC);
+	ASSERT_ERR(sfp_symbolizer__get_dso(s, -1, "/usr", NULL, 0, &d),
+		   -ENOEXEC);
+	ASSERT_ERR(sfp_symbolizer__get_dso(s, -1, "[heap]", NULL, 0, &d),
+		   -ENOENT);
+	ASSERT_ERR(sfp_symbolizer__get_dso(s, -1, "//anon", NULL, 0, &d),
+		   -ENOENT);
+	sfp_symbolizer__free(&s);
+	unlink(fifo);
+}
+
+/* ELFCLASS32 symbol tables (i386 objects made with as --32 / ld). */
+TEST(symbols_elf32)
+{
+	char src[700], exe[700];
+	struct sfp_symbolizer *s = NULL;
+	struct sfp_symbolizer_dso *d;
+	struct sfp_symbol sym;
+	FILE *f;
+
+	snprintf(src, sizeof(src), "%s/t32.s", tmpdir());
+	snprintf(exe, sizeof(exe), "%s/t32", tmpdir());
+	f = fopen(src, "w");
+	if (!ASSERT_NOT_NULL(f))
+		return;
+	fputs(".text\n.globl _start\n.type _start,@function\n_start:\n"
+	      " call f32\n ret\n.size _start,.-_start\n"
+	      ".type f32,@function\nf32:\n nop\n nop\n ret\n.size f32,.-f32\n"
+	      ".globl g32\n.type g32,@function\ng32:\n ret\n", f);
+	fclose(f);
+	if (sh("as --32 -o '%s.o' '%s' && ld -m elf_i386 -o '%s' '%s.o' 2>/dev/null",
+	       exe, src, exe, exe)) {
+		test_skip("no i386 support in binutils");
+		return;
+	}
+	check_against_readelf(exe, "-s", 3);
+	s = new_symbolizer(NULL, false);
+	if (s && ASSERT_OK(sfp_symbolizer__get_dso(s, -1, exe, NULL, 0, &d))) {
+		uint64_t f32 = readelf_addr(exe, "f32");
+
+		if (ASSERT_OK(sfp_symbolizer_dso__find(d, f32 + 2, &sym))) {
+			ASSERT_STREQ(sym.name, "f32");
+			ASSERT_EQ(sym.size, 3);
+			ASSERT_EQ(sym.offset, 2);
+		}
+		ASSERT_EQ(sfp_symbolizer_dso__num_symbols(d), 3);
+	}
 	sfp_symbolizer__free(&s);
 }

@@ -166,6 +166,9 @@ TEST(unwind_addr_space_self)
 		ASSERT_TRUE(mi.prot & SFP_MAP_EXEC);
 		ASSERT_TRUE(mi.path && mi.path[0] == '/');
 		ASSERT_TRUE(mi.bias_known);
+		/* gcc links with --build-id on Debian: read from the file. */
+		ASSERT_TRUE(mi.build_id != NULL);
+		ASSERT_EQ(mi.build_id_len, 20);
 	}
 	/* libc's write() and the vDSO's clock_gettime: has_table depends on
 	 * the table sources, but the lookup itself must work. */
@@ -535,7 +538,17 @@ __asm__(".text\n"
 	".cfi_def_cfa %rsp, 8\n"
 	"ret\n"
 	".cfi_endproc\n"
-	".size sfp_test_fpfunc, .-sfp_test_fpfunc\n");
+	".size sfp_test_fpfunc, .-sfp_test_fpfunc\n"
+	".globl sfp_test_tramp\n"
+	".type sfp_test_tramp, @function\n"
+	"sfp_test_tramp:\n"
+	".cfi_startproc\n"
+	"nop\n"
+	"nop\n"
+	"ret\n"
+	".cfi_endproc\n"
+	".size sfp_test_tramp, .-sfp_test_tramp\n");
+void sfp_test_tramp(void);
 
 TEST(unwind_fp_based_row_and_sp_check)
 {
@@ -629,8 +642,19 @@ TEST(unwind_v3_flex_rows)
 		.ra = { .kind = SFP_LOC_CFA_DEREF, .offset = -8 },
 		.fp = { .kind = SFP_LOC_CFA_DEREF, .offset = -16 },
 	};
+	/* A second function marked as a signal trampoline (v3 bit). */
+	uint64_t tr = (uintptr_t)sfp_test_tramp - mi.bias;
+	struct sfp_sframe_func tfunc = { .start = tr, .size = 3,
+					 .num_rows = 1, .signal = true };
+	struct sfp_sframe_row trow = {
+		.start = tr, .end = tr + 3,
+		.cfa = { .kind = SFP_LOC_REG, .reg = SFP_DWARF_AMD64_SP,
+			 .offset = 8 },
+		.ra = { .kind = SFP_LOC_CFA_DEREF, .offset = -8 },
+	};
 	if (!ASSERT_OK(sfp_sframe_builder__new(&bo, &b)) ||
 	    !ASSERT_OK(sfp_sframe_builder__add_func(b, &func, &row, 1)) ||
+	    !ASSERT_OK(sfp_sframe_builder__add_func(b, &tfunc, &trow, 1)) ||
 	    !ASSERT_OK(sfp_sframe_builder__write(b, &sec, &sec_size)))
 		goto out;
 	snprintf(blob, sizeof(blob), "%s/flex.sframe", test_tmp_dir());
@@ -672,9 +696,136 @@ TEST(unwind_v3_flex_rows)
 	ASSERT_EQ(n, 2);
 	ASSERT_TRUE(fr[1].flags & SFP_FRAME_FP);
 	ASSERT_EQ(stop, SFP_STOP_RA_ZERO);
+
+	/* In the trampoline, sp points at a ucontext: the walk continues
+	 * at the interrupted PC, SP and FP saved there (rip at 168, rsp at
+	 * 160, rbp at 120), not at *(CFA - 8). */
+	memset(buf, 0, sizeof(buf));
+	regs.ip = (uintptr_t)sfp_test_tramp + 1;
+	regs.sp = (uintptr_t)&buf[0];
+	buf[168 / 8] = (uintptr_t)sfp_test_fpfunc_body;
+	buf[160 / 8] = (uintptr_t)&buf[40];
+	buf[120 / 8] = (uintptr_t)&buf[44];
+	buf[43] = (uintptr_t)&buf[50];		/* CFA for the flex row */
+	buf[49] = (uintptr_t)test_data_dir + 1;
+	n = sfp_unwind(as, r, &regs, fr, 8, NULL, &stop);
+	ASSERT_GE(n, 3);
+	ASSERT_TRUE(fr[0].flags & SFP_FRAME_SIGNAL);
+	ASSERT_EQ(fr[1].ip, (uintptr_t)sfp_test_fpfunc_body);
+	ASSERT_TRUE(fr[1].flags & SFP_FRAME_EXACT);
+	ASSERT_EQ(fr[1].sp, (uintptr_t)&buf[40]);
+	ASSERT_EQ(fr[2].ip, (uintptr_t)test_data_dir + 1);
 out:
 	free(sec);
 	sfp_sframe_builder__free(&b);
 	sfp_reader__free(&r);
 	sfp_addr_space__free(&as);
+}
+
+/*
+ * PLT stubs: the table built for this binary covers them with PCMASK rows
+ * (CFA = sp + 8 inside a stub), so a PC in the middle of a stub unwinds
+ * through the row, not through the entry heuristic (which would refuse
+ * this return address: no call precedes it).
+ */
+#include "elf/elf.h"
+
+TEST(unwind_plt_rows)
+{
+	struct sfp_addr_space *as = NULL;
+	struct sfp_reader *r = NULL;
+	struct sfp_elf *e = NULL;
+	struct sfp_elf_section sec;
+	struct sfp_frame fr[8];
+	enum sfp_unwind_stop stop;
+	struct sfp_map_info mi;
+	uint64_t stack[8] = { 0 }, stub;
+	char exe[2048];
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	int n, k;
+
+	if (!ASSERT_TRUE(len > 0))
+		return;
+	exe[len] = 0;
+	if (!ASSERT_OK(sfp_elf_open(exe, &e)))
+		return;
+	bool lazy = false;
+
+	if (sfp_elf_find_section(e, ".plt.sec", 0, &sec) &&
+	    !(lazy = !sfp_elf_find_section(e, ".plt", 0, &sec))) {
+		test_skip("this binary has no PLT");
+		goto out;
+	}
+	if (!ASSERT_OK(sfp_addr_space__new(NULL, &as)) ||
+	    !ASSERT_OK(sfp_addr_space__load_pid(as, getpid())) ||
+	    !ASSERT_OK(sfp_addr_space__find(as, (uintptr_t)test_data_dir,
+					    &mi)))
+		goto out;
+	/* Every stub after the first (PLT0 is special in .plt), at a few
+	 * offsets into the 16-byte block. */
+	for (k = 0; k < 3; k++) {
+		stub = sec.addr + mi.bias + 16 * (k + 1) + 4 * k;
+		if (stub - mi.bias >= sec.addr + sec.size)
+			break;
+		stack[0] = (uintptr_t)test_data_dir + 1;
+		if (!ASSERT_OK(sfp_reader__new_snapshot(stack, sizeof(stack),
+							0x1000, &r)))
+			goto out;
+		struct sfp_regs regs = { .ip = stub, .sp = 0x1000,
+					 .valid = SFP_REGS_IP | SFP_REGS_SP };
+		n = sfp_unwind(as, r, &regs, fr, 8, NULL, &stop);
+		ASSERT_GE(n, 2);
+		ASSERT_EQ(fr[1].ip, (uintptr_t)test_data_dir + 1);
+		ASSERT_TRUE(fr[0].flags & SFP_FRAME_SFRAME);
+		sfp_reader__free(&r);
+	}
+	/* A lazy-binding stub (jmp *GOT; push $n; jmp PLT0): after the
+	 * push, at offset 11, the return address is one slot higher. */
+	if (lazy && sec.size >= 48) {
+		stub = sec.addr + mi.bias + 32 + 11;
+		stack[0] = 0x1234;
+		stack[1] = (uintptr_t)test_data_dir + 2;
+		if (!ASSERT_OK(sfp_reader__new_snapshot(stack, sizeof(stack),
+							0x1000, &r)))
+			goto out;
+		struct sfp_regs regs = { .ip = stub, .sp = 0x1000,
+					 .valid = SFP_REGS_IP | SFP_REGS_SP };
+		n = sfp_unwind(as, r, &regs, fr, 8, NULL, &stop);
+		ASSERT_GE(n, 2);
+		ASSERT_EQ(fr[1].ip, (uintptr_t)test_data_dir + 2);
+		ASSERT_EQ(fr[1].sp, 0x1010);
+	}
+out:
+	sfp_reader__free(&r);
+	sfp_addr_space__free(&as);
+	sfp_elf_close(&e);
+}
+
+TEST(unwind_regs_from_perf)
+{
+	/* ip/sp/bp only, as `perf record --call-graph` would ask. */
+	const uint64_t three[] = { 0x7ffd0010, 0x7ffd0000, 0x401000 };
+	/* AX..IP (bits 0..8). */
+	const uint64_t nine[] = { 1, 2, 3, 4, 5, 6, 0x7000, 0x6ff0, 0x1234 };
+	struct sfp_regs r;
+
+	ASSERT_OK(sfp_regs__from_perf(SFP_ARCH_X86_64, 0x1c0, three, 3, &r));
+	ASSERT_EQ(r.fp, 0x7ffd0010);
+	ASSERT_EQ(r.sp, 0x7ffd0000);
+	ASSERT_EQ(r.ip, 0x401000);
+	ASSERT_EQ(r.valid, SFP_REGS_IP | SFP_REGS_SP | SFP_REGS_FP);
+	ASSERT_OK(sfp_regs__from_perf(SFP_ARCH_HOST, 0x1ff, nine, 9, &r));
+	ASSERT_EQ(r.fp, 0x7000);
+	ASSERT_EQ(r.sp, 0x6ff0);
+	ASSERT_EQ(r.ip, 0x1234);
+	/* No bp: fp not valid. */
+	ASSERT_OK(sfp_regs__from_perf(SFP_ARCH_X86_64, 0x180, three, 2, &r));
+	ASSERT_EQ(r.valid, SFP_REGS_IP | SFP_REGS_SP);
+	ASSERT_EQ(r.sp, 0x7ffd0010);
+	ASSERT_ERR(sfp_regs__from_perf(SFP_ARCH_X86_64, 0x1c0, three, 2, &r),
+		   -EINVAL);
+	ASSERT_ERR(sfp_regs__from_perf(SFP_ARCH_X86_64, 0x0c0, three, 2, &r),
+		   -ENOENT);
+	ASSERT_ERR(sfp_regs__from_perf(SFP_ARCH_AARCH64, 0x1c0, three, 3, &r),
+		   -EOPNOTSUPP);
 }

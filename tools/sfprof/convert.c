@@ -501,7 +501,7 @@ int cmd_convert(int argc, char **argv)
 	c.user = malloc(MAX_CHAIN * sizeof(uint64_t));
 	c.buf = malloc(65536);
 	if (!c.chain || !c.user || !c.buf || sfp_machine__new(&c.m) ||
-	    sfp_perf_unwinder__new(&c.uw) ||
+	    sfp_perf_unwinder__new(sfp_perf_reader__header(c.rd), &c.uw) ||
 	    sfp_stitcher__new(NULL, on_event, &c, &st)) {
 		cli_err("convert: out of memory");
 		ret = EXIT_USAGE;

@@ -16,6 +16,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <libiberty/demangle.h>
 
@@ -109,9 +110,13 @@ static struct sfp_symbolizer_dso *dso_handle(struct script *s, uint32_t idx,
 		s->dcache_len = n;
 	}
 	if (!s->dcache[idx] && !s->dcache_err[idx]) {
-		int err = sfp_symbolizer__get_dso(s->sym, -1, d->name,
-						  d->build_id_size ? d->build_id : NULL,
-						  d->build_id_size, &s->dcache[idx]);
+		char buf[4096];
+		const char *path = sfp_perf_dso_path(sfp_perf_reader__header(s->rd),
+						     d->name, d->build_id,
+						     d->build_id_size, buf,
+						     sizeof(buf));
+		int err = sfp_symbolizer__get_dso(s->sym, -1, path, NULL, 0,
+						  &s->dcache[idx]);
 
 		if (err)
 			s->dcache_err[idx] = err;
@@ -158,6 +163,51 @@ static const char *perf_name(struct script *s, const struct sfp_symbol *sym)
 	return s->dm[i].name ? s->dm[i].name : raw;
 }
 
+/* Lowercase hex of v, right-aligned in width (0: no padding); returns end. */
+static char *put_hex(char *p, uint64_t v, int width)
+{
+	char t[16];
+	int n = 0;
+
+	do {
+		t[n++] = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while (v);
+	while (width-- > n)
+		*p++ = ' ';
+	while (n)
+		*p++ = t[--n];
+	return p;
+}
+
+/*
+ * One frame line, "<prefix>%16lx <name>[+0x<off>] (<dso>)\n", built by
+ * hand: printf's format parsing was the largest cost of a big script run.
+ */
+static void emit_frame(struct script *s, const char *prefix, uint64_t addr,
+		       const char *name, bool has_off, uint64_t off,
+		       const char *dso)
+{
+	char buf[64], *p = buf;
+	size_t n = strlen(prefix);
+
+	memcpy(p, prefix, n);
+	p = put_hex(p + n, addr, 16);
+	*p++ = ' ';
+	fwrite_unlocked(buf, 1, (size_t)(p - buf), s->out);
+	fputs_unlocked(name, s->out);
+	p = buf;
+	if (has_off) {
+		memcpy(p, "+0x", 3);
+		p = put_hex(p + 3, off, 0);
+	}
+	*p++ = ' ';
+	*p++ = '(';
+	fwrite_unlocked(buf, 1, (size_t)(p - buf), s->out);
+	fputs_unlocked(dso, s->out);
+	fputs_unlocked(")\n", s->out);
+}
+
 /* One frame line: "\t%16lx sym+0xoff (dso)". */
 static void print_frame(struct script *s, uint32_t pid, uint64_t ip,
 			bool kernel, const char *prefix)
@@ -166,13 +216,13 @@ static void print_frame(struct script *s, uint32_t pid, uint64_t ip,
 
 	if (kernel || ip >= SFP_KERNEL_START) {
 		if (!sfp_symbolizer__kernel(s->sym, ip, &sym))
-			fprintf(s->out, "%s%16" PRIx64 " %s+0x%" PRIx64 " (%s)\n",
-				prefix, ip, sym.raw_name ? sym.raw_name : sym.name,
-				sym.offset,
-				sym.dso ? sym.dso : "[kernel.kallsyms]");
+			emit_frame(s, prefix, ip,
+				   sym.raw_name ? sym.raw_name : sym.name, true,
+				   sym.offset,
+				   sym.dso ? sym.dso : "[kernel.kallsyms]");
 		else
-			fprintf(s->out, "%s%16" PRIx64 " [unknown] ([kernel.kallsyms])\n",
-				prefix, ip);
+			emit_frame(s, prefix, ip, "[unknown]", false, 0,
+				   "[kernel.kallsyms]");
 		return;
 	}
 	{
@@ -182,8 +232,8 @@ static void print_frame(struct script *s, uint32_t pid, uint64_t ip,
 		uint64_t vaddr, addr;
 
 		if (!map) {
-			fprintf(s->out, "%s%16" PRIx64 " [unknown] ([unknown])\n",
-				prefix, ip);
+			emit_frame(s, prefix, ip, "[unknown]", false, 0,
+				   "[unknown]");
 			return;
 		}
 		d = sfp_machine__dso(s->m, map->dso);
@@ -193,13 +243,42 @@ static void print_frame(struct script *s, uint32_t pid, uint64_t ip,
 		if (dh && !sfp_symbolizer_dso__vaddr(dh, map->start, map->pgoff,
 						     ip, &vaddr) &&
 		    !sfp_symbolizer_dso__find(dh, vaddr, &sym))
-			fprintf(s->out, "%s%16" PRIx64 " %s+0x%" PRIx64 " (%s)\n",
-				prefix, addr, perf_name(s, &sym), sym.offset,
-				d->name);
+			emit_frame(s, prefix, addr, perf_name(s, &sym), true,
+				   sym.offset, d->name);
 		else
-			fprintf(s->out, "%s%16" PRIx64 " [unknown] (%s)\n",
-				prefix, addr, d->name);
+			emit_frame(s, prefix, addr, "[unknown]", false, 0,
+				   d->name);
 	}
+}
+
+/*
+ * perf reads kernel symbols from its build-id cache copy of kallsyms
+ * (~/.debug/[kernel.kallsyms]/<build-id>/kallsyms, saved at record time)
+ * when the file names the kernel's build-id; so do we, which is also much
+ * cheaper than having the kernel generate /proc/kallsyms.
+ */
+static const char *cached_kallsyms(struct sfp_perf_reader *rd, char *buf,
+				   size_t len)
+{
+	const struct sfp_perf_header_info *h = sfp_perf_reader__header(rd);
+	const char *home = getenv("HOME");
+	size_t i, j;
+
+	if (!home)
+		return NULL;
+	for (i = 0; i < h->nr_build_ids; i++) {
+		const struct sfp_perf_build_id *b = &h->build_ids[i];
+		char hex[41];
+
+		if (strcmp(b->filename, "[kernel.kallsyms]") || !b->size)
+			continue;
+		for (j = 0; j < b->size && j < 20; j++)
+			snprintf(hex + 2 * j, 3, "%02x", b->id[j]);
+		snprintf(buf, len, "%s/.debug/[kernel.kallsyms]/%s/kallsyms",
+			 home, hex);
+		return access(buf, R_OK) ? NULL : buf;
+	}
+	return NULL;
 }
 
 static void print_start(struct script *s, const struct sfp_perf_event *ev,
@@ -273,7 +352,8 @@ static int print_sample(struct script *s, const struct sfp_perf_event *ev)
 		}
 		if (sm->deferred && i == nr - 1 && nr >= 2 &&
 		    ips[nr - 2] == SFP_PERF_CONTEXT_USER_DEFERRED) {
-			fprintf(s->out, "\t%16" PRIx64 " (cookie) ([unknown])\n", ip);
+			emit_frame(s, "\t", ip, "(cookie)", false, 0,
+				   "[unknown]");
 			continue;
 		}
 		print_frame(s, sm->pid, ip, kernel, "\t");
@@ -332,6 +412,7 @@ int cmd_script(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *input = "perf.data";
+	char kpath[4096];
 	struct script s = { .out = stdout };
 	struct sfp_stitcher *st = NULL;
 	const struct sfp_perf_event *ev;
@@ -368,11 +449,12 @@ int cmd_script(int argc, char **argv)
 							       EXIT_USAGE;
 	}
 	SFP_OPTS(sfp_stitch_opts, so, .no_merge = s.no_merge);
-	SFP_OPTS(sfp_symbolizer_opts, symo, .no_demangle = true);
+	SFP_OPTS(sfp_symbolizer_opts, symo, .no_demangle = true,
+		 .kallsyms_path = cached_kallsyms(s.rd, kpath, sizeof(kpath)));
 	if ((err = sfp_machine__new(&s.m)) ||
 	    (err = sfp_symbolizer__new(&symo, &s.sym)) ||
 	    (err = sfp_stitcher__new(&so, on_event, &s, &st)) ||
-	    (err = sfp_perf_unwinder__new(&s.uw))) {
+	    (err = sfp_perf_unwinder__new(sfp_perf_reader__header(s.rd), &s.uw))) {
 		cli_err("script: %s", sfp_strerror(err));
 		ret = EXIT_USAGE;
 		goto out;

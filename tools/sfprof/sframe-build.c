@@ -122,6 +122,14 @@ static int add_section(const char *elf, const char *out, const void *sec,
 	return 0;
 }
 
+/* Invalid or unsupported input: 1; resources and I/O: 2. */
+static int build_exit(int err)
+{
+	return err == -ENOENT || err == -EBADMSG || err == -EOPNOTSUPP
+		       ? EXIT_INVALID
+		       : EXIT_USAGE;
+}
+
 int cmd_sframe_build(int argc, char **argv)
 {
 	enum { OPT_NO_PLT = 256 };
@@ -182,17 +190,26 @@ int cmd_sframe_build(int argc, char **argv)
 		cli_err("%s: %s", elf, strerror(errno));
 		return EXIT_USAGE;
 	}
+	if (out && !add) {
+		/* The file API also records the ELF's build-id. */
+		err = sfp_sframe__build_table_file(elf, out, &opts, &st);
+		if (stats)
+			print_stats(elf, &st);
+		if (err) {
+			cli_err("%s: %s", out, sfp_strerror(err));
+			return build_exit(err);
+		}
+		return 0;
+	}
 	err = sfp_sframe__build_from_elf(elf, &opts, &sec, &size, &addr, &st);
 	if (stats)
 		print_stats(elf, &st);
 	if (err) {
 		cli_err("%s: %s", elf, sfp_strerror(err));
-		return err == -ENOMEM || err == -EIO ? EXIT_USAGE : EXIT_INVALID;
+		return build_exit(err);
 	}
 	if (out) {
-		SFP_OPTS(sfp_sframe_file_opts, fo, .section_addr = addr);
-
-		err = sfp_sframe__write_file(out, sec, size, &fo);
+		err = sfp_sframe__build_table_file(elf, out, &opts, NULL);
 		if (err) {
 			cli_err("%s: %s", out, sfp_strerror(err));
 			rc = EXIT_USAGE;

@@ -11,6 +11,26 @@
 
 int cli_sframe_open_exit(const char *path, int err);
 
+/* The library's diagnostics for the file being checked: printed under
+ * its verdict line on stdout (they name file, section offset and what). */
+static char problems[4096];
+static size_t problems_len;
+
+static void collect(enum sfp_log_level level, const char *msg, void *ctx)
+{
+	int n;
+
+	(void)ctx;
+	if (level != SFP_LOG_WARN || problems_len >= sizeof(problems) - 1)
+		return;
+	n = snprintf(problems + problems_len, sizeof(problems) - problems_len,
+		     "  %s\n", msg);
+	if (n > 0)
+		problems_len += (size_t)n;
+	if (problems_len >= sizeof(problems))
+		problems_len = sizeof(problems) - 1;
+}
+
 static void check_usage(FILE *f)
 {
 	fprintf(f,
@@ -18,8 +38,9 @@ static void check_usage(FILE *f)
 		"\n"
 		"Validate the SFrame table of each FILE (ELF object, sfprof table\n"
 		"file or raw section blob): header, sub-section bounds, every FDE\n"
-		"and FRE, sortedness.  Problems are reported on stderr with the\n"
-		"file, the byte offset in the section and what was wrong.\n"
+		"and FRE, sortedness.  Prints one verdict line per file; problems\n"
+		"follow, indented, with the file, the byte offset in the section\n"
+		"and what was wrong.\n"
 		"\n"
 		"  -a, --section-addr ADDR  load address of raw blobs\n"
 		"  -q, --quiet              print nothing for valid files\n"
@@ -71,18 +92,27 @@ int cmd_sframe_check(int argc, char **argv)
 		struct sfp_sframe *sf = NULL;
 		int err, frc;
 
+		sfp_log_fn old;
+
+		problems_len = 0;
+		problems[0] = '\0';
+		old = sfp_set_log(collect, NULL);
 		err = sfp_sframe__open_file(argv[i], &opts, &sf);
+		sfp_set_log(old, NULL);
 		if (err) {
 			frc = cli_sframe_open_exit(argv[i], err);
-			printf("%s: %s: %s\n", argv[i],
+			printf("%s: %s: %s\n%s", argv[i],
 			       frc == EXIT_USAGE ? "error" : "invalid",
-			       sfp_strerror(err));
+			       frc == EXIT_USAGE ? strerror(-err) : sfp_strerror(err),
+			       problems);
 			if (frc > rc)
 				rc = frc;
 			continue;
 		}
 		sfp_sframe__info(sf, &info);
-		if (!quiet)
+		if (!quiet && !info.version)
+			printf("%s: ok (empty SFrame section)\n", argv[i]);
+		else if (!quiet)
 			printf("%s: ok (version %u, abi %u, %u FDEs, %u FREs%s)\n",
 			       argv[i], info.version, info.abi, info.num_fdes,
 			       info.num_fres,

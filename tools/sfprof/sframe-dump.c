@@ -78,8 +78,11 @@ int cmd_sframe_dump(int argc, char **argv)
 	opts.name = argv[optind];
 	err = sfp_sframe__open_file(argv[optind], &opts, &sf);
 	if (err) {
-		cli_err("%s: %s", argv[optind], sfp_strerror(err));
-		return cli_sframe_open_exit(argv[optind], err);
+		int rc = cli_sframe_open_exit(argv[optind], err);
+
+		cli_err("%s: %s", argv[optind],
+			rc == EXIT_USAGE ? strerror(-err) : sfp_strerror(err));
+		return rc;
 	}
 	err = json ? sfp_sframe__dump_json(sf, stdout) : sfp_sframe__dump(sf, stdout);
 	sfp_sframe__free(&sf);

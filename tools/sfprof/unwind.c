@@ -170,7 +170,8 @@ static void print_frame(struct sfp_symbolizer *sym, struct sfp_addr_space *as,
 		return;
 	}
 	if (sym && mi.path[0] == '/' &&
-	    !sfp_symbolizer__get_dso(sym, pid, mi.path, NULL, 0, &dso) &&
+	    !sfp_symbolizer__get_dso(sym, pid, mi.path, mi.build_id,
+				     mi.build_id_len, &dso) &&
 	    !sfp_symbolizer_dso__vaddr(dso, mi.start, mi.pgoff, look, &vaddr) &&
 	    !sfp_symbolizer_dso__find(dso, vaddr, &s)) {
 		printf(" %s+0x%llx", s.name,

@@ -73,7 +73,10 @@ s390x_fdes = [
 fix = {
     'aarch64-v3-le.sframe': section(3, 5, 2, 0, 0, aarch64_fdes, False),
     'aarch64-v2-be.sframe': section(2, 5, 1, 0, 0, aarch64_fdes, True),
+    'aarch64-v3-be.sframe': section(3, 5, 1, 0, 0, aarch64_fdes, True),
     's390x-v2-be.sframe': section(2, 5, 4, 0, 0, s390x_fdes, True),
+    # v1 (binutils 2.40 dumper: no pauth, RA "u" without the [s] mark).
+    'aarch64-v1-le.sframe': section(1, 1, 2, 0, 0, aarch64_fdes, False),
 }
 for n, b in fix.items():
     open(n, 'wb').write(b)
