@@ -25,6 +25,27 @@ check_rc "unwind without --pid is a usage error" 2 "$SFPROF" unwind
 check_rc "unwind --pid of no process" 1 "$SFPROF" unwind --pid 2147483000
 check_rc "unwind --pid bad number" 2 "$SFPROF" unwind --pid 12x
 
+# Without ptrace access (another user): a clear error, exit 1.
+if [ "$(id -u)" = 0 ] && command -v setpriv > /dev/null 2>&1; then
+	sleep 30 &
+	SPID=$!
+	setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$SFPROF" unwind --pid $SPID > "$TMP/perm.out" 2>&1
+	rc=$?
+	kill $SPID 2>/dev/null
+	wait $SPID 2>/dev/null
+	if [ $rc -eq 1 ] && grep -q 'no ptrace access' "$TMP/perm.out"; then
+		pass "unwind --pid without ptrace access"
+	elif grep -q 'Permission denied' "$TMP/perm.out"; then
+		skip "unwind --pid without ptrace access" "sfprof not executable by nobody here"
+	else
+		fail "unwind --pid without ptrace access (exit $rc)"
+		sed 's/^/  /' "$TMP/perm.out" | head -5
+	fi
+else
+	skip "unwind --pid without ptrace access" "needs root and setpriv"
+fi
+
 # --- against gdb ---
 if ! command -v gdb > /dev/null 2>&1; then
 	skip "unwind --pid agrees with gdb" "gdb not installed"
@@ -42,6 +63,19 @@ if ! grep -q ready "$TMP/target.out"; then
 	kill -9 $TPID 2>/dev/null
 	exit 0
 fi
+# Every thread asleep in pause(), so that sfprof and gdb, one after the
+# other, see the same stacks.
+i=0
+while [ $i -lt 50 ]; do
+	busy=0
+	for st in /proc/$TPID/task/*/stat; do
+		s=$(sed 's/.*) //' "$st" 2>/dev/null | cut -d' ' -f1)
+		[ "$s" = S ] || busy=1
+	done
+	[ $busy -eq 0 ] && break
+	sleep 0.1
+	i=$((i + 1))
+done
 
 "$SFPROF" unwind --pid $TPID > "$TMP/sfprof.txt" 2> "$TMP/sfprof.err"
 src=$?

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <sfprof/unwind.h>
@@ -226,13 +227,16 @@ static void prof_test(void)
 	struct sigaction sa = { 0 };
 	double x = 1;
 	int rounds = 0;
+	clock_t end = clock() + 5 * CLOCKS_PER_SEC;
 
 	sa.sa_handler = on_prof;
 	sa.sa_flags = SA_RESTART;
 	sigaction(SIGPROF, &sa, NULL);
 	setitimer(ITIMER_PROF, &it, NULL);
-	while (prof_n < PROF_SAMPLES && rounds++ < 200000)
-		x = spin_mid(x, rounds % 6);
+	/* Until enough samples, within 5 s of CPU time (a loaded machine
+	 * delivers fewer ticks per round). */
+	while (prof_n < PROF_SAMPLES && clock() < end)
+		x = spin_mid(x, rounds++ % 6);
 	memset(&it, 0, sizeof(it));
 	setitimer(ITIMER_PROF, &it, NULL);
 	sink = (int)x;
