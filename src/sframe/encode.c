@@ -60,6 +60,8 @@ struct sfp_sframe_builder {
 	size_t nr_funcs, cap_funcs;
 	uint8_t *fres;		/* FRE bytes of all functions, target order */
 	size_t fres_len, fres_cap;
+	struct enc_fre *scratch;	/* one function's FREs, reused */
+	size_t scratch_cap;
 	uint64_t total_fres;
 };
 
@@ -221,6 +223,7 @@ void sfp_sframe_builder__free(struct sfp_sframe_builder **bp)
 	b = *bp;
 	free(b->funcs);
 	free(b->fres);
+	free(b->scratch);
 	free(b);
 	*bp = NULL;
 }
@@ -789,9 +792,9 @@ int sfp_sframe_builder__add_func(struct sfp_sframe_builder *b,
 				 const struct sfp_sframe_row *rows,
 				 size_t num_rows)
 {
-	struct enc_fre *fres = NULL;
+	struct enc_fre *fres;
 	struct enc_func *ef;
-	char why[WHY_LEN] = "", why_flex[WHY_LEN] = "";
+	char why[WHY_LEN], why_flex[WHY_LEN];
 	size_t nfres = 0, bad = 0, len = 0, i;
 	uint64_t base = 0;
 	uint32_t max_start = 0;
@@ -800,6 +803,7 @@ int sfp_sframe_builder__add_func(struct sfp_sframe_builder *b,
 
 	if (!b || !fn)
 		return -EINVAL;
+	why[0] = why_flex[0] = 0;
 	if (b->nr_funcs >= UINT32_MAX) {
 		pr_warn("sframe encoder: more than %u functions", UINT32_MAX);
 		return -E2BIG;
@@ -833,11 +837,11 @@ int sfp_sframe_builder__add_func(struct sfp_sframe_builder *b,
 		goto warn;
 	}
 
-	if (num_rows) {
-		fres = calloc(num_rows, sizeof(*fres));
-		if (!fres)
-			return -ENOMEM;
-	}
+	err = grow((void **)&b->scratch, &b->scratch_cap, num_rows,
+		   sizeof(*b->scratch));
+	if (err)
+		return err;
+	fres = b->scratch;
 	/* v3 writes a default FDE where it can (smaller, and what every
 	 * reader understands) and falls back to a flexible one. */
 	flex = b->version >= SFRAME_VERSION_3 &&
@@ -870,7 +874,7 @@ int sfp_sframe_builder__add_func(struct sfp_sframe_builder *b,
 	err = grow((void **)&b->funcs, &b->cap_funcs, b->nr_funcs + 1,
 		   sizeof(*b->funcs));
 	if (err)
-		goto out;
+		return err;
 	ef = &b->funcs[b->nr_funcs];
 	memset(ef, 0, sizeof(*ef));
 	ef->start = fn->start;
@@ -884,17 +888,15 @@ int sfp_sframe_builder__add_func(struct sfp_sframe_builder *b,
 	ef->fre_off = b->fres_len;
 	err = emit_fres(b, fres, nfres, fre_type_for(max_start), &len);
 	if (err)
-		goto out;
+		return err;
 	ef->fre_len = len;
 	b->nr_funcs++;
 	b->total_fres += nfres;
-	goto out;
+	return 0;
 
 warn:
 	pr_warn("sframe encoder: function at %#" PRIx64 " (v%u): %s",
 		fn->start, b->version, why);
-out:
-	free(fres);
 	return err;
 }
 
