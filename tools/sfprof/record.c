@@ -562,7 +562,8 @@ int cmd_record(int argc, char **argv)
 	/* The command's terminal SIGINT reaches it too; we drain and finish. */
 	err = sfp_record__start(r);
 	if (err) {
-		cli_err("cannot start: %s", sfp_strerror(err));
+		/* The library said why (e.g. the command cannot be run). */
+		cli_err("recording not started");
 		ret = EXIT_INVALID;
 		goto out;
 	}
