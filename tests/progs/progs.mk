@@ -11,3 +11,5 @@ $(BUILD)/tests/progs/unwind-check-sframe: tests/progs/unwind-check.c
 # perf.data tests: the same workload with and without frame pointers.
 PROG_CFLAGS_perf-work := -O1 -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
 PROG_CFLAGS_perf-work-nofp := -O2 -fomit-frame-pointer
+# record tests: no frame pointers, own .sframe, fixed addresses.
+PROG_CFLAGS_record-spin := -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -Wa,--gsframe -no-pie

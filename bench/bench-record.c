@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Recording overhead: the same workload (qsort with a callback, so stacks
+ * go program -> libc -> program) run bare, under perf record with the bare
+ * cpu-clock event, perf --call-graph fp, perf --call-graph dwarf, and
+ * sfprof record (deferred and inline forms), at 4 kHz and 1 kHz.
+ *
+ * Slowdown is the workload's own CPU time (user + sys from getrusage in
+ * the workload: the sampling interrupts, the kernel's stack copies and the
+ * ring writes are charged to it) relative to the bare run, median of
+ * BENCH_RUNS runs (default 5, round robin over the configurations).
+ * Bytes per sample is the file size over the samples in it; samples and
+ * lost samples (summed over all runs) are counted by reading each file
+ * with sfprof's perf.data reader (perf's files and ours alike).
+ *
+ * The workload is this binary (--work N), so `make bench` needs nothing
+ * from the test build.  The machine is shared: expect noise, compare the
+ * rows of one run.
+ */
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sfprof/perf.h>
+
+#define NOINLINE __attribute__((noinline))
+
+static volatile unsigned long sink;
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static NOINLINE int cmp(const void *a, const void *b)
+{
+	unsigned long x = *(const unsigned long *)a;
+	unsigned long y = *(const unsigned long *)b;
+
+	sink += x ^ y;
+	return x < y ? -1 : x > y;
+}
+
+static NOINLINE void sort_once(unsigned long *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		v[i] = (i * 2654435761u) % 1000003;
+	qsort(v, n, sizeof(*v), cmp);
+}
+
+static NOINLINE void work(long iters)
+{
+	static unsigned long v[4096];
+	long i;
+
+	for (i = 0; i < iters; i++)
+		sort_once(v, 4096);
+}
+
+/* The workload: fixed work, then its own CPU and wall time to a file. */
+static int run_work(long iters, const char *out)
+{
+	double t0 = now_ms(), t1;
+	struct rusage ru;
+	FILE *f;
+
+	work(iters);
+	t1 = now_ms();
+	getrusage(RUSAGE_SELF, &ru);
+	f = fopen(out, "w");
+	if (!f)
+		return 1;
+	fprintf(f, "%f %f %f\n",
+		ru.ru_utime.tv_sec * 1e3 + ru.ru_utime.tv_usec / 1e3,
+		ru.ru_stime.tv_sec * 1e3 + ru.ru_stime.tv_usec / 1e3, t1 - t0);
+	fclose(f);
+	return 0;
+}
+
+struct result {
+	double cpu_ms, wall_ms;
+	uint64_t samples, lost, deferred, bytes;
+	bool ok;
+};
+
+static void count_file(const char *path, struct result *r)
+{
+	struct sfp_perf_reader *rd = NULL;
+	const struct sfp_perf_event *ev;
+	struct stat st;
+
+	if (stat(path, &st))
+		return;
+	r->bytes = (uint64_t)st.st_size;
+	SFP_OPTS(sfp_perf_reader_opts, o, .unordered = true);
+	if (sfp_perf_reader__open(path, &o, &rd))
+		return;
+	while (sfp_perf_reader__next(rd, &ev) > 0) {
+		switch (ev->type) {
+		case SFP_PERF_RECORD_SAMPLE:
+			r->samples++;
+			break;
+		case SFP_PERF_RECORD_LOST:
+			r->lost += ev->lost.lost;
+			break;
+		case SFP_PERF_RECORD_LOST_SAMPLES:
+			r->lost += ev->lost_samples.lost;
+			break;
+		case SFP_PERF_RECORD_CALLCHAIN_DEFERRED:
+			r->deferred++;
+			break;
+		default:
+			break;
+		}
+	}
+	sfp_perf_reader__free(&rd);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static const char *self, *sfprof;
+static char data_path[64], out_path[64];
+
+struct config {
+	const char *name;
+	char prefix[PATH_MAX + 128];	/* "" = the bare workload */
+	double cpu[16], wall[16];
+	int n;
+	uint64_t lost;
+	struct result r;
+};
+
+/* One run of one configuration; the file's counts are kept from it. */
+static void run_once(struct config *c, long iters)
+{
+	char cmd[PATH_MAX * 3];
+	double u, s, w;
+	FILE *f;
+
+	unlink(data_path);
+	unlink(out_path);
+	if (*c->prefix)
+		snprintf(cmd, sizeof(cmd),
+			 "%s -o %s -- %s --work %ld %s > /dev/null 2>&1",
+			 c->prefix, data_path, self, iters, out_path);
+	else
+		snprintf(cmd, sizeof(cmd), "%s --work %ld %s", self, iters,
+			 out_path);
+	if (system(cmd) != 0)
+		return;
+	f = fopen(out_path, "r");
+	if (!f)
+		return;
+	if (fscanf(f, "%lf %lf %lf", &u, &s, &w) == 3 && c->n < 16) {
+		c->cpu[c->n] = u + s;
+		c->wall[c->n] = w;
+		c->n++;
+		if (*c->prefix) {
+			memset(&c->r, 0, sizeof(c->r));
+			count_file(data_path, &c->r);
+			c->lost += c->r.lost;	/* lost adds up over runs */
+		}
+	}
+	fclose(f);
+}
+
+static void finish(struct config *c)
+{
+	if (!c->n)
+		return;
+	qsort(c->cpu, (size_t)c->n, sizeof(double), cmp_double);
+	qsort(c->wall, (size_t)c->n, sizeof(double), cmp_double);
+	c->r.cpu_ms = c->cpu[c->n / 2];
+	c->r.wall_ms = c->wall[c->n / 2];
+	c->r.lost = c->lost;
+	c->r.ok = true;
+}
+
+static void row(const char *name, const struct result *r,
+		const struct result *base, const struct result *bare)
+{
+	if (!r->ok) {
+		printf("  %-22s failed\n", name);
+		return;
+	}
+	printf("  %-22s %8.0f ms %+7.1f%% %+7.1f%%", name, r->cpu_ms,
+	       (r->cpu_ms / base->cpu_ms - 1) * 100,
+	       bare && bare->ok ? (r->cpu_ms / bare->cpu_ms - 1) * 100 : 0.0);
+	if (r->samples)
+		printf(" %8llu %6llu %9.0f",
+		       (unsigned long long)r->samples,
+		       (unsigned long long)r->lost,
+		       (double)r->bytes / (double)r->samples);
+	printf("\n");
+}
+
+int main(int argc, char **argv)
+{
+	static char self_buf[PATH_MAX], sfprof_buf[PATH_MAX];
+	const char *env = getenv("BENCH_RUNS");
+	int runs = env ? atoi(env) : 5;
+	const int freqs[] = { 4000, 1000 };
+	long iters;
+	double t;
+	size_t k;
+
+	if (argc == 4 && !strcmp(argv[1], "--work"))
+		return run_work(atol(argv[2]), argv[3]);
+	if (runs < 1)
+		runs = 1;
+	if (!realpath("/proc/self/exe", self_buf))
+		return 2;
+	self = self_buf;
+	/* build/bench/bench-record -> build/sfprof */
+	snprintf(sfprof_buf, sizeof(sfprof_buf), "%s", self_buf);
+	snprintf(sfprof_buf + strlen(dirname(dirname(sfprof_buf))),
+		 sizeof(sfprof_buf) - strlen(sfprof_buf), "/sfprof");
+	sfprof = sfprof_buf;
+	if (access(sfprof, X_OK) || system("perf version > /dev/null 2>&1")) {
+		printf("bench-record: needs %s and perf\n", sfprof);
+		return 0;
+	}
+	snprintf(data_path, sizeof(data_path), "/tmp/bench-record.%d.data",
+		 getpid());
+	snprintf(out_path, sizeof(out_path), "/tmp/bench-record.%d.out",
+		 getpid());
+
+	/* About one second of CPU per run (CPU time: the machine is shared). */
+	{
+		struct timespec a, b;
+
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
+		work(50);
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
+		t = ((b.tv_sec - a.tv_sec) * 1e3 +
+		     (b.tv_nsec - a.tv_nsec) / 1e6) / 50;
+	}
+	iters = (long)(1000 / (t > 0.01 ? t : 0.01));
+	printf("bench-record: %ld sorts (~1 s CPU) per run, median of %d runs; "
+	       "load ", iters, runs);
+	fflush(stdout);
+	if (system("cut -d' ' -f1-3 /proc/loadavg"))
+		printf("?\n");
+
+	for (k = 0; k < sizeof(freqs) / sizeof(freqs[0]); k++) {
+		static struct config cf[6];
+		const struct result *none = &cf[0].r, *bare = &cf[1].r;
+		const struct result *fp = &cf[2].r, *dwarf = &cf[3].r;
+		const struct result *sfp = &cf[4].r;
+		int hz = freqs[k], run;
+		size_t i;
+
+		memset(cf, 0, sizeof(cf));
+		cf[0].name = "none";
+		cf[1].name = "perf cpu-clock (bare)";
+		snprintf(cf[1].prefix, sizeof(cf[1].prefix),
+			 "perf record -q -e cpu-clock -F %d", hz);
+		cf[2].name = "perf -g fp";
+		snprintf(cf[2].prefix, sizeof(cf[2].prefix),
+			 "perf record -q -e cpu-clock -F %d --call-graph fp", hz);
+		cf[3].name = "perf -g dwarf";
+		snprintf(cf[3].prefix, sizeof(cf[3].prefix),
+			 "perf record -q -e cpu-clock -F %d --call-graph dwarf",
+			 hz);
+		cf[4].name = "sfprof (deferred)";
+		snprintf(cf[4].prefix, sizeof(cf[4].prefix),
+			 "%s record -q -F %d", sfprof, hz);
+		cf[5].name = "sfprof --inline";
+		snprintf(cf[5].prefix, sizeof(cf[5].prefix),
+			 "%s record -q --inline -F %d", sfprof, hz);
+		/* Round robin, so that load drifts hit every row alike. */
+		for (run = 0; run < runs; run++)
+			for (i = 0; i < 6; i++)
+				run_once(&cf[i], iters);
+		for (i = 0; i < 6; i++)
+			finish(&cf[i]);
+		printf("%d Hz            workload CPU  vs none  vs bare  samples   lost bytes/smp\n",
+		       hz);
+		if (!none->ok) {
+			printf("  the bare workload failed\n");
+			continue;
+		}
+		row(cf[0].name, none, none, NULL);
+		for (i = 1; i < 6; i++)
+			row(cf[i].name, &cf[i].r, none, bare);
+		if (sfp->ok && dwarf->ok && fp->ok && sfp->samples &&
+		    dwarf->samples && fp->samples) {
+			double bs = (double)sfp->bytes / (double)sfp->samples;
+
+			printf("  sfprof vs perf dwarf: slowdown %.1f vs %.1f "
+			       "points, bytes/sample %.2f%% of dwarf's; vs perf "
+			       "fp: %.2fx fp's bytes/sample, slowdown %+.1f "
+			       "points; %llu deferred records for %llu samples\n",
+			       (sfp->cpu_ms / none->cpu_ms - 1) * 100,
+			       (dwarf->cpu_ms / none->cpu_ms - 1) * 100,
+			       bs / ((double)dwarf->bytes /
+				     (double)dwarf->samples) * 100,
+			       bs / ((double)fp->bytes / (double)fp->samples),
+			       (sfp->cpu_ms - fp->cpu_ms) / none->cpu_ms * 100,
+			       (unsigned long long)sfp->deferred,
+			       (unsigned long long)sfp->samples);
+		}
+	}
+	unlink(data_path);
+	unlink(out_path);
+	return 0;
+}

@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sfprof: recording sessions over perf_event_open.
+ *
+ * A session opens the requested events for its target (a forked command,
+ * attached processes or threads, or every CPU), maps one ring buffer per
+ * CPU and hands the records it reads to the caller, in time order, as raw
+ * perf_event records (struct perf_event_header first).  It also parses the
+ * samples it asked for, so that a caller never touches ring bytes itself.
+ *
+ * Typical use:
+ *
+ *   SFP_OPTS(sfp_record_opts, o, .argv = argv);
+ *   struct sfp_record *r;
+ *   err = sfp_record__open(&o, &r);
+ *   err = sfp_record__start(r);           // enables, then execs the command
+ *   while (!sfp_record__done(r)) {
+ *           sfp_record__poll(r, 100);
+ *           sfp_record__read(r, false, on_record, ctx);
+ *   }
+ *   sfp_record__stop(r);
+ *   sfp_record__read(r, true, on_record, ctx);   // the rest, in order
+ *   sfp_record__free(&r);
+ *
+ * Errors are negative errnos; the reason, with what to do about it
+ * (perf_event_paranoid, permissions, a PID that is gone, an unknown event
+ * name, a kernel without a feature), goes to the log callback.
+ */
+#ifndef SFPROF_RECORD_H
+#define SFPROF_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <sfprof/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct perf_event_attr;
+struct sfp_record;
+
+/* How user stacks are collected (`--call-graph`). */
+enum sfp_record_call_graph {
+	/* Kernel chain from the kernel; user regs + stack snapshot for an
+	 * unwinder in user space.  The default. */
+	SFP_RECORD_CG_SFRAME = 0,
+	/* The kernel's frame-pointer walk of the user stack. */
+	SFP_RECORD_CG_FP,
+	/* Like SFRAME, but the snapshots are meant to be kept (perf's dwarf). */
+	SFP_RECORD_CG_DWARF,
+	/* The kernel's own deferral (defer_callchain, Linux 6.19+). */
+	SFP_RECORD_CG_KERNEL_DEFER,
+	/* No callchains. */
+	SFP_RECORD_CG_NONE,
+};
+
+struct sfp_record_opts {
+	size_t sz;
+	/* Comma-separated perf event names; NULL means "cpu-clock". */
+	const char *events;
+	/* Sampling frequency in Hz (default 999) unless period is set. */
+	uint64_t freq;
+	/* Fixed sample period (perf's -c); 0 means use freq. */
+	uint64_t period;
+	enum sfp_record_call_graph call_graph;
+	/* User stack bytes per sample (default 16384, multiple of 8). */
+	uint32_t stack_size;
+	/* Data pages per CPU ring, a power of two (0: a default by mode). */
+	uint32_t mmap_pages;
+	/* Every CPU, every process (-a). */
+	bool system_wide;
+	/* "PID[,PID...]": every thread of these processes (-p). */
+	const char *pids;
+	/* "TID[,TID...]": these threads only (-t). */
+	const char *tids;
+	/* A command to fork and exec once the events are enabled. */
+	char *const *argv;
+	/* Do not follow children / new threads. */
+	bool no_inherit;
+	size_t :0;
+};
+#define sfp_record_opts__last_field no_inherit
+
+/*
+ * A sample as the session parsed it.  Pointers point into the record
+ * passed to sfp_record__parse_sample() and live as long as it does.
+ */
+struct sfp_record_sample {
+	uint64_t sample_type;	/* of the event that produced it */
+	int evsel;		/* index of that event in the session */
+	uint16_t misc;		/* header.misc (cpumode bits) */
+	uint64_t id;
+	uint64_t ip;
+	uint32_t pid, tid;
+	uint64_t time;
+	uint64_t addr;
+	uint64_t stream_id;
+	uint32_t cpu;
+	uint64_t period;
+	uint64_t nr_callchain;
+	const uint64_t *callchain;	/* may be unaligned-safe copy */
+	uint32_t raw_size;
+	const void *raw;
+	uint64_t user_abi;	/* PERF_SAMPLE_REGS_ABI_* (0: no user regs) */
+	uint64_t user_regs_mask;
+	uint64_t user_regs[3];	/* x86-64 bp, sp, ip (when in the mask) */
+	uint64_t user_stack_size;	/* bytes valid (dyn_size) */
+	const uint8_t *user_stack;
+};
+
+/* Called for each record: raw bytes (8-aligned copy), its size, its CPU ring. */
+typedef int (*sfp_record_event_fn)(const void *rec, size_t size, int cpu,
+				   void *ctx);
+
+/**
+ * sfp_record__open() - open events and rings for a target.
+ * @opts: what to record; see struct sfp_record_opts.
+ * @out: the new session.
+ *
+ * A command in opts->argv is forked here and waits; it is exec'd by
+ * sfp_record__start() after the events are enabled (enable_on_exec).
+ *
+ * Return: 0, or -EINVAL (bad options, unknown event: see the log),
+ * -EACCES/-EPERM (paranoid setting or missing permission), -ESRCH (a
+ * target is gone), -EOPNOTSUPP (the kernel or machine lacks what was asked,
+ * e.g. defer_callchain or a hardware PMU), another negative errno.
+ */
+SFP_API int sfp_record__open(const struct sfp_record_opts *opts,
+			     struct sfp_record **out);
+
+/* Enable the events and let the command run.  Return: 0 or -errno. */
+SFP_API int sfp_record__start(struct sfp_record *r);
+
+/* Wait up to timeout_ms for data.  Return: 0, or -EINTR on a signal. */
+SFP_API int sfp_record__poll(struct sfp_record *r, int timeout_ms);
+
+/**
+ * sfp_record__read() - drain the rings and deliver records in time order.
+ * @final: deliver everything (after sfp_record__stop()); otherwise records
+ *         newer than what every ring is known to have passed are held back
+ *         until the next call, so that one task's records never arrive out
+ *         of order across CPUs.
+ *
+ * Return: number of records delivered, a negative errno from the ring
+ * (-EBADMSG: corrupt record) or the first negative value fn returned.
+ */
+SFP_API int sfp_record__read(struct sfp_record *r, bool final,
+			     sfp_record_event_fn fn, void *ctx);
+
+/**
+ * sfp_record__drain() - move what the rings hold into the session's queue.
+ *
+ * May run in a thread of its own, concurrently with sfp_record__read()
+ * (which drains too): a slow consumer then costs memory, not lost samples.
+ *
+ * Return: records moved, or a negative errno (-EBADMSG corrupt ring).
+ */
+SFP_API int sfp_record__drain(struct sfp_record *r);
+
+/* Records drained and not yet delivered. */
+SFP_API size_t sfp_record__queued(struct sfp_record *r);
+
+/* Disable the events (records already in the rings stay readable). */
+SFP_API int sfp_record__stop(struct sfp_record *r);
+
+/* True once the command has exited or every attached target is gone. */
+SFP_API bool sfp_record__done(struct sfp_record *r);
+
+/* Exit status of the command (as from waitpid), or -1 if none/running. */
+SFP_API int sfp_record__workload_status(const struct sfp_record *r);
+SFP_API pid_t sfp_record__workload_pid(const struct sfp_record *r);
+
+/* The events: count, attr as opened, name, and the id of each fd. */
+SFP_API int sfp_record__nr_evsels(const struct sfp_record *r);
+SFP_API const struct perf_event_attr *
+sfp_record__attr(const struct sfp_record *r, int evsel);
+SFP_API const char *sfp_record__evsel_name(const struct sfp_record *r,
+					   int evsel);
+SFP_API size_t sfp_record__ids(const struct sfp_record *r, int evsel,
+			       const uint64_t **ids);
+
+/* Number of CPU rings and the samples the kernel reported lost on each. */
+SFP_API int sfp_record__nr_cpus(const struct sfp_record *r);
+SFP_API uint64_t sfp_record__lost(const struct sfp_record *r, int cpu);
+
+/* True when MMAP2 records carry build ids (kernel accepted attr.build_id). */
+SFP_API bool sfp_record__has_build_ids(const struct sfp_record *r);
+
+/**
+ * sfp_record__parse_sample() - parse a PERF_RECORD_SAMPLE of this session.
+ * Return: 0, -EBADMSG for a malformed record, -ENOENT for an unknown id.
+ */
+SFP_API int sfp_record__parse_sample(const struct sfp_record *r,
+				     const void *rec, size_t size,
+				     struct sfp_record_sample *s);
+
+/**
+ * sfp_record__parse_id() - the sample_id_all trailer of a non-sample record.
+ * Fills pid, tid, time, cpu, id of @s (those present).  Return: 0 or -EBADMSG.
+ */
+SFP_API int sfp_record__parse_id(const struct sfp_record *r, const void *rec,
+				 size_t size, struct sfp_record_sample *s);
+
+/**
+ * sfp_record__probe_defer_callchain() - can this kernel defer user chains?
+ *
+ * Opens a disabled cpu-clock event on this thread with defer_callchain
+ * (attr bit 38).  Return: 1 yes, 0 no (the kernel rejects the bit: EINVAL
+ * or E2BIG), or a negative errno for an unrelated failure.
+ */
+SFP_API int sfp_record__probe_defer_callchain(void);
+
+/* The callchain mode the session records with. */
+SFP_API enum sfp_record_call_graph
+sfp_record__call_graph(const struct sfp_record *r);
+
+/* Name of a callchain mode as --call-graph spells it. */
+SFP_API const char *sfp_record__call_graph_name(enum sfp_record_call_graph m);
+
+SFP_API void sfp_record__free(struct sfp_record **r);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SFPROF_RECORD_H */

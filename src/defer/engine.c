@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The deferral engine (see engine.h for the rules it implements and why).
+ *
+ * Per task it keeps the state of the kernel entry that may still be
+ * shared: the cookie, the user registers and a copy of the user stack bytes
+ * of the last kernel-mode sample, and the unwind made for it.  The record
+ * for that cookie stays pending until a sample of the task shows that the
+ * entry is over (a different sample, or any user-mode sample), the task
+ * exits, or the recording ends.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "defer/engine.h"
+
+#define MAX_CPUS 65536
+
+struct task {
+	uint32_t tid;
+	bool used;
+	bool pending;		/* a deferred record is owed for cookie */
+	bool open;		/* the entry may still be shared */
+	uint64_t cookie;
+	uint64_t ip, sp, bp;
+	uint8_t *stack;
+	size_t stack_size, stack_cap;
+	uint64_t *ips;
+	size_t nr;
+	struct sfp_defer_origin origin;	/* of the last sample served */
+};
+
+struct sfp_defer_engine {
+	struct sfp_defer_ops ops;
+	void *ctx;
+	bool inline_mode;
+	size_t max_depth;
+	struct task *tasks;	/* open-addressing table keyed by tid */
+	size_t cap, nr;
+	uint32_t *ctr;		/* per-CPU cookie counters */
+	size_t nr_ctr;
+	struct sfp_defer_stats st;
+};
+
+int sfp_defer_engine__new(const struct sfp_defer_ops *ops, void *ctx,
+			  bool inline_mode, size_t max_depth,
+			  struct sfp_defer_engine **out)
+{
+	struct sfp_defer_engine *e;
+
+	*out = NULL;
+	if (!ops || !ops->unwind || !ops->emit_sample ||
+	    (!inline_mode && !ops->emit_deferred))
+		return -EINVAL;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	e->ops = *ops;
+	e->ctx = ctx;
+	e->inline_mode = inline_mode;
+	e->max_depth = max_depth && max_depth < SFP_DEFER_MAX_DEPTH
+			       ? max_depth
+			       : SFP_DEFER_MAX_DEPTH;
+	e->cap = 64;
+	e->tasks = calloc(e->cap, sizeof(*e->tasks));
+	if (!e->tasks) {
+		free(e);
+		return -ENOMEM;
+	}
+	*out = e;
+	return 0;
+}
+
+static size_t hash_tid(uint32_t tid, size_t cap)
+{
+	return (size_t)((tid * 0x9e3779b1u) & (cap - 1));
+}
+
+static int grow(struct sfp_defer_engine *e)
+{
+	size_t cap = e->cap * 2, i;
+	struct task *t = calloc(cap, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	for (i = 0; i < e->cap; i++) {
+		size_t h;
+
+		if (!e->tasks[i].used)
+			continue;
+		for (h = hash_tid(e->tasks[i].tid, cap); t[h].used;
+		     h = (h + 1) & (cap - 1))
+			;
+		t[h] = e->tasks[i];
+	}
+	free(e->tasks);
+	e->tasks = t;
+	e->cap = cap;
+	return 0;
+}
+
+static struct task *find_task(struct sfp_defer_engine *e, uint32_t tid,
+			      bool create)
+{
+	size_t h;
+
+	for (h = hash_tid(tid, e->cap); e->tasks[h].used;
+	     h = (h + 1) & (e->cap - 1))
+		if (e->tasks[h].tid == tid)
+			return &e->tasks[h];
+	if (!create)
+		return NULL;
+	if ((e->nr + 1) * 4 > e->cap * 3) {
+		if (grow(e))
+			return NULL;
+		return find_task(e, tid, true);
+	}
+	e->tasks[h].used = true;
+	e->tasks[h].tid = tid;
+	e->nr++;
+	return &e->tasks[h];
+}
+
+/* The kernel's get_cookie(): odd per-CPU counter above, cpu + 1 below. */
+static int new_cookie(struct sfp_defer_engine *e, uint32_t cpu,
+		      uint64_t *cookie)
+{
+	uint32_t c;
+
+	if (cpu >= MAX_CPUS)
+		return -EINVAL;
+	if (cpu >= e->nr_ctr) {
+		size_t n = (size_t)cpu + 1;
+		uint32_t *p = realloc(e->ctr, n * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		memset(p + e->nr_ctr, 0, (n - e->nr_ctr) * sizeof(*p));
+		e->ctr = p;
+		e->nr_ctr = n;
+	}
+	c = e->ctr[cpu];
+	if (c > UINT32_MAX - 3)
+		return -EOVERFLOW;	/* would repeat a cookie */
+	c = (c + 2) | 1;
+	e->ctr[cpu] = c;
+	*cookie = ((uint64_t)c << 32) | (cpu + 1);
+	return 0;
+}
+
+static int emit_pending(struct sfp_defer_engine *e, struct task *t)
+{
+	int err = 0;
+
+	if (t->pending && !e->inline_mode) {
+		err = e->ops.emit_deferred(e->ctx, &t->origin, t->cookie,
+					   t->ips, t->nr);
+		e->st.deferred++;
+	}
+	t->pending = false;
+	t->open = false;
+	return err < 0 ? err : 0;
+}
+
+static bool same_entry(const struct task *t, const struct sfp_defer_sample *s)
+{
+	return t->open && s->kernel_mode && t->ip == s->ip && t->sp == s->sp &&
+	       t->bp == s->bp && t->stack_size == s->stack_size &&
+	       (!s->stack_size || !memcmp(t->stack, s->stack, s->stack_size));
+}
+
+static void set_origin(struct task *t, const struct sfp_defer_sample *s)
+{
+	t->origin.pid = s->pid;
+	t->origin.tid = s->tid;
+	t->origin.cpu = s->cpu;
+	t->origin.time = s->time;
+}
+
+static struct sfp_defer_user user_part(const struct sfp_defer_engine *e,
+				       const struct task *t)
+{
+	struct sfp_defer_user u = { .kind = SFP_DEFER_USER_DEFERRED,
+				    .cookie = t->cookie };
+
+	if (e->inline_mode) {
+		u.kind = SFP_DEFER_USER_INLINE;
+		u.cookie = 0;
+		u.ips = t->ips;
+		u.nr = t->nr;
+	}
+	return u;
+}
+
+/* Start a new entry for t from s: cookie, unwind, remembered state. */
+static int begin_entry(struct sfp_defer_engine *e, struct task *t,
+		       const struct sfp_defer_sample *s)
+{
+	int n, err;
+
+	if (!e->inline_mode) {
+		err = new_cookie(e, s->cpu, &t->cookie);
+		if (err)
+			return err;
+	}
+	if (!t->ips) {
+		t->ips = malloc(e->max_depth * sizeof(*t->ips));
+		if (!t->ips)
+			return -ENOMEM;
+	}
+	/* The callback may fill part of ips before failing: count those. */
+	memset(t->ips, 0, e->max_depth * sizeof(*t->ips));
+	n = e->ops.unwind(e->ctx, s, t->ips, e->max_depth);
+	e->st.unwinds++;
+	if (n < 0) {
+		e->st.unwind_errors++;
+		for (n = 0; (size_t)n < e->max_depth && t->ips[n]; n++)
+			;
+	}
+	t->nr = (size_t)n > e->max_depth ? e->max_depth : (size_t)n;
+	e->st.frames += t->nr;
+	t->pending = true;
+	t->open = s->kernel_mode;
+	t->ip = s->ip;
+	t->sp = s->sp;
+	t->bp = s->bp;
+	t->stack_size = 0;
+	if (t->open && s->stack_size) {
+		if (s->stack_size > t->stack_cap) {
+			uint8_t *p = realloc(t->stack, s->stack_size);
+
+			if (!p)
+				return -ENOMEM;
+			t->stack = p;
+			t->stack_cap = s->stack_size;
+		}
+		memcpy(t->stack, s->stack, s->stack_size);
+		t->stack_size = s->stack_size;
+	}
+	return 0;
+}
+
+int sfp_defer_engine__add(struct sfp_defer_engine *e,
+			  const struct sfp_defer_sample *s)
+{
+	struct sfp_defer_user u = { .kind = SFP_DEFER_USER_NONE };
+	struct task *t;
+	int err;
+
+	e->st.samples++;
+	t = find_task(e, s->tid, s->has_user);
+	if (!s->has_user) {
+		/* A kernel thread (or no user regs): nothing to defer.  A
+		 * pending entry of this tid ends before this sample. */
+		if (t) {
+			err = emit_pending(e, t);
+			if (err)
+				return err;
+		}
+		err = e->ops.emit_sample(e->ctx, s, &u);
+		return err < 0 ? err : 0;
+	}
+	if (!t)
+		return -ENOMEM;
+	e->st.user_samples++;
+	if (same_entry(t, s)) {
+		e->st.shared++;
+	} else {
+		err = emit_pending(e, t);
+		if (!err)
+			err = begin_entry(e, t, s);
+		if (err)
+			return err;
+	}
+	set_origin(t, s);
+	u = user_part(e, t);
+	err = e->ops.emit_sample(e->ctx, s, &u);
+	if (err < 0)
+		return err;
+	/* In user mode the kernel unwinds on this interrupt's return to
+	 * user space, before the task can be sampled again. */
+	if (!s->kernel_mode)
+		return emit_pending(e, t);
+	return 0;
+}
+
+int sfp_defer_engine__task_exit(struct sfp_defer_engine *e, uint32_t tid)
+{
+	struct task *t = find_task(e, tid, false);
+
+	if (!t)
+		return 0;
+	free(t->stack);
+	t->stack = NULL;
+	t->stack_cap = t->stack_size = 0;
+	return emit_pending(e, t);
+}
+
+int sfp_defer_engine__flush(struct sfp_defer_engine *e)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < e->cap; i++) {
+		if (!e->tasks[i].used)
+			continue;
+		err = emit_pending(e, &e->tasks[i]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+void sfp_defer_engine__stats(const struct sfp_defer_engine *e,
+			     struct sfp_defer_stats *st)
+{
+	*st = e->st;
+}
+
+void sfp_defer_engine__free(struct sfp_defer_engine **ep)
+{
+	struct sfp_defer_engine *e = *ep;
+	size_t i;
+
+	if (!e)
+		return;
+	for (i = 0; i < e->cap; i++) {
+		free(e->tasks[i].stack);
+		free(e->tasks[i].ips);
+	}
+	free(e->tasks);
+	free(e->ctr);
+	free(e);
+	*ep = NULL;
+}

@@ -1,0 +1,682 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The record pipeline (see pipeline.h): side-band records keep one address
+ * space per process up to date, samples go through the deferral engine,
+ * whose unwind callback walks the sample's stack snapshot in the address
+ * space of its process at that moment.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "common/cursor.h"
+#include "record/encode.h"
+#include "record/pipeline.h"
+
+#define OUT_BUF 65536
+#define MAX_NO_TABLE 256
+
+struct proc {
+	uint32_t pid;
+	bool used;
+	struct sfp_addr_space *as;
+};
+
+struct no_table {
+	char *path;
+	uint64_t count;
+};
+
+struct sfp_rec_pipe {
+	struct sfp_record *r;
+	bool rewrite;
+	bool inline_mode;
+	uint32_t max_depth;
+	char *cache_dir;
+	struct perf_event_attr *out_attrs;
+	uint64_t track_id;		/* id stamped on our own records */
+	struct sfp_defer_engine *engine;
+	struct sfp_reader *reader;
+	struct sfp_frame *frames;
+	struct proc *procs;
+	size_t cap_procs, nr_procs;
+	struct no_table *no_table;
+	size_t nr_no_table;
+	sfp_rec_out_fn out;
+	void *ctx;
+	uint64_t *obuf;
+	const struct sfp_record_sample *cur;	/* sample being emitted */
+	struct sfp_rec_pipe_stats st;
+};
+
+/* --- processes ----------------------------------------------------------- */
+
+static size_t pid_hash(uint32_t pid, size_t cap)
+{
+	return (size_t)((pid * 0x9e3779b1u) & (cap - 1));
+}
+
+static struct proc *proc_slot(struct sfp_rec_pipe *p, uint32_t pid)
+{
+	size_t h;
+
+	for (h = pid_hash(pid, p->cap_procs); p->procs[h].used;
+	     h = (h + 1) & (p->cap_procs - 1))
+		if (p->procs[h].pid == pid)
+			return &p->procs[h];
+	return &p->procs[h];
+}
+
+static int procs_grow(struct sfp_rec_pipe *p)
+{
+	struct proc *old = p->procs;
+	size_t i, cap = p->cap_procs;
+
+	p->procs = calloc(cap * 2, sizeof(*p->procs));
+	if (!p->procs) {
+		p->procs = old;
+		return -ENOMEM;
+	}
+	p->cap_procs = cap * 2;
+	for (i = 0; i < cap; i++)
+		if (old[i].used)
+			*proc_slot(p, old[i].pid) = old[i];
+	free(old);
+	return 0;
+}
+
+static struct proc *find_proc(struct sfp_rec_pipe *p, uint32_t pid)
+{
+	struct proc *pr = proc_slot(p, pid);
+
+	return pr->used ? pr : NULL;
+}
+
+/* The address space of pid, created empty (or from a parent) if absent. */
+static struct sfp_addr_space *get_as(struct sfp_rec_pipe *p, uint32_t pid,
+				     const struct sfp_addr_space *parent)
+{
+	struct proc *pr = find_proc(p, pid);
+	int err;
+
+	if (pr)
+		return pr->as;
+	if ((p->nr_procs + 1) * 4 > p->cap_procs * 3 && procs_grow(p))
+		return NULL;
+	pr = proc_slot(p, pid);
+	if (parent) {
+		err = sfp_addr_space__fork(parent, &pr->as);
+	} else {
+		SFP_OPTS(sfp_addr_space_opts, ao, .cache_dir = p->cache_dir);
+
+		err = sfp_addr_space__new(&ao, &pr->as);
+	}
+	if (err) {
+		pr_warn("address space of process %u: %s", pid,
+			sfp_strerror(err));
+		return NULL;
+	}
+	pr->used = true;
+	pr->pid = pid;
+	p->nr_procs++;
+	p->st.procs++;
+	return pr->as;
+}
+
+/* Remove pid (process exit), keeping the probe chains intact. */
+static void drop_proc(struct sfp_rec_pipe *p, uint32_t pid)
+{
+	struct proc *pr = find_proc(p, pid);
+	size_t i, j;
+
+	if (!pr)
+		return;
+	sfp_addr_space__free(&pr->as);
+	pr->used = false;
+	p->nr_procs--;
+	/* Re-insert the rest of the cluster (linear probing deletion). */
+	i = (size_t)(pr - p->procs);
+	for (j = (i + 1) & (p->cap_procs - 1); p->procs[j].used;
+	     j = (j + 1) & (p->cap_procs - 1)) {
+		struct proc tmp = p->procs[j];
+
+		p->procs[j].used = false;
+		*proc_slot(p, tmp.pid) = tmp;
+	}
+}
+
+/* --- output ----------------------------------------------------------- */
+
+static int emit(struct sfp_rec_pipe *p, const void *rec, size_t size)
+{
+	int err = p->out(p->ctx, rec, size);
+
+	if (err < 0)
+		return err;
+	p->st.records_out++;
+	p->st.bytes_out += size;
+	return 0;
+}
+
+static void note_no_table(struct sfp_rec_pipe *p, const char *path)
+{
+	struct no_table *n;
+	size_t i;
+
+	for (i = 0; i < p->nr_no_table; i++)
+		if (!strcmp(p->no_table[i].path, path)) {
+			p->no_table[i].count++;
+			return;
+		}
+	if (p->nr_no_table >= MAX_NO_TABLE)
+		return;
+	n = realloc(p->no_table, (p->nr_no_table + 1) * sizeof(*n));
+	if (!n)
+		return;
+	p->no_table = n;
+	n[p->nr_no_table].path = strdup(path);
+	if (!n[p->nr_no_table].path)
+		return;
+	n[p->nr_no_table++].count = 1;
+}
+
+static int unwind_cb(void *ctx, const struct sfp_defer_sample *s,
+		     uint64_t *ips, size_t max)
+{
+	struct sfp_rec_pipe *p = ctx;
+	struct sfp_regs regs = {
+		.ip = s->ip, .sp = s->sp, .fp = s->bp,
+		.valid = SFP_REGS_IP | SFP_REGS_SP | SFP_REGS_FP,
+	};
+	SFP_OPTS(sfp_unwind_opts, uo, .max_depth = (uint32_t)max);
+	enum sfp_unwind_stop stop = SFP_STOP_NONE;
+	struct sfp_addr_space *as;
+	int n, i, err;
+
+	as = get_as(p, s->pid, NULL);
+	if (!as) {
+		ips[0] = s->ip;
+		return 1;
+	}
+	err = sfp_reader__set_snapshot(p->reader, s->stack, s->stack_size,
+				       s->sp);
+	if (err)
+		return err;
+	n = sfp_unwind(as, p->reader, &regs, p->frames, max, &uo, &stop);
+	if (n < 0) {
+		ips[0] = s->ip;
+		return 1;
+	}
+	for (i = 0; i < n; i++)
+		ips[i] = p->frames[i].ip;
+	if (stop < SFP_STOP__MAX)
+		p->st.stops[stop]++;
+	if (stop == SFP_STOP_NO_INFO || stop == SFP_STOP_BAD_RA) {
+		struct sfp_map_info mi;
+
+		if (!sfp_addr_space__find(as, p->frames[n - 1].ip, &mi) &&
+		    !mi.has_table && mi.path)
+			note_no_table(p, mi.path);
+	}
+	return n;
+}
+
+static int emit_sample_cb(void *ctx, const struct sfp_defer_sample *ds,
+			  const struct sfp_defer_user *u)
+{
+	struct sfp_rec_pipe *p = ctx;
+	const struct sfp_record_sample *s = ds->priv;
+	int n;
+
+	n = sfp_record_encode_sample(&p->out_attrs[s->evsel], s, u, p->obuf,
+				     OUT_BUF);
+	if (n < 0) {
+		pr_warn("cannot write a sample of %u bytes: %s",
+			(unsigned)(s->nr_callchain * 8), strerror(-n));
+		return n;
+	}
+	return emit(p, p->obuf, (size_t)n);
+}
+
+static int emit_deferred_cb(void *ctx, const struct sfp_defer_origin *o,
+			    uint64_t cookie, const uint64_t *ips, size_t nr)
+{
+	struct sfp_rec_pipe *p = ctx;
+	int n;
+
+	n = sfp_record_encode_deferred(&p->out_attrs[0], p->track_id, o, cookie,
+				       ips, nr, p->obuf, OUT_BUF);
+	if (n < 0)
+		return n;
+	return emit(p, p->obuf, (size_t)n);
+}
+
+static const struct sfp_defer_ops engine_ops = {
+	.unwind = unwind_cb,
+	.emit_sample = emit_sample_cb,
+	.emit_deferred = emit_deferred_cb,
+};
+
+/* --- side-band ----------------------------------------------------------- */
+
+static void on_mmap2(struct sfp_rec_pipe *p, const void *rec, size_t size)
+{
+	const struct perf_event_header *h = rec;
+	size_t trailer = sfp_sample_id_size(p->out_attrs[0].sample_type);
+	uint32_t pid, tid, prot, flags;
+	uint64_t start, len, pgoff;
+	uint8_t bid_size = 0, bid[20];
+	struct sfp_addr_space *as;
+	struct sfp_cursor c;
+	struct sfp_map m;
+	const char *name;
+	size_t name_max;
+
+	sfp_cursor_init(&c, rec, size, false);
+	if (sfp_cursor_skip(&c, 8) || sfp_cursor_u32(&c, &pid) ||
+	    sfp_cursor_u32(&c, &tid) || sfp_cursor_u64(&c, &start) ||
+	    sfp_cursor_u64(&c, &len) || sfp_cursor_u64(&c, &pgoff))
+		goto bad;
+	if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+		if (sfp_cursor_u8(&c, &bid_size) || sfp_cursor_skip(&c, 3) ||
+		    sfp_cursor_bytes(&c, bid, 20) || bid_size > 20)
+			goto bad;
+	} else if (sfp_cursor_skip(&c, 24)) {
+		goto bad;
+	}
+	if (sfp_cursor_u32(&c, &prot) || sfp_cursor_u32(&c, &flags))
+		goto bad;
+	if (sfp_cursor_left(&c) < trailer + 1)
+		goto bad;
+	name = (const char *)c.pos;
+	name_max = sfp_cursor_left(&c) - trailer;
+	if (!memchr(name, 0, name_max))
+		goto bad;
+	as = get_as(p, pid, NULL);
+	if (!as)
+		return;
+	memset(&m, 0, sizeof(m));
+	m.start = start;
+	m.end = start + len;
+	m.pgoff = pgoff;
+	m.prot = ((prot & PROT_READ) ? SFP_MAP_READ : 0) |
+		 ((prot & PROT_WRITE) ? SFP_MAP_WRITE : 0) |
+		 ((prot & PROT_EXEC) ? SFP_MAP_EXEC : 0);
+	m.path = name;
+	if (bid_size) {
+		m.build_id = bid;
+		m.build_id_len = bid_size;
+	}
+	if (m.end > m.start)
+		sfp_addr_space__add_map(as, &m);
+	return;
+bad:
+	pr_warn("malformed MMAP2 record (%zu bytes) ignored", size);
+}
+
+static int on_side_band(struct sfp_rec_pipe *p, const void *rec, size_t size)
+{
+	const struct perf_event_header *h = rec;
+	uint32_t v[4];
+
+	switch (h->type) {
+	case PERF_RECORD_MMAP2:
+		if (p->rewrite)
+			on_mmap2(p, rec, size);
+		break;
+	case PERF_RECORD_COMM:
+		if (p->rewrite && (h->misc & PERF_RECORD_MISC_COMM_EXEC) &&
+		    size >= 16) {
+			struct sfp_addr_space *as;
+
+			memcpy(v, (const uint8_t *)rec + 8, 8);
+			as = get_as(p, v[0], NULL);
+			if (as)
+				sfp_addr_space__exec(as);
+		}
+		break;
+	case PERF_RECORD_FORK:
+		/* pid, ppid, tid, ptid: a new process unless pid == ppid. */
+		if (p->rewrite && size >= 24) {
+			memcpy(v, (const uint8_t *)rec + 8, 16);
+			if (v[0] != v[1]) {
+				/* The table may move: keep the space itself. */
+				struct proc *parent = find_proc(p, v[1]);
+				struct sfp_addr_space *pas =
+					parent ? parent->as : NULL;
+
+				drop_proc(p, v[0]);
+				get_as(p, v[0], pas);
+			}
+		}
+		break;
+	case PERF_RECORD_EXIT:
+		if (size >= 24) {
+			int err;
+
+			memcpy(v, (const uint8_t *)rec + 8, 16);
+			if (p->engine) {
+				/* The exiting task's record comes first. */
+				err = sfp_defer_engine__task_exit(p->engine,
+								  v[2]);
+				if (err)
+					return err;
+			}
+			if (p->rewrite && v[0] == v[2])
+				drop_proc(p, v[0]);
+		}
+		break;
+	case PERF_RECORD_LOST:
+		if (size >= 24) {
+			uint64_t n;
+
+			memcpy(&n, (const uint8_t *)rec + 16, 8);
+			p->st.lost += n;
+		}
+		break;
+	default:
+		break;
+	}
+	return emit(p, rec, size);
+}
+
+int sfp_rec_pipe__record(const void *rec, size_t size, int cpu, void *pipe)
+{
+	struct sfp_rec_pipe *p = pipe;
+	const struct perf_event_header *h = rec;
+	struct sfp_record_sample s;
+	struct sfp_defer_sample ds;
+	int err;
+
+	p->st.records_in++;
+	if (h->type != PERF_RECORD_SAMPLE)
+		return on_side_band(p, rec, size);
+	p->st.samples++;
+	if (!p->rewrite)
+		return emit(p, rec, size);
+	err = sfp_record__parse_sample(p->r, rec, size, &s);
+	if (err) {
+		pr_warn("sample of %zu bytes not understood: %s", size,
+			sfp_strerror(err));
+		return 0;	/* counted as in, not out */
+	}
+	memset(&ds, 0, sizeof(ds));
+	ds.pid = s.pid;
+	ds.tid = s.tid;
+	/* Without PERF_SAMPLE_CPU the ring says where it was taken. */
+	ds.cpu = (s.sample_type & PERF_SAMPLE_CPU) ? s.cpu : (uint32_t)cpu;
+	s.cpu = ds.cpu;
+	ds.time = s.time;
+	ds.kernel_mode = (s.misc & PERF_RECORD_MISC_CPUMODE_MASK) ==
+			 PERF_RECORD_MISC_KERNEL;
+	ds.has_user = s.user_abi != 0 && (s.user_regs_mask & SFP_USER_REGS_MASK) ==
+						  SFP_USER_REGS_MASK;
+	ds.bp = s.user_regs[0];
+	ds.sp = s.user_regs[1];
+	ds.ip = s.user_regs[2];
+	ds.stack = s.user_stack;
+	ds.stack_size = s.user_stack_size;
+	ds.priv = &s;
+	return sfp_defer_engine__add(p->engine, &ds);
+}
+
+/* --- synthesis from /proc ------------------------------------------------ */
+
+static int synth_emit(struct sfp_rec_pipe *p, int n)
+{
+	if (n < 0)
+		return n;
+	p->st.synthesized++;
+	return sfp_rec_pipe__record(p->obuf, (size_t)n, 0, p);
+}
+
+static int synth_proc(struct sfp_rec_pipe *p, pid_t pid)
+{
+	const struct perf_event_attr *a = &p->out_attrs[0];
+	char path[64], line[4096], comm[64] = "";
+	struct dirent *de;
+	FILE *f;
+	DIR *d;
+	int fd, err = 0;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;	/* gone meanwhile */
+	n = read(fd, comm, sizeof(comm) - 1);
+	close(fd);
+	comm[n > 0 ? n : 0] = 0;
+	if (n > 0 && comm[n - 1] == '\n')
+		comm[n - 1] = 0;
+	/* One COMM per thread, so that every tid has a name. */
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	while (d && !err && (de = readdir(d))) {
+		long tid = strtol(de->d_name, NULL, 10);
+
+		if (tid > 0)
+			err = synth_emit(p, sfp_record_encode_comm(
+						    a, p->track_id, (uint32_t)pid,
+						    (uint32_t)tid, comm, p->obuf,
+						    OUT_BUF));
+	}
+	if (d)
+		closedir(d);
+	if (err)
+		return err;
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (!err && fgets(line, sizeof(line), f)) {
+		unsigned long long start, end, off;
+		char perms[8], *name;
+		uint32_t prot = 0;
+		int pos = 0;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end,
+			   perms, &off, &pos) < 4 || !pos)
+			continue;
+		if (perms[2] != 'x')
+			continue;	/* perf synthesizes code maps only */
+		name = line + pos;
+		name[strcspn(name, "\n")] = 0;
+		if (!*name)
+			name = "//anon";
+		prot = (perms[0] == 'r' ? PROT_READ : 0) |
+		       (perms[1] == 'w' ? PROT_WRITE : 0) | PROT_EXEC;
+		err = synth_emit(p, sfp_record_encode_mmap2(
+					    a, p->track_id, (uint32_t)pid,
+					    (uint32_t)pid, start, end - start, off,
+					    prot, perms[3] == 's' ? MAP_SHARED
+								  : MAP_PRIVATE,
+					    name, p->obuf, OUT_BUF));
+	}
+	fclose(f);
+	return err;
+}
+
+int sfp_rec_pipe__synthesize_kernel(struct sfp_rec_pipe *p)
+{
+	unsigned long long addr, text = 0, etext = 0;
+	char line[512], type, name[256];
+	FILE *f;
+
+	/* perf script resolves kernel addresses through this map. */
+	f = fopen("/proc/kallsyms", "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f) && (!text || !etext)) {
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3)
+			continue;
+		if (!strcmp(name, "_text"))
+			text = addr;
+		else if (!strcmp(name, "_etext"))
+			etext = addr;
+	}
+	fclose(f);
+	if (!text || etext <= text)
+		return 0;	/* kptr_restrict hides the addresses */
+	return synth_emit(p, sfp_record_encode_kernel_mmap(
+				     &p->out_attrs[0], p->track_id, text,
+				     etext - text, "[kernel.kallsyms]_text",
+				     p->obuf, OUT_BUF));
+}
+
+int sfp_rec_pipe__synthesize(struct sfp_rec_pipe *p, const pid_t *pids,
+			     size_t nr_pids, bool all)
+{
+	struct dirent *de;
+	size_t i;
+	DIR *d;
+	int err = 0;
+
+	if (!all) {
+		for (i = 0; i < nr_pids && !err; i++)
+			err = synth_proc(p, pids[i]);
+		return err;
+	}
+	d = opendir("/proc");
+	if (!d)
+		return -errno;
+	while (!err && (de = readdir(d))) {
+		long pid;
+
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		pid = strtol(de->d_name, NULL, 10);
+		if (pid > 0)
+			err = synth_proc(p, (pid_t)pid);
+	}
+	closedir(d);
+	return err;
+}
+
+/* --- life cycle ---------------------------------------------------------- */
+
+int sfp_rec_pipe__new(struct sfp_record *r, const struct sfp_rec_pipe_opts *o,
+		      sfp_rec_out_fn out, void *ctx, struct sfp_rec_pipe **pp)
+{
+	const char *cache_dir = SFP_OPTS_GET(o, sfp_rec_pipe_opts, cache_dir,
+					     NULL);
+	int i, nr = sfp_record__nr_evsels(r), err = -ENOMEM;
+	struct sfp_rec_pipe *p;
+	const uint64_t *ids;
+
+	*pp = NULL;
+	if (!SFP_OPTS_VALID(o, sfp_rec_pipe_opts) || !out || nr <= 0)
+		return -EINVAL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->r = r;
+	p->out = out;
+	p->ctx = ctx;
+	p->inline_mode = SFP_OPTS_GET(o, sfp_rec_pipe_opts, inline_mode, false);
+	p->max_depth = SFP_OPTS_GET(o, sfp_rec_pipe_opts, max_depth, 0);
+	if (!p->max_depth || p->max_depth > SFP_DEFER_MAX_DEPTH)
+		p->max_depth = SFP_DEFER_MAX_DEPTH;
+	/* Only the sframe mode unwinds here; dwarf keeps the snapshots. */
+	p->rewrite = sfp_record__call_graph(r) == SFP_RECORD_CG_SFRAME;
+	p->obuf = malloc(OUT_BUF);
+	p->out_attrs = calloc((size_t)nr, sizeof(*p->out_attrs));
+	p->cap_procs = 64;
+	p->procs = calloc(p->cap_procs, sizeof(*p->procs));
+	if (cache_dir)
+		p->cache_dir = strdup(cache_dir);
+	if (!p->obuf || !p->out_attrs || !p->procs ||
+	    (cache_dir && !p->cache_dir))
+		goto fail;
+	if (sfp_record__ids(r, 0, &ids))
+		p->track_id = ids[0];
+	for (i = 0; i < nr; i++) {
+		if (p->rewrite)
+			sfp_record_out_attr(sfp_record__attr(r, i),
+					    !p->inline_mode, i == 0,
+					    &p->out_attrs[i]);
+		else
+			p->out_attrs[i] = *sfp_record__attr(r, i);
+	}
+	if (p->rewrite) {
+		err = sfp_defer_engine__new(&engine_ops, p, p->inline_mode,
+					    p->max_depth, &p->engine);
+		if (!err)
+			err = sfp_reader__new_snapshot("", 0, 0, &p->reader);
+		if (err)
+			goto fail;
+		err = -ENOMEM;
+		p->frames = calloc(p->max_depth, sizeof(*p->frames));
+		if (!p->frames)
+			goto fail;
+	}
+	*pp = p;
+	return 0;
+fail:
+	sfp_rec_pipe__free(&p);
+	return err;
+}
+
+bool sfp_rec_pipe__rewrites(const struct sfp_rec_pipe *p)
+{
+	return p->rewrite;
+}
+
+const struct perf_event_attr *sfp_rec_pipe__out_attr(const struct sfp_rec_pipe *p,
+						     int evsel)
+{
+	if (evsel < 0 || evsel >= sfp_record__nr_evsels(p->r))
+		return NULL;
+	return &p->out_attrs[evsel];
+}
+
+int sfp_rec_pipe__finish(struct sfp_rec_pipe *p)
+{
+	return p->engine ? sfp_defer_engine__flush(p->engine) : 0;
+}
+
+void sfp_rec_pipe__stats(const struct sfp_rec_pipe *p,
+			 struct sfp_rec_pipe_stats *st)
+{
+	*st = p->st;
+	if (p->engine)
+		sfp_defer_engine__stats(p->engine, &st->defer);
+}
+
+const char *sfp_rec_pipe__no_table(const struct sfp_rec_pipe *p, size_t i,
+				   uint64_t *count)
+{
+	if (i >= p->nr_no_table)
+		return NULL;
+	*count = p->no_table[i].count;
+	return p->no_table[i].path;
+}
+
+void sfp_rec_pipe__free(struct sfp_rec_pipe **pp)
+{
+	struct sfp_rec_pipe *p = *pp;
+	size_t i;
+
+	if (!p)
+		return;
+	for (i = 0; p->procs && i < p->cap_procs; i++)
+		if (p->procs[i].used)
+			sfp_addr_space__free(&p->procs[i].as);
+	for (i = 0; i < p->nr_no_table; i++)
+		free(p->no_table[i].path);
+	sfp_defer_engine__free(&p->engine);
+	sfp_reader__free(&p->reader);
+	free(p->no_table);
+	free(p->procs);
+	free(p->frames);
+	free(p->out_attrs);
+	free(p->obuf);
+	free(p->cache_dir);
+	free(p);
+	*pp = NULL;
+}

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The record pipeline: what happens to each record a session reads before
+ * it reaches the output file.
+ *
+ *   session records ──► side-band (MMAP2/COMM/FORK/EXIT) ──► address spaces
+ *                  └──► samples ──► deferral engine ──► unwinder (snapshot)
+ *                                        │
+ *                                        ▼
+ *                     rewritten samples + CALLCHAIN_DEFERRED ──► out()
+ *
+ * In the sframe mode the samples are unwound here and written in the
+ * deferred (or, with inline, classic) form without their stack bytes; in
+ * the other modes every record goes out unchanged.  Processes that were
+ * running before recording began (-p, -a) get MMAP2/COMM records made from
+ * /proc, as perf synthesizes them, so that both the unwinder and the
+ * file's readers know their mappings.
+ */
+#ifndef SFP_RECORD_PIPELINE_H
+#define SFP_RECORD_PIPELINE_H
+
+#include <sfprof/unwind.h>
+
+#include "defer/engine.h"
+#include "record/record.h"
+
+struct sfp_rec_pipe;
+
+/* Receives each output record (host order, 8-aligned, header.size bytes). */
+typedef int (*sfp_rec_out_fn)(void *ctx, const void *rec, size_t size);
+
+struct sfp_rec_pipe_opts {
+	size_t sz;
+	bool inline_mode;	/* classic user chains instead of deferred */
+	uint32_t max_depth;	/* user frames (0: 510, the kernel's cap) */
+	const char *cache_dir;	/* for tables built from .eh_frame */
+	size_t :0;
+};
+#define sfp_rec_pipe_opts__last_field cache_dir
+
+struct sfp_rec_pipe_stats {
+	uint64_t records_in, records_out, bytes_out;
+	uint64_t samples;
+	uint64_t lost;			/* sum of LOST records seen */
+	struct sfp_defer_stats defer;	/* zero unless the engine runs */
+	uint64_t stops[SFP_STOP__MAX];	/* unwind stop reasons */
+	uint64_t synthesized;		/* records made from /proc */
+	uint64_t procs;			/* address spaces created */
+};
+
+SFP_HIDDEN int sfp_rec_pipe__new(struct sfp_record *r,
+				 const struct sfp_rec_pipe_opts *opts,
+				 sfp_rec_out_fn out, void *ctx,
+				 struct sfp_rec_pipe **p);
+
+/* True when samples are rewritten (sframe mode). */
+SFP_HIDDEN bool sfp_rec_pipe__rewrites(const struct sfp_rec_pipe *p);
+
+/* The attr the output file must declare for evsel. */
+SFP_HIDDEN const struct perf_event_attr *
+sfp_rec_pipe__out_attr(const struct sfp_rec_pipe *p, int evsel);
+
+/*
+ * MMAP2 and COMM records from /proc for the processes of -p targets, or of
+ * every process with -a.  Call after the events are enabled, as perf does
+ * (a mapping made in between shows up twice, which is harmless).
+ */
+SFP_HIDDEN int sfp_rec_pipe__synthesize(struct sfp_rec_pipe *p,
+					const pid_t *pids, size_t nr_pids,
+					bool all);
+
+/*
+ * The kernel image's PERF_RECORD_MMAP ("[kernel.kallsyms]_text"), which
+ * perf's tools need to resolve kernel addresses.  Return: 0 or -errno.
+ */
+SFP_HIDDEN int sfp_rec_pipe__synthesize_kernel(struct sfp_rec_pipe *p);
+
+/* One record from the session (an sfp_record_event_fn). */
+SFP_HIDDEN int sfp_rec_pipe__record(const void *rec, size_t size, int cpu,
+				    void *pipe);
+
+/* End of recording: emit the deferred records still owed. */
+SFP_HIDDEN int sfp_rec_pipe__finish(struct sfp_rec_pipe *p);
+
+SFP_HIDDEN void sfp_rec_pipe__stats(const struct sfp_rec_pipe *p,
+				    struct sfp_rec_pipe_stats *st);
+
+/*
+ * The i-th DSO where an unwind stopped for lack of a table, with the
+ * number of unwinds it stopped.  Return: its path, NULL past the end.
+ */
+SFP_HIDDEN const char *sfp_rec_pipe__no_table(const struct sfp_rec_pipe *p,
+					      size_t i, uint64_t *count);
+
+SFP_HIDDEN void sfp_rec_pipe__free(struct sfp_rec_pipe **p);
+
+#endif /* SFP_RECORD_PIPELINE_H */

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internals of the recording sessions shared by the files of src/record/:
+ * event-name resolution, the per-CPU ring reader and the session object.
+ */
+#ifndef SFP_RECORD_INTERNAL_H
+#define SFP_RECORD_INTERNAL_H
+
+#include <linux/perf_event.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <sfprof/record.h>
+
+#include "common/internal.h"
+
+/* Attr flag bits newer than this system's UAPI header (kernel-deferred.md). */
+#define SFP_ATTR_BIT_DEFER_CALLCHAIN 38
+#define SFP_ATTR_BIT_DEFER_OUTPUT 39
+#define SFP_PERF_CONTEXT_USER_DEFERRED ((uint64_t)-640)
+#define SFP_PERF_RECORD_CALLCHAIN_DEFERRED 22
+
+/* The user registers we ask for on x86-64: bp, sp, ip (ascending bits). */
+#define SFP_USER_REGS_MASK ((1ULL << 6) | (1ULL << 7) | (1ULL << 8))
+/* What perf's --call-graph dwarf asks for: every x86-64 register but the
+ * segment registers ds, es, fs, gs; DWARF-based unwinders (perf's, in
+ * `perf script`) may need callee-saved registers too. */
+#define SFP_DWARF_REGS_MASK 0xff0fffULL
+
+/* Set or test a bit of the attr flags word (byte offset 40). */
+SFP_HIDDEN void sfp_attr_set_flag_bit(struct perf_event_attr *a, int bit);
+SFP_HIDDEN bool sfp_attr_flag_bit(const struct perf_event_attr *a, int bit);
+
+/* --- events.c --- */
+
+enum sfp_event_kind { SFP_EV_SOFTWARE, SFP_EV_HARDWARE, SFP_EV_TRACEPOINT };
+
+struct sfp_event_desc {
+	char name[128];
+	uint32_t type;
+	uint64_t config;
+	enum sfp_event_kind kind;
+};
+
+/*
+ * Resolve one event name (perf's spelling) to type/config.  Tracepoints
+ * "sys:name" are looked up in tracefs.  Return: 0, -ENOENT unknown name,
+ * -EOPNOTSUPP tracefs not available (both logged with the fix).
+ */
+SFP_HIDDEN int sfp_event_parse(const char *name, struct sfp_event_desc *d);
+
+/* perf_event_open(2). */
+SFP_HIDDEN int sfp_perf_event_open(struct perf_event_attr *attr, pid_t pid,
+				   int cpu, int group_fd, unsigned long flags);
+
+/* --- ring.c: one mmap'ed ring, read through a bounds-checked path --- */
+
+struct sfp_ring {
+	void *base;		/* mmap: control page + data */
+	size_t mmap_len;
+	uint8_t *data;
+	uint64_t data_size;	/* power of two */
+	uint64_t tail;		/* our read position (mirrors data_tail) */
+	int cpu;
+	int fd;
+};
+
+SFP_HIDDEN int sfp_ring_map(struct sfp_ring *rg, int fd, int cpu,
+			    uint32_t data_pages);
+SFP_HIDDEN void sfp_ring_unmap(struct sfp_ring *rg);
+
+/*
+ * Read the next record into buf (capacity cap, 8-aligned).  Return: the
+ * record size, 0 when the ring is empty, -EBADMSG when the header is
+ * impossible (size < 8, not a multiple of 8, larger than the ring or than
+ * what the kernel has published), -ENOSPC when cap is too small.
+ */
+SFP_HIDDEN int sfp_ring_next(struct sfp_ring *rg, void *buf, size_t cap);
+
+/* Publish the read position to the kernel (data_tail). */
+SFP_HIDDEN void sfp_ring_consume(struct sfp_ring *rg);
+
+/* --- sample.c --- */
+
+/* Size of the sample_id_all trailer for sample_type (0 if none). */
+SFP_HIDDEN size_t sfp_sample_id_size(uint64_t sample_type);
+
+/* Parse a sample laid out by attr (type, regs mask, ...). */
+SFP_HIDDEN int sfp_sample_parse(const struct perf_event_attr *attr,
+				const void *rec, size_t size,
+				struct sfp_record_sample *s);
+
+SFP_HIDDEN int sfp_sample_parse_id(uint64_t sample_type, const void *rec,
+				   size_t size, struct sfp_record_sample *s);
+
+#endif /* SFP_RECORD_INTERNAL_H */

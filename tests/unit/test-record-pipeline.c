@@ -1,0 +1,417 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The whole producer on a real child: session -> address spaces ->
+ * deferral engine -> unwinder -> output records, checked by reading the
+ * output back: every sample's user part is found, stitched as perf 6.19
+ * does, and compared with the functions of the program (by its symbol
+ * table), and the deferred records obey the kernel's ordering rules.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <sfprof/record.h>
+
+#include "record/pipeline.h"
+#include "record/record.h"
+#include "test.h"
+
+struct out {
+	uint64_t **recs;
+	size_t n, cap;
+};
+
+static int collect(void *ctx, const void *rec, size_t size)
+{
+	struct out *o = ctx;
+
+	if (o->n == o->cap) {
+		o->cap = o->cap ? o->cap * 2 : 4096;
+		o->recs = realloc(o->recs, o->cap * sizeof(*o->recs));
+		if (!o->recs)
+			return -ENOMEM;
+	}
+	o->recs[o->n] = malloc(size);
+	if (!o->recs[o->n])
+		return -ENOMEM;
+	memcpy(o->recs[o->n++], rec, size);
+	return 0;
+}
+
+static void out_free(struct out *o)
+{
+	size_t i;
+
+	for (i = 0; i < o->n; i++)
+		free(o->recs[i]);
+	free(o->recs);
+}
+
+struct func {
+	char name[32];
+	uint64_t lo, hi;
+};
+
+/* Address ranges of the named functions (prefix match: .constprop). */
+static int find_funcs(const char *path, struct func *f, size_t nf)
+{
+	Elf_Scn *scn = NULL;
+	size_t found = 0;
+	Elf *e;
+	int fd;
+
+	elf_version(EV_CURRENT);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	while (e && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t i, k;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *nm;
+
+			if (!gelf_getsym(d, (int)i, &sym))
+				continue;
+			nm = elf_strptr(e, sh.sh_link, sym.st_name);
+			for (k = 0; nm && k < nf; k++) {
+				size_t l = strlen(f[k].name);
+
+				/* foo or foo.constprop.0, not foo.cold */
+				if (!strncmp(nm, f[k].name, l) &&
+				    (nm[l] == 0 || nm[l] == '.') &&
+				    !strstr(nm + l, ".cold") && !f[k].hi) {
+					f[k].lo = sym.st_value;
+					f[k].hi = sym.st_value + sym.st_size;
+					found++;
+				}
+			}
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return found == nf ? 0 : -ENOENT;
+}
+
+static int func_of(const struct func *f, size_t nf, uint64_t ip)
+{
+	size_t k;
+
+	for (k = 0; k < nf; k++)
+		if (ip >= f[k].lo && ip < f[k].hi)
+			return (int)k;
+	return -1;
+}
+
+/*
+ * Is the user chain complete?  A sample in the leaf f[0] must show
+ * f[0] -> f[1] -> f[2] -> main: adjacent frames for the flat program,
+ * in order with libc frames between them for the qsort callback.  Any
+ * other sample (the loop around the leaf, clock_gettime, a sanitizer's
+ * interceptor) must still reach f[2] -> main.
+ */
+static bool chain_ok(const struct func *f, size_t nf, const uint64_t *ips,
+		     size_t n, bool through_libc, uint64_t *leaf_top)
+{
+	size_t i, k;
+
+	if (!n)
+		return false;
+	k = func_of(f, nf, ips[0]) == 0 ? 0 : 2;
+	if (k == 0) {
+		(*leaf_top)++;
+		if (!through_libc) {
+			for (k = 0; k < nf && k < n; k++)
+				if (func_of(f, nf, ips[k]) != (int)k)
+					return false;
+			return k == nf;
+		}
+	}
+	for (i = 0; i < n && k < nf; i++)
+		if (func_of(f, nf, ips[i]) == (int)k)
+			k++;
+	if (k != nf && getenv("SFP_TEST_DEBUG")) {
+		fprintf(stderr, "  incomplete:");
+		for (i = 0; i < n && i < 12; i++)
+			fprintf(stderr, " %#llx", (unsigned long long)ips[i]);
+		fprintf(stderr, "\n");
+	}
+	return k == nf;
+}
+
+static char prog[512];
+
+static int record(const char *mode, const char *ms, bool inline_mode,
+		  uint64_t freq, struct out *o, struct sfp_record **rp,
+		  struct sfp_rec_pipe **pp)
+{
+	char *argv[] = { prog, (char *)mode, (char *)ms, NULL };
+	SFP_OPTS(sfp_record_opts, ro, .argv = argv, .freq = freq);
+	SFP_OPTS(sfp_rec_pipe_opts, po, .inline_mode = inline_mode);
+	int err;
+
+	snprintf(prog, sizeof(prog), "%s/tests/progs/record-spin",
+		 getenv("SFP_BUILD") ? getenv("SFP_BUILD") : "build");
+	err = sfp_record__open(&ro, rp);
+	if (err)
+		return err;
+	err = sfp_rec_pipe__new(*rp, &po, collect, o, pp);
+	if (err)
+		return err;
+	err = sfp_record__start(*rp);
+	while (!err && !sfp_record__done(*rp)) {
+		sfp_record__poll(*rp, 50);
+		err = sfp_record__read(*rp, false, sfp_rec_pipe__record, *pp);
+		if (err > 0)
+			err = 0;
+	}
+	sfp_record__stop(*rp);
+	if (!err)
+		err = sfp_record__read(*rp, true, sfp_rec_pipe__record, *pp);
+	if (err >= 0)
+		err = sfp_rec_pipe__finish(*pp);
+	return err;
+}
+
+struct analysis {
+	uint64_t leaf_top;
+	uint64_t samples, child_user, in_main, full, deferred_recs, bad_order,
+		missing_cookie, dup_cookie, regs_left, bytes;
+};
+
+#define MAX_COOKIES 100000
+#define MAX_RES 200000
+
+/* One sample of the child: when, and what its user chain showed. */
+struct res {
+	uint64_t time;
+	bool ok, has_main;
+};
+
+static void judge(const struct func *f, size_t nf, const uint64_t *ips,
+		  size_t n, bool through_libc, uint64_t time, struct res *res,
+		  size_t *nres, uint64_t *leaf_top)
+{
+	size_t i;
+
+	if (*nres >= MAX_RES)
+		return;
+	res[*nres].time = time;
+	res[*nres].ok = chain_ok(f, nf, ips, n, through_libc, leaf_top);
+	res[*nres].has_main = false;
+	for (i = 0; i < n; i++)
+		if (func_of(f, nf, ips[i]) == (int)nf - 1)
+			res[*nres].has_main = true;
+	(*nres)++;
+}
+
+/*
+ * Walk the output like perf 6.19's stitcher: queue each deferred sample
+ * per tid until its record arrives; check the record comes before the
+ * tid's next sample, and judge the stitched user chain.  Samples taken
+ * while main ran (from the first to the last sample showing main) must be
+ * complete; the loader's and exit's samples before and after are not
+ * main -> ... -> leaf stacks and are left out.
+ */
+static void analyse(const struct sfp_record *r, const struct sfp_rec_pipe *p,
+		    const struct out *o, pid_t child, const struct func *f,
+		    size_t nf, bool inline_mode, bool through_libc,
+		    struct analysis *a)
+{
+	const struct perf_event_attr *oa = sfp_rec_pipe__out_attr(p, 0);
+	uint64_t *cookies = calloc(MAX_COOKIES, sizeof(*cookies));
+	struct res *res = calloc(MAX_RES, sizeof(*res));
+	uint64_t pend_time[1024], tmin = UINT64_MAX, tmax = 0;
+	size_t nc = 0, nres = 0, npend = 0, i, j;
+	/* pending cookie (the child is single-threaded) */
+	uint64_t pend_cookie = 0;
+
+	memset(a, 0, sizeof(*a));
+	for (i = 0; i < o->n; i++) {
+		const struct perf_event_header *h = (void *)o->recs[i];
+		struct sfp_record_sample s;
+
+		a->bytes += h->size;
+		if (h->type == 22) {	/* CALLCHAIN_DEFERRED */
+			const uint64_t *d = o->recs[i];
+			uint64_t cookie = d[1], nr = d[2];
+			struct sfp_record_sample id;
+
+			a->deferred_recs++;
+			for (j = 0; j < nc; j++)
+				if (cookies[j] == cookie)
+					a->dup_cookie++;
+			if (nc < MAX_COOKIES)
+				cookies[nc++] = cookie;
+			sfp_record__parse_id(r, d, h->size, &id);
+			if (id.pid != (uint32_t)child)
+				continue;
+			if (cookie != pend_cookie)
+				a->missing_cookie++;
+			for (j = 0; j < npend; j++)
+				judge(f, nf, d + 3, nr, through_libc,
+				      pend_time[j], res, &nres, &a->leaf_top);
+			pend_cookie = 0;
+			npend = 0;
+			continue;
+		}
+		if (h->type != PERF_RECORD_SAMPLE)
+			continue;
+		a->samples++;
+		if (oa->sample_type & PERF_SAMPLE_STACK_USER)
+			a->regs_left++;
+		/* The out attr has no regs/stack: parse with it. */
+		if (sfp_sample_parse(oa, h, h->size, &s))
+			continue;
+		if (s.pid != (uint32_t)child || s.nr_callchain < 2)
+			continue;
+		a->child_user++;
+		if (inline_mode) {
+			for (j = 0; j < s.nr_callchain; j++)
+				if (s.callchain[j] == PERF_CONTEXT_USER)
+					break;
+			if (j < s.nr_callchain)
+				judge(f, nf, s.callchain + j + 1,
+				      s.nr_callchain - j - 1, through_libc,
+				      s.time, res, &nres, &a->leaf_top);
+			else
+				judge(f, nf, NULL, 0, through_libc, s.time,
+				      res, &nres, &a->leaf_top);
+			continue;
+		}
+		if (s.callchain[s.nr_callchain - 2] != (uint64_t)-640) {
+			a->missing_cookie++;
+			continue;
+		}
+		if (pend_cookie && s.callchain[s.nr_callchain - 1] != pend_cookie)
+			a->bad_order++;	/* the record should have come first */
+		pend_cookie = s.callchain[s.nr_callchain - 1];
+		if (npend < 1024)
+			pend_time[npend++] = s.time;
+	}
+	if (pend_cookie)
+		a->missing_cookie++;
+	for (i = 0; i < nres; i++)
+		if (res[i].has_main) {
+			tmin = res[i].time < tmin ? res[i].time : tmin;
+			tmax = res[i].time > tmax ? res[i].time : tmax;
+		}
+	for (i = 0; i < nres; i++)
+		if (res[i].time >= tmin && res[i].time <= tmax) {
+			a->in_main++;
+			a->full += res[i].ok;
+		}
+	free(res);
+	free(cookies);
+}
+
+static void run_check(const char *mode, bool inline_mode)
+{
+	bool libc = !strcmp(mode, "cpu");
+	struct func f[] = { { "flat_leaf", 0, 0 }, { "flat_mid", 0, 0 },
+			    { "flat_outer", 0, 0 },
+			    { "main", 0, 0 } };
+	struct sfp_record *r = NULL;
+	struct sfp_rec_pipe *p = NULL;
+	struct sfp_rec_pipe_stats st;
+	struct out o = { 0 };
+	struct analysis a;
+	int err;
+
+	if (libc) {
+		snprintf(f[0].name, sizeof(f[0].name), "cmp_leaf");
+		snprintf(f[1].name, sizeof(f[1].name), "spin_sort");
+		snprintf(f[2].name, sizeof(f[2].name), "spin_outer");
+	}
+	err = record(mode, "500", inline_mode, 999, &o, &r, &p);
+	if (!ASSERT_OK(err))
+		goto out;
+	if (!ASSERT_OK(find_funcs(prog, f, 4)))
+		goto out;
+	analyse(r, p, &o, sfp_record__workload_pid(r), f, 4, inline_mode, libc,
+		&a);
+	/* The leaf case is really exercised: most samples are in the leaf. */
+	ASSERT_GE(a.leaf_top * 2, a.in_main);
+	sfp_rec_pipe__stats(p, &st);
+	ASSERT_GE(a.child_user, 200);
+	ASSERT_EQ(a.regs_left, 0);
+	ASSERT_EQ(a.bad_order, 0);
+	ASSERT_EQ(a.missing_cookie, 0);
+	ASSERT_EQ(a.dup_cookie, 0);
+	/* leaf -> mid -> outer -> main in at least 99% of the samples */
+	ASSERT_GE(a.in_main * 10, a.child_user * 9);
+	ASSERT_GE(a.full * 100, a.in_main * 99);
+	if (inline_mode)
+		ASSERT_EQ(a.deferred_recs, 0);
+	else
+		ASSERT_EQ(a.deferred_recs, st.defer.deferred);
+	ASSERT_EQ(st.samples, a.samples);
+	ASSERT_EQ(st.bytes_out, a.bytes);
+	/* No stack bytes: well under 1 KiB per sample. */
+	ASSERT_TRUE(a.bytes / a.samples < 1024);
+	fprintf(stderr, "  %s %s: full stacks in %llu of %llu samples in main "
+		"(%llu samples in all)\n", mode,
+		inline_mode ? "inline" : "deferred", (unsigned long long)a.full,
+		(unsigned long long)a.in_main,
+		(unsigned long long)a.child_user);
+out:
+	sfp_rec_pipe__free(&p);
+	sfp_record__free(&r);
+	out_free(&o);
+}
+
+TEST(pipeline_flat_program_full_stacks_deferred)
+{
+	run_check("flat", false);
+}
+
+TEST(pipeline_flat_program_full_stacks_inline)
+{
+	run_check("flat", true);
+}
+
+/* main -> spin_outer -> spin_sort -> qsort (libc) -> cmp_leaf: needs
+ * libc's table (built from its .eh_frame) to get through qsort. */
+TEST(pipeline_libc_callback_full_stacks_deferred)
+{
+	run_check("cpu", false);
+}
+
+TEST(pipeline_libc_callback_full_stacks_inline)
+{
+	run_check("cpu", true);
+}
+
+TEST(pipeline_syscall_heavy_dedups)
+{
+	struct sfp_record *r = NULL;
+	struct sfp_rec_pipe *p = NULL;
+	struct sfp_rec_pipe_stats st;
+	struct out o = { 0 };
+
+	if (!ASSERT_OK(record("sys", "600", false, 2000, &o, &r, &p)))
+		goto out;
+	sfp_rec_pipe__stats(p, &st);
+	ASSERT_GE(st.defer.user_samples, 200);
+	/* Long read()s: several samples per kernel entry share a record. */
+	ASSERT_GE(st.defer.shared, 1);
+	ASSERT_TRUE(st.defer.deferred < st.defer.user_samples);
+	ASSERT_EQ(st.defer.deferred + st.defer.shared, st.defer.user_samples);
+	fprintf(stderr, "  sys: %llu user samples, %llu deferred records\n",
+		(unsigned long long)st.defer.user_samples,
+		(unsigned long long)st.defer.deferred);
+out:
+	sfp_rec_pipe__free(&p);
+	sfp_record__free(&r);
+	out_free(&o);
+}

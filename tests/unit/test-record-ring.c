@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The ring reader on hand-built rings: records that wrap around the end
+ * of the data area come out whole, and impossible heads and sizes fail
+ * with -EBADMSG without moving the tail (and a too small buffer with
+ * -ENOSPC).  Also the sample parser's and encoder's edge cases.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "record/encode.h"
+#include "record/record.h"
+#include "test.h"
+
+#define DATA 4096
+
+struct fake {
+	uint8_t *map;
+	struct sfp_ring rg;
+};
+
+static bool fake_init(struct fake *f)
+{
+	f->map = aligned_alloc(4096, 4096 + DATA);
+	if (!f->map)
+		return false;
+	memset(f->map, 0, 4096 + DATA);
+	memset(&f->rg, 0, sizeof(f->rg));
+	f->rg.base = f->map;
+	f->rg.data = f->map + 4096;
+	f->rg.data_size = DATA;
+	return true;
+}
+
+static void put_rec(struct fake *f, uint64_t pos, uint32_t type, uint16_t size,
+		    uint8_t fill)
+{
+	struct perf_event_header h = { .type = type, .misc = 0, .size = size };
+	uint16_t i;
+
+	for (i = 0; i < size; i++)
+		f->rg.data[(pos + i) % DATA] = i < sizeof(h)
+			? ((uint8_t *)&h)[i] : fill;
+}
+
+static struct perf_event_header hdr(const void *p)
+{
+	struct perf_event_header h;
+
+	memcpy(&h, p, sizeof(h));
+	return h;
+}
+
+static void set_head(struct fake *f, uint64_t head)
+{
+	((struct perf_event_mmap_page *)f->map)->data_head = head;
+}
+
+TEST(ring_record_wrapping_the_end)
+{
+	struct fake f;
+	uint64_t buf[64];
+	uint8_t *b = (uint8_t *)buf;
+
+	if (!ASSERT_TRUE(fake_init(&f)))
+		return;
+	/* tail 16 bytes before the end, a 48-byte record across it */
+	f.rg.tail = DATA - 16;
+	put_rec(&f, DATA - 16, PERF_RECORD_SAMPLE, 48, 0xab);
+	put_rec(&f, DATA + 32, PERF_RECORD_COMM, 16, 0xcd);
+	set_head(&f, DATA - 16 + 64);
+	ASSERT_EQ(sfp_ring_next(&f.rg, buf, sizeof(buf)), 48);
+	ASSERT_EQ(hdr(buf).type, PERF_RECORD_SAMPLE);
+	ASSERT_EQ(b[8], 0xab);
+	ASSERT_EQ(b[47], 0xab);
+	ASSERT_EQ(sfp_ring_next(&f.rg, buf, sizeof(buf)), 16);
+	ASSERT_EQ(hdr(buf).type, PERF_RECORD_COMM);
+	ASSERT_EQ(sfp_ring_next(&f.rg, buf, sizeof(buf)), 0);
+	sfp_ring_consume(&f.rg);
+	ASSERT_EQ(((struct perf_event_mmap_page *)f.map)->data_tail,
+		  DATA - 16 + 64);
+	free(f.map);
+}
+
+TEST(ring_rejects_impossible_sizes)
+{
+	struct fake f;
+	uint64_t buf[64];
+
+	if (!ASSERT_TRUE(fake_init(&f)))
+		return;
+	put_rec(&f, 0, PERF_RECORD_SAMPLE, 4, 0);	/* below the header */
+	set_head(&f, 64);
+	ASSERT_ERR(sfp_ring_next(&f.rg, buf, sizeof(buf)), -EBADMSG);
+	ASSERT_EQ(f.rg.tail, 0);
+	put_rec(&f, 0, PERF_RECORD_SAMPLE, 20, 0);	/* not 8-aligned */
+	ASSERT_ERR(sfp_ring_next(&f.rg, buf, sizeof(buf)), -EBADMSG);
+	put_rec(&f, 0, PERF_RECORD_SAMPLE, 128, 0);	/* past the head */
+	ASSERT_ERR(sfp_ring_next(&f.rg, buf, sizeof(buf)), -EBADMSG);
+	put_rec(&f, 0, PERF_RECORD_SAMPLE, 64, 0);
+	ASSERT_ERR(sfp_ring_next(&f.rg, buf, 32), -ENOSPC);
+	ASSERT_EQ(f.rg.tail, 0);
+	set_head(&f, DATA + 64);	/* more than the ring holds */
+	ASSERT_ERR(sfp_ring_next(&f.rg, buf, sizeof(buf)), -EBADMSG);
+	set_head(&f, 4);		/* less than a header */
+	ASSERT_ERR(sfp_ring_next(&f.rg, buf, sizeof(buf)), -EBADMSG);
+	set_head(&f, 64);
+	ASSERT_EQ(sfp_ring_next(&f.rg, buf, sizeof(buf)), 64);
+	free(f.map);
+}
+
+TEST(sample_parse_bounds)
+{
+	struct perf_event_attr a;
+	struct sfp_record_sample s;
+	uint64_t rec[16];
+	struct perf_event_header h = { PERF_RECORD_SAMPLE, 0, 0 };
+
+	memset(&a, 0, sizeof(a));
+	a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN;
+	memset(rec, 0, sizeof(rec));
+	rec[1] = 0x401000;
+	rec[2] = 7 | (8ULL << 32);
+	rec[3] = 2;		/* nr */
+	rec[4] = PERF_CONTEXT_KERNEL;
+	rec[5] = 0xffffffff81000000ULL;
+	h.size = 6 * 8;
+	memcpy(rec, &h, sizeof(h));
+	if (!ASSERT_OK(sfp_sample_parse(&a, rec, 48, &s)))
+		return;
+	ASSERT_EQ(s.ip, 0x401000);
+	ASSERT_EQ(s.pid, 7);
+	ASSERT_EQ(s.tid, 8);
+	ASSERT_EQ(s.nr_callchain, 2);
+	/* nr claims more than the record holds */
+	rec[3] = 3;
+	ASSERT_ERR(sfp_sample_parse(&a, rec, 48, &s), -EBADMSG);
+	rec[3] = 2;
+	/* header size disagrees with the record length */
+	ASSERT_ERR(sfp_sample_parse(&a, rec, 40, &s), -EBADMSG);
+	/* a sample_type bit we do not parse */
+	a.sample_type |= PERF_SAMPLE_BRANCH_STACK;
+	ASSERT_ERR(sfp_sample_parse(&a, rec, 48, &s), -EOPNOTSUPP);
+	/* sample_id trailer longer than the record */
+	ASSERT_ERR(sfp_sample_parse_id(PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+					       PERF_SAMPLE_CPU |
+					       PERF_SAMPLE_IDENTIFIER |
+					       PERF_SAMPLE_ID,
+				       rec, 40, &s),
+		   -EBADMSG);
+}
+
+TEST(encode_sample_forms_and_limits)
+{
+	const uint64_t kchain[] = { PERF_CONTEXT_KERNEL, 0xffffffff81000010ULL };
+	uint64_t ips[600], out[8192];
+	struct perf_event_attr a, oa;
+	struct sfp_record_sample s, b;
+	struct sfp_defer_user u = { SFP_DEFER_USER_DEFERRED, (3ULL << 32) | 1,
+				    NULL, 0 };
+	struct sfp_defer_origin o = { 7, 8, 1, 1000 };
+	size_t i;
+	int n;
+
+	memset(&a, 0, sizeof(a));
+	a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN |
+			PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+	a.sample_regs_user = SFP_USER_REGS_MASK;
+	a.exclude_callchain_user = 1;
+	a.sample_id_all = 1;
+	memset(&s, 0, sizeof(s));
+	s.ip = 0xffffffff81000010ULL;
+	s.pid = 7;
+	s.tid = 8;
+	s.time = 1000;
+	s.period = 250000;
+	s.callchain = kchain;
+	s.nr_callchain = 2;
+	s.misc = PERF_RECORD_MISC_KERNEL;
+
+	sfp_record_out_attr(&a, true, true, &oa);
+	ASSERT_EQ(oa.sample_type & (PERF_SAMPLE_REGS_USER |
+				    PERF_SAMPLE_STACK_USER), 0);
+	ASSERT_FALSE(oa.exclude_callchain_user);
+	ASSERT_TRUE(sfp_attr_flag_bit(&oa, SFP_ATTR_BIT_DEFER_CALLCHAIN));
+	ASSERT_TRUE(sfp_attr_flag_bit(&oa, SFP_ATTR_BIT_DEFER_OUTPUT));
+	n = sfp_record_encode_sample(&oa, &s, &u, out, sizeof(out));
+	if (!ASSERT_GE(n, 8))
+		return;
+	ASSERT_OK(sfp_sample_parse(&oa, out, (size_t)n, &b));
+	ASSERT_EQ(b.nr_callchain, 4);
+	ASSERT_EQ(b.callchain[2], SFP_PERF_CONTEXT_USER_DEFERRED);
+	ASSERT_EQ(b.callchain[3], u.cookie);
+	ASSERT_EQ(b.misc, PERF_RECORD_MISC_KERNEL);
+
+	/* The deferred record: header, cookie, nr, ips, sample_id. */
+	for (i = 0; i < 3; i++)
+		ips[i] = 0x401000 + i;
+	n = sfp_record_encode_deferred(&oa, 0, &o, u.cookie, ips, 3, out,
+				       sizeof(out));
+	ASSERT_EQ(n, 8 + 8 + 8 + 3 * 8 + 16);
+	ASSERT_EQ(hdr(out).type, 22);
+	ASSERT_EQ(hdr(out).misc,
+		  PERF_RECORD_MISC_USER);
+	ASSERT_EQ(out[1], u.cookie);
+	ASSERT_EQ(out[2], 3);
+	ASSERT_OK(sfp_sample_parse_id(oa.sample_type, out, (size_t)n, &b));
+	ASSERT_EQ(b.pid, 7);
+	ASSERT_EQ(b.tid, 8);
+	ASSERT_EQ(b.time, 1000);
+
+	/* Inline: PERF_CONTEXT_USER then the ips; too many for 64 KiB fails. */
+	sfp_record_out_attr(&a, false, true, &oa);
+	ASSERT_FALSE(sfp_attr_flag_bit(&oa, SFP_ATTR_BIT_DEFER_CALLCHAIN));
+	u.kind = SFP_DEFER_USER_INLINE;
+	u.ips = ips;
+	u.nr = 3;
+	n = sfp_record_encode_sample(&oa, &s, &u, out, sizeof(out));
+	if (ASSERT_GE(n, 8) && ASSERT_OK(sfp_sample_parse(&oa, out, (size_t)n, &b))) {
+		ASSERT_EQ(b.nr_callchain, 6);
+		ASSERT_EQ(b.callchain[2], PERF_CONTEXT_USER);
+		ASSERT_EQ(b.callchain[5], 0x401002);
+	}
+	ASSERT_ERR(sfp_record_encode_sample(&oa, &s, &u, out, 40), -ENOSPC);
+	u.nr = 600;
+	for (i = 0; i < 600; i++)
+		ips[i] = 0x401000;
+	ASSERT_GE(sfp_record_encode_sample(&oa, &s, &u, out, sizeof(out)), 8);
+	ASSERT_ERR(sfp_record_encode_sample(&oa, &s, &u, out, 4096), -ENOSPC);
+}

@@ -1,0 +1,673 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `sfprof record`: sample a command, processes or the whole machine and
+ * write perf.data with complete user stacks, in the Linux 6.19 deferred
+ * form by default (or the classic inline form).  The library does the
+ * work: a session reads the rings, the pipeline unwinds and rewrites, the
+ * perf writer writes; this file parses options, handles signals, shows a
+ * status line and the summary.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <linux/perf_event.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sfprof/perf.h>
+#include <sfprof/record.h>
+#include <sfprof/unwind.h>
+
+#include "cli.h"
+#include "record/pipeline.h"
+
+static volatile sig_atomic_t stop_requested;
+
+/*
+ * The reader thread only moves records from the rings into the session's
+ * queue, so that the kernel never runs out of ring space while the main
+ * thread unwinds (building a large library's table can take a while).
+ */
+struct reader {
+	struct sfp_record *r;
+	volatile int stop;
+	int err;
+	double t0, duration;	/* --duration: the events stop here */
+	volatile int timed_out;
+};
+
+static double now_s(void);
+
+static void *reader_main(void *arg)
+{
+	struct reader *rd = arg;
+	int err;
+
+	while (!rd->stop) {
+		/* Stop sampling on time even when the unwinding lags. */
+		if (rd->duration > 0 && !rd->timed_out &&
+		    now_s() - rd->t0 >= rd->duration) {
+			sfp_record__stop(rd->r);
+			rd->timed_out = 1;
+		}
+		sfp_record__poll(rd->r, 50);
+		err = sfp_record__drain(rd->r);
+		if (err < 0) {
+			rd->err = err;
+			break;
+		}
+	}
+	return NULL;
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: sfprof record [OPTIONS] -- COMMAND [ARGS]\n"
+"       sfprof record [OPTIONS] -p PID[,PID] | -t TID[,TID] | -a\n"
+"\n"
+"Sample with perf_event_open and write perf.data with complete user call\n"
+"stacks, also for programs built without frame pointers.\n"
+"\n"
+"Target (exactly one):\n"
+"  -- COMMAND [ARGS]     run COMMAND; the events are enabled when it execs;\n"
+"                        its children and threads are followed\n"
+"  -p, --pid PID[,PID]   attach to every thread of these processes\n"
+"  -t, --tid TID[,TID]   attach to these threads only\n"
+"  -a, --all-cpus        every CPU and every process, kernel threads too\n"
+"\n"
+"Events:\n"
+"  -e, --event LIST      perf event names, comma-separated or repeated:\n"
+"                        cpu-clock (default), task-clock, page-faults (faults),\n"
+"                        context-switches (cs), cpu-migrations, minor-faults,\n"
+"                        major-faults, tracepoints as SUBSYS:NAME; hardware\n"
+"                        events (cycles, ...) need a PMU, which VMs often lack\n"
+"  -F, --freq HZ         samples per second (default 999; tracepoints: every\n"
+"                        event unless -c)\n"
+"  -c, --count PERIOD    a sample every PERIOD events instead of -F\n"
+"      --no-inherit      do not follow children and new threads\n"
+"\n"
+"Call stacks:\n"
+"  -g                    same as --call-graph sframe\n"
+"      --call-graph MODE how user stacks are collected:\n"
+"        sframe          (default) the kernel gives its own chain plus the user\n"
+"                        registers and a stack snapshot; sfprof unwinds the\n"
+"                        snapshot with SFrame tables (the ELF's .sframe, else\n"
+"                        built from .eh_frame), frame pointers as fallback,\n"
+"                        once per task kernel entry as Linux 6.19 does, and\n"
+"                        writes the 6.19 deferred form without the stack bytes\n"
+"        fp              the kernel walks frame pointers (incomplete for code\n"
+"                        built without them); the file is what perf writes\n"
+"        dwarf           keep the raw snapshots in the file, like perf's dwarf\n"
+"        kernel-defer    let the kernel defer (defer_callchain, Linux 6.19+);\n"
+"                        probed at start, with a clear error when the kernel\n"
+"                        lacks it\n"
+"        none            no call stacks\n"
+"      --inline          with sframe: write classic user chains in each sample\n"
+"                        (PERF_CONTEXT_USER) for tools older than perf 6.19\n"
+"      --stack-size N    user stack bytes copied per sample (default 16384,\n"
+"                        multiple of 8, at most 65528); sframe and dwarf\n"
+"      --max-depth N     at most N user frames (default and cap 510)\n"
+"\n"
+"Recording:\n"
+"  -o, --output FILE     output file (default perf.data)\n"
+"  -m, --mmap-pages N    ring pages per CPU, a power of two, or a size with\n"
+"                        K/M suffix (default 4 MiB for sframe/dwarf, 512 KiB\n"
+"                        otherwise)\n"
+"      --duration SEC    stop after SEC seconds (the command gets SIGTERM)\n"
+"  -q, --quiet           no status line and no summary\n"
+"  -v, --verbose         library diagnostics\n"
+"  -h, --help            this help\n"
+"\n"
+"SIGINT (Ctrl-C) or SIGTERM stop the recording cleanly; the file is valid.\n"
+"On a terminal a status line shows elapsed time, samples, lost samples and\n"
+"MB written; at the end a summary gives samples, lost, deferred records and\n"
+"the dedup ratio, bytes per sample, why unwinds stopped and which DSOs had no\n"
+"table.  Read the file with 'sfprof script' or, with --inline, 'perf script'.\n"
+"Exit: 0 ok, 1 the recording could not be made, 2 usage or I/O error.\n");
+}
+
+struct ctx {
+	struct sfp_perf_writer *w;
+	const char *path;
+	uint64_t bytes, samples;
+	int write_err;
+	char **bid_paths;
+	size_t nr_bid;
+};
+
+static void note_build_id(struct ctx *c, const void *rec, size_t size)
+{
+	const struct perf_event_header *h = rec;
+	const uint8_t *b = rec;
+	const char *name;
+	char **n;
+	size_t i;
+
+	/* MMAP2 with a build id: header, pid, tid, addr, len, pgoff, then
+	 * size(1) + 3 reserved + id[20], prot, flags, filename. */
+	if (h->type != PERF_RECORD_MMAP2 ||
+	    !(h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) || size < 80 ||
+	    b[40] == 0 || b[40] > 20 || !memchr(b + 72, 0, size - 72))
+		return;
+	name = (const char *)b + 72;
+	for (i = 0; i < c->nr_bid; i++)
+		if (!strcmp(c->bid_paths[i], name))
+			return;
+	if (c->nr_bid >= 4096)
+		return;
+	n = realloc(c->bid_paths, (c->nr_bid + 1) * sizeof(*n));
+	if (!n)
+		return;
+	c->bid_paths = n;
+	n[c->nr_bid] = strdup(name);
+	if (!n[c->nr_bid])
+		return;
+	c->nr_bid++;
+	sfp_perf_writer__add_build_id(c->w, SFP_PERF_MISC_USER, -1, b + 44,
+				      b[40], name);
+}
+
+static int out_record(void *p, const void *rec, size_t size)
+{
+	struct ctx *c = p;
+	int err;
+
+	err = sfp_perf_writer__write(c->w, rec, size);
+	if (err) {
+		c->write_err = err;
+		return err;
+	}
+	c->bytes += size;
+	if (((const struct perf_event_header *)rec)->type == PERF_RECORD_SAMPLE)
+		c->samples++;
+	else
+		note_build_id(c, rec, size);
+	return 0;
+}
+
+static void to_perf_attr(const struct perf_event_attr *a,
+			 struct sfp_perf_attr *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->type = a->type;
+	o->size = SFP_PERF_ATTR_SIZE_VER8;
+	o->config = a->config;
+	o->sample_period = a->sample_period;
+	o->sample_type = a->sample_type;
+	o->read_format = a->read_format;
+	memcpy(&o->flags, (const uint8_t *)a + 40, sizeof(o->flags));
+	o->wakeup_events = a->wakeup_events;
+	o->bp_type = a->bp_type;
+	o->config1 = a->config1;
+	o->config2 = a->config2;
+	o->branch_sample_type = a->branch_sample_type;
+	o->sample_regs_user = a->sample_regs_user;
+	o->sample_stack_user = a->sample_stack_user;
+	o->clockid = a->clockid;
+	o->sample_regs_intr = a->sample_regs_intr;
+	o->aux_watermark = a->aux_watermark;
+	o->sample_max_stack = a->sample_max_stack;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static uint64_t total_lost(const struct sfp_record *r)
+{
+	uint64_t n = 0;
+	int c;
+
+	for (c = 0; c < sfp_record__nr_cpus(r); c++)
+		n += sfp_record__lost(r, c);
+	return n;
+}
+
+static void status_line(const struct ctx *c, const struct sfp_record *r,
+			double elapsed)
+{
+	fprintf(stderr, "\r[%7.1fs] %llu samples, %llu lost, %.1f MB written ",
+		elapsed, (unsigned long long)c->samples,
+		(unsigned long long)total_lost(r), (double)c->bytes / 1e6);
+	fflush(stderr);
+}
+
+static void summary(const struct ctx *c, const struct sfp_record *r,
+		    const struct sfp_rec_pipe *p, enum sfp_record_call_graph cg,
+		    bool inline_mode, double elapsed)
+{
+	struct sfp_rec_pipe_stats st;
+	uint64_t lost = total_lost(r), cnt;
+	const char *path;
+	size_t i;
+	int cpu;
+
+	sfp_rec_pipe__stats(p, &st);
+	fprintf(stderr,
+		"sfprof record: %llu samples in %.1f s, %.2f MB written to %s "
+		"(%.0f bytes/sample)\n",
+		(unsigned long long)c->samples, elapsed, (double)c->bytes / 1e6,
+		c->path, c->samples ? (double)c->bytes / (double)c->samples : 0.0);
+	fprintf(stderr, "  lost: %llu", (unsigned long long)lost);
+	if (lost)
+		for (cpu = 0; cpu < sfp_record__nr_cpus(r); cpu++)
+			fprintf(stderr, "%s cpu%d %llu", cpu ? "," : " (",
+				cpu, (unsigned long long)sfp_record__lost(r, cpu));
+	fprintf(stderr, "%s\n", lost ? ")" : "");
+	if (!sfp_rec_pipe__rewrites(p)) {
+		fprintf(stderr, "  call graph: %s (records written as the kernel "
+			"gave them)\n", sfp_record__call_graph_name(cg));
+		return;
+	}
+	fprintf(stderr, "  call graph: sframe, %s form; %llu samples with a "
+		"user stack, %llu unwinds",
+		inline_mode ? "inline" : "deferred",
+		(unsigned long long)st.defer.user_samples,
+		(unsigned long long)st.defer.unwinds);
+	if (!inline_mode)
+		fprintf(stderr, ", %llu deferred records (dedup %.2fx)",
+			(unsigned long long)st.defer.deferred,
+			st.defer.deferred ? (double)st.defer.user_samples /
+						    (double)st.defer.deferred
+					  : 0.0);
+	fprintf(stderr, ", %.1f frames per unwind\n",
+		st.defer.unwinds ? (double)st.defer.frames /
+					   (double)st.defer.unwinds
+				 : 0.0);
+	fprintf(stderr, "  unwind stops:");
+	for (i = 1; i < SFP_STOP__MAX; i++)
+		if (st.stops[i])
+			fprintf(stderr, " %s %llu", sfp_unwind_stop_str(i),
+				(unsigned long long)st.stops[i]);
+	fputc('\n', stderr);
+	for (i = 0; (path = sfp_rec_pipe__no_table(p, i, &cnt)); i++)
+		fprintf(stderr, "%s%s (%llu)", i ? ", " :
+			"  DSOs without a table (unwinds stopped there): ",
+			path, (unsigned long long)cnt);
+	if (i)
+		fputc('\n', stderr);
+}
+
+/* -m: pages (power of two) or a size with K/M/G. */
+static bool parse_pages(const char *s, uint32_t *pages)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s || !v)
+		return false;
+	if (*end) {
+		unsigned long long mul = 0;
+
+		if (!strcasecmp(end, "k") || !strcasecmp(end, "kb") ||
+		    !strcasecmp(end, "kib"))
+			mul = 1ULL << 10;
+		else if (!strcasecmp(end, "m") || !strcasecmp(end, "mb") ||
+			 !strcasecmp(end, "mib"))
+			mul = 1ULL << 20;
+		else if (!strcasecmp(end, "g") || !strcasecmp(end, "gib"))
+			mul = 1ULL << 30;
+		if (!mul || v > (1ULL << 40) / mul)
+			return false;
+		v = v * mul / (unsigned long long)page;
+	}
+	if (!v || v > (1U << 20) || (v & (v - 1)))
+		return false;
+	*pages = (uint32_t)v;
+	return true;
+}
+
+static int exit_for(int err)
+{
+	/* Resource and I/O trouble is exit 2; a recording that cannot be
+	 * made as asked (permissions, targets, events, kernel) is 1. */
+	return err == -ENOSPC || err == -EIO || err == -EDQUOT ? EXIT_USAGE
+							       : EXIT_INVALID;
+}
+
+enum {
+	OPT_CALL_GRAPH = 256,
+	OPT_INLINE,
+	OPT_STACK_SIZE,
+	OPT_DURATION,
+	OPT_NO_INHERIT,
+	OPT_MAX_DEPTH,
+};
+
+int cmd_record(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "event", required_argument, NULL, 'e' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "count", required_argument, NULL, 'c' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "tid", required_argument, NULL, 't' },
+		{ "all-cpus", no_argument, NULL, 'a' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "mmap-pages", required_argument, NULL, 'm' },
+		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
+		{ "inline", no_argument, NULL, OPT_INLINE },
+		{ "stack-size", required_argument, NULL, OPT_STACK_SIZE },
+		{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
+		{ "duration", required_argument, NULL, OPT_DURATION },
+		{ "no-inherit", no_argument, NULL, OPT_NO_INHERIT },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	SFP_OPTS(sfp_record_opts, ro, .call_graph = SFP_RECORD_CG_SFRAME);
+	SFP_OPTS(sfp_perf_writer_opts, wo);
+	SFP_OPTS(sfp_rec_pipe_opts, po);
+	struct sfp_record *r = NULL;
+	struct sfp_rec_pipe *p = NULL;
+	struct ctx c = { .path = "perf.data" };
+	struct reader rd = { 0 };
+	pthread_t reader_thread;
+	bool reader_running = false;
+	char *events = NULL;
+	bool quiet = false, tty = false, inline_mode = false;
+	double duration = 0, t0 = now_s(), t_stop = 0, last_status = 0;
+	uint64_t v;
+	int opt, err, ret = 0, i;
+
+	while ((opt = getopt_long(argc, argv, "+e:F:c:p:t:ao:m:gqvh", longopts,
+				  NULL)) != -1) {
+		switch (opt) {
+		case 'e': {
+			size_t n = (events ? strlen(events) + 1 : 0) +
+				   strlen(optarg) + 1;
+			char *e = malloc(n);
+
+			if (!e)
+				return EXIT_USAGE;
+			snprintf(e, n, "%s%s%s", events ? events : "",
+				 events ? "," : "", optarg);
+			free(events);
+			events = e;
+			break;
+		}
+		case 'F':
+			if (!cli_parse_u64(optarg, &v) || !v) {
+				cli_err("-F: bad frequency '%s'", optarg);
+				goto usage_err;
+			}
+			ro.freq = v;
+			break;
+		case 'c':
+			if (!cli_parse_u64(optarg, &v) || !v) {
+				cli_err("-c: bad period '%s'", optarg);
+				goto usage_err;
+			}
+			ro.period = v;
+			break;
+		case 'p':
+			ro.pids = optarg;
+			break;
+		case 't':
+			ro.tids = optarg;
+			break;
+		case 'a':
+			ro.system_wide = true;
+			break;
+		case 'o':
+			c.path = optarg;
+			break;
+		case 'm':
+			if (!parse_pages(optarg, &ro.mmap_pages)) {
+				cli_err("-m: '%s' is not a power-of-two page "
+					"count or size", optarg);
+				goto usage_err;
+			}
+			break;
+		case 'g':
+			ro.call_graph = SFP_RECORD_CG_SFRAME;
+			break;
+		case OPT_CALL_GRAPH:
+			for (i = SFP_RECORD_CG_SFRAME; i <= SFP_RECORD_CG_NONE;
+			     i++)
+				if (!strcmp(optarg,
+					    sfp_record__call_graph_name(i)))
+					break;
+			if (i > SFP_RECORD_CG_NONE) {
+				cli_err("--call-graph: unknown mode '%s' (sframe, "
+					"fp, dwarf, kernel-defer, none)", optarg);
+				goto usage_err;
+			}
+			ro.call_graph = i;
+			break;
+		case OPT_INLINE:
+			inline_mode = true;
+			break;
+		case OPT_STACK_SIZE:
+			if (!cli_parse_u64(optarg, &v) || !v || v > 65528 ||
+			    (v & 7)) {
+				cli_err("--stack-size: want a multiple of 8 up "
+					"to 65528, not '%s'", optarg);
+				goto usage_err;
+			}
+			ro.stack_size = (uint32_t)v;
+			break;
+		case OPT_MAX_DEPTH:
+			if (!cli_parse_u64(optarg, &v) || !v || v > 510) {
+				cli_err("--max-depth: want 1..510");
+				goto usage_err;
+			}
+			po.max_depth = (uint32_t)v;
+			break;
+		case OPT_DURATION: {
+			char *end;
+
+			duration = strtod(optarg, &end);
+			if (*end || !(duration > 0)) {
+				cli_err("--duration: bad seconds '%s'", optarg);
+				goto usage_err;
+			}
+			break;
+		}
+		case OPT_NO_INHERIT:
+			ro.no_inherit = true;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'v':
+			cli_setup_logging(true);
+			break;
+		case 'h':
+			usage(stdout);
+			free(events);
+			return 0;
+		default:
+			goto usage_err;
+		}
+	}
+	if (optind < argc)
+		ro.argv = argv + optind;
+	if (!!ro.argv + !!ro.pids + !!ro.tids + !!ro.system_wide != 1) {
+		cli_err("give exactly one target: -- COMMAND, -p PID, -t TID "
+			"or -a");
+		goto usage_err;
+	}
+	if (inline_mode && ro.call_graph != SFP_RECORD_CG_SFRAME) {
+		cli_err("--inline applies to --call-graph sframe only");
+		goto usage_err;
+	}
+	ro.events = events;
+	po.inline_mode = inline_mode;
+
+	err = sfp_record__open(&ro, &r);
+	if (err) {
+		/* The library said why, with the fix; add the code. */
+		cli_err("cannot record: %s", sfp_strerror(err));
+		ret = exit_for(err);
+		goto out;
+	}
+	err = sfp_rec_pipe__new(r, &po, out_record, &c, &p);
+	if (err) {
+		cli_err("cannot set up the pipeline: %s", sfp_strerror(err));
+		ret = EXIT_INVALID;
+		goto out;
+	}
+	wo.cmdline = (const char *const *)argv - 1;
+	wo.nr_cmdline = (size_t)argc + 1;
+	err = sfp_perf_writer__open(c.path, &wo, &c.w);
+	if (err) {
+		cli_err("cannot create %s: %s", c.path, sfp_strerror(err));
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	for (i = 0; i < sfp_record__nr_evsels(r); i++) {
+		struct sfp_perf_attr pa;
+		const uint64_t *ids;
+		size_t nr = sfp_record__ids(r, i, &ids);
+
+		to_perf_attr(sfp_rec_pipe__out_attr(p, i), &pa);
+		err = sfp_perf_writer__add_evsel(c.w, &pa, ids, nr,
+						 sfp_record__evsel_name(r, i));
+		if (err < 0) {
+			cli_err("%s: %s", c.path, sfp_strerror(err));
+			ret = EXIT_USAGE;
+			goto out;
+		}
+	}
+
+	err = sfp_rec_pipe__synthesize_kernel(p);
+	if (err) {
+		cli_err("%s: %s", c.path, sfp_strerror(err));
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	/* The command's terminal SIGINT reaches it too; we drain and finish. */
+	err = sfp_record__start(r);
+	if (err) {
+		/* The library said why (e.g. the command cannot be run). */
+		cli_err("recording not started");
+		ret = EXIT_INVALID;
+		goto out;
+	}
+	if (ro.pids || ro.system_wide) {
+		pid_t pids[1024];
+		size_t n = 0;
+		const char *s = ro.pids;
+
+		while (s && *s && n < 1024) {
+			pids[n++] = (pid_t)strtol(s, (char **)&s, 10);
+			if (*s == ',')
+				s++;
+		}
+		err = sfp_rec_pipe__synthesize(p, pids, n, ro.system_wide);
+		if (err && !c.write_err) {
+			cli_err("reading /proc: %s", sfp_strerror(err));
+			ret = EXIT_INVALID;
+			goto stop;
+		}
+	}
+	tty = !quiet && isatty(STDERR_FILENO);
+	t0 = now_s();
+	rd.r = r;
+	rd.t0 = t0;
+	rd.duration = duration;
+	if (pthread_create(&reader_thread, NULL, reader_main, &rd) == 0)
+		reader_running = true;
+	while (!stop_requested && !c.write_err) {
+		double t;
+
+		if (sfp_record__done(r))
+			break;
+		if (reader_running)
+			usleep(50000);
+		else
+			sfp_record__poll(r, 100);
+		err = rd.err ? rd.err
+			     : sfp_record__read(r, false, sfp_rec_pipe__record,
+						p);
+		if (err < 0 && !c.write_err) {
+			cli_err("reading the rings: %s", sfp_strerror(err));
+			ret = EXIT_INVALID;
+			break;
+		}
+		t = now_s();
+		if (rd.timed_out || (duration > 0 && t - t0 >= duration))
+			break;
+		if (tty && t - last_status >= 0.5) {
+			status_line(&c, r, t - t0);
+			last_status = t;
+		}
+	}
+stop:
+	t_stop = now_s();
+	if (reader_running) {
+		rd.stop = 1;
+		pthread_join(reader_thread, NULL);
+	}
+	sfp_record__stop(r);
+	if (!c.write_err) {
+		err = sfp_record__read(r, true, sfp_rec_pipe__record, p);
+		if (err >= 0)
+			err = sfp_rec_pipe__finish(p);
+		if (err < 0 && !c.write_err) {
+			cli_err("reading the rings: %s", sfp_strerror(err));
+			ret = EXIT_INVALID;
+		}
+	}
+	if (tty && last_status > 0)
+		fputc('\n', stderr);
+	if (c.write_err) {
+		if (c.write_err == -ENOSPC || c.write_err == -EDQUOT)
+			cli_err("%s: disk full; free space or write elsewhere "
+				"with -o (the file is incomplete)", c.path);
+		else
+			cli_err("writing %s: %s", c.path,
+				sfp_strerror(c.write_err));
+		ret = EXIT_USAGE;
+		sfp_perf_writer__free(&c.w);
+		goto out;
+	}
+	err = sfp_perf_writer__close(&c.w);
+	if (err) {
+		if (err == -ENOSPC || err == -EDQUOT)
+			cli_err("%s: disk full; free space or write elsewhere "
+				"with -o", c.path);
+		else
+			cli_err("finishing %s: %s", c.path, sfp_strerror(err));
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	if (!quiet)
+		summary(&c, r, p, ro.call_graph, inline_mode, t_stop - t0);
+out:
+	sfp_perf_writer__free(&c.w);
+	sfp_rec_pipe__free(&p);
+	sfp_record__free(&r);
+	for (size_t k = 0; k < c.nr_bid; k++)
+		free(c.bid_paths[k]);
+	free(c.bid_paths);
+	free(events);
+	return ret;
+usage_err:
+	usage(stderr);
+	free(events);
+	return EXIT_USAGE;
+}
