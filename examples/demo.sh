@@ -1,8 +1,9 @@
 #!/bin/sh
 # make demo: the main job on a bundled workload.
 #
-# 1. Build examples/demo.c without frame pointers (gas also writes its own
-#    SFrame v1 section, so both kinds of table can be shown).
+# 1. Build examples/demo.c without frame pointers and, like nearly every
+#    binary on a real system, without .sframe; a second copy is assembled
+#    with gas's --gsframe to show a section made by binutils.
 # 2. Show the tables: gas's section, and the one sfprof builds from .eh_frame.
 # 3. Record the workload with sfprof record (deferred user callchains,
 #    unwound in user space with SFrame) and print the first stitched stacks.
@@ -15,15 +16,19 @@ export SFPROF_CACHE_DIR="${SFPROF_CACHE_DIR:-$PWD/$OUT/cache}"
 
 step() { printf '\n== %s\n' "$*"; }
 
-step "compile examples/demo.c (-O2 -fomit-frame-pointer -Wa,--gsframe)"
-gcc -O2 -g -fomit-frame-pointer -Wa,--gsframe -o "$OUT/demo" examples/demo.c
-echo "$OUT/demo"
+step "compile examples/demo.c (-O2 -fomit-frame-pointer; a copy with -Wa,--gsframe)"
+gcc -O2 -g -fomit-frame-pointer -o "$OUT/demo" examples/demo.c
+gcc -O2 -g -fomit-frame-pointer -Wa,--gsframe -o "$OUT/demo-gas" examples/demo.c
+echo "$OUT/demo $OUT/demo-gas"
 
-step "sfprof sframe check $OUT/demo"
-"$SFPROF" sframe check "$OUT/demo"
+step "sfprof sframe check $OUT/demo-gas"
+"$SFPROF" sframe check "$OUT/demo-gas"
 
-step "sfprof sframe dump $OUT/demo  (gas's SFrame v1, first functions)"
-"$SFPROF" sframe dump "$OUT/demo" | head -24
+step "sfprof sframe dump $OUT/demo-gas  (gas's SFrame v1, first functions)"
+"$SFPROF" sframe dump "$OUT/demo-gas" | head -24
+
+step "sfprof sframe build --stats $OUT/demo  (SFrame v3 from its .eh_frame)"
+"$SFPROF" sframe build --stats -o "$OUT/demo.sframe" "$OUT/demo"
 
 step "sfprof sframe build --stats  (SFrame v3 from .eh_frame, for libc)"
 LIBC=$(ldd "$OUT/demo" | awk '/libc.so/ { print $3 }')
