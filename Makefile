@@ -187,7 +187,9 @@ install: all
 	install -m 755 $(SHARED_LIB) $(DESTDIR)$(LIBDIR)/
 	ln -sf $(notdir $(SHARED_LIB)) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libsfprof.so
-	install -m 644 $(BUILD)/sfprof.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+		mk/sfprof.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/sfprof.pc
 	install -m 755 $(CLI) $(DESTDIR)$(BINDIR)/
 
 clean:
