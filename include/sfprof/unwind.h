@@ -311,6 +311,20 @@ SFP_API int sfp_backtrace_init(void);
 SFP_API int sfp_backtrace_refresh(void);
 
 /*
+ * Keep the tables current without the application's help: start a thread
+ * (all signals blocked) that calls sfp_backtrace_refresh() every
+ * interval_ms, so objects that dlopen() adds get their tables loaded
+ * outside signal context within that interval.  A refresh that finds
+ * nothing changed costs one dl_iterate_phdr() pass.  Calling it again
+ * changes the interval; 0 stops the thread and waits for it.
+ * sfp_backtrace_fini() stops it too.  Do not call it from several threads
+ * at once, nor from a signal handler.
+ *
+ * Return: 0; -errno from pthread_create().
+ */
+SFP_API int sfp_backtrace_watch(unsigned int interval_ms);
+
+/*
  * Store the return addresses of the calling thread's stack in buf, like
  * glibc backtrace(): buf[0] is the return address into the caller of
  * sfp_backtrace().  Async-signal-safe after sfp_backtrace_init() (no

@@ -13,10 +13,15 @@
  *
  * dlopen/dlclose are noticed by dl_iterate_phdr's adds/subs counters on the
  * next refresh; a walk that meets a PC outside every known object marks
- * the state stale so that the next refresh reloads.
+ * the state stale so that the next refresh reloads.  A refresh runs when
+ * the application asks for one, or from the watcher thread that
+ * sfp_backtrace_watch() starts: a signal handler can never load tables
+ * itself, so a profiler that cannot hook dlopen lets the watcher do it.
  */
 #include <link.h>
 #include <pthread.h>
+#include <signal.h>
+#include <time.h>
 #include <sys/auxv.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -317,11 +322,80 @@ int sfp_backtrace_refresh(void)
 	return err;
 }
 
+/* --- The watcher: refreshes outside signal context, on a timer. --- */
+
+static pthread_mutex_t watch_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t watch_cond = PTHREAD_COND_INITIALIZER;
+static pthread_t watch_thread;
+static bool watch_on;
+static unsigned int watch_ms;
+
+static void *watch_main(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&watch_lock);
+	while (watch_on) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += watch_ms / 1000;
+		ts.tv_nsec += (long)(watch_ms % 1000) * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&watch_cond, &watch_lock, &ts);
+		if (!watch_on)
+			break;
+		pthread_mutex_unlock(&watch_lock);
+		/* Cheap when nothing changed: two counters are compared. */
+		sfp_backtrace_refresh();
+		pthread_mutex_lock(&watch_lock);
+	}
+	pthread_mutex_unlock(&watch_lock);
+	return NULL;
+}
+
+int sfp_backtrace_watch(unsigned int interval_ms)
+{
+	sigset_t all, old;
+	int err = 0;
+
+	pthread_mutex_lock(&watch_lock);
+	if (interval_ms) {
+		watch_ms = interval_ms;
+		if (!watch_on) {
+			/* The watcher takes no signals: SIGPROF and the like
+			 * belong to the application's threads. */
+			sigfillset(&all);
+			pthread_sigmask(SIG_SETMASK, &all, &old);
+			watch_on = true;
+			err = -pthread_create(&watch_thread, NULL, watch_main,
+					      NULL);
+			if (err)
+				watch_on = false;
+			pthread_sigmask(SIG_SETMASK, &old, NULL);
+		}
+		pthread_mutex_unlock(&watch_lock);
+		return err;
+	}
+	if (!watch_on) {
+		pthread_mutex_unlock(&watch_lock);
+		return 0;
+	}
+	watch_on = false;
+	pthread_cond_signal(&watch_cond);
+	pthread_mutex_unlock(&watch_lock);
+	pthread_join(watch_thread, NULL);
+	return 0;
+}
+
 void sfp_backtrace_fini(void)
 {
 	struct bt_state *st;
 	struct bt_table *t;
 
+	sfp_backtrace_watch(0);
 	pthread_mutex_lock(&bt_lock);
 	st = __atomic_exchange_n(&bt_cur, NULL, __ATOMIC_ACQ_REL);
 	while (st) {
