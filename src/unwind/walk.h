@@ -116,6 +116,19 @@ after_call(int (*read_code)(void *, uint64_t, void *, size_t), void *ctx,
 }
 
 /*
+ * The FP save slot lies below the current SP: the epilogue has already
+ * popped it, so the register holds the caller's value again.  gcc keeps
+ * the "saved at CFA-N" rule until the function's end (the bytes are still
+ * there in a live process), but a stack snapshot starts at SP and does not
+ * have them; reading would stop the walk one frame early.
+ */
+static inline bool fp_slot_popped(const struct regs *cur, uint64_t cfa,
+				  int32_t off)
+{
+	return cfa + (int64_t)off < cur->sp;
+}
+
+/*
  * One step through a row.  Return: 0 and *next; >0 a stop reason.
  */
 static __attribute__((always_inline)) inline int
@@ -146,6 +159,9 @@ step_row(const struct unw_env *env, const struct regs *cur,
 
 	next->fp = cur->fp;
 	next->fp_valid = cur->fp_valid;
+	if (rule->fp.kind == SFP_LOC_CFA_DEREF &&
+	    fp_slot_popped(cur, cfa, rule->fp.offset))
+		goto done;
 	err = eval_loc(env, cur, cfa, &rule->fp, &fp);
 	if (err == 0) {
 		next->fp = fp;
@@ -155,6 +171,7 @@ step_row(const struct unw_env *env, const struct regs *cur,
 	} else if (err < 0) {
 		return read_stop(err);
 	}
+done:
 	next->ip = ra;
 	next->sp = cfa;
 	return 0;
@@ -251,7 +268,8 @@ unw_walk_inline(const struct unw_env *env, uint64_t ip, uint64_t sp,
 			uint64_t v[2];
 			int err;
 
-			if (rule->fp.kind != SFP_LOC_CFA_DEREF) {
+			if (rule->fp.kind != SFP_LOC_CFA_DEREF ||
+			    fp_slot_popped(&cur, cfa, rule->fp.offset)) {
 				err = read_u64(env, cfa - 8, &next.ip);
 				next.fp = cur.fp;
 				next.fp_valid = cur.fp_valid;
