@@ -426,7 +426,8 @@ SFP_HIDDEN const char *sfp_machine__comm(struct sfp_machine *m, uint32_t tid)
 		return t->comm;
 	if (!tid)
 		return "swapper";
-	snprintf(m->tmp, sizeof(m->tmp), ":%u", tid);
+	/* perf prints the tid signed: ":-1", not ":4294967295" */
+	snprintf(m->tmp, sizeof(m->tmp), ":%d", (int)tid);
 	return m->tmp;
 }
 
