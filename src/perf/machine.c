@@ -256,7 +256,7 @@ static struct thr *thr_new(struct sfp_machine *m, uint32_t tid)
 	t->pid = tid;
 	/* perf names the idle task (pid 0) "swapper" before any COMM */
 	if (tid)
-		snprintf(t->comm, sizeof(t->comm), ":%u", tid);
+		snprintf(t->comm, sizeof(t->comm), ":%d", (int)tid);
 	else
 		snprintf(t->comm, sizeof(t->comm), "swapper");
 	m->nthrs++;
@@ -426,7 +426,8 @@ SFP_HIDDEN const char *sfp_machine__comm(struct sfp_machine *m, uint32_t tid)
 		return t->comm;
 	if (!tid)
 		return "swapper";
-	snprintf(m->tmp, sizeof(m->tmp), ":%u", tid);
+	/* perf prints the tid signed: ":-1", not ":4294967295" */
+	snprintf(m->tmp, sizeof(m->tmp), ":%d", (int)tid);
 	return m->tmp;
 }
 

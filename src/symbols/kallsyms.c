@@ -18,6 +18,14 @@ struct kmod {
 	uint64_t size;
 };
 
+/* digit value + 1; 0: not a hex digit */
+static const unsigned char hexval[256] = {
+	['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5,
+	['5'] = 6, ['6'] = 7, ['7'] = 8, ['8'] = 9, ['9'] = 10,
+	['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
+	['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+};
+
 static bool parse_hex(const char **p, const char *end, uint64_t *v)
 {
 	const char *s = *p;
@@ -26,16 +34,11 @@ static bool parse_hex(const char **p, const char *end, uint64_t *v)
 
 	if (end - s >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
 		s += 2;
+	/* a table: this loop runs over every address of kallsyms */
 	for (; s < end; s++) {
-		int d;
+		int d = hexval[(unsigned char)*s] - 1;
 
-		if (*s >= '0' && *s <= '9')
-			d = *s - '0';
-		else if (*s >= 'a' && *s <= 'f')
-			d = *s - 'a' + 10;
-		else if (*s >= 'A' && *s <= 'F')
-			d = *s - 'A' + 10;
-		else
+		if (d < 0)
 			break;
 		if (++digits > 16)
 			return false;

@@ -14,6 +14,8 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -39,6 +41,11 @@ struct script {
 	int name_width;
 	bool no_merge;
 	FILE *out;
+	/* our own output buffer: stdio's per-call bookkeeping was a fifth
+	 * of a big run (one call per piece of each frame line) */
+	char *ob;
+	size_t on;
+	bool ob_err;
 	uint64_t *chain;
 	size_t chain_len;
 	/* user frames already resolved: ip + mapping -> name, offset
@@ -172,6 +179,105 @@ static const char *perf_name(struct script *s, const struct sfp_symbol *sym)
 	return s->dm[i].name ? s->dm[i].name : raw;
 }
 
+#define OB_CAP (1u << 18)
+
+static void ob_flush(struct script *s)
+{
+	if (s->on && fwrite(s->ob, 1, s->on, s->out) != s->on)
+		s->ob_err = true;
+	s->on = 0;
+}
+
+/* Room for n more bytes (n <= OB_CAP). */
+static char *ob_room(struct script *s, size_t n)
+{
+	if (OB_CAP - s->on < n)
+		ob_flush(s);
+	return s->ob + s->on;
+}
+
+static void ob_put(struct script *s, const char *p, size_t n)
+{
+	if (n > OB_CAP / 2) {
+		ob_flush(s);
+		if (fwrite(p, 1, n, s->out) != n)
+			s->ob_err = true;
+		return;
+	}
+	memcpy(ob_room(s, n), p, n);
+	s->on += n;
+}
+
+static void ob_str(struct script *s, const char *p)
+{
+	ob_put(s, p, strlen(p));
+}
+
+static void ob_char(struct script *s, char c)
+{
+	*ob_room(s, 1) = c;
+	s->on++;
+}
+
+/* printf into the buffer (the per-sample header; cold next to frames) */
+__attribute__((format(printf, 2, 3)))
+static void ob_printf(struct script *s, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n < sizeof(buf)) {
+		ob_put(s, buf, (size_t)n);
+		return;
+	}
+	{
+		char *big = malloc((size_t)n + 1);
+
+		if (!big) {
+			s->ob_err = true;
+			return;
+		}
+		va_start(ap, fmt);
+		vsnprintf(big, (size_t)n + 1, fmt, ap);
+		va_end(ap);
+		ob_put(s, big, (size_t)n);
+		free(big);
+	}
+}
+
+/* Decimal of v, zero-padded to at least zeros digits; returns end. */
+static char *put_dec(char *p, uint64_t v, int zeros)
+{
+	char t[24];
+	int n = 0;
+
+	do {
+		t[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (zeros-- > n)
+		*p++ = '0';
+	while (n)
+		*p++ = t[--n];
+	return p;
+}
+
+/* str right-aligned in width, like "%*s" */
+static void ob_pad(struct script *s, const char *str, size_t len, int width)
+{
+	while (width > 0 && (size_t)width > len) {
+		ob_char(s, ' ');
+		width--;
+	}
+	ob_put(s, str, len);
+}
+
 /* Lowercase hex of v, right-aligned in width (0: no padding); returns end. */
 static char *put_hex(char *p, uint64_t v, int width)
 {
@@ -197,24 +303,46 @@ static void emit_frame(struct script *s, const char *prefix, uint64_t addr,
 		       const char *name, bool has_off, uint64_t off,
 		       const char *dso)
 {
-	char buf[64], *p = buf;
-	size_t n = strlen(prefix);
+	size_t np = strlen(prefix), nn = strlen(name), nd = strlen(dso);
+	/* prefix, 16+ hex digits, ' ', name, "+0x" 16, " (", dso, ")\n" */
+	size_t need = np + nn + nd + 64;
+	char *p0, *p;
 
-	memcpy(p, prefix, n);
-	p = put_hex(p + n, addr, 16);
+	if (need > OB_CAP / 2) {	/* absurd names: piecewise */
+		char buf[64];
+
+		p = put_hex(buf, addr, 16);
+		ob_str(s, prefix);
+		ob_put(s, buf, (size_t)(p - buf));
+		ob_char(s, ' ');
+		ob_put(s, name, nn);
+		if (has_off) {
+			ob_put(s, "+0x", 3);
+			p = put_hex(buf, off, 0);
+			ob_put(s, buf, (size_t)(p - buf));
+		}
+		ob_put(s, " (", 2);
+		ob_put(s, dso, nd);
+		ob_put(s, ")\n", 2);
+		return;
+	}
+	p0 = p = ob_room(s, need);
+	memcpy(p, prefix, np);
+	p = put_hex(p + np, addr, 16);
 	*p++ = ' ';
-	fwrite_unlocked(buf, 1, (size_t)(p - buf), s->out);
-	fputs_unlocked(name, s->out);
-	p = buf;
+	memcpy(p, name, nn);
+	p += nn;
 	if (has_off) {
 		memcpy(p, "+0x", 3);
 		p = put_hex(p + 3, off, 0);
 	}
 	*p++ = ' ';
 	*p++ = '(';
-	fwrite_unlocked(buf, 1, (size_t)(p - buf), s->out);
-	fputs_unlocked(dso, s->out);
-	fputs_unlocked(")\n", s->out);
+	memcpy(p, dso, nd);
+	p += nd;
+	*p++ = ')';
+	*p++ = '\n';
+	s->on += (size_t)(p - p0);
 }
 
 /* One frame line: "\t%16lx sym+0xoff (dso)". */
@@ -313,20 +441,35 @@ static void print_start(struct script *s, const struct sfp_perf_event *ev,
 	const struct sfp_perf_sample *sm = &ev->sample;
 	const char *comm = sfp_machine__comm(s->m, sm->tid);
 
-	if (chain)
-		fprintf(s->out, "%s ", comm);
-	else
-		fprintf(s->out, "%16s ", comm);
-	fprintf(s->out, "%5d ", (int)sm->tid);
-	if (sm->present & SFP_PERF_SAMPLE_CPU)
-		fprintf(s->out, "[%03u] ", sm->cpu);
-	if (sm->present & SFP_PERF_SAMPLE_TIME) {
-		char t[48];
-		uint64_t us = sm->time / 1000;
+	/* by hand, as printf would: "%16s " or "%s ", "%5d ", "[%03u] ",
+	 * "%12s: " of "secs.usecs" (vsnprintf was a tenth of a run) */
+	char t[48], *p;
+	int tid = (int)sm->tid;
+	uint64_t us;
 
-		snprintf(t, sizeof(t), "%" PRIu64 ".%06" PRIu64, us / 1000000,
-			 us % 1000000);
-		fprintf(s->out, "%12s: ", t);
+	ob_pad(s, comm, strlen(comm), chain ? 0 : 16);
+	ob_char(s, ' ');
+	if (tid < 0) {
+		t[0] = '-';
+		p = put_dec(t + 1, (uint64_t)-(int64_t)tid, 0);
+	} else {
+		p = put_dec(t, (uint64_t)tid, 0);
+	}
+	ob_pad(s, t, (size_t)(p - t), 5);
+	ob_char(s, ' ');
+	if (sm->present & SFP_PERF_SAMPLE_CPU) {
+		ob_char(s, '[');
+		p = put_dec(t, sm->cpu, 3);
+		ob_put(s, t, (size_t)(p - t));
+		ob_put(s, "] ", 2);
+	}
+	if (sm->present & SFP_PERF_SAMPLE_TIME) {
+		us = sm->time / 1000;
+		p = put_dec(t, us / 1000000, 0);
+		*p++ = '.';
+		p = put_dec(p, us % 1000000, 6);
+		ob_pad(s, t, (size_t)(p - t), 12);
+		ob_put(s, ": ", 2);
 	}
 }
 
@@ -353,17 +496,26 @@ static int print_sample(struct script *s, const struct sfp_perf_event *ev)
 	int ufr;
 
 	print_start(s, ev, has_chain);
-	if (sm->present & SFP_PERF_SAMPLE_PERIOD)
-		fprintf(s->out, "%10" PRIu64 " ", sm->period);
-	fprintf(s->out, "%*s: ", s->name_width, event_name(ev->evsel));
+	if (sm->present & SFP_PERF_SAMPLE_PERIOD) {
+		char t[24], *p = put_dec(t, sm->period, 0);
+
+		ob_pad(s, t, (size_t)(p - t), 10);
+		ob_char(s, ' ');
+	}
+	{
+		const char *en = event_name(ev->evsel);
+
+		ob_pad(s, en, strlen(en), s->name_width);
+		ob_put(s, ": ", 2);
+	}
 	if (!has_chain) {
 		print_frame(s, sm->pid, sm->ip,
 			    (ev->misc & SFP_PERF_MISC_CPUMODE_MASK) ==
 				    SFP_PERF_MISC_KERNEL, " ");
-		fputc('\n', s->out);
+		ob_char(s, '\n');
 		return 0;
 	}
-	fputc('\n', s->out);
+	ob_char(s, '\n');
 	/* perf drops the whole chain at a context value it does not know */
 	for (i = 0; i < nr; i++)
 		if (ips[i] >= SFP_PERF_CONTEXT_MAX && !known_context(ips[i]))
@@ -395,7 +547,7 @@ static int print_sample(struct script *s, const struct sfp_perf_event *ev)
 		for (i = 0; ufr > 0 && i < (uint64_t)ufr; i++)
 			print_frame(s, sm->pid, s->chain[i], false, "\t");
 	}
-	fputc('\n', s->out);
+	ob_char(s, '\n');
 	return 0;
 }
 
@@ -404,13 +556,13 @@ static int print_deferred(struct script *s, const struct sfp_perf_event *ev)
 	uint64_t i;
 
 	print_start(s, ev, true);
-	fprintf(s->out, "DEFERRED CALLCHAIN [cookie: %" PRIx64 "]\n",
+	ob_printf(s, "DEFERRED CALLCHAIN [cookie: %" PRIx64 "]\n",
 		ev->deferred.cookie);
 	for (i = 0; i < ev->deferred.nr; i++)
 		if (ev->deferred.ips[i] < SFP_PERF_CONTEXT_MAX)
 			print_frame(s, ev->sample.pid, ev->deferred.ips[i], false,
 				    "\t");
-	fputc('\n', s->out);
+	ob_char(s, '\n');
 	return 0;
 }
 
@@ -473,9 +625,15 @@ int cmd_script(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
+	s.ob = malloc(OB_CAP);
+	if (!s.ob) {
+		cli_err("script: %s", sfp_strerror(-ENOMEM));
+		return EXIT_USAGE;
+	}
 	err = sfp_perf_reader__open(input, NULL, &s.rd);
 	if (err) {
 		cli_err("%s: %s", input, sfp_strerror(err));
+		free(s.ob);
 		return err == -EBADMSG || err == -EOPNOTSUPP ? EXIT_INVALID :
 							       EXIT_USAGE;
 	}
@@ -519,7 +677,8 @@ int cmd_script(int argc, char **argv)
 			stats->nr_bad_records);
 		ret = EXIT_INVALID;
 	}
-	if (fflush(stdout)) {
+	ob_flush(&s);
+	if (fflush(stdout) || s.ob_err) {
 		cli_err("script: write error");
 		ret = EXIT_USAGE;
 	}
@@ -529,6 +688,7 @@ out:
 	sfp_symbolizer__free(&s.sym);
 	sfp_machine__free(&s.m);
 	sfp_perf_reader__free(&s.rd);
+	free(s.ob);
 	free(s.dcache);
 	free(s.dcache_err);
 	free(s.chain);
