@@ -18,39 +18,6 @@ struct kmod {
 	uint64_t size;
 };
 
-/* digit value + 1; 0: not a hex digit */
-static const unsigned char hexval[256] = {
-	['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5,
-	['5'] = 6, ['6'] = 7, ['7'] = 8, ['8'] = 9, ['9'] = 10,
-	['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
-	['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
-};
-
-static bool parse_hex(const char **p, const char *end, uint64_t *v)
-{
-	const char *s = *p;
-	uint64_t r = 0;
-	int digits = 0;
-
-	if (end - s >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
-		s += 2;
-	/* a table: this loop runs over every address of kallsyms */
-	for (; s < end; s++) {
-		int d = hexval[(unsigned char)*s] - 1;
-
-		if (d < 0)
-			break;
-		if (++digits > 16)
-			return false;
-		r = r << 4 | (uint64_t)d;
-	}
-	if (!digits)
-		return false;
-	*p = s;
-	*v = r;
-	return true;
-}
-
 static bool parse_dec(const char **p, const char *end, uint64_t *v)
 {
 	const char *s = *p;
@@ -90,7 +57,7 @@ static bool parse_module(const char *p, const char *eol, struct kmod *m)
 		while (p < eol && *p == ' ')
 			p++;
 	}
-	return parse_hex(&p, eol, &m->start);
+	return sfp_sym_parse_hex(&p, eol, &m->start);
 }
 
 static int load_modules(const char *buf, size_t len, struct kmod **out,
@@ -167,7 +134,7 @@ int sfp_kallsyms_parse(struct sfp_symtab *t, const char *buf, size_t len,
 
 		if (!eol)
 			eol = end;
-		if (!parse_hex(&q, eol, &addr) || eol - q < 4 || q[0] != ' ' ||
+		if (!sfp_sym_parse_hex(&q, eol, &addr) || eol - q < 4 || q[0] != ' ' ||
 		    q[2] != ' ')
 			goto next;
 		type = q[1];

@@ -6,36 +6,6 @@
  */
 #include "symbols/symtab.h"
 
-static bool parse_hex(const char **p, const char *end, uint64_t *v)
-{
-	const char *s = *p;
-	uint64_t r = 0;
-	int digits = 0;
-
-	if (end - s >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
-		s += 2;
-	for (; s < end; s++) {
-		int d;
-
-		if (*s >= '0' && *s <= '9')
-			d = *s - '0';
-		else if (*s >= 'a' && *s <= 'f')
-			d = *s - 'a' + 10;
-		else if (*s >= 'A' && *s <= 'F')
-			d = *s - 'A' + 10;
-		else
-			break;
-		if (++digits > 16)
-			return false;
-		r = r << 4 | (uint64_t)d;
-	}
-	if (!digits)
-		return false;
-	*p = s;
-	*v = r;
-	return true;
-}
-
 int sfp_perfmap_parse(struct sfp_symtab *t, const char *buf, size_t len,
 		      const char *what)
 {
@@ -52,10 +22,10 @@ int sfp_perfmap_parse(struct sfp_symtab *t, const char *buf, size_t len,
 		if (!eol)
 			eol = end;
 		lineno++;
-		if (!parse_hex(&q, eol, &start) || q == eol || *q != ' ')
+		if (!sfp_sym_parse_hex(&q, eol, &start) || q == eol || *q != ' ')
 			goto bad;
 		q++;
-		if (!parse_hex(&q, eol, &size) || q == eol || *q != ' ')
+		if (!sfp_sym_parse_hex(&q, eol, &size) || q == eol || *q != ' ')
 			goto bad;
 		name = q + 1;
 		nlen = (size_t)(eol - name);

@@ -448,3 +448,37 @@ int sfp_read_file(const char *path, size_t max, char **buf, size_t *len)
 	*len = n;
 	return 0;
 }
+
+/* Hex numbers of kallsyms and perf map lines (see symtab.h). */
+/* digit value + 1; 0: not a hex digit */
+static const unsigned char hexval[256] = {
+	['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5,
+	['5'] = 6, ['6'] = 7, ['7'] = 8, ['8'] = 9, ['9'] = 10,
+	['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
+	['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+};
+
+bool sfp_sym_parse_hex(const char **p, const char *end, uint64_t *v)
+{
+	const char *s = *p;
+	uint64_t r = 0;
+	int digits = 0;
+
+	if (end - s >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		s += 2;
+	/* a table: this loop runs over every address of kallsyms */
+	for (; s < end; s++) {
+		int d = hexval[(unsigned char)*s] - 1;
+
+		if (d < 0)
+			break;
+		if (++digits > 16)
+			return false;
+		r = r << 4 | (uint64_t)d;
+	}
+	if (!digits)
+		return false;
+	*p = s;
+	*v = r;
+	return true;
+}

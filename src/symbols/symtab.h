@@ -114,4 +114,11 @@ SFP_HIDDEN void sfp_kallsyms_fixup(struct sfp_symtab *t);
 SFP_HIDDEN int sfp_read_file(const char *path, size_t max, char **buf,
 			     size_t *len);
 
+/*
+ * Parse a hex number at *p (optional 0x, at most 16 digits) up to end and
+ * move *p past it.  Return: false when there is no digit or too many.
+ * Shared by the kallsyms and perf-map line parsers.
+ */
+SFP_HIDDEN bool sfp_sym_parse_hex(const char **p, const char *end, uint64_t *v);
+
 #endif /* SFP_SYMBOLS_SYMTAB_H */
