@@ -35,6 +35,7 @@ struct sfp_machine {
 	size_t ndsos, dso_cap;
 	uint32_t *dso_hash;	/* idx + 1, 0 empty */
 	size_t dso_hash_cap;
+	uint64_t gen;		/* bumped by every change of a map table */
 	char tmp[COMM_LEN];
 };
 
@@ -339,6 +340,15 @@ SFP_HIDDEN int sfp_machine__event(struct sfp_machine *m,
 {
 	switch (ev->type) {
 	case SFP_PERF_RECORD_MMAP:
+	case SFP_PERF_RECORD_MMAP2:
+	case SFP_PERF_RECORD_FORK:
+		m->gen++;
+		break;
+	default:
+		break;
+	}
+	switch (ev->type) {
+	case SFP_PERF_RECORD_MMAP:
 	case SFP_PERF_RECORD_MMAP2: {
 		bool kernel = (ev->misc & SFP_PERF_MISC_CPUMODE_MASK) ==
 				      SFP_PERF_MISC_KERNEL &&
@@ -457,6 +467,11 @@ SFP_HIDDEN struct sfp_pdso *sfp_machine__dso(struct sfp_machine *m,
 					     uint32_t idx)
 {
 	return idx < m->ndsos ? &m->dsos[idx] : NULL;
+}
+
+SFP_HIDDEN uint64_t sfp_machine__gen(const struct sfp_machine *m)
+{
+	return m->gen;
 }
 
 SFP_HIDDEN size_t sfp_machine__nr_dsos(const struct sfp_machine *m)

@@ -54,6 +54,13 @@ SFP_HIDDEN struct sfp_pdso *sfp_machine__dso(struct sfp_machine *m,
 SFP_HIDDEN size_t sfp_machine__nr_dsos(const struct sfp_machine *m);
 
 /*
+ * A number that changes whenever a map table may have changed (MMAP,
+ * MMAP2, FORK): what sfp_machine__find() answered for (pid, addr) holds
+ * as long as it stays the same, so callers can cache derived results.
+ */
+SFP_HIDDEN uint64_t sfp_machine__gen(const struct sfp_machine *m);
+
+/*
  * The file to read for a DSO recorded as `name`: perf's build-id cache
  * copy (~/.debug/.build-id/xx/rest/elf) when the recording names the DSO's
  * build-id (id, or else the header's HEADER_BUILD_ID entry) and the copy

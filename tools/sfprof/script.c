@@ -30,6 +30,9 @@
 #include "perf/machine.h"
 #include "perf/dwarf.h"
 
+#define FC_BITS 12
+#define FC_LINE 104	/* longer lines are built every time */
+
 struct script {
 	struct sfp_perf_reader *rd;
 	struct sfp_machine *m;
@@ -45,18 +48,20 @@ struct script {
 	 * of a big run (one call per piece of each frame line) */
 	char *ob;
 	size_t on;
+	size_t flushes;
 	bool ob_err;
 	uint64_t *chain;
 	size_t chain_len;
-	/* user frames already resolved: ip + mapping -> name, offset
-	 * (recursion and hot loops repeat the same return addresses) */
+	/* frame lines already built, by (pid, ip, machine generation):
+	 * recursion and hot loops repeat the same return addresses, and a
+	 * hit is then two memcpy()s instead of a map search, a symbol
+	 * lookup and the formatting */
 	struct fc_ent {
-		uint64_t ip, map_start, map_pgoff;
-		uint32_t dso;
-		bool valid, has_sym;
-		const char *name;
-		uint64_t off;
-	} fcache[4096];
+		uint64_t ip, gen;
+		uint32_t pid;
+		uint16_t len;		/* 0: empty */
+		char line[FC_LINE];	/* "%16lx sym+0xoff (dso)\n" */
+	} *fcache;
 	/* demangled names by the symbolizer's (stable) raw-name pointer */
 	struct dm_ent { const char *raw; char *name; } *dm;
 	size_t dm_cap, dm_n;
@@ -186,6 +191,7 @@ static void ob_flush(struct script *s)
 	if (s->on && fwrite(s->ob, 1, s->on, s->out) != s->on)
 		s->ob_err = true;
 	s->on = 0;
+	s->flushes++;
 }
 
 /* Room for n more bytes (n <= OB_CAP). */
@@ -251,21 +257,34 @@ static void ob_printf(struct script *s, const char *fmt, ...)
 	}
 }
 
+static const char dec2[201] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
 /* Decimal of v, zero-padded to at least zeros digits; returns end. */
 static char *put_dec(char *p, uint64_t v, int zeros)
 {
-	char t[24];
-	int n = 0;
+	char t[24], *e = t + sizeof(t), *q = e;
+	size_t n;
 
-	do {
-		t[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (zeros-- > n)
+	/* two digits per division (by a constant: a multiply) */
+	while (v >= 100) {
+		q -= 2;
+		memcpy(q, dec2 + 2 * (v % 100), 2);
+		v /= 100;
+	}
+	if (v >= 10) {
+		q -= 2;
+		memcpy(q, dec2 + 2 * v, 2);
+	} else {
+		*--q = (char)('0' + v);
+	}
+	n = (size_t)(e - q);
+	while (zeros-- > (int)n)
 		*p++ = '0';
-	while (n)
-		*p++ = t[--n];
-	return p;
+	memcpy(p, q, n);
+	return p + n;
 }
 
 /* str right-aligned in width, like "%*s" */
@@ -345,8 +364,8 @@ static void emit_frame(struct script *s, const char *prefix, uint64_t addr,
 	s->on += (size_t)(p - p0);
 }
 
-/* One frame line: "\t%16lx sym+0xoff (dso)". */
-static void print_frame(struct script *s, uint32_t pid, uint64_t ip,
+/* One frame line, uncached: "<prefix>%16lx sym+0xoff (dso)\n". */
+static void build_frame(struct script *s, uint32_t pid, uint64_t ip,
 			bool kernel, const char *prefix)
 {
 	struct sfp_symbol sym;
@@ -373,36 +392,74 @@ static void print_frame(struct script *s, uint32_t pid, uint64_t ip,
 				   "[unknown]");
 			return;
 		}
-		struct fc_ent *fc = &s->fcache[(ip ^ (ip >> 12)) & 4095];
-
 		d = sfp_machine__dso(s->m, map->dso);
 		d->hit = true;
 		addr = ip - map->start + map->pgoff;
-		if (!fc->valid || fc->ip != ip || fc->map_start != map->start ||
-		    fc->map_pgoff != map->pgoff || fc->dso != map->dso) {
-			dh = d->name[0] == '/' ? dso_handle(s, map->dso, d) : NULL;
-			fc->valid = true;
-			fc->ip = ip;
-			fc->map_start = map->start;
-			fc->map_pgoff = map->pgoff;
-			fc->dso = map->dso;
-			fc->has_sym = dh &&
-				!sfp_symbolizer_dso__vaddr(dh, map->start,
-							   map->pgoff, ip,
-							   &vaddr) &&
-				!sfp_symbolizer_dso__find(dh, vaddr, &sym);
-			if (fc->has_sym) {
-				fc->name = perf_name(s, &sym);
-				fc->off = sym.offset;
-			}
-		}
-		if (fc->has_sym)
-			emit_frame(s, prefix, addr, fc->name, true, fc->off,
-				   d->name);
+		dh = d->name[0] == '/' ? dso_handle(s, map->dso, d) : NULL;
+		if (dh && !sfp_symbolizer_dso__vaddr(dh, map->start, map->pgoff,
+						     ip, &vaddr) &&
+		    !sfp_symbolizer_dso__find(dh, vaddr, &sym))
+			emit_frame(s, prefix, addr, perf_name(s, &sym), true,
+				   sym.offset, d->name);
 		else
 			emit_frame(s, prefix, addr, "[unknown]", false, 0,
 				   d->name);
 	}
+}
+
+/* A missed line: build it in the output buffer, keep a copy if it fits. */
+static __attribute__((noinline)) void
+frame_miss(struct script *s, struct fc_ent *fc, uint32_t pid, uint64_t ip,
+	   bool k, const char *prefix, uint64_t gen)
+{
+	size_t start, n, flushes;
+
+	if (OB_CAP - s->on < OB_CAP / 2)
+		ob_flush(s);
+	start = s->on;
+	flushes = s->flushes;
+	build_frame(s, pid, ip, k, prefix);
+	n = s->on - start;
+	if (s->flushes != flushes || !prefix[0] || prefix[1] ||
+	    n - 1 > sizeof(fc->line)) {
+		fc->len = 0;	/* too long, or flushed on the way */
+		return;
+	}
+	memcpy(fc->line, s->ob + start + 1, n - 1);
+	fc->len = (uint16_t)(n - 1);
+	fc->ip = ip;
+	fc->pid = pid;
+	fc->gen = gen;
+}
+
+/*
+ * One frame line through the line cache.  Kernel lines do not depend on
+ * the maps (generation 0 in their key); user lines do: ugen is the
+ * machine's generation + 1, taken once per sample.  Inline: this runs
+ * for every frame, and a hit is a few compares and one copy.
+ */
+static inline __attribute__((always_inline)) void
+print_frame(struct script *s, uint32_t pid, uint64_t ip, bool kernel,
+	    const char *prefix, uint64_t ugen)
+{
+	bool k = kernel || ip >= SFP_KERNEL_START;
+	uint64_t gen = k ? 0 : ugen;
+	struct fc_ent *fc;
+	char *p;
+
+	fc = &s->fcache[(ip ^ (ip >> FC_BITS) ^ pid * 0x9e3779b1u) &
+			((1u << FC_BITS) - 1)];
+	if (fc->len && fc->ip == ip && fc->pid == pid && fc->gen == gen &&
+	    prefix[0] && !prefix[1]) {
+		/* a constant-size copy (inline moves, no call); only len of
+		 * it counts */
+		p = ob_room(s, 1 + sizeof(fc->line));
+		p[0] = prefix[0];
+		memcpy(p + 1, fc->line, sizeof(fc->line));
+		s->on += 1 + fc->len;
+		return;
+	}
+	frame_miss(s, fc, pid, ip, k, prefix, gen);
 }
 
 /*
@@ -493,6 +550,7 @@ static int print_sample(struct script *s, const struct sfp_perf_event *ev)
 	/* perf script shows at most kernel.perf_event_max_stack (127)
 	 * entries of a recorded chain */
 	unsigned int printed = 0;
+	uint64_t ugen = sfp_machine__gen(s->m) + 1;
 	int ufr;
 
 	print_start(s, ev, has_chain);
@@ -511,7 +569,7 @@ static int print_sample(struct script *s, const struct sfp_perf_event *ev)
 	if (!has_chain) {
 		print_frame(s, sm->pid, sm->ip,
 			    (ev->misc & SFP_PERF_MISC_CPUMODE_MASK) ==
-				    SFP_PERF_MISC_KERNEL, " ");
+				    SFP_PERF_MISC_KERNEL, " ", ugen);
 		ob_char(s, '\n');
 		return 0;
 	}
@@ -538,14 +596,14 @@ static int print_sample(struct script *s, const struct sfp_perf_event *ev)
 			printed++;
 			continue;
 		}
-		print_frame(s, sm->pid, ip, kernel, "\t");
+		print_frame(s, sm->pid, ip, kernel, "\t", ugen);
 		printed++;
 	}
 	/* perf's dwarf mode: the user part is unwound from the snapshot */
 	if (!user_seen && s->uw && sm->user_stack_size && sm->user_regs_abi) {
 		ufr = sfp_perf_unwinder__unwind(s->uw, ev, &s->chain, &s->chain_len, true);
 		for (i = 0; ufr > 0 && i < (uint64_t)ufr; i++)
-			print_frame(s, sm->pid, s->chain[i], false, "\t");
+			print_frame(s, sm->pid, s->chain[i], false, "\t", ugen);
 	}
 	ob_char(s, '\n');
 	return 0;
@@ -553,7 +611,7 @@ static int print_sample(struct script *s, const struct sfp_perf_event *ev)
 
 static int print_deferred(struct script *s, const struct sfp_perf_event *ev)
 {
-	uint64_t i;
+	uint64_t ugen = sfp_machine__gen(s->m) + 1, i;
 
 	print_start(s, ev, true);
 	ob_printf(s, "DEFERRED CALLCHAIN [cookie: %" PRIx64 "]\n",
@@ -561,7 +619,7 @@ static int print_deferred(struct script *s, const struct sfp_perf_event *ev)
 	for (i = 0; i < ev->deferred.nr; i++)
 		if (ev->deferred.ips[i] < SFP_PERF_CONTEXT_MAX)
 			print_frame(s, ev->sample.pid, ev->deferred.ips[i], false,
-				    "\t");
+				    "\t", ugen);
 	ob_char(s, '\n');
 	return 0;
 }
@@ -626,14 +684,18 @@ int cmd_script(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	s.ob = malloc(OB_CAP);
-	if (!s.ob) {
+	s.fcache = calloc(1u << FC_BITS, sizeof(*s.fcache));
+	if (!s.ob || !s.fcache) {
 		cli_err("script: %s", sfp_strerror(-ENOMEM));
+		free(s.ob);
+		free(s.fcache);
 		return EXIT_USAGE;
 	}
 	err = sfp_perf_reader__open(input, NULL, &s.rd);
 	if (err) {
 		cli_err("%s: %s", input, sfp_strerror(err));
 		free(s.ob);
+		free(s.fcache);
 		return err == -EBADMSG || err == -EOPNOTSUPP ? EXIT_INVALID :
 							       EXIT_USAGE;
 	}
@@ -689,6 +751,7 @@ out:
 	sfp_machine__free(&s.m);
 	sfp_perf_reader__free(&s.rd);
 	free(s.ob);
+	free(s.fcache);
 	free(s.dcache);
 	free(s.dcache_err);
 	free(s.chain);
