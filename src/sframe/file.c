@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "elf/elf.h"
 #include "sframe/sframe_int.h"
@@ -32,18 +33,23 @@
 /* Files larger than this are not SFrame tables we want to load whole. */
 #define SFT_MAX_FILE (1ull << 30)
 
+/*
+ * CRC-32 (IEEE, as zlib's crc32()): zlib's table-driven version; a bit at
+ * a time, checking the cached tables of libc and ld.so was ~5 % of an
+ * `sfprof script` run.
+ */
 static uint32_t crc32_ieee(const uint8_t *p, size_t n)
 {
-	uint32_t crc = 0xffffffffu;
-	size_t i;
-	int k;
+	uLong crc = crc32(0, NULL, 0);
 
-	for (i = 0; i < n; i++) {
-		crc ^= p[i];
-		for (k = 0; k < 8; k++)
-			crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1)));
+	while (n) {
+		uInt chunk = n > 0x40000000u ? 0x40000000u : (uInt)n;
+
+		crc = crc32(crc, p, chunk);
+		p += chunk;
+		n -= chunk;
 	}
-	return ~crc;
+	return (uint32_t)crc;
 }
 
 static uint32_t get_le32(const uint8_t *p)
