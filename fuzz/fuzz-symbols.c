@@ -3,13 +3,15 @@
  * Fuzz the symbolizer's parsers on arbitrary bytes: the input as an ELF
  * (.symtab/.dynsym, PLT stubs and relocations, .gnu_debugdata with its
  * embedded ELF, DWARF through libdw and our CU / function-instance
- * index), and the same bytes as a perf map and as kallsyms text.
+ * index), and the same bytes as a perf map and as kallsyms text (parsed
+ * whole and through the lazy index, which must agree).
  */
 #include <stddef.h>
 #include <stdint.h>
 
 #include "elf/elf.h"
 #include "symbols/internal.h"
+#include "symbols/kallsyms.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -55,6 +57,56 @@ static void probe_dwarf(struct sfp_elf *e, const struct sfp_symtab *t)
 	sfp_dwarf_free(&dw);
 }
 
+static bool same_sym(const struct sfp_sym *a, const struct sfp_sym *b)
+{
+	if (!a || !b)
+		return a == b;
+	return a->start == b->start && a->size == b->size &&
+	       a->flags == b->flags && !strcmp(a->name, b->name) &&
+	       (a->dso && b->dso ? !strcmp(a->dso, b->dso) : a->dso == b->dso);
+}
+
+/* The lazy kallsyms index answers what the full table t answers. */
+static void kallsyms_index_agrees(struct sfp_symtab *t, const uint8_t *data,
+				  size_t size, size_t half)
+{
+	struct sfp_kallsyms_index *k = NULL;
+	struct sfp_symtab *tab;
+	char *kb = malloc(half + 1), *mb = malloc(size - half + 1);
+	size_t i;
+
+	if (!kb || !mb)
+		goto out;
+	memcpy(kb, data, half);
+	memcpy(mb, data + half, size - half);
+	if (sfp_kallsyms_index__new(kb, half, mb, size - half, &k))
+		goto out;
+	kb = mb = NULL;		/* the index's now */
+	for (i = 0; i < t->nr && i < 256; i++) {
+		uint64_t a = t->syms[i].start, z = a + t->syms[i].size;
+
+		if (!same_sym(sfp_symtab_find(t, a),
+			      sfp_kallsyms_index__find(k, a, &tab)) ||
+		    !same_sym(sfp_symtab_find(t, z),
+			      sfp_kallsyms_index__find(k, z, &tab)) ||
+		    !same_sym(sfp_symtab_find(t, a - 1),
+			      sfp_kallsyms_index__find(k, a - 1, &tab)))
+			__builtin_trap();
+	}
+	for (i = 0; i + 8 <= size && i < 256; i += 8) {
+		uint64_t a;
+
+		memcpy(&a, data + i, 8);
+		if (!same_sym(sfp_symtab_find(t, a),
+			      sfp_kallsyms_index__find(k, a, &tab)))
+			__builtin_trap();
+	}
+out:
+	sfp_kallsyms_index__free(&k);
+	free(kb);
+	free(mb);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct sfp_symtab t = { 0 };
@@ -85,6 +137,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	sfp_symtab_finish(&t);
 	sfp_kallsyms_fixup(&t);
 	probe(&t, data, size);
+	kallsyms_index_agrees(&t, data, size, half);
 	sfp_symtab_free(&t);
 	return 0;
 }

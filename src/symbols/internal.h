@@ -70,6 +70,7 @@ struct sfp_symbolizer {
 	bool kernel_tried;
 	int kernel_err;
 	struct sfp_symtab kernel;
+	struct sfp_kallsyms_index *kidx;	/* instead of kernel, lazily */
 
 	struct sfp_jitmap *jit;
 	struct sfp_strpool pool;	/* interned demangled names etc. */

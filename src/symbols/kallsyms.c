@@ -7,7 +7,7 @@
  * module symbols.  Without a module extent a symbol runs to the next one
  * of its own module; the last one (e.g. a [bpf] program) gets one page.
  */
-#include "symbols/symtab.h"
+#include "symbols/kallsyms.h"
 
 #define KSYM_LAST_GUESS 4096
 
@@ -67,6 +67,54 @@ static bool hex16(const char *s, uint64_t *v)
 
 	return sfp_sym_parse_hex(&q, s + 16, v) && q == s + 16;
 #endif
+}
+
+/* One "ADDR TYPE NAME[\tMODULE]" line. */
+struct kline {
+	uint64_t addr;
+	const char *name, *mod;	/* mod: after the tab, or NULL */
+	size_t nlen, mlen;
+	char type;
+};
+
+/* Parse the line [p, eol).  False: not a symbol line (skipped). */
+static bool parse_line(const char *p, const char *eol, struct kline *l)
+{
+	const char *q = p, *tab;
+
+	if (eol - q >= 20 && q[16] == ' ' && q[18] == ' ' && hex16(q, &l->addr))
+		q += 16;
+	else if (!sfp_sym_parse_hex(&q, eol, &l->addr) || eol - q < 4 ||
+		 q[0] != ' ' || q[2] != ' ')
+		return false;
+	l->type = q[1];
+	l->name = q + 3;
+	l->nlen = (size_t)(eol - l->name);
+	l->mod = NULL;
+	l->mlen = 0;
+	tab = memchr(l->name, '\t', l->nlen);
+	if (tab) {
+		l->nlen = (size_t)(tab - l->name);
+		l->mod = tab + 1;
+		l->mlen = (size_t)(eol - l->mod);
+	}
+	return l->nlen != 0;
+}
+
+static bool is_text(char type)
+{
+	return type == 't' || type == 'T' || type == 'w' || type == 'W';
+}
+
+static uint32_t type_flags(char type)
+{
+	uint32_t flags = SFP_SYM_KERNEL | SFP_SYM_SIZE_GUESSED;
+
+	if (type == 'T' || type == 'W')
+		flags |= SFP_SYM_GLOBAL;
+	if (type == 'w' || type == 'W')
+		flags |= SFP_SYM_WEAK;
+	return flags;
 }
 
 static bool parse_dec(const char **p, const char *end, uint64_t *v)
@@ -158,6 +206,29 @@ static const struct kmod *find_module(const struct kmod *mods, size_t nr,
 	return NULL;
 }
 
+/*
+ * Upper bound of a module symbol's size: to its module's end when
+ * /proc/modules lists the module and the symbol lies inside it; else
+ * unknown (*noext): up to the next symbol (trimmed by finish), capped
+ * later if that is another module's.
+ */
+static uint64_t mod_bound(const struct kmod *mods, size_t nmods, uint64_t addr,
+			  const char *mod, size_t mlen, bool *noext)
+{
+	const struct kmod *km;
+
+	*noext = true;
+	/* "[ext4]": strip the brackets to find its extent. */
+	if (mlen >= 2 && mod[0] == '[' && mod[mlen - 1] == ']') {
+		km = find_module(mods, nmods, mod + 1, mlen - 2);
+		if (km && addr >= km->start && addr - km->start < km->size) {
+			*noext = false;
+			return km->start + km->size - addr;
+		}
+	}
+	return UINT64_MAX - addr;
+}
+
 int sfp_kallsyms_parse(struct sfp_symtab *t, const char *buf, size_t len,
 		       const char *modules, size_t modules_len)
 {
@@ -177,63 +248,36 @@ int sfp_kallsyms_parse(struct sfp_symtab *t, const char *buf, size_t len,
 	}
 	while (p < end) {
 		const char *eol = memchr(p, '\n', (size_t)(end - p));
-		const char *q = p, *name, *mod = NULL;
-		size_t nlen, mlen = 0;
+		const char *q = p, *name, *mod;
+		struct kline l;
+		size_t nlen, mlen;
 		uint64_t addr, bound;
-		uint32_t flags = SFP_SYM_KERNEL | SFP_SYM_SIZE_GUESSED;
+		uint32_t flags;
 		char type;
 
 		if (!eol)
 			eol = end;
-		if (eol - q >= 20 && q[16] == ' ' && q[18] == ' ' &&
-		    hex16(q, &addr))
-			q += 16;
-		else if (!sfp_sym_parse_hex(&q, eol, &addr) || eol - q < 4 ||
-			 q[0] != ' ' || q[2] != ' ')
+		if (!parse_line(q, eol, &l))
 			goto next;
-		type = q[1];
-		name = q + 3;
-		nlen = (size_t)(eol - name);
-		{
-			const char *tab = memchr(name, '\t', nlen);
-
-			if (tab) {
-				nlen = (size_t)(tab - name);
-				mod = tab + 1;
-				mlen = (size_t)(eol - mod);
-			}
-		}
-		if (!nlen)
-			goto next;
+		addr = l.addr;
+		type = l.type;
+		name = l.name;
+		nlen = l.nlen;
+		mod = l.mod;
+		mlen = l.mlen;
 		if (nlen == 6 && !memcmp(name, "_etext", 6))
 			etext = addr;
-		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+		if (!is_text(type))
 			goto next;
 		if (!addr)
 			goto next;	/* kptr_restrict hides addresses */
-		if (type == 'T' || type == 'W')
-			flags |= SFP_SYM_GLOBAL;
-		if (type == 'w' || type == 'W')
-			flags |= SFP_SYM_WEAK;
-		bound = KSYM_LAST_GUESS;
+		flags = type_flags(type);
 		if (mod) {
-			/*
-			 * Unknown extent: up to the next symbol (trimmed by
-			 * finish), capped later if that is another module's.
-			 */
-			bound = UINT64_MAX - addr;
-			flags |= SFP_SYM_NO_EXTENT;
-			const struct kmod *km;
+			bool noext;
 
-			/* "[ext4]": strip the brackets to find its extent. */
-			if (mlen >= 2 && mod[0] == '[' && mod[mlen - 1] == ']') {
-				km = find_module(mods, nmods, mod + 1, mlen - 2);
-				if (km && addr >= km->start &&
-				    addr - km->start < km->size) {
-					bound = km->start + km->size - addr;
-					flags &= ~SFP_SYM_NO_EXTENT;
-				}
-			}
+			bound = mod_bound(mods, nmods, addr, mod, mlen, &noext);
+			if (noext)
+				flags |= SFP_SYM_NO_EXTENT;
 			/* Consecutive symbols of one module share the string. */
 			if (!last_mod || last_mod_len != mlen ||
 			    memcmp(last_mod, mod, mlen)) {
@@ -292,4 +336,282 @@ void sfp_kallsyms_fixup(struct sfp_symtab *t)
 		if (s->size > KSYM_LAST_GUESS)
 			s->size = KSYM_LAST_GUESS;
 	}
+}
+
+/* --- the lazy index (kallsyms.h) ----------------------------------------- */
+
+struct kent {
+	uint64_t addr;
+	uint32_t off;		/* of the name in the text */
+	uint16_t rest;		/* bytes from there to the end of the line:
+				 * name, maybe a tab and a module */
+	char type;
+};
+
+struct kmat {			/* a materialized symbol, by entry index */
+	size_t idx;
+	struct sfp_sym *sym;
+};
+
+struct sfp_kallsyms_index {
+	char *buf, *modules;
+	size_t len;
+	struct kent *e;
+	size_t n;
+	struct kmod *mods;
+	size_t nmods;
+	uint64_t etext;
+	struct kmat *mat;	/* open addressing, idx + 1 (0: empty) */
+	size_t mat_cap, mat_n;
+	struct sfp_symtab tab;	/* its pool holds the names we hand out */
+};
+
+/* Name and module (NULL if none) of an entry's line. */
+static void ent_split(const struct sfp_kallsyms_index *k, const struct kent *e,
+		      size_t *nlen, const char **mod, size_t *mlen)
+{
+	const char *name = k->buf + e->off;
+	const char *tab = memchr(name, '\t', e->rest);
+
+	*nlen = tab ? (size_t)(tab - name) : e->rest;
+	*mod = tab ? tab + 1 : NULL;
+	*mlen = tab ? (size_t)(name + e->rest - *mod) : 0;
+}
+
+int sfp_kallsyms_index__new(char *buf, size_t len, char *modules,
+			    size_t modules_len,
+			    struct sfp_kallsyms_index **out)
+{
+	struct sfp_kallsyms_index *k;
+	const char *p = buf, *end = buf + len;
+	size_t cap;
+	int err;
+
+	*out = NULL;
+	/* offsets are 32-bit, name lengths 16-bit */
+	if (len > UINT32_MAX)
+		return -EAGAIN;
+	k = calloc(1, sizeof(*k));
+	if (!k)
+		return -ENOMEM;
+	/* ~45 bytes a line in practice: one allocation, rarely a second */
+	cap = len / 40 + 16;
+	k->e = malloc(cap * sizeof(*k->e));
+	if (!k->e) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	if (modules) {
+		err = load_modules(modules, modules_len, &k->mods, &k->nmods);
+		if (err)
+			goto fail;
+	}
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		struct kline l;
+		struct kent *e;
+		size_t rest;
+
+		if (!eol)
+			eol = end;
+		/* the common line, without looking for a tab: the name's end
+		 * is only needed for the symbols a lookup hits */
+		if (eol - p >= 20 && p[16] == ' ' && p[18] == ' ' &&
+		    hex16(p, &l.addr)) {
+			l.type = p[17];
+			l.name = p + 19;
+			rest = (size_t)(eol - l.name);
+			if (!rest || l.name[0] == '\t')
+				goto next;	/* no name */
+		} else if (parse_line(p, eol, &l)) {
+			rest = (size_t)(eol - l.name);
+		} else {
+			goto next;
+		}
+		if (rest >= 6 && !memcmp(l.name, "_etext", 6) &&
+		    (rest == 6 || l.name[6] == '\t'))
+			k->etext = l.addr;
+		if (!is_text(l.type) || !l.addr)
+			goto next;
+		if (rest > UINT16_MAX ||
+		    (k->n && l.addr < k->e[k->n - 1].addr) ||
+		    k->n >= SFP_SYMTAB_MAX) {
+			err = -EAGAIN;	/* the full parse handles these */
+			goto fail;
+		}
+		if (k->n == cap) {
+			struct kent *ne = realloc(k->e, cap * 2 * sizeof(*ne));
+
+			if (!ne) {
+				err = -ENOMEM;
+				goto fail;
+			}
+			k->e = ne;
+			cap *= 2;
+		}
+		e = &k->e[k->n++];
+		e->addr = l.addr;
+		e->off = (uint32_t)(l.name - buf);
+		e->rest = (uint16_t)rest;
+		e->type = l.type;
+next:
+		p = eol + 1;
+	}
+	if (!k->n) {
+		err = -EAGAIN;	/* the full parse says why */
+		goto fail;
+	}
+	k->buf = buf;
+	k->len = len;
+	k->modules = modules;
+	*out = k;
+	return 0;
+fail:
+	free(k->e);
+	free(k->mods);
+	free(k);
+	return err;
+}
+
+/* Last entry with the same address as entry i (the alias that wins). */
+static size_t last_alias(const struct sfp_kallsyms_index *k, size_t i)
+{
+	while (i + 1 < k->n && k->e[i + 1].addr == k->e[i].addr)
+		i++;
+	return i;
+}
+
+/*
+ * Build the symbol of entry i (the last of its address), with the size
+ * the full parse gives it: its bound (to _etext, to its module's end, or
+ * unknown), trimmed to the next symbol; a module symbol of unknown extent
+ * whose successor is not of its module gets at most a page.
+ */
+static struct sfp_sym *materialize(struct sfp_kallsyms_index *k, size_t i)
+{
+	const struct kent *e = &k->e[i];
+	const char *mod;
+	size_t nlen, mlen;
+	bool noext = false;
+	uint64_t size;
+	struct sfp_sym *s;
+
+	ent_split(k, e, &nlen, &mod, &mlen);
+	if (mod)
+		size = mod_bound(k->mods, k->nmods, e->addr, mod, mlen, &noext);
+	else
+		size = k->etext > e->addr ? k->etext - e->addr : KSYM_LAST_GUESS;
+	if (i + 1 < k->n && size > k->e[i + 1].addr - e->addr)
+		size = k->e[i + 1].addr - e->addr;
+	if (noext) {
+		bool same = false;
+
+		if (i + 1 < k->n) {
+			const struct kent *ne = &k->e[last_alias(k, i + 1)];
+			const char *nm;
+			size_t nnlen, nmlen;
+
+			ent_split(k, ne, &nnlen, &nm, &nmlen);
+			same = nm && nmlen == mlen && !memcmp(nm, mod, mlen);
+		}
+		if (!same && size > KSYM_LAST_GUESS)
+			size = KSYM_LAST_GUESS;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->start = e->addr;
+	s->size = size;
+	s->flags = type_flags(e->type);
+	s->seq = (uint32_t)i;
+	s->name = sfp_strpool_add(&k->tab.pool, k->buf + e->off, nlen);
+	if (mod)
+		s->dso = sfp_strpool_add(&k->tab.pool, mod, mlen);
+	if (!s->name || (mod && !s->dso)) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+/* The materialized symbol of entry i, made on first use. */
+static struct sfp_sym *mat_get(struct sfp_kallsyms_index *k, size_t i)
+{
+	size_t h, mask;
+
+	if ((k->mat_n + 1) * 2 > k->mat_cap) {
+		size_t ncap = k->mat_cap ? k->mat_cap * 2 : 256, j;
+		struct kmat *n = calloc(ncap, sizeof(*n));
+
+		if (!n)
+			return NULL;
+		for (j = 0; j < k->mat_cap; j++) {
+			if (!k->mat[j].idx)
+				continue;
+			for (h = (k->mat[j].idx * 0x9e3779b97f4a7c15ull) >> 40 &
+				 (ncap - 1);
+			     n[h].idx; h = (h + 1) & (ncap - 1))
+				;
+			n[h] = k->mat[j];
+		}
+		free(k->mat);
+		k->mat = n;
+		k->mat_cap = ncap;
+	}
+	mask = k->mat_cap - 1;
+	for (h = ((i + 1) * 0x9e3779b97f4a7c15ull) >> 40 & mask; k->mat[h].idx;
+	     h = (h + 1) & mask)
+		if (k->mat[h].idx == i + 1)
+			return k->mat[h].sym;
+	k->mat[h].sym = materialize(k, i);
+	if (!k->mat[h].sym)
+		return NULL;
+	k->mat[h].idx = i + 1;
+	k->mat_n++;
+	return k->mat[h].sym;
+}
+
+struct sfp_sym *sfp_kallsyms_index__find(struct sfp_kallsyms_index *k,
+					 uint64_t addr, struct sfp_symtab **tab)
+{
+	size_t lo = 0, hi = k->n;
+	struct sfp_sym *s;
+
+	*tab = &k->tab;
+	/* the last entry with start <= addr: the winning alias of its start */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (k->e[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	s = mat_get(k, lo - 1);
+	if (s && (addr - s->start < s->size || addr == s->start))
+		return s;
+	return NULL;
+}
+
+void sfp_kallsyms_index__free(struct sfp_kallsyms_index **kp)
+{
+	struct sfp_kallsyms_index *k;
+	size_t i;
+
+	if (!kp || !*kp)
+		return;
+	k = *kp;
+	for (i = 0; i < k->mat_cap; i++)
+		if (k->mat[i].idx)
+			free(k->mat[i].sym);
+	free(k->mat);
+	sfp_symtab_free(&k->tab);
+	free(k->e);
+	free(k->mods);
+	free(k->modules);
+	free(k->buf);
+	free(k);
+	*kp = NULL;
 }

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "symbols/internal.h"
+#include "symbols/kallsyms.h"
 
 /* kallsyms is ~10 MiB on big configs; perf maps can be large too. */
 #define KALLSYMS_MAX (256u << 20)
@@ -28,6 +29,16 @@ static int load_kernel(struct sfp_symbolizer *s)
 	/* No module list (no CONFIG_MODULES, or a chroot): sizes guessed. */
 	if (sfp_read_file(s->modules_path, KALLSYMS_MAX, &mods, &modslen))
 		mods = NULL;
+	/* An index, names read when a lookup needs them: parsing all of a
+	 * big kallsyms up front was a fifth of a `sfprof script` run. */
+	err = sfp_kallsyms_index__new(ks, kslen, mods, modslen, &s->kidx);
+	if (err != -EAGAIN) {
+		if (err) {
+			free(ks);
+			free(mods);
+		}
+		return err;
+	}
 	err = sfp_kallsyms_parse(&s->kernel, ks, kslen, mods, modslen);
 	free(ks);
 	free(mods);
@@ -46,6 +57,7 @@ static int load_kernel(struct sfp_symbolizer *s)
 int sfp_symbolizer__kernel(struct sfp_symbolizer *s, uint64_t addr,
 			   struct sfp_symbol *out)
 {
+	struct sfp_symtab *tab = &s->kernel;
 	struct sfp_sym *sym;
 
 	if (!s || !out)
@@ -56,10 +68,13 @@ int sfp_symbolizer__kernel(struct sfp_symbolizer *s, uint64_t addr,
 	}
 	if (s->kernel_err)
 		return s->kernel_err;
-	sym = sfp_symtab_find(&s->kernel, addr);
+	if (s->kidx)
+		sym = sfp_kallsyms_index__find(s->kidx, addr, &tab);
+	else
+		sym = sfp_symtab_find(&s->kernel, addr);
 	if (!sym)
 		return -ENOENT;
-	sfp_symbolizer_fill(s, &s->kernel, sym, addr, "[kernel.kallsyms]", out);
+	sfp_symbolizer_fill(s, tab, sym, addr, "[kernel.kallsyms]", out);
 	return 0;
 }
 

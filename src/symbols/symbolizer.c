@@ -16,6 +16,7 @@
 
 #include "elf/elf.h"
 #include "symbols/internal.h"
+#include "symbols/kallsyms.h"
 
 static const char *const default_debug_dirs[] = { "/usr/lib/debug", NULL };
 
@@ -140,6 +141,7 @@ void sfp_symbolizer__free(struct sfp_symbolizer **sp)
 		free(j);
 	}
 	sfp_symtab_free(&s->kernel);
+	sfp_kallsyms_index__free(&s->kidx);
 	sfp_strpool_free(&s->pool);
 	if (s->debug_dirs)
 		for (i = 0; s->debug_dirs[i]; i++)

@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The lazy kallsyms index against the full parse: for every symbol of
+ * the full table (and around it, and at every address the text names),
+ * both must answer the same symbol with the same name, start, size,
+ * module and flags, or both nothing.  Inputs: the fixture, synthetic texts
+ * for the corner cases (aliases, modules with and without extents, lines
+ * the fast path does not take), the running kernel's kallsyms and perf's
+ * cached copies.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbols/kallsyms.h"
+#include "test.h"
+
+static char *dup_mem(const char *s, size_t n)
+{
+	char *p = malloc(n + 1);
+
+	if (p) {
+		memcpy(p, s, n);
+		p[n] = 0;
+	}
+	return p;
+}
+
+static bool same_str(const char *a, const char *b)
+{
+	if (!a || !b)
+		return a == b;
+	return !strcmp(a, b);
+}
+
+/* Compare the two at addr; false (and a failure) when they differ. */
+static bool probe(struct sfp_symtab *full, struct sfp_kallsyms_index *k,
+		  uint64_t addr)
+{
+	struct sfp_sym *a = sfp_symtab_find(full, addr), *b;
+	struct sfp_symtab *tab;
+
+	b = sfp_kallsyms_index__find(k, addr, &tab);
+	if (!a || !b) {
+		if (a != b)
+			sfp_test_fail_at(__FILE__, __LINE__,
+					 "at %#" PRIx64 ": full %s, index %s",
+					 addr, a ? a->name : "(none)",
+					 b ? b->name : "(none)");
+		return !a && !b;
+	}
+	if (a->start != b->start || a->size != b->size ||
+	    a->flags != b->flags || strcmp(a->name, b->name) ||
+	    !same_str(a->dso, b->dso)) {
+		sfp_test_fail_at(__FILE__, __LINE__,
+				 "at %#" PRIx64 ": full %s %#" PRIx64 "+%#" PRIx64
+				 " %s flags %#x, index %s %#" PRIx64 "+%#" PRIx64
+				 " %s flags %#x", addr, a->name, a->start,
+				 a->size, a->dso ? a->dso : "-", a->flags,
+				 b->name, b->start, b->size,
+				 b->dso ? b->dso : "-", b->flags);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Both views of (ks, mods); the number of symbols compared, or -1 on a
+ * difference, -2 when the index declined (-EAGAIN).
+ */
+static long compare(const char *ks, size_t kslen, const char *mods,
+		    size_t modslen)
+{
+	struct sfp_symtab full = { 0 };
+	struct sfp_kallsyms_index *k = NULL;
+	char *kb = dup_mem(ks, kslen), *mb = mods ? dup_mem(mods, modslen) : NULL;
+	const char *p, *end = ks + kslen;
+	long n = 0;
+	size_t i;
+	int err;
+
+	if (!ASSERT_TRUE(kb && (!mods || mb)))
+		return -1;
+	err = sfp_kallsyms_index__new(kb, kslen, mb, modslen, &k);
+	if (err) {
+		free(kb);
+		free(mb);
+		return err == -EAGAIN ? -2 : -1;
+	}
+	if (sfp_kallsyms_parse(&full, ks, kslen, mods, modslen) < 0) {
+		sfp_kallsyms_index__free(&k);
+		return -1;
+	}
+	sfp_symtab_finish(&full);
+	sfp_kallsyms_fixup(&full);
+	for (i = 0; i < full.nr && n >= 0; i++) {
+		const struct sfp_sym *s = &full.syms[i];
+		uint64_t a = s->start;
+
+		if (!probe(&full, k, a) || !probe(&full, k, a - 1) ||
+		    !probe(&full, k, a + 1) ||
+		    !probe(&full, k, a + s->size / 2) ||
+		    !probe(&full, k, a + s->size - 1) ||
+		    !probe(&full, k, a + s->size))
+			n = -1;
+		else
+			n++;
+	}
+	/* every address the text names, text symbol or not */
+	for (p = ks; p < end && n >= 0;) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		uint64_t a = strtoull(p, NULL, 16);
+
+		if (!probe(&full, k, a))
+			n = -1;
+		p = eol ? eol + 1 : end;
+	}
+	if (n >= 0 && (!probe(&full, k, 0) || !probe(&full, k, UINT64_MAX)))
+		n = -1;
+	sfp_symtab_free(&full);
+	sfp_kallsyms_index__free(&k);
+	return n;
+}
+
+static long compare_str(const char *ks, const char *mods)
+{
+	return compare(ks, strlen(ks), mods, mods ? strlen(mods) : 0);
+}
+
+static bool read_whole(const char *path, char **buf, size_t *len)
+{
+	return !sfp_read_file(path, 256u << 20, buf, len);
+}
+
+TEST(kallsyms_index_fixture)
+{
+	char ks[700], ms[700], *kb, *mb;
+	size_t kl, ml;
+
+	snprintf(ks, sizeof(ks), "%s/symbols/kallsyms.txt", test_data_dir());
+	snprintf(ms, sizeof(ms), "%s/symbols/modules.txt", test_data_dir());
+	if (!ASSERT_TRUE(read_whole(ks, &kb, &kl)) ||
+	    !ASSERT_TRUE(read_whole(ms, &mb, &ml)))
+		return;
+	ASSERT_GE(compare(kb, kl, mb, ml), 8);
+	ASSERT_GE(compare(kb, kl, NULL, 0), 8);	/* no module list */
+	free(kb);
+	free(mb);
+}
+
+/* The corner cases, by hand. */
+TEST(kallsyms_index_synthetic)
+{
+	/* aliases of every type mix, data between text, an empty name, a
+	 * name with a tab but no name, uppercase hex and a 0x prefix
+	 * (the general parser), module runs split by another module, a
+	 * module missing from the list, a symbol outside its module's
+	 * extent, a second _etext */
+	static const char ks[] =
+		"ffffffff81000000 T _stext\n"
+		"ffffffff81000010 t a1\n"
+		"ffffffff81000010 T a2\n"
+		"ffffffff81000010 w a3\n"
+		"ffffffff81000020 D data\n"
+		"ffffffff81000030 W b\n"
+		"ffffffff81000040 t \n"
+		"ffffffff81000048 t \t[mm]\n"
+		"FFFFFFFF81000050 T upper\n"
+		"0xffffffff81000060 t prefixed\n"
+		"ffffffff81000070 T c\n"
+		"ffffffff81000070 t c_alias\n"
+		"garbage line\n"
+		"ffffffff81000100 T _etext\n"
+		"ffffffff81001000 T _etext\n"
+		"0000000000000000 t hidden\n"
+		"ffffffffc0000000 t m1\t[ma]\n"
+		"ffffffffc0000100 t m2\t[ma]\n"
+		"ffffffffc0000200 t x1\t[mb]\n"
+		"ffffffffc0000300 t m3\t[ma]\n"
+		"ffffffffc0010000 t far\t[ma]\n"
+		"ffffffffc0020000 t n1\t[nolist]\n"
+		"ffffffffc0020000 T n1b\t[nolist]\n"
+		"ffffffffc0029000 t n2\t[nolist]\n"
+		"ffffffffc0100000 t lone\t[bpf]\n"
+		"ffffffffc0200000 t nobracket\tmc\n";
+	static const char mods[] =
+		"ma 4096 0 - Live 0xffffffffc0000000\n"
+		"mb 256 0 - Live 0xffffffffc0000200\n"
+		"broken line\n";
+
+	ASSERT_GE(compare_str(ks, mods), 15);
+	ASSERT_GE(compare_str(ks, NULL), 15);
+	/* without a trailing newline */
+	ASSERT_GE(compare(ks, sizeof(ks) - 2, mods, sizeof(mods) - 1), 15);
+}
+
+TEST(kallsyms_index_declines)
+{
+	struct sfp_kallsyms_index *k = NULL;
+	static const char unsorted[] =
+		"ffffffff81000100 T b\n"
+		"ffffffff81000000 T a\n";
+	static const char no_text[] =
+		"ffffffff81000100 D b\n"
+		"0000000000000000 T hidden\n";
+
+	/* out of order: the full parse (it sorts) */
+	ASSERT_EQ(compare_str(unsorted, NULL), -2);
+	/* no text symbols: the full parse (it says why) */
+	ASSERT_EQ(compare_str(no_text, NULL), -2);
+	ASSERT_EQ(compare_str("", NULL), -2);
+	{
+		char *b = dup_mem(unsorted, sizeof(unsorted) - 1);
+
+		/* declined: the buffer stays the caller's */
+		ASSERT_ERR(sfp_kallsyms_index__new(b, sizeof(unsorted) - 1,
+						   NULL, 0, &k), -EAGAIN);
+		ASSERT_TRUE(k == NULL);
+		free(b);
+	}
+	sfp_kallsyms_index__free(&k);	/* NULL: nothing */
+}
+
+TEST(kallsyms_index_live)
+{
+	char *kb, *mb = NULL;
+	size_t kl, ml = 0;
+	long n;
+
+	if (!read_whole("/proc/kallsyms", &kb, &kl)) {
+		test_skip("no /proc/kallsyms");
+		return;
+	}
+	if (!read_whole("/proc/modules", &mb, &ml))
+		mb = NULL;
+	n = compare(kb, kl, mb, ml);
+	free(kb);
+	free(mb);
+	if (n == -2) {
+		test_skip("kallsyms addresses hidden or out of order");
+		return;
+	}
+	ASSERT_GE(n, 1000);
+}
+
+/* perf's copies (~/.debug/[kernel.kallsyms]/<build-id>/kallsyms). */
+TEST(kallsyms_index_perf_cache)
+{
+	const char *home = getenv("HOME");
+	char dir[4096], path[4400], *kb, *mb = NULL;
+	struct dirent *de;
+	size_t kl, ml = 0;
+	int seen = 0;
+	DIR *d;
+
+	if (!home) {
+		test_skip("no HOME");
+		return;
+	}
+	snprintf(dir, sizeof(dir), "%s/.debug/[kernel.kallsyms]", home);
+	d = opendir(dir);
+	if (!d) {
+		test_skip("no perf build-id cache of kallsyms");
+		return;
+	}
+	if (!read_whole("/proc/modules", &mb, &ml))
+		mb = NULL;
+	while ((de = readdir(d)) && seen < 3) {
+		long n;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/kallsyms", dir, de->d_name);
+		if (!read_whole(path, &kb, &kl))
+			continue;
+		n = compare(kb, kl, mb, ml);
+		free(kb);
+		if (n != -2)
+			ASSERT_GE(n, 1000);
+		seen++;
+	}
+	closedir(d);
+	free(mb);
+	if (!seen)
+		test_skip("no cached kallsyms");
+}
