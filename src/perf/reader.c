@@ -626,6 +626,9 @@ static void hdr_of(const struct sfp_perf_reader *r, const uint8_t *p,
  * The next record from the decompressed buffer, the mapped data or the
  * stream.  Return: 1, 0 at the end, or -errno.
  */
+#ifndef SFP_HDR_AHEAD
+#define SFP_HDR_AHEAD 8
+#endif
 static int read_raw(struct sfp_perf_reader *r, const uint8_t **rec,
 		    size_t *size, uint64_t *off, bool *from_decomp)
 {
@@ -667,6 +670,15 @@ static int read_raw(struct sfp_perf_reader *r, const uint8_t **rec,
 		if (pl > r->data_end - r->pos)
 			return bad(r, *off, "record payload past the end");
 		r->pos += pl;
+		/*
+		 * Headers are a pointer chase through cold pages (each size
+		 * leads to the next record).  Records of one kind often have
+		 * one size (dwarf-mode samples: a fixed stack copy), so guess
+		 * where the header four records on will be and start loading
+		 * it; a wrong guess costs one useless prefetch.
+		 */
+		if (SFP_HDR_AHEAD && r->data_end - r->pos > SFP_HDR_AHEAD * (uint64_t)sz)
+			__builtin_prefetch(r->mem + r->pos + SFP_HDR_AHEAD * (uint64_t)sz);
 		return 1;
 	}
 	*off = r->spos;
