@@ -36,6 +36,11 @@ struct sfp_machine {
 	uint32_t *dso_hash;	/* idx + 1, 0 empty */
 	size_t dso_hash_cap;
 	uint64_t gen;		/* bumped by every change of a map table */
+	/* the last mapping found; valid while gen stays last_gen (an MMAP
+	 * reallocates the maps array, and a new process may move procs) */
+	const struct sfp_pmap *last;
+	uint32_t last_pid;
+	uint64_t last_gen;
 	char tmp[COMM_LEN];
 };
 
@@ -444,9 +449,16 @@ SFP_HIDDEN const char *sfp_machine__comm(struct sfp_machine *m, uint32_t tid)
 SFP_HIDDEN const struct sfp_pmap *sfp_machine__find(struct sfp_machine *m,
 						    uint32_t pid, uint64_t addr)
 {
-	struct proc *p = proc_find(m, addr >= SFP_KERNEL_START ? KERNEL_PID : pid);
+	uint32_t key = addr >= SFP_KERNEL_START ? KERNEL_PID : pid;
+	const struct sfp_pmap *l = m->last;
+	struct proc *p;
 	size_t lo = 0, hi;
 
+	/* consecutive frames mostly fall in one mapping */
+	if (l && m->last_gen == m->gen && m->last_pid == key &&
+	    addr >= l->start && addr < l->end)
+		return l;
+	p = proc_find(m, key);
 	if (!p)
 		return NULL;
 	hi = p->nr;
@@ -457,8 +469,12 @@ SFP_HIDDEN const struct sfp_pmap *sfp_machine__find(struct sfp_machine *m,
 			hi = mid;
 		else if (addr >= p->maps[mid].end)
 			lo = mid + 1;
-		else
-			return &p->maps[mid];
+		else {
+			m->last = &p->maps[mid];
+			m->last_pid = key;
+			m->last_gen = m->gen;
+			return m->last;
+		}
 	}
 	return NULL;
 }
