@@ -19,8 +19,24 @@ struct aspace {
 	struct sfp_addr_space *as;
 };
 
+/*
+ * Where the last walk of a thread read its return addresses (absolute
+ * stack addresses, one per cache line).  A thread's outer frames stay put
+ * from one sample to the next, so the next snapshot of that thread is
+ * read at mostly the same addresses.
+ */
+#define HIST_SLOTS 256
+#define HIST_LINES 48
+
+struct thist {
+	uint32_t tid;
+	uint32_t n;
+	uint64_t line[HIST_LINES];
+};
+
 struct sfp_perf_unwinder {
 	const struct sfp_perf_header_info *hdr;
+	struct thist *hist;
 	struct aspace *tab;
 	size_t n, cap;
 	struct sfp_reader *rd;
@@ -120,6 +136,7 @@ SFP_HIDDEN void sfp_perf_unwinder__free(struct sfp_perf_unwinder **up)
 			sfp_addr_space__free(&u->tab[i].as);
 	free(u->tab);
 	sfp_reader__free(&u->rd);
+	free(u->hist);
 	free(u);
 	*up = NULL;
 }
@@ -211,6 +228,57 @@ SFP_HIDDEN bool sfp_perf_sample_has_snapshot(const struct sfp_perf_sample *s)
 	       user_reg(s, SFP_PERF_REG_X86_SP, &v);
 }
 
+/*
+ * Start loading the snapshot lines this thread's last walk read, before
+ * walking: the walk is a serial chain (each return address gives the next
+ * frame), so lines it would miss one after another arrive together.
+ * Return: the thread's history slot (NULL: no memory for one).
+ */
+static struct thist *hist_prefetch(struct sfp_perf_unwinder *u,
+				   const struct sfp_perf_sample *s, uint64_t sp)
+{
+	const uint8_t *stack = s->user_stack;
+	struct thist *h;
+	uint32_t k;
+
+	if (!u->hist) {
+		u->hist = calloc(HIST_SLOTS, sizeof(*u->hist));
+		if (!u->hist)
+			return NULL;
+	}
+	h = &u->hist[(s->tid ^ (s->tid >> 8)) % HIST_SLOTS];
+	if (h->tid != s->tid)
+		return h;
+	for (k = 0; k < h->n; k++) {
+		uint64_t off = h->line[k] - sp;
+
+		if (off < s->user_stack_dyn_size)
+			__builtin_prefetch(stack + off);
+	}
+	return h;
+}
+
+/* Remember the lines of the return-address slots of this walk. */
+static void hist_record(struct thist *h, uint32_t tid,
+			const struct sfp_frame *f, int n)
+{
+	uint64_t last = 0;
+	int i;
+
+	h->tid = tid;
+	h->n = 0;
+	for (i = 1; i < n && h->n < HIST_LINES; i++) {
+		/* frame i's sp is the CFA of frame i - 1: the return
+		 * address sits just below it, a saved FP below that */
+		uint64_t a = (f[i].sp - 16) & ~63ull;
+
+		if (a == last)
+			continue;
+		h->line[h->n++] = a;
+		last = a;
+	}
+}
+
 SFP_HIDDEN int sfp_perf_unwinder__unwind(struct sfp_perf_unwinder *u,
 					 const struct sfp_perf_event *ev,
 					 uint64_t **ips, size_t *cap,
@@ -220,6 +288,7 @@ SFP_HIDDEN int sfp_perf_unwinder__unwind(struct sfp_perf_unwinder *u,
 	struct sfp_regs regs = { 0 };
 	enum sfp_unwind_stop stop = SFP_STOP_NONE;
 	struct sfp_addr_space *as;
+	struct thist *h;
 	int n, i;
 
 	if (!sfp_perf_sample_has_snapshot(s))
@@ -245,8 +314,11 @@ SFP_HIDDEN int sfp_perf_unwinder__unwind(struct sfp_perf_unwinder *u,
 	if (sfp_reader__set_snapshot(u->rd, s->user_stack,
 				     (size_t)s->user_stack_dyn_size, regs.sp))
 		return 0;
+	h = hist_prefetch(u, s, regs.sp);
 	n = sfp_unwind(as, u->rd, &regs, u->frames, SFP_PERF_MAX_STACK, NULL,
 		       &stop);
+	if (h)
+		hist_record(h, s->tid, u->frames, n);
 	if (n < 0) {
 		(*ips)[0] = regs.ip;
 		return 1;
