@@ -7,6 +7,11 @@
  * module symbols.  Without a module extent a symbol runs to the next one
  * of its own module; the last one (e.g. a [bpf] program) gets one page.
  */
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "symbols/kallsyms.h"
 
 #define KSYM_LAST_GUESS 4096
@@ -340,14 +345,16 @@ void sfp_kallsyms_fixup(struct sfp_symtab *t)
 
 /* --- the lazy index (kallsyms.h) ----------------------------------------- */
 
-struct kent {
-	uint64_t addr;
-	uint32_t off;		/* of the name in the text */
-	uint16_t rest;		/* bytes from there to the end of the line:
-				 * name, maybe a tab and a module */
-	char type;
-};
-
+/*
+ * The index holds only the offsets of the text-symbol lines, and only of
+ * lines in the form the kernel writes on 64-bit ("%016lx %c %s"): there,
+ * the 16 lowercase hex digits sort as text exactly as the addresses sort
+ * as numbers, so the one pass over the file compares them as two
+ * big-endian words and checks they are hex digits, without converting
+ * anything; a lookup converts the ~17 lines its binary search visits.
+ * A text symbol in any other form declines the index (the full parse
+ * takes it).
+ */
 struct kmat {			/* a materialized symbol, by entry index */
 	size_t idx;
 	struct sfp_sym *sym;
@@ -356,7 +363,8 @@ struct kmat {			/* a materialized symbol, by entry index */
 struct sfp_kallsyms_index {
 	char *buf, *modules;
 	size_t len;
-	struct kent *e;
+	bool mapped;		/* buf is a mapping of the file, not malloc()ed */
+	uint32_t *e;		/* line offsets of the text symbols */
 	size_t n;
 	struct kmod *mods;
 	size_t nmods;
@@ -366,16 +374,58 @@ struct sfp_kallsyms_index {
 	struct sfp_symtab tab;	/* its pool holds the names we hand out */
 };
 
-/* Name and module (NULL if none) of an entry's line. */
-static void ent_split(const struct sfp_kallsyms_index *k, const struct kent *e,
-		      size_t *nlen, const char **mod, size_t *mlen)
-{
-	const char *name = k->buf + e->off;
-	const char *tab = memchr(name, '\t', e->rest);
+#define ZEROS 0x3030303030303030ull	/* "00000000" as a key word */
 
-	*nlen = tab ? (size_t)(tab - name) : e->rest;
-	*mod = tab ? tab + 1 : NULL;
-	*mlen = tab ? (size_t)(name + e->rest - *mod) : 0;
+/* Eight lowercase hex digits?  (as hex8_swar, without converting) */
+static bool hex8_ok(uint64_t x)
+{
+	const uint64_t ones = 0x0101010101010101ull, top = ones << 7;
+	uint64_t digit, alpha;
+
+	digit = (x + ones * (0x80 - '0')) & ~(x + ones * (0x80 - '9' - 1));
+	alpha = (x + ones * (0x80 - 'a')) & ~(x + ones * (0x80 - 'f' - 1));
+	return !(x & top) && ((digit | alpha) & top) == top;
+}
+
+/* A line "%016lx %c ..." with lowercase digits: its sort key (the digits
+ * as big-endian words compare like the address). */
+static bool canonical(const char *p, const char *eol, uint64_t key[2])
+{
+	uint64_t a, b;
+
+	if (eol - p < 20 || p[16] != ' ' || p[18] != ' ')
+		return false;
+	memcpy(&a, p, 8);
+	memcpy(&b, p + 8, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (!hex8_ok(a) || !hex8_ok(b))
+		return false;
+	key[0] = __builtin_bswap64(a);
+	key[1] = __builtin_bswap64(b);
+	return true;
+#else
+	(void)key;
+	return false;	/* big-endian hosts: the full parse */
+#endif
+}
+
+/* Address, type, name and module of indexed line i. */
+static void ent_line(const struct sfp_kallsyms_index *k, size_t i,
+		     struct kline *l)
+{
+	const char *p = k->buf + k->e[i], *end = k->buf + k->len;
+	const char *eol = memchr(p + 19, '\n', (size_t)(end - p - 19));
+
+	/* the index took only lines parse_line() reads this way */
+	parse_line(p, eol ? eol : end, l);
+}
+
+static uint64_t ent_addr(const struct sfp_kallsyms_index *k, size_t i)
+{
+	uint64_t a = 0;
+
+	hex16(k->buf + k->e[i], &a);
+	return a;
 }
 
 int sfp_kallsyms_index__new(char *buf, size_t len, char *modules,
@@ -384,13 +434,13 @@ int sfp_kallsyms_index__new(char *buf, size_t len, char *modules,
 {
 	struct sfp_kallsyms_index *k;
 	const char *p = buf, *end = buf + len;
+	uint64_t prev[2] = { 0, 0 };
 	size_t cap;
 	int err;
 
 	*out = NULL;
-	/* offsets are 32-bit, name lengths 16-bit */
 	if (len > UINT32_MAX)
-		return -EAGAIN;
+		return -EAGAIN;	/* offsets are 32-bit */
 	k = calloc(1, sizeof(*k));
 	if (!k)
 		return -ENOMEM;
@@ -407,40 +457,45 @@ int sfp_kallsyms_index__new(char *buf, size_t len, char *modules,
 			goto fail;
 	}
 	while (p < end) {
-		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		const char *eol, *name;
+		uint64_t key[2];
 		struct kline l;
-		struct kent *e;
-		size_t rest;
+		char type;
 
+		eol = memchr(p, '\n', (size_t)(end - p));
 		if (!eol)
 			eol = end;
-		/* the common line, without looking for a tab: the name's end
-		 * is only needed for the symbols a lookup hits */
-		if (eol - p >= 20 && p[16] == ' ' && p[18] == ' ' &&
-		    hex16(p, &l.addr)) {
-			l.type = p[17];
-			l.name = p + 19;
-			rest = (size_t)(eol - l.name);
-			if (!rest || l.name[0] == '\t')
-				goto next;	/* no name */
-		} else if (parse_line(p, eol, &l)) {
-			rest = (size_t)(eol - l.name);
-		} else {
+		if (!canonical(p, eol, key)) {
+			/* any other form: fine unless it is a text symbol */
+			if (!parse_line(p, eol, &l))
+				goto next;
+			if (l.nlen == 6 && !memcmp(l.name, "_etext", 6))
+				k->etext = l.addr;
+			if (is_text(l.type) && l.addr) {
+				err = -EAGAIN;
+				goto fail;
+			}
 			goto next;
 		}
-		if (rest >= 6 && !memcmp(l.name, "_etext", 6) &&
-		    (rest == 6 || l.name[6] == '\t'))
-			k->etext = l.addr;
-		if (!is_text(l.type) || !l.addr)
-			goto next;
-		if (rest > UINT16_MAX ||
-		    (k->n && l.addr < k->e[k->n - 1].addr) ||
+		type = p[17];
+		name = p + 19;
+		if (name == eol || *name == '\t')
+			goto next;	/* no name: not a symbol line */
+		if (eol - name >= 6 && name[0] == '_' &&
+		    !memcmp(name, "_etext", 6) &&
+		    (eol - name == 6 || name[6] == '\t'))
+			hex16(p, &k->etext);
+		if (!is_text(type) || (key[0] == ZEROS && key[1] == ZEROS))
+			goto next;	/* not text, or address 0 (hidden) */
+		if (key[0] < prev[0] || (key[0] == prev[0] && key[1] < prev[1]) ||
 		    k->n >= SFP_SYMTAB_MAX) {
-			err = -EAGAIN;	/* the full parse handles these */
+			err = -EAGAIN;	/* out of order: the full parse sorts */
 			goto fail;
 		}
+		prev[0] = key[0];
+		prev[1] = key[1];
 		if (k->n == cap) {
-			struct kent *ne = realloc(k->e, cap * 2 * sizeof(*ne));
+			uint32_t *ne = realloc(k->e, cap * 2 * sizeof(*ne));
 
 			if (!ne) {
 				err = -ENOMEM;
@@ -449,11 +504,7 @@ int sfp_kallsyms_index__new(char *buf, size_t len, char *modules,
 			k->e = ne;
 			cap *= 2;
 		}
-		e = &k->e[k->n++];
-		e->addr = l.addr;
-		e->off = (uint32_t)(l.name - buf);
-		e->rest = (uint16_t)rest;
-		e->type = l.type;
+		k->e[k->n++] = (uint32_t)(p - buf);
 next:
 		p = eol + 1;
 	}
@@ -476,7 +527,9 @@ fail:
 /* Last entry with the same address as entry i (the alias that wins). */
 static size_t last_alias(const struct sfp_kallsyms_index *k, size_t i)
 {
-	while (i + 1 < k->n && k->e[i + 1].addr == k->e[i].addr)
+	uint64_t a = ent_addr(k, i);
+
+	while (i + 1 < k->n && ent_addr(k, i + 1) == a)
 		i++;
 	return i;
 }
@@ -489,30 +542,28 @@ static size_t last_alias(const struct sfp_kallsyms_index *k, size_t i)
  */
 static struct sfp_sym *materialize(struct sfp_kallsyms_index *k, size_t i)
 {
-	const struct kent *e = &k->e[i];
-	const char *mod;
-	size_t nlen, mlen;
+	struct kline l;
 	bool noext = false;
 	uint64_t size;
 	struct sfp_sym *s;
 
-	ent_split(k, e, &nlen, &mod, &mlen);
-	if (mod)
-		size = mod_bound(k->mods, k->nmods, e->addr, mod, mlen, &noext);
+	ent_line(k, i, &l);
+	if (l.mod)
+		size = mod_bound(k->mods, k->nmods, l.addr, l.mod, l.mlen,
+				 &noext);
 	else
-		size = k->etext > e->addr ? k->etext - e->addr : KSYM_LAST_GUESS;
-	if (i + 1 < k->n && size > k->e[i + 1].addr - e->addr)
-		size = k->e[i + 1].addr - e->addr;
+		size = k->etext > l.addr ? k->etext - l.addr : KSYM_LAST_GUESS;
+	if (i + 1 < k->n && size > ent_addr(k, i + 1) - l.addr)
+		size = ent_addr(k, i + 1) - l.addr;
 	if (noext) {
 		bool same = false;
 
 		if (i + 1 < k->n) {
-			const struct kent *ne = &k->e[last_alias(k, i + 1)];
-			const char *nm;
-			size_t nnlen, nmlen;
+			struct kline nl;
 
-			ent_split(k, ne, &nnlen, &nm, &nmlen);
-			same = nm && nmlen == mlen && !memcmp(nm, mod, mlen);
+			ent_line(k, last_alias(k, i + 1), &nl);
+			same = nl.mod && nl.mlen == l.mlen &&
+			       !memcmp(nl.mod, l.mod, l.mlen);
 		}
 		if (!same && size > KSYM_LAST_GUESS)
 			size = KSYM_LAST_GUESS;
@@ -520,14 +571,14 @@ static struct sfp_sym *materialize(struct sfp_kallsyms_index *k, size_t i)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
-	s->start = e->addr;
+	s->start = l.addr;
 	s->size = size;
-	s->flags = type_flags(e->type);
+	s->flags = type_flags(l.type);
 	s->seq = (uint32_t)i;
-	s->name = sfp_strpool_add(&k->tab.pool, k->buf + e->off, nlen);
-	if (mod)
-		s->dso = sfp_strpool_add(&k->tab.pool, mod, mlen);
-	if (!s->name || (mod && !s->dso)) {
+	s->name = sfp_strpool_add(&k->tab.pool, l.name, l.nlen);
+	if (l.mod)
+		s->dso = sfp_strpool_add(&k->tab.pool, l.mod, l.mlen);
+	if (!s->name || (l.mod && !s->dso)) {
 		free(s);
 		return NULL;
 	}
@@ -582,7 +633,7 @@ struct sfp_sym *sfp_kallsyms_index__find(struct sfp_kallsyms_index *k,
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (k->e[mid].addr <= addr)
+		if (ent_addr(k, mid) <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -593,6 +644,60 @@ struct sfp_sym *sfp_kallsyms_index__find(struct sfp_kallsyms_index *k,
 	if (s && (addr - s->start < s->size || addr == s->start))
 		return s;
 	return NULL;
+}
+
+/* kallsyms of big configs is ~10 MiB; more is not a kallsyms we index */
+#define KALLSYMS_MAP_MAX (256u << 20)
+
+int sfp_kallsyms_index__open(const char *path, const char *modules_path,
+			     struct sfp_kallsyms_index **out)
+{
+	char *buf = NULL, *mods = NULL;
+	size_t len = 0, modslen = 0;
+	bool mapped = false;
+	struct stat st;
+	int fd, err;
+
+	*out = NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EAGAIN;	/* the full parse says what is wrong */
+	}
+	/*
+	 * A regular file with a size (perf's cached copy): mapped, not
+	 * copied into fresh memory (5 MiB of page faults and copying were
+	 * most of the load).  /proc/kallsyms says size 0: read it.
+	 */
+	if (st.st_size > 0 && (uint64_t)st.st_size <= KALLSYMS_MAP_MAX) {
+		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE,
+			       fd, 0);
+
+		if (m != MAP_FAILED) {
+			buf = m;
+			len = (size_t)st.st_size;
+			mapped = true;
+		}
+	}
+	close(fd);
+	if (!mapped && (err = sfp_read_file(path, KALLSYMS_MAP_MAX, &buf, &len)))
+		return err;
+	if (modules_path &&
+	    sfp_read_file(modules_path, KALLSYMS_MAP_MAX, &mods, &modslen))
+		mods = NULL;	/* no module list: sizes guessed */
+	err = sfp_kallsyms_index__new(buf, len, mods, modslen, out);
+	if (err) {
+		if (mapped)
+			munmap(buf, len);
+		else
+			free(buf);
+		free(mods);
+		return err;
+	}
+	(*out)->mapped = mapped;
+	return 0;
 }
 
 void sfp_kallsyms_index__free(struct sfp_kallsyms_index **kp)
@@ -611,7 +716,10 @@ void sfp_kallsyms_index__free(struct sfp_kallsyms_index **kp)
 	free(k->e);
 	free(k->mods);
 	free(k->modules);
-	free(k->buf);
+	if (k->mapped)
+		munmap(k->buf, k->len);
+	else
+		free(k->buf);
 	free(k);
 	*kp = NULL;
 }

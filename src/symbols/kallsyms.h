@@ -28,6 +28,18 @@ SFP_HIDDEN int sfp_kallsyms_index__new(char *buf, size_t len, char *modules,
 				       struct sfp_kallsyms_index **out);
 
 /*
+ * Index the kallsyms file at path (mapped if it is a regular file with a
+ * size, else read) with the module list at modules_path (may be NULL or
+ * unreadable: sizes guessed).  Return: 0; -EAGAIN the text cannot be
+ * served lazily or the file is not a regular file (the caller reads and
+ * parses it whole, and reports what is wrong); -errno from open/read;
+ * -ENOMEM.
+ */
+SFP_HIDDEN int sfp_kallsyms_index__open(const char *path,
+					const char *modules_path,
+					struct sfp_kallsyms_index **out);
+
+/*
  * The symbol holding addr, or NULL.  *tab: the table whose pool
  * sfp_symbolizer_fill() may use for this symbol.  The symbol stays valid
  * as long as the index.

@@ -20,6 +20,12 @@ static int load_kernel(struct sfp_symbolizer *s)
 	size_t kslen, modslen = 0;
 	int err;
 
+	/* An index over the mapped file, names read when a lookup needs
+	 * them: parsing all of a big kallsyms up front was a fifth of a
+	 * `sfprof script` run.  Text it declines is parsed whole. */
+	if (!sfp_kallsyms_index__open(s->kallsyms_path, s->modules_path,
+				      &s->kidx))
+		return 0;
 	err = sfp_read_file(s->kallsyms_path, KALLSYMS_MAX, &ks, &kslen);
 	if (err) {
 		pr_warn("%s: cannot read: %s", s->kallsyms_path,
@@ -29,16 +35,6 @@ static int load_kernel(struct sfp_symbolizer *s)
 	/* No module list (no CONFIG_MODULES, or a chroot): sizes guessed. */
 	if (sfp_read_file(s->modules_path, KALLSYMS_MAX, &mods, &modslen))
 		mods = NULL;
-	/* An index, names read when a lookup needs them: parsing all of a
-	 * big kallsyms up front was a fifth of a `sfprof script` run. */
-	err = sfp_kallsyms_index__new(ks, kslen, mods, modslen, &s->kidx);
-	if (err != -EAGAIN) {
-		if (err) {
-			free(ks);
-			free(mods);
-		}
-		return err;
-	}
 	err = sfp_kallsyms_parse(&s->kernel, ks, kslen, mods, modslen);
 	free(ks);
 	free(mods);

@@ -153,10 +153,11 @@ TEST(kallsyms_index_fixture)
 TEST(kallsyms_index_synthetic)
 {
 	/* aliases of every type mix, data between text, an empty name, a
-	 * name with a tab but no name, uppercase hex and a 0x prefix
-	 * (the general parser), module runs split by another module, a
+	 * name with a tab but no name, non-text lines in forms the index
+	 * does not take (uppercase, 0x: read by the general parser, one of
+	 * them the last _etext), module runs split by another module, a
 	 * module missing from the list, a symbol outside its module's
-	 * extent, a second _etext */
+	 * extent */
 	static const char ks[] =
 		"ffffffff81000000 T _stext\n"
 		"ffffffff81000010 t a1\n"
@@ -166,13 +167,14 @@ TEST(kallsyms_index_synthetic)
 		"ffffffff81000030 W b\n"
 		"ffffffff81000040 t \n"
 		"ffffffff81000048 t \t[mm]\n"
-		"FFFFFFFF81000050 T upper\n"
-		"0xffffffff81000060 t prefixed\n"
+		"FFFFFFFF81000050 D upper\n"
+		"0xffffffff81000060 d prefixed\n"
 		"ffffffff81000070 T c\n"
 		"ffffffff81000070 t c_alias\n"
 		"garbage line\n"
 		"ffffffff81000100 T _etext\n"
 		"ffffffff81001000 T _etext\n"
+		"0xffffffff81002000 D _etext\n"
 		"0000000000000000 t hidden\n"
 		"ffffffffc0000000 t m1\t[ma]\n"
 		"ffffffffc0000100 t m2\t[ma]\n"
@@ -201,12 +203,24 @@ TEST(kallsyms_index_declines)
 	static const char unsorted[] =
 		"ffffffff81000100 T b\n"
 		"ffffffff81000000 T a\n";
+	/* a text symbol not in the kernel's "%016lx" form */
+	static const char upper[] =
+		"ffffffff81000000 T a\n"
+		"FFFFFFFF81000100 T b\n";
+	static const char prefixed[] =
+		"ffffffff81000000 T a\n"
+		"0xffffffff81000100 t b\n";
+	static const char short_addr[] =
+		"81000000 T a\n";
 	static const char no_text[] =
 		"ffffffff81000100 D b\n"
 		"0000000000000000 T hidden\n";
 
 	/* out of order: the full parse (it sorts) */
 	ASSERT_EQ(compare_str(unsorted, NULL), -2);
+	ASSERT_EQ(compare_str(upper, NULL), -2);
+	ASSERT_EQ(compare_str(prefixed, NULL), -2);
+	ASSERT_EQ(compare_str(short_addr, NULL), -2);
 	/* no text symbols: the full parse (it says why) */
 	ASSERT_EQ(compare_str(no_text, NULL), -2);
 	ASSERT_EQ(compare_str("", NULL), -2);
@@ -284,4 +298,43 @@ TEST(kallsyms_index_perf_cache)
 	free(mb);
 	if (!seen)
 		test_skip("no cached kallsyms");
+}
+
+/* From a path: the fixture file is mapped; errors are the caller's cue to
+ * fall back (and report). */
+TEST(kallsyms_index_open)
+{
+	struct sfp_kallsyms_index *k = NULL;
+	struct sfp_symtab *tab;
+	struct sfp_sym *s;
+	char ks[700], ms[700];
+
+	snprintf(ks, sizeof(ks), "%s/symbols/kallsyms.txt", test_data_dir());
+	snprintf(ms, sizeof(ms), "%s/symbols/modules.txt", test_data_dir());
+	if (!ASSERT_OK(sfp_kallsyms_index__open(ks, ms, &k)))
+		return;
+	s = sfp_kallsyms_index__find(k, 0xffffffff81000150, &tab);
+	if (ASSERT_NOT_NULL(s)) {
+		ASSERT_STREQ(s->name, "core_local");
+		ASSERT_EQ(s->size, 0x200);
+		ASSERT_TRUE(s->dso == NULL);
+	}
+	s = sfp_kallsyms_index__find(k, 0xffffffffc0002fff, &tab);
+	if (ASSERT_NOT_NULL(s)) {
+		ASSERT_STREQ(s->name, "mod_a_last");
+		ASSERT_STREQ(s->dso, "[moda]");
+		ASSERT_EQ(s->start + s->size, 0xffffffffc0003000ull);
+	}
+	/* the same symbol again: the same (materialized once) entry */
+	ASSERT_TRUE(sfp_kallsyms_index__find(k, 0xffffffffc0002000, &tab) == s);
+	ASSERT_TRUE(sfp_kallsyms_index__find(k, 0xffffffffc0003000, &tab) == NULL);
+	ASSERT_TRUE(sfp_kallsyms_index__find(k, 0x1000, &tab) == NULL);
+	sfp_kallsyms_index__free(&k);
+	ASSERT_TRUE(k == NULL);
+	/* no module list: still an index */
+	if (ASSERT_OK(sfp_kallsyms_index__open(ks, "/nonexistent", &k)))
+		sfp_kallsyms_index__free(&k);
+	ASSERT_ERR(sfp_kallsyms_index__open("/nonexistent", ms, &k), -ENOENT);
+	ASSERT_ERR(sfp_kallsyms_index__open(test_data_dir(), ms, &k), -EAGAIN);
+	ASSERT_TRUE(k == NULL);
 }
