@@ -562,8 +562,14 @@ static struct sfp_sym *materialize(struct sfp_kallsyms_index *k, size_t i)
 			struct kline nl;
 
 			ent_line(k, last_alias(k, i + 1), &nl);
-			same = nl.mod && nl.mlen == l.mlen &&
-			       !memcmp(nl.mod, l.mod, l.mlen);
+			/* as strcmp() of the pooled copies: a NUL in the
+			 * text ends the name there */
+			if (nl.mod) {
+				size_t a = strnlen(l.mod, l.mlen);
+				size_t b = strnlen(nl.mod, nl.mlen);
+
+				same = a == b && !memcmp(nl.mod, l.mod, a);
+			}
 		}
 		if (!same && size > KSYM_LAST_GUESS)
 			size = KSYM_LAST_GUESS;
