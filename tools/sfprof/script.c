@@ -31,6 +31,7 @@
 #include "perf/dwarf.h"
 
 #define FC_BITS 12
+#define WHO_SLOTS 64
 #define FC_LINE 104	/* longer lines are built every time */
 
 struct script {
@@ -62,6 +63,18 @@ struct script {
 		uint16_t len;		/* 0: empty */
 		char line[FC_LINE];	/* "%16lx sym+0xoff (dso)\n" */
 	} *fcache;
+	/* the leading "comm tid [cpu] " columns per thread slot, and the
+	 * seconds of the last time stamp: rebuilt only when they change */
+	struct who_ent {
+		uint32_t tid, cpu;
+		bool has_cpu, chain;
+		uint8_t len;		/* 0: empty */
+		char comm[32];
+		char out[80];
+	} who[WHO_SLOTS];
+	uint64_t secs;
+	char secs_str[24];
+	size_t secs_len;
 	/* demangled names by the symbolizer's (stable) raw-name pointer */
 	struct dm_ent { const char *raw; char *name; } *dm;
 	size_t dm_cap, dm_n;
@@ -492,39 +505,104 @@ static const char *cached_kallsyms(struct sfp_perf_reader *rd, char *buf,
 	return NULL;
 }
 
+/* "%06u" of v < 1000000, two digits at a time */
+static char *put_usec(char *p, uint32_t v)
+{
+	memcpy(p, dec2 + 2 * (v / 10000), 2);
+	memcpy(p + 2, dec2 + 2 * (v / 100 % 100), 2);
+	memcpy(p + 4, dec2 + 2 * (v % 100), 2);
+	return p + 6;
+}
+
+/* "comm  tid [cpu] " built by hand, as printf would ("%16s " or "%s ",
+ * "%5d ", "[%03u] "), into t (room for a comm shorter than 32 bytes);
+ * returns the length */
+static size_t build_who(char *t, const char *comm, int tid, bool chain,
+			bool has_cpu, uint32_t cpu)
+{
+	size_t cl = strlen(comm), n = 0;
+	char d[24], *p;
+
+	if (!chain)
+		while (n + cl < 16)
+			t[n++] = ' ';
+	memcpy(t + n, comm, cl);
+	n += cl;
+	t[n++] = ' ';
+	if (tid < 0) {
+		d[0] = '-';
+		p = put_dec(d + 1, (uint64_t)-(int64_t)tid, 0);
+	} else {
+		p = put_dec(d, (uint64_t)tid, 0);
+	}
+	{
+		size_t dl = (size_t)(p - d);
+
+		while (dl < 5) {
+			t[n++] = ' ';
+			dl++;
+		}
+		memcpy(t + n, d, (size_t)(p - d));
+		n += (size_t)(p - d);
+	}
+	t[n++] = ' ';
+	if (has_cpu) {
+		t[n++] = '[';
+		p = put_dec(t + n, cpu, 3);
+		n = (size_t)(p - t);
+		t[n++] = ']';
+		t[n++] = ' ';
+	}
+	return n;
+}
+
 static void print_start(struct script *s, const struct sfp_perf_event *ev,
 			bool chain)
 {
 	const struct sfp_perf_sample *sm = &ev->sample;
 	const char *comm = sfp_machine__comm(s->m, sm->tid);
-
-	/* by hand, as printf would: "%16s " or "%s ", "%5d ", "[%03u] ",
-	 * "%12s: " of "secs.usecs" (vsnprintf was a tenth of a run) */
+	bool has_cpu = sm->present & SFP_PERF_SAMPLE_CPU;
+	struct who_ent *w = &s->who[sm->tid % WHO_SLOTS];
 	char t[48], *p;
-	int tid = (int)sm->tid;
-	uint64_t us;
+	uint64_t us, secs;
 
-	ob_pad(s, comm, strlen(comm), chain ? 0 : 16);
-	ob_char(s, ' ');
-	if (tid < 0) {
-		t[0] = '-';
-		p = put_dec(t + 1, (uint64_t)-(int64_t)tid, 0);
-	} else {
-		p = put_dec(t, (uint64_t)tid, 0);
+	/* the same thread on the same CPU: the same leading columns (the
+	 * comm compared, a COMM record may have renamed the thread) */
+	if (!w->len || w->tid != sm->tid || w->cpu != sm->cpu ||
+	    w->has_cpu != has_cpu || w->chain != chain ||
+	    strncmp(w->comm, comm, sizeof(w->comm))) {
+		if (strnlen(comm, sizeof(w->comm)) < sizeof(w->comm)) {
+			w->len = (uint8_t)build_who(w->out, comm, (int)sm->tid,
+						    chain, has_cpu, sm->cpu);
+			w->tid = sm->tid;
+			w->cpu = sm->cpu;
+			w->has_cpu = has_cpu;
+			w->chain = chain;
+			memcpy(w->comm, comm, strlen(comm) + 1);
+		} else {	/* longer than any COMM: piecewise */
+			w->len = 0;
+			ob_pad(s, comm, strlen(comm), chain ? 0 : 16);
+			ob_char(s, ' ');
+			ob_put(s, t + 1, build_who(t, "", (int)sm->tid, true,
+						   has_cpu, sm->cpu) - 1);
+			goto time;
+		}
 	}
-	ob_pad(s, t, (size_t)(p - t), 5);
-	ob_char(s, ' ');
-	if (sm->present & SFP_PERF_SAMPLE_CPU) {
-		ob_char(s, '[');
-		p = put_dec(t, sm->cpu, 3);
-		ob_put(s, t, (size_t)(p - t));
-		ob_put(s, "] ", 2);
-	}
+	ob_put(s, w->out, w->len);
+time:
 	if (sm->present & SFP_PERF_SAMPLE_TIME) {
+		/* "%12s: " of "secs.usecs" */
 		us = sm->time / 1000;
-		p = put_dec(t, us / 1000000, 0);
+		secs = us / 1000000;
+		if (!s->secs_len || secs != s->secs) {
+			p = put_dec(s->secs_str, secs, 0);
+			s->secs_len = (size_t)(p - s->secs_str);
+			s->secs = secs;
+		}
+		memcpy(t, s->secs_str, s->secs_len);
+		p = t + s->secs_len;
 		*p++ = '.';
-		p = put_dec(p, us % 1000000, 6);
+		p = put_usec(p, (uint32_t)(us % 1000000));
 		ob_pad(s, t, (size_t)(p - t), 12);
 		ob_put(s, ": ", 2);
 	}
