@@ -73,7 +73,7 @@ static void key_text(const struct rep *r, const struct rep_entry *e,
 		snprintf(buf, len, "%s", comm ? comm : "");
 		break;
 	case SFP_REPORT_PID:
-		snprintf(buf, len, "%d:%s", (int)e->pid, comm ? comm : "");
+		snprintf(buf, len, "%d:%s", (int)e->tid, comm ? comm : "");
 		break;
 	}
 }
@@ -363,7 +363,7 @@ static int print_plain(const struct rep *r, FILE *out, const char *ev_name)
 		return -ENOMEM;
 	fprintf(out, "event\t%s\t%" PRIu64 "\t%" PRIu64 "\n", ev_name,
 		r->nr_samples, r->total);
-	fprintf(out, "columns\tentry\tchildren%%\tself%%\tchildren\tself\tsamples\tkind");
+	fprintf(out, "columns\tentry\toverhead%%\tself%%\toverhead\tself\tsamples\tkind");
 	for (k = 0; k < o->nr_keys; k++)
 		fprintf(out, "\t%s", key_name(o->keys[k]));
 	fprintf(out, "\n");

@@ -46,8 +46,9 @@ static void usage(FILE *f)
 "      --no-merge-callchains leave deferred user callchains unstitched\n"
 "  -h, --help                this text\n"
 "\n"
-"Percentages are of all samples of the event, filters included (perf's\n"
-"default --percentage absolute).  [k] marks kernel symbols, [.] user ones.\n");
+"Percentages are of all samples of the event in the --time window; the\n"
+"other filters hide samples but keep that base (perf's default\n"
+"--percentage absolute).  [k] marks kernel symbols, [.] user ones.\n");
 }
 
 /* A comma list of numbers into a new array. */
