@@ -15,3 +15,4 @@ PROG_CFLAGS_perf-work-nofp := -O2 -fomit-frame-pointer
 PROG_CFLAGS_record-spin := -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -Wa,--gsframe -no-pie
 # report tests: a known call path, no frame pointers, no tail calls.
 PROG_CFLAGS_report-work := -O2 -fomit-frame-pointer -fno-optimize-sibling-calls
+PROG_CFLAGS_report-work-dbg := -g -O2 -fomit-frame-pointer -fno-optimize-sibling-calls
