@@ -167,6 +167,17 @@ out:
 	return err;
 }
 
+/* Whether node n has children at or above the graph threshold. */
+static bool shown_kids(const struct rep *r, uint32_t n)
+{
+	uint32_t c;
+
+	for (c = r->g[n].first_child; c != SFP_PROFILE_NONE; c = r->g[c].next)
+		if (pct(r->g[c].period, r->total) >= r->o->graph_limit)
+			return true;
+	return false;
+}
+
 static int print_graph(const struct rep *r, FILE *out, const struct rep_entry *e)
 {
 	uint32_t *v;
@@ -178,6 +189,14 @@ static int print_graph(const struct rep *r, FILE *out, const struct rep_entry *e
 	nk = kids(r, e->graph, &v);
 	if (!v)
 		return -ENOMEM;
+	/* as perf: nothing to draw when every path is below the threshold,
+	 * or when the only path is the entry itself */
+	if (!nk || (nk == 1 && sfp_rep_sym(r->p, r->g[v[0]].loc) ==
+				       sfp_rep_sym(r->p, e->loc) &&
+		    !shown_kids(r, v[0]))) {
+		free(v);
+		return 0;
+	}
 	if (nk == 1 && r->g[v[0]].period == r->g[e->graph].period) {
 		fprintf(out, "            |\n            ---%s\n",
 			frame_name(r, r->g[v[0]].loc));
