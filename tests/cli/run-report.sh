@@ -109,6 +109,30 @@ if [ -s "$TMP/rws.data" ]; then
 	# another run of the workload on a loaded 2-core machine: timer
 	# sampling noise of a few points between runs is normal
 	cmp_perf "(sfprof record file vs perf's recording)" "$TMP/rw.data" "$TMP/rws.data" 5.0
+	# the same samples for both: perf 6.1 reads the --inline conversion
+	# of the deferred file; sfprof reports the deferred file itself
+	if "$SFPROF" convert -i "$TMP/rws.data" -o "$TMP/rws-inl.data" --inline 2>/dev/null; then
+		cmp_perf "(sfprof record file, deferred; perf on its --inline conversion)" \
+			"$TMP/rws-inl.data" "$TMP/rws.data" 0.01
+		# the whole default views, graphs included; equal overheads
+		# may come in another order than perf's, so >= 90% of lines
+		for mode in --children --no-children; do
+			perf report --stdio $mode -i "$TMP/rws-inl.data" 2>/dev/null |
+				grep -v '^#' | sed 's/[[:space:]]*$//' | grep -v '^$' > "$TMP/pv.txt"
+			"$SFPROF" report $mode -i "$TMP/rws.data" |
+				grep -v '^#' | sed 's/[[:space:]]*$//' | grep -v '^$' > "$TMP/sv.txt"
+			t=$(wc -l < "$TMP/pv.txt")
+			d=$(diff "$TMP/pv.txt" "$TMP/sv.txt" | grep -c '^<')
+			if [ "$t" -gt 10 ] && [ $(( (t - d) * 100 )) -ge $(( t * 90 )) ]; then
+				pass "report $mode default view: $((t - d)) of $t lines as perf report's (graphs included)"
+			else
+				fail "report $mode default view: $((t - d)) of $t lines as perf report's"
+				diff "$TMP/pv.txt" "$TMP/sv.txt" | head -20 | sed 's/^/  /'
+			fi
+		done
+	else
+		fail "convert --inline of the sfprof record file"
+	fi
 else
 	fail "sfprof record of report-work failed"
 fi
