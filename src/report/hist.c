@@ -242,6 +242,9 @@ int sfp_rep_build(struct rep *r)
 			if (ei == SFP_PROFILE_NONE)
 				continue;
 			e = &r->e[ei];
+			/* a thread shows its latest comm (after exec), as
+			 * perf's pid column does */
+			e->comm = s->comm;
 			if (j == 0) {
 				e->self += s->period;
 				e->nr_samples++;

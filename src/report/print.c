@@ -305,11 +305,13 @@ static int print_stdio(const struct rep *r, FILE *out, const char *ev_name)
 		fprintf(out, "#\n# Samples: %" PRIu64 "  of event '%s'\n",
 			r->nr_samples, ev_name);
 	fprintf(out, "# Event count (approx.): %" PRIu64 "\n#\n", r->total);
+	/* column widths from every entry, shown or not, as perf does */
 	for (k = 0; k < o->nr_keys; k++) {
 		w[k] = strlen(key_title(o->keys[k]));
-		for (i = 0; i < r->nr_order; i++) {
-			key_text(r, &r->e[r->order[i]], o->keys[k], false, buf,
-				 sizeof(buf));
+		for (i = 0; i < r->nr_e; i++) {
+			if (!(o->children ? r->e[i].children : r->e[i].self))
+				continue;
+			key_text(r, &r->e[i], o->keys[k], false, buf, sizeof(buf));
 			if (strlen(buf) > w[k])
 				w[k] = strlen(buf);
 		}
