@@ -86,10 +86,9 @@ static const char *frame_name(const struct rep *r, uint32_t loc)
 
 /* --- graph mode: perf's tree of branches with percentages --- */
 
-static const struct rep *cmp_rep;
-
-static int gcmp(const void *a, const void *b)
+static int gcmp(const void *a, const void *b, void *ctx)
 {
+	const struct rep *cmp_rep = ctx;
 	const struct rep_gnode *x = &cmp_rep->g[*(const uint32_t *)a];
 	const struct rep_gnode *y = &cmp_rep->g[*(const uint32_t *)b];
 
@@ -114,9 +113,7 @@ static size_t kids(const struct rep *r, uint32_t n, uint32_t **out)
 	for (c = r->g[n].first_child; c != SFP_PROFILE_NONE; c = r->g[c].next)
 		if (pct(r->g[c].period, r->total) >= r->o->graph_limit)
 			v[i++] = c;
-	cmp_rep = r;
-	qsort(v, i, sizeof(*v), gcmp);
-	cmp_rep = NULL;
+	qsort_r(v, i, sizeof(*v), gcmp, (void *)r);
 	return i;
 }
 
