@@ -486,9 +486,12 @@ struct sfp_perf_writer_opts {
 	const char *version;	/* "perf version" string; NULL: sfprof's */
 	const char *const *cmdline;
 	size_t nr_cmdline;
+	/* zstd level (1..22) for the data section, written as perf record -z
+	 * does (PERF_RECORD_COMPRESSED + HEADER_COMPRESSED); 0: plain. */
+	int compression_level;
 	size_t :0;
 };
-#define sfp_perf_writer_opts__last_field nr_cmdline
+#define sfp_perf_writer_opts__last_field compression_level
 
 /**
  * sfp_perf_writer__open() - start a perf.data file (file mode).

@@ -11,7 +11,8 @@ $SFPROF record --help > "$TMP/help" 2>&1
 ok=1
 for o in --event --freq --count --pid --tid --all-cpus --output --mmap-pages \
 	--call-graph --inline --stack-size --max-depth --duration --no-inherit \
-	--quiet --verbose --help sframe fp dwarf kernel-defer; do
+	--quiet --verbose --help sframe fp dwarf kernel-defer \
+	--compression-level --no-compress; do
 	grep -q -- "$o" "$TMP/help" || { ok=0; echo "  --help lacks $o"; }
 done
 [ $ok = 1 ] && pass "record --help documents every option" || fail "record --help documents every option"
@@ -153,6 +154,37 @@ else
 	skip "perf script reads the inline form" "no perf"
 fi
 
+# Compression: zstd by default, in perf record -z's format (COMPRESSED
+# records + HEADER_COMPRESSED), so perf reads it; -z is level 1 like perf's;
+# --no-compress writes plain records.
+check_rc "record --compression-level=23 is a usage error" 2 $SFPROF record -q --compression-level=23 -- true
+bps() { sed -n 's/.*(\([0-9]*\) bytes\/sample.*/\1/p' "$1"; }
+if command -v perf > /dev/null; then
+	perf report --header-only -i "$TMP/i.data" 2>/dev/null | grep -q '^# compressed : Zstd, level = 3' &&
+		pass "compressed by default (perf: zstd level 3)" ||
+		fail "compressed by default (perf: zstd level 3)"
+	$SFPROF record -z --inline -o "$TMP/z1.data" -- "$SPIN" flat 100 > "$TMP/z1.out" 2>&1
+	perf report --header-only -i "$TMP/z1.data" 2>/dev/null | grep -q '^# compressed : Zstd, level = 1' &&
+		pass "-z alone is level 1, like perf's" || fail "-z alone is level 1, like perf's"
+	$SFPROF record --no-compress --inline -o "$TMP/nz.data" -- "$SPIN" flat 100 > "$TMP/nz.out" 2>&1
+	perf script -i "$TMP/nz.data" > "$TMP/nz.script" 2> "$TMP/nz.err"
+	if [ $? -eq 0 ] && [ ! -s "$TMP/nz.err" ] && grep -q flat_mid "$TMP/nz.script" &&
+	   ! perf report --header-only -i "$TMP/nz.data" 2>/dev/null | grep -q '^# compressed'; then
+		pass "--no-compress: plain file, read by perf script without warnings"
+	else
+		fail "--no-compress: plain file, read by perf script without warnings"
+	fi
+	# the same workload, both ways: compression takes most of the bytes
+	a=$(bps "$TMP/z1.out") b=$(bps "$TMP/nz.out")
+	if [ -n "$a" ] && [ -n "$b" ] && [ $((a * 3)) -lt "$b" ]; then
+		pass "compressed: $a bytes/sample, plain: $b"
+	else
+		fail "compressed: '$a' bytes/sample, plain: '$b'"
+	fi
+else
+	skip "perf reads compressed files" "no perf"
+fi
+
 # SIGINT stops cleanly and leaves a valid file.
 $SFPROF record -q -o "$TMP/s.data" -- "$SPIN" cpu 100000 &
 rp=$!
@@ -179,10 +211,10 @@ kill $sp 2> /dev/null
 wait $sp 2> /dev/null
 $SFPROF script -i "$TMP/p.data" 2>&1 | grep -q "spin_sort\|cmp_leaf" && pass "-p recording has the target's frames (synthesized maps)" || fail "-p recording has the target's frames (synthesized maps)"
 
-# Disk full: a tiny tmpfs.
+# Disk full: a tiny tmpfs (plain records: compressed, they would fit).
 if mkdir -p "$TMP/full" && mount -t tmpfs -o size=64k tmpfs "$TMP/full" 2> /dev/null; then
 	check_msg "disk full is reported with the fix" 2 "disk full" \
-		$SFPROF record -q -o "$TMP/full/x.data" --call-graph dwarf -- "$SPIN" cpu 300
+		$SFPROF record -q --no-compress -o "$TMP/full/x.data" --call-graph dwarf -- "$SPIN" cpu 300
 	umount "$TMP/full"
 else
 	skip "disk full is reported" "cannot mount a small tmpfs"
