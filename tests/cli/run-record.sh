@@ -160,9 +160,9 @@ fi
 check_rc "record --compression-level=23 is a usage error" 2 $SFPROF record -q --compression-level=23 -- true
 bps() { sed -n 's/.*(\([0-9]*\) bytes\/sample.*/\1/p' "$1"; }
 if command -v perf > /dev/null; then
-	perf report --header-only -i "$TMP/i.data" 2>/dev/null | grep -q '^# compressed : Zstd, level = 3' &&
-		pass "compressed by default (perf: zstd level 3)" ||
-		fail "compressed by default (perf: zstd level 3)"
+	perf report --header-only -i "$TMP/i.data" 2>/dev/null | grep -q '^# compressed : Zstd, level = 5' &&
+		pass "compressed by default (perf: zstd level 5)" ||
+		fail "compressed by default (perf: zstd level 5)"
 	$SFPROF record -z --inline -o "$TMP/z1.data" -- "$SPIN" flat 100 > "$TMP/z1.out" 2>&1
 	perf report --header-only -i "$TMP/z1.data" 2>/dev/null | grep -q '^# compressed : Zstd, level = 1' &&
 		pass "-z alone is level 1, like perf's" || fail "-z alone is level 1, like perf's"

@@ -29,10 +29,12 @@
 static volatile sig_atomic_t stop_requested;
 
 /* Compressed by default: the deferred records repeat stacks, which zstd
- * takes down to about a tenth (bench/RESULTS.md); level 3 costs the
- * recorder little more CPU than 1 and saves about a tenth more. */
-#define DEFAULT_ZLEVEL 3
-#define DEFAULT_ZLEVEL_STR "3"
+ * takes down to about a ninth (bench/RESULTS.md).  Level 5 makes files a
+ * sixth smaller than perf's default 1 and still runs at >100 MB/s here,
+ * while a busy 2-CPU recording at 4 kHz produces about 2 MB/s; from level
+ * 7 on zstd gets several times slower for a few percent. */
+#define DEFAULT_ZLEVEL 5
+#define DEFAULT_ZLEVEL_STR "5"
 
 /*
  * The reader thread only moves records from the rings into the session's
