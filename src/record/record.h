@@ -80,7 +80,13 @@ SFP_HIDDEN int sfp_ring_next(struct sfp_ring *rg, void *buf, size_t cap);
 /* Publish the read position to the kernel (data_tail). */
 SFP_HIDDEN void sfp_ring_consume(struct sfp_ring *rg);
 
-/* --- sample.c --- */
+/* --- sample.c: samples through the perf.data decoder (src/perf) --- */
+
+struct sfp_perf_attr;
+
+/* The perf.data component's view of one of our attrs. */
+SFP_HIDDEN void sfp_record_perf_attr(const struct perf_event_attr *in,
+				     struct sfp_perf_attr *out);
 
 /* Size of the sample_id_all trailer for sample_type (0 if none). */
 SFP_HIDDEN size_t sfp_sample_id_size(uint64_t sample_type);

@@ -25,6 +25,7 @@
 
 #include "cli.h"
 #include "record/pipeline.h"
+#include "record/record.h"
 
 static volatile sig_atomic_t stop_requested;
 
@@ -209,30 +210,6 @@ static int out_record(void *p, const void *rec, size_t size)
 	else
 		note_build_id(c, rec, size);
 	return 0;
-}
-
-static void to_perf_attr(const struct perf_event_attr *a,
-			 struct sfp_perf_attr *o)
-{
-	memset(o, 0, sizeof(*o));
-	o->type = a->type;
-	o->size = SFP_PERF_ATTR_SIZE_VER8;
-	o->config = a->config;
-	o->sample_period = a->sample_period;
-	o->sample_type = a->sample_type;
-	o->read_format = a->read_format;
-	memcpy(&o->flags, (const uint8_t *)a + 40, sizeof(o->flags));
-	o->wakeup_events = a->wakeup_events;
-	o->bp_type = a->bp_type;
-	o->config1 = a->config1;
-	o->config2 = a->config2;
-	o->branch_sample_type = a->branch_sample_type;
-	o->sample_regs_user = a->sample_regs_user;
-	o->sample_stack_user = a->sample_stack_user;
-	o->clockid = a->clockid;
-	o->sample_regs_intr = a->sample_regs_intr;
-	o->aux_watermark = a->aux_watermark;
-	o->sample_max_stack = a->sample_max_stack;
 }
 
 static double now_s(void)
@@ -588,7 +565,7 @@ int cmd_record(int argc, char **argv)
 		const uint64_t *ids;
 		size_t nr = sfp_record__ids(r, i, &ids);
 
-		to_perf_attr(sfp_rec_pipe__out_attr(p, i), &pa);
+		sfp_record_perf_attr(sfp_rec_pipe__out_attr(p, i), &pa);
 		err = sfp_perf_writer__add_evsel(c.w, &pa, ids, nr,
 						 sfp_record__evsel_name(r, i));
 		if (err < 0) {
