@@ -112,6 +112,23 @@ else
 	fail "deferred form: leaf->mid->outer->main in $full of $leaf samples in the leaf ($got in all)"
 fi
 
+# Completeness: the walks end at the first frame (_start, or clone for
+# threads) and know it ("outermost"), also through the program's own
+# gas-made .sframe, which lacks the crt's _start: that PC comes from the
+# table built from the CFI.  (Without that fallback: 0 outermost, every
+# unwind "no-info" at _start.)
+uw=$(sed -n 's/.* \([0-9]*\) unwinds.*/\1/p' "$TMP/d.out")
+om=$(sed -n 's/.*unwind stops:.* outermost \([0-9]*\).*/\1/p' "$TMP/d.out")
+set -- $(awk '/cpu-clock:/{if(l!="")t++; if(l ~ /^(_start|__clone|clone3?)\+/)e++; l=""; next}
+	      /^\t/{l=$2} END{if(l!="")t++; if(l ~ /^(_start|__clone|clone3?)\+/)e++; print e+0, t+0}' "$TMP/d.script")
+# (one sample may be the loader's own start, before the program runs)
+if [ -n "$uw" ] && [ -n "$om" ] && [ $(((om + 1) * 100)) -ge $((uw * 99)) ] &&
+   [ $((($1 + 1) * 100)) -ge $(($2 * 99)) ] && [ "$2" -gt 100 ]; then
+	pass "completeness: $om of $uw unwinds end outermost, $1 of $2 stacks end in _start/clone"
+else
+	fail "completeness: '$om' of '$uw' unwinds end outermost, $1 of $2 stacks end in _start/clone"
+fi
+
 # Inline form: sfprof script and Debian's perf script.
 if $SFPROF record -q --inline -o "$TMP/i.data" -- "$SPIN" flat 300; then
 	pass "record --inline"
