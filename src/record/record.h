@@ -22,6 +22,13 @@
 
 /* The user registers we ask for on x86-64: bp, sp, ip (ascending bits). */
 #define SFP_USER_REGS_MASK ((1ULL << 6) | (1ULL << 7) | (1ULL << 8))
+/* What the sframe mode asks for: those and the other general registers
+ * (bx, cx, dx, si, di, flags, r8-r15; not ax, which a syscall's return
+ * value changes within its entry, nor the segment registers), so that the
+ * deferral engine can tell two kernel entries from one call site apart:
+ * their loop counters and pointers differ.  In the ring only, never in
+ * the file. */
+#define SFP_SFRAME_REGS_MASK 0xff03feULL
 /* What perf's --call-graph dwarf asks for: every x86-64 register but the
  * segment registers ds, es, fs, gs; DWARF-based unwinders (perf's, in
  * `perf script`) may need callee-saved registers too. */

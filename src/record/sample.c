@@ -114,6 +114,7 @@ int sfp_sample_parse(const struct perf_event_attr *attr, const void *rec,
 		/* Values in ascending bit order; keep bp (6), sp (7) and
 		 * ip (8) of x86-64 wherever they fall. */
 		s->user_regs_mask = ps.user_regs_mask;
+		s->user_regs_all = ps.user_regs;
 		for (bit = 0; bit < 64; bit++) {
 			if (!(ps.user_regs_mask & (1ULL << bit)))
 				continue;
