@@ -180,6 +180,13 @@ if command -v perf > /dev/null; then
 	perf report --header-only -i "$TMP/i.data" 2>/dev/null | grep -q '^# compressed : Zstd, level = 5' &&
 		pass "compressed by default (perf: zstd level 5)" ||
 		fail "compressed by default (perf: zstd level 5)"
+	perf report --stdio -i "$TMP/i.data" > "$TMP/i.report" 2> "$TMP/i.report.err"
+	if [ $? -eq 0 ] && [ ! -s "$TMP/i.report.err" ] && grep -q 'flat_leaf' "$TMP/i.report"; then
+		pass "perf report reads the compressed inline form without warnings"
+	else
+		fail "perf report reads the compressed inline form without warnings"
+		head -3 "$TMP/i.report.err" | sed 's/^/  /'
+	fi
 	$SFPROF record -z --inline -o "$TMP/z1.data" -- "$SPIN" flat 100 > "$TMP/z1.out" 2>&1
 	perf report --header-only -i "$TMP/z1.data" 2>/dev/null | grep -q '^# compressed : Zstd, level = 1' &&
 		pass "-z alone is level 1, like perf's" || fail "-z alone is level 1, like perf's"
