@@ -25,6 +25,10 @@ static int take_u64s(struct sfp_cursor *c, uint64_t n, uint64_t *scratch,
 	if (n > sfp_cursor_left(c) / 8)
 		return -EBADMSG;
 	if (!scratch) {
+		/* the kernel keeps arrays 8-aligned; a record that does not
+		 * (an odd raw size) is malformed */
+		if ((uintptr_t)c->pos & 7)
+			return -EBADMSG;
 		*out = n ? (const uint64_t *)(const void *)c->pos : NULL;
 		c->pos += n * 8;
 		return 0;

@@ -165,7 +165,8 @@ int sfp_record_encode_sample(const struct perf_event_attr *out_attr,
 			if (!chain)
 				return -ENOMEM;
 		}
-		memcpy(chain, s->callchain, nk * 8);
+		if (nk)
+			memcpy(chain, s->callchain, nk * 8);
 		if (u->kind == SFP_DEFER_USER_DEFERRED) {
 			chain[nk] = SFP_PERF_CONTEXT_USER_DEFERRED;
 			chain[nk + 1] = u->cookie;

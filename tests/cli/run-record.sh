@@ -119,14 +119,16 @@ fi
 # unwind "no-info" at _start.)
 uw=$(sed -n 's/.* \([0-9]*\) unwinds.*/\1/p' "$TMP/d.out")
 om=$(sed -n 's/.*unwind stops:.* outermost \([0-9]*\).*/\1/p' "$TMP/d.out")
-set -- $(awk '/cpu-clock:/{if(l!="")t++; if(l ~ /^(_start|__clone|clone3?)\+/)e++; l=""; next}
-	      /^\t/{l=$2} END{if(l!="")t++; if(l ~ /^(_start|__clone|clone3?)\+/)e++; print e+0, t+0}' "$TMP/d.script")
-# (one sample may be the loader's own start, before the program runs)
-if [ -n "$uw" ] && [ -n "$om" ] && [ $(((om + 1) * 100)) -ge $((uw * 99)) ] &&
-   [ $((($1 + 1) * 100)) -ge $(($2 * 99)) ] && [ "$2" -gt 100 ]; then
-	pass "completeness: $om of $uw unwinds end outermost, $1 of $2 stacks end in _start/clone"
+# Of the samples taken while the program ran (main on the stack; not the
+# loader's or a sanitizer runtime's start), how many end in _start/clone.
+set -- $(awk 'function end_(){ if (m) { t++; if (l ~ /^(_start|__clone|clone3?)\+/) e++ } }
+	      /cpu-clock:/{end_(); l=""; m=0; next}
+	      /^\t/{l=$2; if ($2 ~ /^main\+/) m=1} END{end_(); print e+0, t+0}' "$TMP/d.script")
+if [ -n "$uw" ] && [ -n "$om" ] && [ "$2" -gt 100 ] &&
+   [ $((($1 + 1) * 100)) -ge $(($2 * 99)) ] && [ $((om + 1)) -ge "$1" ]; then
+	pass "completeness: $1 of $2 stacks through main end in _start/clone; $om of $uw unwinds end outermost"
 else
-	fail "completeness: '$om' of '$uw' unwinds end outermost, $1 of $2 stacks end in _start/clone"
+	fail "completeness: $1 of $2 stacks through main end in _start/clone; '$om' of '$uw' unwinds end outermost"
 fi
 
 # Inline form: sfprof script and Debian's perf script.

@@ -183,6 +183,17 @@ TEST(sample_parse_in_place)
 	/* a lying count still cannot reach past the record */
 	rec[3] = 3;
 	ASSERT_ERR(sfp_perf_parse_sample(&a, rec, 48, false, &ps, NULL, 0), -EBADMSG);
+	/* an odd RAW size leaves the user registers misaligned: refused */
+	a.sample_type = SFP_PERF_SAMPLE_RAW | SFP_PERF_SAMPLE_REGS_USER;
+	a.sample_regs_user = 0x1c0;
+	rec[1] = 4 | (0xabcdULL << 32);	/* raw_size 4: 4 + 4 is aligned */
+	rec[2] = 1;			/* abi */
+	ASSERT_OK(sfp_perf_parse_sample(&a, rec, 48, false, &ps, NULL, 0));
+	ASSERT_TRUE(ps.user_regs == &rec[3]);
+	rec[1] = 8;			/* 4 + 8: abi at +20, regs at +28 */
+	rec[3] = 1;			/* its high half: a non-zero abi */
+	ASSERT_ERR(sfp_perf_parse_sample(&a, rec, 56, false, &ps, NULL, 0), -EBADMSG);
+	ASSERT_OK(sfp_perf_parse_sample(&a, rec, 56, false, &ps, scratch, 8));
 	/* READ values are expanded into scratch: none, no READ */
 	a.sample_type = SFP_PERF_SAMPLE_IP | SFP_PERF_SAMPLE_READ;
 	ASSERT_ERR(sfp_perf_parse_sample(&a, rec, 48, false, &ps, NULL, 0), -EBADMSG);
