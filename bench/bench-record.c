@@ -2,8 +2,9 @@
 /*
  * Recording overhead: the same workload (qsort with a callback, so stacks
  * go program -> libc -> program) run bare, under perf record with the bare
- * cpu-clock event, perf --call-graph fp, perf --call-graph dwarf, and
- * sfprof record (deferred and inline forms), at 4 kHz and 1 kHz.
+ * cpu-clock event, perf --call-graph fp and dwarf (plain and with -z), and
+ * sfprof record (deferred and inline forms, zstd-compressed as by default
+ * and plain), at 4 kHz and 1 kHz.
  *
  * Slowdown is the workload's own CPU time (user + sys from getrusage in
  * the workload: the sampling interrupts, the kernel's stack copies and the
@@ -212,6 +213,32 @@ static void row(const char *name, const struct result *r,
 	printf("\n");
 }
 
+static double bps(const struct result *r)
+{
+	return r->ok && r->samples ? (double)r->bytes / (double)r->samples : 0;
+}
+
+/* The targets' ratios for one sfprof row: slowdown against perf dwarf and
+ * fp, bytes per sample against each perf file, plain and -z. */
+static void compare(const struct result *s, const char *name,
+		    const struct result *none, const struct result *fp,
+		    const struct result *fpz, const struct result *dw,
+		    const struct result *dwz)
+{
+	double b = bps(s);
+
+	if (!b || !bps(fp) || !bps(fpz) || !bps(dw) || !bps(dwz))
+		return;
+	printf("  %s: slowdown %+.1f (perf dwarf %+.1f, fp %+.1f); "
+	       "bytes/sample %.2f%% of dwarf's, %.1f%% of dwarf -z's, "
+	       "%.2fx fp's, %.2fx fp -z's\n", name,
+	       (s->cpu_ms / none->cpu_ms - 1) * 100,
+	       (dw->cpu_ms / none->cpu_ms - 1) * 100,
+	       (fp->cpu_ms / none->cpu_ms - 1) * 100,
+	       b / bps(dw) * 100, b / bps(dwz) * 100, b / bps(fp),
+	       b / bps(fpz));
+}
+
 int main(int argc, char **argv)
 {
 	static char self_buf[PATH_MAX], sfprof_buf[PATH_MAX];
@@ -261,63 +288,67 @@ int main(int argc, char **argv)
 		printf("?\n");
 
 	for (k = 0; k < sizeof(freqs) / sizeof(freqs[0]); k++) {
-		static struct config cf[6];
-		const struct result *none = &cf[0].r, *bare = &cf[1].r;
-		const struct result *fp = &cf[2].r, *dwarf = &cf[3].r;
-		const struct result *sfp = &cf[4].r;
+		/* perf as users run it (plain) and with -z (zstd level 1,
+		 * perf's default), sfprof compressed (its default) and
+		 * plain: the fair size comparisons are plain vs plain and
+		 * compressed vs compressed; both are printed. */
+		static const struct {
+			const char *name, *fmt;
+		} cfgs[] = {
+			{ "none", NULL },
+			{ "perf cpu-clock (bare)", "perf record -q -e cpu-clock -F %d" },
+			{ "perf -g fp", "perf record -q -e cpu-clock -F %d --call-graph fp" },
+			{ "perf -g fp -z", "perf record -q -z -e cpu-clock -F %d --call-graph fp" },
+			{ "perf -g dwarf", "perf record -q -e cpu-clock -F %d --call-graph dwarf" },
+			{ "perf -g dwarf -z", "perf record -q -z -e cpu-clock -F %d --call-graph dwarf" },
+			{ "sfprof (deferred)", "%s record -q -F %d" },
+			{ "sfprof --no-compress", "%s record -q --no-compress -F %d" },
+			{ "sfprof --inline", "%s record -q --inline -F %d" },
+			{ "sfprof --inline plain", "%s record -q --inline --no-compress -F %d" },
+		};
+		enum { NONE, BARE, FP, FPZ, DWARF, DWARFZ, SFP, SFP_PLAIN,
+		       INL, INL_PLAIN, NCFG };
+		static struct config cf[NCFG];
 		int hz = freqs[k], run;
 		size_t i;
 
 		memset(cf, 0, sizeof(cf));
-		cf[0].name = "none";
-		cf[1].name = "perf cpu-clock (bare)";
-		snprintf(cf[1].prefix, sizeof(cf[1].prefix),
-			 "perf record -q -e cpu-clock -F %d", hz);
-		cf[2].name = "perf -g fp";
-		snprintf(cf[2].prefix, sizeof(cf[2].prefix),
-			 "perf record -q -e cpu-clock -F %d --call-graph fp", hz);
-		cf[3].name = "perf -g dwarf";
-		snprintf(cf[3].prefix, sizeof(cf[3].prefix),
-			 "perf record -q -e cpu-clock -F %d --call-graph dwarf",
-			 hz);
-		cf[4].name = "sfprof (deferred)";
-		snprintf(cf[4].prefix, sizeof(cf[4].prefix),
-			 "%s record -q -F %d", sfprof, hz);
-		cf[5].name = "sfprof --inline";
-		snprintf(cf[5].prefix, sizeof(cf[5].prefix),
-			 "%s record -q --inline -F %d", sfprof, hz);
+		for (i = 0; i < NCFG; i++) {
+			cf[i].name = cfgs[i].name;
+			if (!cfgs[i].fmt)
+				continue;
+			if (i >= SFP)
+				snprintf(cf[i].prefix, sizeof(cf[i].prefix),
+					 cfgs[i].fmt, sfprof, hz);
+			else
+				snprintf(cf[i].prefix, sizeof(cf[i].prefix),
+					 cfgs[i].fmt, hz);
+		}
 		/* Round robin, so that load drifts hit every row alike. */
 		for (run = 0; run < runs; run++)
-			for (i = 0; i < 6; i++)
+			for (i = 0; i < NCFG; i++)
 				run_once(&cf[i], iters);
-		for (i = 0; i < 6; i++)
+		for (i = 0; i < NCFG; i++)
 			finish(&cf[i]);
 		printf("%d Hz            workload CPU  vs none  vs bare  samples   lost bytes/smp\n",
 		       hz);
-		if (!none->ok) {
+		if (!cf[NONE].r.ok) {
 			printf("  the bare workload failed\n");
 			continue;
 		}
-		row(cf[0].name, none, none, NULL);
-		for (i = 1; i < 6; i++)
-			row(cf[i].name, &cf[i].r, none, bare);
-		if (sfp->ok && dwarf->ok && fp->ok && sfp->samples &&
-		    dwarf->samples && fp->samples) {
-			double bs = (double)sfp->bytes / (double)sfp->samples;
-
-			printf("  sfprof vs perf dwarf: slowdown %.1f vs %.1f "
-			       "points, bytes/sample %.2f%% of dwarf's; vs perf "
-			       "fp: %.2fx fp's bytes/sample, slowdown %+.1f "
-			       "points; %llu deferred records for %llu samples\n",
-			       (sfp->cpu_ms / none->cpu_ms - 1) * 100,
-			       (dwarf->cpu_ms / none->cpu_ms - 1) * 100,
-			       bs / ((double)dwarf->bytes /
-				     (double)dwarf->samples) * 100,
-			       bs / ((double)fp->bytes / (double)fp->samples),
-			       (sfp->cpu_ms - fp->cpu_ms) / none->cpu_ms * 100,
-			       (unsigned long long)sfp->deferred,
-			       (unsigned long long)sfp->samples);
-		}
+		row(cf[NONE].name, &cf[NONE].r, &cf[NONE].r, NULL);
+		for (i = 1; i < NCFG; i++)
+			row(cf[i].name, &cf[i].r, &cf[NONE].r, &cf[BARE].r);
+		compare(&cf[SFP].r, "sfprof (deferred, zstd)", &cf[NONE].r,
+			&cf[FP].r, &cf[FPZ].r, &cf[DWARF].r, &cf[DWARFZ].r);
+		compare(&cf[SFP_PLAIN].r, "sfprof (deferred, plain)", &cf[NONE].r,
+			&cf[FP].r, &cf[FPZ].r, &cf[DWARF].r, &cf[DWARFZ].r);
+		compare(&cf[INL].r, "sfprof --inline (zstd)", &cf[NONE].r,
+			&cf[FP].r, &cf[FPZ].r, &cf[DWARF].r, &cf[DWARFZ].r);
+		if (cf[SFP].r.ok)
+			printf("  %llu deferred records for %llu samples\n",
+			       (unsigned long long)cf[SFP].r.deferred,
+			       (unsigned long long)cf[SFP].r.samples);
 	}
 	unlink(data_path);
 	unlink(out_path);

@@ -461,9 +461,12 @@ sfp_perf_reader__stats(const struct sfp_perf_reader *r);
  * @swap: the record is in the other byte order.
  * @out: decoded sample; arrays live in @scratch.
  * @scratch: caller buffer of u64s for arrays, @scratch_len entries; a
- *	record of size bytes never needs more than size / 8 + 8.
+ *	record of size bytes never needs more than size / 8 + 8.  NULL (and
+ *	0): the arrays point into @rec, which must then be in host order
+ *	(!@swap) and 8-aligned; PERF_SAMPLE_READ needs scratch.
  *
- * Return: 0; -EBADMSG the record is shorter than its fields say.
+ * Return: 0; -EBADMSG the record is shorter than its fields say (or READ
+ * without scratch); -EINVAL NULL scratch for a swapped or unaligned record.
  */
 SFP_API int sfp_perf_parse_sample(const struct sfp_perf_attr *attr,
 				  const void *rec, size_t size, bool swap,
@@ -486,9 +489,12 @@ struct sfp_perf_writer_opts {
 	const char *version;	/* "perf version" string; NULL: sfprof's */
 	const char *const *cmdline;
 	size_t nr_cmdline;
+	/* zstd level (1..22) for the data section, written as perf record -z
+	 * does (PERF_RECORD_COMPRESSED + HEADER_COMPRESSED); 0: plain. */
+	int compression_level;
 	size_t :0;
 };
-#define sfp_perf_writer_opts__last_field nr_cmdline
+#define sfp_perf_writer_opts__last_field compression_level
 
 /**
  * sfp_perf_writer__open() - start a perf.data file (file mode).

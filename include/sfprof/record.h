@@ -110,6 +110,9 @@ struct sfp_record_sample {
 	uint64_t user_regs[3];	/* x86-64 bp, sp, ip (when in the mask) */
 	uint64_t user_stack_size;	/* bytes valid (dyn_size) */
 	const uint8_t *user_stack;
+	/* All popcount(user_regs_mask) user register values, ascending
+	 * register number (in the record), NULL without user regs. */
+	const uint64_t *user_regs_all;
 };
 
 /* Called for each record: raw bytes (8-aligned copy), its size, its CPU ring. */

@@ -24,6 +24,8 @@ struct task {
 	bool open;		/* the entry may still be shared */
 	uint64_t cookie;
 	uint64_t ip, sp, bp;
+	uint64_t regs[SFP_DEFER_MAX_REGS];
+	size_t nr_regs;
 	uint8_t *stack;
 	size_t stack_size, stack_cap;
 	uint64_t *ips;
@@ -163,10 +165,20 @@ static int emit_pending(struct sfp_defer_engine *e, struct task *t)
 	return err < 0 ? err : 0;
 }
 
+static size_t nr_regs(const struct sfp_defer_sample *s)
+{
+	return s->regs && s->nr_regs < SFP_DEFER_MAX_REGS ? s->nr_regs
+			 : s->regs ? SFP_DEFER_MAX_REGS : 0;
+}
+
 static bool same_entry(const struct task *t, const struct sfp_defer_sample *s)
 {
+	size_t nr = nr_regs(s);
+
 	return t->open && s->kernel_mode && t->ip == s->ip && t->sp == s->sp &&
-	       t->bp == s->bp && t->stack_size == s->stack_size &&
+	       t->bp == s->bp && t->nr_regs == nr &&
+	       (!nr || !memcmp(t->regs, s->regs, nr * sizeof(*s->regs))) &&
+	       t->stack_size == s->stack_size &&
 	       (!s->stack_size || !memcmp(t->stack, s->stack, s->stack_size));
 }
 
@@ -225,6 +237,9 @@ static int begin_entry(struct sfp_defer_engine *e, struct task *t,
 	t->ip = s->ip;
 	t->sp = s->sp;
 	t->bp = s->bp;
+	t->nr_regs = nr_regs(s);
+	if (t->nr_regs)
+		memcpy(t->regs, s->regs, t->nr_regs * sizeof(*s->regs));
 	t->stack_size = 0;
 	if (t->open && s->stack_size) {
 		if (s->stack_size > t->stack_cap) {

@@ -8,8 +8,9 @@
  * kernel would have done:
  *
  *  - consecutive samples of one task taken in kernel mode with identical
- *    user registers and identical user stack bytes belong to one kernel
- *    entry: they share one cookie and one unwind;
+ *    user registers (ip, sp, bp and the others given) and identical user
+ *    stack bytes belong to one kernel entry: they share one cookie and one
+ *    unwind;
  *  - every other sample gets a fresh cookie (a user-mode sample is its own
  *    entry: the kernel unwinds on the return from that interrupt);
  *  - cookie = (counter << 32) | (cpu + 1), counter odd, per CPU, so a cookie
@@ -33,6 +34,8 @@
 
 /* The kernel's cap on a deferred user chain (4 KiB cache, 64-bit). */
 #define SFP_DEFER_MAX_DEPTH 510
+/* User registers compared besides ip, sp, bp. */
+#define SFP_DEFER_MAX_REGS 32
 
 /* One sample as the engine needs it. */
 struct sfp_defer_sample {
@@ -44,6 +47,12 @@ struct sfp_defer_sample {
 	uint64_t ip, sp, bp;	/* user registers */
 	const uint8_t *stack;	/* user stack snapshot from sp upwards */
 	size_t stack_size;
+	/* More user registers, if the kernel copied them (the same set for
+	 * every sample of a task; the first SFP_DEFER_MAX_REGS compared):
+	 * two kernel entries from one call site with the same stack bytes
+	 * usually differ here (a loop counter or pointer in rbx, rsi...). */
+	const uint64_t *regs;
+	size_t nr_regs;
 	const void *priv;	/* the caller's sample, passed back */
 };
 

@@ -51,4 +51,27 @@ SFP_HIDDEN int sfp_perf_attr_parse(struct sfp_cursor *c, size_t avail,
 SFP_HIDDEN void sfp_perf_attr_encode(const struct sfp_perf_attr *attr,
 				     uint8_t out[SFP_PERF_ATTR_SIZE_VER8]);
 
+/* --- compress.c: zstd-compressed data (PERF_RECORD_COMPRESSED) --- */
+
+/* Records per compressed chunk, and the mmap_len HEADER_COMPRESSED says. */
+#define SFP_PERF_ZCHUNK (256u << 10)
+
+struct sfp_perf_zw;
+typedef int (*sfp_perf_zw_emit_fn)(void *ctx, const void *rec, size_t size);
+
+/* A compressor at zstd level (1..max).  Return: 0, -EINVAL, -ENOMEM. */
+SFP_HIDDEN int sfp_perf_zw__new(int level, struct sfp_perf_zw **z);
+SFP_HIDDEN void sfp_perf_zw__free(struct sfp_perf_zw **z);
+/* Queue one record; full chunks go out through emit as COMPRESSED
+ * records.  Return: 0, -EIO (zstd failed) or what emit returned. */
+SFP_HIDDEN int sfp_perf_zw__add(struct sfp_perf_zw *z, const void *rec,
+				size_t size, sfp_perf_zw_emit_fn emit,
+				void *ctx);
+/* Compress and emit what is queued. */
+SFP_HIDDEN int sfp_perf_zw__flush(struct sfp_perf_zw *z,
+				  sfp_perf_zw_emit_fn emit, void *ctx);
+/* For HEADER_COMPRESSED: raw/compressed bytes (rounded), the level. */
+SFP_HIDDEN uint32_t sfp_perf_zw__ratio(const struct sfp_perf_zw *z);
+SFP_HIDDEN int sfp_perf_zw__level(const struct sfp_perf_zw *z);
+
 #endif /* SFP_PERF_INT_H */

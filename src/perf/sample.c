@@ -9,17 +9,31 @@
  * registers, branch entries, read values) are copied into the caller's
  * u64 scratch in host order, so the result never points at misaligned or
  * foreign-endian memory; byte blobs (raw, user stack, aux) point into the
- * record.
+ * record.  Without scratch (a host-order record at an 8-aligned address,
+ * as `record` copies them out of its rings) the arrays point into the
+ * record too: nothing to copy on the recording path.
  */
 #include "perf/perf-int.h"
 
-/* Copy n u64s from the cursor into scratch (host order). */
+/* Copy n u64s from the cursor into scratch (host order), or without
+ * scratch point at them (the caller vouched for order and alignment). */
 static int take_u64s(struct sfp_cursor *c, uint64_t n, uint64_t *scratch,
 		     size_t scratch_len, size_t *used, const uint64_t **out)
 {
 	uint64_t i;
 
-	if (n > sfp_cursor_left(c) / 8 || n > scratch_len - *used)
+	if (n > sfp_cursor_left(c) / 8)
+		return -EBADMSG;
+	if (!scratch) {
+		/* the kernel keeps arrays 8-aligned; a record that does not
+		 * (an odd raw size) is malformed */
+		if ((uintptr_t)c->pos & 7)
+			return -EBADMSG;
+		*out = n ? (const uint64_t *)(const void *)c->pos : NULL;
+		c->pos += n * 8;
+		return 0;
+	}
+	if (n > scratch_len - *used)
 		return -EBADMSG;
 	for (i = 0; i < n; i++)
 		sfp_cursor_u64(c, &scratch[*used + i]);
@@ -95,7 +109,7 @@ SFP_HIDDEN int sfp_perf_sample_parse(const struct sfp_perf_attr *attr,
 
 		if (rf & SFP_PERF_FORMAT_GROUP)
 			RD(sfp_cursor_u64, &nr);
-		if (nr > sfp_cursor_left(c) / 8 / per ||
+		if (!scratch || nr > sfp_cursor_left(c) / 8 / per ||
 		    nr * 3 > scratch_len - used) {
 			err = -EBADMSG;
 			goto bad;
@@ -285,6 +299,9 @@ SFP_API int sfp_perf_parse_sample(const struct sfp_perf_attr *attr,
 	struct sfp_cursor c;
 
 	if (!attr || !rec || !out || (!scratch && scratch_len))
+		return -EINVAL;
+	/* arrays in place: only what needs neither swapping nor aligning */
+	if (!scratch && (swap || ((uintptr_t)rec & 7)))
 		return -EINVAL;
 	if (size < 8)
 		return -EBADMSG;

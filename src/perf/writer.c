@@ -11,7 +11,9 @@
  * Features written: BUILD_ID (the DSOs the caller registered), HOSTNAME,
  * OSRELEASE, VERSION, ARCH, NRCPUS, CPUDESC, TOTAL_MEM, CMDLINE,
  * EVENT_DESC and SAMPLE_TIME; that is what perf 6.1's script, report and
- * evlist need to read the file without complaint.
+ * evlist need to read the file without complaint.  With a compression
+ * level the data section is zstd-compressed (compress.c) and COMPRESSED
+ * says how, as `perf record -z` writes it.
  */
 #include <fcntl.h>
 #include <sys/utsname.h>
@@ -53,6 +55,7 @@ struct sfp_perf_writer {
 	char *hostname, *osrelease, *arch, *version;
 	char **cmdline;
 	size_t nr_cmdline;
+	struct sfp_perf_zw *z;	/* NULL: records go out as they are */
 };
 
 #define WBUF (256u << 10)
@@ -185,6 +188,12 @@ SFP_API int sfp_perf_writer__open(const char *path,
 	}
 	w->first_time = UINT64_MAX;
 	w->attr_size = ATTR_SIZE_VER7;
+	i = (size_t)SFP_OPTS_GET(opts, sfp_perf_writer_opts, compression_level, 0);
+	if (i) {
+		err = sfp_perf_zw__new((int)i, &w->z);
+		if (err)
+			goto fail;
+	}
 	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (w->fd < 0) {
 		err = -errno;
@@ -289,6 +298,12 @@ static void note_time(struct sfp_perf_writer *w, const uint8_t *rec,
 		w->last_time = s.time;
 }
 
+/* Where the compressor's COMPRESSED records go. */
+static int put_rec(void *w, const void *rec, size_t size)
+{
+	return put(w, rec, size);
+}
+
 SFP_API int sfp_perf_writer__write(struct sfp_perf_writer *w, const void *rec,
 				   size_t size)
 {
@@ -302,6 +317,8 @@ SFP_API int sfp_perf_writer__write(struct sfp_perf_writer *w, const void *rec,
 	if (!w->started && start_data(w))
 		return w->err;
 	note_time(w, rec, size);
+	if (w->z)
+		return sfp_perf_zw__add(w->z, rec, size, put_rec, w);
 	return put(w, rec, size);
 }
 
@@ -448,6 +465,15 @@ static void write_feature(struct sfp_perf_writer *w, unsigned int feat)
 		put64(w, w->first_time == UINT64_MAX ? 0 : w->first_time);
 		put64(w, w->last_time);
 		break;
+	case SFP_PERF_FEAT_COMPRESSED:
+		/* version 1, type zstd (1), level, ratio, decompression
+		 * buffer size: no COMPRESSED record expands beyond it */
+		put32(w, 1);
+		put32(w, 1);
+		put32(w, (uint32_t)sfp_perf_zw__level(w->z));
+		put32(w, sfp_perf_zw__ratio(w->z));
+		put32(w, SFP_PERF_ZCHUNK);
+		break;
 	}
 }
 
@@ -459,13 +485,14 @@ SFP_API int sfp_perf_writer__close(struct sfp_perf_writer **wp)
 		SFP_PERF_FEAT_ARCH, SFP_PERF_FEAT_NRCPUS,
 		SFP_PERF_FEAT_CPUDESC, SFP_PERF_FEAT_TOTAL_MEM,
 		SFP_PERF_FEAT_CMDLINE, SFP_PERF_FEAT_EVENT_DESC,
-		SFP_PERF_FEAT_SAMPLE_TIME,
+		SFP_PERF_FEAT_SAMPLE_TIME, SFP_PERF_FEAT_COMPRESSED,
 	};
 	uint64_t secs[ARRAY_SIZE(feats)][2], bitmap[4] = { 0 }, table, data_end;
 	uint8_t hdr[SFP_PERF_FILE_HEADER_SIZE];
 	struct sfp_perf_writer *w;
+	/* COMPRESSED, the last one, only for compressed data */
+	size_t i, nfeat = ARRAY_SIZE(feats);
 	uint64_t v;
-	size_t i;
 	int err;
 
 	if (!wp || !*wp)
@@ -473,10 +500,17 @@ SFP_API int sfp_perf_writer__close(struct sfp_perf_writer **wp)
 	w = *wp;
 	if (!w->started)
 		start_data(w);
+	if (w->z) {
+		err = sfp_perf_zw__flush(w->z, put_rec, w);
+		if (err && !w->err)
+			w->err = err;
+	} else {
+		nfeat--;
+	}
 	data_end = w->off;
 	table = w->off;
-	put_zeros(w, sizeof(secs));	/* section table, filled below */
-	for (i = 0; i < ARRAY_SIZE(feats); i++) {
+	put_zeros(w, nfeat * sizeof(secs[0]));	/* section table, below */
+	for (i = 0; i < nfeat; i++) {
 		secs[i][0] = w->off;
 		write_feature(w, feats[i]);
 		secs[i][1] = w->off - secs[i][0];
@@ -484,8 +518,8 @@ SFP_API int sfp_perf_writer__close(struct sfp_perf_writer **wp)
 	}
 	flush_buf(w);
 	err = w->err;
-	if (!err && pwrite(w->fd, secs, sizeof(secs), (off_t)table) !=
-			    (ssize_t)sizeof(secs))
+	if (!err && pwrite(w->fd, secs, nfeat * sizeof(secs[0]), (off_t)table) !=
+			    (ssize_t)(nfeat * sizeof(secs[0])))
 		err = -errno;
 	/* the header, last: a crash before here leaves no valid magic */
 	memset(hdr, 0, sizeof(hdr));
@@ -530,6 +564,7 @@ SFP_API void sfp_perf_writer__free(struct sfp_perf_writer **wp)
 		free(w->evsels[i].name);
 	}
 	free(w->evsels);
+	sfp_perf_zw__free(&w->z);
 	for (i = 0; i < w->nr_bids; i++)
 		free(w->bids[i].filename);
 	free(w->bids);

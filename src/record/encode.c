@@ -5,11 +5,26 @@
  * small) and the callchain gets its user part, either the kernel's deferred
  * form (PERF_CONTEXT_USER_DEFERRED, cookie) or the classic inline one
  * (PERF_CONTEXT_USER, ips...).  The output attr says so, so that readers
- * parse what is there.
+ * parse what is there.  The sample layout and the sample_id trailers are
+ * the perf.data writer's (sfp_perf_write_sample/_sample_id); what is left
+ * here is assembling the callchain and the fixed fields of the records
+ * that component has no encoder for.
  */
 #include <errno.h>
 
+#include "perf/perf-int.h"
 #include "record/encode.h"
+
+/* The fields a rewritten sample can carry (struct sfp_record_sample). */
+#define OUT_SAMPLE_BITS                                                    \
+	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |        \
+	 PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID |             \
+	 PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |     \
+	 PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW)
+/* Entries of the longest callchain a 64 KiB record can hold. */
+#define MAX_CHAIN (65536 / 8)
+/* Chains up to this long are put together on the stack. */
+#define STACK_CHAIN 1024
 
 void sfp_record_out_attr(const struct perf_event_attr *in, bool deferred,
 			 bool tracking, struct perf_event_attr *out)
@@ -58,6 +73,16 @@ static void put_bytes(struct wbuf *w, const void *d, size_t n)
 	w->p += n;
 }
 
+/* A NUL-terminated string padded with zeros to 8 bytes. */
+static void put_string(struct wbuf *w, const char *str)
+{
+	static const uint8_t zeros[8];
+	size_t n = strlen(str) + 1;
+
+	put_bytes(w, str, n);
+	put_bytes(w, zeros, (8 - (n & 7)) & 7);
+}
+
 static int finish(struct wbuf *w, uint8_t *start, uint32_t type,
 		  uint16_t misc)
 {
@@ -75,24 +100,28 @@ static int finish(struct wbuf *w, uint8_t *start, uint32_t type,
 	return (int)size;
 }
 
-static void put_sample_id(void *wp, uint64_t t, uint32_t pid,
-			      uint32_t tid, uint64_t time, uint64_t id,
-			      uint32_t cpu)
+/* The sample_id_all trailer of a non-sample record, as perf lays it out. */
+static void put_sample_id(struct wbuf *w, const struct perf_event_attr *attr,
+			  uint32_t pid, uint32_t tid, uint64_t time,
+			  uint64_t id, uint32_t cpu)
 {
-	struct wbuf *w = wp;
+	struct sfp_perf_attr a = {
+		.sample_type = attr->sample_type,
+		.flags = attr->sample_id_all ? SFP_PERF_ATTR_FLAG_SAMPLE_ID_ALL : 0,
+	};
+	struct sfp_perf_sample s = {
+		.pid = pid, .tid = tid, .time = time, .id = id,
+		.stream_id = id, .cpu = cpu,
+	};
+	int n;
 
-	if (t & PERF_SAMPLE_TID)
-		put32x2(w, pid, tid);
-	if (t & PERF_SAMPLE_TIME)
-		put64(w, time);
-	if (t & PERF_SAMPLE_ID)
-		put64(w, id);
-	if (t & PERF_SAMPLE_STREAM_ID)
-		put64(w, id);
-	if (t & PERF_SAMPLE_CPU)
-		put32x2(w, cpu, 0);
-	if (t & PERF_SAMPLE_IDENTIFIER)
-		put64(w, id);
+	if (w->overflow)
+		return;
+	n = sfp_perf_write_sample_id(&a, &s, w->p, (size_t)(w->end - w->p));
+	if (n < 0)
+		w->overflow = true;
+	else
+		w->p += n;
 }
 
 /* Length of the kernel part: the chain up to any user context marker. */
@@ -112,74 +141,57 @@ int sfp_record_encode_sample(const struct perf_event_attr *out_attr,
 			     const struct sfp_defer_user *u, void *buf,
 			     size_t cap)
 {
-	uint64_t t = out_attr->sample_type;
-	struct wbuf w = { buf, (uint8_t *)buf + cap, false };
-	size_t nk, i;
+	uint64_t stack_chain[STACK_CHAIN], *chain = stack_chain;
+	struct sfp_perf_sample ps = { 0 };
+	struct sfp_perf_attr a;
+	size_t nk, nr = 0;
+	int n;
 
-	if (cap < 8)
-		return -ENOSPC;
-	w.p += 8;
-	if (t & PERF_SAMPLE_IDENTIFIER)
-		put64(&w, s->id);
-	if (t & PERF_SAMPLE_IP)
-		put64(&w, s->ip);
-	if (t & PERF_SAMPLE_TID)
-		put32x2(&w, s->pid, s->tid);
-	if (t & PERF_SAMPLE_TIME)
-		put64(&w, s->time);
-	if (t & PERF_SAMPLE_ADDR)
-		put64(&w, s->addr);
-	if (t & PERF_SAMPLE_ID)
-		put64(&w, s->id);
-	if (t & PERF_SAMPLE_STREAM_ID)
-		put64(&w, s->stream_id);
-	if (t & PERF_SAMPLE_CPU)
-		put32x2(&w, s->cpu, 0);
-	if (t & PERF_SAMPLE_PERIOD)
-		put64(&w, s->period);
-	if (t & PERF_SAMPLE_READ)
+	if (out_attr->sample_type & ~(uint64_t)OUT_SAMPLE_BITS)
 		return -EOPNOTSUPP;
-	if (t & PERF_SAMPLE_CALLCHAIN) {
-		size_t nr;
-
+	sfp_record_perf_attr(out_attr, &a);
+	if (out_attr->sample_type & PERF_SAMPLE_CALLCHAIN) {
+		/* the kernel's part, then the user part in the chosen form */
 		nk = kernel_part(s);
 		nr = nk;
 		if (u->kind == SFP_DEFER_USER_DEFERRED)
 			nr += 2;
 		else if (u->kind == SFP_DEFER_USER_INLINE && u->nr)
 			nr += 1 + u->nr;
-		put64(&w, nr);
-		put_bytes(&w, s->callchain, nk * 8);
+		if (nr > MAX_CHAIN)
+			return -EINVAL;
+		if (nr > STACK_CHAIN) {
+			chain = malloc(nr * sizeof(*chain));
+			if (!chain)
+				return -ENOMEM;
+		}
+		if (nk)
+			memcpy(chain, s->callchain, nk * 8);
 		if (u->kind == SFP_DEFER_USER_DEFERRED) {
-			put64(&w, SFP_PERF_CONTEXT_USER_DEFERRED);
-			put64(&w, u->cookie);
+			chain[nk] = SFP_PERF_CONTEXT_USER_DEFERRED;
+			chain[nk + 1] = u->cookie;
 		} else if (u->kind == SFP_DEFER_USER_INLINE && u->nr) {
-			put64(&w, PERF_CONTEXT_USER);
-			for (i = 0; i < u->nr; i++)
-				put64(&w, u->ips[i]);
+			chain[nk] = PERF_CONTEXT_USER;
+			memcpy(chain + nk + 1, u->ips, u->nr * 8);
 		}
+		ps.ips = chain;
+		ps.nr_ips = nr;
 	}
-	if (t & PERF_SAMPLE_RAW) {
-		/* u32 size + data, padded so the record stays 8-aligned
-		 * (the kernel pads the same way). */
-		size_t n = 4 + s->raw_size;
-		uint32_t sz = s->raw_size;
-
-		put_bytes(&w, &sz, 4);
-		put_bytes(&w, s->raw, s->raw_size);
-		while (!w.overflow && (n & 7)) {
-			put_bytes(&w, "", 1);
-			n++;
-		}
-	}
-	if (t & ~(uint64_t)(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP |
-			    PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-			    PERF_SAMPLE_ADDR | PERF_SAMPLE_ID |
-			    PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |
-			    PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN |
-			    PERF_SAMPLE_RAW))
-		return -EOPNOTSUPP;
-	return finish(&w, buf, PERF_RECORD_SAMPLE, s->misc);
+	ps.id = s->id;
+	ps.ip = s->ip;
+	ps.pid = s->pid;
+	ps.tid = s->tid;
+	ps.time = s->time;
+	ps.addr = s->addr;
+	ps.stream_id = s->stream_id;
+	ps.cpu = s->cpu;
+	ps.period = s->period;
+	ps.raw_size = s->raw_size;
+	ps.raw_data = s->raw;
+	n = sfp_perf_write_sample(&a, s->misc, &ps, buf, cap);
+	if (chain != stack_chain)
+		free(chain);
+	return n;
 }
 
 int sfp_record_encode_deferred(const struct perf_event_attr *out_attr,
@@ -197,9 +209,7 @@ int sfp_record_encode_deferred(const struct perf_event_attr *out_attr,
 	put64(&w, nr);
 	for (i = 0; i < nr; i++)
 		put64(&w, ips[i]);
-	if (out_attr->sample_id_all)
-		put_sample_id(&w, out_attr->sample_type, o->pid,
-					 o->tid, o->time, id, o->cpu);
+	put_sample_id(&w, out_attr, o->pid, o->tid, o->time, id, o->cpu);
 	/* The kernel marks the record as user-space content. */
 	return finish(&w, buf, SFP_PERF_RECORD_CALLCHAIN_DEFERRED,
 		      PERF_RECORD_MISC_USER);
@@ -212,8 +222,6 @@ int sfp_record_encode_mmap2(const struct perf_event_attr *attr, uint64_t id,
 			    size_t cap)
 {
 	struct wbuf w = { buf, (uint8_t *)buf + cap, false };
-	size_t n = strlen(path) + 1, pad = (8 - (n & 7)) & 7;
-	static const uint8_t zeros[8];
 
 	if (cap < 8)
 		return -ENOSPC;
@@ -226,11 +234,8 @@ int sfp_record_encode_mmap2(const struct perf_event_attr *attr, uint64_t id,
 	put64(&w, 0);		/* ino */
 	put64(&w, 0);		/* ino_generation */
 	put32x2(&w, prot, flags);
-	put_bytes(&w, path, n);
-	put_bytes(&w, zeros, pad);
-	if (attr->sample_id_all)
-		put_sample_id(&w, attr->sample_type, pid, tid, 0,
-					 id, 0);
+	put_string(&w, path);
+	put_sample_id(&w, attr, pid, tid, 0, id, 0);
 	return finish(&w, buf, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER);
 }
 
@@ -239,18 +244,13 @@ int sfp_record_encode_comm(const struct perf_event_attr *attr, uint64_t id,
 			   void *buf, size_t cap)
 {
 	struct wbuf w = { buf, (uint8_t *)buf + cap, false };
-	size_t n = strlen(comm) + 1, pad = (8 - (n & 7)) & 7;
-	static const uint8_t zeros[8];
 
 	if (cap < 8)
 		return -ENOSPC;
 	w.p += 8;
 	put32x2(&w, pid, tid);
-	put_bytes(&w, comm, n);
-	put_bytes(&w, zeros, pad);
-	if (attr->sample_id_all)
-		put_sample_id(&w, attr->sample_type, pid, tid, 0,
-					 id, 0);
+	put_string(&w, comm);
+	put_sample_id(&w, attr, pid, tid, 0, id, 0);
 	return finish(&w, buf, PERF_RECORD_COMM, 0);
 }
 
@@ -259,8 +259,6 @@ int sfp_record_encode_kernel_mmap(const struct perf_event_attr *attr,
 				  const char *name, void *buf, size_t cap)
 {
 	struct wbuf w = { buf, (uint8_t *)buf + cap, false };
-	size_t n = strlen(name) + 1, pad = (8 - (n & 7)) & 7;
-	static const uint8_t zeros[8];
 
 	if (cap < 8)
 		return -ENOSPC;
@@ -270,10 +268,7 @@ int sfp_record_encode_kernel_mmap(const struct perf_event_attr *attr,
 	put64(&w, start);
 	put64(&w, len);
 	put64(&w, start);	/* pgoff: perf stores the start address */
-	put_bytes(&w, name, n);
-	put_bytes(&w, zeros, pad);
-	if (attr->sample_id_all)
-		put_sample_id(&w, attr->sample_type, (uint32_t)-1, 0, 0, id,
-			      0);
+	put_string(&w, name);
+	put_sample_id(&w, attr, (uint32_t)-1, 0, 0, id, 0);
 	return finish(&w, buf, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL);
 }

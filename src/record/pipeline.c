@@ -421,6 +421,9 @@ int sfp_rec_pipe__record(const void *rec, size_t size, int cpu, void *pipe)
 	ds.ip = s.user_regs[2];
 	ds.stack = s.user_stack;
 	ds.stack_size = s.user_stack_size;
+	/* all of them: what tells two kernel entries apart (record.h) */
+	ds.regs = s.user_regs_all;
+	ds.nr_regs = s.user_regs_all ? (size_t)__builtin_popcountll(s.user_regs_mask) : 0;
 	ds.priv = &s;
 	return sfp_defer_engine__add(p->engine, &ds);
 }

@@ -22,6 +22,13 @@
 
 /* The user registers we ask for on x86-64: bp, sp, ip (ascending bits). */
 #define SFP_USER_REGS_MASK ((1ULL << 6) | (1ULL << 7) | (1ULL << 8))
+/* What the sframe mode asks for: those and the other general registers
+ * (bx, cx, dx, si, di, flags, r8-r15; not ax, which a syscall's return
+ * value changes within its entry, nor the segment registers), so that the
+ * deferral engine can tell two kernel entries from one call site apart:
+ * their loop counters and pointers differ.  In the ring only, never in
+ * the file. */
+#define SFP_SFRAME_REGS_MASK 0xff03feULL
 /* What perf's --call-graph dwarf asks for: every x86-64 register but the
  * segment registers ds, es, fs, gs; DWARF-based unwinders (perf's, in
  * `perf script`) may need callee-saved registers too. */
@@ -80,7 +87,13 @@ SFP_HIDDEN int sfp_ring_next(struct sfp_ring *rg, void *buf, size_t cap);
 /* Publish the read position to the kernel (data_tail). */
 SFP_HIDDEN void sfp_ring_consume(struct sfp_ring *rg);
 
-/* --- sample.c --- */
+/* --- sample.c: samples through the perf.data decoder (src/perf) --- */
+
+struct sfp_perf_attr;
+
+/* The perf.data component's view of one of our attrs. */
+SFP_HIDDEN void sfp_record_perf_attr(const struct perf_event_attr *in,
+				     struct sfp_perf_attr *out);
 
 /* Size of the sample_id_all trailer for sample_type (0 if none). */
 SFP_HIDDEN size_t sfp_sample_id_size(uint64_t sample_type);

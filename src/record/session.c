@@ -312,7 +312,7 @@ static void init_attr(struct sfp_record *r, const struct sfp_record_opts *o,
 		a->exclude_callchain_user = 1;
 		a->sample_regs_user = r->cg == SFP_RECORD_CG_DWARF
 					      ? SFP_DWARF_REGS_MASK
-					      : SFP_USER_REGS_MASK;
+					      : SFP_SFRAME_REGS_MASK;
 		a->sample_stack_user = stack_size;
 		break;
 	case SFP_RECORD_CG_FP:

@@ -488,8 +488,15 @@ static __attribute__((noinline)) void lookup_slow(struct sfp_addr_space *as, str
 	}
 	if (!mod || !mod->table || !m->bias_ok)
 		return;
-	if (sfp_sframe__find(mod->table, pc - m->bias, &row) == 0)
+	if (sfp_sframe__find(mod->table, pc - m->bias, &row) == 0) {
 		unw_rule_from_row(rule, &row);
+	} else {
+		/* an own .sframe without this code: ask the CFI */
+		const struct sfp_sframe *fb = unw_module_fallback(mod);
+
+		if (fb && sfp_sframe__find(fb, pc - m->bias, &row) == 0)
+			unw_rule_from_row(rule, &row);
+	}
 }
 
 int unw_as_code_reader(void *ctx, uint64_t ip, void *buf, size_t len)

@@ -109,6 +109,7 @@ void unw_module_ref(struct unw_module *m)
 static void module_free(struct unw_module *m)
 {
 	sfp_sframe__free(&m->table);
+	sfp_sframe__free(&m->fallback);
 	if (m->image_mapped)
 		munmap((void *)m->image, m->image_size);
 	else
@@ -182,11 +183,23 @@ static int read_headers(struct unw_module *m)
 		err = -EOPNOTSUPP;
 		goto out;
 	}
+	/* Where the table will come from (as sfp_sframe__open_elf_table
+	 * decides): the object's own .sframe section or segment. */
+	{
+		struct sfp_elf_section s;
+
+		m->own_sframe = !sfp_elf_find_section(e, NULL, SHT_GNU_SFRAME, &s) ||
+				!sfp_elf_find_section(e, ".sframe", 0, &s);
+	}
 	n = sfp_elf_num_phdrs(e);
 	for (i = 0; i < n && m->num_loads < UNW_MAX_LOADS; i++) {
 		GElf_Phdr ph;
 
-		if (sfp_elf_phdr(e, i, &ph) || ph.p_type != PT_LOAD)
+		if (sfp_elf_phdr(e, i, &ph))
+			continue;
+		if (ph.p_type == PT_GNU_SFRAME)
+			m->own_sframe = true;
+		if (ph.p_type != PT_LOAD)
 			continue;
 		m->loads[m->num_loads].vaddr = ph.p_vaddr;
 		m->loads[m->num_loads].offset = ph.p_offset;
@@ -249,6 +262,29 @@ int unw_module_load(struct unw_module *m, const struct unw_table_opts *opts)
 out:
 	pthread_mutex_unlock(&registry_lock);
 	return m->load_err;
+}
+
+const struct sfp_sframe *unw_module_fallback(struct unw_module *m)
+{
+	int err;
+
+	if (!m->own_sframe || m->is_vdso || !m->table)
+		return NULL;
+	if (__atomic_load_n(&m->fb_loaded, __ATOMIC_ACQUIRE))
+		return m->fallback;
+	pthread_mutex_lock(&registry_lock);
+	if (!m->fb_loaded) {
+		err = unw_open_cfi_table(m->open_path, &m->fallback);
+		if (err)
+			pr_debug("%s: no CFI table besides its .sframe: %s",
+				 m->path, sfp_strerror(err));
+		else
+			pr_debug("%s: CFI table for what its .sframe leaves "
+				 "out", m->path);
+		__atomic_store_n(&m->fb_loaded, 1, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&registry_lock);
+	return m->fallback;
 }
 
 int unw_module_bias(const struct unw_module *m, uint64_t start,

@@ -33,6 +33,12 @@ struct unw_module {
 	int loaded;
 	int load_err;
 	struct sfp_sframe *table;
+	bool own_sframe;		/* table is the ELF's own .sframe */
+	/* For PCs the own .sframe leaves out (gas makes none for the crt's
+	 * _start, for instance): the table built from the CFI, once, on the
+	 * first miss (acquire/release on fb_loaded). */
+	int fb_loaded;
+	struct sfp_sframe *fallback;
 	struct unw_load loads[UNW_MAX_LOADS];
 	size_t num_loads;
 	/* The object's bytes, for reading code (trampoline checks). */
@@ -64,6 +70,12 @@ SFP_HIDDEN void unw_module_put(struct unw_module *m);
 SFP_HIDDEN int unw_module_load(struct unw_module *m,
 			       const struct unw_table_opts *opts);
 
+/*
+ * The CFI-built table for a module whose own .sframe is its table, built
+ * on the first call.  Return: the table, or NULL (no own .sframe, no CFI).
+ */
+SFP_HIDDEN const struct sfp_sframe *unw_module_fallback(struct unw_module *m);
+
 /* Runtime - link-time address for a mapping at (start, pgoff). */
 SFP_HIDDEN int unw_module_bias(const struct unw_module *m, uint64_t start,
 			       uint64_t pgoff, uint64_t *bias);
@@ -82,5 +94,11 @@ SFP_HIDDEN int unw_self_vdso(const void **image, size_t *size);
 SFP_HIDDEN int unw_open_table(const char *path, const void *image,
 			      size_t size, const struct unw_table_opts *opts,
 			      struct sfp_sframe **out);
+
+/*
+ * A table built from the object's CFI even when it has its own .sframe.
+ * Return: 0 and *out; -ENOENT no CFI; other errors of the build.
+ */
+SFP_HIDDEN int unw_open_cfi_table(const char *path, struct sfp_sframe **out);
 
 #endif /* SFP_UNWIND_MODULE_H */

@@ -11,7 +11,8 @@ $SFPROF record --help > "$TMP/help" 2>&1
 ok=1
 for o in --event --freq --count --pid --tid --all-cpus --output --mmap-pages \
 	--call-graph --inline --stack-size --max-depth --duration --no-inherit \
-	--quiet --verbose --help sframe fp dwarf kernel-defer; do
+	--quiet --verbose --help sframe fp dwarf kernel-defer \
+	--compression-level --no-compress; do
 	grep -q -- "$o" "$TMP/help" || { ok=0; echo "  --help lacks $o"; }
 done
 [ $ok = 1 ] && pass "record --help documents every option" || fail "record --help documents every option"
@@ -111,6 +112,25 @@ else
 	fail "deferred form: leaf->mid->outer->main in $full of $leaf samples in the leaf ($got in all)"
 fi
 
+# Completeness: the walks end at the first frame (_start, or clone for
+# threads) and know it ("outermost"), also through the program's own
+# gas-made .sframe, which lacks the crt's _start: that PC comes from the
+# table built from the CFI.  (Without that fallback: 0 outermost, every
+# unwind "no-info" at _start.)
+uw=$(sed -n 's/.* \([0-9]*\) unwinds.*/\1/p' "$TMP/d.out")
+om=$(sed -n 's/.*unwind stops:.* outermost \([0-9]*\).*/\1/p' "$TMP/d.out")
+# Of the samples taken while the program ran (main on the stack; not the
+# loader's or a sanitizer runtime's start), how many end in _start/clone.
+set -- $(awk 'function end_(){ if (m) { t++; if (l ~ /^(_start|__clone|clone3?)\+/) e++ } }
+	      /cpu-clock:/{end_(); l=""; m=0; next}
+	      /^\t/{l=$2; if ($2 ~ /^main\+/) m=1} END{end_(); print e+0, t+0}' "$TMP/d.script")
+if [ -n "$uw" ] && [ -n "$om" ] && [ "$2" -gt 100 ] &&
+   [ $((($1 + 1) * 100)) -ge $(($2 * 99)) ] && [ $((om + 1)) -ge "$1" ]; then
+	pass "completeness: $1 of $2 stacks through main end in _start/clone; $om of $uw unwinds end outermost"
+else
+	fail "completeness: $1 of $2 stacks through main end in _start/clone; '$om' of '$uw' unwinds end outermost"
+fi
+
 # Inline form: sfprof script and Debian's perf script.
 if $SFPROF record -q --inline -o "$TMP/i.data" -- "$SPIN" flat 300; then
 	pass "record --inline"
@@ -153,6 +173,60 @@ else
 	skip "perf script reads the inline form" "no perf"
 fi
 
+# Compression: zstd by default, in perf record -z's format (COMPRESSED
+# records + HEADER_COMPRESSED), so perf reads it; -z is level 1 like perf's;
+# --no-compress writes plain records.
+check_rc "record --compression-level=23 is a usage error" 2 $SFPROF record -q --compression-level=23 -- true
+bps() { sed -n 's/.*(\([0-9]*\) bytes\/sample.*/\1/p' "$1"; }
+if command -v perf > /dev/null; then
+	perf report --header-only -i "$TMP/i.data" 2>/dev/null | grep -q '^# compressed : Zstd, level = 5' &&
+		pass "compressed by default (perf: zstd level 5)" ||
+		fail "compressed by default (perf: zstd level 5)"
+	perf report --stdio -i "$TMP/i.data" > "$TMP/i.report" 2> "$TMP/i.report.err"
+	if [ $? -eq 0 ] && [ ! -s "$TMP/i.report.err" ] && grep -q 'flat_leaf' "$TMP/i.report"; then
+		pass "perf report reads the compressed inline form without warnings"
+	else
+		fail "perf report reads the compressed inline form without warnings"
+		head -3 "$TMP/i.report.err" | sed 's/^/  /'
+	fi
+	$SFPROF record -z --inline -o "$TMP/z1.data" -- "$SPIN" flat 100 > "$TMP/z1.out" 2>&1
+	perf report --header-only -i "$TMP/z1.data" 2>/dev/null | grep -q '^# compressed : Zstd, level = 1' &&
+		pass "-z alone is level 1, like perf's" || fail "-z alone is level 1, like perf's"
+	$SFPROF record --no-compress --inline -o "$TMP/nz.data" -- "$SPIN" flat 100 > "$TMP/nz.out" 2>&1
+	perf script -i "$TMP/nz.data" > "$TMP/nz.script" 2> "$TMP/nz.err"
+	if [ $? -eq 0 ] && [ ! -s "$TMP/nz.err" ] && grep -q flat_mid "$TMP/nz.script" &&
+	   ! perf report --header-only -i "$TMP/nz.data" 2>/dev/null | grep -q '^# compressed'; then
+		pass "--no-compress: plain file, read by perf script without warnings"
+	else
+		fail "--no-compress: plain file, read by perf script without warnings"
+	fi
+	# the same workload, both ways: compression takes most of the bytes
+	a=$(bps "$TMP/z1.out") b=$(bps "$TMP/nz.out")
+	if [ -n "$a" ] && [ -n "$b" ] && [ $((a * 3)) -lt "$b" ]; then
+		pass "compressed: $a bytes/sample, plain: $b"
+	else
+		fail "compressed: '$a' bytes/sample, plain: '$b'"
+	fi
+else
+	skip "perf reads compressed files" "no perf"
+fi
+
+# Kernel entries in a loop from one call site, with the same stack bytes:
+# every 4 kHz sample falls in a different read(), and the engine sees it
+# in the registers the kernel copied besides ip/sp/bp (the loop counter):
+# one deferred record per sample.  (Comparing ip/sp/bp and the stack only,
+# it merged 40-45% of them.)
+if $SFPROF record -F 4000 -o "$TMP/lp.data" -- "$SPIN" loop 300 > "$TMP/lp.out" 2>&1; then
+	set -- $(sed -n 's/.* \([0-9]*\) samples with a user stack.* \([0-9]*\) deferred records.*/\1 \2/p' "$TMP/lp.out")
+	if [ -n "$2" ] && [ "$1" -gt 100 ] && [ $(($2 * 100)) -ge $(($1 * 95)) ]; then
+		pass "loop of syscalls: $2 deferred records for $1 samples (entries told apart)"
+	else
+		fail "loop of syscalls: '$2' deferred records for '$1' samples"
+	fi
+else
+	fail "record of a syscall loop"
+fi
+
 # SIGINT stops cleanly and leaves a valid file.
 $SFPROF record -q -o "$TMP/s.data" -- "$SPIN" cpu 100000 &
 rp=$!
@@ -179,10 +253,10 @@ kill $sp 2> /dev/null
 wait $sp 2> /dev/null
 $SFPROF script -i "$TMP/p.data" 2>&1 | grep -q "spin_sort\|cmp_leaf" && pass "-p recording has the target's frames (synthesized maps)" || fail "-p recording has the target's frames (synthesized maps)"
 
-# Disk full: a tiny tmpfs.
+# Disk full: a tiny tmpfs (plain records: compressed, they would fit).
 if mkdir -p "$TMP/full" && mount -t tmpfs -o size=64k tmpfs "$TMP/full" 2> /dev/null; then
 	check_msg "disk full is reported with the fix" 2 "disk full" \
-		$SFPROF record -q -o "$TMP/full/x.data" --call-graph dwarf -- "$SPIN" cpu 300
+		$SFPROF record -q --no-compress -o "$TMP/full/x.data" --call-graph dwarf -- "$SPIN" cpu 300
 	umount "$TMP/full"
 else
 	skip "disk full is reported" "cannot mount a small tmpfs"

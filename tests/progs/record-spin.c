@@ -11,6 +11,10 @@
  *   record-spin fork MS   a child process runs `cpu MS` too
  *   record-spin flat MS   main -> flat_outer -> flat_mid -> flat_leaf,
  *                         all in this program (no libc frames)
+ *   record-spin loop MS   main -> loop_outer: short read()s of /dev/zero
+ *                         from one call site, many per sampling period,
+ *                         with the same stack bytes; only the loop
+ *                         counter (a register) differs between entries
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -106,6 +110,25 @@ __attribute__((noinline)) static void flat_outer(double ms)
 	}
 }
 
+__attribute__((noinline)) static void loop_outer(double ms)
+{
+	static char buf[65536];
+	double end = now_ms() + ms;
+	unsigned long i;
+	int fd = open("/dev/zero", O_RDONLY);
+
+	if (fd < 0)
+		exit(1);
+	for (i = 1;; i++) {
+		if (read(fd, buf, sizeof(buf)) < 0)
+			exit(1);
+		if (!(i & 255) && now_ms() >= end)
+			break;
+	}
+	sink += i;
+	close(fd);
+}
+
 int main(int argc, char **argv)
 {
 	double ms = argc > 2 ? atof(argv[2]) : 500;
@@ -116,6 +139,8 @@ int main(int argc, char **argv)
 		spin_outer(ms);
 	} else if (!strcmp(argv[1], "sys")) {
 		sys_outer(ms);
+	} else if (!strcmp(argv[1], "loop")) {
+		loop_outer(ms);
 	} else if (!strcmp(argv[1], "flat")) {
 		flat_outer(ms);
 	} else if (!strcmp(argv[1], "fork")) {

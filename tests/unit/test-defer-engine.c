@@ -239,6 +239,40 @@ out:
 	free(l);
 }
 
+/* Two kernel entries from one call site, same ip, sp, bp and stack bytes,
+ * told apart by another user register (a loop counter in rbx). */
+TEST(defer_other_registers_tell_entries_apart)
+{
+	struct sfp_defer_engine *e = NULL;
+	struct sfp_defer_sample s;
+	struct log *l = new_log();
+	uint64_t regs_a[3] = { 1, 2, 3 }, regs_b[3] = { 1, 2, 4 };
+
+	if (!ASSERT_OK(sfp_defer_engine__new(&ops, l, false, 0, &e)))
+		goto out;
+	s = mk(10, 100, true, 0x401000, stack_a);
+	s.regs = regs_a;
+	s.nr_regs = 3;
+	ASSERT_OK(sfp_defer_engine__add(e, &s));
+	s.time = 200;		/* same registers: the same entry */
+	ASSERT_OK(sfp_defer_engine__add(e, &s));
+	ASSERT_EQ(l->unwinds, 1);
+	ASSERT_EQ(l->ev[1].cookie, l->ev[0].cookie);
+	s.time = 300;
+	s.regs = regs_b;	/* the counter moved: a new entry */
+	ASSERT_OK(sfp_defer_engine__add(e, &s));
+	ASSERT_EQ(l->unwinds, 2);
+	ASSERT_EQ(l->ev[2].kind, EV_DEFERRED);
+	ASSERT_NE(l->ev[3].cookie, l->ev[0].cookie);
+	s.time = 400;
+	s.nr_regs = 2;		/* a different set: not comparable, new */
+	ASSERT_OK(sfp_defer_engine__add(e, &s));
+	ASSERT_EQ(l->unwinds, 3);
+out:
+	sfp_defer_engine__free(&e);
+	free(l);
+}
+
 TEST(defer_interleaved_tasks)
 {
 	struct sfp_defer_engine *e = NULL;

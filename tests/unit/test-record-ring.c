@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include <sfprof/perf.h>
+
 #include "record/encode.h"
 #include "record/record.h"
 #include "test.h"
@@ -148,6 +150,53 @@ TEST(sample_parse_bounds)
 					       PERF_SAMPLE_ID,
 				       rec, 40, &s),
 		   -EBADMSG);
+}
+
+/* The perf decoder's in-place mode, which record's samples go through:
+ * arrays point into the record, only for host-order aligned records. */
+TEST(sample_parse_in_place)
+{
+	struct sfp_perf_attr a = { 0 };
+	struct sfp_perf_sample ps;
+	uint64_t rec[8], scratch[8];
+	struct perf_event_header h = { PERF_RECORD_SAMPLE, 0, 48 };
+
+	a.sample_type = SFP_PERF_SAMPLE_IP | SFP_PERF_SAMPLE_TID |
+			SFP_PERF_SAMPLE_CALLCHAIN;
+	memset(rec, 0, sizeof(rec));
+	memcpy(rec, &h, sizeof(h));
+	rec[1] = 0x401000;
+	rec[3] = 2;
+	rec[4] = PERF_CONTEXT_KERNEL;
+	rec[5] = 0xffffffff81000000ULL;
+	if (!ASSERT_OK(sfp_perf_parse_sample(&a, rec, 48, false, &ps, NULL, 0)))
+		return;
+	ASSERT_EQ(ps.nr_ips, 2);
+	ASSERT_TRUE(ps.ips == &rec[4]);
+	/* with scratch the chain is a copy */
+	ASSERT_OK(sfp_perf_parse_sample(&a, rec, 48, false, &ps, scratch, 8));
+	ASSERT_TRUE(ps.ips == scratch && ps.ips[1] == rec[5]);
+	/* swapped or misaligned records cannot be pointed into */
+	ASSERT_ERR(sfp_perf_parse_sample(&a, rec, 48, true, &ps, NULL, 0), -EINVAL);
+	ASSERT_ERR(sfp_perf_parse_sample(&a, (uint8_t *)rec + 4, 40, false, &ps,
+					 NULL, 0), -EINVAL);
+	/* a lying count still cannot reach past the record */
+	rec[3] = 3;
+	ASSERT_ERR(sfp_perf_parse_sample(&a, rec, 48, false, &ps, NULL, 0), -EBADMSG);
+	/* an odd RAW size leaves the user registers misaligned: refused */
+	a.sample_type = SFP_PERF_SAMPLE_RAW | SFP_PERF_SAMPLE_REGS_USER;
+	a.sample_regs_user = 0x1c0;
+	rec[1] = 4 | (0xabcdULL << 32);	/* raw_size 4: 4 + 4 is aligned */
+	rec[2] = 1;			/* abi */
+	ASSERT_OK(sfp_perf_parse_sample(&a, rec, 48, false, &ps, NULL, 0));
+	ASSERT_TRUE(ps.user_regs == &rec[3]);
+	rec[1] = 8;			/* 4 + 8: abi at +20, regs at +28 */
+	rec[3] = 1;			/* its high half: a non-zero abi */
+	ASSERT_ERR(sfp_perf_parse_sample(&a, rec, 56, false, &ps, NULL, 0), -EBADMSG);
+	ASSERT_OK(sfp_perf_parse_sample(&a, rec, 56, false, &ps, scratch, 8));
+	/* READ values are expanded into scratch: none, no READ */
+	a.sample_type = SFP_PERF_SAMPLE_IP | SFP_PERF_SAMPLE_READ;
+	ASSERT_ERR(sfp_perf_parse_sample(&a, rec, 48, false, &ps, NULL, 0), -EBADMSG);
 }
 
 TEST(encode_sample_forms_and_limits)

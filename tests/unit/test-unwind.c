@@ -691,10 +691,11 @@ TEST(unwind_v3_flex_rows)
 	ASSERT_EQ(fr[1].ip, (uintptr_t)test_data_dir + 1);
 	ASSERT_EQ(fr[1].sp, (uintptr_t)&buf[20]);
 	ASSERT_TRUE(fr[0].flags & SFP_FRAME_SFRAME);
-	/* test_data_dir has no row in this table: FP fallback from
-	 * fp = &buf[30], whose slots are zero. */
+	/* test_data_dir has no row in this own table: the table built
+	 * from the copy's CFI has one (CFA = sp + 8, at &buf[20], whose
+	 * RA slot is zero). */
 	ASSERT_EQ(n, 2);
-	ASSERT_TRUE(fr[1].flags & SFP_FRAME_FP);
+	ASSERT_TRUE(fr[1].flags & SFP_FRAME_SFRAME);
 	ASSERT_EQ(stop, SFP_STOP_RA_ZERO);
 
 	/* In the trampoline, sp points at a ucontext: the walk continues
