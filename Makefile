@@ -208,3 +208,10 @@ $(BUILD)/gen/flamegraph-assets.h: $(FG_ASSETS) mk/embed.sh
 	$(Q)sh mk/embed.sh $@ $(FG_ASSETS)
 $(BUILD)/src/export/flamegraph.o: $(BUILD)/gen/flamegraph-assets.h
 $(BUILD)/src/export/flamegraph.o: ALL_CFLAGS += -I$(BUILD)/gen
+
+# Browser tests (tests/cli/run-browser.sh): Debian's chromium and nodejs
+# from mk/deps.sh, then the npm packages of tests/browser when missing.
+deps: deps-browser
+.PHONY: deps-browser
+deps-browser:
+	$(Q)sh mk/deps.sh && sh tests/browser/setup.sh

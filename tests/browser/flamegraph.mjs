@@ -3,9 +3,12 @@
 // search for it.  Prints PASS:/FAIL: lines; screenshots go to --shots.
 //
 //   node flamegraph.mjs --html FILE --hot NAME --shots DIR --tag T
-//                       [--min-share 0.3] [--kernel]
+//                       [--min-share 0.3] [--kernel] [--path a,b,c]
 //
+// --hot @widest: the widest frame two levels below the root, whatever its
+//   name (for synthetic profiles).
 // --kernel: also require a kernel frame drawn in the kernel colour family.
+// --path: the zoomed frame's breadcrumb must end with these callers.
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -35,10 +38,36 @@ try {
     `${st.drawn} drawn; page load ${loadMs} ms (parse+layout+first draw ${Math.round(st.ms)} ms)`);
   check(`${tag}: page loads and draws frames`, st.nodes > 1 && st.drawn > 1, JSON.stringify(st));
 
+  // geometry: every drawn frame lies within its parent's span
+  const bad = await page.evaluate(() => {
+    const out = [];
+    for (let i = 1; i < sfpFlame.nodes && out.length < 5; i++) {
+      const r = sfpFlame.rect(i), p = sfpFlame.parent(i);
+      if (!r || p < 0) continue;
+      const q = sfpFlame.rect(p);
+      if (!q || r.x < q.x - 0.01 || r.x + r.w > q.x + q.w + 0.01)
+        out.push(`${sfpFlame.info(i).name} [${r.x},${r.w}] outside its parent [${q && q.x},${q && q.w}]`);
+    }
+    return out;
+  });
+  check(`${tag}: every drawn frame lies within its caller`, bad.length === 0, bad.join('\n'));
+
   const others = requests.filter((u) => u !== url);
   check(`${tag}: no network request attempted`, others.length === 0, others.join('\n'));
   check(`${tag}: no script errors or policy violations`, problems.length === 0, problems.join('\n'));
 
+  if (a.hot === '@widest') {
+    a.hot = await page.evaluate(() => {
+      let best = -1, bv = -1;
+      for (let i = 1; i < sfpFlame.nodes; i++) {
+        if (sfpFlame.parent(i) < 0 || sfpFlame.parent(sfpFlame.parent(i)) !== 0) continue;
+        const v = sfpFlame.info(i).value;
+        if (v > bv) { bv = v; best = i; }
+      }
+      return best > 0 ? sfpFlame.info(best).name : null;
+    });
+    console.log(`  ${tag}: widest frame at depth 2: ${a.hot}`);
+  }
   if (a.hot) {
     const hot = await page.evaluate((name) => {
       const ids = sfpFlame.find(name);
@@ -80,6 +109,13 @@ try {
     check(`${tag}: zoomed frame spans the full width`,
       z.rect && Math.abs(z.rect.w - z.rect.canvasWidth) < 1, JSON.stringify(z.rect));
     check(`${tag}: breadcrumb ends with the zoomed frame`, z.crumb === a.hot, `crumb ${z.crumb}`);
+    if (a.path) {
+      const crumbs = await page.evaluate(() =>
+        [...document.querySelectorAll('#crumbs a, #crumbs .cur')].map((e) => e.textContent));
+      const want = a.path.split(',');
+      check(`${tag}: call path ${want.join(' > ')}`,
+        crumbs.slice(-want.length).join(',') === want.join(','), crumbs.join(' > '));
+    }
     await page.mouse.move(5, 5);
     await page.screenshot({ path: join(shots, `${tag}-zoomed.png`), fullPage: false });
 

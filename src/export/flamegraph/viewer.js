@@ -42,7 +42,7 @@
       var p = sp > 0 ? stack[sp - 1] : -1;
       parent[i] = p;
       if (p >= 0) { xoff[i] = next[p]; next[p] += value[i]; } else xoff[i] = 0;
-      next[i] = xoff[i];
+      next[i] = 0;        /* children are placed relative to their parent */
       stack[sp++] = i;
       if (d > maxDepth) maxDepth = d;
     }
@@ -351,6 +351,7 @@
       return { x: b.left + r.x0[k], y: b.top + rowY(lv), w: r.x1[k] - r.x0[k], h: ROW - 1,
                canvasWidth: cssW };
     },
+    parent: function (i) { return parent[i]; },
     zoomed: function () { return zoom; },
     zoom: setZoom,
     search: function (t) { searchBox.value = t; setSearch(t); },
