@@ -44,9 +44,15 @@ struct fg {
 
 static size_t hash_slot(uint32_t parent, uint32_t func, size_t mask)
 {
-	uint64_t h = ((uint64_t)parent << 32 | func) * 0x9e3779b97f4a7c15ull;
+	/* a full 64-bit mix: both halves must reach the low bits we keep */
+	uint64_t h = (uint64_t)parent << 32 | func;
 
-	return (size_t)(h >> 20) & mask;
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 33;
+	return (size_t)h & mask;
 }
 
 static int grow_hash(struct fg *g)

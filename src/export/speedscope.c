@@ -59,7 +59,12 @@ static bool is_time_event(const struct sfp_profile_event *e)
 
 static size_t th_slot(uint32_t tid, uint32_t ev, size_t mask)
 {
-	return (size_t)((((uint64_t)tid << 32 | ev) * 0x9e3779b97f4a7c15ull) >> 24) & mask;
+	uint64_t h = (uint64_t)tid << 32 | ev;
+
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	return (size_t)h & mask;
 }
 
 static int64_t thread_of(struct ss *s, const struct sfp_profile_sample *smp)
