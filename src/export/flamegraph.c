@@ -134,27 +134,33 @@ static bool loc_is_kernel(const struct sfp_profile *p,
 /*
  * Merge the profile's stacks into the call tree: every profile node maps
  * to the frame of its innermost line, reached from its parent's frame
- * through the loc's lines, outermost first.
+ * through the loc's lines, outermost first.  Counts are samples.  A file
+ * with several events gets one subtree per event below the root (func
+ * index nr_funcs + event), since adding up cycles and page faults means
+ * nothing.
  */
 static int build(struct fg *g, bool user_only)
 {
 	const struct sfp_profile *p = g->p;
 	size_t nn = sfp_profile__nr_nodes(p), ns = sfp_profile__nr_samples(p);
-	size_t nf = sfp_profile__nr_funcs(p), i, maxd = 0;
+	size_t nf = sfp_profile__nr_funcs(p), i, maxd = 0, e;
+	size_t ne = sfp_profile__nr_events(p);
+	bool split = ne > 1;
 	uint32_t *map = NULL, *order = NULL;
 	size_t *cnt = NULL;
-	uint64_t *self = NULL;
+	uint64_t *self = NULL, *sub = NULL;
 	int err = -ENOMEM;
 
 	g->cap = 1024;
 	g->nodes = malloc(g->cap * sizeof(*g->nodes));
-	g->fmap = malloc((nf ? nf : 1) * sizeof(*g->fmap));
+	g->fmap = malloc((nf + ne + 1) * sizeof(*g->fmap));
 	map = malloc((nn ? nn : 1) * sizeof(*map));
 	order = malloc((nn ? nn : 1) * sizeof(*order));
 	self = calloc(nn ? nn : 1, sizeof(*self));
-	if (!g->nodes || !g->fmap || !map || !order || !self)
+	sub = calloc(nn ? nn : 1, sizeof(*sub));
+	if (!g->nodes || !g->fmap || !map || !order || !self || !sub)
 		goto out;
-	memset(g->fmap, 0xff, (nf ? nf : 1) * sizeof(*g->fmap));
+	memset(g->fmap, 0xff, (nf + ne + 1) * sizeof(*g->fmap));
 	g->nodes[0] = (struct fg_node){ .parent = NONE, .func = NONE,
 					.first_child = NONE,
 					.next_sibling = NONE };
@@ -179,44 +185,70 @@ static int build(struct fg *g, bool user_only)
 	for (i = 0; i < nn; i++)
 		order[cnt[sfp_profile__node(p, (uint32_t)i)->depth]++] = (uint32_t)i;
 
-	for (i = 0; i < nn; i++) {
-		uint32_t id = order[i], cur = 0, l;
-		const struct sfp_profile_node *n = sfp_profile__node(p, id);
-		const struct sfp_profile_loc *loc;
+	for (e = 0; e < (split ? ne : 1); e++) {
+		uint32_t root = 0;
 
-		if (n->parent == NONE || n->loc == NONE) {
-			map[id] = 0;
+		/* this event's samples per node, then per subtree (children
+		 * come after their parents in order[]) */
+		memset(self, 0, nn * sizeof(*self));
+		memset(sub, 0, nn * sizeof(*sub));
+		for (i = 0; i < ns; i++) {
+			const struct sfp_profile_sample *s = sfp_profile__sample(p, i);
+
+			if (!split || s->event == e)
+				self[s->stack < nn ? s->stack : 0]++;
+		}
+		for (i = nn; i-- > 0;) {
+			const struct sfp_profile_node *n = sfp_profile__node(p, order[i]);
+
+			sub[order[i]] += self[order[i]];
+			if (n->parent != NONE && n->parent < nn)
+				sub[n->parent] += sub[order[i]];
+		}
+		if (!nn || !sub[0])
 			continue;
-		}
-		if (n->parent >= nn) {
-			err = -EBADMSG;
-			goto out;
-		}
-		cur = map[n->parent];
-		loc = sfp_profile__loc(p, n->loc);
-		if (!loc || (user_only && loc_is_kernel(p, loc))) {
-			map[id] = cur;
-			continue;
-		}
-		for (l = loc->nr_lines; l-- > 0;) {
-			int64_t c = child(g, cur, loc->lines[l].func);
+		if (split) {
+			/* several events: one subtree per event below the root */
+			int64_t c = child(g, 0, (uint32_t)(nf + e));
 
 			if (c < 0) {
 				err = (int)c;
 				goto out;
 			}
-			cur = (uint32_t)c;
+			root = (uint32_t)c;
 		}
-		map[id] = cur;
-	}
+		for (i = 0; i < nn; i++) {
+			uint32_t id = order[i], cur, l;
+			const struct sfp_profile_node *n = sfp_profile__node(p, id);
+			const struct sfp_profile_loc *loc;
 
-	for (i = 0; i < ns; i++) {
-		const struct sfp_profile_sample *s = sfp_profile__sample(p, i);
+			map[id] = root;
+			if (n->parent == NONE || n->loc == NONE || !sub[id])
+				continue;
+			if (n->parent >= nn) {
+				err = -EBADMSG;
+				goto out;
+			}
+			cur = map[n->parent];
+			loc = sfp_profile__loc(p, n->loc);
+			if (!loc || (user_only && loc_is_kernel(p, loc))) {
+				map[id] = cur;
+				continue;
+			}
+			for (l = loc->nr_lines; l-- > 0;) {
+				int64_t c = child(g, cur, loc->lines[l].func);
 
-		self[s->stack < nn ? s->stack : 0]++;
+				if (c < 0) {
+					err = (int)c;
+					goto out;
+				}
+				cur = (uint32_t)c;
+			}
+			map[id] = cur;
+		}
+		for (i = 0; i < nn; i++)
+			g->nodes[map[i]].value += self[i];
 	}
-	for (i = 0; i < nn; i++)
-		g->nodes[map[i]].value += self[i];
 	/* children were made after their parents: sum up in reverse */
 	for (i = g->nr; i-- > 1;)
 		g->nodes[g->nodes[i].parent].value += g->nodes[i].value;
@@ -226,12 +258,21 @@ out:
 	free(order);
 	free(cnt);
 	free(self);
+	free(sub);
 	return err;
 }
 
 static const char *func_name(const struct sfp_profile *p, uint32_t f)
 {
-	const struct sfp_profile_func *fn = sfp_profile__func(p, f);
+	size_t nf = sfp_profile__nr_funcs(p);
+	const struct sfp_profile_func *fn;
+
+	if (f >= nf) {	/* an event's subtree */
+		const struct sfp_profile_event *e = sfp_profile__event(p, f - nf);
+
+		return e && e->name ? e->name : "[event]";
+	}
+	fn = sfp_profile__func(p, f);
 
 	return fn && fn->name ? fn->name : "[unknown]";
 }
@@ -353,7 +394,7 @@ static int write_data(struct fg *g, FILE *out, const char *title)
 		goto out;
 	err = -ENOMEM;
 	ofunc = malloc(n * sizeof(*ofunc));
-	used = malloc((nf ? nf : 1) * sizeof(*used));
+	used = malloc((nf + sfp_profile__nr_events(p) + 1) * sizeof(*used));
 	if (!ofunc || !used)
 		goto out;
 	for (i = 0; i < n; i++) {
@@ -392,7 +433,8 @@ static int write_data(struct fg *g, FILE *out, const char *title)
 			goto out;
 		}
 		for (i = 0; i < nu; i++) {
-			const struct sfp_profile_func *f = sfp_profile__func(p, used[i]);
+			const struct sfp_profile_func *f =
+				used[i] < nf ? sfp_profile__func(p, used[i]) : NULL;
 			const char *d = f && f->dso ? f->dso : "";
 
 			for (j = 0; j < nd; j++)
@@ -408,10 +450,13 @@ static int write_data(struct fg *g, FILE *out, const char *title)
 		}
 		putc(']', out);
 		write_u32_array(out, "fdso", fd, nu);
+		/* 0 user, 1 kernel, 2 an event's subtree */
 		for (i = 0; i < nu; i++) {
-			const struct sfp_profile_func *f = sfp_profile__func(p, used[i]);
+			const struct sfp_profile_func *f =
+				used[i] < nf ? sfp_profile__func(p, used[i]) : NULL;
 
-			fd[i] = f && f->kind == SFP_PROFILE_KERNEL;
+			fd[i] = used[i] >= nf ? 2 :
+				f && f->kind == SFP_PROFILE_KERNEL;
 		}
 		write_u32_array(out, "fkind", fd, nu);
 		free(seen);

@@ -339,3 +339,63 @@ TEST(json_strings_are_safe_in_html_and_valid_utf8)
 	ASSERT_STREQ(buf, want);
 	free(buf);
 }
+
+/* Two events: one subtree per event below the root, each holding exactly
+ * that event's samples; speedscope gets one profile per event. */
+TEST(two_events_are_kept_apart)
+{
+	struct sfp_profile *p = NULL;
+	struct sfp_json *j = NULL;
+	const struct sfp_json *depth, *fn, *val, *names;
+	char path[4096], cmd[4096], *buf = NULL;
+	size_t len = 0, i, ns, per_ev[2] = { 0, 0 }, seen = 0;
+
+	pt_tmp(path, sizeof(path), "flame-two.data");
+	snprintf(cmd, sizeof(cmd), "%s record -q -e cpu-clock -e page-faults -F 999 "
+		 "-o %%1$s -- %s/flame-work 200", pt_sfprof(), pt_progs());
+	if (!pt_record(path, cmd) || sfp_profile__load(path, NULL, &p)) {
+		test_skip("sfprof record -e cpu-clock -e page-faults failed here");
+		return;
+	}
+	if (!ASSERT_EQ(sfp_profile__nr_events(p), 2))
+		goto out;
+	ns = sfp_profile__nr_samples(p);
+	for (i = 0; i < ns; i++)
+		per_ev[sfp_profile__sample(p, i)->event & 1]++;
+	if (!ASSERT_OK(export_mem(p, "flamegraph", NULL, &buf, &len)) ||
+	    !ASSERT_OK(page_data(buf, &j)))
+		goto out;
+	depth = sfp_json_get(j, "depth");
+	fn = sfp_json_get(j, "func");
+	val = sfp_json_get(j, "value");
+	names = sfp_json_get(j, "names");
+	for (i = 1; i < sfp_json_len(depth); i++) {
+		int64_t f = -1;
+		const char *name = NULL;
+		size_t e;
+
+		if (u64_at(depth, i) != 1)
+			continue;
+		sfp_json_i64(sfp_json_at(fn, i), &f);
+		sfp_json_str(sfp_json_at(names, (size_t)f), &name, NULL);
+		for (e = 0; e < 2; e++) {
+			if (strcmp(name, sfp_profile__event(p, (uint32_t)e)->name))
+				continue;
+			ASSERT_EQ(u64_at(val, i), per_ev[e]);
+			seen++;
+		}
+	}
+	/* page-faults may have no sample in a short run */
+	ASSERT_EQ(seen, (size_t)(per_ev[0] > 0) + (per_ev[1] > 0));
+	free(buf);
+	buf = NULL;
+	sfp_json_free(&j);
+	if (ASSERT_OK(export_mem(p, "speedscope", NULL, &buf, &len)) &&
+	    ASSERT_OK(sfp_json_parse(buf, len, NULL, &j)))
+		ASSERT_EQ(sfp_json_len(sfp_json_get(j, "profiles")),
+			  (size_t)(per_ev[0] > 0) + (per_ev[1] > 0));
+out:
+	free(buf);
+	sfp_json_free(&j);
+	sfp_profile__free(&p);
+}

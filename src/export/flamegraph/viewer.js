@@ -6,7 +6,8 @@
  *   depth[i]  0 for the root, a child is one deeper than its parent
  *   func[i]   index into the per-function arrays (-1 for the root)
  *   value[i]  samples in the subtree of node i
- * and per function: names[f], dsos[fdso[f]], fkind[f] (0 user, 1 kernel).
+ * and per function: names[f], dsos[fdso[f]], fkind[f] (0 user, 1 kernel,
+ * 2 the subtree of one event when the file has several).
  * Pre-order lets everything be a linear scan: the subtree of i is the
  * range [i, end[i]), and a subtree too narrow to see is skipped whole.
  *
@@ -89,6 +90,7 @@
     if (c) return c;
     var nm = names[f], h = hash(nm), r = (h & 0xff) / 255, g = ((h >>> 8) & 0xff) / 255;
     if (nm === '[unknown]') c = 'hsl(0,0%,' + (70 + 10 * r).toFixed(0) + '%)';
+    else if (fkind[f] === 2) c = 'hsl(95,25%,' + (68 + 8 * r).toFixed(0) + '%)'; /* an event */
     else if (fkind[f] === 1) /* kernel: blues and teals */
       c = 'hsl(' + (190 + 30 * r).toFixed(0) + ',' + (45 + 25 * g).toFixed(0) + '%,' + (58 + 12 * r).toFixed(0) + '%)';
     else /* user: reds through yellows, like fire */
@@ -222,6 +224,7 @@
       div.appendChild(ks); div.appendChild(document.createTextNode(v)); tip.appendChild(div);
     }
     if (d.dso) line(d.kernel ? 'kernel' : 'dso', d.dso);
+    if (func[i] >= 0 && fkind[func[i]] === 2) line('event', 'samples of this event below');
     line(unit, fmtNum(d.value) + ' (' + pct(d.value, total) + ' of all' +
       (zoom ? ', ' + pct(d.value, value[zoom]) + ' of zoomed' : '') + ')');
     line('self', fmtNum(d.self) + ' (' + pct(d.self, total) + ')');
