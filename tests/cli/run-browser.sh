@@ -80,6 +80,17 @@ else
 	fail "flamegraph --user-only and --title"
 fi
 
+# perf's pipe mode in, standard output out
+if command -v perf > /dev/null 2>&1 &&
+   perf record -q -g -F 499 -o - -- "$WORK" 300 2> /dev/null |
+	$SFPROF flamegraph -i - -o - > "$TMP/pipe.html" 2> "$TMP/pipe.err" &&
+   grep -q '"flame_hot_leaf"' "$TMP/pipe.html" && [ ! -s "$TMP/pipe.err" ]; then
+	pass "flamegraph -i - -o - (perf pipe mode to stdout)"
+else
+	fail "flamegraph -i - -o - (perf pipe mode to stdout)"
+	head -5 "$TMP/pipe.err" | sed 's/^/  /'
+fi
+
 # --- speedscope, through the library API and, if present, sfprof export -----
 if "$EXPORT" speedscope "$TMP/work.data" "$SHOTS/work.speedscope.json" \
 	> "$TMP/ss.out" 2>&1; then
