@@ -3,8 +3,9 @@
 // search for it.  Prints PASS:/FAIL: lines; screenshots go to --shots.
 //
 //   node flamegraph.mjs --html FILE --hot NAME --shots DIR --tag T
-//                       [--min-share 0.3] [--kernel] [--path a,b,c]
+//                       [--min-share 0.3] [--kernel] [--path a,b,c] [--empty]
 //
+// --empty: a profile without samples (the page must say so, without errors).
 // --hot @widest: the widest frame two levels below the root, whatever its
 //   name (for synthetic profiles).
 // --kernel: also require a kernel frame drawn in the kernel colour family.
@@ -36,7 +37,12 @@ try {
     drawn: sfpFlame.drawnCount(), ms: sfpFlame.loadMs }));
   console.log(`  ${tag}: ${st.nodes} frames in the tree, ${st.total} samples, ` +
     `${st.drawn} drawn; page load ${loadMs} ms (parse+layout+first draw ${Math.round(st.ms)} ms)`);
-  check(`${tag}: page loads and draws frames`, st.nodes > 1 && st.drawn > 1, JSON.stringify(st));
+  if (a.empty) {
+    const msg = await page.evaluate(() => document.getElementById('details').textContent);
+    check(`${tag}: an empty profile says so`, st.total === 0 && /no samples/.test(msg), msg);
+  } else {
+    check(`${tag}: page loads and draws frames`, st.nodes > 1 && st.drawn > 1, JSON.stringify(st));
+  }
 
   // geometry: every drawn frame lies within its parent's span
   const bad = await page.evaluate(() => {

@@ -130,6 +130,16 @@ else
 	skip "flamegraph of a perf --call-graph dwarf file" "perf record failed here"
 fi
 
+# --- no samples at all ---------------------------------------------------------
+if "$SYNTH" "$TMP/zero.data" 0 > /dev/null 2>&1 &&
+   $SFPROF flamegraph -i "$TMP/zero.data" -o "$TMP/zero.html" > /dev/null 2>&1; then
+	pass "flamegraph of a file without samples"
+	browser flamegraph.mjs --html "$TMP/zero.html" --tag empty --empty \
+		--shots "$SHOTS"
+else
+	fail "flamegraph of a file without samples"
+fi
+
 # --- 150k samples, nearly all distinct stacks --------------------------------
 if "$SYNTH" "$TMP/large.data" 150000 > "$TMP/synth.out" 2>&1; then
 	t0=$(date +%s%N)
