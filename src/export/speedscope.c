@@ -11,6 +11,7 @@
  *  - weights: the sample periods.  For cpu-clock and task-clock the period
  *    is time, so the unit is "nanoseconds"; for other events (cycles,
  *    page-faults, tracepoints) it is a count and the unit "none";
+ *  - activeProfileIndex: the thread with the most weight;
  *  - startValue: the thread's first sample time relative to the file's
  *    first sample (ns, when times were recorded), endValue startValue plus
  *    the thread's weight, so threads line up in time in speedscope's
@@ -277,7 +278,7 @@ int sfp_export_speedscope(const struct sfp_profile *p, FILE *out,
 	struct ss s = { .p = p };
 	uint32_t *remap = NULL;
 	uint64_t t0 = UINT64_MAX;
-	size_t i;
+	size_t i, busiest = 0;
 	int err = -ENOMEM;
 
 	s.user_only = SFP_OPTS_GET(opts, sfp_export_opts, user_only, false);
@@ -349,7 +350,11 @@ int sfp_export_speedscope(const struct sfp_profile *p, FILE *out,
 		fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\n"
 		      "\"exporter\":\"sfprof\",\"name\":", out);
 		sfp_flame_json_str(out, title);
-		fputs(",\"activeProfileIndex\":0,\n", out);
+		/* open on the busiest thread */
+		for (i = 1; i < s.nr_th; i++)
+			if (s.th[i].weight > s.th[busiest].weight)
+				busiest = i;
+		fprintf(out, ",\"activeProfileIndex\":%zu,\n", busiest);
 		write_frames(&s, out);
 		fputs(",\n", out);
 		fwrite(buf, 1, len, out);

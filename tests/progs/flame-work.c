@@ -4,12 +4,14 @@
  * frame pointers (progs.mk) so that only sfprof's SFrame unwinding gives
  * the full stacks the viewers must show.
  *
- *   flame-work MS   for MS milliseconds of CPU time:
+ *   flame-work MS [THREADS]   for MS milliseconds of CPU time per thread
+ *   (THREADS - 1 extra threads run the same as the main thread):
  *     main -> flame_outer -> flame_mid -> flame_hot_leaf    ~70 %
  *     main -> flame_outer -> flame_cold_leaf                ~20 %
  *     main -> flame_sys -> read(/dev/zero) -> kernel        ~10 %
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -79,9 +81,8 @@ __attribute__((noinline)) void flame_sys(double ms)
 	close(fd);
 }
 
-int main(int argc, char **argv)
+static void run(double ms)
 {
-	double ms = argc > 1 ? atof(argv[1]) : 500;
 	double slice = 50;
 
 	/* interleaved slices: every part spans the whole run */
@@ -89,5 +90,27 @@ int main(int argc, char **argv)
 		flame_outer(slice * 0.9);
 		flame_sys(slice * 0.1);
 	}
+}
+
+static void *thread_main(void *arg)
+{
+	run(*(double *)arg);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	double ms = argc > 1 ? atof(argv[1]) : 500;
+	int nt = argc > 2 ? atoi(argv[2]) : 1, i;
+	pthread_t th[16];
+
+	if (nt < 1 || nt > 16)
+		nt = 1;
+	for (i = 1; i < nt; i++)
+		if (pthread_create(&th[i], NULL, thread_main, &ms))
+			return 1;
+	run(ms);
+	for (i = 1; i < nt; i++)
+		pthread_join(th[i], NULL);
 	return 0;
 }

@@ -15,4 +15,4 @@ PROG_CFLAGS_perf-work-nofp := -O2 -fomit-frame-pointer
 PROG_CFLAGS_record-spin := -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -Wa,--gsframe -no-pie
 # flame graph / speedscope browser tests: no frame pointers, no .sframe
 # (sfprof builds the tables from .eh_frame).
-PROG_CFLAGS_flame-work := -O2 -fomit-frame-pointer -fno-optimize-sibling-calls
+PROG_CFLAGS_flame-work := -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -pthread

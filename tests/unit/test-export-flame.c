@@ -399,3 +399,47 @@ out:
 	sfp_json_free(&j);
 	sfp_profile__free(&p);
 }
+
+/* Three threads: three speedscope profiles, each with its thread's samples. */
+TEST(speedscope_one_profile_per_thread)
+{
+	struct sfp_profile *p = NULL;
+	struct sfp_json *j = NULL;
+	const struct sfp_json *profs;
+	char path[4096], cmd[4096], *buf = NULL;
+	size_t len = 0, i, k, ns, total = 0;
+
+	pt_tmp(path, sizeof(path), "flame-threads.data");
+	snprintf(cmd, sizeof(cmd), "%s record -q -F 999 -o %%1$s -- %s/flame-work 150 3",
+		 pt_sfprof(), pt_progs());
+	if (!pt_record(path, cmd) || sfp_profile__load(path, NULL, &p)) {
+		test_skip("sfprof record of a threaded flame-work failed here");
+		return;
+	}
+	ns = sfp_profile__nr_samples(p);
+	if (!ASSERT_OK(export_mem(p, "speedscope", NULL, &buf, &len)) ||
+	    !ASSERT_OK(sfp_json_parse(buf, len, NULL, &j)))
+		goto out;
+	profs = sfp_json_get(j, "profiles");
+	ASSERT_EQ(sfp_json_len(profs), 3);
+	for (k = 0; k < sfp_json_len(profs); k++) {
+		const struct sfp_json *pr = sfp_json_at(profs, k);
+		const char *name;
+		unsigned pid, tid;
+		size_t want = 0;
+
+		if (!ASSERT_OK(sfp_json_str(sfp_json_get(pr, "name"), &name, NULL)) ||
+		    !ASSERT_EQ(sscanf(name, "flame-work %u/%u", &pid, &tid), 2))
+			goto out;
+		for (i = 0; i < ns; i++)
+			want += sfp_profile__sample(p, i)->tid == tid;
+		ASSERT_TRUE(want > 0);
+		ASSERT_EQ(sfp_json_len(sfp_json_get(pr, "samples")), want);
+		total += want;
+	}
+	ASSERT_EQ(total, ns);
+out:
+	free(buf);
+	sfp_json_free(&j);
+	sfp_profile__free(&p);
+}
