@@ -52,10 +52,22 @@ struct ss {
 	size_t locs_cap;
 };
 
+/* cpu-clock and task-clock count nanoseconds; perf names them with
+ * modifiers ("cpu-clock:pppH", "task-clock:u"). */
 static bool is_time_event(const struct sfp_profile_event *e)
 {
-	return e && e->name &&
-	       (!strcmp(e->name, "cpu-clock") || !strcmp(e->name, "task-clock"));
+	static const char *const names[] = { "cpu-clock", "task-clock" };
+	size_t i, n;
+
+	if (!e || !e->name)
+		return false;
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		n = strlen(names[i]);
+		if (!strncmp(e->name, names[i], n) &&
+		    (e->name[n] == 0 || e->name[n] == ':'))
+			return true;
+	}
+	return false;
 }
 
 static size_t th_slot(uint32_t tid, uint32_t ev, size_t mask)

@@ -118,6 +118,14 @@ if command -v perf > /dev/null 2>&1 &&
 	if $SFPROF flamegraph -i "$TMP/perf.data" -o "$SHOTS/perf-dwarf.html" \
 		> "$TMP/fg2.out" 2>&1; then
 		pass "flamegraph of a perf --call-graph dwarf file"
+		# perf names the event cpu-clock:pppH: still nanoseconds
+		if "$EXPORT" speedscope "$TMP/perf.data" "$TMP/perf.json" &&
+		   grep -q '"unit":"nanoseconds"' "$TMP/perf.json" &&
+		   grep -q '"name":"flame_hot_leaf"' "$TMP/perf.json"; then
+			pass "speedscope of a perf dwarf file: ns weights, hot frame"
+		else
+			fail "speedscope of a perf dwarf file: ns weights, hot frame"
+		fi
 		browser flamegraph.mjs --html "$SHOTS/perf-dwarf.html" \
 			--tag perf-dwarf --hot flame_hot_leaf --min-share 0.5 \
 			--path main,flame_outer,flame_mid,flame_hot_leaf \
