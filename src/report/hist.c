@@ -8,10 +8,12 @@
  *    it once as children (recursion does not count twice);
  *  - unresolved frames are separate symbols per address, as perf lists
  *    them; in call graphs they are one "[unknown]" per dso;
- *  - --pid, --tid, --comm and --time drop samples, but percentages stay
- *    relative to all samples of the event (perf's default "absolute"
- *    percentage), so filtered numbers can be compared with unfiltered
- *    ones; --dso keeps only frames of those dsos as entries.
+ *  - --pid, --tid and --comm drop samples, but percentages stay relative
+ *    to all samples of the event (perf's default "absolute" percentage),
+ *    so filtered numbers compare with unfiltered ones; --time drops
+ *    samples from the total too, as perf does; --dso keeps only frames of
+ *    those dsos as entries;
+ *  - the "pid" key is the thread, shown tid:comm, as in perf.
  */
 #include <string.h>
 
@@ -63,11 +65,19 @@ static bool in_str(const char *const *v, size_t n, const char *x)
 	return false;
 }
 
+bool sfp_rep_time_ok(const struct rep *r, const struct sfp_profile_sample *s)
+{
+	const struct sfp_report_opts *o = r->o;
+
+	return !o->has_time || (s->time >= o->time_start &&
+				(!o->time_stop || s->time <= o->time_stop));
+}
+
 bool sfp_rep_sample_ok(const struct rep *r, const struct sfp_profile_sample *s)
 {
 	const struct sfp_report_opts *o = r->o;
 
-	if (s->event != r->event)
+	if (s->event != r->event || !sfp_rep_time_ok(r, s))
 		return false;
 	if (o->nr_pids && !in_u32(o->pids, o->nr_pids, s->pid))
 		return false;
@@ -75,9 +85,6 @@ bool sfp_rep_sample_ok(const struct rep *r, const struct sfp_profile_sample *s)
 		return false;
 	if (o->nr_comms &&
 	    !in_str(o->comms, o->nr_comms, sfp_profile__string(r->p, s->comm)))
-		return false;
-	if (o->has_time && (s->time < o->time_start ||
-			    (o->time_stop && s->time > o->time_stop)))
 		return false;
 	return true;
 }
@@ -124,7 +131,7 @@ static void frame_key(const struct rep *r, const struct sfp_profile_sample *s,
 			key[i] = s->comm;
 			break;
 		case SFP_REPORT_PID:
-			key[i] = s->pid;
+			key[i] = s->tid;	/* perf's "pid" key is the thread */
 			break;
 		}
 	}
@@ -172,7 +179,7 @@ static int64_t frame_entry(struct rep *r, const struct sfp_profile_sample *s,
 	memcpy(e->key, key, sizeof(key));
 	e->loc = loc;
 	e->comm = s->comm;
-	e->pid = s->pid;
+	e->tid = s->tid;
 	e->graph = SFP_PROFILE_NONE;
 	return i;
 }
@@ -195,14 +202,11 @@ static int entry_cmp(const void *a, const void *b)
 		return px > py ? -1 : 1;
 	if (x->self != y->self)
 		return x->self > y->self ? -1 : 1;
-	/* a stable order for equal overheads: by name, then first seen */
-	{
-		int c = strcmp(sfp_rep_func(r->p, x->loc)->name,
-			       sfp_rep_func(r->p, y->loc)->name);
-
-		if (c)
-			return c;
-	}
+	/* equal overheads in the order perf prints them (as measured on its
+	 * output): with children the entry made last first (outermost
+	 * callers before the frames they lead to), else first seen first */
+	if (r->o->children)
+		return *(const uint32_t *)a > *(const uint32_t *)b ? -1 : 1;
 	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
@@ -215,9 +219,10 @@ int sfp_rep_build(struct rep *r)
 	for (i = 0; i < n; i++) {
 		const struct sfp_profile_sample *s = sfp_profile__sample(p, i);
 
-		if (s->event != r->event)
+		if (s->event != r->event || !sfp_rep_time_ok(r, s))
 			continue;
-		/* the base of the percentages: every sample of the event */
+		/* the base of the percentages: every sample of the event in
+		 * the time window */
 		r->total += s->period;
 		if (!sfp_rep_sample_ok(r, s))
 			continue;

@@ -17,7 +17,7 @@ struct rep_entry {
 	uint64_t self, children, nr_samples;
 	uint32_t loc;		/* a loc of the entry's symbol (display) */
 	uint32_t comm;		/* string index */
-	uint32_t pid;
+	uint32_t tid;
 	uint32_t graph;		/* root graph node, NONE: not built */
 	size_t stamp;		/* last sample counted + 1 */
 	int inner, outer;	/* its frame positions in the sample at hand */
@@ -56,7 +56,10 @@ SFP_HIDDEN int sfp_rep_build(struct rep *r);
 SFP_HIDDEN int sfp_rep_graphs(struct rep *r);
 SFP_HIDDEN void sfp_rep_free(struct rep *r);
 
-/* Whether sample s passes the sample-level filters. */
+/* Whether sample s lies in the --time window. */
+SFP_HIDDEN bool sfp_rep_time_ok(const struct rep *r,
+				const struct sfp_profile_sample *s);
+/* Whether sample s passes every sample-level filter. */
 SFP_HIDDEN bool sfp_rep_sample_ok(const struct rep *r,
 				  const struct sfp_profile_sample *s);
 /* Stack of s into r->locs; Return: depth or -ENOMEM. */

@@ -31,9 +31,10 @@ static void usage(FILE *f)
 "                            (default: comm,dso,sym)\n"
 "  -g, --call-graph SPEC     MODE[,THRESHOLD][,ORDER]: MODE graph (default),\n"
 "                            flat, folded or none; THRESHOLD in %% (0.5);\n"
-"                            ORDER caller (default: from the entry to what\n"
-"                            it calls) or callee (to its callers)\n"
-"  -G, --inverted            caller order (the default; as perf)\n"
+"                            ORDER caller (root first; the default with\n"
+"                            children) or callee (leaf first; the default\n"
+"                            with --no-children), as perf\n"
+"  -G, --inverted            caller order\n"
 "      --percent-limit PCT   hide entries below PCT %%\n"
 "      --pid PIDS            only samples of these processes (comma list)\n"
 "      --tid TIDS            only samples of these threads\n"
@@ -46,8 +47,9 @@ static void usage(FILE *f)
 "      --no-merge-callchains leave deferred user callchains unstitched\n"
 "  -h, --help                this text\n"
 "\n"
-"Percentages are of all samples of the event, filters included (perf's\n"
-"default --percentage absolute).  [k] marks kernel symbols, [.] user ones.\n");
+"Percentages are of all samples of the event in the --time window; the\n"
+"other filters hide samples but keep that base (perf's default\n"
+"--percentage absolute).  [k] marks kernel symbols, [.] user ones.\n");
 }
 
 /* A comma list of numbers into a new array. */
@@ -125,7 +127,8 @@ static bool graph_word(const char *w, size_t len)
 }
 
 /* perf's --call-graph value: print type, threshold, order, in any order. */
-static int parse_graph(const char *s, struct sfp_report_opts *o)
+static int parse_graph(const char *s, struct sfp_report_opts *o,
+		       bool *order_given)
 {
 	const char *p = s;
 
@@ -145,9 +148,9 @@ static int parse_graph(const char *s, struct sfp_report_opts *o)
 		else if (len == 4 && !strncmp(p, "none", 4))
 			o->graph = SFP_REPORT_NONE;
 		else if (len == 6 && !strncmp(p, "caller", 6))
-			o->callee = false;
+			o->callee = false, *order_given = true;
 		else if (len == 6 && !strncmp(p, "callee", 6))
-			o->callee = true;
+			o->callee = true, *order_given = true;
 		else if ((p[0] >= '0' && p[0] <= '9') || p[0] == '.') {
 			char num[32], *end;
 
@@ -207,7 +210,7 @@ int cmd_report(int argc, char **argv)
 	const char **comms = NULL, **dsos = NULL;
 	char *comm_buf = NULL, *dso_buf = NULL, *end;
 	struct sfp_profile *p = NULL;
-	bool no_merge = false;
+	bool no_merge = false, order_given = false;
 	int c, err, ret = 0;
 
 	optind = 1;
@@ -235,10 +238,11 @@ int cmd_report(int argc, char **argv)
 			if (o.graph == SFP_REPORT_NONE)
 				o.graph = SFP_REPORT_GRAPH;
 			if (optarg)
-				err = parse_graph(optarg, &o);
+				err = parse_graph(optarg, &o, &order_given);
 			break;
 		case 'G':
 			o.callee = false;
+			order_given = true;
 			break;
 		case OPT_PERCENT_LIMIT:
 			o.percent_limit = strtod(optarg, &end);
@@ -305,6 +309,9 @@ int cmd_report(int argc, char **argv)
 		ret = EXIT_USAGE;
 		goto out;
 	}
+	/* perf: caller order by default with children, callee without */
+	if (!order_given)
+		o.callee = !o.children;
 	o.input = input;
 	{
 		SFP_OPTS(sfp_profile_opts, po, .no_merge = no_merge);
