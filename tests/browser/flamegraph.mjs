@@ -130,6 +130,20 @@ try {
     check(`${tag}: Esc zooms back out`, back.zoomed === 0 && back.rect && back.rect.w < back.rect.canvasWidth - 1 ||
       back.zoomed === 0 && hot.info.share > 0.999, JSON.stringify(back));
 
+    // root at the bottom: the hot frame is drawn above the root, clicking
+    // it still zooms to it
+    await page.click('#invert');
+    const inv = await page.evaluate((id) => ({ hot: sfpFlame.rect(id), root: sfpFlame.rect(0) }), hot.id);
+    check(`${tag}: "root at bottom" draws callees above their callers`,
+      inv.hot && inv.root && inv.hot.y < inv.root.y, JSON.stringify(inv));
+    if (inv.hot) {
+      await page.mouse.click(inv.hot.x + inv.hot.w / 2, inv.hot.y + inv.hot.h / 2);
+      check(`${tag}: click zooms with the root at the bottom`,
+        await page.evaluate(() => sfpFlame.zoomed()) === hot.id);
+    }
+    await page.keyboard.press('Escape');
+    await page.click('#invert');
+
     // search: typed as a person would; matches drawn in the match colour
     // and their share shown
     await page.click('#search');
