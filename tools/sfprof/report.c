@@ -35,7 +35,8 @@ static void usage(FILE *f)
 "                            children) or callee (leaf first; the default\n"
 "                            with --no-children), as perf\n"
 "  -G, --inverted            caller order\n"
-"      --percent-limit PCT   hide entries below PCT %%\n"
+"      --percent-limit PCT   hide entries below PCT %%, and call paths\n"
+"                            too unless -g gives a THRESHOLD (as perf)\n"
 "      --pid PIDS            only samples of these processes (comma list)\n"
 "      --tid TIDS            only samples of these threads\n"
 "      --comm, --comms NAMES only samples of these commands\n"
@@ -128,7 +129,7 @@ static bool graph_word(const char *w, size_t len)
 
 /* perf's --call-graph value: print type, threshold, order, in any order. */
 static int parse_graph(const char *s, struct sfp_report_opts *o,
-		       bool *order_given)
+		       bool *order_given, bool *limit_given)
 {
 	const char *p = s;
 
@@ -161,6 +162,7 @@ static int parse_graph(const char *s, struct sfp_report_opts *o,
 			o->graph_limit = strtod(num, &end);
 			if (*end || o->graph_limit < 0 || o->graph_limit > 100)
 				return -EINVAL;
+			*limit_given = true;
 		}
 		p += len;
 		if (*p == ',')
@@ -210,7 +212,8 @@ int cmd_report(int argc, char **argv)
 	const char **comms = NULL, **dsos = NULL;
 	char *comm_buf = NULL, *dso_buf = NULL, *end;
 	struct sfp_profile *p = NULL;
-	bool no_merge = false, order_given = false;
+	bool no_merge = false, order_given = false, limit_given = false;
+	bool pct_given = false;
 	int c, err, ret = 0;
 
 	optind = 1;
@@ -238,7 +241,8 @@ int cmd_report(int argc, char **argv)
 			if (o.graph == SFP_REPORT_NONE)
 				o.graph = SFP_REPORT_GRAPH;
 			if (optarg)
-				err = parse_graph(optarg, &o, &order_given);
+				err = parse_graph(optarg, &o, &order_given,
+						  &limit_given);
 			break;
 		case 'G':
 			o.callee = false;
@@ -248,6 +252,7 @@ int cmd_report(int argc, char **argv)
 			o.percent_limit = strtod(optarg, &end);
 			if (*end || end == optarg || o.percent_limit < 0)
 				err = -EINVAL;
+			pct_given = true;
 			break;
 		case OPT_PID:
 			free(pids);
@@ -312,6 +317,10 @@ int cmd_report(int argc, char **argv)
 	/* perf: caller order by default with children, callee without */
 	if (!order_given)
 		o.callee = !o.children;
+	/* perf: --percent-limit is the call graphs' threshold too, unless
+	 * --call-graph gives one */
+	if (pct_given && !limit_given)
+		o.graph_limit = o.percent_limit;
 	o.input = input;
 	{
 		SFP_OPTS(sfp_profile_opts, po, .no_merge = no_merge);
