@@ -196,3 +196,22 @@ clean:
 	rm -rf build
 
 -include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d)
+
+# The flame graph viewer (src/export/flamegraph/) is compiled into the
+# library as byte arrays by mk/embed.sh: the HTML it writes needs no file
+# at run time.
+FG_ASSETS := src/export/flamegraph/template.html \
+	src/export/flamegraph/viewer.css src/export/flamegraph/viewer.js
+$(BUILD)/gen/flamegraph-assets.h: $(FG_ASSETS) mk/embed.sh
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)sh mk/embed.sh $@ $(FG_ASSETS)
+$(BUILD)/src/export/flamegraph.o: $(BUILD)/gen/flamegraph-assets.h
+$(BUILD)/src/export/flamegraph.o: ALL_CFLAGS += -I$(BUILD)/gen
+
+# Browser tests (tests/cli/run-browser.sh): Debian's chromium and nodejs
+# from mk/deps.sh, then the npm packages of tests/browser when missing.
+deps: deps-browser
+.PHONY: deps-browser
+deps-browser:
+	$(Q)sh mk/deps.sh && sh tests/browser/setup.sh

@@ -13,6 +13,9 @@ PKGS="$PKGS libclang-rt-14-dev"
 PKGS="$PKGS binutils binutils-dev libunwind-dev linux-perf gdb"
 # Symbolizer: libdw (DWARF lines/inlines), libiberty (demangling), eu-addr2line.
 PKGS="$PKGS libdw-dev libiberty-dev elfutils"
+# Browser tests of the flame graph and speedscope export: headless
+# Chromium driven by playwright-core (npm, tests/browser/setup.sh).
+PKGS="$PKGS chromium nodejs"
 # Extra packages named by the caller (e.g. later components).
 PKGS="$PKGS ${SFP_EXTRA_PKGS:-}"
 

@@ -13,6 +13,9 @@ PROG_CFLAGS_perf-work := -O1 -fno-omit-frame-pointer -mno-omit-leaf-frame-pointe
 PROG_CFLAGS_perf-work-nofp := -O2 -fomit-frame-pointer
 # record tests: no frame pointers, own .sframe, fixed addresses.
 PROG_CFLAGS_record-spin := -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -Wa,--gsframe -no-pie
+# flame graph / speedscope browser tests: no frame pointers, no .sframe
+# (sfprof builds the tables from .eh_frame).
+PROG_CFLAGS_flame-work := -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -pthread
 # report tests: a known call path, no frame pointers, no tail calls.
 PROG_CFLAGS_report-work := -O2 -fomit-frame-pointer -fno-optimize-sibling-calls
 PROG_CFLAGS_report-work-dbg := -g -O2 -fomit-frame-pointer -fno-optimize-sibling-calls

@@ -1,0 +1,371 @@
+/*
+ * sfprof flame graph viewer.
+ *
+ * The data (the <script id="sfp-data"> block) is the merged call tree in
+ * depth-first pre-order, as parallel arrays:
+ *   depth[i]  0 for the root, a child is one deeper than its parent
+ *   func[i]   index into the per-function arrays (-1 for the root)
+ *   value[i]  samples in the subtree of node i
+ * and per function: names[f], dsos[fdso[f]], fkind[f] (0 user, 1 kernel,
+ * 2 the subtree of one event when the file has several).
+ * Pre-order lets everything be a linear scan: the subtree of i is the
+ * range [i, end[i]), and a subtree too narrow to see is skipped whole.
+ *
+ * Drawing is on one canvas; only frames at least MIN_PX wide are drawn,
+ * so the cost follows what is visible, not the size of the profile.
+ */
+(function () {
+  'use strict';
+
+  var ROW = 17;          /* px per stack level */
+  var MIN_PX = 0.5;      /* narrower frames (and their subtrees) are not drawn */
+  var MAX_CANVAS_PX = 30000;
+  var t0 = performance.now();
+
+  var D = JSON.parse(document.getElementById('sfp-data').textContent);
+  var N = D.depth.length;
+  var depth = Int32Array.from(D.depth);
+  var func = Int32Array.from(D.func);
+  var value = Float64Array.from(D.value);
+  D.depth = D.func = D.value = null;
+  var names = D.names, dsos = D.dsos, fdso = D.fdso, fkind = D.fkind;
+  var total = N ? value[0] : 0;
+  var unit = D.unit || 'samples';
+
+  /* subtree ends, parents and x offsets (in samples) from the pre-order */
+  var end = new Int32Array(N), parent = new Int32Array(N), xoff = new Float64Array(N);
+  var maxDepth = 0;
+  (function () {
+    var stack = new Int32Array(N + 1), sp = 0, next = new Float64Array(N);
+    for (var i = 0; i < N; i++) {
+      var d = depth[i];
+      while (sp > 0 && depth[stack[sp - 1]] >= d) end[stack[--sp]] = i;
+      var p = sp > 0 ? stack[sp - 1] : -1;
+      parent[i] = p;
+      if (p >= 0) { xoff[i] = next[p]; next[p] += value[i]; } else xoff[i] = 0;
+      next[i] = 0;        /* children are placed relative to their parent */
+      stack[sp++] = i;
+      if (d > maxDepth) maxDepth = d;
+    }
+    while (sp > 0) end[stack[--sp]] = N;
+  })();
+
+  var $ = function (id) { return document.getElementById(id); };
+  var canvas = $('fg'), ctx = canvas.getContext('2d');
+  var tip = $('tip'), details = $('details'), crumbs = $('crumbs');
+  var searchBox = $('search'), matchedEl = $('matched');
+
+  var zoom = 0;            /* node shown full width */
+  var inverted = false;    /* root at the bottom (classic flame graph) */
+  var matchRe = null;      /* current search */
+  var funcMatch = null;    /* Uint8Array per function, 1 = matches */
+  var hover = -1;
+  var cssW = 0, cssH = 0, dpr = 1, rows = 0;
+  /* what was drawn, per row: node ids and their left/right px, in x order */
+  var drawn = [];
+
+  function fname(i) { return i === 0 || func[i] < 0 ? 'all' : names[func[i]]; }
+  function fdsoName(i) { return func[i] < 0 ? '' : dsos[fdso[func[i]]] || ''; }
+  function isKernel(i) { return func[i] >= 0 && fkind[func[i]] === 1; }
+
+  function pct(v, of) {
+    if (!of) return '0%';
+    var p = 100 * v / of;
+    return (p >= 10 ? p.toFixed(1) : p >= 0.01 ? p.toFixed(2) : p.toPrecision(2)) + '%';
+  }
+  function fmtNum(v) { return Math.round(v).toLocaleString('en-US'); }
+
+  /* A stable colour per name, from one hue family per kind. */
+  var colourCache = new Map();
+  function hash(s) {
+    var h = 2166136261;
+    for (var k = 0; k < s.length; k++) { h ^= s.charCodeAt(k); h = Math.imul(h, 16777619); }
+    return h >>> 0;
+  }
+  function colour(i) {
+    if (i === 0) return '#c8c8c0';
+    var f = func[i];
+    if (funcMatch && funcMatch[f]) return '#d63fd0';
+    var c = colourCache.get(f);
+    if (c) return c;
+    var nm = names[f], h = hash(nm), r = (h & 0xff) / 255, g = ((h >>> 8) & 0xff) / 255;
+    if (nm === '[unknown]') c = 'hsl(0,0%,' + (70 + 10 * r).toFixed(0) + '%)';
+    else if (fkind[f] === 2) c = 'hsl(95,25%,' + (68 + 8 * r).toFixed(0) + '%)'; /* an event */
+    else if (fkind[f] === 1) /* kernel: blues and teals */
+      c = 'hsl(' + (190 + 30 * r).toFixed(0) + ',' + (45 + 25 * g).toFixed(0) + '%,' + (58 + 12 * r).toFixed(0) + '%)';
+    else /* user: reds through yellows, like fire */
+      c = 'hsl(' + (8 + 42 * r).toFixed(0) + ',' + (75 + 20 * g).toFixed(0) + '%,' + (55 + 10 * g).toFixed(0) + '%)';
+    colourCache.set(f, c);
+    return c;
+  }
+
+  function path(i) {
+    var p = [];
+    for (; i >= 0; i = parent[i]) p.push(i);
+    return p.reverse();
+  }
+
+  function rowY(level) { return inverted ? (rows - 1 - level) * ROW : level * ROW; }
+
+  /* Collect the visible frames of the zoomed subtree, then paint them. */
+  function render() {
+    var zpath = path(zoom), zd = depth[zoom];
+    var scale, i, w, d, x, k;
+    cssW = canvas.parentNode.clientWidth - 20;
+    if (cssW < 100) cssW = 100;
+    scale = value[zoom] > 0 ? cssW / value[zoom] : 0;
+
+    var vis = [], visDepth = zd;
+    for (i = zoom; i < end[zoom];) {
+      w = value[i] * scale;
+      if (w < MIN_PX) { i = end[i]; continue; }
+      vis.push(i);
+      if (depth[i] > visDepth) visDepth = depth[i];
+      i++;
+    }
+    rows = Math.min(visDepth + 1, Math.floor(MAX_CANVAS_PX / ROW));
+    cssH = rows * ROW;
+    dpr = window.devicePixelRatio || 1;
+    if (cssH * dpr > MAX_CANVAS_PX) dpr = MAX_CANVAS_PX / cssH;
+    canvas.width = Math.round(cssW * dpr);
+    canvas.height = Math.round(cssH * dpr);
+    canvas.style.height = cssH + 'px';
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, cssW, cssH);
+    ctx.font = '11.5px ui-monospace, "DejaVu Sans Mono", Menlo, monospace';
+    ctx.textBaseline = 'middle';
+    var charW = ctx.measureText('m').width || 7;
+
+    drawn = [];
+    for (d = 0; d < rows; d++) drawn.push({ ids: [], x0: [], x1: [] });
+
+    function box(id, x0, width, dim) {
+      var lv = depth[id];
+      if (lv >= rows) return;
+      var y = rowY(lv);
+      ctx.globalAlpha = dim ? 0.45 : 1;
+      ctx.fillStyle = colour(id);
+      ctx.fillRect(x0, y, Math.max(width - (width > 3 ? 1 : 0), 0.5), ROW - 1);
+      if (width > 3 * charW) {
+        var label = fname(id), max = Math.floor((width - 6) / charW);
+        if (label.length > max) label = label.slice(0, Math.max(max - 2, 1)) + '..';
+        ctx.fillStyle = dim ? '#333' : '#111';
+        ctx.fillText(label, x0 + 3, y + ROW / 2);
+      }
+      if (id === hover) {
+        ctx.globalAlpha = 1;
+        ctx.strokeStyle = '#000';
+        ctx.lineWidth = 1;
+        ctx.strokeRect(x0 + 0.5, y + 0.5, Math.max(width - 2, 1), ROW - 2);
+      }
+      var r = drawn[lv];
+      r.ids.push(id); r.x0.push(x0); r.x1.push(x0 + width);
+    }
+
+    /* the zoomed frame's ancestors span the width, dimmed: click one to zoom out */
+    for (k = 0; k < zpath.length - 1; k++) box(zpath[k], 0, cssW, true);
+    /* x offsets are relative to each parent; accumulate down the path */
+    var absX = new Map();
+    absX.set(zoom, 0);
+    for (k = 0; k < vis.length; k++) {
+      i = vis[k];
+      if (i === zoom) { x = 0; } else { x = absX.get(parent[i]) + xoff[i] * scale; absX.set(i, x); }
+      box(i, x, value[i] * scale, false);
+    }
+    ctx.globalAlpha = 1;
+    renderCrumbs(zpath);
+  }
+
+  function renderCrumbs(zpath) {
+    crumbs.textContent = '';
+    zpath.forEach(function (id, k) {
+      if (k) { var s = document.createElement('span'); s.className = 'sep'; s.textContent = '\u203a'; crumbs.appendChild(s); }
+      var el = document.createElement(k === zpath.length - 1 ? 'span' : 'a');
+      el.textContent = fname(id);
+      if (k === zpath.length - 1) el.className = 'cur';
+      else el.addEventListener('click', function () { setZoom(id); });
+      el.dataset.node = id;
+      crumbs.appendChild(el);
+    });
+  }
+
+  function hit(px, py) {
+    var lv = Math.floor(py / ROW);
+    if (inverted) lv = rows - 1 - lv;
+    if (lv < 0 || lv >= drawn.length) return -1;
+    var r = drawn[lv], lo = 0, hi = r.ids.length - 1;
+    while (lo <= hi) {
+      var mid = (lo + hi) >> 1;
+      if (px < r.x0[mid]) hi = mid - 1;
+      else if (px >= r.x1[mid]) lo = mid + 1;
+      else return r.ids[mid];
+    }
+    return -1;
+  }
+
+  function describe(i) {
+    var self = value[i], c;
+    for (c = i + 1; c < end[i]; c = end[c]) self -= value[c];
+    return {
+      name: fname(i), dso: fdsoName(i), kernel: isKernel(i),
+      value: value[i], self: self, share: total ? value[i] / total : 0,
+      zoomShare: value[zoom] ? value[i] / value[zoom] : 0
+    };
+  }
+
+  function showTip(i, ev) {
+    if (i < 0) { tip.hidden = true; return; }
+    var d = describe(i);
+    tip.textContent = '';
+    var b = document.createElement('b'); b.textContent = d.name; tip.appendChild(b);
+    function line(k, v) {
+      var div = document.createElement('div');
+      var ks = document.createElement('span'); ks.className = 'k'; ks.textContent = k + ': ';
+      div.appendChild(ks); div.appendChild(document.createTextNode(v)); tip.appendChild(div);
+    }
+    if (d.dso) line(d.kernel ? 'kernel' : 'dso', d.dso);
+    if (func[i] >= 0 && fkind[func[i]] === 2) line('event', 'samples of this event below');
+    line(unit, fmtNum(d.value) + ' (' + pct(d.value, total) + ' of all' +
+      (zoom ? ', ' + pct(d.value, value[zoom]) + ' of zoomed' : '') + ')');
+    line('self', fmtNum(d.self) + ' (' + pct(d.self, total) + ')');
+    tip.hidden = false;
+    var tx = ev.clientX + 14, ty = ev.clientY + 14;
+    var tw = tip.offsetWidth, th = tip.offsetHeight;
+    if (tx + tw > window.innerWidth - 4) tx = Math.max(4, ev.clientX - tw - 10);
+    if (ty + th > window.innerHeight - 4) ty = Math.max(4, ev.clientY - th - 10);
+    tip.style.left = tx + 'px';
+    tip.style.top = ty + 'px';
+    details.textContent = d.name + (d.dso ? '  (' + d.dso + ')' : '') + '  \u2014  ' +
+      fmtNum(d.value) + ' ' + unit + ', ' + pct(d.value, total) + ' of total, self ' + pct(d.self, total);
+  }
+
+  function setZoom(i) {
+    if (i < 0 || i >= N) return;
+    zoom = i;
+    hover = -1;
+    tip.hidden = true;
+    render();
+    updateMatched();
+  }
+
+  /* Share of the samples under matching frames: a match inside another
+   * match's subtree is not counted twice. */
+  function matchedValue(root) {
+    if (!funcMatch) return 0;
+    var sum = 0, cover = -1, i;
+    for (i = root; i < end[root]; i++) {
+      if (i < cover) continue;
+      if (func[i] >= 0 && funcMatch[func[i]]) { sum += value[i]; cover = end[i]; }
+    }
+    return sum;
+  }
+
+  function updateMatched() {
+    if (!funcMatch) { matchedEl.textContent = ''; return; }
+    var all = matchedValue(0), z = zoom ? matchedValue(zoom) : all;
+    matchedEl.textContent = 'Matched: ' + pct(all, total) + ' (' + fmtNum(all) + ' ' + unit + ')' +
+      (zoom ? '; ' + pct(z, value[zoom]) + ' of zoomed' : '');
+  }
+
+  function setSearch(text) {
+    matchRe = null;
+    funcMatch = null;
+    if (text) {
+      try { matchRe = new RegExp(text); }
+      catch (e) { matchRe = new RegExp(text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')); }
+      funcMatch = new Uint8Array(names.length);
+      for (var f = 0; f < names.length; f++) funcMatch[f] = matchRe.test(names[f]) ? 1 : 0;
+    }
+    render();
+    updateMatched();
+  }
+
+  /* --- events ----------------------------------------------------------- */
+  function local(ev) {
+    var r = canvas.getBoundingClientRect();
+    return { x: ev.clientX - r.left, y: ev.clientY - r.top };
+  }
+  canvas.addEventListener('mousemove', function (ev) {
+    var p = local(ev), i = hit(p.x, p.y);
+    if (i !== hover) { hover = i; render(); }
+    showTip(i, ev);
+  });
+  canvas.addEventListener('mouseleave', function () {
+    tip.hidden = true;
+    if (hover >= 0) { hover = -1; render(); }
+  });
+  canvas.addEventListener('click', function (ev) {
+    var p = local(ev), i = hit(p.x, p.y);
+    if (i >= 0) setZoom(i);
+  });
+  $('reset').addEventListener('click', function () { setZoom(0); });
+  $('clear').addEventListener('click', function () { searchBox.value = ''; setSearch(''); });
+  $('invert').addEventListener('change', function (ev) { inverted = ev.target.checked; render(); });
+  var searchTimer = 0;
+  searchBox.addEventListener('input', function () {
+    clearTimeout(searchTimer);
+    searchTimer = setTimeout(function () { setSearch(searchBox.value); }, 150);
+  });
+  searchBox.addEventListener('keydown', function (ev) {
+    if (ev.key === 'Enter') { clearTimeout(searchTimer); setSearch(searchBox.value); }
+  });
+  document.addEventListener('keydown', function (ev) {
+    if (ev.key === 'Escape') {
+      if (document.activeElement === searchBox) searchBox.blur();
+      setZoom(0);
+    } else if ((ev.key === '/' || (ev.key === 'f' && (ev.ctrlKey || ev.metaKey))) &&
+               document.activeElement !== searchBox) {
+      ev.preventDefault();
+      searchBox.focus();
+    }
+  });
+  var resizeTimer = 0;
+  window.addEventListener('resize', function () {
+    clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(render, 100);
+  });
+
+  /* --- start -------------------------------------------------------------- */
+  $('title').textContent = D.title || 'Flame graph';
+  $('sub').textContent = D.sub || '';
+  if (!N || !total) {
+    details.textContent = 'This profile has no samples.';
+  }
+  if (N) render();
+
+  /* A small scripting interface (used by sfprof's browser tests). */
+  window.sfpFlame = {
+    nodes: N,
+    total: total,
+    loadMs: performance.now() - t0,
+    find: function (name) {
+      var out = [];
+      for (var i = 1; i < N; i++) if (names[func[i]] === name) out.push(i);
+      return out;
+    },
+    info: function (i) { return describe(i); },
+    /* where node i is drawn, in page (CSS) pixels, or null if not drawn */
+    rect: function (i) {
+      var lv = depth[i], r = drawn[lv];
+      if (!r) return null;
+      var k = r.ids.indexOf(i);
+      if (k < 0) return null;
+      var b = canvas.getBoundingClientRect();
+      return { x: b.left + r.x0[k], y: b.top + rowY(lv), w: r.x1[k] - r.x0[k], h: ROW - 1,
+               canvasWidth: cssW };
+    },
+    parent: function (i) { return parent[i]; },
+    zoomed: function () { return zoom; },
+    zoom: setZoom,
+    search: function (t) { searchBox.value = t; setSearch(t); },
+    matched: function () { return { value: matchedValue(0), share: total ? matchedValue(0) / total : 0 }; },
+    /* frames currently drawn in the match colour */
+    highlighted: function () {
+      var n = 0;
+      if (!funcMatch) return 0;
+      drawn.forEach(function (r) { r.ids.forEach(function (id) { if (func[id] >= 0 && funcMatch[func[id]]) n++; }); });
+      return n;
+    },
+    drawnCount: function () { var n = 0; drawn.forEach(function (r) { n += r.ids.length; }); return n; }
+  };
+})();

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `sfprof flamegraph`: write the samples of a perf.data file as one
+ * self-contained interactive HTML flame graph (the library's "flamegraph"
+ * export; docs/flamegraph.md).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sfprof/export.h>
+#include <sfprof/profile.h>
+
+#include "cli.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: sfprof flamegraph [-i FILE] -o OUT.html [--title T] [--user-only]\n"
+"\n"
+"Write the call stacks of a perf.data file as one self-contained HTML\n"
+"flame graph: click a frame to zoom, Esc to zoom out, search with\n"
+"highlight, hover for details.  The page loads nothing from the network.\n"
+"\n"
+"  -i, --input FILE   perf.data file (default: perf.data; '-': a pipe-mode\n"
+"                     stream on standard input)\n"
+"  -o, --output FILE  the HTML file to write ('-': standard output)\n"
+"      --title T      title of the page (default: the recorded command line)\n"
+"      --user-only    leave kernel frames out\n"
+"      --kallsyms F   kernel symbols to use (default: perf's copy for the\n"
+"                     file's build-id, else /proc/kallsyms)\n"
+"  -v, --verbose      library debug messages\n"
+"  -h, --help         this text\n");
+}
+
+int cmd_flamegraph(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "title", required_argument, NULL, 'T' },
+		{ "user-only", no_argument, NULL, 'u' },
+		{ "kallsyms", required_argument, NULL, 'k' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *in = "perf.data", *outp = NULL, *title = NULL;
+	const char *kallsyms = NULL;
+	bool user_only = false, verbose = false;
+	struct sfp_profile *p = NULL;
+	FILE *out = NULL;
+	int c, err, rc = 0;
+
+	while ((c = getopt_long(argc, argv, "i:o:vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i': in = optarg; break;
+		case 'o': outp = optarg; break;
+		case 'T': title = optarg; break;
+		case 'u': user_only = true; break;
+		case 'k': kallsyms = optarg; break;
+		case 'v': verbose = true; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind != argc || !outp) {
+		if (!outp)
+			cli_err("flamegraph: -o OUT.html is required");
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	cli_setup_logging(verbose);
+
+	{
+		SFP_OPTS(sfp_profile_opts, po, .kallsyms_path = kallsyms);
+
+		err = sfp_profile__load(in, &po, &p);
+	}
+	if (err) {
+		cli_err("%s: %s", in, strerror(-err));
+		return err == -ENOENT || err == -EACCES ? EXIT_USAGE : EXIT_INVALID;
+	}
+	out = strcmp(outp, "-") ? fopen(outp, "w") : stdout;
+	if (!out) {
+		cli_err("%s: %s", outp, strerror(errno));
+		sfp_profile__free(&p);
+		return EXIT_USAGE;
+	}
+	{
+		SFP_OPTS(sfp_export_opts, eo, .title = title,
+			 .user_only = user_only);
+
+		err = sfp_profile__export(p, "flamegraph", out, &eo);
+	}
+	if (out != stdout) {
+		if (fclose(out) && !err)
+			err = -EIO;
+	} else if (fflush(out) && !err) {
+		err = -EIO;
+	}
+	if (err) {
+		cli_err("%s: %s", outp, strerror(-err));
+		rc = err == -EIO ? EXIT_USAGE : EXIT_INVALID;
+	} else if (out != stdout) {
+		fprintf(stderr, "sfprof: wrote %s (%zu samples)\n", outp,
+			sfp_profile__nr_samples(p));
+	}
+	sfp_profile__free(&p);
+	return rc;
+}
