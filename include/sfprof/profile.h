@@ -133,6 +133,16 @@ SFP_API int sfp_profile__load(const char *path,
 			      struct sfp_profile **out);
 SFP_API void sfp_profile__free(struct sfp_profile **p);
 
+/**
+ * sfp_profile__load_mem() - sfp_profile__load() of a perf.data image in
+ * memory (file or pipe layout); @data must stay valid during the call.
+ *
+ * Return: as sfp_profile__load().
+ */
+SFP_API int sfp_profile__load_mem(const void *data, size_t size,
+				  const struct sfp_profile_opts *opts,
+				  struct sfp_profile **out);
+
 SFP_API size_t sfp_profile__nr_samples(const struct sfp_profile *p);
 SFP_API const struct sfp_profile_sample *
 sfp_profile__sample(const struct sfp_profile *p, size_t idx);

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Fuzz target: perf.data bytes through sfp_profile__load_mem() -- reader,
+ * stitcher, machine model, dwarf-mode unwinder, symbolizer and the
+ * interning tables -- then every table walked the way a report walks it.
+ * The first byte picks options (unless the input starts like a real
+ * perf.data file, which the seed corpus keeps intact).  Kernel symbols
+ * come from a file that does not exist: reading this machine's kallsyms
+ * for every input would only slow the fuzzer down.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sfprof/profile.h>
+
+#define MAX_INPUT (1u << 20)
+
+static uint64_t acc;
+
+static void walk(const struct sfp_profile *p)
+{
+	uint32_t locs[64];
+	size_t i, j, n;
+
+	for (i = 0; i < sfp_profile__nr_samples(p); i++) {
+		const struct sfp_profile_sample *s = sfp_profile__sample(p, i);
+
+		n = sfp_profile__stack(p, s->stack, locs, 64);
+		for (j = 0; j < n && j < 64; j++) {
+			const struct sfp_profile_loc *l = sfp_profile__loc(p, locs[j]);
+			const struct sfp_profile_func *f;
+
+			if (!l || !l->nr_lines)
+				abort();
+			f = sfp_profile__func(p, l->lines[l->nr_lines - 1].func);
+			if (!f || !f->name || !f->dso)
+				abort();
+			acc += strlen(f->name) + l->addr;
+			if (l->mapping != UINT32_MAX &&
+			    !sfp_profile__mapping(p, l->mapping))
+				abort();
+		}
+		if (!sfp_profile__string(p, s->comm) ||
+		    !sfp_profile__event(p, s->event))
+			abort();
+	}
+	for (i = 1; i < sfp_profile__nr_nodes(p); i++)
+		if (sfp_profile__node(p, (uint32_t)i)->parent >= i)
+			abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	SFP_OPTS(sfp_profile_opts, o, .kallsyms_path = "/nonexistent/kallsyms");
+	struct sfp_profile *p = NULL;
+	uint8_t mode;
+
+	if (size < 1 || size > MAX_INPUT)
+		return 0;
+	mode = data[0];
+	if (mode != 'P' && mode != '2') {
+		data++;
+		size--;
+	} else {
+		mode = 0;
+	}
+	o.no_merge = mode & 1;
+	o.max_depth = (mode & 2) ? 4 : 0;
+	o.srclines = mode & 4;
+	if (!sfp_profile__load_mem(data, size, &o, &p))
+		walk(p);
+	sfp_profile__free(&p);
+	return 0;
+}

@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: MIT
+/*
+ * sfp_profile__load(): a perf.data file through the same pipeline `sfprof
+ * script` uses -- reader (time order) -> stitcher (deferred user chains,
+ * perf 6.19 rules) -> machine model and dwarf-mode unwinder (side-band
+ * records) -> symbolizer -- with every sample's frames interned into the
+ * profile's tables instead of printed.
+ *
+ * Which frames a sample has follows perf script: the recorded chain up to
+ * perf's 127-entry limit, context markers dropped, the whole chain dropped
+ * at a context value perf does not know, a deferred sample's trailing
+ * cookie left out (the sample is marked unmerged instead), and for
+ * dwarf-mode samples the user part unwound from the stack snapshot with
+ * callers given as call sites (return address - 1), as perf prints them.
+ */
+#include <limits.h>
+
+#include "perf/dwarf.h"
+#include "perf/machine.h"
+#include "profile/load.h"
+
+#define DEFAULT_MAX_DEPTH 1024
+
+static bool known_context(uint64_t v)
+{
+	switch (v) {
+	case SFP_PERF_CONTEXT_HV:
+	case SFP_PERF_CONTEXT_KERNEL:
+	case SFP_PERF_CONTEXT_USER:
+	case SFP_PERF_CONTEXT_USER_DEFERRED:
+	case SFP_PERF_CONTEXT_GUEST:
+	case SFP_PERF_CONTEXT_GUEST_KERNEL:
+	case SFP_PERF_CONTEXT_GUEST_USER:
+		return true;
+	}
+	return false;
+}
+
+static int push_frame(struct sfp_profile_loader *ld, size_t *n, uint32_t pid,
+		      uint64_t ip, bool kernel)
+{
+	uint32_t loc;
+	int err;
+
+	if (sfp_profile_grow((void **)&ld->frames, &ld->cap_frames, *n + 1,
+			     sizeof(*ld->frames)))
+		return -ENOMEM;
+	err = sfp_profile_frame(ld->p, ld, pid, ip, kernel, &loc);
+	if (err)
+		return err;
+	ld->frames[(*n)++] = loc;
+	return 0;
+}
+
+static int add_sample(struct sfp_profile_loader *ld,
+		      const struct sfp_perf_event *ev, enum sfp_stitch_how how)
+{
+	const struct sfp_perf_sample *sm = &ev->sample;
+	struct sfp_profile *p = ld->p;
+	struct sfp_profile_sample out = {
+		.pid = sm->pid,
+		.tid = sm->tid,
+		.time = sm->present & SFP_PERF_SAMPLE_TIME ? sm->time : 0,
+		.period = sm->present & SFP_PERF_SAMPLE_PERIOD ? sm->period : 1,
+		.cpu = sm->present & SFP_PERF_SAMPLE_CPU ? sm->cpu : UINT32_MAX,
+		.event = ev->evsel ? (uint32_t)ev->evsel->idx : SFP_PROFILE_NONE,
+		.unmerged = how == SFP_STITCH_OTHER_COOKIE ||
+			    how == SFP_STITCH_LEFTOVER,
+	};
+	bool kernel = false, user_seen = false;
+	size_t n = 0, i, kept;
+	uint64_t nr = sm->nr_ips;
+	unsigned int taken = 0;
+	int64_t node = 0;
+	int err;
+
+	if (!(sm->present & SFP_PERF_SAMPLE_CALLCHAIN)) {
+		bool k = (ev->misc & SFP_PERF_MISC_CPUMODE_MASK) ==
+			 SFP_PERF_MISC_KERNEL;
+
+		err = push_frame(ld, &n, sm->pid, sm->ip, k);
+		if (err)
+			return err;
+		goto intern;
+	}
+	for (i = 0; i < nr; i++)
+		if (sm->ips[i] >= SFP_PERF_CONTEXT_MAX &&
+		    !known_context(sm->ips[i]))
+			nr = 0;
+	for (i = 0; i < nr && taken < SFP_PERF_MAX_STACK; i++) {
+		uint64_t ip = sm->ips[i];
+
+		if (ip >= SFP_PERF_CONTEXT_MAX) {
+			kernel = ip == SFP_PERF_CONTEXT_KERNEL ||
+				 ip == SFP_PERF_CONTEXT_GUEST_KERNEL;
+			if (ip == SFP_PERF_CONTEXT_USER ||
+			    ip == SFP_PERF_CONTEXT_USER_DEFERRED)
+				user_seen = true;
+			continue;
+		}
+		/* the cookie of a chain still waiting for its user part:
+		 * not a frame */
+		if (sm->deferred && i == nr - 1 && nr >= 2 &&
+		    sm->ips[nr - 2] == SFP_PERF_CONTEXT_USER_DEFERRED) {
+			out.unmerged = true;
+			taken++;
+			continue;
+		}
+		err = push_frame(ld, &n, sm->pid, ip, kernel);
+		if (err)
+			return err;
+		taken++;
+	}
+	if (!user_seen && ld->uw && sm->user_stack_size && sm->user_regs_abi) {
+		int uf = sfp_perf_unwinder__unwind(ld->uw, ev, &ld->chain,
+						   &ld->cap_chain, true);
+
+		if (uf < 0)
+			return uf;
+		for (i = 0; i < (size_t)uf; i++) {
+			err = push_frame(ld, &n, sm->pid, ld->chain[i], false);
+			if (err)
+				return err;
+		}
+	}
+intern:
+	kept = n;
+	if (kept > ld->max_depth) {
+		kept = ld->max_depth;
+		out.truncated = true;
+	}
+	/* the tree grows from the outermost caller down to the leaf */
+	for (i = kept; i-- > 0;) {
+		node = sfp_profile_node(p, (uint32_t)node, ld->frames[i]);
+		if (node < 0)
+			return (int)node;
+	}
+	out.stack = (uint32_t)node;
+	err = sfp_profile_intern(p, sfp_machine__comm(ld->m, sm->tid),
+				 &out.comm);
+	if (err)
+		return err;
+	return sfp_profile_add_sample(p, &out);
+}
+
+static int on_event(void *ctx, const struct sfp_perf_event *ev,
+		    enum sfp_stitch_how how)
+{
+	struct sfp_profile_loader *ld = ctx;
+	int err;
+
+	switch (ev->type) {
+	case SFP_PERF_RECORD_SAMPLE:
+		return add_sample(ld, ev, how);
+	case SFP_PERF_RECORD_CALLCHAIN_DEFERRED:
+		return 0;	/* only seen unmerged (no_merge): not a sample */
+	default:
+		err = sfp_machine__event(ld->m, ev);
+		if (!err && ld->uw)
+			err = sfp_perf_unwinder__event(ld->uw, ev);
+		return err;
+	}
+}
+
+/* File facts and the event table, once the stream has been read. */
+static int finish(struct sfp_profile_loader *ld)
+{
+	const struct sfp_perf_header_info *h = ld->hdr;
+	struct sfp_profile *p = ld->p;
+	size_t nev = sfp_perf_reader__nr_evsels(ld->rd), i, len = 0;
+	bool unknown = false;
+	char *cmd;
+
+	for (i = 0; i < p->nr_samples; i++)
+		if (p->samples[i].event >= nev) {
+			p->samples[i].event = (uint32_t)nev;
+			unknown = true;
+		}
+	p->events = calloc(nev + 1, sizeof(*p->events));
+	if (!p->events)
+		return -ENOMEM;
+	for (i = 0; i < nev; i++) {
+		const struct sfp_perf_evsel *e = sfp_perf_reader__evsel(ld->rd, i);
+		struct sfp_profile_event *o = &p->events[i];
+
+		if (!(o->name = sfp_profile_str(p, sfp_profile_event_name(e))))
+			return -ENOMEM;
+		if (e && (e->attr.flags & SFP_PERF_ATTR_FLAG_FREQ))
+			o->sample_freq = e->attr.sample_period;
+		else if (e)
+			o->sample_period = e->attr.sample_period;
+	}
+	if (unknown &&
+	    !(p->events[nev++].name = sfp_profile_str(p, "[unknown]")))
+		return -ENOMEM;
+	p->nr_events = nev;
+
+	if (h->hostname && !(p->hostname = sfp_profile_str(p, h->hostname)))
+		return -ENOMEM;
+	for (i = 0; i < h->nr_cmdline; i++)
+		len += strlen(h->cmdline[i] ? h->cmdline[i] : "") + 1;
+	if (len) {
+		char *q = cmd = malloc(len);
+
+		if (!cmd)
+			return -ENOMEM;
+		for (i = 0; i < h->nr_cmdline; i++) {
+			const char *a = h->cmdline[i] ? h->cmdline[i] : "";
+			size_t l = strlen(a);
+
+			memcpy(q, a, l);
+			q += l;
+			*q++ = i + 1 < h->nr_cmdline ? ' ' : '\0';
+		}
+		p->cmdline = sfp_profile_str(p, cmd);
+		free(cmd);
+		if (!p->cmdline)
+			return -ENOMEM;
+	}
+	sfp_profile_finish(p);
+	return 0;
+}
+
+static int load(struct sfp_perf_reader *rd, const char *name,
+		const struct sfp_profile_opts *opts, struct sfp_profile **out)
+{
+	struct sfp_profile_loader ld = { .rd = rd };
+	const struct sfp_perf_event *ev;
+	const struct sfp_perf_stats *stats;
+	struct sfp_stitcher *st = NULL;
+	const char *kpath = SFP_OPTS_GET(opts, sfp_profile_opts, kallsyms_path,
+					 NULL);
+	char kbuf[4096];
+	int err;
+
+	ld.hdr = sfp_perf_reader__header(rd);
+	ld.srclines = SFP_OPTS_GET(opts, sfp_profile_opts, srclines, false);
+	ld.max_depth = SFP_OPTS_GET(opts, sfp_profile_opts, max_depth, 0);
+	if (!ld.max_depth)
+		ld.max_depth = DEFAULT_MAX_DEPTH;
+	if (!kpath && !sfp_profile_kallsyms_cache(ld.hdr, kbuf, sizeof(kbuf)))
+		kpath = kbuf;
+
+	SFP_OPTS(sfp_stitch_opts, so,
+		 .no_merge = SFP_OPTS_GET(opts, sfp_profile_opts, no_merge,
+					  false));
+	SFP_OPTS(sfp_symbolizer_opts, symo, .no_demangle = true,
+		 .srclines = ld.srclines, .kallsyms_path = kpath);
+	if ((err = sfp_profile_new(&ld.p)) ||
+	    (err = sfp_machine__new(&ld.m)) ||
+	    (err = sfp_symbolizer__new(&symo, &ld.sym)) ||
+	    (err = sfp_stitcher__new(&so, on_event, &ld, &st)) ||
+	    (err = sfp_perf_unwinder__new(ld.hdr, &ld.uw)))
+		goto out;
+	while ((err = sfp_perf_reader__next(rd, &ev)) > 0)
+		if ((err = sfp_stitcher__push(st, ev)))
+			break;
+	if (!err)
+		err = sfp_stitcher__flush(st);
+	if (err) {
+		pr_warn("%s: loading the profile: %s", name, sfp_strerror(err));
+		goto out;
+	}
+	stats = sfp_perf_reader__stats(rd);
+	if (stats->nr_bad_records) {
+		pr_warn("%s: %llu malformed records", name,
+			(unsigned long long)stats->nr_bad_records);
+		err = -EBADMSG;
+		goto out;
+	}
+	err = finish(&ld);
+out:
+	sfp_perf_unwinder__free(&ld.uw);
+	sfp_stitcher__free(&st);
+	sfp_symbolizer__free(&ld.sym);
+	sfp_machine__free(&ld.m);
+	free(ld.dh);
+	free(ld.frames);
+	free(ld.chain);
+	if (err)
+		sfp_profile__free(&ld.p);
+	*out = ld.p;
+	return err;
+}
+
+int sfp_profile__load(const char *path, const struct sfp_profile_opts *opts,
+		      struct sfp_profile **out)
+{
+	struct sfp_perf_reader *rd = NULL;
+	int err;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	if (!path || !SFP_OPTS_VALID(opts, sfp_profile_opts))
+		return -EINVAL;
+	err = sfp_perf_reader__open(path, NULL, &rd);
+	if (err)
+		return err;
+	err = load(rd, path, opts, out);
+	sfp_perf_reader__free(&rd);
+	return err;
+}
+
+int sfp_profile__load_mem(const void *data, size_t size,
+			  const struct sfp_profile_opts *opts,
+			  struct sfp_profile **out)
+{
+	struct sfp_perf_reader *rd = NULL;
+	int err;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	if (!data || !SFP_OPTS_VALID(opts, sfp_profile_opts))
+		return -EINVAL;
+	err = sfp_perf_reader__open_mem(data, size, NULL, &rd);
+	if (err)
+		return err;
+	err = load(rd, "<memory>", opts, out);
+	sfp_perf_reader__free(&rd);
+	return err;
+}

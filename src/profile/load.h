@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The state of one load: the perf.data reader's downstream pipeline
+ * (stitcher -> machine model + dwarf unwinder -> symbolizer) and the
+ * scratch it needs per sample.  Lives only while sfp_profile__load runs.
+ */
+#ifndef SFP_PROFILE_LOAD_H
+#define SFP_PROFILE_LOAD_H
+
+#include <sfprof/perf.h>
+#include <sfprof/stitch.h>
+
+#include "profile/profile-int.h"
+
+/* inlined levels kept per location */
+#define SFP_PROFILE_MAX_INLINE 16
+
+struct sfp_machine;
+struct sfp_perf_unwinder;
+
+struct sfp_profile_loader {
+	struct sfp_profile *p;
+	struct sfp_perf_reader *rd;
+	const struct sfp_perf_header_info *hdr;
+	struct sfp_machine *m;
+	struct sfp_symbolizer *sym;
+	struct sfp_perf_unwinder *uw;
+	/* symbol handle per profile mapping, looked up once */
+	struct {
+		struct sfp_symbolizer_dso *h;
+		bool tried;
+	} *dh;
+	size_t cap_dh;
+	bool srclines;
+	uint32_t max_depth;
+	uint32_t *frames;	/* locs of the sample at hand, leaf first */
+	size_t cap_frames;
+	uint64_t *chain;	/* dwarf unwinder output */
+	size_t cap_chain;
+};
+
+/*
+ * The interned loc of one frame of process pid (kernel: the frame came
+ * from a kernel context).  Return: 0, -ENOMEM.
+ */
+SFP_HIDDEN int sfp_profile_frame(struct sfp_profile *p,
+				 struct sfp_profile_loader *ld, uint32_t pid,
+				 uint64_t ip, bool kernel, uint32_t *out);
+
+/*
+ * perf's build-id cache copy of the recording kernel's kallsyms
+ * ($HOME/.debug/[kernel.kallsyms]/<build-id>/kallsyms) into buf.
+ * Return: 0, -ENOENT (no build-id in the file or no copy), -ENAMETOOLONG.
+ */
+SFP_HIDDEN int sfp_profile_kallsyms_cache(const struct sfp_perf_header_info *h,
+					  char *buf, size_t len);
+
+/* Event name as perf prints it ("cpu-clock", a tracepoint's name). */
+SFP_HIDDEN const char *sfp_profile_event_name(const struct sfp_perf_evsel *e);
+
+#endif /* SFP_PROFILE_LOAD_H */

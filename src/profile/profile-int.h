@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Inside a struct sfp_profile: the interned tables behind the public
+ * accessors, and the hooks the loader uses to fill them.  The tables grow
+ * while a file is loaded; pointers that the public structs carry (strings,
+ * loc lines) are fixed up once loading is done (sfp_profile_finish()).
+ */
+#ifndef SFP_PROFILE_INT_H
+#define SFP_PROFILE_INT_H
+
+#include <sfprof/profile.h>
+#include <sfprof/symbols.h>
+
+#include "common/internal.h"
+
+#define SFP_PROFILE_NONE UINT32_MAX
+
+/* Open-addressed index of table rows by a caller-computed hash. */
+struct sfp_ptab {
+	struct sfp_ptab_slot {
+		uint32_t idx;	/* SFP_PROFILE_NONE: empty */
+		uint32_t hash;
+	} *slots;
+	size_t cap, n;
+};
+
+typedef bool (*sfp_ptab_eq)(const void *ctx, uint32_t idx, const void *key);
+
+SFP_HIDDEN uint32_t sfp_ptab__find(const struct sfp_ptab *t, uint32_t hash,
+				   sfp_ptab_eq eq, const void *ctx,
+				   const void *key);
+SFP_HIDDEN int sfp_ptab__add(struct sfp_ptab *t, uint32_t hash, uint32_t idx);
+SFP_HIDDEN void sfp_ptab__free(struct sfp_ptab *t);
+SFP_HIDDEN uint32_t sfp_hash64(uint64_t v, uint32_t seed);
+SFP_HIDDEN uint32_t sfp_hash_str(const char *s);
+
+/* Strings live in chunks so that a string's address never moves. */
+struct sfp_strchunk {
+	struct sfp_strchunk *next;
+	size_t used, cap;
+	char data[];
+};
+
+struct sfp_profile {
+	struct sfp_strchunk *chunks;
+	const char **strs;
+	size_t nr_strs, cap_strs;
+	struct sfp_ptab str_tab;
+
+	struct sfp_profile_mapping *maps;
+	uint32_t *map_key;		/* per mapping: the machine's dso index
+					 * (user) or the path's string (kernel) */
+	size_t nr_maps, cap_maps;
+	struct sfp_ptab map_tab;
+
+	struct sfp_profile_func *funcs;
+	size_t nr_funcs, cap_funcs;
+	struct sfp_ptab func_tab;
+
+	struct sfp_profile_loc *locs;
+	size_t *loc_line0;		/* first line of each loc in `lines` */
+	size_t nr_locs, cap_locs;
+	struct sfp_ptab loc_tab;
+
+	struct sfp_profile_line *lines;
+	size_t nr_lines, cap_lines;
+
+	struct sfp_profile_node *nodes;
+	size_t nr_nodes, cap_nodes;
+	struct sfp_ptab node_tab;
+
+	struct sfp_profile_sample *samples;
+	size_t nr_samples, cap_samples;
+
+	struct sfp_profile_event *events;
+	size_t nr_events;
+
+	const char *hostname;		/* interned, NULL if absent */
+	const char *cmdline;
+};
+
+/* Grow an array so that it holds at least `need` entries. */
+SFP_HIDDEN int sfp_profile_grow(void **arr, size_t *cap, size_t need,
+				size_t elem);
+
+SFP_HIDDEN int sfp_profile_new(struct sfp_profile **out);
+
+/* Intern a string; *idx receives its index.  Return: 0, -ENOMEM. */
+SFP_HIDDEN int sfp_profile_intern(struct sfp_profile *p, const char *s,
+				  uint32_t *idx);
+/* The interned copy of s (NULL on -ENOMEM). */
+SFP_HIDDEN const char *sfp_profile_str(struct sfp_profile *p, const char *s);
+
+/*
+ * Mapping of a user frame: key is the machine's dso index; for kernel
+ * mappings the string index of the path.  m holds the entry to add when
+ * the key is new (path/build-id/kind).  Return: index or -ENOMEM.
+ */
+SFP_HIDDEN int64_t sfp_profile_mapping(struct sfp_profile *p, uint32_t key,
+				       const struct sfp_profile_mapping *m);
+/* f's strings must be interned. */
+SFP_HIDDEN int64_t sfp_profile_func(struct sfp_profile *p,
+				    const struct sfp_profile_func *f);
+/* The loc of (mapping, ip), SFP_PROFILE_NONE if not interned yet. */
+SFP_HIDDEN uint32_t sfp_profile_find_loc(const struct sfp_profile *p,
+					 uint32_t mapping, uint64_t ip);
+SFP_HIDDEN int64_t sfp_profile_add_loc(struct sfp_profile *p,
+				       const struct sfp_profile_loc *l,
+				       const struct sfp_profile_line *lines,
+				       size_t nr_lines);
+/* Child of parent through loc.  Return: node index or -ENOMEM. */
+SFP_HIDDEN int64_t sfp_profile_node(struct sfp_profile *p, uint32_t parent,
+				    uint32_t loc);
+SFP_HIDDEN int sfp_profile_add_sample(struct sfp_profile *p,
+				      const struct sfp_profile_sample *s);
+
+/* Point each loc at its lines (call once the tables stop growing). */
+SFP_HIDDEN void sfp_profile_finish(struct sfp_profile *p);
+
+#endif /* SFP_PROFILE_INT_H */

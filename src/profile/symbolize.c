@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: MIT
+/*
+ * One frame address -> one interned location, symbolized the way `perf
+ * script` (and so `sfprof script`) names it:
+ *
+ *  - kernel frames (kernel context, or any address in the kernel half):
+ *    kallsyms, raw names, the module's "[name]" as dso;
+ *  - user frames: the recorded mapping holding the address, the file read
+ *    from perf's build-id cache when it has a copy, printed address = file
+ *    offset (ip - start + pgoff), names demangled without parameters
+ *    (perf's default), "[unknown]" without offset when nothing covers it;
+ *  - addresses in no mapping: "[unknown]" in "[unknown]", printed raw.
+ *
+ * Each distinct (mapping, address) is symbolized once; recursion and hot
+ * loops repeat return addresses, so most frames are a hash lookup.
+ */
+#include <unistd.h>
+
+#include "perf/machine.h"
+#include "profile/load.h"
+
+static const char *const unknown = "[unknown]";
+static const char *const kernel_dso = "[kernel.kallsyms]";
+
+int sfp_profile_kallsyms_cache(const struct sfp_perf_header_info *h,
+			       char *buf, size_t len)
+{
+	const char *home = getenv("HOME");
+	size_t i, j;
+	int n;
+
+	if (!home || !h)
+		return -ENOENT;
+	for (i = 0; i < h->nr_build_ids; i++) {
+		const struct sfp_perf_build_id *b = &h->build_ids[i];
+		char hex[41];
+
+		if (!b->filename || strcmp(b->filename, kernel_dso) || !b->size ||
+		    b->size > 20)
+			continue;
+		for (j = 0; j < b->size; j++)
+			snprintf(hex + 2 * j, 3, "%02x", b->id[j]);
+		n = snprintf(buf, len, "%s/.debug/[kernel.kallsyms]/%s/kallsyms",
+			     home, hex);
+		if (n < 0 || (size_t)n >= len)
+			return -ENAMETOOLONG;
+		return access(buf, R_OK) ? -ENOENT : 0;
+	}
+	return -ENOENT;
+}
+
+/* The header's build-id for a file name (perf's HEADER_BUILD_ID). */
+static void header_build_id(const struct sfp_perf_header_info *h,
+			    const char *name, struct sfp_profile_mapping *m)
+{
+	size_t i;
+
+	for (i = 0; h && i < h->nr_build_ids; i++) {
+		const struct sfp_perf_build_id *b = &h->build_ids[i];
+
+		if (b->filename && b->size && b->size <= 20 &&
+		    !strcmp(b->filename, name)) {
+			memcpy(m->build_id, b->id, b->size);
+			m->build_id_size = b->size;
+			return;
+		}
+	}
+}
+
+/* perf's name for a user symbol: demangled without parameters. */
+static const char *user_name(struct sfp_profile *p, const char *raw)
+{
+	char *dm = sfp_demangle_no_params(raw);
+	const char *s;
+
+	if (!dm)
+		return sfp_profile_str(p, raw);
+	s = sfp_profile_str(p, dm);
+	free(dm);
+	return s;
+}
+
+static int64_t kernel_mapping(struct sfp_profile *p, struct sfp_profile_loader *ld,
+			      const char *dso)
+{
+	struct sfp_profile_mapping m = {
+		.start = SFP_KERNEL_START,
+		.end = UINT64_MAX,
+		.kind = SFP_PROFILE_KERNEL,
+	};
+	uint32_t key;
+
+	if (sfp_profile_intern(p, dso, &key))
+		return -ENOMEM;
+	m.path = p->strs[key];
+	header_build_id(ld->hdr, dso, &m);
+	return sfp_profile_mapping(p, key, &m);
+}
+
+/* Symbol handle of a user mapping's file, loaded once per mapping. */
+static struct sfp_symbolizer_dso *mapping_dso(struct sfp_profile *p,
+					      struct sfp_profile_loader *ld,
+					      uint32_t mi)
+{
+	const struct sfp_profile_mapping *m = &p->maps[mi];
+	char buf[4096];
+	const char *path;
+	size_t old = ld->cap_dh, i;
+
+	if (mi >= ld->cap_dh) {
+		if (sfp_profile_grow((void **)&ld->dh, &old, (size_t)mi + 1,
+				     sizeof(*ld->dh)))
+			return NULL;
+		for (i = ld->cap_dh; i < old; i++) {
+			ld->dh[i].h = NULL;
+			ld->dh[i].tried = false;
+		}
+		ld->cap_dh = old;
+	}
+	if (ld->dh[mi].tried)
+		return ld->dh[mi].h;
+	ld->dh[mi].tried = true;
+	/* only files: perf script leaves [vdso], [heap], anon memory alone */
+	if (!m->path || m->path[0] != '/')
+		return NULL;
+	path = sfp_perf_dso_path(ld->hdr, m->path, m->build_id,
+				 m->build_id_size, buf, sizeof(buf));
+	if (sfp_symbolizer__get_dso(ld->sym, -1, path, NULL, 0, &ld->dh[mi].h))
+		ld->dh[mi].h = NULL;
+	return ld->dh[mi].h;
+}
+
+/*
+ * Lines of a user loc with srclines: the inline chain at the address, the
+ * outermost (real) function named by its symbol as perf names it.
+ */
+static int user_lines(struct sfp_profile *p, struct sfp_symbolizer_dso *dh,
+		      uint64_t vaddr, struct sfp_profile_func *outer,
+		      struct sfp_profile_line *lines, size_t max, size_t *nr)
+{
+	struct sfp_inline_frame fr[SFP_PROFILE_MAX_INLINE];
+	int n = sfp_symbolizer_dso__inlines(dh, vaddr, fr, ARRAY_SIZE(fr));
+	int64_t fi;
+	size_t i, k;
+
+	if (n <= 0)
+		return 1;	/* no DWARF: the symbol's line only */
+	k = (size_t)n < ARRAY_SIZE(fr) ? (size_t)n : ARRAY_SIZE(fr);
+	if (k > max)
+		k = max;
+	for (i = 0; i < k; i++) {
+		struct sfp_profile_func f = *outer;
+
+		if (fr[i].file && !(f.file = sfp_profile_str(p, fr[i].file)))
+			return -ENOMEM;
+		if (i + 1 < k || fr[i].inlined) {
+			/* an inlined function: DWARF's name for it */
+			const char *nm = fr[i].name ? fr[i].name : unknown;
+
+			if (!(f.name = f.raw_name = sfp_profile_str(p, nm)))
+				return -ENOMEM;
+			f.start_line = 0;
+		}
+		fi = sfp_profile_func(p, &f);
+		if (fi < 0)
+			return (int)fi;
+		lines[i].func = (uint32_t)fi;
+		lines[i].line = fr[i].line;
+	}
+	*nr = k;
+	return 0;
+}
+
+static int add_loc(struct sfp_profile *p, const struct sfp_profile_loc *l,
+		   const struct sfp_profile_func *f,
+		   const struct sfp_profile_line *lines, size_t nr,
+		   uint32_t line, uint32_t *out)
+{
+	struct sfp_profile_line one;
+	int64_t r;
+
+	if (!nr) {
+		r = sfp_profile_func(p, f);
+		if (r < 0)
+			return (int)r;
+		one.func = (uint32_t)r;
+		one.line = line;
+		lines = &one;
+		nr = 1;
+	}
+	r = sfp_profile_add_loc(p, l, lines, nr);
+	if (r < 0)
+		return (int)r;
+	*out = (uint32_t)r;
+	return 0;
+}
+
+static int kernel_frame(struct sfp_profile *p, struct sfp_profile_loader *ld,
+			uint64_t ip, uint32_t *out)
+{
+	struct sfp_profile_func f = { .kind = SFP_PROFILE_KERNEL };
+	struct sfp_profile_loc l = { .ip = ip, .addr = ip };
+	struct sfp_symbol sym;
+	bool found = !sfp_symbolizer__kernel(ld->sym, ip, &sym);
+	const char *dso = found && sym.dso ? sym.dso : kernel_dso;
+	int64_t mi = kernel_mapping(p, ld, dso);
+	uint32_t li;
+
+	if (mi < 0)
+		return (int)mi;
+	li = sfp_profile_find_loc(p, (uint32_t)mi, ip);
+	if (li != SFP_PROFILE_NONE) {
+		*out = li;
+		return 0;
+	}
+	l.mapping = (uint32_t)mi;
+	f.dso = p->maps[mi].path;
+	if (found) {
+		/* perf keeps kernel names as kallsyms has them */
+		const char *raw = sym.raw_name ? sym.raw_name : sym.name;
+
+		f.name = f.raw_name = sfp_profile_str(p, raw ? raw : unknown);
+		l.sym_off = sym.offset;
+	} else {
+		f.name = f.raw_name = sfp_profile_str(p, unknown);
+	}
+	if (!f.name)
+		return -ENOMEM;
+	return add_loc(p, &l, &f, NULL, 0, 0, out);
+}
+
+int sfp_profile_frame(struct sfp_profile *p, struct sfp_profile_loader *ld,
+		      uint32_t pid, uint64_t ip, bool kernel, uint32_t *out)
+{
+	struct sfp_profile_line lines[SFP_PROFILE_MAX_INLINE];
+	struct sfp_profile_func f = { .kind = SFP_PROFILE_USER };
+	struct sfp_profile_loc l = { .ip = ip, .addr = ip };
+	const struct sfp_pmap *pm;
+	struct sfp_profile_mapping m = { .kind = SFP_PROFILE_USER };
+	struct sfp_symbolizer_dso *dh;
+	struct sfp_symbol sym;
+	struct sfp_pdso *d;
+	uint64_t vaddr;
+	uint32_t li, line = 0;
+	size_t nr = 0;
+	int64_t mi;
+	int err;
+
+	if (kernel || ip >= SFP_KERNEL_START)
+		return kernel_frame(p, ld, ip, out);
+	pm = sfp_machine__find(ld->m, pid, ip);
+	if (!pm) {
+		li = sfp_profile_find_loc(p, SFP_PROFILE_NONE, ip);
+		if (li != SFP_PROFILE_NONE) {
+			*out = li;
+			return 0;
+		}
+		l.mapping = SFP_PROFILE_NONE;
+		f.name = f.raw_name = f.dso = sfp_profile_str(p, unknown);
+		if (!f.name)
+			return -ENOMEM;
+		return add_loc(p, &l, &f, NULL, 0, 0, out);
+	}
+	d = sfp_machine__dso(ld->m, pm->dso);
+	m.start = pm->start;
+	m.end = pm->end;
+	m.pgoff = pm->pgoff;
+	if (!(m.path = sfp_profile_str(p, d->name)))
+		return -ENOMEM;
+	if (d->build_id_size && d->build_id_size <= 20) {
+		memcpy(m.build_id, d->build_id, d->build_id_size);
+		m.build_id_size = d->build_id_size;
+	} else {
+		header_build_id(ld->hdr, d->name, &m);
+	}
+	mi = sfp_profile_mapping(p, pm->dso, &m);
+	if (mi < 0)
+		return (int)mi;
+	li = sfp_profile_find_loc(p, (uint32_t)mi, ip);
+	if (li != SFP_PROFILE_NONE) {
+		*out = li;
+		return 0;
+	}
+	l.mapping = (uint32_t)mi;
+	l.addr = ip - pm->start + pm->pgoff;
+	f.dso = p->maps[mi].path;
+	dh = mapping_dso(p, ld, (uint32_t)mi);
+	if (dh && !sfp_symbolizer_dso__vaddr(dh, pm->start, pm->pgoff, ip,
+					     &vaddr) &&
+	    !sfp_symbolizer_dso__find(dh, vaddr, &sym)) {
+		const char *raw = sym.raw_name ? sym.raw_name : sym.name;
+
+		if (!raw)
+			raw = unknown;
+		f.raw_name = sfp_profile_str(p, raw);
+		f.name = user_name(p, raw);
+		if (!f.raw_name || !f.name)
+			return -ENOMEM;
+		l.sym_off = sym.offset;
+		if (ld->srclines) {
+			if (sym.file && !(f.file = sfp_profile_str(p, sym.file)))
+				return -ENOMEM;
+			line = sym.line;
+			err = user_lines(p, dh, vaddr, &f, lines,
+					 ARRAY_SIZE(lines), &nr);
+			if (err < 0)
+				return err;
+			if (err > 0)
+				nr = 0;
+		}
+	} else {
+		f.name = f.raw_name = sfp_profile_str(p, unknown);
+		if (!f.name)
+			return -ENOMEM;
+	}
+	return add_loc(p, &l, &f, lines, nr, line, out);
+}

@@ -1,0 +1,419 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The profile's interned tables: strings, mappings, functions, locations,
+ * stack nodes and samples.  Each table is an array plus an open-addressed
+ * index (struct sfp_ptab) that stores row numbers and their hashes, so
+ * the index can grow without touching the rows and rows can be compared
+ * against a key the caller describes.
+ */
+#include "profile/profile-int.h"
+
+#define STRCHUNK_MIN (64u * 1024)
+
+uint32_t sfp_hash64(uint64_t v, uint32_t seed)
+{
+	/* a 64-bit finalizer (splitmix64's): cheap and mixes every bit */
+	v ^= seed * 0x9e3779b97f4a7c15ull;
+	v ^= v >> 30;
+	v *= 0xbf58476d1ce4e5b9ull;
+	v ^= v >> 27;
+	v *= 0x94d049bb133111ebull;
+	v ^= v >> 31;
+	return (uint32_t)v;
+}
+
+uint32_t sfp_hash_str(const char *s)
+{
+	uint32_t h = 2166136261u;	/* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 16777619u;
+	return h;
+}
+
+uint32_t sfp_ptab__find(const struct sfp_ptab *t, uint32_t hash,
+			sfp_ptab_eq eq, const void *ctx, const void *key)
+{
+	size_t i, mask;
+
+	if (!t->cap)
+		return SFP_PROFILE_NONE;
+	mask = t->cap - 1;
+	for (i = hash & mask; t->slots[i].idx != SFP_PROFILE_NONE;
+	     i = (i + 1) & mask)
+		if (t->slots[i].hash == hash && eq(ctx, t->slots[i].idx, key))
+			return t->slots[i].idx;
+	return SFP_PROFILE_NONE;
+}
+
+static void ptab_put(struct sfp_ptab_slot *slots, size_t cap, uint32_t hash,
+		     uint32_t idx)
+{
+	size_t i, mask = cap - 1;
+
+	for (i = hash & mask; slots[i].idx != SFP_PROFILE_NONE;
+	     i = (i + 1) & mask)
+		;
+	slots[i].idx = idx;
+	slots[i].hash = hash;
+}
+
+int sfp_ptab__add(struct sfp_ptab *t, uint32_t hash, uint32_t idx)
+{
+	/* keep the load under 1/2: probes stay short */
+	if ((t->n + 1) * 2 > t->cap) {
+		size_t ncap = t->cap ? t->cap * 2 : 256, i;
+		struct sfp_ptab_slot *ns;
+
+		if (ncap > ((size_t)1 << 40))
+			return -ENOMEM;
+		ns = malloc(ncap * sizeof(*ns));
+		if (!ns)
+			return -ENOMEM;
+		for (i = 0; i < ncap; i++)
+			ns[i].idx = SFP_PROFILE_NONE;
+		for (i = 0; i < t->cap; i++)
+			if (t->slots[i].idx != SFP_PROFILE_NONE)
+				ptab_put(ns, ncap, t->slots[i].hash,
+					 t->slots[i].idx);
+		free(t->slots);
+		t->slots = ns;
+		t->cap = ncap;
+	}
+	ptab_put(t->slots, t->cap, hash, idx);
+	t->n++;
+	return 0;
+}
+
+void sfp_ptab__free(struct sfp_ptab *t)
+{
+	free(t->slots);
+	t->slots = NULL;
+	t->cap = t->n = 0;
+}
+
+int sfp_profile_grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	size_t ncap;
+	void *n;
+
+	if (need <= *cap)
+		return 0;
+	/* row numbers are uint32_t; the last one means "none" */
+	if (need >= SFP_PROFILE_NONE)
+		return -ENOMEM;
+	ncap = *cap ? *cap : 64;
+	while (ncap < need)
+		ncap *= 2;
+	if (ncap >= SFP_PROFILE_NONE)
+		ncap = SFP_PROFILE_NONE - 1;
+	n = realloc(*arr, ncap * elem);
+	if (!n)
+		return -ENOMEM;
+	*arr = n;
+	*cap = ncap;
+	return 0;
+}
+
+#define GROW(arr, cap, need) \
+	sfp_profile_grow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
+
+int sfp_profile_new(struct sfp_profile **out)
+{
+	struct sfp_profile *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return -ENOMEM;
+	/* node 0 is the root: the stack of a sample without frames */
+	if (GROW(p->nodes, p->cap_nodes, 1)) {
+		free(p);
+		return -ENOMEM;
+	}
+	p->nodes[0].parent = SFP_PROFILE_NONE;
+	p->nodes[0].loc = SFP_PROFILE_NONE;
+	p->nodes[0].depth = 0;
+	p->nr_nodes = 1;
+	*out = p;
+	return 0;
+}
+
+/* --- strings --- */
+
+static bool str_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const struct sfp_profile *p = ctx;
+
+	return !strcmp(p->strs[idx], key);
+}
+
+static char *str_store(struct sfp_profile *p, const char *s, size_t len)
+{
+	struct sfp_strchunk *c = p->chunks;
+	char *d;
+
+	if (!c || c->cap - c->used < len + 1) {
+		size_t cap = len + 1 > STRCHUNK_MIN ? len + 1 : STRCHUNK_MIN;
+
+		c = malloc(sizeof(*c) + cap);
+		if (!c)
+			return NULL;
+		c->cap = cap;
+		c->used = 0;
+		c->next = p->chunks;
+		p->chunks = c;
+	}
+	d = c->data + c->used;
+	memcpy(d, s, len + 1);
+	c->used += len + 1;
+	return d;
+}
+
+int sfp_profile_intern(struct sfp_profile *p, const char *s, uint32_t *idx)
+{
+	uint32_t h = sfp_hash_str(s), i;
+	char *d;
+
+	i = sfp_ptab__find(&p->str_tab, h, str_eq, p, s);
+	if (i != SFP_PROFILE_NONE) {
+		*idx = i;
+		return 0;
+	}
+	if (GROW(p->strs, p->cap_strs, p->nr_strs + 1))
+		return -ENOMEM;
+	d = str_store(p, s, strlen(s));
+	if (!d)
+		return -ENOMEM;
+	i = (uint32_t)p->nr_strs;
+	if (sfp_ptab__add(&p->str_tab, h, i))
+		return -ENOMEM;
+	p->strs[p->nr_strs++] = d;
+	*idx = i;
+	return 0;
+}
+
+const char *sfp_profile_str(struct sfp_profile *p, const char *s)
+{
+	uint32_t i;
+
+	return sfp_profile_intern(p, s, &i) ? NULL : p->strs[i];
+}
+
+/* --- mappings --- */
+
+struct map_key {
+	uint32_t key;
+	const struct sfp_profile_mapping *m;
+};
+
+static uint32_t map_hash(uint32_t key, const struct sfp_profile_mapping *m)
+{
+	return sfp_hash64(m->start ^ (m->pgoff << 7) ^ m->end,
+			  key * 2 + (uint32_t)m->kind);
+}
+
+static bool map_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const struct sfp_profile *p = ctx;
+	const struct map_key *k = key;
+	const struct sfp_profile_mapping *a = &p->maps[idx];
+
+	return p->map_key[idx] == k->key && a->kind == k->m->kind &&
+	       a->start == k->m->start && a->end == k->m->end &&
+	       a->pgoff == k->m->pgoff;
+}
+
+int64_t sfp_profile_mapping(struct sfp_profile *p, uint32_t key,
+			    const struct sfp_profile_mapping *m)
+{
+	struct map_key k = { key, m };
+	uint32_t h = map_hash(key, m), i;
+	size_t cap;
+
+	i = sfp_ptab__find(&p->map_tab, h, map_eq, p, &k);
+	if (i != SFP_PROFILE_NONE)
+		return i;
+	cap = p->cap_maps;
+	if (GROW(p->maps, cap, p->nr_maps + 1))
+		return -ENOMEM;
+	cap = p->cap_maps;
+	if (GROW(p->map_key, cap, p->nr_maps + 1))
+		return -ENOMEM;
+	p->cap_maps = cap;
+	i = (uint32_t)p->nr_maps;
+	if (sfp_ptab__add(&p->map_tab, h, i))
+		return -ENOMEM;
+	p->maps[i] = *m;
+	p->map_key[i] = key;
+	p->nr_maps++;
+	return i;
+}
+
+/* --- functions: (name, dso, file), all interned so pointers compare --- */
+
+static uint32_t func_hash(const struct sfp_profile_func *f)
+{
+	return sfp_hash64((uintptr_t)f->name ^ ((uint64_t)(uintptr_t)f->dso << 1) ^
+			  ((uint64_t)(uintptr_t)f->file << 2), 3);
+}
+
+static bool func_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const struct sfp_profile *p = ctx;
+	const struct sfp_profile_func *a = &p->funcs[idx], *b = key;
+
+	return a->name == b->name && a->dso == b->dso && a->file == b->file;
+}
+
+int64_t sfp_profile_func(struct sfp_profile *p, const struct sfp_profile_func *f)
+{
+	uint32_t h = func_hash(f), i;
+
+	i = sfp_ptab__find(&p->func_tab, h, func_eq, p, f);
+	if (i != SFP_PROFILE_NONE)
+		return i;
+	if (GROW(p->funcs, p->cap_funcs, p->nr_funcs + 1))
+		return -ENOMEM;
+	i = (uint32_t)p->nr_funcs;
+	if (sfp_ptab__add(&p->func_tab, h, i))
+		return -ENOMEM;
+	p->funcs[p->nr_funcs++] = *f;
+	return i;
+}
+
+/* --- locations: (mapping, ip) --- */
+
+struct loc_key {
+	uint32_t mapping;
+	uint64_t ip;
+};
+
+static bool loc_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const struct sfp_profile *p = ctx;
+	const struct loc_key *k = key;
+
+	return p->locs[idx].ip == k->ip && p->locs[idx].mapping == k->mapping;
+}
+
+uint32_t sfp_profile_find_loc(const struct sfp_profile *p, uint32_t mapping,
+			      uint64_t ip)
+{
+	struct loc_key k = { mapping, ip };
+
+	return sfp_ptab__find(&p->loc_tab, sfp_hash64(ip, mapping), loc_eq, p,
+			      &k);
+}
+
+int64_t sfp_profile_add_loc(struct sfp_profile *p,
+			    const struct sfp_profile_loc *l,
+			    const struct sfp_profile_line *lines,
+			    size_t nr_lines)
+{
+	size_t cap;
+	uint32_t i;
+
+	if (!nr_lines || nr_lines > SFP_PROFILE_NONE)
+		return -EINVAL;
+	cap = p->cap_locs;
+	if (GROW(p->locs, cap, p->nr_locs + 1))
+		return -ENOMEM;
+	cap = p->cap_locs;
+	if (GROW(p->loc_line0, cap, p->nr_locs + 1))
+		return -ENOMEM;
+	p->cap_locs = cap;
+	if (p->nr_lines + nr_lines < p->nr_lines ||
+	    GROW(p->lines, p->cap_lines, p->nr_lines + nr_lines))
+		return -ENOMEM;
+	i = (uint32_t)p->nr_locs;
+	if (sfp_ptab__add(&p->loc_tab, sfp_hash64(l->ip, l->mapping), i))
+		return -ENOMEM;
+	p->locs[i] = *l;
+	p->locs[i].nr_lines = (uint32_t)nr_lines;
+	p->locs[i].lines = NULL;	/* set by sfp_profile_finish() */
+	p->loc_line0[i] = p->nr_lines;
+	memcpy(p->lines + p->nr_lines, lines, nr_lines * sizeof(*lines));
+	p->nr_lines += nr_lines;
+	p->nr_locs++;
+	return i;
+}
+
+/* --- nodes: (parent, loc) --- */
+
+struct node_key {
+	uint32_t parent, loc;
+};
+
+static bool node_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const struct sfp_profile *p = ctx;
+	const struct node_key *k = key;
+
+	return p->nodes[idx].parent == k->parent && p->nodes[idx].loc == k->loc;
+}
+
+int64_t sfp_profile_node(struct sfp_profile *p, uint32_t parent, uint32_t loc)
+{
+	struct node_key k = { parent, loc };
+	uint32_t h = sfp_hash64(((uint64_t)parent << 32) | loc, 5), i;
+
+	i = sfp_ptab__find(&p->node_tab, h, node_eq, p, &k);
+	if (i != SFP_PROFILE_NONE)
+		return i;
+	if (GROW(p->nodes, p->cap_nodes, p->nr_nodes + 1))
+		return -ENOMEM;
+	i = (uint32_t)p->nr_nodes;
+	if (sfp_ptab__add(&p->node_tab, h, i))
+		return -ENOMEM;
+	p->nodes[i].parent = parent;
+	p->nodes[i].loc = loc;
+	p->nodes[i].depth = p->nodes[parent].depth + 1;
+	p->nr_nodes++;
+	return i;
+}
+
+int sfp_profile_add_sample(struct sfp_profile *p,
+			   const struct sfp_profile_sample *s)
+{
+	if (GROW(p->samples, p->cap_samples, p->nr_samples + 1))
+		return -ENOMEM;
+	p->samples[p->nr_samples++] = *s;
+	return 0;
+}
+
+void sfp_profile_finish(struct sfp_profile *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->nr_locs; i++)
+		p->locs[i].lines = p->lines + p->loc_line0[i];
+}
+
+void sfp_profile__free(struct sfp_profile **pp)
+{
+	struct sfp_profile *p = pp ? *pp : NULL;
+	struct sfp_strchunk *c, *n;
+
+	if (!p)
+		return;
+	for (c = p->chunks; c; c = n) {
+		n = c->next;
+		free(c);
+	}
+	free(p->strs);
+	sfp_ptab__free(&p->str_tab);
+	free(p->maps);
+	free(p->map_key);
+	sfp_ptab__free(&p->map_tab);
+	free(p->funcs);
+	sfp_ptab__free(&p->func_tab);
+	free(p->locs);
+	free(p->loc_line0);
+	sfp_ptab__free(&p->loc_tab);
+	free(p->lines);
+	free(p->nodes);
+	sfp_ptab__free(&p->node_tab);
+	free(p->samples);
+	free(p->events);
+	free(p);
+	*pp = NULL;
+}
