@@ -13,6 +13,9 @@ PKGS="$PKGS libclang-rt-14-dev"
 PKGS="$PKGS binutils binutils-dev libunwind-dev linux-perf gdb"
 # Symbolizer: libdw (DWARF lines/inlines), libiberty (demangling), eu-addr2line.
 PKGS="$PKGS libdw-dev libiberty-dev elfutils"
+# Export tests: protoc decodes pprof output, `go tool pprof` reads it, node
+# checks the pprof and Firefox Profiler output.
+PKGS="$PKGS protobuf-compiler golang-go nodejs"
 # Extra packages named by the caller (e.g. later components).
 PKGS="$PKGS ${SFP_EXTRA_PKGS:-}"
 

@@ -163,19 +163,13 @@ static uint32_t loc_frames(struct ff_ctx *c, uint32_t li,
 	}
 	base = (uint32_t)t->nframes;
 	for (l = 0; l < loc->nr_lines; l++) {
-		const struct sfp_profile_func *f =
-			sfp_profile__func(c->p, loc->lines[l].func);
-		const struct sfp_profile_mapping *m = NULL;
+		const char *dso = exp_frame_dso(c->p, loc, l);
 		struct exp_str b = { 0 };
-		const char *dso;
+		char buf[512];
 
-		if (loc->mapping != UINT32_MAX)
-			m = sfp_profile__mapping(c->p, loc->mapping);
-		dso = f && f->dso ? f->dso : m ? m->path : "[unknown]";
-		exp_str__adds(&b, f && !exp_name_unknown(f->name) ?
-				  f->name : "[unknown]");
+		exp_str__adds(&b, exp_frame_name(c->p, loc, l, buf, sizeof(buf)));
 		exp_str__adds(&b, " (in ");
-		exp_str__adds(&b, dso);
+		exp_str__adds(&b, dso ? dso : "[unknown]");
 		exp_str__adds(&b, ")");
 		if (b.err) {
 			c->err = b.err;

@@ -77,28 +77,15 @@ static void add_frame(struct exp_str *b, const struct sfp_profile *p,
 		      const struct sfp_profile_loc *loc, uint32_t line,
 		      bool annotate)
 {
-	const struct sfp_profile_func *f =
-		sfp_profile__func(p, loc->lines[line].func);
-	const struct sfp_profile_mapping *m = NULL;
-	const char *dso;
+	char buf[512];
 
-	if (loc->mapping != UINT32_MAX)
-		m = sfp_profile__mapping(p, loc->mapping);
-	dso = f && f->dso ? f->dso : m ? m->path : NULL;
 	exp_str__add(b, ";", 1);
-	if (f && !exp_name_unknown(f->name)) {
-		add_clean(b, f->name, false);
-	} else {
-		exp_str__add(b, "[", 1);
-		add_clean(b, dso && !exp_name_unknown(dso) ?
-			     exp_basename(dso) : "unknown", false);
-		exp_str__add(b, "]", 1);
-	}
+	add_clean(b, exp_frame_name(p, loc, line, buf, sizeof(buf)), false);
 	if (!annotate)
 		return;
 	if (exp_loc_is_kernel(p, loc))
 		exp_str__adds(b, "_[k]");
-	else if (is_jit_dso(dso))
+	else if (is_jit_dso(exp_frame_dso(p, loc, line)))
 		exp_str__adds(b, "_[j]");
 	else if (line > 0)
 		exp_str__adds(b, "_[i]");

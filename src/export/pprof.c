@@ -284,31 +284,70 @@ static void scan_locs(struct pprof *pp)
 	}
 }
 
-/* The main binary: the mapping of the outermost user frame of a sample. */
+/*
+ * The main binary, which pprof wants as mapping[0]: the mapping whose file
+ * the threads are named after (comm is the executable's name, cut to 15
+ * bytes) in the most samples; failing that, the mapping of the outermost
+ * user frame in the most samples.  (The first sample alone is often in
+ * ld.so, before main exists.)
+ */
 static int find_main_map(struct pprof *pp)
 {
 	size_t n = sfp_profile__nr_samples(pp->p), i, k;
+	size_t nm = sfp_profile__nr_mappings(pp->p);
+	uint64_t *by_comm, *by_root, best_c = 0, best_r = 0;
 	struct exp_stack st = { 0 };
 	int err = 0;
 
 	pp->main_map = UINT32_MAX;
-	for (i = 0; i < n && pp->main_map == UINT32_MAX; i++) {
+	by_comm = calloc(nm + 1, sizeof(*by_comm));
+	by_root = calloc(nm + 1, sizeof(*by_root));
+	if (!by_comm || !by_root) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
 		const struct sfp_profile_sample *s = sfp_profile__sample(pp->p, i);
+		const char *comm = sfp_profile__string(pp->p, s->comm);
+		bool root_seen = false;
 
 		err = exp_stack__get(&st, pp->p, s->stack, true);
 		if (err)
-			break;
+			goto out;
 		for (k = st.n; k-- > 0;) {
 			const struct sfp_profile_loc *loc =
 				sfp_profile__loc(pp->p, st.locs[k]);
+			const struct sfp_profile_mapping *m;
 
-			if (loc && loc->mapping != UINT32_MAX &&
-			    loc->mapping < sfp_profile__nr_mappings(pp->p)) {
-				pp->main_map = loc->mapping;
+			if (!loc || loc->mapping >= nm)
+				continue;
+			if (!root_seen) {
+				by_root[loc->mapping]++;
+				root_seen = true;
+			}
+			m = sfp_profile__mapping(pp->p, loc->mapping);
+			if (m && comm && *comm &&
+			    !strncmp(exp_basename(m->path), comm, strlen(comm))) {
+				by_comm[loc->mapping]++;
 				break;
 			}
 		}
 	}
+	for (k = 0; k < nm; k++) {
+		if (by_comm[k] > best_c) {
+			best_c = by_comm[k];
+			pp->main_map = (uint32_t)k;
+		}
+	}
+	for (k = 0; k < nm && !best_c; k++) {
+		if (by_root[k] > best_r) {
+			best_r = by_root[k];
+			pp->main_map = (uint32_t)k;
+		}
+	}
+out:
+	free(by_comm);
+	free(by_root);
 	exp_stack__free(&st);
 	return err;
 }
@@ -400,9 +439,23 @@ static void write_functions(struct pprof *pp)
 			continue;
 		pb_begin(&pp->pb, PROFILE_FUNCTION);
 		pb_uint(&pp->pb, FUNCTION_ID, (uint64_t)i + 1);
-		pb_int(&pp->pb, FUNCTION_NAME, S(pp, f->name));
-		pb_int(&pp->pb, FUNCTION_SYSTEM_NAME,
-		       S(pp, f->raw_name ? f->raw_name : f->name));
+		if (exp_name_unknown(f->name)) {
+			/* "[libc.so.6]" as perf report and the folded
+			 * export show it, not one "[unknown]" for all DSOs */
+			char buf[512];
+
+			if (exp_name_unknown(f->dso))
+				snprintf(buf, sizeof(buf), "[unknown]");
+			else
+				snprintf(buf, sizeof(buf), "[%s]",
+					 exp_basename(f->dso));
+			pb_int(&pp->pb, FUNCTION_NAME, S(pp, buf));
+			pb_int(&pp->pb, FUNCTION_SYSTEM_NAME, S(pp, buf));
+		} else {
+			pb_int(&pp->pb, FUNCTION_NAME, S(pp, f->name));
+			pb_int(&pp->pb, FUNCTION_SYSTEM_NAME,
+			       S(pp, f->raw_name ? f->raw_name : f->name));
+		}
 		if (f->file)
 			pb_int(&pp->pb, FUNCTION_FILENAME, S(pp, f->file));
 		pb_int(&pp->pb, FUNCTION_START_LINE, f->start_line);

@@ -117,3 +117,36 @@ void exp_str__free(struct exp_str *b)
 	free(b->s);
 	memset(b, 0, sizeof(*b));
 }
+
+const char *exp_frame_dso(const struct sfp_profile *p,
+			  const struct sfp_profile_loc *loc, uint32_t line)
+{
+	const struct sfp_profile_func *f = NULL;
+	const struct sfp_profile_mapping *m = NULL;
+
+	if (line < loc->nr_lines)
+		f = sfp_profile__func(p, loc->lines[line].func);
+	if (f && f->dso)
+		return f->dso;
+	if (loc->mapping != UINT32_MAX)
+		m = sfp_profile__mapping(p, loc->mapping);
+	return m ? m->path : NULL;
+}
+
+const char *exp_frame_name(const struct sfp_profile *p,
+			   const struct sfp_profile_loc *loc, uint32_t line,
+			   char *buf, size_t sz)
+{
+	const struct sfp_profile_func *f = NULL;
+	const char *dso;
+
+	if (line < loc->nr_lines)
+		f = sfp_profile__func(p, loc->lines[line].func);
+	if (f && !exp_name_unknown(f->name))
+		return f->name;
+	dso = exp_frame_dso(p, loc, line);
+	if (exp_name_unknown(dso))
+		return "[unknown]";
+	snprintf(buf, sz, "[%s]", exp_basename(dso));
+	return buf;
+}

@@ -51,4 +51,19 @@ SFP_HIDDEN void exp_str__add(struct exp_str *b, const char *s, size_t n);
 SFP_HIDDEN void exp_str__adds(struct exp_str *b, const char *s);
 SFP_HIDDEN void exp_str__free(struct exp_str *b);
 
+/*
+ * The name a frame is shown with: its function's name, or when that is
+ * unresolved "[<DSO basename>]" as stackcollapse-perf and perf report
+ * show it ("[unknown]" when the DSO is unknown too).  @buf holds the
+ * bracketed form when one is made.
+ */
+SFP_HIDDEN const char *exp_frame_name(const struct sfp_profile *p,
+				      const struct sfp_profile_loc *loc,
+				      uint32_t line, char *buf, size_t sz);
+
+/* The frame's DSO path (function's, else the loc's mapping's) or NULL. */
+SFP_HIDDEN const char *exp_frame_dso(const struct sfp_profile *p,
+				     const struct sfp_profile_loc *loc,
+				     uint32_t line);
+
 #endif /* SFP_EXPORT_WALK_H */

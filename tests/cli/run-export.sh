@@ -152,8 +152,9 @@ check_file() {	# name, data file, main binary
 		go tool pprof -traces -sample_index=samples "$TMP/$name.pb.gz" \
 			> "$TMP/$name.traces" 2> "$TMP/$name.go.err"
 		awk '/^-----------\+/ { if (n) { s = ""; for (i = n; i >= 1; i--) s = s (s == "" ? "" : ";") f[i]; c[s] += v } n = 0; next }
-		     /^ +[0-9]+ +[^ ]/ && !/:\[/ { v = $1; sub(/^ +[0-9]+ +/, ""); f[++n] = $0; next }
-		     /^ {10,}[^ ]/ && !/:\[/ && n { sub(/^ +/, ""); f[++n] = $0; next }
+		     /^ +[a-z_]+:  / { next }
+		     /^ +[0-9]+ +[^ ]/ { v = $1; sub(/^ +[0-9]+ +/, ""); f[++n] = $0; next }
+		     /^          +[^ ]/ && n { sub(/^ +/, ""); f[++n] = $0; next }
 		     END { for (s in c) print s, c[s] }' "$TMP/$name.traces" |
 			LC_ALL=C sort > "$TMP/$name.traces.folded"
 		no_comm "$TMP/$name.folded" | grep -v '^ ' > "$TMP/$name.folded-nc"
