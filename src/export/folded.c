@@ -12,7 +12,7 @@
  *     unknown too);
  *   - inlined functions are frames of their own, outermost first;
  *   - with opts->annotate_kind: "_[k]" after kernel frames, "_[j]" after
- *     JIT frames (perf-PID.map), "_[i]" after inlined ones;
+ *     JIT frames (perf-PID.map), "_[i]" after inlined callees;
  *   - ';' inside a name becomes ':' (it separates frames), and control
  *     characters become '_' (a line is one record).
  */
@@ -87,7 +87,7 @@ static void add_frame(struct exp_str *b, const struct sfp_profile *p,
 		exp_str__adds(b, "_[k]");
 	else if (is_jit_dso(exp_frame_dso(p, loc, line)))
 		exp_str__adds(b, "_[j]");
-	else if (line > 0)
+	else if (line + 1 < loc->nr_lines)	/* inlined into the next line */
 		exp_str__adds(b, "_[i]");
 }
 

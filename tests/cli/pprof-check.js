@@ -5,7 +5,7 @@
 // Exits 1 with the reasons on stderr when a structural check fails.
 'use strict';
 const fs = require('fs');
-const [, , file, mainBin, totalPeriod] = process.argv;
+const [, , file, mainBin, totalPeriod, locsOut] = process.argv;
 const text = fs.readFileSync(file, 'latin1');
 
 // protobuf text format: `name {` ... `}` and `name: value` lines.
@@ -109,6 +109,18 @@ for (const [id, l] of locs) {
 	for (const ln of l.line || [])
 		if (!funcs.has(one(ln, 'function_id', 0n)))
 			errs.push('location ' + id + ': no function ' + one(ln, 'function_id', 0n));
+}
+if (locsOut) {
+	const out = [];
+	for (const [, l] of locs) {
+		const m = maps.get(one(l, 'mapping_id', 0n));
+		if (!m || S(one(m, 'filename', 0n)) !== mainBin) continue;
+		const off = one(l, 'address', 0n) - one(m, 'memory_start', 0n) + one(m, 'file_offset', 0n);
+		const lines = (l.line || []).map((ln) =>
+			S(one(funcs.get(one(ln, 'function_id', 0n)) || {}, 'name', 0n)) + ':' + one(ln, 'line', 0n));
+		out.push(off.toString(16) + ' ' + lines.join('|'));
+	}
+	fs.writeFileSync(locsOut, out.join('\n') + '\n');
 }
 for (const [id, f] of funcs)
 	if (!S(one(f, 'name', 0n)) || !S(one(f, 'system_name', 0n)))

@@ -13,3 +13,5 @@ PROG_CFLAGS_perf-work := -O1 -fno-omit-frame-pointer -mno-omit-leaf-frame-pointe
 PROG_CFLAGS_perf-work-nofp := -O2 -fomit-frame-pointer
 # record tests: no frame pointers, own .sframe, fixed addresses.
 PROG_CFLAGS_record-spin := -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -Wa,--gsframe -no-pie
+# export tests: inlined functions with DWARF line info, frame pointers.
+PROG_CFLAGS_export-inline := -O2 -g -fno-omit-frame-pointer
