@@ -15,3 +15,6 @@ PROG_CFLAGS_perf-work-nofp := -O2 -fomit-frame-pointer
 PROG_CFLAGS_record-spin := -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -Wa,--gsframe -no-pie
 # export tests: inlined functions with DWARF line info, frame pointers.
 PROG_CFLAGS_export-inline := -O2 -g -fno-omit-frame-pointer
+# report tests: a known call path, no frame pointers, no tail calls.
+PROG_CFLAGS_report-work := -O2 -fomit-frame-pointer -fno-optimize-sibling-calls
+PROG_CFLAGS_report-work-dbg := -g -O2 -fomit-frame-pointer -fno-optimize-sibling-calls

@@ -1,0 +1,454 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Grouping samples into report entries, as perf's hists do:
+ *
+ *  - each frame of a sample maps to the entry of its sort-key tuple
+ *    (symbol, dso, comm, pid); the leaf frame's entry gets the sample's
+ *    period as self, and with children every entry met in the stack gets
+ *    it once as children (recursion does not count twice);
+ *  - unresolved frames are separate symbols per address, as perf lists
+ *    them; in call graphs they are one "[unknown]" per dso;
+ *  - --pid, --tid and --comm drop samples, but percentages stay relative
+ *    to all samples of the event (perf's default "absolute" percentage),
+ *    so filtered numbers compare with unfiltered ones; --time drops
+ *    samples from the total too, as perf does; --dso keeps only frames of
+ *    those dsos as entries;
+ *  - the "pid" key is the thread, shown tid:comm, as in perf.
+ */
+#include <string.h>
+
+#include "report/report-int.h"
+
+#define GROW(arr, cap, need) \
+	sfp_profile_grow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
+
+const struct sfp_profile_func *sfp_rep_func(const struct sfp_profile *p,
+					    uint32_t loc)
+{
+	const struct sfp_profile_loc *l = sfp_profile__loc(p, loc);
+
+	return l ? sfp_profile__func(p, l->lines[l->nr_lines - 1].func) : NULL;
+}
+
+static bool is_unknown(const struct sfp_profile_func *f)
+{
+	return !strcmp(f->name, "[unknown]");
+}
+
+uint64_t sfp_rep_sym(const struct sfp_profile *p, uint32_t loc)
+{
+	const struct sfp_profile_loc *l = sfp_profile__loc(p, loc);
+	const struct sfp_profile_func *f = sfp_rep_func(p, loc);
+
+	if (is_unknown(f))
+		return SYM_UNKNOWN_BIT | loc;
+	return l->lines[l->nr_lines - 1].func;
+}
+
+static bool in_u32(const uint32_t *v, size_t n, uint32_t x)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (v[i] == x)
+			return true;
+	return false;
+}
+
+static bool in_str(const char *const *v, size_t n, const char *x)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(v[i], x))
+			return true;
+	return false;
+}
+
+bool sfp_rep_time_ok(const struct rep *r, const struct sfp_profile_sample *s)
+{
+	const struct sfp_report_opts *o = r->o;
+
+	return !o->has_time || (s->time >= o->time_start &&
+				(!o->time_stop || s->time <= o->time_stop));
+}
+
+bool sfp_rep_sample_ok(const struct rep *r, const struct sfp_profile_sample *s)
+{
+	const struct sfp_report_opts *o = r->o;
+
+	if (s->event != r->event || !sfp_rep_time_ok(r, s))
+		return false;
+	if (o->nr_pids && !in_u32(o->pids, o->nr_pids, s->pid))
+		return false;
+	if (o->nr_tids && !in_u32(o->tids, o->nr_tids, s->tid))
+		return false;
+	if (o->nr_comms &&
+	    !in_str(o->comms, o->nr_comms, sfp_profile__string(r->p, s->comm)))
+		return false;
+	return true;
+}
+
+long sfp_rep_stack(struct rep *r, const struct sfp_profile_sample *s)
+{
+	size_t d = sfp_profile__stack(r->p, s->stack, r->locs, r->cap_locs);
+
+	if (d > r->cap_locs) {
+		if (GROW(r->locs, r->cap_locs, d))
+			return -ENOMEM;
+		d = sfp_profile__stack(r->p, s->stack, r->locs, r->cap_locs);
+	}
+	if (GROW(r->fent, r->cap_fent, d + 1))
+		return -ENOMEM;
+	return (long)d;
+}
+
+/* dso name as perf matches --dsos: full path or its last component */
+static bool dso_ok(const struct sfp_report_opts *o, const char *dso)
+{
+	const char *b = strrchr(dso, '/');
+
+	if (!o->nr_dsos)
+		return true;
+	return in_str(o->dsos, o->nr_dsos, dso) ||
+	       (b && in_str(o->dsos, o->nr_dsos, b + 1));
+}
+
+static void frame_key(const struct rep *r, const struct sfp_profile_sample *s,
+		      uint32_t loc, uint64_t *key)
+{
+	size_t i;
+
+	for (i = 0; i < r->o->nr_keys; i++) {
+		switch (r->o->keys[i]) {
+		case SFP_REPORT_SYM:
+			key[i] = sfp_rep_sym(r->p, loc);
+			break;
+		case SFP_REPORT_DSO:
+			key[i] = (uintptr_t)sfp_rep_func(r->p, loc)->dso;
+			break;
+		case SFP_REPORT_COMM:
+			key[i] = s->comm;
+			break;
+		case SFP_REPORT_PID:
+			key[i] = s->tid;	/* perf's "pid" key is the thread */
+			break;
+		}
+	}
+}
+
+static uint32_t key_hash(const uint64_t *key, size_t n)
+{
+	uint64_t h = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		h = h * 0x100000001b3ull ^ key[i];
+	return sfp_hash64(h, (uint32_t)n);
+}
+
+static bool entry_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const struct rep *r = ctx;
+
+	return !memcmp(r->e[idx].key, key, r->o->nr_keys * sizeof(uint64_t));
+}
+
+/* The entry of a frame (created on first sight); NONE when filtered. */
+static int64_t frame_entry(struct rep *r, const struct sfp_profile_sample *s,
+			   uint32_t loc, bool create)
+{
+	uint64_t key[SFP_REPORT_MAX_KEYS] = { 0 };
+	uint32_t h, i;
+	struct rep_entry *e;
+
+	if (!dso_ok(r->o, sfp_rep_func(r->p, loc)->dso))
+		return SFP_PROFILE_NONE;
+	frame_key(r, s, loc, key);
+	h = key_hash(key, r->o->nr_keys);
+	i = sfp_ptab__find(&r->etab, h, entry_eq, r, key);
+	if (i != SFP_PROFILE_NONE || !create)
+		return i;
+	if (GROW(r->e, r->cap_e, r->nr_e + 1))
+		return -ENOMEM;
+	i = (uint32_t)r->nr_e;
+	if (sfp_ptab__add(&r->etab, h, i))
+		return -ENOMEM;
+	e = &r->e[r->nr_e++];
+	memset(e, 0, sizeof(*e));
+	memcpy(e->key, key, sizeof(key));
+	e->loc = loc;
+	e->comm = s->comm;
+	e->tid = s->tid;
+	e->graph = SFP_PROFILE_NONE;
+	return i;
+}
+
+static uint64_t shown_period(const struct rep *r, const struct rep_entry *e)
+{
+	return r->o->children ? e->children : e->self;
+}
+
+static const struct rep *sort_rep;
+
+static int entry_cmp(const void *a, const void *b)
+{
+	const struct rep *r = sort_rep;
+	const struct rep_entry *x = &r->e[*(const uint32_t *)a];
+	const struct rep_entry *y = &r->e[*(const uint32_t *)b];
+	uint64_t px = shown_period(r, x), py = shown_period(r, y);
+
+	if (px != py)
+		return px > py ? -1 : 1;
+	if (x->self != y->self)
+		return x->self > y->self ? -1 : 1;
+	/* a stable order for equal overheads: by name, then first seen */
+	{
+		int c = strcmp(sfp_rep_func(r->p, x->loc)->name,
+			       sfp_rep_func(r->p, y->loc)->name);
+
+		if (c)
+			return c;
+	}
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+int sfp_rep_build(struct rep *r)
+{
+	const struct sfp_profile *p = r->p;
+	size_t i, n = sfp_profile__nr_samples(p);
+	long d, j;
+
+	for (i = 0; i < n; i++) {
+		const struct sfp_profile_sample *s = sfp_profile__sample(p, i);
+
+		if (s->event != r->event || !sfp_rep_time_ok(r, s))
+			continue;
+		/* the base of the percentages: every sample of the event in
+		 * the time window */
+		r->total += s->period;
+		if (!sfp_rep_sample_ok(r, s))
+			continue;
+		r->nr_samples++;
+		d = sfp_rep_stack(r, s);
+		if (d < 0)
+			return (int)d;
+		for (j = 0; j < d; j++) {
+			int64_t ei;
+			struct rep_entry *e;
+
+			if (j > 0 && !r->o->children)
+				break;
+			ei = frame_entry(r, s, r->locs[j], true);
+			if (ei < 0)
+				return (int)ei;
+			if (ei == SFP_PROFILE_NONE)
+				continue;
+			e = &r->e[ei];
+			if (j == 0) {
+				e->self += s->period;
+				e->nr_samples++;
+			}
+			if (e->stamp != i + 1) {
+				e->stamp = i + 1;
+				e->children += s->period;
+			}
+		}
+	}
+	r->order = malloc((r->nr_e ? r->nr_e : 1) * sizeof(*r->order));
+	if (!r->order)
+		return -ENOMEM;
+	for (i = 0; i < r->nr_e; i++) {
+		const struct rep_entry *e = &r->e[i];
+		uint64_t v = shown_period(r, e);
+
+		if (!v)
+			continue;
+		if (r->o->percent_limit > 0 &&
+		    100.0 * (double)v < r->o->percent_limit * (double)r->total)
+			continue;
+		r->order[r->nr_order++] = (uint32_t)i;
+	}
+	sort_rep = r;
+	qsort(r->order, r->nr_order, sizeof(*r->order), entry_cmp);
+	sort_rep = NULL;
+	return 0;
+}
+
+/* --- call graphs --- */
+
+struct gkey {
+	uint32_t parent;
+	uint64_t sym;
+};
+
+static bool gnode_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const struct rep *r = ctx;
+	const struct gkey *k = key;
+
+	return r->g[idx].parent == k->parent && r->g[idx].sym == k->sym;
+}
+
+static int64_t gnode_new(struct rep *r, uint32_t parent, uint64_t sym,
+			 uint32_t loc)
+{
+	struct rep_gnode *g;
+
+	if (GROW(r->g, r->cap_g, r->nr_g + 1))
+		return -ENOMEM;
+	g = &r->g[r->nr_g];
+	g->sym = sym;
+	g->loc = loc;
+	g->parent = parent;
+	g->period = 0;
+	g->first_child = SFP_PROFILE_NONE;
+	g->next = SFP_PROFILE_NONE;
+	return (int64_t)r->nr_g++;
+}
+
+/* Child of `parent` for frame sym: found by hash, chained for printing. */
+static int64_t gnode_child(struct rep *r, uint32_t parent, uint64_t sym,
+			   uint32_t loc)
+{
+	struct gkey k = { parent, sym };
+	uint32_t h = sfp_hash64(sym, parent), i;
+	int64_t c;
+
+	i = sfp_ptab__find(&r->gtab, h, gnode_eq, r, &k);
+	if (i != SFP_PROFILE_NONE)
+		return i;
+	c = gnode_new(r, parent, sym, loc);
+	if (c < 0)
+		return c;
+	if (sfp_ptab__add(&r->gtab, h, (uint32_t)c))
+		return -ENOMEM;
+	r->g[c].next = r->g[parent].first_child;
+	r->g[parent].first_child = (uint32_t)c;
+	return c;
+}
+
+/* Graph identity of a frame: perf's function, unknowns one per dso. */
+static uint64_t graph_sym(const struct rep *r, uint32_t loc)
+{
+	uint64_t s = sfp_rep_sym(r->p, loc);
+
+	if (s & SYM_UNKNOWN_BIT)
+		return SYM_UNKNOWN_BIT | ((uintptr_t)sfp_rep_func(r->p, loc)->dso &
+					  (SYM_UNKNOWN_BIT - 1));
+	return s;
+}
+
+static int add_path(struct rep *r, struct rep_entry *e, long from, long to,
+		    uint64_t period)
+{
+	long step = from <= to ? 1 : -1, j;
+	uint32_t cur;
+	int64_t c;
+
+	if (e->graph == SFP_PROFILE_NONE) {
+		c = gnode_new(r, SFP_PROFILE_NONE, 0, SFP_PROFILE_NONE);
+		if (c < 0)
+			return (int)c;
+		e->graph = (uint32_t)c;
+	}
+	cur = e->graph;
+	r->g[cur].period += period;
+	for (j = from;; j += step) {
+		c = gnode_child(r, cur, graph_sym(r, r->locs[j]), r->locs[j]);
+		if (c < 0)
+			return (int)c;
+		cur = (uint32_t)c;
+		r->g[cur].period += period;
+		if (j == to)
+			break;
+	}
+	return 0;
+}
+
+int sfp_rep_graphs(struct rep *r)
+{
+	const struct sfp_profile *p = r->p;
+	size_t i, n = sfp_profile__nr_samples(p), k;
+	bool *shown = calloc(r->nr_e ? r->nr_e : 1, sizeof(*shown));
+	long d, j;
+	int err = 0;
+
+	if (!shown)
+		return -ENOMEM;
+	for (k = 0; k < r->nr_order; k++)
+		shown[r->order[k]] = true;
+	for (i = 0; i < r->nr_e; i++)
+		r->e[i].stamp = 0;
+	for (i = 0; i < n && !err; i++) {
+		const struct sfp_profile_sample *s = sfp_profile__sample(p, i);
+
+		if (!sfp_rep_sample_ok(r, s))
+			continue;
+		d = sfp_rep_stack(r, s);
+		if (d < 0) {
+			err = (int)d;
+			break;
+		}
+		if (!d)
+			continue;
+		if (!r->o->children) {
+			int64_t ei = frame_entry(r, s, r->locs[0], false);
+
+			if (ei >= 0 && ei != SFP_PROFILE_NONE && shown[ei])
+				err = r->o->callee ?
+					add_path(r, &r->e[ei], 0, d - 1, s->period) :
+					add_path(r, &r->e[ei], d - 1, 0, s->period);
+			continue;
+		}
+		/* where each entry sits in this stack: innermost, outermost */
+		for (j = 0; j < d; j++) {
+			int64_t ei = frame_entry(r, s, r->locs[j], false);
+
+			r->fent[j] = SFP_PROFILE_NONE;
+			if (ei < 0 || ei == SFP_PROFILE_NONE || !shown[ei])
+				continue;
+			r->fent[j] = (uint32_t)ei;
+			if (r->e[ei].stamp != i + 1) {
+				r->e[ei].stamp = i + 1;
+				r->e[ei].inner = (int)j;
+			}
+			r->e[ei].outer = (int)j;
+		}
+		for (j = 0; j < d && !err; j++) {
+			struct rep_entry *e;
+
+			if (r->fent[j] == SFP_PROFILE_NONE)
+				continue;
+			e = &r->e[r->fent[j]];
+			if (e->inner != j)
+				continue;	/* once per sample */
+			/*
+			 * As perf: where the entry is the leaf (its self
+			 * part) the whole stack, root to leaf; elsewhere
+			 * from the entry's outermost frame down to the leaf.
+			 * Callee order: from the leaf, or from the entry's
+			 * innermost frame, up to the root.
+			 */
+			if (r->o->callee)
+				err = add_path(r, e, e->inner, d - 1, s->period);
+			else
+				err = add_path(r, e, e->inner ? e->outer : d - 1,
+					       0, s->period);
+		}
+	}
+	free(shown);
+	return err;
+}
+
+void sfp_rep_free(struct rep *r)
+{
+	free(r->e);
+	sfp_ptab__free(&r->etab);
+	free(r->g);
+	sfp_ptab__free(&r->gtab);
+	free(r->locs);
+	free(r->fent);
+	free(r->order);
+	memset(r, 0, sizeof(*r));
+}

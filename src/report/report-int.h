@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The report's working tables: entries (one per distinct sort-key tuple)
+ * and, per shown entry, a call-graph tree of function-level frames.
+ */
+#ifndef SFP_REPORT_INT_H
+#define SFP_REPORT_INT_H
+
+#include "profile/profile-int.h"
+#include "report/report.h"
+
+/* A frame's identity as perf groups it ("function" call-graph key). */
+#define SYM_UNKNOWN_BIT (1ull << 62)
+
+struct rep_entry {
+	uint64_t key[SFP_REPORT_MAX_KEYS];
+	uint64_t self, children, nr_samples;
+	uint32_t loc;		/* a loc of the entry's symbol (display) */
+	uint32_t comm;		/* string index */
+	uint32_t tid;
+	uint32_t graph;		/* root graph node, NONE: not built */
+	size_t stamp;		/* last sample counted + 1 */
+	int inner, outer;	/* its frame positions in the sample at hand */
+};
+
+struct rep_gnode {
+	uint64_t sym;
+	uint64_t period;
+	uint32_t loc;
+	uint32_t parent;
+	uint32_t first_child, next;
+};
+
+struct rep {
+	const struct sfp_profile *p;
+	const struct sfp_report_opts *o;
+	uint32_t event;
+	uint64_t total, nr_samples;
+	struct rep_entry *e;
+	size_t nr_e, cap_e;
+	struct sfp_ptab etab;
+	struct rep_gnode *g;
+	size_t nr_g, cap_g;
+	struct sfp_ptab gtab;
+	uint32_t *locs;		/* the sample at hand, leaf first */
+	size_t cap_locs;
+	uint32_t *fent;		/* entry of each of its frames (NONE: none) */
+	size_t cap_fent;
+	uint32_t *order;	/* shown entries, best first */
+	size_t nr_order;
+};
+
+/* Tables of one event's section: entries, sorted and limited. */
+SFP_HIDDEN int sfp_rep_build(struct rep *r);
+/* The call-graph trees of the shown entries. */
+SFP_HIDDEN int sfp_rep_graphs(struct rep *r);
+SFP_HIDDEN void sfp_rep_free(struct rep *r);
+
+/* Whether sample s lies in the --time window. */
+SFP_HIDDEN bool sfp_rep_time_ok(const struct rep *r,
+				const struct sfp_profile_sample *s);
+/* Whether sample s passes every sample-level filter. */
+SFP_HIDDEN bool sfp_rep_sample_ok(const struct rep *r,
+				  const struct sfp_profile_sample *s);
+/* Stack of s into r->locs; Return: depth or -ENOMEM. */
+SFP_HIDDEN long sfp_rep_stack(struct rep *r, const struct sfp_profile_sample *s);
+
+/* The function of a loc (outermost line: the real, not inlined one). */
+SFP_HIDDEN const struct sfp_profile_func *sfp_rep_func(const struct sfp_profile *p,
+						       uint32_t loc);
+SFP_HIDDEN uint64_t sfp_rep_sym(const struct sfp_profile *p, uint32_t loc);
+
+#endif /* SFP_REPORT_INT_H */
