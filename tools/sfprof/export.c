@@ -48,6 +48,8 @@ static void usage(FILE *f)
 "      --inline          source lines and inlined functions from DWARF\n"
 "                        (slower; pprof and firefox carry line numbers)\n"
 "      --no-merge-callchains  don't stitch deferred user callchains\n"
+"      --kallsyms FILE   kernel symbols (default: perf's build-id cache copy\n"
+"                        named by the file, else /proc/kallsyms)\n"
 "      --title TEXT      title for viewers that show one (default: the\n"
 "                        recorded command line)\n"
 "  -h, --help            this text\n");
@@ -66,7 +68,7 @@ static bool known_format(const char *name)
 int cmd_export(int argc, char **argv)
 {
 	enum { OPT_USER_ONLY = 256, OPT_ANNOTATE, OPT_INLINE, OPT_NO_MERGE,
-	       OPT_TITLE };
+	       OPT_TITLE, OPT_KALLSYMS };
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "input", required_argument, NULL, 'i' },
@@ -76,11 +78,12 @@ int cmd_export(int argc, char **argv)
 		{ "inline", no_argument, NULL, OPT_INLINE },
 		{ "no-merge-callchains", no_argument, NULL, OPT_NO_MERGE },
 		{ "title", required_argument, NULL, OPT_TITLE },
+		{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *input = "perf.data", *output = NULL, *format = NULL;
-	const char *title = NULL;
+	const char *title = NULL, *kallsyms = NULL;
 	bool user_only = false, annotate = false, srclines = false;
 	bool no_merge = false, to_stdout;
 	struct sfp_profile *p = NULL;
@@ -114,6 +117,9 @@ int cmd_export(int argc, char **argv)
 		case OPT_TITLE:
 			title = optarg;
 			break;
+		case OPT_KALLSYMS:
+			kallsyms = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -143,7 +149,7 @@ int cmd_export(int argc, char **argv)
 	}
 
 	SFP_OPTS(sfp_profile_opts, po, .no_merge = no_merge,
-		 .srclines = srclines);
+		 .srclines = srclines, .kallsyms_path = kallsyms);
 	err = sfp_profile__load(input, &po, &p);
 	if (err) {
 		cli_err("%s: %s", input, sfp_strerror(err));
