@@ -147,6 +147,20 @@ static bool grow(void **arr, size_t *cap, size_t need, size_t elem)
 	return true;
 }
 
+/*
+ * The profiler takes the library from "(in LIB)" with a pattern that stops
+ * at the first ')': a path like "/usr/bin/x (deleted)" keeps its
+ * parentheses as brackets so the frame still parses as native code.
+ */
+static void add_dso(struct exp_str *b, const char *dso)
+{
+	for (; *dso; dso++) {
+		char c = *dso == '(' ? '[' : *dso == ')' ? ']' : *dso;
+
+		exp_str__add(b, &c, 1);
+	}
+}
+
 /* The frames of a loc (one per line, index = base + line), made once. */
 static uint32_t loc_frames(struct ff_ctx *c, uint32_t li,
 			   const struct sfp_profile_loc *loc)
@@ -169,7 +183,7 @@ static uint32_t loc_frames(struct ff_ctx *c, uint32_t li,
 
 		exp_str__adds(&b, exp_frame_name(c->p, loc, l, buf, sizeof(buf)));
 		exp_str__adds(&b, " (in ");
-		exp_str__adds(&b, dso ? dso : "[unknown]");
+		add_dso(&b, dso ? dso : "[unknown]");
 		exp_str__adds(&b, ")");
 		if (b.err) {
 			c->err = b.err;

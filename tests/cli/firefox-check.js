@@ -8,7 +8,8 @@
 'use strict';
 const fs = require('fs');
 const [, , file, tidsOut] = process.argv;
-const prof = JSON.parse(fs.readFileSync(file, 'utf8'));
+// the profiler decodes the file as strict UTF-8 (fatal on bad bytes)
+const prof = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(fs.readFileSync(file)));
 const errs = [];
 const want = (cond, msg) => { if (!cond) errs.push(msg); };
 const isNum = (v) => typeof v === 'number' && Number.isFinite(v);

@@ -364,3 +364,20 @@ else
 		head -5 "$TMP/inl.check.err" | sed 's/^/  /'
 	fi
 fi
+
+# --- awkward paths: parentheses and a byte that is not UTF-8 -------------------
+odd=$(printf '%s/odd(dir)\377' "$TMP")
+mkdir -p "$odd" && cp "$W" "$odd/perf-work"
+if rec "$TMP/odd.data" -F 2000 -g -- "$odd/perf-work" 100 &&
+   $SFPROF export --format firefox -i "$TMP/odd.data" -o "$TMP/odd.json" 2> "$TMP/odd.err" &&
+   command -v node >/dev/null 2>&1; then
+	if node "$HERE/firefox-check.js" "$TMP/odd.json" "$TMP/odd.tids" > /dev/null 2> "$TMP/odd.check" &&
+	   grep -q '(in [^)]*/odd\[dir\]\\ufffd/perf-work)' "$TMP/odd.json"; then
+		pass "firefox: a DSO path with '(', ')' and a non-UTF-8 byte stays strict UTF-8 JSON and parses as '(in LIB)'"
+	else
+		fail "firefox: awkward DSO path"
+		head -5 "$TMP/odd.err" "$TMP/odd.check" | sed 's/^/  /'
+	fi
+else
+	skip "firefox: awkward DSO path" "recording or node unavailable"
+fi
