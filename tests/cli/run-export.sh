@@ -381,3 +381,26 @@ if rec "$TMP/odd.data" -F 2000 -g -- "$odd/perf-work" 100 &&
 else
 	skip "firefox: awkward DSO path" "recording or node unavailable"
 fi
+
+# --- a real consumer of folded and pprof: the speedscope viewer ----------------
+# Debian packages no folded-stack reader (flamegraph.pl, inferno); speedscope
+# imports both Brendan Gregg's collapsed stacks and pprof.  Its release build
+# and the Chromium driver come with the flame graph work's browser tests
+# (tests/browser, set up by make deps); without them this part is skipped.
+SS=$ROOT/tests/browser
+if [ -f "$SS/speedscope.mjs" ] && [ -f "$SS/node_modules/speedscope/package.json" ] &&
+   [ -f "$SS/node_modules/playwright-core/package.json" ] && [ -x /usr/bin/chromium ] &&
+   [ -s "$TMP/nofp.folded" ] && [ -s "$TMP/nofp.pb.gz" ]; then
+	# speedscope's "total" of spin: the share of samples with spin on the stack
+	share=$(awk '{ n = $NF; t += n; if ($0 ~ /;spin( |;)/) s += n }
+		     END { printf "%.2f", t ? 0.9 * s / t : 0 }' "$TMP/nofp.folded")
+	mkdir -p "$SFP_TEST_TMP/export-shots"
+	for f in folded pb.gz; do
+		(cd "$SS" && SFP_TEST_TMP="$TMP" timeout 300 node speedscope.mjs \
+			--json "$TMP/nofp.$f" --hot spin --min-share "$share" \
+			--tag "export-$f" --shots "$SFP_TEST_TMP/export-shots") ||
+			echo "  (speedscope.mjs for $f exited $?)"
+	done
+else
+	skip "folded and pprof loaded into speedscope" "tests/browser viewer setup not in this tree"
+fi
