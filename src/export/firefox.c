@@ -7,7 +7,8 @@
  *   { "meta": { version 24, interval (ms), startTime (ms), product,
  *               categories [User, Kernel], presymbolicated, ... },
  *     "libs": [], "processes": [], "pausedRanges": [],
- *     "threads": [ one per tid: name, processName, pid, tid,
+ *     "threads": [ one per tid (per tid and event when the file has
+ *                  several events): name, processName, pid, tid,
  *       samples    { schema {stack, time, responsiveness}, data [[stack,
  *                    ms since the first sample, 0], ...] },
  *       stackTable { schema {prefix, frame}, data [[prefix|null, frame]] },
@@ -306,8 +307,22 @@ static int write_thread(struct ff_ctx *c, const uint32_t *idx, size_t n,
 	fputs(first ? "\n" : ",\n", f);
 	fputs("{\"name\":", f);
 	/* the name it had last, like perf's own importer: a thread is
-	 * often renamed right after it was created */
-	json_str(f, sfp_profile__string(c->p, sl->comm));
+	 * often renamed right after it was created; with several events,
+	 * one track per event, named after it */
+	if (sfp_profile__nr_events(c->p) > 1) {
+		const struct sfp_profile_event *ev =
+			sfp_profile__event(c->p, s0->event);
+		struct exp_str b = { 0 };
+
+		exp_str__adds(&b, sfp_profile__string(c->p, sl->comm) ?: "");
+		exp_str__adds(&b, " (");
+		exp_str__adds(&b, ev && ev->name ? ev->name : "[unknown]");
+		exp_str__adds(&b, ")");
+		json_str(f, b.err ? "" : b.s);
+		exp_str__free(&b);
+	} else {
+		json_str(f, sfp_profile__string(c->p, sl->comm));
+	}
 	fputs(",\"processName\":", f);
 	json_str(f, process_name);
 	fprintf(f, ",\"processType\":\"default\",\"pid\":%" PRIu32
@@ -374,7 +389,7 @@ static int write_thread(struct ff_ctx *c, const uint32_t *idx, size_t n,
 }
 
 struct ff_order {
-	uint32_t pid, tid, idx;
+	uint32_t pid, tid, event, idx;
 };
 
 static int cmp_order(const void *a, const void *b)
@@ -385,6 +400,8 @@ static int cmp_order(const void *a, const void *b)
 		return x->pid < y->pid ? -1 : 1;
 	if (x->tid != y->tid)
 		return x->tid < y->tid ? -1 : 1;
+	if (x->event != y->event)
+		return x->event < y->event ? -1 : 1;
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
@@ -462,7 +479,7 @@ int sfp_export_firefox(const struct sfp_profile *p, FILE *out,
 	for (i = 0; i < n; i++) {
 		const struct sfp_profile_sample *s = sfp_profile__sample(p, i);
 
-		ord[i] = (struct ff_order){ s->pid, s->tid, (uint32_t)i };
+		ord[i] = (struct ff_order){ s->pid, s->tid, s->event, (uint32_t)i };
 	}
 	/* threads by (pid, tid); each thread's samples stay in time order */
 	qsort(ord, n, sizeof(*ord), cmp_order);
@@ -472,7 +489,8 @@ int sfp_export_firefox(const struct sfp_profile *p, FILE *out,
 		const char *pname = NULL;
 
 		for (j = i; j < n && ord[j].pid == ord[i].pid &&
-			    ord[j].tid == ord[i].tid; j++)
+			    ord[j].tid == ord[i].tid &&
+			    ord[j].event == ord[i].event; j++)
 			idx[j - i] = ord[j].idx;
 		/* the process is named after its main thread (tid == pid)
 		 * when it has samples, else after this thread */

@@ -10,7 +10,8 @@
  *                any other [<event>, count]
  *   sample       one per distinct (stack, pid, tid, comm): value[0] the
  *                number of samples, value[1+e] the sum of their periods for
- *                event e; labels pid, tid (numbers) and comm (string)
+ *                event e (the event's fixed period for -c recordings);
+ *                labels pid, tid (numbers) and comm (string)
  *   location     one per loc on a written stack; id = loc index + 1,
  *                address = the runtime ip, lines innermost (inlined) first
  *                as the model keeps them
@@ -74,6 +75,10 @@ struct pprof {
 	size_t nev;
 	int64_t *ev_type, *ev_unit;
 	int cpu_event;			/* event index shown as "cpu", or -1 */
+	/* per event: its fixed period (-c), 0 when sampled by frequency.
+	 * perf leaves PERF_SAMPLE_PERIOD out of fixed-period samples, and
+	 * the model then reports a period of 1 */
+	uint64_t *fixed_period;
 	uint8_t *loc_used, *func_used;
 	struct pp_mapinfo *maps;
 	uint32_t main_map;		/* UINT32_MAX: none found */
@@ -138,6 +143,8 @@ static void write_sample_types(struct pprof *pp)
 		const struct sfp_profile_event *ev = sfp_profile__event(pp->p, e);
 		const char *name = ev && ev->name ? ev->name : "[unknown]";
 
+		if (ev && !ev->sample_freq && ev->sample_period <= INT64_MAX)
+			pp->fixed_period[e] = ev->sample_period;
 		if (pp->cpu_event < 0 && is_clock_event(name)) {
 			pp->cpu_event = (int)e;
 			pp->ev_type[e] = S(pp, "cpu");
@@ -216,9 +223,13 @@ static int write_samples(struct pprof *pp)
 	for (i = 0; i < n; i = j) {
 		memset(vals, 0, (pp->nev + 1) * sizeof(*vals));
 		for (j = i; j < n && !cmp_key(&keys[i], &keys[j]); j++) {
+			uint32_t e = keys[j].event;
+
 			vals[0]++;
-			if (keys[j].event < pp->nev)
-				vals[1 + keys[j].event] += (int64_t)keys[j].period;
+			if (e < pp->nev)
+				vals[1 + e] += (int64_t)(pp->fixed_period[e] ?
+							 pp->fixed_period[e] :
+							 keys[j].period);
 		}
 		err = stack_ids(pp, &st, keys[i].node, &ids, &ncap);
 		if (err)
@@ -578,11 +589,12 @@ int sfp_export_pprof(const struct sfp_profile *p, FILE *out,
 	pp.nev = sfp_profile__nr_events(p);
 	pp.ev_type = calloc(pp.nev + 1, sizeof(*pp.ev_type));
 	pp.ev_unit = calloc(pp.nev + 1, sizeof(*pp.ev_unit));
+	pp.fixed_period = calloc(pp.nev + 1, sizeof(*pp.fixed_period));
 	pp.loc_used = calloc(sfp_profile__nr_locs(p) + 1, 1);
 	pp.func_used = calloc(sfp_profile__nr_funcs(p) + 1, 1);
 	pp.maps = calloc(sfp_profile__nr_mappings(p) + 1, sizeof(*pp.maps));
-	if (!pp.ev_type || !pp.ev_unit || !pp.loc_used || !pp.func_used ||
-	    !pp.maps) {
+	if (!pp.ev_type || !pp.ev_unit || !pp.fixed_period || !pp.loc_used ||
+	    !pp.func_used || !pp.maps) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -611,6 +623,7 @@ out:
 	pb_buf__free(&pp.pb);
 	free(pp.ev_type);
 	free(pp.ev_unit);
+	free(pp.fixed_period);
 	free(pp.loc_used);
 	free(pp.func_used);
 	free(pp.maps);

@@ -3,7 +3,7 @@
 // print its stacks as folded lines without the comm ("root;...;leaf N",
 // named like sfprof's folded export) for the caller to compare.
 // Usage: node firefox-check.js PROFILE.json TIDS_OUT
-//   TIDS_OUT gets "pid tid samples" per thread.
+//   TIDS_OUT gets "pid tid samples name" per thread.
 // Exits 1 with the reasons on stderr when a check fails.
 'use strict';
 const fs = require('fs');
@@ -38,8 +38,8 @@ for (const th of prof.threads || []) {
 	const id = 'thread ' + th.tid;
 	want(typeof th.name === 'string' && typeof th.processName === 'string', id + ': names');
 	want(Number.isInteger(th.pid) && Number.isInteger(th.tid), id + ': pid/tid');
-	want(!seen.has(th.pid + '/' + th.tid), id + ': twice');
-	seen.add(th.pid + '/' + th.tid);
+	want(!seen.has(th.pid + '/' + th.tid + '/' + th.name), id + ': twice');
+	seen.add(th.pid + '/' + th.tid + '/' + th.name);
 	want(th.processType === 'default' && isNum(th.registerTime) &&
 	     th.unregisterTime === null, id + ': processType/registerTime');
 	want(th.markers && sameSchema(th.markers.schema,
@@ -88,7 +88,7 @@ for (const th of prof.threads || []) {
 		const key = names.reverse().join(';');
 		folded.set(key, (folded.get(key) || 0) + 1);
 	}
-	tids.push(th.pid + ' ' + th.tid + ' ' + (smp.data || []).length);
+	tids.push(th.pid + ' ' + th.tid + ' ' + (smp.data || []).length + ' ' + th.name);
 	if (errs.length > 20) break;
 }
 fs.writeFileSync(tidsOut, tids.join('\n') + '\n');

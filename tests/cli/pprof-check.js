@@ -154,8 +154,19 @@ for (const s of P.sample || []) {
 	const key = [clean(comm).replace(/ /g, '_'), ...frames].join(';');
 	folded.set(key, (folded.get(key) || 0n) + (v[0] || 0n));
 }
-if (totalPeriod !== undefined && period !== BigInt(totalPeriod))
+// TOTAL_PERIOD: the cpu column's sum, or "type=sum,type=sum" per column
+if (totalPeriod !== undefined && totalPeriod.includes('=')) {
+	for (const kv of totalPeriod.split(',')) {
+		const [type, want] = kv.split('=');
+		const col = st.findIndex((t) => t[0] === type);
+		if (col < 0) { errs.push('no sample_type ' + type); continue; }
+		let sum = 0n;
+		for (const s of P.sample || []) sum += (s.value || [])[col] || 0n;
+		if (sum !== BigInt(want)) errs.push('sum of ' + type + ' values ' + sum + ' != ' + want);
+	}
+} else if (totalPeriod !== undefined && period !== BigInt(totalPeriod)) {
 	errs.push('sum of cpu values ' + period + ' != recorded periods ' + totalPeriod);
+}
 if (errs.length) {
 	console.error(errs.slice(0, 20).join('\n'));
 	process.exit(1);

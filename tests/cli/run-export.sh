@@ -365,6 +365,58 @@ else
 	fi
 fi
 
+# --- two events: a pprof column and a Firefox track per event ----------------
+if ! rec "$TMP/two.data" -F 2000 -e page-faults -g -- "$W" 150; then
+	fail "perf record of two events failed three times"
+elif ! command -v protoc >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1; then
+	skip "two events" "protoc or node missing (make deps)"
+else
+	$SFPROF script -i "$TMP/two.data" > "$TMP/two.script" 2>/dev/null
+	sums=$(awk '/^[^\t]/ { ev = $NF; sub(/:$/, "", ev); s[ev] += $(NF - 1) }
+		    END { for (e in s) printf "%s%s=%d", n++ ? "," : "", e == "cpu-clock" ? "cpu" : e, s[e] }' "$TMP/two.script")
+	$SFPROF export --format pprof -i "$TMP/two.data" -o "$TMP/two.pb.gz" 2> "$TMP/two.err"
+	if echo "$sums" | grep -q 'page-faults=' &&
+	   gzip -dc "$TMP/two.pb.gz" | protoc --proto_path="$ROOT/tests/data" \
+		--decode perftools.profiles.Profile "$ROOT/tests/data/profile.proto" > "$TMP/two.pb.txt" &&
+	   node "$HERE/pprof-check.js" "$TMP/two.pb.txt" "$W" "$sums" > /dev/null 2> "$TMP/two.check"; then
+		pass "two events: pprof has a column per event, each summing to its periods ($sums)"
+	else
+		fail "two events: pprof columns per event ($sums)"
+		cat "$TMP/two.err" "$TMP/two.check" | head -5 | sed 's/^/  /'
+	fi
+	$SFPROF export --format firefox -i "$TMP/two.data" -o "$TMP/two.json" 2>> "$TMP/two.err"
+	awk '/^[^\t]/ { ev = $NF; sub(/:$/, "", ev)
+			for (i = 2; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { t = $(i - 1); sub(/.*\//, "", t); break }
+			c[t " " ev]++ }
+	     END { for (k in c) print k, c[k] }' "$TMP/two.script" | sort > "$TMP/two.want"
+	if node "$HERE/firefox-check.js" "$TMP/two.json" "$TMP/two.tids" > /dev/null 2> "$TMP/two.check" &&
+	   awk '{ ev = $NF; gsub(/[()]/, "", ev); print $2, ev, $3 }' "$TMP/two.tids" | sort |
+		cmp -s "$TMP/two.want" -; then
+		pass "two events: firefox has a track per thread and event with its sample count"
+	else
+		fail "two events: firefox tracks per thread and event"
+		head -5 "$TMP/two.check" | sed 's/^/  /'
+	fi
+fi
+
+# --- a fixed period (-c): perf records no per-sample period then -------------
+if rec "$TMP/fixed.data" -c 250000 -g -- "$W" 100 &&
+   command -v protoc >/dev/null 2>&1 && command -v node >/dev/null 2>&1; then
+	n=$($SFPROF script -i "$TMP/fixed.data" 2>/dev/null | grep -c '^[^	]')
+	$SFPROF export --format pprof -i "$TMP/fixed.data" -o "$TMP/fixed.pb.gz" 2> "$TMP/fixed.err"
+	if [ "$n" -gt 0 ] && gzip -dc "$TMP/fixed.pb.gz" | protoc --proto_path="$ROOT/tests/data" \
+		--decode perftools.profiles.Profile "$ROOT/tests/data/profile.proto" > "$TMP/fixed.pb.txt" &&
+	   node "$HERE/pprof-check.js" "$TMP/fixed.pb.txt" "$W" "cpu=$((n * 250000))" > /dev/null 2> "$TMP/fixed.check" &&
+	   grep -q '^period: 250000$' "$TMP/fixed.pb.txt"; then
+		pass "fixed period: pprof cpu column is samples x 250000 ns, period 250000"
+	else
+		fail "fixed period: pprof cpu column and period"
+		cat "$TMP/fixed.err" "$TMP/fixed.check" | head -5 | sed 's/^/  /'
+	fi
+else
+	skip "fixed period" "recording, protoc or node unavailable"
+fi
+
 # --- awkward paths: parentheses and a byte that is not UTF-8 -------------------
 odd=$(printf '%s/odd(dir)\377' "$TMP")
 mkdir -p "$odd" && cp "$W" "$odd/perf-work"
