@@ -202,14 +202,11 @@ static int entry_cmp(const void *a, const void *b)
 		return px > py ? -1 : 1;
 	if (x->self != y->self)
 		return x->self > y->self ? -1 : 1;
-	/* a stable order for equal overheads: by name, then first seen */
-	{
-		int c = strcmp(sfp_rep_func(r->p, x->loc)->name,
-			       sfp_rep_func(r->p, y->loc)->name);
-
-		if (c)
-			return c;
-	}
+	/* equal overheads in the order perf prints them (as measured on its
+	 * output): with children the entry made last first (outermost
+	 * callers before the frames they lead to), else first seen first */
+	if (r->o->children)
+		return *(const uint32_t *)a > *(const uint32_t *)b ? -1 : 1;
 	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
@@ -245,6 +242,9 @@ int sfp_rep_build(struct rep *r)
 			if (ei == SFP_PROFILE_NONE)
 				continue;
 			e = &r->e[ei];
+			/* a thread shows its latest comm (after exec), as
+			 * perf's pid column does */
+			e->comm = s->comm;
 			if (j == 0) {
 				e->self += s->period;
 				e->nr_samples++;

@@ -95,7 +95,8 @@ static int gcmp(const void *a, const void *b)
 
 	if (x->period != y->period)
 		return x->period > y->period ? -1 : 1;
-	return strcmp(frame_name(cmp_rep, x->loc), frame_name(cmp_rep, y->loc));
+	/* ties: the branch made first first, as perf's callchain tree */
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
 /* Children of node n at or above the graph limit, heaviest first. */
@@ -148,15 +149,17 @@ static int print_sub(const struct rep *r, FILE *out, uint32_t n,
 	for (j = 0; j < nk && !err; j++) {
 		bool last = j + 1 == nk;
 		char p[32];
-		int w = snprintf(p, sizeof(p), "%.2f%%",
-				 pct(r->g[v[j]].period, r->total));
+
+		snprintf(p, sizeof(p), "%.2f%%", pct(r->g[v[j]].period, r->total));
 
 		fprintf(out, "%s%s--%s--%s\n", prefix, last ? " " : "|", p,
 			frame_name(r, r->g[v[j]].loc));
+		/* perf indents what follows a branch by a fixed 11 columns,
+		 * whatever the width of its percentage */
 		memcpy(np, prefix, pl);
 		np[pl] = last ? ' ' : '|';
-		memset(np + pl + 1, ' ', (size_t)w + 4);
-		np[pl + 1 + w + 4] = 0;
+		memset(np + pl + 1, ' ', 10);
+		np[pl + 11] = 0;
 		err = print_sub(r, out, v[j], np, depth + 1);
 		if (!last)
 			fprintf(out, "%s|\n", prefix);
@@ -169,21 +172,36 @@ out:
 
 static int print_graph(const struct rep *r, FILE *out, const struct rep_entry *e)
 {
-	uint32_t *v;
+	uint32_t *v, top = e->graph;
 	size_t nk;
 	int err;
 
-	if (e->graph == SFP_PROFILE_NONE)
+	if (top == SFP_PROFILE_NONE)
 		return 0;
-	nk = kids(r, e->graph, &v);
+	nk = kids(r, top, &v);
 	if (!v)
 		return -ENOMEM;
-	if (nk == 1 && r->g[v[0]].period == r->g[e->graph].period) {
+	/* as perf: sorting by symbol first, a single root that is the
+	 * entry's own symbol is not shown again; the graph starts below */
+	if (nk == 1 && r->o->keys[0] == SFP_REPORT_SYM &&
+	    sfp_rep_sym(r->p, r->g[v[0]].loc) == sfp_rep_sym(r->p, e->loc)) {
+		top = v[0];
+		free(v);
+		nk = kids(r, top, &v);
+		if (!v)
+			return -ENOMEM;
+	}
+	/* nothing to draw when every path is below the threshold */
+	if (!nk) {
+		free(v);
+		return 0;
+	}
+	if (nk == 1 && r->g[v[0]].period == r->g[top].period) {
 		fprintf(out, "            |\n            ---%s\n",
 			frame_name(r, r->g[v[0]].loc));
 		err = print_sub(r, out, v[0], "               ", 0);
 	} else {
-		err = print_sub(r, out, e->graph, "            ", 0);
+		err = print_sub(r, out, top, "            ", 0);
 	}
 	free(v);
 	fprintf(out, "\n");
@@ -287,11 +305,13 @@ static int print_stdio(const struct rep *r, FILE *out, const char *ev_name)
 		fprintf(out, "#\n# Samples: %" PRIu64 "  of event '%s'\n",
 			r->nr_samples, ev_name);
 	fprintf(out, "# Event count (approx.): %" PRIu64 "\n#\n", r->total);
+	/* column widths from every entry, shown or not, as perf does */
 	for (k = 0; k < o->nr_keys; k++) {
 		w[k] = strlen(key_title(o->keys[k]));
-		for (i = 0; i < r->nr_order; i++) {
-			key_text(r, &r->e[r->order[i]], o->keys[k], false, buf,
-				 sizeof(buf));
+		for (i = 0; i < r->nr_e; i++) {
+			if (!(o->children ? r->e[i].children : r->e[i].self))
+				continue;
+			key_text(r, &r->e[i], o->keys[k], false, buf, sizeof(buf));
 			if (strlen(buf) > w[k])
 				w[k] = strlen(buf);
 		}

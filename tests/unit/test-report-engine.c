@@ -143,7 +143,11 @@ TEST(report_children_along_the_path)
 		    w->over >= h->self);
 	/* run is above work and warm: its children hold both */
 	ASSERT_TRUE(r->over + 0.02 >= w->over + wa->over);
-	ASSERT_TRUE(h->self >= 55 && h->self <= 78);
+	/* hot_leaf does 2/3 of the two leaves' work (of all samples less:
+	 * under ASan, LeakSanitizer's exit-time scan takes its share) */
+	ASSERT_TRUE(h->self >= 0.58 * (h->self + wa->self) &&
+		    h->self <= 0.75 * (h->self + wa->self));
+	ASSERT_TRUE(h->self + wa->self >= 50);
 	ASSERT_TRUE(r->self < 2 && w->self < 2 && m->self < 2);
 out:
 	sfp_profile__free(&p);

@@ -31,10 +31,12 @@ static void usage(FILE *f)
 "                            (default: comm,dso,sym)\n"
 "  -g, --call-graph SPEC     MODE[,THRESHOLD][,ORDER]: MODE graph (default),\n"
 "                            flat, folded or none; THRESHOLD in %% (0.5);\n"
-"                            ORDER caller (default: from the entry to what\n"
-"                            it calls) or callee (to its callers)\n"
-"  -G, --inverted            caller order (the default; as perf)\n"
-"      --percent-limit PCT   hide entries below PCT %%\n"
+"                            ORDER caller (root first; the default with\n"
+"                            children) or callee (leaf first; the default\n"
+"                            with --no-children), as perf\n"
+"  -G, --inverted            caller order\n"
+"      --percent-limit PCT   hide entries below PCT %%, and call paths\n"
+"                            too unless -g gives a THRESHOLD (as perf)\n"
 "      --pid PIDS            only samples of these processes (comma list)\n"
 "      --tid TIDS            only samples of these threads\n"
 "      --comm, --comms NAMES only samples of these commands\n"
@@ -126,7 +128,8 @@ static bool graph_word(const char *w, size_t len)
 }
 
 /* perf's --call-graph value: print type, threshold, order, in any order. */
-static int parse_graph(const char *s, struct sfp_report_opts *o)
+static int parse_graph(const char *s, struct sfp_report_opts *o,
+		       bool *order_given, bool *limit_given)
 {
 	const char *p = s;
 
@@ -146,9 +149,9 @@ static int parse_graph(const char *s, struct sfp_report_opts *o)
 		else if (len == 4 && !strncmp(p, "none", 4))
 			o->graph = SFP_REPORT_NONE;
 		else if (len == 6 && !strncmp(p, "caller", 6))
-			o->callee = false;
+			o->callee = false, *order_given = true;
 		else if (len == 6 && !strncmp(p, "callee", 6))
-			o->callee = true;
+			o->callee = true, *order_given = true;
 		else if ((p[0] >= '0' && p[0] <= '9') || p[0] == '.') {
 			char num[32], *end;
 
@@ -159,6 +162,7 @@ static int parse_graph(const char *s, struct sfp_report_opts *o)
 			o->graph_limit = strtod(num, &end);
 			if (*end || o->graph_limit < 0 || o->graph_limit > 100)
 				return -EINVAL;
+			*limit_given = true;
 		}
 		p += len;
 		if (*p == ',')
@@ -208,7 +212,8 @@ int cmd_report(int argc, char **argv)
 	const char **comms = NULL, **dsos = NULL;
 	char *comm_buf = NULL, *dso_buf = NULL, *end;
 	struct sfp_profile *p = NULL;
-	bool no_merge = false;
+	bool no_merge = false, order_given = false, limit_given = false;
+	bool pct_given = false;
 	int c, err, ret = 0;
 
 	optind = 1;
@@ -236,15 +241,18 @@ int cmd_report(int argc, char **argv)
 			if (o.graph == SFP_REPORT_NONE)
 				o.graph = SFP_REPORT_GRAPH;
 			if (optarg)
-				err = parse_graph(optarg, &o);
+				err = parse_graph(optarg, &o, &order_given,
+						  &limit_given);
 			break;
 		case 'G':
 			o.callee = false;
+			order_given = true;
 			break;
 		case OPT_PERCENT_LIMIT:
 			o.percent_limit = strtod(optarg, &end);
 			if (*end || end == optarg || o.percent_limit < 0)
 				err = -EINVAL;
+			pct_given = true;
 			break;
 		case OPT_PID:
 			free(pids);
@@ -306,6 +314,13 @@ int cmd_report(int argc, char **argv)
 		ret = EXIT_USAGE;
 		goto out;
 	}
+	/* perf: caller order by default with children, callee without */
+	if (!order_given)
+		o.callee = !o.children;
+	/* perf: --percent-limit is the call graphs' threshold too, unless
+	 * --call-graph gives one */
+	if (pct_given && !limit_given)
+		o.graph_limit = o.percent_limit;
 	o.input = input;
 	{
 		SFP_OPTS(sfp_profile_opts, po, .no_merge = no_merge);
