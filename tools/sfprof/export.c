@@ -37,7 +37,13 @@ static void usage(FILE *f)
 "                                    flamegraph.pl and inferno\n"
 "                          pprof     gzipped profile.proto (go tool pprof)\n"
 "                          firefox   Gecko profile JSON for the Firefox\n"
-"                                    Profiler (profiler.firefox.com)\n"
+"                                    Profiler (profiler.firefox.com)\n");
+	/* formats other parts of the library add: named, see their docs */
+	for (fmt = sfp_export_formats(); *fmt; fmt++)
+		if (strcmp(*fmt, "folded") && strcmp(*fmt, "pprof") &&
+		    strcmp(*fmt, "firefox"))
+			fprintf(f, "                          %-9s see docs/\n", *fmt);
+	fprintf(f,
 "  -i, --input FILE      perf.data file (default: perf.data; '-': a\n"
 "                        pipe-mode stream on standard input)\n"
 "  -o, --output OUT      file to write ('-': standard output)\n"
