@@ -3,16 +3,21 @@
  * Fuzz target: perf.data bytes through sfp_profile__load_mem() -- reader,
  * stitcher, machine model, dwarf-mode unwinder, symbolizer and the
  * interning tables -- then every table walked the way a report walks it.
- * The first byte picks options (unless the input starts like a real
- * perf.data file, which the seed corpus keeps intact).  Kernel symbols
+ * Then the report engine (src/report) prints it in several modes.  The
+ * first byte picks options (unless the input starts like a real perf.data
+ * file, which the seed corpus keeps intact).  Kernel symbols
  * come from a file that does not exist: reading this machine's kallsyms
  * for every input would only slow the fuzzer down.
  */
+#include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <sfprof/profile.h>
+
+#include "report/report.h"
 
 #define MAX_INPUT (1u << 20)
 
@@ -50,6 +55,32 @@ static void walk(const struct sfp_profile *p)
 			abort();
 }
 
+static void report(const struct sfp_profile *p, uint8_t mode)
+{
+	static FILE *devnull;
+	struct sfp_report_opts o = {
+		.keys = { SFP_REPORT_SYM, SFP_REPORT_DSO, SFP_REPORT_COMM,
+			  SFP_REPORT_PID },
+		.nr_keys = 4,
+		.graph_limit = 0.5,
+	};
+	int pass;
+
+	if (!devnull)
+		devnull = fopen("/dev/null", "w");
+	if (!devnull)
+		return;
+	for (pass = 0; pass < 2; pass++) {
+		o.children = !pass ^ !!(mode & 8);
+		o.callee = pass ^ !!(mode & 16);
+		o.graph = (enum sfp_report_graph)((pass * 2 + (mode >> 5)) & 3);
+		o.plain = pass;
+		o.nr_keys = 1 + (size_t)((mode >> 5) & 3);
+		if (sfp_report_print(p, &o, devnull) == -EINVAL)
+			abort();
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -70,8 +101,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	o.no_merge = mode & 1;
 	o.max_depth = (mode & 2) ? 4 : 0;
 	o.srclines = mode & 4;
-	if (!sfp_profile__load_mem(data, size, &o, &p))
+	if (!sfp_profile__load_mem(data, size, &o, &p)) {
 		walk(p);
+		report(p, mode);
+	}
 	sfp_profile__free(&p);
 	return 0;
 }

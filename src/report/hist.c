@@ -189,11 +189,10 @@ static uint64_t shown_period(const struct rep *r, const struct rep_entry *e)
 	return r->o->children ? e->children : e->self;
 }
 
-static const struct rep *sort_rep;
-
-static int entry_cmp(const void *a, const void *b)
+/* qsort_r comparator: the report is the context, no global state */
+static int entry_cmp(const void *a, const void *b, void *ctx)
 {
-	const struct rep *r = sort_rep;
+	const struct rep *r = ctx;
 	const struct rep_entry *x = &r->e[*(const uint32_t *)a];
 	const struct rep_entry *y = &r->e[*(const uint32_t *)b];
 	uint64_t px = shown_period(r, x), py = shown_period(r, y);
@@ -269,9 +268,7 @@ int sfp_rep_build(struct rep *r)
 			continue;
 		r->order[r->nr_order++] = (uint32_t)i;
 	}
-	sort_rep = r;
-	qsort(r->order, r->nr_order, sizeof(*r->order), entry_cmp);
-	sort_rep = NULL;
+	qsort_r(r->order, r->nr_order, sizeof(*r->order), entry_cmp, r);
 	return 0;
 }
 

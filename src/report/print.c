@@ -86,10 +86,9 @@ static const char *frame_name(const struct rep *r, uint32_t loc)
 
 /* --- graph mode: perf's tree of branches with percentages --- */
 
-static const struct rep *cmp_rep;
-
-static int gcmp(const void *a, const void *b)
+static int gcmp(const void *a, const void *b, void *ctx)
 {
+	const struct rep *cmp_rep = ctx;
 	const struct rep_gnode *x = &cmp_rep->g[*(const uint32_t *)a];
 	const struct rep_gnode *y = &cmp_rep->g[*(const uint32_t *)b];
 
@@ -114,9 +113,7 @@ static size_t kids(const struct rep *r, uint32_t n, uint32_t **out)
 	for (c = r->g[n].first_child; c != SFP_PROFILE_NONE; c = r->g[c].next)
 		if (pct(r->g[c].period, r->total) >= r->o->graph_limit)
 			v[i++] = c;
-	cmp_rep = r;
-	qsort(v, i, sizeof(*v), gcmp);
-	cmp_rep = NULL;
+	qsort_r(v, i, sizeof(*v), gcmp, (void *)r);
 	return i;
 }
 
@@ -252,6 +249,14 @@ static int print_paths(const struct rep *r, FILE *out, uint32_t n,
 	return err;
 }
 
+/* A plain-format field: tabs and line breaks (never in real symbol
+ * names, but the format promises none) become spaces. */
+static void plain_put(FILE *out, const char *v)
+{
+	for (; *v; v++)
+		fputc(*v == '\t' || *v == '\n' || *v == '\r' ? ' ' : *v, out);
+}
+
 /* The plain format's "path" lines: folded paths with raw periods. */
 static int plain_paths(const struct rep *r, FILE *out, uint32_t n,
 		       uint32_t *path, size_t depth, size_t entry_no)
@@ -270,9 +275,11 @@ static int plain_paths(const struct rep *r, FILE *out, uint32_t n,
 		fprintf(out, "path\t%zu\t%.2f\t%" PRIu64 "\t", entry_no,
 			pct(r->g[n].period - below, r->total),
 			r->g[n].period - below);
-		for (j = 0; j < depth; j++)
-			fprintf(out, "%s%s", j ? ";" : "",
-				frame_name(r, r->g[path[j]].loc));
+		for (j = 0; j < depth; j++) {
+			if (j)
+				fputc(';', out);
+			plain_put(out, frame_name(r, r->g[path[j]].loc));
+		}
 		fprintf(out, "\n");
 	}
 	nk = kids(r, n, &v);
@@ -381,8 +388,9 @@ static int print_plain(const struct rep *r, FILE *out, const char *ev_name)
 
 	if (!path)
 		return -ENOMEM;
-	fprintf(out, "event\t%s\t%" PRIu64 "\t%" PRIu64 "\n", ev_name,
-		r->nr_samples, r->total);
+	fprintf(out, "event\t");
+	plain_put(out, ev_name);
+	fprintf(out, "\t%" PRIu64 "\t%" PRIu64 "\n", r->nr_samples, r->total);
 	fprintf(out, "columns\tentry\toverhead%%\tself%%\toverhead\tself\tsamples\tkind");
 	for (k = 0; k < o->nr_keys; k++)
 		fprintf(out, "\t%s", key_name(o->keys[k]));
@@ -399,7 +407,8 @@ static int print_plain(const struct rep *r, FILE *out, const char *ev_name)
 			f->kind == SFP_PROFILE_KERNEL ? 'k' : 'u');
 		for (k = 0; k < o->nr_keys; k++) {
 			key_text(r, e, o->keys[k], true, buf, sizeof(buf));
-			fprintf(out, "\t%s", buf);
+			fputc('\t', out);
+			plain_put(out, buf);
 		}
 		fprintf(out, "\n");
 		if (o->graph != SFP_REPORT_NONE && e->graph != SFP_PROFILE_NONE)

@@ -136,6 +136,15 @@ if [ -s "$TMP/rws.data" ]; then
 	else
 		fail "convert --inline of the sfprof record file"
 	fi
+	# unstitched, the user part of every sample is missing
+	"$SFPROF" report --no-merge-callchains -i "$TMP/rws.data" > "$TMP/nm.txt"
+	n=$(sed -n 's/^# \([0-9]*\) samples without their deferred user callchain$/\1/p' "$TMP/nm.txt")
+	if [ -n "$n" ] && [ "$n" -gt 100 ] && ! grep -q 'hot_leaf' "$TMP/nm.txt" &&
+	   "$SFPROF" report -i "$TMP/rws.data" | grep -q '\[\.\] hot_leaf'; then
+		pass "report --no-merge-callchains: $n samples without user frames, no hot_leaf"
+	else
+		fail "report --no-merge-callchains (${n:-no} unmerged samples)"
+	fi
 else
 	fail "sfprof record of report-work failed"
 fi
