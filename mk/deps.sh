@@ -16,6 +16,9 @@ PKGS="$PKGS libdw-dev libiberty-dev elfutils"
 # Browser tests of the flame graph and speedscope export: headless
 # Chromium driven by playwright-core (npm, tests/browser/setup.sh).
 PKGS="$PKGS chromium nodejs"
+# Export tests: protoc decodes pprof output, `go tool pprof` reads it, node
+# checks the pprof and Firefox Profiler output.
+PKGS="$PKGS protobuf-compiler golang-go nodejs"
 # Extra packages named by the caller (e.g. later components).
 PKGS="$PKGS ${SFP_EXTRA_PKGS:-}"
 

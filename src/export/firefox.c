@@ -1,0 +1,528 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The Firefox Profiler's Gecko profile format (version 24, the version the
+ * profiler's own `perf script` importer produces and its upgraders take to
+ * the current processed format), presymbolicated:
+ *
+ *   { "meta": { version 24, interval (ms), startTime (ms), product,
+ *               categories [User, Kernel], presymbolicated, ... },
+ *     "libs": [], "processes": [], "pausedRanges": [],
+ *     "threads": [ one per tid (per tid and event when the file has
+ *                  several events): name, processName, pid, tid,
+ *       samples    { schema {stack, time, responsiveness}, data [[stack,
+ *                    ms since the first sample, 0], ...] },
+ *       stackTable { schema {prefix, frame}, data [[prefix|null, frame]] },
+ *       frameTable { schema {location, relevantForJS, innerWindowID,
+ *                    implementation, optimizations, line, column,
+ *                    category, subcategory}, data [...] },
+ *       stringTable [...], markers (empty) ] }
+ *
+ * A frame's location string is "function (in dso)": the profiler makes
+ * its function and library tables from that text.  Inlined functions are
+ * frames of their own (outermost first, each with its line when known).
+ * Kernel frames get the Kernel category, user frames the User one.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export-int.h"
+#include "export/strtab.h"
+#include "export/walk.h"
+
+#define FF_GECKO_VERSION 24
+#define FF_CAT_USER 0
+#define FF_CAT_KERNEL 1
+#define FF_NONE UINT32_MAX
+
+struct ff_frame {
+	uint32_t loc, line;	/* line: index into loc->lines */
+	uint32_t location;	/* string index */
+};
+
+struct ff_stack {
+	uint32_t prefix;	/* FF_NONE: root */
+	uint32_t frame;
+};
+
+struct ff_thread {
+	struct exp_strtab st;
+	struct ff_frame *frames;
+	size_t nframes, cap_frames;
+	struct ff_stack *stacks;
+	size_t nstacks, cap_stacks;
+	/* memo for the thread being written, reset through the touched
+	 * lists so that a thread costs what it uses, not nr_nodes */
+	uint32_t *loc_frame;	/* loc -> first frame (FF_NONE) */
+	uint32_t *node_stack;	/* node -> stack (FF_NONE unknown) */
+	uint8_t *node_done;
+	uint32_t *touched_locs, *touched_nodes;
+	size_t ntl, ntn;
+	uint32_t *path;		/* scratch: nodes leaf -> memoized ancestor */
+	size_t path_cap;
+};
+
+struct ff_ctx {
+	const struct sfp_profile *p;
+	FILE *out;
+	bool user_only;
+	size_t nlocs, nnodes;
+	uint64_t t0;
+	struct ff_thread th;
+	int err;
+};
+
+/* JSON string: escapes, and invalid UTF-8 bytes as U+FFFD. */
+static void json_str(FILE *f, const char *s)
+{
+	const unsigned char *u = (const unsigned char *)(s ? s : "");
+
+	fputc('"', f);
+	while (*u) {
+		unsigned char c = *u;
+		size_t n = 0, i;
+
+		if (c < 0x80) {
+			if (c == '"' || c == '\\')
+				fprintf(f, "\\%c", c);
+			else if (c < 0x20 || c == 0x7f)
+				fprintf(f, "\\u%04x", c);
+			else
+				fputc(c, f);
+			u++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf)
+			n = 1;
+		else if (c >= 0xe0 && c <= 0xef)
+			n = 2;
+		else if (c >= 0xf0 && c <= 0xf4)
+			n = 3;
+		for (i = 1; n && i <= n; i++)
+			if ((u[i] & 0xc0) != 0x80)
+				n = 0;
+		/* overlongs and surrogates that pass the lead-byte test */
+		if ((n == 2 && c == 0xe0 && u[1] < 0xa0) ||
+		    (n == 2 && c == 0xed && u[1] >= 0xa0) ||
+		    (n == 3 && c == 0xf0 && u[1] < 0x90) ||
+		    (n == 3 && c == 0xf4 && u[1] >= 0x90))
+			n = 0;
+		if (!n) {
+			fputs("\\ufffd", f);
+			u++;
+			continue;
+		}
+		fwrite(u, 1, n + 1, f);
+		u += n + 1;
+	}
+	fputc('"', f);
+}
+
+static int64_t ff_str(struct ff_ctx *c, const char *s)
+{
+	int64_t i = exp_strtab__intern(&c->th.st, s);
+
+	if (i < 0) {
+		c->err = (int)i;
+		return 0;
+	}
+	return i;
+}
+
+static bool grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	size_t n;
+	void *a;
+
+	if (need <= *cap)
+		return true;
+	n = *cap ? *cap * 2 : 1024;
+	while (n < need)
+		n *= 2;
+	a = realloc(*arr, n * elem);
+	if (!a)
+		return false;
+	*arr = a;
+	*cap = n;
+	return true;
+}
+
+/*
+ * The profiler takes the library from "(in LIB)" with a pattern that stops
+ * at the first ')': a path like "/usr/bin/x (deleted)" keeps its
+ * parentheses as brackets so the frame still parses as native code.
+ */
+static void add_dso(struct exp_str *b, const char *dso)
+{
+	for (; *dso; dso++) {
+		char c = *dso == '(' ? '[' : *dso == ')' ? ']' : *dso;
+
+		exp_str__add(b, &c, 1);
+	}
+}
+
+/* The frames of a loc (one per line, index = base + line), made once. */
+static uint32_t loc_frames(struct ff_ctx *c, uint32_t li,
+			   const struct sfp_profile_loc *loc)
+{
+	struct ff_thread *t = &c->th;
+	uint32_t base, l;
+
+	if (t->loc_frame[li] != FF_NONE)
+		return t->loc_frame[li];
+	if (!grow((void **)&t->frames, &t->cap_frames,
+		  t->nframes + loc->nr_lines, sizeof(*t->frames))) {
+		c->err = -ENOMEM;
+		return FF_NONE;
+	}
+	base = (uint32_t)t->nframes;
+	for (l = 0; l < loc->nr_lines; l++) {
+		const char *dso = exp_frame_dso(c->p, loc, l);
+		struct exp_str b = { 0 };
+		char buf[512];
+
+		exp_str__adds(&b, exp_frame_name(c->p, loc, l, buf, sizeof(buf)));
+		exp_str__adds(&b, " (in ");
+		add_dso(&b, dso ? dso : "[unknown]");
+		exp_str__adds(&b, ")");
+		if (b.err) {
+			c->err = b.err;
+			exp_str__free(&b);
+			return FF_NONE;
+		}
+		t->frames[base + l] = (struct ff_frame){
+			.loc = li, .line = l, .location = (uint32_t)ff_str(c, b.s),
+		};
+		exp_str__free(&b);
+	}
+	t->nframes += loc->nr_lines;
+	t->loc_frame[li] = base;
+	t->touched_locs[t->ntl++] = li;
+	return base;
+}
+
+static uint32_t push_stack(struct ff_ctx *c, uint32_t prefix, uint32_t frame)
+{
+	struct ff_thread *t = &c->th;
+
+	if (!grow((void **)&t->stacks, &t->cap_stacks, t->nstacks + 1,
+		  sizeof(*t->stacks))) {
+		c->err = -ENOMEM;
+		return FF_NONE;
+	}
+	t->stacks[t->nstacks] = (struct ff_stack){ prefix, frame };
+	return (uint32_t)t->nstacks++;
+}
+
+/*
+ * The stack row of a node: walk up to the nearest node already done in
+ * this thread (or the root), then come back down adding rows.
+ */
+static uint32_t node_stack(struct ff_ctx *c, uint32_t node)
+{
+	struct ff_thread *t = &c->th;
+	size_t np = 0;
+	uint32_t cur = FF_NONE, n = node;
+
+	while (n < c->nnodes && !t->node_done[n]) {
+		const struct sfp_profile_node *nd = sfp_profile__node(c->p, n);
+
+		if (!nd || nd->loc == UINT32_MAX)	/* the root */
+			break;
+		if (!grow((void **)&t->path, &t->path_cap, np + 1,
+			  sizeof(*t->path))) {
+			c->err = -ENOMEM;
+			return FF_NONE;
+		}
+		t->path[np++] = n;
+		n = nd->parent;
+	}
+	if (n < c->nnodes && t->node_done[n])
+		cur = t->node_stack[n];
+	while (np-- > 0) {
+		uint32_t nn = t->path[np];
+		const struct sfp_profile_node *nd = sfp_profile__node(c->p, nn);
+		const struct sfp_profile_loc *loc = sfp_profile__loc(c->p, nd->loc);
+
+		if (loc && loc->nr_lines &&
+		    !(c->user_only && exp_loc_is_kernel(c->p, loc))) {
+			uint32_t base = loc_frames(c, nd->loc, loc), l;
+
+			if (c->err)
+				return FF_NONE;
+			for (l = loc->nr_lines; l-- > 0;) {
+				cur = push_stack(c, cur, base + l);
+				if (c->err)
+					return FF_NONE;
+			}
+		}
+		t->node_stack[nn] = cur;
+		t->node_done[nn] = 1;
+		t->touched_nodes[t->ntn++] = nn;
+	}
+	return cur;
+}
+
+static void thread_reset(struct ff_thread *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->ntl; i++)
+		t->loc_frame[t->touched_locs[i]] = FF_NONE;
+	for (i = 0; i < t->ntn; i++)
+		t->node_done[t->touched_nodes[i]] = 0;
+	t->ntl = t->ntn = 0;
+	t->nframes = t->nstacks = 0;
+	exp_strtab__reset(&t->st);
+}
+
+static double ms_since_t0(const struct ff_ctx *c, uint64_t t)
+{
+	return t > c->t0 ? (double)(t - c->t0) / 1e6 : 0.0;
+}
+
+/* One thread: samples idx[0..n) (all of one tid, in time order). */
+static int write_thread(struct ff_ctx *c, const uint32_t *idx, size_t n,
+			const char *process_name, bool first)
+{
+	struct ff_thread *t = &c->th;
+	const struct sfp_profile_sample *s0 = sfp_profile__sample(c->p, idx[0]);
+	const struct sfp_profile_sample *sl = sfp_profile__sample(c->p, idx[n - 1]);
+	FILE *f = c->out;
+	uint32_t *stk;
+	size_t i;
+
+	stk = malloc(n * sizeof(*stk));
+	if (!stk)
+		return -ENOMEM;
+	thread_reset(t);
+	for (i = 0; i < n && !c->err; i++)
+		stk[i] = node_stack(c, sfp_profile__sample(c->p, idx[i])->stack);
+	if (c->err) {
+		free(stk);
+		return c->err;
+	}
+
+	fputs(first ? "\n" : ",\n", f);
+	fputs("{\"name\":", f);
+	/* the name it had last, like perf's own importer: a thread is
+	 * often renamed right after it was created; with several events,
+	 * one track per event, named after it */
+	if (sfp_profile__nr_events(c->p) > 1) {
+		const struct sfp_profile_event *ev =
+			sfp_profile__event(c->p, s0->event);
+		struct exp_str b = { 0 };
+
+		exp_str__adds(&b, sfp_profile__string(c->p, sl->comm) ?: "");
+		exp_str__adds(&b, " (");
+		exp_str__adds(&b, ev && ev->name ? ev->name : "[unknown]");
+		exp_str__adds(&b, ")");
+		json_str(f, b.err ? "" : b.s);
+		exp_str__free(&b);
+	} else {
+		json_str(f, sfp_profile__string(c->p, sl->comm));
+	}
+	fputs(",\"processName\":", f);
+	json_str(f, process_name);
+	fprintf(f, ",\"processType\":\"default\",\"pid\":%" PRIu32
+		   ",\"tid\":%" PRIu32 ",\"registerTime\":%.6f"
+		   ",\"unregisterTime\":null",
+		s0->pid, s0->tid, ms_since_t0(c, s0->time));
+	fputs(",\"markers\":{\"schema\":{\"name\":0,\"startTime\":1,"
+	      "\"endTime\":2,\"phase\":3,\"category\":4,\"data\":5},"
+	      "\"data\":[]}", f);
+	fputs(",\"samples\":{\"schema\":{\"stack\":0,\"time\":1,"
+	      "\"responsiveness\":2},\"data\":[", f);
+	for (i = 0; i < n; i++) {
+		const struct sfp_profile_sample *s = sfp_profile__sample(c->p, idx[i]);
+
+		fputs(i ? ",\n[" : "\n[", f);
+		if (stk[i] == FF_NONE)
+			fputs("null", f);
+		else
+			fprintf(f, "%" PRIu32, stk[i]);
+		fprintf(f, ",%.6f,0]", ms_since_t0(c, s->time));
+	}
+	free(stk);
+	fputs("]}", f);
+
+	fputs(",\"stackTable\":{\"schema\":{\"prefix\":0,\"frame\":1},"
+	      "\"data\":[", f);
+	for (i = 0; i < t->nstacks; i++) {
+		fputs(i ? ",\n[" : "\n[", f);
+		if (t->stacks[i].prefix == FF_NONE)
+			fputs("null", f);
+		else
+			fprintf(f, "%" PRIu32, t->stacks[i].prefix);
+		fprintf(f, ",%" PRIu32 "]", t->stacks[i].frame);
+	}
+	fputs("]}", f);
+
+	fputs(",\"frameTable\":{\"schema\":{\"location\":0,"
+	      "\"relevantForJS\":1,\"innerWindowID\":2,\"implementation\":3,"
+	      "\"optimizations\":4,\"line\":5,\"column\":6,\"category\":7,"
+	      "\"subcategory\":8},\"data\":[", f);
+	for (i = 0; i < t->nframes; i++) {
+		const struct ff_frame *fr = &t->frames[i];
+		const struct sfp_profile_loc *loc = sfp_profile__loc(c->p, fr->loc);
+		uint32_t line = loc->lines[fr->line].line;
+
+		fprintf(f, "%s[%" PRIu32 ",false,0,null,null,", i ? ",\n" : "\n",
+			fr->location);
+		if (line)
+			fprintf(f, "%" PRIu32, line);
+		else
+			fputs("null", f);
+		fprintf(f, ",null,%d,0]",
+			exp_loc_is_kernel(c->p, loc) ? FF_CAT_KERNEL : FF_CAT_USER);
+	}
+	fputs("]}", f);
+
+	fputs(",\"stringTable\":[", f);
+	for (i = 0; i < t->st.n; i++) {
+		fputs(i ? ",\n" : "\n", f);
+		json_str(f, t->st.strs[i]);
+	}
+	fputs("]}", f);
+	return ferror(f) ? -EIO : 0;
+}
+
+struct ff_order {
+	uint32_t pid, tid, event, idx;
+};
+
+static int cmp_order(const void *a, const void *b)
+{
+	const struct ff_order *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->event != y->event)
+		return x->event < y->event ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static void write_meta(struct ff_ctx *c, const struct sfp_export_opts *opts)
+{
+	const struct sfp_profile_event *ev = NULL;
+	const char *title = SFP_OPTS_GET(opts, sfp_export_opts, title, NULL);
+	const char *host = sfp_profile__hostname(c->p);
+	double interval = 1.0;
+	FILE *f = c->out;
+
+	if (sfp_profile__nr_events(c->p))
+		ev = sfp_profile__event(c->p, 0);
+	/* the sampling interval in ms: a clock event's period is in ns */
+	if (ev && ev->sample_freq)
+		interval = 1000.0 / (double)ev->sample_freq;
+	else if (ev && ev->sample_period && ev->name &&
+		 (!strncmp(ev->name, "cpu-clock", 9) ||
+		  !strncmp(ev->name, "task-clock", 10)))
+		interval = (double)ev->sample_period / 1e6;
+	if (!title)
+		title = sfp_profile__cmdline(c->p);
+	fprintf(f, "{\"meta\":{\"version\":%d,\"interval\":%.6f,"
+		   "\"startTime\":%.6f,\"shutdownTime\":null,"
+		   "\"processType\":0,\"stackwalk\":1,\"debug\":0,"
+		   "\"gcpoison\":0,\"asyncstack\":0,\"presymbolicated\":true,",
+		FF_GECKO_VERSION, interval, (double)c->t0 / 1e6);
+	fputs("\"product\":", f);
+	json_str(f, title && *title ? title : "sfprof");
+	if (host) {
+		fputs(",\"oscpu\":", f);
+		json_str(f, host);
+	}
+	fputs(",\"categories\":["
+	      "{\"name\":\"User\",\"color\":\"yellow\",\"subcategories\":[\"Other\"]},"
+	      "{\"name\":\"Kernel\",\"color\":\"orange\",\"subcategories\":[\"Other\"]}"
+	      "],\"markerSchema\":[]},\n\"libs\":[],\"processes\":[],"
+	      "\"pausedRanges\":[],\n\"threads\":[", f);
+}
+
+int sfp_export_firefox(const struct sfp_profile *p, FILE *out,
+		       const struct sfp_export_opts *opts)
+{
+	struct ff_ctx c = { .p = p, .out = out };
+	struct ff_thread *t = &c.th;
+	size_t n = sfp_profile__nr_samples(p), i, j, k;
+	struct ff_order *ord = NULL;
+	uint32_t *idx = NULL;
+	int err = 0;
+
+	c.user_only = SFP_OPTS_GET(opts, sfp_export_opts, user_only, false);
+	c.nlocs = sfp_profile__nr_locs(p);
+	c.nnodes = sfp_profile__nr_nodes(p);
+	if (n > UINT32_MAX)
+		return -E2BIG;
+	for (i = 0; i < n; i++) {
+		uint64_t tm = sfp_profile__sample(p, i)->time;
+
+		if (tm && (!c.t0 || tm < c.t0))
+			c.t0 = tm;
+	}
+	ord = calloc(n + 1, sizeof(*ord));
+	idx = calloc(n + 1, sizeof(*idx));
+	t->loc_frame = malloc((c.nlocs + 1) * sizeof(*t->loc_frame));
+	t->touched_locs = malloc((c.nlocs + 1) * sizeof(*t->touched_locs));
+	t->node_stack = malloc((c.nnodes + 1) * sizeof(*t->node_stack));
+	t->node_done = calloc(c.nnodes + 1, 1);
+	t->touched_nodes = malloc((c.nnodes + 1) * sizeof(*t->touched_nodes));
+	if (!ord || !idx || !t->loc_frame || !t->touched_locs ||
+	    !t->node_stack || !t->node_done || !t->touched_nodes) {
+		err = -ENOMEM;
+		goto out;
+	}
+	memset(t->loc_frame, 0xff, (c.nlocs + 1) * sizeof(*t->loc_frame));
+	for (i = 0; i < n; i++) {
+		const struct sfp_profile_sample *s = sfp_profile__sample(p, i);
+
+		ord[i] = (struct ff_order){ s->pid, s->tid, s->event, (uint32_t)i };
+	}
+	/* threads by (pid, tid); each thread's samples stay in time order */
+	qsort(ord, n, sizeof(*ord), cmp_order);
+
+	write_meta(&c, opts);
+	for (i = 0; i < n; i = j) {
+		const char *pname = NULL;
+
+		for (j = i; j < n && ord[j].pid == ord[i].pid &&
+			    ord[j].tid == ord[i].tid &&
+			    ord[j].event == ord[i].event; j++)
+			idx[j - i] = ord[j].idx;
+		/* the process is named after its main thread (tid == pid)
+		 * when it has samples, else after this thread */
+		for (k = i; k < n && ord[k].pid == ord[i].pid && !pname; k++)
+			if (ord[k].tid == ord[k].pid)
+				pname = sfp_profile__string(p,
+					sfp_profile__sample(p, ord[k].idx)->comm);
+		for (k = i; k > 0 && ord[k - 1].pid == ord[i].pid && !pname; k--)
+			if (ord[k - 1].tid == ord[k - 1].pid)
+				pname = sfp_profile__string(p,
+					sfp_profile__sample(p, ord[k - 1].idx)->comm);
+		if (!pname)
+			pname = sfp_profile__string(p,
+				sfp_profile__sample(p, ord[i].idx)->comm);
+		err = write_thread(&c, idx, j - i, pname ? pname : "", i == 0);
+		if (err)
+			goto out;
+	}
+	fputs("\n]}\n", out);
+	if (ferror(out))
+		err = -EIO;
+out:
+	free(ord);
+	free(idx);
+	exp_strtab__free(&t->st);
+	free(t->frames);
+	free(t->stacks);
+	free(t->loc_frame);
+	free(t->touched_locs);
+	free(t->node_stack);
+	free(t->node_done);
+	free(t->touched_nodes);
+	free(t->path);
+	return err;
+}
