@@ -7,6 +7,8 @@
 # 2. Show the tables: gas's section, and the one sfprof builds from .eh_frame.
 # 3. Record the workload with sfprof record (deferred user callchains,
 #    unwound in user space with SFrame) and print the first stitched stacks.
+# 4. Read it like people do: the top of `sfprof report` and an interactive,
+#    self-contained flame graph (flamegraph.html).
 set -eu
 BUILD=${1:-build}
 SFPROF=$BUILD/sfprof
@@ -38,7 +40,16 @@ if "$SFPROF" --help | grep -q '^  record'; then
 	step "sfprof record -F 999 -o $OUT/perf.data -- $OUT/demo 2"
 	"$SFPROF" record -F 999 -o "$OUT/perf.data" -- "$OUT/demo" 2
 	step "sfprof script -i $OUT/perf.data  (first stitched samples)"
-	"$SFPROF" script -i "$OUT/perf.data" | head -40
+	"$SFPROF" script -i "$OUT/perf.data" | head -24
+	step "sfprof report -i $OUT/perf.data --no-children  (top entries)"
+	"$SFPROF" report -i "$OUT/perf.data" --no-children -g none \
+		--percent-limit 2 | head -30
+	step "sfprof report -i $OUT/perf.data -g none  (children: share of time under each function)"
+	"$SFPROF" report -i "$OUT/perf.data" -g none --percent-limit 4 | head -30
+	step "sfprof flamegraph -i $OUT/perf.data -o $OUT/flamegraph.html"
+	"$SFPROF" flamegraph -i "$OUT/perf.data" -o "$OUT/flamegraph.html"
+	printf 'Open %s in a browser: click to zoom, type to search.\n' \
+		"$(cd "$OUT" && pwd)/flamegraph.html"
 fi
 
 printf '\nDone.  Files are in %s\n' "$OUT"
