@@ -13,6 +13,9 @@ PKGS="$PKGS libclang-rt-14-dev"
 PKGS="$PKGS binutils binutils-dev libunwind-dev linux-perf gdb"
 # Symbolizer: libdw (DWARF lines/inlines), libiberty (demangling), eu-addr2line.
 PKGS="$PKGS libdw-dev libiberty-dev elfutils"
+# --call-graph bpf-defer: libbpf, bpftool (vmlinux.h, skeleton); clang/llvm
+# above compile the BPF object.
+PKGS="$PKGS libbpf-dev bpftool llvm"
 # Extra packages named by the caller (e.g. later components).
 PKGS="$PKGS ${SFP_EXTRA_PKGS:-}"
 

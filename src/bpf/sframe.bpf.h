@@ -1,0 +1,315 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The user-stack walk of `--call-graph bpf-defer`, run by the task_work
+ * callback in the sampled task (sleepable: stack reads may fault pages in).
+ *
+ * One bpf_loop iteration per frame, the same steps as src/unwind/walk.h:
+ *   module  the VMA of the PC (bpf_find_vma), named by (dev, inode), whose
+ *           table user space loaded into the maps below (compact layout of
+ *           defer-shared.h); file offset -> link address by its segments;
+ *   FDE     binary search of the module's FDE slice (sorted by start);
+ *   FRE     binary search of that FDE's FREs (the last start <= offset;
+ *           PCMASK functions: offset modulo the block size);
+ *   step    CFA from sp or fp (+ optional dereference), RA at CFA + ra_off,
+ *           fp reloaded from CFA + fp_off when saved (unless that slot is
+ *           already below sp, i.e. popped);
+ *   else    frame-pointer fallback (CFA = fp + 16, RA at fp + 8, fp at fp);
+ * with the user-space unwinder's stop reasons: outermost (RA undefined),
+ * RA zero, SP not increasing, unreadable memory, no info (no row and no
+ * usable fp), bad RA (not in executable memory), depth cap.
+ *
+ * Every loop is bounded by a constant so that the verifier accepts it.
+ */
+#ifndef SFP_BPF_SFRAME_BPF_H
+#define SFP_BPF_SFRAME_BPF_H
+
+#define VM_EXEC_FLAG 0x4
+
+/* Map sizes are set by the loader before load (these are defaults). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct sfb_mod_key);
+	__type(value, struct sfb_mod);
+} mods SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1 << 18);
+	__type(key, __u32);
+	__type(value, struct sfb_fde);
+} fdes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1 << 20);
+	__type(key, __u32);
+	__type(value, struct sfb_fre);
+} fres SEC(".maps");
+
+/* Modules reported missing, so that each is reported once per second. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct sfb_mod_key);
+	__type(value, __u64);
+} missed SEC(".maps");
+
+struct vma_info {
+	__u64 start, end, pgoff;
+	__u64 dev, ino;
+	__u32 exec;
+	__u32 has_file;
+};
+
+struct walk {
+	struct sfb_deferred *rec;
+	struct task_struct *task;
+	__u64 ip, sp, fp;
+	__u32 n;
+	__u32 top;		/* ip is exact (frame 0) */
+	__u32 fp_valid;
+	__u32 pid;
+	/* The last VMA looked up: consecutive frames are often in one. */
+	struct vma_info vma;
+	__u32 vma_valid;
+	__u32 no_table;
+	__u32 max;
+};
+
+static long vma_cb(struct task_struct *task, struct vm_area_struct *vma,
+		   void *data)
+{
+	struct vma_info *vi = data;
+	struct file *f;
+
+	vi->start = vma->vm_start;
+	vi->end = vma->vm_end;
+	vi->pgoff = vma->vm_pgoff;
+	vi->exec = !!(vma->vm_flags & VM_EXEC_FLAG);
+	f = vma->vm_file;
+	vi->has_file = 0;
+	if (f) {
+		vi->ino = BPF_CORE_READ(f, f_inode, i_ino);
+		vi->dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
+		vi->has_file = 1;
+	}
+	return 0;
+}
+
+static __always_inline int read_user_u64(__u64 addr, __u64 *v)
+{
+	if (addr < 4096)
+		return -1;
+	return bpf_copy_from_user(v, sizeof(*v), (const void *)addr) ? -1 : 0;
+}
+
+/* A module without a table: tell user space (rate-limited). */
+static __always_inline void report_miss(struct walk *w,
+					const struct sfb_mod_key *key)
+{
+	__u64 now = bpf_ktime_get_ns(), *last;
+	struct sfb_miss *m;
+
+	last = bpf_map_lookup_elem(&missed, key);
+	if (last && now - *last < 1000000000ULL)
+		return;
+	bpf_map_update_elem(&missed, key, &now, BPF_ANY);
+	m = bpf_ringbuf_reserve(&rb, sizeof(*m), 0);
+	if (!m)
+		return;
+	m->type = SFB_REC_MISS;
+	m->pid = w->pid;
+	m->dev = key->dev;
+	m->ino = key->ino;
+	m->vm_start = w->vma.start;
+	m->vm_pgoff = w->vma.pgoff;
+	bpf_ringbuf_submit(m, 0);
+}
+
+/*
+ * The FRE for pc in its module's table.  Return: 1 and *out, 0 when the
+ * module has no table or no FDE/FRE covers pc.
+ */
+static __always_inline int find_fre(struct walk *w, __u64 pc,
+				    struct sfb_fre *out)
+{
+	struct sfb_mod_key key = { .dev = w->vma.dev, .ino = w->vma.ino };
+	struct sfb_mod *mod;
+	struct sfb_fde *fde;
+	struct sfb_fre *fre;
+	__u64 off, link = 0, rel, foff;
+	__u32 lo, hi, i, idx, found = 0;
+
+	mod = bpf_map_lookup_elem(&mods, &key);
+	if (!mod) {
+		w->no_table = 1;
+		report_miss(w, &key);
+		return 0;
+	}
+	off = pc - w->vma.start + (w->vma.pgoff << 12);
+	for (i = 0; i < SFB_MAX_SEGS; i++) {
+		if (i >= mod->nr_segs)
+			break;
+		if (off >= mod->segs[i].off &&
+		    off < mod->segs[i].off + mod->segs[i].size) {
+			link = off + mod->segs[i].adj;
+			found = 1;
+			break;
+		}
+	}
+	if (!found || link < mod->base || link - mod->base > 0xffffffffULL)
+		return 0;
+	rel = link - mod->base;
+	/* The last FDE whose start <= rel. */
+	lo = 0;
+	hi = mod->nr_fdes;
+	for (i = 0; i < 32 && lo < hi; i++) {
+		__u32 mid = lo + (hi - lo) / 2;
+
+		idx = mod->fde_base + mid;
+		fde = bpf_map_lookup_elem(&fdes, &idx);
+		if (!fde)
+			return 0;
+		if (fde->start <= rel)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return 0;
+	idx = mod->fde_base + lo - 1;
+	fde = bpf_map_lookup_elem(&fdes, &idx);
+	if (!fde || rel >= (__u64)fde->start + fde->size || !fde->nr_fres)
+		return 0;
+	foff = rel - fde->start;
+	if ((fde->flags & SFB_FDE_PCMASK) && fde->rep_size)
+		foff %= fde->rep_size;
+	/* The last FRE whose start <= foff. */
+	lo = 0;
+	hi = fde->nr_fres;
+	for (i = 0; i < 17 && lo < hi; i++) {
+		__u32 mid = lo + (hi - lo) / 2;
+
+		idx = fde->fre_idx + mid;
+		fre = bpf_map_lookup_elem(&fres, &idx);
+		if (!fre)
+			return 0;
+		if (fre->start <= foff)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return 0;
+	idx = fde->fre_idx + lo - 1;
+	fre = bpf_map_lookup_elem(&fres, &idx);
+	if (!fre)
+		return 0;
+	*out = *fre;
+	return 1;
+}
+
+/* One frame: 0 to go on, 1 to stop (rec->stop set). */
+static long walk_step(__u32 i, void *ctx)
+{
+	struct walk *w = ctx;
+	struct sfb_deferred *rec = w->rec;
+	__u64 pc, cfa, ra, nfp = w->fp, base;
+	struct sfb_fre fre;
+	int how = 0;		/* 1 sframe, 2 fp */
+
+	if (!rec)
+		return 1;
+	if (w->n >= w->max || w->n >= SFB_MAX_DEPTH) {
+		rec->stop = SFB_STOP_DEPTH;
+		return 1;
+	}
+	{
+		__u32 k = w->n;
+
+		if (k >= SFB_MAX_DEPTH)
+			return 1;
+		rec->ips[k] = w->ip;
+		w->n = k + 1;
+	}
+	if (w->n >= w->max) {
+		rec->stop = SFB_STOP_DEPTH;
+		return 1;
+	}
+	pc = w->top ? w->ip : w->ip - 1;
+	if (!w->vma_valid || pc < w->vma.start || pc >= w->vma.end) {
+		w->vma_valid = 0;
+		if (bpf_find_vma(w->task, pc, vma_cb, &w->vma, 0) == 0)
+			w->vma_valid = 1;
+	}
+	if (!w->vma_valid || !w->vma.exec) {
+		rec->stop = w->top ? SFB_STOP_NO_INFO : SFB_STOP_BAD_RA;
+		return 1;
+	}
+	if (w->vma.has_file && find_fre(w, pc, &fre) &&
+	    !(fre.flags & (SFB_FRE_UNSUPP | SFB_FRE_SIGNAL))) {
+		if (fre.flags & SFB_FRE_RA_UNDEF) {
+			rec->stop = SFB_STOP_OUTERMOST;
+			return 1;
+		}
+		if (fre.flags & SFB_FRE_CFA_FP) {
+			if (!w->fp_valid)
+				goto fp;
+			base = w->fp;
+		} else {
+			base = w->sp;
+		}
+		cfa = base + (__s64)fre.cfa_off;
+		if ((fre.flags & SFB_FRE_CFA_DEREF) && read_user_u64(cfa, &cfa)) {
+			rec->stop = SFB_STOP_UNREADABLE;
+			return 1;
+		}
+		if (read_user_u64(cfa + (__s64)fre.ra_off, &ra)) {
+			rec->stop = SFB_STOP_UNREADABLE;
+			return 1;
+		}
+		if ((fre.flags & SFB_FRE_FP_SAVED) &&
+		    cfa + (__s64)fre.fp_off >= w->sp) {
+			if (read_user_u64(cfa + (__s64)fre.fp_off, &nfp)) {
+				rec->stop = SFB_STOP_UNREADABLE;
+				return 1;
+			}
+		}
+		how = 1;
+		goto stepped;
+	}
+fp:
+	/* Frame-pointer fallback: [fp] = caller's fp, [fp + 8] = RA. */
+	if (!w->fp_valid || w->fp < w->sp || (w->fp & 7)) {
+		rec->stop = SFB_STOP_NO_INFO;
+		return 1;
+	}
+	cfa = w->fp + 16;
+	if (read_user_u64(w->fp + 8, &ra) || read_user_u64(w->fp, &nfp)) {
+		rec->stop = SFB_STOP_UNREADABLE;
+		return 1;
+	}
+	how = 2;
+stepped:
+	if (!ra) {
+		rec->stop = SFB_STOP_RA_ZERO;
+		return 1;
+	}
+	if (cfa <= w->sp) {
+		rec->stop = SFB_STOP_SP_NOT_INCREASING;
+		return 1;
+	}
+	if (how == 1)
+		rec->sframe_frames++;
+	else
+		rec->fp_frames++;
+	w->ip = ra;
+	w->sp = cfa;
+	w->fp = nfp;
+	w->fp_valid = 1;
+	w->top = 0;
+	return 0;
+}
+
+#endif /* SFP_BPF_SFRAME_BPF_H */
