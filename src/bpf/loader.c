@@ -227,13 +227,15 @@ int sfp_bpf_defer__attach(struct sfp_bpf_defer *b, struct sfp_record *r,
 	}
 	/*
 	 * Tables before the first sample: the command's own binary and what
-	 * this process maps (the command's libc and ld.so are ours), or the
-	 * attached processes' mappings.  Later mappings come through MMAP2
+	 * the libc and ld.so this process maps (the command's are the same
+	 * files, nearly always), not our other libraries (they would take
+	 * room in the arrays for nothing).  Later mappings come through MMAP2
 	 * and through the BPF side's reports of modules without a table.
 	 */
 	if (argv && argv[0]) {
 		preload_command(b, argv[0]);
-		sfb_tables__preload_pid(b->tables, getpid());
+		sfb_tables__preload_pid(b->tables, getpid(), "libc.so");
+		sfb_tables__preload_pid(b->tables, getpid(), "ld-linux");
 	}
 	return 0;
 }

@@ -390,7 +390,7 @@ static bool parse_maps_line(char *line, uint64_t *start, bool *exec,
 	return true;
 }
 
-int sfb_tables__preload_pid(struct sfb_tables *t, pid_t pid)
+int sfb_tables__preload_pid(struct sfb_tables *t, pid_t pid, const char *only)
 {
 	char fname[64], line[4096], *path;
 	uint64_t start;
@@ -404,7 +404,7 @@ int sfb_tables__preload_pid(struct sfb_tables *t, pid_t pid)
 		return -errno;
 	while (!err && fgets(line, sizeof(line), f))
 		if (parse_maps_line(line, &start, &exec, &path) && exec &&
-		    path)
+		    path && (!only || strstr(path, only)))
 			err = sfb_tables__ensure(t, path, 0, 0);
 	fclose(f);
 	return err;

@@ -44,8 +44,10 @@ SFP_HIDDEN int sfb_tables__new(int mods_fd, void *fde_mem, uint32_t fde_cap,
 SFP_HIDDEN int sfb_tables__ensure(struct sfb_tables *t, const char *path,
 				  uint64_t dev, uint64_t ino);
 
-/* Every executable file mapping of a live process (/proc/PID/maps). */
-SFP_HIDDEN int sfb_tables__preload_pid(struct sfb_tables *t, pid_t pid);
+/* The executable file mappings of a live process (/proc/PID/maps) whose
+ * path contains only (every one when NULL). */
+SFP_HIDDEN int sfb_tables__preload_pid(struct sfb_tables *t, pid_t pid,
+				       const char *only);
 
 /* A module the BPF side met without a table: find its path in pid's maps. */
 SFP_HIDDEN int sfb_tables__resolve_miss(struct sfb_tables *t, pid_t pid,

@@ -13,3 +13,5 @@ PROG_CFLAGS_perf-work := -O1 -fno-omit-frame-pointer -mno-omit-leaf-frame-pointe
 PROG_CFLAGS_perf-work-nofp := -O2 -fomit-frame-pointer
 # record tests: no frame pointers, own .sframe, fixed addresses.
 PROG_CFLAGS_record-spin := -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -Wa,--gsframe -no-pie
+# bpf-defer tests: no frame pointers, no own .sframe (tables from .eh_frame).
+PROG_CFLAGS_bpf-deep := -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -pthread

@@ -4,6 +4,8 @@
  * side or fall back to the sframe mode with the reason, and print what
  * happened at the end (the library never prints).
  */
+#include <stdlib.h>
+
 #include <sfprof/record.h>
 
 #include "cli.h"
@@ -13,11 +15,20 @@ void record_bpf_load(enum sfp_record_call_graph *cg, uint32_t max_depth,
 		     struct sfp_bpf_defer **out)
 {
 	SFP_OPTS(sfp_bpf_defer_opts, bo, .max_depth = max_depth);
+	const char *e;
 	int err;
 
 	*out = NULL;
 	if (*cg != SFP_RECORD_CG_BPF_DEFER)
 		return;
+	/* Table array sizes (entries), for tests of the eviction path and
+	 * for machines short of locked memory (docs/record-bpf.md). */
+	e = getenv("SFPROF_BPF_MAX_FDES");
+	if (e)
+		bo.max_fdes = (uint32_t)strtoul(e, NULL, 0);
+	e = getenv("SFPROF_BPF_MAX_FRES");
+	if (e)
+		bo.max_fres = (uint32_t)strtoul(e, NULL, 0);
 	err = sfp_bpf_defer__load(&bo, out);
 	if (!err)
 		return;
