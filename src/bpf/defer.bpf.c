@@ -66,6 +66,11 @@ struct task_ent {
 	__u32 pad;
 };
 
+/*
+ * Records are submitted with BPF_RB_NO_WAKEUP: user space polls the ring
+ * every 50 ms anyway, and a wakeup is one more self-IPI per record (tens
+ * of microseconds each on a VM).
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 16 << 20);
@@ -167,7 +172,7 @@ static int on_task_work(struct bpf_map *map, void *key, void *value)
 		}
 	}
 	rec->time = bpf_ktime_get_ns();
-	bpf_ringbuf_submit(rec, 0);
+	bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
 	/* Last: a sample that comes meanwhile still shares this cookie. */
 	ent->pending = 0;
 	return 0;
@@ -217,7 +222,7 @@ static __always_inline __u64 entry_cookie(struct task_struct *task, __u32 tid,
 				st->tid = tid;
 				st->cookie = ent->cookie;
 				st->age_ns = now - ent->sched_time;
-				bpf_ringbuf_submit(st, 0);
+				bpf_ringbuf_submit(st, BPF_RB_NO_WAKEUP);
 			}
 		}
 		bpf_map_delete_elem(&tasks, &tid);
@@ -304,7 +309,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	if (n < (long)offsetof(struct sfb_sample, kstack) ||
 	    n > (long)sizeof(*s))
 		n = sizeof(*s);
-	if (bpf_ringbuf_output(&rb, s, n, 0))
+	if (bpf_ringbuf_output(&rb, s, n, BPF_RB_NO_WAKEUP))
 		count(SFB_ST_RB_FULL);
 	/* perf writes nothing: the sample went out through the ring. */
 	return 0;

@@ -124,7 +124,7 @@ static __always_inline void report_miss(struct walk *w,
 	m->ino = key->ino;
 	m->vm_start = w->vma.start;
 	m->vm_pgoff = w->vma.pgoff;
-	bpf_ringbuf_submit(m, 0);
+	bpf_ringbuf_submit(m, BPF_RB_NO_WAKEUP);
 }
 
 /*
