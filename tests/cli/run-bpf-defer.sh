@@ -153,7 +153,8 @@ if $SFPROF record -F 4000 --call-graph bpf-defer -o "$TMP/x.data" -- \
 	n=$(sed -n 's/^sfprof record: \([0-9]*\) samples.*/\1/p' "$TMP/x.out")
 	got=$($SFPROF script -i "$TMP/x.data" 2> "$TMP/x.err" | grep -c 'cpu-clock:')
 	if [ -n "$n" ] && [ "$n" -gt 0 ] && [ "$got" -eq "$n" ] && [ ! -s "$TMP/x.err" ]; then
-		pass "fork/exec churn: all $n samples written and read back"
+		ks=$(sed -n 's/.*kernel side:.* exec \([0-9]*\) exiting \([0-9]*\).*/exec \1, exiting \2/p' "$TMP/x.out")
+		pass "fork/exec churn: all $n samples written and read back ($ks)"
 	else
 		fail "fork/exec churn: $got of $n samples read back"
 		head -3 "$TMP/x.err" | sed 's/^/  /'
