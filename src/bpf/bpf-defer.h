@@ -57,11 +57,16 @@ struct sfp_bpf_defer_stats {
 SFP_HIDDEN int sfp_bpf_defer__load(const struct sfp_bpf_defer_opts *opts,
 				   struct sfp_bpf_defer **out);
 
-/* Attach to the session's events; p gives the output attrs. */
+/*
+ * Attach to the session's events (left disabled: the session enables
+ * them); p gives the output attrs.  The tables of the command (argv) or of
+ * the attached processes ("PID[,PID...]") are loaded before any sample.
+ */
 SFP_HIDDEN int sfp_bpf_defer__attach(struct sfp_bpf_defer *b,
 				     struct sfp_record *r,
 				     struct sfp_rec_pipe *p,
-				     const char *const *argv);
+				     const char *const *argv,
+				     const char *pids);
 
 /* Move what the ring buffer holds into the session.  Return: records or
  * -errno. */

@@ -10,8 +10,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include <linux/perf_event.h>
 
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -186,8 +189,10 @@ static int preload_command(struct sfp_bpf_defer *b, const char *cmd)
 }
 
 int sfp_bpf_defer__attach(struct sfp_bpf_defer *b, struct sfp_record *r,
-			  struct sfp_rec_pipe *p, const char *const *argv)
+			  struct sfp_rec_pipe *p, const char *const *argv,
+			  const char *pids)
 {
+	const char *p_;
 	const int *fds;
 	size_t nr = sfp_record_fds(r, &fds), k = 0;
 	int ev, err;
@@ -200,6 +205,15 @@ int sfp_bpf_defer__attach(struct sfp_bpf_defer *b, struct sfp_record *r,
 	for (ev = 0; ev < sfp_record__nr_evsels(r); ev++) {
 		const uint64_t *ids;
 		size_t i, n = sfp_record__ids(r, ev, &ids);
+
+		/* A perf_event program cannot sit on a tracepoint (that takes
+		 * a tracepoint program, and its RAW data would be lost). */
+		if (sfp_record__attr(r, ev)->type == PERF_TYPE_TRACEPOINT) {
+			pr_warn("bpf-defer: tracepoint event '%s' is not "
+				"supported; use --call-graph sframe for "
+				"tracepoints", sfp_record__evsel_name(r, ev));
+			return -EOPNOTSUPP;
+		}
 
 		for (i = 0; i < n && k < nr; i++, k++) {
 			LIBBPF_OPTS(bpf_perf_event_opts, po,
@@ -216,6 +230,9 @@ int sfp_bpf_defer__attach(struct sfp_bpf_defer *b, struct sfp_record *r,
 				return err;
 			}
 			b->links[b->nr_links++] = l;
+			/* libbpf enables the event when it attaches; the
+			 * session enables it at start (or at exec). */
+			ioctl(fds[k], PERF_EVENT_IOC_DISABLE, 0);
 		}
 	}
 	b->ring = ring_buffer__new(bpf_map__fd(b->skel->maps.rb),
@@ -236,6 +253,16 @@ int sfp_bpf_defer__attach(struct sfp_bpf_defer *b, struct sfp_record *r,
 		preload_command(b, argv[0]);
 		sfb_tables__preload_pid(b->tables, getpid(), "libc.so");
 		sfb_tables__preload_pid(b->tables, getpid(), "ld-linux");
+	}
+	for (p_ = pids; p_ && *p_;) {
+		char *end;
+		long pid = strtol(p_, &end, 10);
+
+		if (end == p_)
+			break;
+		if (pid > 0)
+			sfb_tables__preload_pid(b->tables, (pid_t)pid, NULL);
+		p_ = *end ? end + 1 : end;
 	}
 	return 0;
 }

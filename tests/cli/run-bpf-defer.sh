@@ -49,7 +49,7 @@ if grep -q "falling back" "$TMP/probe.out"; then
 	fi
 	for t in "two threads through libc qsort" "syscall-heavy dedup" \
 		 "3000-frame recursion" "zero stack bytes" "table eviction" \
-		 "fork/exec churn"; do
+		 "fork/exec churn" "-p attach" "tracepoint refusal"; do
 		skip "bpf-defer: $t" "$why"
 	done
 	exit 0
@@ -162,4 +162,36 @@ if $SFPROF record -F 4000 --call-graph bpf-defer -o "$TMP/x.data" -- \
 else
 	fail "fork/exec churn recording"
 	tail -5 "$TMP/x.out" | sed 's/^/  /'
+fi
+
+# Attached to a running process (-p): its tables are loaded from its maps.
+"$DEEP" threads 100000 &
+dp=$!
+sleep 0.3
+$SFPROF record -q --call-graph bpf-defer -p $dp --duration 0.5 -o "$TMP/p.data"
+kill $dp 2> /dev/null
+wait $dp 2> /dev/null
+set -- $($SFPROF script -i "$TMP/p.data" 2>/dev/null | awk '
+	/cpu-clock:/{if (w) { n++; if (s) f++ } w=0; s=0; next}
+	/worker_/{w=1} /start_thread/{s=1}
+	END{if (w) { n++; if (s) f++ } print n+0, f+0}')
+if [ "$1" -gt 50 ] && [ $(($2 * 100)) -ge $(($1 * 99)) ]; then
+	pass "bpf-defer -p: complete stacks in $2 of $1 worker samples"
+else
+	fail "bpf-defer -p: complete stacks in $2 of $1 worker samples"
+fi
+
+# Tracepoints need another program type: refused with the way out.
+if [ -r /sys/kernel/tracing/events/sched/sched_switch/id ]; then
+	$SFPROF record -q --call-graph bpf-defer -e sched:sched_switch \
+		-o "$TMP/tp.data" -- true > "$TMP/tp.out" 2>&1
+	rc=$?
+	if [ $rc -eq 1 ] && grep -q "tracepoint.*not supported.*sframe" "$TMP/tp.out"; then
+		pass "bpf-defer refuses tracepoint events and names the alternative"
+	else
+		fail "bpf-defer refuses tracepoint events (exit $rc)"
+		head -3 "$TMP/tp.out" | sed 's/^/  /'
+	fi
+else
+	skip "bpf-defer with a tracepoint" "tracefs not mounted"
 fi

@@ -551,7 +551,8 @@ int cmd_record(int argc, char **argv)
 	}
 	if (bd) {
 		err = sfp_bpf_defer__attach(bd, r, p,
-					    (const char *const *)ro.argv);
+					    (const char *const *)ro.argv,
+					    ro.pids);
 		if (err) {
 			cli_err("bpf-defer: cannot attach: %s",
 				sfp_strerror(err));
