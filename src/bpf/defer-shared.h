@@ -116,7 +116,10 @@ struct sfb_stale {
 
 /* --- tables in maps ------------------------------------------------------ */
 
-/* A module is named by the file the kernel maps: (dev, inode). */
+/* A module is named by the file the kernel maps: (dev, inode); the vDSO,
+ * which has no file, by this key (no file has inode 0). */
+#define SFB_VDSO_DEV 0
+#define SFB_VDSO_INO 0
 struct sfb_mod_key {
 	sfb_u64 dev;
 	sfb_u64 ino;

@@ -249,6 +249,8 @@ int sfp_bpf_defer__attach(struct sfp_bpf_defer *b, struct sfp_record *r,
 	 * room in the arrays for nothing).  Later mappings come through MMAP2
 	 * and through the BPF side's reports of modules without a table.
 	 */
+	/* The vDSO is the same image in every process: ours. */
+	sfb_tables__ensure(b->tables, "[vdso]", SFB_VDSO_DEV, SFB_VDSO_INO);
 	if (argv && argv[0]) {
 		preload_command(b, argv[0]);
 		sfb_tables__preload_pid(b->tables, getpid(), "libc.so");

@@ -93,6 +93,13 @@ static long vma_cb(struct task_struct *task, struct vm_area_struct *vma,
 		vi->ino = BPF_CORE_READ(f, f_inode, i_ino);
 		vi->dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
 		vi->has_file = 1;
+	} else if ((__u64)BPF_CORE_READ(vma, vm_mm, context.vdso) ==
+		   vma->vm_start) {
+		/* The vDSO: no file; user space loads its table under a
+		 * key no file has (inode 0 does not exist). */
+		vi->dev = SFB_VDSO_DEV;
+		vi->ino = SFB_VDSO_INO;
+		vi->has_file = 1;
 	}
 	return 0;
 }

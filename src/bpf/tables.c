@@ -335,7 +335,7 @@ int sfb_tables__ensure(struct sfb_tables *t, const char *path, uint64_t dev,
 	struct tmod *tm, nm;
 	int err;
 
-	if (!dev && !ino) {
+	if (!dev && !ino && strcmp(path, "[vdso]")) {
 		struct stat st;
 
 		if (stat(path, &st))

@@ -38,7 +38,8 @@ SFP_HIDDEN int sfb_tables__new(int mods_fd, void *fde_mem, uint32_t fde_cap,
 
 /*
  * Make sure the table of the file at path is in the maps.  dev/ino (the
- * kernel's view, from stat() when 0) name it.  Return: 0 (also when the
+ * kernel's view, from stat() when 0) name it; path "[vdso]" is this
+ * process's vDSO, under the key (0, 0).  Return: 0 (also when the
  * module has no table: it is remembered and counted), -errno.
  */
 SFP_HIDDEN int sfb_tables__ensure(struct sfb_tables *t, const char *path,

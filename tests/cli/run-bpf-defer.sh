@@ -49,7 +49,7 @@ if grep -q "falling back" "$TMP/probe.out"; then
 	fi
 	for t in "two threads through libc qsort" "syscall-heavy dedup" \
 		 "3000-frame recursion" "zero stack bytes" "table eviction" \
-		 "fork/exec churn" "-p attach" "tracepoint refusal"; do
+		 "fork/exec churn" "-p attach" "tracepoint refusal" "vDSO"; do
 		skip "bpf-defer: $t" "$why"
 	done
 	exit 0
@@ -98,6 +98,18 @@ if [ "$2" -gt 100 ] && [ $(($1 * 100)) -ge $(($2 * 99)) ]; then
 	pass "bpf-defer with the program's own .sframe: leaf->main in $1 of $2 leaf samples"
 else
 	fail "bpf-defer with the program's own .sframe: leaf->main in $1 of $2 leaf samples"
+fi
+
+# The vDSO has no file: its table is the one of sfprof's own vDSO.
+$SFPROF record -q --call-graph bpf-defer -o "$TMP/v.data" -- "$DEEP" vdso 400
+set -- $($SFPROF script -i "$TMP/v.data" 2>/dev/null | awk '
+	/cpu-clock:/{if (v) { n++; if (m) f++ } v=0; m=0; next}
+	/\[vdso\]/{v=1} / main\+/{m=1}
+	END{if (v) { n++; if (m) f++ } print n+0, f+0}')
+if [ "$1" -gt 100 ] && [ $(($2 * 100)) -ge $(($1 * 99)) ]; then
+	pass "bpf-defer through the vDSO: main reached in $2 of $1 samples in [vdso]"
+else
+	fail "bpf-defer through the vDSO: main reached in $2 of $1 samples in [vdso]"
 fi
 
 # Syscall-heavy: samples of one kernel entry share a cookie and one unwind.

@@ -7,6 +7,7 @@
  *   (MS is CPU time of each thread, not wall time.)
  *   bpf-deep threads MS   two threads: worker_main -> worker_outer ->
  *                         worker_sort -> qsort (libc) -> worker_cmp
+ *   bpf-deep vdso MS      main -> vdso_outer -> clock_gettime (the vDSO)
  *   bpf-deep deep N MS    main -> deep_rec x N (frames of ~300 bytes) ->
  *                         deep_spin: a stack far deeper than any stack
  *                         snapshot perf can copy (65528 bytes)
@@ -87,6 +88,19 @@ __attribute__((noinline)) static unsigned long deep_rec(int n, double ms)
 	return pad[n & 255];
 }
 
+__attribute__((noinline)) static void vdso_outer(double ms)
+{
+	double end = cpu_ms() + ms;
+	struct timespec ts;
+	int i;
+
+	while (cpu_ms() < end)
+		for (i = 0; i < 1000; i++) {
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			sink += (unsigned long)ts.tv_nsec;
+		}
+}
+
 int main(int argc, char **argv)
 {
 	double ms;
@@ -103,11 +117,15 @@ int main(int argc, char **argv)
 			pthread_join(t[i], NULL);
 		return 0;
 	}
+	if (argc == 3 && !strcmp(argv[1], "vdso")) {
+		vdso_outer(atof(argv[2]));
+		return 0;
+	}
 	if (argc == 4 && !strcmp(argv[1], "deep")) {
 		ms = atof(argv[3]);
 		sink += deep_rec(atoi(argv[2]), ms);
 		return 0;
 	}
-	fprintf(stderr, "usage: bpf-deep threads MS | deep N MS\n");
+	fprintf(stderr, "usage: bpf-deep threads MS | vdso MS | deep N MS\n");
 	return 2;
 }
