@@ -33,6 +33,7 @@ struct sfp_bpf_defer {
 	uint64_t *obuf;		/* one output record */
 	uint64_t *chain;	/* callchain being built */
 	int err;		/* first error met in the ring callback */
+	int vmas_fd;		/* the BPF side's per-process VMA cache */
 	struct cookie_slot *cookies;
 	struct sfp_bpf_defer_stats st;
 };

@@ -173,6 +173,23 @@ struct sfb_fre {
 	sfb_u8 pad[3];
 };
 
+/*
+ * The executable file VMAs the callbacks met, per process (LRU hash by
+ * tgid), for the perf_event program's own walk (sframe.bpf.h).
+ */
+#define SFB_VMA_CACHE 32
+
+struct vma_ent {
+	sfb_u64 start, end, pgoff, dev, ino;
+};
+
+struct proc_vmas {
+	sfb_u64 exec_id;
+	sfb_u32 nr;
+	sfb_u32 next;
+	struct vma_ent v[SFB_VMA_CACHE];
+};
+
 /* --- counters (an array map indexed by these) ------------------------------ */
 enum sfb_stat {
 	SFB_ST_SAMPLES,
@@ -186,6 +203,7 @@ enum sfb_stat {
 	SFB_ST_EXEC,
 	SFB_ST_EXITING,
 	SFB_ST_NO_TABLE,	/* unwinds that met a module without table */
+	SFB_ST_SYNC,		/* user-mode samples walked at once */
 	SFB_ST__MAX,
 };
 

@@ -162,6 +162,7 @@ static int on_task_work(struct bpf_map *map, void *key, void *value)
 			w.fp_valid = 1;
 			w.top = 1;
 			w.pid = ent->pid;
+			w.exec_id = task->self_exec_id;
 			w.max = max_depth;
 			bpf_loop(SFB_MAX_DEPTH + 1, walk_step, &w, 0);
 			rec->nr = w.n;
@@ -260,6 +261,72 @@ static __always_inline __u64 entry_cookie(struct task_struct *task, __u32 tid,
 	return cookie;
 }
 
+/* Frames the perf_event program walks itself (deeper stacks: deferred). */
+#define SYNC_MAX_DEPTH 128
+
+/*
+ * A sample that interrupted user mode is its own kernel entry: the kernel
+ * unwinds it on the return from this very interrupt, from these very
+ * registers.  Scheduling a callback for it costs a self-IPI (tens of µs on
+ * a VM), so walk it here when everything it needs is at hand: resident
+ * stack pages (non-faulting reads), VMAs a callback already met, tables
+ * loaded, at most SYNC_MAX_DEPTH frames.  Anything else, and the walk is
+ * dropped and a callback scheduled as for any other sample.
+ * Return: the cookie of the record written, 0 when not done.
+ */
+static __always_inline __u64 sync_unwind(struct bpf_perf_event_data *ctx,
+					 struct task_struct *task, __u32 tid,
+					 __u32 pid, __u32 cpu)
+{
+	struct task_ent *ent = bpf_map_lookup_elem(&tasks, &tid);
+	struct sfb_deferred *rec;
+	struct walk w = {};
+	__u64 cookie;
+
+	/* pending work: the stale-callback rules of entry_cookie() apply */
+	if (ent && ent->pending)
+		return 0;
+	rec = bpf_ringbuf_reserve(&rb, sizeof(*rec), 0);
+	if (!rec)
+		return 0;
+	rec->type = SFB_REC_DEFERRED;
+	rec->flags = 0;
+	rec->pid = pid;
+	rec->tid = tid;
+	rec->cpu = cpu;
+	rec->nr = 0;
+	rec->stop = 0;
+	rec->sframe_frames = 0;
+	rec->fp_frames = 0;
+	w.rec = rec;
+	w.task = task;
+	w.ip = *(volatile __u64 *)&ctx->regs.ip;
+	w.sp = *(volatile __u64 *)&ctx->regs.sp;
+	w.fp = *(volatile __u64 *)&ctx->regs.bp;
+	w.fp_valid = 1;
+	w.top = 1;
+	w.pid = pid;
+	w.exec_id = task->self_exec_id;
+	w.max = max_depth < SYNC_MAX_DEPTH ? max_depth : SYNC_MAX_DEPTH;
+	bpf_loop(SYNC_MAX_DEPTH + 1, walk_step_nofault, &w, 0);
+	if (w.sync_fail || w.no_table || rec->stop == SFB_STOP_UNREADABLE ||
+	    (rec->stop == SFB_STOP_DEPTH && w.n < max_depth)) {
+		bpf_ringbuf_discard(rec, BPF_RB_NO_WAKEUP);
+		return 0;
+	}
+	cookie = new_cookie(cpu);
+	if (!cookie) {
+		bpf_ringbuf_discard(rec, BPF_RB_NO_WAKEUP);
+		return 0;
+	}
+	rec->nr = w.n;
+	rec->cookie = cookie;
+	rec->time = bpf_ktime_get_ns();
+	bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
+	count(SFB_ST_SYNC);
+	return cookie;
+}
+
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
@@ -301,8 +368,12 @@ int on_sample(struct bpf_perf_event_data *ctx)
 			s->flags |= SFB_S_EXITING;
 			count(SFB_ST_EXITING);
 		} else {
-			s->cookie = entry_cookie(task, tid, pid, cpu,
-						 user_mode, now, &s->flags);
+			if (user_mode)
+				s->cookie = sync_unwind(ctx, task, tid, pid, cpu);
+			if (!s->cookie)
+				s->cookie = entry_cookie(task, tid, pid, cpu,
+							 user_mode, now,
+							 &s->flags);
 		}
 	}
 	n = offsetof(struct sfb_sample, kstack) + (__u64)s->nr_kstack * 8;

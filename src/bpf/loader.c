@@ -141,6 +141,7 @@ int sfp_bpf_defer__load(const struct sfp_bpf_defer_opts *o,
 			strerror(errno));
 		goto fail;
 	}
+	b->vmas_fd = bpf_map__fd(b->skel->maps.vmas);
 	err = sfb_tables__new(bpf_map__fd(b->skel->maps.mods), b->fde_mem,
 			      b->fde_cap, b->fre_mem, b->fre_cap,
 			      SFP_OPTS_GET(o, sfp_bpf_defer_opts, cache_dir,

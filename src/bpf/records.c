@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "bpf/bpf-int.h"
@@ -235,8 +236,14 @@ int sfp_bpf_defer__record(const void *rec, size_t size, int cpu, void *ctx)
 		const char *name = (const char *)p + 72;
 
 		memcpy(&prot, p + 64, sizeof(prot));
-		if ((prot & 0x4) && memchr(name, 0, size - 72) && name[0] == '/')
+		uint32_t pid;
+
+		memcpy(&pid, p + 8, sizeof(pid));
+		if ((prot & 0x4) && memchr(name, 0, size - 72) && name[0] == '/') {
 			sfb_tables__ensure(b->tables, name, 0, 0);
+			/* the VMAs the BPF side remembered may be stale now */
+			bpf_map_delete_elem(b->vmas_fd, &pid);
+		}
 	}
 	return sfp_rec_pipe__record(rec, size, cpu, b->p);
 }

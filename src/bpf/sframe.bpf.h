@@ -75,6 +75,8 @@ struct walk {
 	__u32 vma_valid;
 	__u32 no_table;
 	__u32 max;
+	__u32 sync_fail;	/* the non-faulting walk cannot finish */
+	__u64 exec_id;
 };
 
 static long vma_cb(struct task_struct *task, struct vm_area_struct *vma,
@@ -104,15 +106,38 @@ static long vma_cb(struct task_struct *task, struct vm_area_struct *vma,
 	return 0;
 }
 
-static __always_inline int read_user_u64(__u64 addr, __u64 *v)
+/* Faulting read in the callback; non-faulting in the perf_event program. */
+static __always_inline int read_user_u64(__u64 addr, __u64 *v,
+					 const bool faulting)
 {
 	if (addr < 4096)
 		return -1;
-	return bpf_copy_from_user(v, sizeof(*v), (const void *)addr) ? -1 : 0;
+	if (faulting)
+		return bpf_copy_from_user(v, sizeof(*v), (const void *)addr) ?
+			       -1 : 0;
+	return bpf_probe_read_user(v, sizeof(*v), (const void *)addr) ? -1 : 0;
 }
 
+/*
+ * The executable file VMAs the callbacks met, per process, so that the
+ * perf_event program can walk a user-mode sample's stack at once without
+ * bpf_find_vma() (whose unlock in interrupt context is an irq_work, i.e.
+ * one more self-IPI).  Entries are only trusted for the exec generation
+ * they were seen in; user space drops a process's entry when it maps
+ * executable code (a new module may now sit where an old one was).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct proc_vmas);
+} vmas SEC(".maps");
+
+/* A new process's entry (too large for the BPF stack). */
+struct proc_vmas zero_vmas;
+
 /* A module without a table: tell user space (rate-limited). */
-static __always_inline void report_miss(struct walk *w,
+static __always_inline void report_miss(const struct vma_info *vi, __u32 pid,
 					const struct sfb_mod_key *key)
 {
 	__u64 now = bpf_ktime_get_ns(), *last;
@@ -126,35 +151,41 @@ static __always_inline void report_miss(struct walk *w,
 	if (!m)
 		return;
 	m->type = SFB_REC_MISS;
-	m->pid = w->pid;
+	m->pid = pid;
 	m->dev = key->dev;
 	m->ino = key->ino;
-	m->vm_start = w->vma.start;
-	m->vm_pgoff = w->vma.pgoff;
+	m->vm_start = vi->start;
+	m->vm_pgoff = vi->pgoff;
 	bpf_ringbuf_submit(m, BPF_RB_NO_WAKEUP);
 }
 
 /*
- * The FRE for pc in its module's table.  Return: 1 and *out, 0 when the
- * module has no table or no FDE/FRE covers pc.
+ * The FRE for pc in the table of the module of VMA vi.  A global function:
+ * the verifier checks its loops once, not once per caller and frame.  It
+ * gets only pointer-free memory (a spilled pointer in memory passed to a
+ * global function is lost to the caller).
+ * Return: 1 and *out; 0 when no FDE/FRE covers pc; -1 no table loaded.
  */
-static __always_inline int find_fre(struct walk *w, __u64 pc,
-				    struct sfb_fre *out)
+__noinline int find_fre(const struct vma_info *vi, __u32 pid, __u64 pc,
+			struct sfb_fre *out)
 {
-	struct sfb_mod_key key = { .dev = w->vma.dev, .ino = w->vma.ino };
+	struct sfb_mod_key key;
 	struct sfb_mod *mod;
 	struct sfb_fde *fde;
 	struct sfb_fre *fre;
 	__u64 off, link = 0, rel, foff;
 	__u32 lo, hi, i, idx, found = 0;
 
+	if (!vi || !out)
+		return 0;
+	key.dev = vi->dev;
+	key.ino = vi->ino;
 	mod = bpf_map_lookup_elem(&mods, &key);
 	if (!mod) {
-		w->no_table = 1;
-		report_miss(w, &key);
-		return 0;
+		report_miss(vi, pid, &key);
+		return -1;
 	}
-	off = pc - w->vma.start + (w->vma.pgoff << 12);
+	off = pc - vi->start + (vi->pgoff << 12);
 	for (i = 0; i < SFB_MAX_SEGS; i++) {
 		if (i >= mod->nr_segs)
 			break;
@@ -217,14 +248,86 @@ static __always_inline int find_fre(struct walk *w, __u64 pc,
 	return 1;
 }
 
-/* One frame: 0 to go on, 1 to stop (rec->stop set). */
-static long walk_step(__u32 i, void *ctx)
+/* Remember a VMA the callback found, for the perf_event program. */
+__noinline int cache_vma(const struct vma_info *vi, __u32 pid, __u64 exec_id)
 {
-	struct walk *w = ctx;
+	struct proc_vmas *pv;
+	__u32 i, k;
+
+	if (!vi)
+		return 0;
+	pv = bpf_map_lookup_elem(&vmas, &pid);
+	if (!pv) {
+		bpf_map_update_elem(&vmas, &pid, &zero_vmas, BPF_NOEXIST);
+		pv = bpf_map_lookup_elem(&vmas, &pid);
+		if (!pv)
+			return 0;
+		pv->exec_id = exec_id;
+	}
+	if (pv->exec_id != exec_id) {
+		pv->nr = 0;
+		pv->next = 0;
+		pv->exec_id = exec_id;
+	}
+	for (i = 0; i < SFB_VMA_CACHE; i++) {
+		if (i >= pv->nr)
+			break;
+		if (pv->v[i].start == vi->start)
+			return 0;
+	}
+	k = pv->next % SFB_VMA_CACHE;
+	/* start last: a reader never sees a half-written entry as valid */
+	pv->v[k].start = 0;
+	pv->v[k].end = vi->end;
+	pv->v[k].pgoff = vi->pgoff;
+	pv->v[k].dev = vi->dev;
+	pv->v[k].ino = vi->ino;
+	pv->v[k].start = vi->start;
+	pv->next = k + 1;
+	if (pv->nr < SFB_VMA_CACHE)
+		pv->nr++;
+	return 0;
+}
+
+/* The cached VMA covering pc, for the non-faulting walk. */
+__noinline int cached_vma(struct vma_info *vi, __u32 pid, __u64 exec_id,
+			  __u64 pc)
+{
+	struct proc_vmas *pv;
+	__u32 i;
+
+	if (!vi)
+		return 0;
+	pv = bpf_map_lookup_elem(&vmas, &pid);
+	if (!pv || pv->exec_id != exec_id)
+		return 0;
+	for (i = 0; i < SFB_VMA_CACHE; i++) {
+		__u64 start = pv->v[i].start;
+
+		if (i >= pv->nr)
+			break;
+		if (start && pc >= start && pc < pv->v[i].end) {
+			vi->start = start;
+			vi->end = pv->v[i].end;
+			vi->pgoff = pv->v[i].pgoff;
+			vi->dev = pv->v[i].dev;
+			vi->ino = pv->v[i].ino;
+			vi->exec = 1;
+			vi->has_file = 1;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* One frame: 0 to go on, 1 to stop (rec->stop set). */
+static __always_inline long walk_step_body(struct walk *w, const bool faulting)
+{
 	struct sfb_deferred *rec = w->rec;
 	__u64 pc, cfa, ra, nfp = w->fp, base;
 	struct sfb_fre fre;
 	int how = 0;		/* 1 sframe, 2 fp */
+	int found;
 
 	if (!rec)
 		return 1;
@@ -247,15 +350,28 @@ static long walk_step(__u32 i, void *ctx)
 	pc = w->top ? w->ip : w->ip - 1;
 	if (!w->vma_valid || pc < w->vma.start || pc >= w->vma.end) {
 		w->vma_valid = 0;
-		if (bpf_find_vma(w->task, pc, vma_cb, &w->vma, 0) == 0)
+		if (faulting) {
+			if (bpf_find_vma(w->task, pc, vma_cb, &w->vma, 0) == 0) {
+				w->vma_valid = 1;
+				if (w->vma.exec && w->vma.has_file)
+					cache_vma(&w->vma, w->pid, w->exec_id);
+			}
+		} else if (cached_vma(&w->vma, w->pid, w->exec_id, pc)) {
 			w->vma_valid = 1;
+		} else {
+			/* not known here: the callback will find it */
+			w->sync_fail = 1;
+			return 1;
+		}
 	}
 	if (!w->vma_valid || !w->vma.exec) {
 		rec->stop = w->top ? SFB_STOP_NO_INFO : SFB_STOP_BAD_RA;
 		return 1;
 	}
-	if (w->vma.has_file && find_fre(w, pc, &fre) &&
-	    !(fre.flags & (SFB_FRE_UNSUPP | SFB_FRE_SIGNAL))) {
+	found = w->vma.has_file ? find_fre(&w->vma, w->pid, pc, &fre) : 0;
+	if (found < 0)
+		w->no_table = 1;
+	if (found > 0 && !(fre.flags & (SFB_FRE_UNSUPP | SFB_FRE_SIGNAL))) {
 		if (fre.flags & SFB_FRE_RA_UNDEF) {
 			rec->stop = SFB_STOP_OUTERMOST;
 			return 1;
@@ -268,17 +384,18 @@ static long walk_step(__u32 i, void *ctx)
 			base = w->sp;
 		}
 		cfa = base + (__s64)fre.cfa_off;
-		if ((fre.flags & SFB_FRE_CFA_DEREF) && read_user_u64(cfa, &cfa)) {
+		if ((fre.flags & SFB_FRE_CFA_DEREF) && read_user_u64(cfa, &cfa, faulting)) {
 			rec->stop = SFB_STOP_UNREADABLE;
 			return 1;
 		}
-		if (read_user_u64(cfa + (__s64)fre.ra_off, &ra)) {
+		if (read_user_u64(cfa + (__s64)fre.ra_off, &ra, faulting)) {
 			rec->stop = SFB_STOP_UNREADABLE;
 			return 1;
 		}
 		if ((fre.flags & SFB_FRE_FP_SAVED) &&
 		    cfa + (__s64)fre.fp_off >= w->sp) {
-			if (read_user_u64(cfa + (__s64)fre.fp_off, &nfp)) {
+			if (read_user_u64(cfa + (__s64)fre.fp_off, &nfp,
+					  faulting)) {
 				rec->stop = SFB_STOP_UNREADABLE;
 				return 1;
 			}
@@ -293,7 +410,8 @@ fp:
 		return 1;
 	}
 	cfa = w->fp + 16;
-	if (read_user_u64(w->fp + 8, &ra) || read_user_u64(w->fp, &nfp)) {
+	if (read_user_u64(w->fp + 8, &ra, faulting) ||
+	    read_user_u64(w->fp, &nfp, faulting)) {
 		rec->stop = SFB_STOP_UNREADABLE;
 		return 1;
 	}
@@ -317,6 +435,16 @@ stepped:
 	w->fp_valid = 1;
 	w->top = 0;
 	return 0;
+}
+
+static long walk_step(__u32 i, void *ctx)
+{
+	return walk_step_body(ctx, true);
+}
+
+static long walk_step_nofault(__u32 i, void *ctx)
+{
+	return walk_step_body(ctx, false);
 }
 
 #endif /* SFP_BPF_SFRAME_BPF_H */

@@ -41,6 +41,7 @@ void record_bpf_load(enum sfp_record_call_graph *cg, uint32_t max_depth,
 static const char *const kstat_names[] = {
 	"samples", "scheduled", "shared", "sched-fail", "callbacks",
 	"ring-full", "stale", "tid-reuse", "exec", "exiting", "no-table",
+	"walked-at-once",
 };
 
 void record_bpf_summary(FILE *f, const struct sfp_bpf_defer *b)
