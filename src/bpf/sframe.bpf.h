@@ -79,6 +79,65 @@ struct walk {
 	__u64 exec_id;
 };
 
+/*
+ * The executable file VMAs the callbacks met, per process, so that the
+ * perf_event program can walk a user-mode sample's stack at once without
+ * bpf_find_vma() (whose unlock in interrupt context is an irq_work, i.e.
+ * one more self-IPI).  Entries are only trusted for the exec generation
+ * they were seen in; user space drops a process's entry when it maps
+ * executable code (a new module may now sit where an old one was).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct proc_vmas);
+} vmas SEC(".maps");
+
+/* A new process's entry (too large for the BPF stack). */
+struct proc_vmas zero_vmas;
+
+/* Remember a VMA the callback found, for the perf_event program. */
+__noinline int cache_vma(const struct vma_info *vi, __u32 pid, __u64 exec_id)
+{
+	struct proc_vmas *pv;
+	__u32 i, k;
+
+	if (!vi)
+		return 0;
+	pv = bpf_map_lookup_elem(&vmas, &pid);
+	if (!pv) {
+		bpf_map_update_elem(&vmas, &pid, &zero_vmas, BPF_NOEXIST);
+		pv = bpf_map_lookup_elem(&vmas, &pid);
+		if (!pv)
+			return 0;
+		pv->exec_id = exec_id;
+	}
+	if (pv->exec_id != exec_id) {
+		pv->nr = 0;
+		pv->next = 0;
+		pv->exec_id = exec_id;
+	}
+	for (i = 0; i < SFB_VMA_CACHE; i++) {
+		if (i >= pv->nr)
+			break;
+		if (pv->v[i].start == vi->start)
+			return 0;
+	}
+	k = pv->next % SFB_VMA_CACHE;
+	/* start last: a reader never sees a half-written entry as valid */
+	pv->v[k].start = 0;
+	pv->v[k].end = vi->end;
+	pv->v[k].pgoff = vi->pgoff;
+	pv->v[k].dev = vi->dev;
+	pv->v[k].ino = vi->ino;
+	pv->v[k].start = vi->start;
+	pv->next = k + 1;
+	if (pv->nr < SFB_VMA_CACHE)
+		pv->nr++;
+	return 0;
+}
+
 static long vma_cb(struct task_struct *task, struct vm_area_struct *vma,
 		   void *data)
 {
@@ -103,6 +162,10 @@ static long vma_cb(struct task_struct *task, struct vm_area_struct *vma,
 		vi->ino = SFB_VDSO_INO;
 		vi->has_file = 1;
 	}
+	/* Here, not in the walk: a call there multiplies the verifier's
+	 * states of every frame. */
+	if (vi->exec && vi->has_file)
+		cache_vma(vi, task->tgid, task->self_exec_id);
 	return 0;
 }
 
@@ -117,24 +180,6 @@ static __always_inline int read_user_u64(__u64 addr, __u64 *v,
 			       -1 : 0;
 	return bpf_probe_read_user(v, sizeof(*v), (const void *)addr) ? -1 : 0;
 }
-
-/*
- * The executable file VMAs the callbacks met, per process, so that the
- * perf_event program can walk a user-mode sample's stack at once without
- * bpf_find_vma() (whose unlock in interrupt context is an irq_work, i.e.
- * one more self-IPI).  Entries are only trusted for the exec generation
- * they were seen in; user space drops a process's entry when it maps
- * executable code (a new module may now sit where an old one was).
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32);
-	__type(value, struct proc_vmas);
-} vmas SEC(".maps");
-
-/* A new process's entry (too large for the BPF stack). */
-struct proc_vmas zero_vmas;
 
 /* A module without a table: tell user space (rate-limited). */
 static __always_inline void report_miss(const struct vma_info *vi, __u32 pid,
@@ -248,47 +293,6 @@ __noinline int find_fre(const struct vma_info *vi, __u32 pid, __u64 pc,
 	return 1;
 }
 
-/* Remember a VMA the callback found, for the perf_event program. */
-__noinline int cache_vma(const struct vma_info *vi, __u32 pid, __u64 exec_id)
-{
-	struct proc_vmas *pv;
-	__u32 i, k;
-
-	if (!vi)
-		return 0;
-	pv = bpf_map_lookup_elem(&vmas, &pid);
-	if (!pv) {
-		bpf_map_update_elem(&vmas, &pid, &zero_vmas, BPF_NOEXIST);
-		pv = bpf_map_lookup_elem(&vmas, &pid);
-		if (!pv)
-			return 0;
-		pv->exec_id = exec_id;
-	}
-	if (pv->exec_id != exec_id) {
-		pv->nr = 0;
-		pv->next = 0;
-		pv->exec_id = exec_id;
-	}
-	for (i = 0; i < SFB_VMA_CACHE; i++) {
-		if (i >= pv->nr)
-			break;
-		if (pv->v[i].start == vi->start)
-			return 0;
-	}
-	k = pv->next % SFB_VMA_CACHE;
-	/* start last: a reader never sees a half-written entry as valid */
-	pv->v[k].start = 0;
-	pv->v[k].end = vi->end;
-	pv->v[k].pgoff = vi->pgoff;
-	pv->v[k].dev = vi->dev;
-	pv->v[k].ino = vi->ino;
-	pv->v[k].start = vi->start;
-	pv->next = k + 1;
-	if (pv->nr < SFB_VMA_CACHE)
-		pv->nr++;
-	return 0;
-}
-
 /* The cached VMA covering pc, for the non-faulting walk. */
 __noinline int cached_vma(struct vma_info *vi, __u32 pid, __u64 exec_id,
 			  __u64 pc)
@@ -353,8 +357,6 @@ static __always_inline long walk_step_body(struct walk *w, const bool faulting)
 		if (faulting) {
 			if (bpf_find_vma(w->task, pc, vma_cb, &w->vma, 0) == 0) {
 				w->vma_valid = 1;
-				if (w->vma.exec && w->vma.has_file)
-					cache_vma(&w->vma, w->pid, w->exec_id);
 			}
 		} else if (cached_vma(&w->vma, w->pid, w->exec_id, pc)) {
 			w->vma_valid = 1;
