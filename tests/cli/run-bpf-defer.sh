@@ -76,6 +76,15 @@ else
 	fail "bpf-defer: complete stacks in $2 of $1 worker samples ($tids tids)"
 	grep "unwind stops\|tables:" "$TMP/t.out" | sed 's/^/  /'
 fi
+# Both ways of unwinding ran: user-mode samples walked in the perf_event
+# program, the rest (and the 3000-frame stacks below) in the callback.
+wa=$(sed -n 's/.*walked-at-once \([0-9]*\).*/\1/p' "$TMP/t.out")
+cb=$(sed -n 's/.*kernel side:.* callbacks \([0-9]*\).*/\1/p' "$TMP/t.out")
+if [ -n "$wa" ] && [ "$wa" -gt 0 ] && [ -n "$cb" ]; then
+	pass "bpf-defer: $wa samples walked at once, $cb callbacks"
+else
+	fail "bpf-defer: walked at once '$wa', callbacks '$cb'"
+fi
 $RECS "$TMP/t.data" > "$TMP/t.recs"
 sb=$(sed -n 's/^stack_bytes //p' "$TMP/t.recs")
 rs=$(sed -n 's/^regs_or_stack //p' "$TMP/t.recs")
@@ -135,7 +144,9 @@ $SFPROF record --call-graph bpf-defer -o "$TMP/d.data" -- "$DEEP" deep 3000 300 
 $SFPROF record --stack-size 65528 -o "$TMP/s.data" -- "$DEEP" deep 3000 300 > "$TMP/s.out" 2>&1
 bd=$($RECS "$TMP/d.data" | sed -n 's/^deferred_max_nr //p')
 sd=$($RECS "$TMP/s.data" | sed -n 's/^deferred_max_nr //p')
+dcb=$(sed -n 's/.*kernel side:.* callbacks \([0-9]*\).*/\1/p' "$TMP/d.out")
 if [ "$bd" = 510 ] && grep -q "depth" "$TMP/d.out" && [ "$sd" -lt 510 ] &&
+   [ -n "$dcb" ] && [ "$dcb" -gt 0 ] &&
    grep -q "truncated" "$TMP/s.out"; then
 	pass "3000-frame recursion: bpf-defer unwinds to the depth cap ($bd), sframe snapshot truncates ($sd)"
 else
