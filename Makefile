@@ -36,6 +36,7 @@ OPT ?= -O2
 CFLAGS ?= $(OPT) -g
 BASE_CFLAGS := -std=gnu11 $(WARNINGS) -fPIC -fvisibility=hidden \
 	-D_GNU_SOURCE -Iinclude -Isrc
+BASE_CFLAGS += -I$(BUILD)/bpf
 ifeq ($(SAN),1)
 BASE_CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer -DSFP_DEBUG_BUILD
@@ -44,10 +45,12 @@ endif
 ALL_CFLAGS = $(BASE_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
 LIBS := -lelf -lzstd -llzma -lz -lpthread -ldl
 LIBS += -ldw -liberty
+LIBS += -lbpf
 ALL_LDFLAGS = $(SAN_LDFLAGS) $(LDFLAGS)
 
 # ---- sources: one folder per component, picked up automatically ----------
 LIB_SRCS := $(sort $(wildcard src/*/*.c))
+LIB_SRCS := $(filter-out %.bpf.c,$(LIB_SRCS))
 LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS))
 CLI_SRCS := $(sort $(wildcard tools/sfprof/*.c))
 CLI_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(CLI_SRCS))
@@ -155,6 +158,7 @@ $(BUILD)/bench/bench-%: bench/bench-%.c $(STATIC_LIB)
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Ibench -o $@ $< $(STATIC_LIB) \
 		$(LIBS) $(BENCH_LIBS_$*)
 -include bench/bench.mk
+-include src/bpf/bpf.mk
 
 tests: all $(TEST_BINS) $(TEST_HELPER_BINS) $(FUZZ_BINS)
 

@@ -19,6 +19,9 @@ PKGS="$PKGS chromium nodejs"
 # Export tests: protoc decodes pprof output, `go tool pprof` reads it, node
 # checks the pprof and Firefox Profiler output.
 PKGS="$PKGS protobuf-compiler golang-go nodejs"
+# --call-graph bpf-defer: libbpf, bpftool (vmlinux.h, skeleton); clang/llvm
+# above compile the BPF object.
+PKGS="$PKGS libbpf-dev bpftool llvm"
 # Extra packages named by the caller (e.g. later components).
 PKGS="$PKGS ${SFP_EXTRA_PKGS:-}"
 

@@ -56,6 +56,9 @@ enum sfp_record_call_graph {
 	SFP_RECORD_CG_KERNEL_DEFER,
 	/* No callchains. */
 	SFP_RECORD_CG_NONE,
+	/* BPF task_work deferral with an SFrame unwind in BPF (src/bpf/);
+	 * the session opens the events, `record` attaches the program. */
+	SFP_RECORD_CG_BPF_DEFER,
 };
 
 struct sfp_record_opts {

@@ -599,7 +599,9 @@ int sfp_rec_pipe__new(struct sfp_record *r, const struct sfp_rec_pipe_opts *o,
 	if (sfp_record__ids(r, 0, &ids))
 		p->track_id = ids[0];
 	for (i = 0; i < nr; i++) {
-		if (p->rewrite)
+		/* bpf-defer writes deferred-form samples too (src/bpf/). */
+		if (p->rewrite || sfp_record__call_graph(r) ==
+					  SFP_RECORD_CG_BPF_DEFER)
 			sfp_record_out_attr(sfp_record__attr(r, i),
 					    !p->inline_mode, i == 0,
 					    &p->out_attrs[i]);

@@ -106,4 +106,14 @@ SFP_HIDDEN int sfp_sample_parse(const struct perf_event_attr *attr,
 SFP_HIDDEN int sfp_sample_parse_id(uint64_t sample_type, const void *rec,
 				   size_t size, struct sfp_record_sample *s);
 
+/* --- session.c, for --call-graph bpf-defer (src/bpf/) --- */
+
+/* The event fds, in the order of the ids of evsel 0, 1, ... */
+SFP_HIDDEN size_t sfp_record_fds(const struct sfp_record *r, const int **fds);
+
+/* Queue a record made elsewhere; sfp_record__read() delivers it in time
+ * order with those of the rings.  Return: 0 or -ENOMEM. */
+SFP_HIDDEN int sfp_record_inject(struct sfp_record *r, const void *rec,
+				 size_t size, int cpu);
+
 #endif /* SFP_RECORD_INTERNAL_H */

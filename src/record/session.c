@@ -87,6 +87,7 @@ const char *sfp_record__call_graph_name(enum sfp_record_call_graph m)
 	case SFP_RECORD_CG_DWARF: return "dwarf";
 	case SFP_RECORD_CG_KERNEL_DEFER: return "kernel-defer";
 	case SFP_RECORD_CG_NONE: return "none";
+	case SFP_RECORD_CG_BPF_DEFER: return "bpf-defer";
 	}
 	return "?";
 }
@@ -323,6 +324,12 @@ static void init_attr(struct sfp_record *r, const struct sfp_record_opts *o,
 		sfp_attr_set_flag_bit(a, SFP_ATTR_BIT_DEFER_CALLCHAIN);
 		if (tracking)
 			sfp_attr_set_flag_bit(a, SFP_ATTR_BIT_DEFER_OUTPUT);
+		break;
+	case SFP_RECORD_CG_BPF_DEFER:
+		/* A BPF program writes the samples (src/bpf/): the kernel
+		 * chain is all it asks of perf. */
+		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+		a->exclude_callchain_user = 1;
 		break;
 	case SFP_RECORD_CG_NONE:
 		break;
@@ -637,7 +644,7 @@ int sfp_record__open(const struct sfp_record_opts *o,
 		err = -EINVAL;
 		goto fail;
 	}
-	if ((int)r->cg < 0 || r->cg > SFP_RECORD_CG_NONE) {
+	if ((int)r->cg < 0 || r->cg > SFP_RECORD_CG_BPF_DEFER) {
 		err = -EINVAL;
 		goto fail;
 	}
@@ -971,6 +978,23 @@ int sfp_record__read(struct sfp_record *r, bool final, sfp_record_event_fn fn,
 	}
 	free(ready);
 	return err < 0 ? err : delivered;
+}
+
+size_t sfp_record_fds(const struct sfp_record *r, const int **fds)
+{
+	*fds = r->fds;
+	return r->nr_fds;
+}
+
+int sfp_record_inject(struct sfp_record *r, const void *rec, size_t size,
+		      int cpu)
+{
+	int err;
+
+	pthread_mutex_lock(&r->lock);
+	err = pend_push(r, cpu, rec, size);
+	pthread_mutex_unlock(&r->lock);
+	return err;
 }
 
 size_t sfp_record__queued(struct sfp_record *r)

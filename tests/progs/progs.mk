@@ -21,3 +21,5 @@ PROG_CFLAGS_export-inline := -O2 -g -fno-omit-frame-pointer
 # report tests: a known call path, no frame pointers, no tail calls.
 PROG_CFLAGS_report-work := -O2 -fomit-frame-pointer -fno-optimize-sibling-calls
 PROG_CFLAGS_report-work-dbg := -g -O2 -fomit-frame-pointer -fno-optimize-sibling-calls
+# bpf-defer tests: no frame pointers, no own .sframe (tables from .eh_frame).
+PROG_CFLAGS_bpf-deep := -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -pthread

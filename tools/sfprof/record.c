@@ -26,6 +26,7 @@
 #include "cli.h"
 #include "record/pipeline.h"
 #include "record/record.h"
+#include "record-bpf.h"
 
 static volatile sig_atomic_t stop_requested;
 
@@ -123,6 +124,18 @@ static void usage(FILE *f)
 "                        probed at start, with a clear error when the kernel\n"
 "                        lacks it\n"
 "        none            no call stacks\n"
+"        bpf-defer       the kernel's deferral done with BPF task_work (kernel\n"
+"                        6.18+, root): a BPF program takes the kernel chain,\n"
+"                        and once per task kernel entry, in the task on its\n"
+"                        way back to user space, unwinds the user stack with\n"
+"                        SFrame tables loaded into BPF maps (frame pointers as\n"
+"                        fallback); no stack bytes are copied, stacks are not\n"
+"                        truncated.  Falls back to sframe, with the reason,\n"
+"                        where the kernel lacks BPF task_work or rejects the\n"
+"                        program.  Which to choose: kernel-defer where the\n"
+"                        kernel has defer_callchain (6.19+) and the code has\n"
+"                        frame pointers; bpf-defer otherwise; sframe where\n"
+"                        BPF is not allowed\n"
 "      --inline          with sframe: write classic user chains in each sample\n"
 "                        (PERF_CONTEXT_USER) for tools older than perf 6.19\n"
 "      --stack-size N    user stack bytes copied per sample (default 16384,\n"
@@ -275,8 +288,10 @@ static void summary(const struct ctx *c, const struct sfp_record *r,
 				cpu, (unsigned long long)sfp_record__lost(r, cpu));
 	fprintf(stderr, "%s\n", lost ? ")" : "");
 	if (!sfp_rec_pipe__rewrites(p)) {
-		fprintf(stderr, "  call graph: %s (records written as the kernel "
-			"gave them)\n", sfp_record__call_graph_name(cg));
+		if (cg != SFP_RECORD_CG_BPF_DEFER)	/* record_bpf_summary() */
+			fprintf(stderr, "  call graph: %s (records written as "
+				"the kernel gave them)\n",
+				sfp_record__call_graph_name(cg));
 		return;
 	}
 	fprintf(stderr, "  call graph: sframe, %s form; %llu samples with a "
@@ -387,6 +402,9 @@ int cmd_record(int argc, char **argv)
 	SFP_OPTS(sfp_rec_pipe_opts, po);
 	struct sfp_record *r = NULL;
 	struct sfp_rec_pipe *p = NULL;
+	struct sfp_bpf_defer *bd = NULL;
+	sfp_record_event_fn rec_fn = sfp_rec_pipe__record;
+	void *rec_ctx = NULL;
 	struct ctx c = { .path = "perf.data" };
 	struct reader rd = { 0 };
 	pthread_t reader_thread;
@@ -450,14 +468,15 @@ int cmd_record(int argc, char **argv)
 			ro.call_graph = SFP_RECORD_CG_SFRAME;
 			break;
 		case OPT_CALL_GRAPH:
-			for (i = SFP_RECORD_CG_SFRAME; i <= SFP_RECORD_CG_NONE;
+			for (i = SFP_RECORD_CG_SFRAME; i <= SFP_RECORD_CG_BPF_DEFER;
 			     i++)
 				if (!strcmp(optarg,
 					    sfp_record__call_graph_name(i)))
 					break;
-			if (i > SFP_RECORD_CG_NONE) {
+			if (i > SFP_RECORD_CG_BPF_DEFER) {
 				cli_err("--call-graph: unknown mode '%s' (sframe, "
-					"fp, dwarf, kernel-defer, none)", optarg);
+					"fp, dwarf, kernel-defer, none, "
+					"bpf-defer)", optarg);
 				goto usage_err;
 			}
 			ro.call_graph = i;
@@ -532,11 +551,13 @@ int cmd_record(int argc, char **argv)
 		goto usage_err;
 	}
 	if (inline_mode && ro.call_graph != SFP_RECORD_CG_SFRAME) {
+		/* (bpf-defer writes the deferred form only) */
 		cli_err("--inline applies to --call-graph sframe only");
 		goto usage_err;
 	}
 	ro.events = events;
 	po.inline_mode = inline_mode;
+	record_bpf_load(&ro.call_graph, po.max_depth, &bd);
 
 	err = sfp_record__open(&ro, &r);
 	if (err) {
@@ -552,6 +573,19 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	}
 	c.zlevel = wo.compression_level;
+	if (bd) {
+		err = sfp_bpf_defer__attach(bd, r, p,
+					    (const char *const *)ro.argv,
+					    ro.pids);
+		if (err) {
+			cli_err("bpf-defer: cannot attach: %s",
+				sfp_strerror(err));
+			ret = EXIT_INVALID;
+			goto out;
+		}
+		rec_fn = sfp_bpf_defer__record;
+		rec_ctx = bd;
+	}
 	wo.cmdline = (const char *const *)argv - 1;
 	wo.nr_cmdline = (size_t)argc + 1;
 	err = sfp_perf_writer__open(c.path, &wo, &c.w);
@@ -624,9 +658,11 @@ int cmd_record(int argc, char **argv)
 			usleep(50000);
 		else
 			sfp_record__poll(r, 100);
+		if (bd && !rd.err && (err = sfp_bpf_defer__poll(bd)) < 0)
+			rd.err = err;
 		err = rd.err ? rd.err
-			     : sfp_record__read(r, false, sfp_rec_pipe__record,
-						p);
+			     : sfp_record__read(r, false, rec_fn,
+						rec_ctx ? rec_ctx : p);
 		if (err < 0 && !c.write_err) {
 			cli_err("reading the rings: %s", sfp_strerror(err));
 			ret = EXIT_INVALID;
@@ -648,7 +684,10 @@ stop:
 	}
 	sfp_record__stop(r);
 	if (!c.write_err) {
-		err = sfp_record__read(r, true, sfp_rec_pipe__record, p);
+		err = bd ? sfp_bpf_defer__poll(bd) : 0;
+		if (err >= 0)
+			err = sfp_record__read(r, true, rec_fn,
+					       rec_ctx ? rec_ctx : p);
 		if (err >= 0)
 			err = sfp_rec_pipe__finish(p);
 		if (err < 0 && !c.write_err) {
@@ -681,7 +720,10 @@ stop:
 	}
 	if (!quiet)
 		summary(&c, r, p, ro.call_graph, inline_mode, t_stop - t0);
+	if (!quiet && bd)
+		record_bpf_summary(stderr, bd);
 out:
+	sfp_bpf_defer__free(&bd);
 	sfp_perf_writer__free(&c.w);
 	sfp_rec_pipe__free(&p);
 	sfp_record__free(&r);

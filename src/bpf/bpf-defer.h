@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `--call-graph bpf-defer`: the BPF task_work backend of `record`.
+ *
+ *   sfp_bpf_defer__load()    open + verify the BPF object (before the
+ *                            session: a rejection falls back to sframe)
+ *   sfp_bpf_defer__attach()  attach to every event fd of the session;
+ *                            preload tables of what the target maps
+ *   sfp_bpf_defer__poll()    ring buffer -> perf records (samples in the
+ *                            deferred form, PERF_RECORD_CALLCHAIN_DEFERRED)
+ *                            queued into the session, which delivers them
+ *                            in time order with its side-band records
+ *   sfp_bpf_defer__record()  the session's record callback: loads tables
+ *                            for new executable mappings, then hands the
+ *                            record on to the pipeline
+ */
+#ifndef SFP_BPF_DEFER_H
+#define SFP_BPF_DEFER_H
+
+#include <sfprof/unwind.h>
+
+#include "record/pipeline.h"
+
+struct sfp_bpf_defer;
+
+struct sfp_bpf_defer_opts {
+	size_t sz;
+	uint32_t max_depth;	/* user frames (0: 510) */
+	uint32_t max_fdes;	/* FDE array entries (0: 262144) */
+	uint32_t max_fres;	/* FRE array entries (0: 1048576) */
+	const char *cache_dir;	/* for tables built from .eh_frame */
+	size_t :0;
+};
+#define sfp_bpf_defer_opts__last_field cache_dir
+
+struct sfp_bpf_defer_stats {
+	uint64_t samples;		/* sample records received */
+	uint64_t user_samples;		/* of which with a cookie */
+	uint64_t deferred;		/* deferred records written */
+	uint64_t deferred_dropped;	/* exec/exit/wrong task: not written */
+	uint64_t frames, sframe_frames, fp_frames;
+	uint64_t stops[SFP_STOP__MAX];
+	uint64_t no_table_unwinds;	/* unwinds that met a module without
+					   a table */
+	uint64_t no_table_samples;	/* samples served by those */
+	uint64_t misses;		/* modules reported missing by BPF */
+	uint64_t stale;			/* callbacks that never came */
+	uint64_t kernel[16];		/* the BPF side's counters (SFB_ST_*) */
+	uint64_t tables_loaded, tables_evicted, tables_failed;
+};
+
+/*
+ * Load and verify the programs.  Return: 0; -EOPNOTSUPP the kernel lacks
+ * BPF task_work (the kfunc) or BTF; -EPERM not allowed to load BPF;
+ * -EINVAL the verifier rejected the program (its log went to pr_warn).
+ */
+SFP_HIDDEN int sfp_bpf_defer__load(const struct sfp_bpf_defer_opts *opts,
+				   struct sfp_bpf_defer **out);
+
+/*
+ * Attach to the session's events (left disabled: the session enables
+ * them); p gives the output attrs.  The tables of the command (argv) or of
+ * the attached processes ("PID[,PID...]") are loaded before any sample.
+ */
+SFP_HIDDEN int sfp_bpf_defer__attach(struct sfp_bpf_defer *b,
+				     struct sfp_record *r,
+				     struct sfp_rec_pipe *p,
+				     const char *const *argv,
+				     const char *pids);
+
+/* Move what the ring buffer holds into the session.  Return: records or
+ * -errno. */
+SFP_HIDDEN int sfp_bpf_defer__poll(struct sfp_bpf_defer *b);
+
+/* An sfp_record_event_fn; ctx is the sfp_bpf_defer. */
+SFP_HIDDEN int sfp_bpf_defer__record(const void *rec, size_t size, int cpu,
+				     void *ctx);
+
+SFP_HIDDEN void sfp_bpf_defer__stats(const struct sfp_bpf_defer *b,
+				     struct sfp_bpf_defer_stats *st);
+
+SFP_HIDDEN void sfp_bpf_defer__free(struct sfp_bpf_defer **b);
+
+#endif /* SFP_BPF_DEFER_H */

@@ -1,0 +1,24 @@
+# The BPF object of `--call-graph bpf-defer`, built with clang against the
+# running kernel's BTF (CO-RE): vmlinux.h is generated into the build dir,
+# never committed, and the object is embedded as a bpftool skeleton.
+BPFTOOL ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
+BPF_CLANG ?= clang
+BPF_OUT := $(BUILD)/bpf
+VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
+
+$(BPF_OUT)/vmlinux.h:
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@.tmp && mv $@.tmp $@
+
+$(BPF_OUT)/defer.bpf.o: src/bpf/defer.bpf.c src/bpf/sframe.bpf.h \
+		src/bpf/defer-shared.h $(BPF_OUT)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)$(BPF_CLANG) -target bpf -O2 -g -mcpu=v3 -D__TARGET_ARCH_x86 \
+		-Wall -Werror -I$(BPF_OUT) -Isrc -c $< -o $@
+
+$(BPF_OUT)/defer.skel.h: $(BPF_OUT)/defer.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name sfp_defer_bpf > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/src/bpf/loader.o: $(BPF_OUT)/defer.skel.h

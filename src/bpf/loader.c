@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Loading and attaching the BPF side of `--call-graph bpf-defer`: the
+ * object built at `make` time (defer.bpf.c, embedded as a bpftool
+ * skeleton), checked against what this kernel offers before it is loaded,
+ * so that a missing feature is a clear message rather than a verifier log.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <linux/perf_event.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "bpf/bpf-int.h"
+#include "defer.skel.h"
+
+#define DEFAULT_FDES (1U << 18)
+#define DEFAULT_FRES (1U << 20)
+
+static const char *const kfunc_name = "bpf_task_work_schedule_resume_impl";
+
+/* libbpf's messages: the verifier log is a warning when loading fails. */
+static int libbpf_log(enum libbpf_print_level level, const char *fmt,
+		      va_list ap)
+{
+	char buf[16384];
+	size_t n;
+
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	n = strlen(buf);
+	if (n && buf[n - 1] == '\n')
+		buf[n - 1] = 0;
+	if (level == LIBBPF_WARN)
+		pr_warn("libbpf: %s", buf);
+	else
+		pr_debug("libbpf: %s", buf);
+	return 0;
+}
+
+/* Does the running kernel have BTF and the task_work kfunc? */
+static int probe_kernel(void)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	int id;
+
+	if (!vmlinux) {
+		pr_warn("bpf-defer: the kernel has no BTF (/sys/kernel/btf/"
+			"vmlinux; CONFIG_DEBUG_INFO_BTF): use --call-graph "
+			"sframe");
+		return -EOPNOTSUPP;
+	}
+	id = btf__find_by_name_kind(vmlinux, kfunc_name, BTF_KIND_FUNC);
+	btf__free(vmlinux);
+	if (id < 0) {
+		pr_warn("bpf-defer: this kernel lacks BPF task_work (kfunc %s, "
+			"Linux 6.18+): use --call-graph sframe", kfunc_name);
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+int sfp_bpf_defer__load(const struct sfp_bpf_defer_opts *o,
+			struct sfp_bpf_defer **out)
+{
+	struct sfp_bpf_defer *b;
+	uint32_t depth;
+	long page = sysconf(_SC_PAGESIZE);
+	int err;
+
+	*out = NULL;
+	if (!SFP_OPTS_VALID(o, sfp_bpf_defer_opts))
+		return -EINVAL;
+	err = probe_kernel();
+	if (err)
+		return err;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	b->fde_cap = SFP_OPTS_GET(o, sfp_bpf_defer_opts, max_fdes, 0);
+	b->fre_cap = SFP_OPTS_GET(o, sfp_bpf_defer_opts, max_fres, 0);
+	depth = SFP_OPTS_GET(o, sfp_bpf_defer_opts, max_depth, 0);
+	if (!b->fde_cap)
+		b->fde_cap = DEFAULT_FDES;
+	if (!b->fre_cap)
+		b->fre_cap = DEFAULT_FRES;
+	if (!depth || depth > SFB_MAX_DEPTH)
+		depth = SFB_MAX_DEPTH;
+	if (b->fde_cap > (1U << 24) || b->fre_cap > (1U << 26)) {
+		pr_warn("bpf-defer: table arrays too large");
+		err = -EINVAL;
+		goto fail;
+	}
+	libbpf_set_print(libbpf_log);
+	b->skel = sfp_defer_bpf__open();
+	if (!b->skel) {
+		err = -errno ? -errno : -ENOMEM;
+		pr_warn("bpf-defer: cannot open the BPF object: %s",
+			strerror(-err));
+		goto fail;
+	}
+	b->skel->rodata->max_depth = depth;
+	bpf_map__set_max_entries(b->skel->maps.fdes, b->fde_cap);
+	bpf_map__set_max_entries(b->skel->maps.fres, b->fre_cap);
+	/* user space writes the tables through mmap, not a syscall each */
+	bpf_map__set_map_flags(b->skel->maps.fdes, BPF_F_MMAPABLE);
+	bpf_map__set_map_flags(b->skel->maps.fres, BPF_F_MMAPABLE);
+	err = sfp_defer_bpf__load(b->skel);
+	if (err) {
+		if (err == -EPERM)
+			pr_warn("bpf-defer: not allowed to load BPF programs "
+				"(run as root or with CAP_BPF + CAP_PERFMON)");
+		else
+			pr_warn("bpf-defer: the kernel rejected the BPF "
+				"program (%s; the verifier's log is above): use "
+				"--call-graph sframe", strerror(-err));
+		err = err == -EPERM ? -EPERM : -EINVAL;
+		goto fail;
+	}
+	b->fde_len = ((size_t)b->fde_cap * sizeof(struct sfb_fde) + page - 1) &
+		     ~(size_t)(page - 1);
+	b->fre_len = ((size_t)b->fre_cap * sizeof(struct sfb_fre) + page - 1) &
+		     ~(size_t)(page - 1);
+	b->fde_mem = mmap(NULL, b->fde_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			  bpf_map__fd(b->skel->maps.fdes), 0);
+	b->fre_mem = mmap(NULL, b->fre_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			  bpf_map__fd(b->skel->maps.fres), 0);
+	if (b->fde_mem == MAP_FAILED || b->fre_mem == MAP_FAILED) {
+		err = -errno;
+		pr_warn("bpf-defer: mmap of the table arrays: %s",
+			strerror(errno));
+		goto fail;
+	}
+	b->vmas_fd = bpf_map__fd(b->skel->maps.vmas);
+	err = sfb_tables__new(bpf_map__fd(b->skel->maps.mods), b->fde_mem,
+			      b->fde_cap, b->fre_mem, b->fre_cap,
+			      SFP_OPTS_GET(o, sfp_bpf_defer_opts, cache_dir,
+					   NULL),
+			      &b->tables);
+	if (err)
+		goto fail;
+	b->obuf = malloc(65536);
+	b->chain = malloc((SFB_MAX_KSTACK + 4) * sizeof(uint64_t));
+	b->cookies = calloc(SFB_COOKIE_SLOTS, sizeof(*b->cookies));
+	if (!b->obuf || !b->chain || !b->cookies) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	*out = b;
+	return 0;
+fail:
+	if (b->fde_mem == MAP_FAILED)
+		b->fde_mem = NULL;
+	if (b->fre_mem == MAP_FAILED)
+		b->fre_mem = NULL;
+	sfp_bpf_defer__free(&b);
+	return err;
+}
+
+/* argv[0] as execvp() would find it. */
+static int preload_command(struct sfp_bpf_defer *b, const char *cmd)
+{
+	char path[4096];
+	const char *dirs, *p;
+
+	if (strchr(cmd, '/'))
+		return sfb_tables__ensure(b->tables, cmd, 0, 0);
+	dirs = getenv("PATH");
+	for (p = dirs ? dirs : "/usr/bin:/bin"; p && *p;) {
+		size_t n = strcspn(p, ":");
+
+		snprintf(path, sizeof(path), "%.*s/%s", (int)n, p, cmd);
+		if (!access(path, X_OK))
+			return sfb_tables__ensure(b->tables, path, 0, 0);
+		p += n;
+		if (*p)
+			p++;
+	}
+	return 0;
+}
+
+int sfp_bpf_defer__attach(struct sfp_bpf_defer *b, struct sfp_record *r,
+			  struct sfp_rec_pipe *p, const char *const *argv,
+			  const char *pids)
+{
+	const char *p_;
+	const int *fds;
+	size_t nr = sfp_record_fds(r, &fds), k = 0;
+	int ev, err;
+
+	b->r = r;
+	b->p = p;
+	b->links = calloc(nr ? nr : 1, sizeof(*b->links));
+	if (!b->links)
+		return -ENOMEM;
+	for (ev = 0; ev < sfp_record__nr_evsels(r); ev++) {
+		const uint64_t *ids;
+		size_t i, n = sfp_record__ids(r, ev, &ids);
+
+		/* A perf_event program cannot sit on a tracepoint (that takes
+		 * a tracepoint program, and its RAW data would be lost). */
+		if (sfp_record__attr(r, ev)->type == PERF_TYPE_TRACEPOINT) {
+			pr_warn("bpf-defer: tracepoint event '%s' is not "
+				"supported; use --call-graph sframe for "
+				"tracepoints", sfp_record__evsel_name(r, ev));
+			return -EOPNOTSUPP;
+		}
+
+		for (i = 0; i < n && k < nr; i++, k++) {
+			LIBBPF_OPTS(bpf_perf_event_opts, po,
+				    .bpf_cookie = (uint64_t)ev);
+			struct bpf_link *l;
+
+			l = bpf_program__attach_perf_event_opts(
+				b->skel->progs.on_sample, fds[k], &po);
+			if (!l) {
+				err = -errno;
+				pr_warn("bpf-defer: attaching to event '%s': %s",
+					sfp_record__evsel_name(r, ev),
+					strerror(-err));
+				return err;
+			}
+			b->links[b->nr_links++] = l;
+			/* libbpf enables the event when it attaches; the
+			 * session enables it at start (or at exec). */
+			ioctl(fds[k], PERF_EVENT_IOC_DISABLE, 0);
+		}
+	}
+	b->ring = ring_buffer__new(bpf_map__fd(b->skel->maps.rb),
+				   sfb_ring_record, b, NULL);
+	if (!b->ring) {
+		err = -errno;
+		pr_warn("bpf-defer: ring buffer: %s", strerror(-err));
+		return err;
+	}
+	/*
+	 * Tables before the first sample: the command's own binary and what
+	 * the libc and ld.so this process maps (the command's are the same
+	 * files, nearly always), not our other libraries (they would take
+	 * room in the arrays for nothing).  Later mappings come through MMAP2
+	 * and through the BPF side's reports of modules without a table.
+	 */
+	/* The vDSO is the same image in every process: ours. */
+	sfb_tables__ensure(b->tables, "[vdso]", SFB_VDSO_DEV, SFB_VDSO_INO);
+	if (argv && argv[0]) {
+		preload_command(b, argv[0]);
+		sfb_tables__preload_pid(b->tables, getpid(), "libc.so");
+		sfb_tables__preload_pid(b->tables, getpid(), "ld-linux");
+	}
+	for (p_ = pids; p_ && *p_;) {
+		char *end;
+		long pid = strtol(p_, &end, 10);
+
+		if (end == p_)
+			break;
+		if (pid > 0)
+			sfb_tables__preload_pid(b->tables, (pid_t)pid, NULL);
+		p_ = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
+void sfp_bpf_defer__stats(const struct sfp_bpf_defer *b,
+			  struct sfp_bpf_defer_stats *st)
+{
+	struct sfb_tables_stats ts;
+	int ncpu = libbpf_num_possible_cpus();
+	uint32_t k;
+
+	*st = b->st;
+	sfb_tables__stats(b->tables, &ts);
+	st->tables_loaded = ts.loaded;
+	st->tables_evicted = ts.evicted;
+	st->tables_failed = ts.failed;
+	if (!b->skel || ncpu <= 0 || ncpu > 4096)
+		return;
+	for (k = 0; k < SFB_ST__MAX && k < 16; k++) {
+		uint64_t v[4096];
+		int c;
+
+		if (bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.stats), &k,
+					v))
+			continue;
+		for (c = 0; c < ncpu; c++)
+			st->kernel[k] += v[c];
+	}
+}
+
+void sfp_bpf_defer__free(struct sfp_bpf_defer **bp)
+{
+	struct sfp_bpf_defer *b = *bp;
+	size_t i;
+
+	if (!b)
+		return;
+	for (i = 0; i < b->nr_links; i++)
+		bpf_link__destroy(b->links[i]);
+	ring_buffer__free(b->ring);
+	sfb_tables__free(&b->tables);
+	if (b->fde_mem)
+		munmap(b->fde_mem, b->fde_len);
+	if (b->fre_mem)
+		munmap(b->fre_mem, b->fre_len);
+	sfp_defer_bpf__destroy(b->skel);
+	free(b->links);
+	free(b->obuf);
+	free(b->chain);
+	free(b->cookies);
+	free(b);
+	*bp = NULL;
+}

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * SFrame tables for the BPF unwinder: each module's table (its .sframe, or
+ * one built from .eh_frame through the on-disk cache) converted to the
+ * compact layout of defer-shared.h and written into three maps: the
+ * module hash (dev, inode) -> slice, the FDE array and the FRE array.
+ * The arrays are mmap'ed (BPF_F_MMAPABLE), so that loading libc is a few
+ * memcpy's rather than thousands of syscalls.
+ *
+ * The arrays have fixed capacities; when a new table does not fit, the
+ * least recently used tables are evicted (their module entry is removed
+ * first, so that the BPF side never reads a slice being rewritten for
+ * long: a walk racing the eviction may see one wrong row, bounded by the
+ * walk's own checks).
+ */
+#ifndef SFP_BPF_TABLES_H
+#define SFP_BPF_TABLES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/internal.h"
+
+struct sfb_tables;
+
+struct sfb_tables_stats {
+	uint64_t loaded;	/* tables written into the maps */
+	uint64_t evicted;	/* tables evicted for room (LRU) */
+	uint64_t failed;	/* modules without a usable table */
+	uint64_t fdes, fres;	/* entries in use now */
+};
+
+/* The maps' fds and capacities; fde_mem/fre_mem are their mmap'ings. */
+SFP_HIDDEN int sfb_tables__new(int mods_fd, void *fde_mem, uint32_t fde_cap,
+			       void *fre_mem, uint32_t fre_cap,
+			       const char *cache_dir, struct sfb_tables **out);
+
+/*
+ * Make sure the table of the file at path is in the maps.  dev/ino (the
+ * kernel's view, from stat() when 0) name it; path "[vdso]" is this
+ * process's vDSO, under the key (0, 0).  Return: 0 (also when the
+ * module has no table: it is remembered and counted), -errno.
+ */
+SFP_HIDDEN int sfb_tables__ensure(struct sfb_tables *t, const char *path,
+				  uint64_t dev, uint64_t ino);
+
+/* The executable file mappings of a live process (/proc/PID/maps) whose
+ * path contains only (every one when NULL). */
+SFP_HIDDEN int sfb_tables__preload_pid(struct sfb_tables *t, pid_t pid,
+				       const char *only);
+
+/* A module the BPF side met without a table: find its path in pid's maps. */
+SFP_HIDDEN int sfb_tables__resolve_miss(struct sfb_tables *t, pid_t pid,
+					uint64_t dev, uint64_t ino,
+					uint64_t vm_start);
+
+SFP_HIDDEN void sfb_tables__stats(const struct sfb_tables *t,
+				  struct sfb_tables_stats *st);
+
+SFP_HIDDEN void sfb_tables__free(struct sfb_tables **t);
+
+/* The kernel's dev_t for a user-space st_dev (MKDEV: major << 20). */
+SFP_HIDDEN uint64_t sfb_kernel_dev(uint64_t st_dev);
+
+#endif /* SFP_BPF_TABLES_H */

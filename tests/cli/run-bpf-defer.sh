@@ -1,0 +1,220 @@
+#!/bin/sh
+# `sfprof record --call-graph bpf-defer` on this machine: the kernel's
+# deferred user callchains done with BPF task_work and an SFrame unwind in
+# BPF.  Needs root and a kernel with the task_work kfunc (6.18+); skips
+# with the reason otherwise.  Record sizes and chain depths are read from
+# the file itself (perfdata-records.py): `sfprof script` shows at most 127
+# frames, as perf does.
+. "$(dirname "$0")/test-subr.sh"
+
+DEEP=$SFP_BUILD/tests/progs/bpf-deep
+SPIN=$SFP_BUILD/tests/progs/record-spin
+RECS="python3 $(dirname "$0")/perfdata-records.py"
+
+$SFPROF record --help > "$TMP/help" 2>&1
+if grep -q "bpf-defer" "$TMP/help" && grep -q "kernel-defer where" "$TMP/help"; then
+	pass "record --help documents bpf-defer and which mode to choose when"
+else
+	fail "record --help documents bpf-defer and which mode to choose when"
+fi
+
+# Not allowed to load BPF: a clear message, and the sframe mode instead.
+if [ "$(id -u)" = 0 ] && command -v setpriv > /dev/null &&
+   [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -le 2 ]; then
+	setpriv --reuid=65534 --regid=65534 --clear-groups \
+		$SFPROF record --call-graph bpf-defer -o /tmp/sfp-bpf-nobody.data \
+		-- "$SPIN" flat 100 > "$TMP/nobody.out" 2>&1
+	rc=$?
+	if [ $rc -eq 0 ] && grep -q "falling back to --call-graph sframe" "$TMP/nobody.out" &&
+	   grep -q "call graph: sframe" "$TMP/nobody.out"; then
+		pass "bpf-defer without BPF rights falls back to sframe with the reason"
+	else
+		fail "bpf-defer without BPF rights falls back to sframe (exit $rc)"
+		head -5 "$TMP/nobody.out" | sed 's/^/  /'
+	fi
+	rm -f /tmp/sfp-bpf-nobody.data
+else
+	skip "bpf-defer fallback without BPF rights" "not root or no setpriv"
+fi
+
+# Is the mode available here at all?
+$SFPROF record --call-graph bpf-defer -o "$TMP/probe.data" -- true > "$TMP/probe.out" 2>&1
+if grep -q "falling back" "$TMP/probe.out"; then
+	why=$(grep -m1 "bpf-defer" "$TMP/probe.out")
+	if grep -q "task_work\|BTF\|not allowed" "$TMP/probe.out"; then
+		pass "bpf-defer says why it is not available: $why"
+	else
+		fail "bpf-defer unavailable without a clear reason"
+		head -20 "$TMP/probe.out" | sed 's/^/  /'
+	fi
+	for t in "two threads through libc qsort" "syscall-heavy dedup" \
+		 "3000-frame recursion" "zero stack bytes" "table eviction" \
+		 "fork/exec churn" "-p attach" "tracepoint refusal" "vDSO"; do
+		skip "bpf-defer: $t" "$why"
+	done
+	exit 0
+fi
+
+# Two threads, no frame pointers, comparator called back from libc's qsort:
+# the stack must reach start_thread (complete) in >= 99% of the samples in
+# the workers, and the file holds no stack bytes.
+if $SFPROF record --call-graph bpf-defer -o "$TMP/t.data" -- "$DEEP" threads 700 > "$TMP/t.out" 2>&1; then
+	pass "bpf-defer records a two-thread program without frame pointers"
+else
+	fail "bpf-defer records a two-thread program without frame pointers"
+	head -20 "$TMP/t.out" | sed 's/^/  /'
+fi
+$SFPROF script -i "$TMP/t.data" > "$TMP/t.script" 2> "$TMP/t.err"
+set -- $(awk '/cpu-clock:/{if (w) { n++; if (s) f++ } w=0; s=0; next}
+	/worker_/{w=1} /start_thread/{s=1}
+	END{if (w) { n++; if (s) f++ } print n+0, f+0}' "$TMP/t.script")
+tids=$(awk '/cpu-clock:/{print $2}' "$TMP/t.script" | sort -u | wc -l)
+if [ "$1" -gt 200 ] && [ $(($2 * 100)) -ge $(($1 * 99)) ] && [ "$tids" -ge 2 ] &&
+   grep -q "worker_cmp" "$TMP/t.script" && grep -q "msort\|qsort" "$TMP/t.script"; then
+	pass "bpf-defer: complete stacks in $2 of $1 worker samples (2 threads, through qsort)"
+else
+	fail "bpf-defer: complete stacks in $2 of $1 worker samples ($tids tids)"
+	grep "unwind stops\|tables:" "$TMP/t.out" | sed 's/^/  /'
+fi
+# Both ways of unwinding ran: user-mode samples walked in the perf_event
+# program, the rest (and the 3000-frame stacks below) in the callback.
+wa=$(sed -n 's/.*walked-at-once \([0-9]*\).*/\1/p' "$TMP/t.out")
+cb=$(sed -n 's/.*kernel side:.* callbacks \([0-9]*\).*/\1/p' "$TMP/t.out")
+if [ -n "$wa" ] && [ "$wa" -gt 0 ] && [ -n "$cb" ]; then
+	pass "bpf-defer: $wa samples walked at once, $cb callbacks"
+else
+	fail "bpf-defer: walked at once '$wa', callbacks '$cb'"
+fi
+$RECS "$TMP/t.data" > "$TMP/t.recs"
+sb=$(sed -n 's/^stack_bytes //p' "$TMP/t.recs")
+rs=$(sed -n 's/^regs_or_stack //p' "$TMP/t.recs")
+ns=$(sed -n 's/^samples //p' "$TMP/t.recs")
+bytes=$(sed -n 's/^sample_bytes //p' "$TMP/t.recs")
+if [ "$sb" = 0 ] && [ "$rs" = 0 ] && [ "$ns" -gt 0 ] && [ $((bytes / ns)) -le 200 ]; then
+	pass "bpf-defer: zero stack bytes per sample ($((bytes / ns)) bytes per sample record)"
+else
+	fail "bpf-defer: zero stack bytes per sample (extra $sb, regs/stack $rs, $bytes bytes in $ns samples)"
+fi
+
+# The same with the program's own .sframe (record-spin): leaf->mid->outer->main.
+$SFPROF record -q --call-graph bpf-defer -o "$TMP/f.data" -- "$SPIN" flat 400
+set -- $($SFPROF script -i "$TMP/f.data" 2>/dev/null | awk '
+	/cpu-clock:/{if (s) n++; s=0; a=0; first=1; next}
+	first { first=0; if ($0 ~ /flat_leaf/) { t++; a=1 } }
+	/flat_mid/{if(a==1)a=2} /flat_outer/{if(a==2)a=3} / main\+/{if(a==3)s=1}
+	END{if (s) n++; print n+0, t+0}')
+if [ "$2" -gt 100 ] && [ $(($1 * 100)) -ge $(($2 * 99)) ]; then
+	pass "bpf-defer with the program's own .sframe: leaf->main in $1 of $2 leaf samples"
+else
+	fail "bpf-defer with the program's own .sframe: leaf->main in $1 of $2 leaf samples"
+fi
+
+# The vDSO has no file: its table is the one of sfprof's own vDSO.
+$SFPROF record -q --call-graph bpf-defer -o "$TMP/v.data" -- "$DEEP" vdso 400
+set -- $($SFPROF script -i "$TMP/v.data" 2>/dev/null | awk '
+	/cpu-clock:/{if (v) { n++; if (m) f++ } v=0; m=0; next}
+	/\[vdso\]/{v=1} / main\+/{m=1}
+	END{if (v) { n++; if (m) f++ } print n+0, f+0}')
+if [ "$1" -gt 100 ] && [ $(($2 * 100)) -ge $(($1 * 99)) ]; then
+	pass "bpf-defer through the vDSO: main reached in $2 of $1 samples in [vdso]"
+else
+	fail "bpf-defer through the vDSO: main reached in $2 of $1 samples in [vdso]"
+fi
+
+# Syscall-heavy: samples of one kernel entry share a cookie and one unwind.
+if $SFPROF record -q -F 4000 --call-graph bpf-defer -o "$TMP/y.data" -- "$SPIN" sys 300; then
+	ns=$($SFPROF script -i "$TMP/y.data" 2>/dev/null | grep -c 'cpu-clock:')
+	nd=$($SFPROF script --no-merge-callchains -i "$TMP/y.data" 2>/dev/null | grep -c 'DEFERRED CALLCHAIN')
+	nk=$($SFPROF script -i "$TMP/y.data" 2>/dev/null | grep -c 'sys_outer')
+	kf=$($SFPROF script -i "$TMP/y.data" 2>/dev/null | grep -c 'kernel.kallsyms')
+	if [ "$ns" -gt 100 ] && [ "$nd" -gt 0 ] && [ "$nd" -lt "$ns" ] &&
+	   [ "$nk" -gt $((ns / 2)) ] && [ "$kf" -gt 0 ]; then
+		pass "bpf-defer syscall-heavy: $nd deferred records for $ns samples, kernel + user stitched"
+	else
+		fail "bpf-defer syscall-heavy: $nd deferred records for $ns samples ($nk with sys_outer, $kf kernel frames)"
+	fi
+else
+	fail "bpf-defer record of a syscall-heavy program"
+fi
+
+# 3000 frames of ~300 bytes: deeper than any snapshot (65528 bytes).  The
+# BPF walk reads the live stack and stops at the depth cap (510, the
+# kernel's); the snapshot mode stops where its copy ends.
+$SFPROF record --call-graph bpf-defer -o "$TMP/d.data" -- "$DEEP" deep 3000 300 > "$TMP/d.out" 2>&1
+$SFPROF record --stack-size 65528 -o "$TMP/s.data" -- "$DEEP" deep 3000 300 > "$TMP/s.out" 2>&1
+bd=$($RECS "$TMP/d.data" | sed -n 's/^deferred_max_nr //p')
+sd=$($RECS "$TMP/s.data" | sed -n 's/^deferred_max_nr //p')
+dcb=$(sed -n 's/.*kernel side:.* callbacks \([0-9]*\).*/\1/p' "$TMP/d.out")
+if [ "$bd" = 510 ] && grep -q "depth" "$TMP/d.out" && [ "$sd" -lt 510 ] &&
+   [ -n "$dcb" ] && [ "$dcb" -gt 0 ] &&
+   grep -q "truncated" "$TMP/s.out"; then
+	pass "3000-frame recursion: bpf-defer unwinds to the depth cap ($bd), sframe snapshot truncates ($sd)"
+else
+	fail "3000-frame recursion: bpf-defer $bd frames, sframe snapshot $sd frames"
+	grep "unwind stops" "$TMP/d.out" "$TMP/s.out" | sed 's/^/  /'
+fi
+
+# Tables that do not fit (libc 25k FREs + the program + ld.so 2k > 26k):
+# evicted least recently used, and the samples
+# that met a module without a table are counted in the summary.
+SFPROF_BPF_MAX_FRES=26000 $SFPROF record --call-graph bpf-defer -o "$TMP/e.data" \
+	-- "$DEEP" threads 300 > "$TMP/e.out" 2>&1
+ev=$(sed -n 's/.*tables: [0-9]* loaded, \([0-9]*\) evicted.*/\1/p' "$TMP/e.out")
+nt=$(sed -n 's/.*; \([0-9]*\) samples ([0-9]* unwinds) met a module without.*/\1/p' "$TMP/e.out")
+got=$($SFPROF script -i "$TMP/e.data" 2>/dev/null | grep -c 'cpu-clock:')
+if [ -n "$ev" ] && [ "$ev" -gt 0 ] && [ -n "$nt" ] && [ "$got" -gt 0 ]; then
+	pass "table eviction under a small FRE array: $ev evicted, $nt samples without a table reported"
+else
+	fail "table eviction under a small FRE array (evicted '$ev', no-table '$nt', $got samples)"
+	tail -4 "$TMP/e.out" | sed 's/^/  /'
+fi
+
+# Many short processes (fork, exec, exit, tid reuse): every sample is
+# written and read back, nothing is left pending.
+if $SFPROF record -F 4000 --call-graph bpf-defer -o "$TMP/x.data" -- \
+	sh -c 'i=0; while [ $i -lt 300 ]; do /bin/true; i=$((i+1)); done' > "$TMP/x.out" 2>&1; then
+	n=$(sed -n 's/^sfprof record: \([0-9]*\) samples.*/\1/p' "$TMP/x.out")
+	got=$($SFPROF script -i "$TMP/x.data" 2> "$TMP/x.err" | grep -c 'cpu-clock:')
+	if [ -n "$n" ] && [ "$n" -gt 0 ] && [ "$got" -eq "$n" ] && [ ! -s "$TMP/x.err" ]; then
+		ks=$(sed -n 's/.*kernel side:.* exec \([0-9]*\) exiting \([0-9]*\).*/exec \1, exiting \2/p' "$TMP/x.out")
+		pass "fork/exec churn: all $n samples written and read back ($ks)"
+	else
+		fail "fork/exec churn: $got of $n samples read back"
+		head -3 "$TMP/x.err" | sed 's/^/  /'
+	fi
+else
+	fail "fork/exec churn recording"
+	tail -5 "$TMP/x.out" | sed 's/^/  /'
+fi
+
+# Attached to a running process (-p): its tables are loaded from its maps.
+"$DEEP" threads 100000 &
+dp=$!
+sleep 0.3
+$SFPROF record -q --call-graph bpf-defer -p $dp --duration 0.5 -o "$TMP/p.data"
+kill $dp 2> /dev/null
+wait $dp 2> /dev/null
+set -- $($SFPROF script -i "$TMP/p.data" 2>/dev/null | awk '
+	/cpu-clock:/{if (w) { n++; if (s) f++ } w=0; s=0; next}
+	/worker_/{w=1} /start_thread/{s=1}
+	END{if (w) { n++; if (s) f++ } print n+0, f+0}')
+if [ "$1" -gt 50 ] && [ $(($2 * 100)) -ge $(($1 * 99)) ]; then
+	pass "bpf-defer -p: complete stacks in $2 of $1 worker samples"
+else
+	fail "bpf-defer -p: complete stacks in $2 of $1 worker samples"
+fi
+
+# Tracepoints need another program type: refused with the way out.
+if [ -r /sys/kernel/tracing/events/sched/sched_switch/id ]; then
+	$SFPROF record -q --call-graph bpf-defer -e sched:sched_switch \
+		-o "$TMP/tp.data" -- true > "$TMP/tp.out" 2>&1
+	rc=$?
+	if [ $rc -eq 1 ] && grep -q "tracepoint.*not supported.*sframe" "$TMP/tp.out"; then
+		pass "bpf-defer refuses tracepoint events and names the alternative"
+	else
+		fail "bpf-defer refuses tracepoint events (exit $rc)"
+		head -3 "$TMP/tp.out" | sed 's/^/  /'
+	fi
+else
+	skip "bpf-defer with a tracepoint" "tracefs not mounted"
+fi

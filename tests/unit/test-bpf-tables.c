@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The SFrame tables of bpf-defer as the BPF side sees them: libc's table
+ * converted into the compact FDE/FRE arrays, looked up with the same
+ * binary searches the BPF walk does (re-done here in C over the arrays),
+ * must give the rows sfp_sframe__find() gives; tables that do not fit are
+ * evicted least recently used.  The module map is a real BPF hash map
+ * (needs root); the arrays are plain memory here, as they are the mmap of
+ * BPF arrays in a recording.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "bpf/defer-shared.h"
+#include "bpf/tables.h"
+#include "test.h"
+#include "unwind/module.h"
+
+static int libc_path(char *buf, size_t cap)
+{
+	char line[4096];
+	FILE *f = fopen("/proc/self/maps", "re");
+	int err = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = strchr(line, '/');
+
+		if (p && strstr(p, "/libc.so")) {
+			p[strcspn(p, "\n")] = 0;
+			snprintf(buf, cap, "%s", p);
+			err = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return err;
+}
+
+static int mods_map(void)
+{
+	return bpf_map_create(BPF_MAP_TYPE_HASH, "t_mods",
+			      sizeof(struct sfb_mod_key), sizeof(struct sfb_mod),
+			      64, NULL);
+}
+
+/* The BPF walk's lookup (sframe.bpf.h), over the arrays. */
+static const struct sfb_fre *lookup(const struct sfb_mod *m,
+				    const struct sfb_fde *fdes,
+				    const struct sfb_fre *fres, uint64_t link)
+{
+	const struct sfb_fde *fde;
+	uint64_t rel, foff;
+	uint32_t lo = 0, hi = m->nr_fdes;
+
+	if (link < m->base)
+		return NULL;
+	rel = link - m->base;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (fdes[m->fde_base + mid].start <= rel)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	fde = &fdes[m->fde_base + lo - 1];
+	if (rel >= (uint64_t)fde->start + fde->size || !fde->nr_fres)
+		return NULL;
+	foff = rel - fde->start;
+	if ((fde->flags & SFB_FDE_PCMASK) && fde->rep_size)
+		foff %= fde->rep_size;
+	lo = 0;
+	hi = fde->nr_fres;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (fres[fde->fre_idx + mid].start <= foff)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? &fres[fde->fre_idx + lo - 1] : NULL;
+}
+
+TEST(bpf_tables_libc_rows_match)
+{
+	struct unw_table_opts topts = { .cache_dir = test_tmp_dir() };
+	struct sfb_tables *t = NULL;
+	struct sfb_tables_stats st;
+	struct unw_module *um = NULL;
+	struct sfb_fde *fdes = calloc(1 << 16, sizeof(*fdes));
+	struct sfb_fre *fres = calloc(1 << 18, sizeof(*fres));
+	struct sfb_mod_key key;
+	struct sfb_mod mod;
+	struct stat sb;
+	char path[4096];
+	uint32_t i, n, checked = 0;
+	int fd = mods_map();
+
+	if (fd < 0) {
+		test_skip("cannot create a BPF map (%s): not root?",
+			  strerror(errno));
+		goto out;
+	}
+	if (!ASSERT_TRUE(fdes && fres) || !ASSERT_OK(libc_path(path, sizeof(path))) ||
+	    !ASSERT_OK(sfb_tables__new(fd, fdes, 1 << 16, fres, 1 << 18,
+				       test_tmp_dir(), &t)) ||
+	    !ASSERT_OK(sfb_tables__ensure(t, path, 0, 0)))
+		goto out;
+	sfb_tables__stats(t, &st);
+	ASSERT_EQ(st.loaded, 1);
+	ASSERT_EQ(st.failed, 0);
+	if (!ASSERT_OK(stat(path, &sb)))
+		goto out;
+	key.dev = sfb_kernel_dev(sb.st_dev);
+	key.ino = sb.st_ino;
+	if (!ASSERT_OK(bpf_map_lookup_elem(fd, &key, &mod)))
+		goto out;
+	ASSERT_EQ(mod.nr_fdes, st.fdes);
+	/* The same table, decoded by the library. */
+	um = unw_module_get(path, NULL, 0, NULL, 0, NULL);
+	if (!ASSERT_TRUE(um) || !ASSERT_OK(unw_module_load(um, &topts)) ||
+	    !ASSERT_TRUE(um->table))
+		goto out;
+	n = sfp_sframe__num_funcs(um->table);
+	ASSERT_EQ(n, mod.nr_fdes);
+	for (i = 0; i < n; i += 7) {
+		struct sfp_sframe_func f;
+		struct sfp_sframe_row row;
+		const struct sfb_fre *fr;
+		uint64_t pc;
+
+		if (sfp_sframe__func(um->table, i, &f) || f.size < 2 ||
+		    f.pc_type != SFP_SFRAME_PC_INC)
+			continue;
+		pc = f.start + f.size / 2;
+		if (sfp_sframe__find(um->table, pc, &row))
+			continue;
+		fr = lookup(&mod, fdes, fres, pc);
+		if (!ASSERT_TRUE(fr))
+			break;
+		if (fr->flags & (SFB_FRE_UNSUPP | SFB_FRE_RA_UNDEF))
+			continue;
+		if (!ASSERT_EQ(fr->cfa_off, row.cfa.offset) ||
+		    !ASSERT_EQ(!!(fr->flags & SFB_FRE_CFA_FP),
+			       row.cfa.reg == SFP_DWARF_AMD64_FP) ||
+		    !ASSERT_EQ(!!(fr->flags & SFB_FRE_FP_SAVED),
+			       row.fp.kind == SFP_LOC_CFA_DEREF))
+			break;
+		if (row.fp.kind == SFP_LOC_CFA_DEREF &&
+		    !ASSERT_EQ(fr->fp_off, row.fp.offset))
+			break;
+		checked++;
+	}
+	ASSERT_TRUE(checked > 100);
+	/* Link addresses from file offsets: the text segment maps back. */
+	{
+		struct sfp_sframe_func f;
+		bool seen = false;
+
+		sfp_sframe__func(um->table, n / 2, &f);
+		for (i = 0; i < mod.nr_segs; i++) {
+			uint64_t off = f.start - (uint64_t)mod.segs[i].adj;
+
+			if (off >= mod.segs[i].off &&
+			    off < mod.segs[i].off + mod.segs[i].size) {
+				seen = true;
+				ASSERT_EQ(off + (uint64_t)mod.segs[i].adj, f.start);
+			}
+		}
+		ASSERT_TRUE(seen);
+	}
+out:
+	unw_module_put(um);
+	sfb_tables__free(&t);
+	if (fd >= 0)
+		close(fd);
+	free(fdes);
+	free(fres);
+}
+
+TEST(bpf_tables_lru_eviction)
+{
+	struct sfb_tables *t = NULL;
+	struct sfb_tables_stats st;
+	struct sfb_fde *fdes = calloc(1 << 16, sizeof(*fdes));
+	struct sfb_fre *fres = calloc(1 << 16, sizeof(*fres));
+	struct sfb_mod_key key;
+	struct sfb_mod mod;
+	struct stat sb;
+	char path[4096], self[4096];
+	ssize_t len;
+	int fd = mods_map();
+
+	if (fd < 0) {
+		test_skip("cannot create a BPF map (%s): not root?",
+			  strerror(errno));
+		goto out;
+	}
+	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (!ASSERT_TRUE(len > 0) || !ASSERT_TRUE(fdes && fres) ||
+	    !ASSERT_OK(libc_path(path, sizeof(path))))
+		goto out;
+	self[len] = 0;
+	/* Measure both tables, then make room for the larger one and half
+	 * of the smaller: the second load must evict the first. */
+	{
+		uint64_t lf, ls;
+
+		if (!ASSERT_OK(sfb_tables__new(fd, fdes, 1 << 16, fres, 1 << 16,
+					       test_tmp_dir(), &t)) ||
+		    !ASSERT_OK(sfb_tables__ensure(t, path, 0, 0)))
+			goto out;
+		sfb_tables__stats(t, &st);
+		lf = st.fres;
+		if (!ASSERT_OK(sfb_tables__ensure(t, self, 0, 0)))
+			goto out;
+		sfb_tables__stats(t, &st);
+		ls = st.fres - lf;
+		sfb_tables__free(&t);
+		if (!lf || !ls || st.failed) {
+			test_skip("libc or this binary has no table");
+			goto out;
+		}
+		/* the map entries of this first round */
+		bpf_map_get_next_key(fd, NULL, &key);
+		bpf_map_delete_elem(fd, &key);
+		bpf_map_get_next_key(fd, NULL, &key);
+		bpf_map_delete_elem(fd, &key);
+		if (!ASSERT_OK(sfb_tables__new(fd, fdes, 1 << 16, fres,
+					       (uint32_t)((lf > ls ? lf : ls) +
+							  (lf < ls ? lf : ls) / 2),
+					       test_tmp_dir(), &t)) ||
+		    !ASSERT_OK(sfb_tables__ensure(t, path, 0, 0)) ||
+		    !ASSERT_OK(sfb_tables__ensure(t, self, 0, 0)))
+			goto out;
+	}
+	sfb_tables__stats(t, &st);
+	ASSERT_EQ(st.loaded, 2);
+	ASSERT_EQ(st.evicted, 1);
+	ASSERT_OK(stat(path, &sb));
+	key.dev = sfb_kernel_dev(sb.st_dev);
+	key.ino = sb.st_ino;
+	/* libc, the least recently used, left the map. */
+	ASSERT_EQ(bpf_map_lookup_elem(fd, &key, &mod), -ENOENT);
+	/* A file that does not exist: no table, counted, not an error. */
+	ASSERT_OK(sfb_tables__ensure(t, "/nonexistent/lib.so", 1, 2));
+	sfb_tables__stats(t, &st);
+	ASSERT_EQ(st.failed, 1);
+out:
+	sfb_tables__free(&t);
+	if (fd >= 0)
+		close(fd);
+	free(fdes);
+	free(fres);
+}

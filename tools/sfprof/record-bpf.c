@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The CLI's part of `sfprof record --call-graph bpf-defer`: load the BPF
+ * side or fall back to the sframe mode with the reason, and print what
+ * happened at the end (the library never prints).
+ */
+#include <stdlib.h>
+
+#include <sfprof/record.h>
+
+#include "cli.h"
+#include "record-bpf.h"
+
+void record_bpf_load(enum sfp_record_call_graph *cg, uint32_t max_depth,
+		     struct sfp_bpf_defer **out)
+{
+	SFP_OPTS(sfp_bpf_defer_opts, bo, .max_depth = max_depth);
+	const char *e;
+	int err;
+
+	*out = NULL;
+	if (*cg != SFP_RECORD_CG_BPF_DEFER)
+		return;
+	/* Table array sizes (entries), for tests of the eviction path and
+	 * for machines short of locked memory (docs/record-bpf.md). */
+	e = getenv("SFPROF_BPF_MAX_FDES");
+	if (e)
+		bo.max_fdes = (uint32_t)strtoul(e, NULL, 0);
+	e = getenv("SFPROF_BPF_MAX_FRES");
+	if (e)
+		bo.max_fres = (uint32_t)strtoul(e, NULL, 0);
+	err = sfp_bpf_defer__load(&bo, out);
+	if (!err)
+		return;
+	/* The library said why (missing kfunc, verifier log, permission). */
+	cli_err("bpf-defer is not available here (%s): falling back to "
+		"--call-graph sframe", sfp_strerror(err));
+	*cg = SFP_RECORD_CG_SFRAME;
+}
+
+static const char *const kstat_names[] = {
+	"samples", "scheduled", "shared", "sched-fail", "callbacks",
+	"ring-full", "stale", "tid-reuse", "exec", "exiting", "no-table",
+	"walked-at-once",
+};
+
+void record_bpf_summary(FILE *f, const struct sfp_bpf_defer *b)
+{
+	struct sfp_bpf_defer_stats st;
+	size_t i;
+
+	sfp_bpf_defer__stats(b, &st);
+	fprintf(f, "  call graph: bpf-defer (BPF task_work, SFrame unwind in "
+		"the kernel, no stack bytes copied); %llu samples with a user "
+		"stack, %llu deferred records (dedup %.2fx), %.1f frames per "
+		"unwind (%llu by SFrame, %llu by frame pointer)\n",
+		(unsigned long long)st.user_samples,
+		(unsigned long long)st.deferred,
+		st.deferred ? (double)st.user_samples / (double)st.deferred : 0.0,
+		st.deferred ? (double)st.frames / (double)st.deferred : 0.0,
+		(unsigned long long)st.sframe_frames,
+		(unsigned long long)st.fp_frames);
+	fprintf(f, "  unwind stops:");
+	for (i = 1; i < SFP_STOP__MAX; i++)
+		if (st.stops[i])
+			fprintf(f, " %s %llu", sfp_unwind_stop_str(i),
+				(unsigned long long)st.stops[i]);
+	fputc('\n', f);
+	fprintf(f, "  tables: %llu loaded, %llu evicted, %llu modules without "
+		"one; %llu samples (%llu unwinds) met a module without a "
+		"table\n",
+		(unsigned long long)st.tables_loaded,
+		(unsigned long long)st.tables_evicted,
+		(unsigned long long)st.tables_failed,
+		(unsigned long long)st.no_table_samples,
+		(unsigned long long)st.no_table_unwinds);
+	fprintf(f, "  kernel side:");
+	for (i = 0; i < sizeof(kstat_names) / sizeof(kstat_names[0]); i++)
+		fprintf(f, " %s %llu", kstat_names[i],
+			(unsigned long long)st.kernel[i]);
+	fprintf(f, "; not written: %llu (exec/exit)\n",
+		(unsigned long long)st.deferred_dropped);
+}
