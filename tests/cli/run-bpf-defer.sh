@@ -58,7 +58,8 @@ fi
 # Two threads, no frame pointers, comparator called back from libc's qsort:
 # the stack must reach start_thread (complete) in >= 99% of the samples in
 # the workers, and the file holds no stack bytes.
-if $SFPROF record --call-graph bpf-defer -o "$TMP/t.data" -- "$DEEP" threads 700 > "$TMP/t.out" 2>&1; then
+# (--no-compress: perfdata-records.py reads the records' own sizes.)
+if $SFPROF record --no-compress --call-graph bpf-defer -o "$TMP/t.data" -- "$DEEP" threads 700 > "$TMP/t.out" 2>&1; then
 	pass "bpf-defer records a two-thread program without frame pointers"
 else
 	fail "bpf-defer records a two-thread program without frame pointers"
@@ -140,8 +141,8 @@ fi
 # 3000 frames of ~300 bytes: deeper than any snapshot (65528 bytes).  The
 # BPF walk reads the live stack and stops at the depth cap (510, the
 # kernel's); the snapshot mode stops where its copy ends.
-$SFPROF record --call-graph bpf-defer -o "$TMP/d.data" -- "$DEEP" deep 3000 300 > "$TMP/d.out" 2>&1
-$SFPROF record --stack-size 65528 -o "$TMP/s.data" -- "$DEEP" deep 3000 300 > "$TMP/s.out" 2>&1
+$SFPROF record --no-compress --call-graph bpf-defer -o "$TMP/d.data" -- "$DEEP" deep 3000 300 > "$TMP/d.out" 2>&1
+$SFPROF record --no-compress --stack-size 65528 -o "$TMP/s.data" -- "$DEEP" deep 3000 300 > "$TMP/s.out" 2>&1
 bd=$($RECS "$TMP/d.data" | sed -n 's/^deferred_max_nr //p')
 sd=$($RECS "$TMP/s.data" | sed -n 's/^deferred_max_nr //p')
 dcb=$(sed -n 's/.*kernel side:.* callbacks \([0-9]*\).*/\1/p' "$TMP/d.out")
