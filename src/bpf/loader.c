@@ -82,7 +82,7 @@ static int libbpf_log(enum libbpf_print_level level, const char *fmt,
 		if (!strstr(buf, "-- BEGIN PROG LOAD LOG --"))
 			snprintf(libbpf_last, sizeof(libbpf_last), "%s", buf);
 	}
-	pr_debug("libbpf: %s", buf);
+	pr_debug("%s", buf);	/* libbpf says "libbpf: " itself */
 	free(buf);
 	return 0;
 }
