@@ -69,7 +69,7 @@ static void keep_verifier_reason(const char *log)
 static int libbpf_log(enum libbpf_print_level level, const char *fmt,
 		      va_list ap)
 {
-	char *buf = NULL;
+	char *buf = NULL, *line, *save = NULL;
 	size_t n;
 
 	if (level == LIBBPF_DEBUG || vasprintf(&buf, fmt, ap) < 0)
@@ -82,7 +82,11 @@ static int libbpf_log(enum libbpf_print_level level, const char *fmt,
 		if (!strstr(buf, "-- BEGIN PROG LOAD LOG --"))
 			snprintf(libbpf_last, sizeof(libbpf_last), "%s", buf);
 	}
-	pr_debug("%s", buf);	/* libbpf says "libbpf: " itself */
+	/* line by line: the log callback's lines have a size limit, and a
+	 * verifier log is long (libbpf says "libbpf: " itself) */
+	for (line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save))
+		pr_debug("%s", line);
 	free(buf);
 	return 0;
 }
