@@ -167,14 +167,16 @@ int sfp_bpf_defer__load(const struct sfp_bpf_defer_opts *o,
 		if (err == -EPERM && !verifier_reason[0])
 			pr_warn("bpf-defer: not allowed to load BPF programs "
 				"(run as root or with CAP_BPF + CAP_PERFMON)");
-		else
+		else if (verifier_reason[0])
 			pr_warn("bpf-defer: the kernel's verifier rejected the "
 				"BPF program: %s (%s; the whole log with -v): "
-				"use --call-graph sframe",
-				verifier_reason[0] ? verifier_reason
-						   : libbpf_last[0] ? libbpf_last
-								    : "no log",
+				"use --call-graph sframe", verifier_reason,
 				strerror(-err));
+		else
+			pr_warn("bpf-defer: the kernel refused the BPF object "
+				"(%s; %s): use --call-graph sframe",
+				strerror(-err),
+				libbpf_last[0] ? libbpf_last : "no message");
 		if (verifier_reason[0])
 			err = -EINVAL;
 		err = err == -EPERM ? -EPERM : -EINVAL;

@@ -82,7 +82,10 @@ else
 	sed 's/^/  /' "$TMP/f.out" | head -8
 fi
 set -- $(complete_workers "$TMP/f.data")
-if [ "$1" -gt 100 ] && [ $(($2 * 100)) -ge $(($1 * 99)) ]; then
+if [ $want = kernel-defer ]; then
+	# the kernel walks frame pointers, and Debian's libc (qsort) has none
+	skip "auto (kernel-defer) on frame-pointer code: complete stacks" "frames through libc"
+elif [ "$1" -gt 100 ] && [ $(($2 * 100)) -ge $(($1 * 99)) ]; then
 	pass "auto ($want) on frame-pointer code: complete stacks in $2 of $1 samples in its code"
 else
 	fail "auto ($want) on frame-pointer code: complete stacks in $2 of $1 samples in its code"
