@@ -385,3 +385,21 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	/* perf writes nothing: the sample went out through the ring. */
 	return 0;
 }
+
+/*
+ * Test hook, never loaded unless SFPROF_BPF_TEST_VERIFIER_REJECT is set
+ * ('?': libbpf leaves it out by default): a program the verifier must
+ * refuse (a map value used without the NULL check; the key is not a
+ * constant, else the verifier knows the lookup cannot fail), so that the tests can
+ * go through a real rejection on any kernel and check the message and the
+ * fallback to --call-graph sframe.
+ */
+SEC("?perf_event")
+int verifier_reject(struct bpf_perf_event_data *ctx)
+{
+	__u32 k = bpf_get_prandom_u32();
+	__u64 *v = bpf_map_lookup_elem(&stats, &k);
+
+	(void)ctx;
+	return (int)*v;
+}

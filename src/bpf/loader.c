@@ -28,23 +28,66 @@
 
 static const char *const kfunc_name = "bpf_task_work_schedule_resume_impl";
 
-/* libbpf's messages: the verifier log is a warning when loading fails. */
+/*
+ * libbpf's messages go to the debug log (-v): its warnings on a failed
+ * load are many lines (the whole verifier log); what the user needs is
+ * one line, the verifier's reason, which is kept here for the message of
+ * sfp_bpf_defer__load().
+ */
+static char verifier_reason[512];
+static char libbpf_last[512];
+
+/*
+ * The verifier's reason: the last line of its log that is neither an
+ * instruction ("12: (79) ..."), a source line ("; ..."), a register state
+ * nor the closing statistics.
+ */
+static void keep_verifier_reason(const char *log)
+{
+	const char *p = strstr(log, "-- BEGIN PROG LOAD LOG --"), *nl;
+
+	if (!p)
+		return;
+	for (p = strchr(p, '\n'); p && *p; p = nl) {
+		size_t n;
+
+		p++;
+		nl = strchr(p, '\n');
+		n = nl ? (size_t)(nl - p) : strlen(p);
+		if (!n || (*p >= '0' && *p <= '9') || *p == ';' ||
+		    *p == ' ' || !strncmp(p, "processed ", 10) ||
+		    !strncmp(p, "verification time", 17) ||
+		    !strncmp(p, "stack depth", 11) ||
+		    !strncmp(p, "-- END", 6) || !strncmp(p, "func#", 5) ||
+		    !strncmp(p, "from ", 5) || !strncmp(p, "Validating", 10))
+			continue;
+		snprintf(verifier_reason, sizeof(verifier_reason), "%.*s",
+			 (int)(n < 400 ? n : 400), p);
+	}
+}
+
 static int libbpf_log(enum libbpf_print_level level, const char *fmt,
 		      va_list ap)
 {
-	char buf[16384];
+	char *buf = NULL, *line, *save = NULL;
 	size_t n;
 
-	if (level == LIBBPF_DEBUG)
+	if (level == LIBBPF_DEBUG || vasprintf(&buf, fmt, ap) < 0)
 		return 0;
-	vsnprintf(buf, sizeof(buf), fmt, ap);
 	n = strlen(buf);
 	if (n && buf[n - 1] == '\n')
 		buf[n - 1] = 0;
-	if (level == LIBBPF_WARN)
-		pr_warn("libbpf: %s", buf);
-	else
-		pr_debug("libbpf: %s", buf);
+	if (level == LIBBPF_WARN) {
+		keep_verifier_reason(buf);
+		if (!strstr(buf, "-- BEGIN PROG LOAD LOG --"))
+			snprintf(libbpf_last, sizeof(libbpf_last), "%s", buf);
+	}
+	/* line by line: the log callback's lines have a size limit, and a
+	 * verifier log is long (libbpf says "libbpf: " itself) */
+	for (line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save))
+		pr_debug("%s", line);
+	free(buf);
 	return 0;
 }
 
@@ -115,15 +158,27 @@ int sfp_bpf_defer__load(const struct sfp_bpf_defer_opts *o,
 	/* user space writes the tables through mmap, not a syscall each */
 	bpf_map__set_map_flags(b->skel->maps.fdes, BPF_F_MMAPABLE);
 	bpf_map__set_map_flags(b->skel->maps.fres, BPF_F_MMAPABLE);
+	/* Test hook (docs/record-bpf.md): a real verifier rejection. */
+	if (getenv("SFPROF_BPF_TEST_VERIFIER_REJECT"))
+		bpf_program__set_autoload(b->skel->progs.verifier_reject, true);
+	verifier_reason[0] = libbpf_last[0] = 0;
 	err = sfp_defer_bpf__load(b->skel);
 	if (err) {
-		if (err == -EPERM)
+		if (err == -EPERM && !verifier_reason[0])
 			pr_warn("bpf-defer: not allowed to load BPF programs "
 				"(run as root or with CAP_BPF + CAP_PERFMON)");
+		else if (verifier_reason[0])
+			pr_warn("bpf-defer: the kernel's verifier rejected the "
+				"BPF program: %s (%s; the whole log with -v): "
+				"use --call-graph sframe", verifier_reason,
+				strerror(-err));
 		else
-			pr_warn("bpf-defer: the kernel rejected the BPF "
-				"program (%s; the verifier's log is above): use "
-				"--call-graph sframe", strerror(-err));
+			pr_warn("bpf-defer: the kernel refused the BPF object "
+				"(%s; %s): use --call-graph sframe",
+				strerror(-err),
+				libbpf_last[0] ? libbpf_last : "no message");
+		if (verifier_reason[0])
+			err = -EINVAL;
 		err = err == -EPERM ? -EPERM : -EINVAL;
 		goto fail;
 	}

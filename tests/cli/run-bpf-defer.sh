@@ -12,7 +12,7 @@ SPIN=$SFP_BUILD/tests/progs/record-spin
 RECS="python3 $(dirname "$0")/perfdata-records.py"
 
 $SFPROF record --help > "$TMP/help" 2>&1
-if grep -q "bpf-defer" "$TMP/help" && grep -q "kernel-defer where" "$TMP/help"; then
+if grep -q "bpf-defer" "$TMP/help" && grep -q "kernel-defer when" "$TMP/help"; then
 	pass "record --help documents bpf-defer and which mode to choose when"
 else
 	fail "record --help documents bpf-defer and which mode to choose when"

@@ -11,16 +11,11 @@
 #include "cli.h"
 #include "record-bpf.h"
 
-void record_bpf_load(enum sfp_record_call_graph *cg, uint32_t max_depth,
-		     struct sfp_bpf_defer **out)
+int record_bpf_try(uint32_t max_depth, struct sfp_bpf_defer **out)
 {
 	SFP_OPTS(sfp_bpf_defer_opts, bo, .max_depth = max_depth);
 	const char *e;
-	int err;
 
-	*out = NULL;
-	if (*cg != SFP_RECORD_CG_BPF_DEFER)
-		return;
 	/* Table array sizes (entries), for tests of the eviction path and
 	 * for machines short of locked memory (docs/record-bpf.md). */
 	e = getenv("SFPROF_BPF_MAX_FDES");
@@ -29,7 +24,18 @@ void record_bpf_load(enum sfp_record_call_graph *cg, uint32_t max_depth,
 	e = getenv("SFPROF_BPF_MAX_FRES");
 	if (e)
 		bo.max_fres = (uint32_t)strtoul(e, NULL, 0);
-	err = sfp_bpf_defer__load(&bo, out);
+	return sfp_bpf_defer__load(&bo, out);
+}
+
+void record_bpf_load(enum sfp_record_call_graph *cg, uint32_t max_depth,
+		     struct sfp_bpf_defer **out)
+{
+	int err;
+
+	*out = NULL;
+	if (*cg != SFP_RECORD_CG_BPF_DEFER)
+		return;
+	err = record_bpf_try(max_depth, out);
 	if (!err)
 		return;
 	/* The library said why (missing kfunc, verifier log, permission). */

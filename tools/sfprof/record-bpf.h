@@ -15,6 +15,21 @@
 void record_bpf_load(enum sfp_record_call_graph *cg, uint32_t max_depth,
 		     struct sfp_bpf_defer **out);
 
+/* Load the BPF object; the library's warnings say why it failed.
+ * Return: 0 and *out, or -errno (sfp_bpf_defer__load()). */
+int record_bpf_try(uint32_t max_depth, struct sfp_bpf_defer **out);
+
+/*
+ * --call-graph auto (record-auto.c): pick kernel-defer, bpf-defer or
+ * sframe for the target of ro; *bd is loaded when bpf-defer is chosen.
+ * why gets the reason (one line, also for the summary).
+ * Return: the mode chosen.
+ */
+enum sfp_record_call_graph record_auto_choose(const struct sfp_record_opts *ro,
+					      uint32_t max_depth,
+					      struct sfp_bpf_defer **bd,
+					      char *why, size_t why_len);
+
 /* The summary lines of a bpf-defer recording. */
 void record_bpf_summary(FILE *f, const struct sfp_bpf_defer *b);
 
