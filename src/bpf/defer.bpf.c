@@ -53,6 +53,13 @@ extern int bpf_task_work_schedule_resume_impl(struct task_struct *task,
 
 /* Set by the loader: most user frames per unwind. */
 const volatile __u32 max_depth = SFB_MAX_DEPTH;
+/*
+ * Test hook (SFPROF_BPF_TEST_DROP_CALLBACK=N, docs/record-bpf.md): every
+ * Nth cookie of a CPU is treated as scheduled but its callback is never
+ * asked for, as if the kernel had lost it, so that the tests can go
+ * through the stale-work path.  0: off.
+ */
+const volatile __u32 test_drop_every = 0;
 
 struct task_ent {
 	struct bpf_task_work tw;
@@ -248,6 +255,11 @@ static __always_inline __u64 entry_cookie(struct task_struct *task, __u32 tid,
 	if (!sfb_ksym_exists(bpf_task_work_schedule_resume_impl)) {
 		ent->pending = 0;
 		return 0;
+	}
+	/* cookie >> 33: the CPU's cookie count (new_cookie()) */
+	if (test_drop_every && (cookie >> 33) % test_drop_every == 0) {
+		count(SFB_ST_TEST_DROPPED);
+		return cookie;	/* pending, and no callback will come */
 	}
 	err = bpf_task_work_schedule_resume_impl(task, &ent->tw, &tasks,
 						 on_task_work, NULL);
