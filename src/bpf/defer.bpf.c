@@ -215,11 +215,21 @@ static __always_inline __u64 entry_cookie(struct task_struct *task, __u32 tid,
 		ent = NULL;
 	}
 	if (ent && ent->pending) {
-		if (!user_mode || now - ent->sched_time < STALE_NS) {
+		/*
+		 * Old pending work is lost when the task is back in user mode
+		 * (it went back without running it), or, in the kernel, when
+		 * the task has no queued task_work at all: ours is not queued,
+		 * so no return to user space will run it.  Queued work of
+		 * anyone means the same kernel entry may still be going on.
+		 * Without the second rule a task that is rarely seen in user
+		 * mode (syscall-heavy) shared a lost cookie for seconds.
+		 */
+		if (now - ent->sched_time < STALE_NS ||
+		    (!user_mode && BPF_CORE_READ(task, task_works))) {
 			count(SFB_ST_SHARED);
 			return ent->cookie;
 		}
-		/* Back in user mode, work still pending: it was lost. */
+		/* Work still pending and not queued: it was lost. */
 		{
 			struct sfb_stale *st;
 
