@@ -55,7 +55,7 @@ extern int bpf_task_work_schedule_resume_impl(struct task_struct *task,
 const volatile __u32 max_depth = SFB_MAX_DEPTH;
 /*
  * Test hook (SFPROF_BPF_TEST_DROP_CALLBACK=N, docs/record-bpf.md): every
- * Nth cookie of a CPU is treated as scheduled but its callback is never
+ * Nth callback a CPU asks for is treated as scheduled but its callback is never
  * asked for, as if the kernel had lost it, so that the tests can go
  * through the stale-work path.  0: off.
  */
@@ -90,10 +90,11 @@ struct {
 	__type(value, struct task_ent);
 } tasks SEC(".maps");
 
-/* Per-CPU cookie counters, as the kernel's unwind_ctx_ctr. */
+/* Per-CPU cookie counters, as the kernel's unwind_ctx_ctr; [1]: callbacks
+ * asked for, for the test hook. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, 2);
 	__type(key, __u32);
 	__type(value, __u64);
 } ctr SEC(".maps");
@@ -266,10 +267,14 @@ static __always_inline __u64 entry_cookie(struct task_struct *task, __u32 tid,
 		ent->pending = 0;
 		return 0;
 	}
-	/* cookie >> 33: the CPU's cookie count (new_cookie()) */
-	if (test_drop_every && (cookie >> 33) % test_drop_every == 0) {
-		count(SFB_ST_TEST_DROPPED);
-		return cookie;	/* pending, and no callback will come */
+	if (test_drop_every) {
+		__u32 one = 1;
+		__u64 *n = bpf_map_lookup_elem(&ctr, &one);
+
+		if (n && ++*n % test_drop_every == 0) {
+			count(SFB_ST_TEST_DROPPED);
+			return cookie;	/* pending; no callback will come */
+		}
 	}
 	err = bpf_task_work_schedule_resume_impl(task, &ent->tw, &tasks,
 						 on_task_work, NULL);
