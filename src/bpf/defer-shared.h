@@ -204,6 +204,7 @@ enum sfb_stat {
 	SFB_ST_EXITING,
 	SFB_ST_NO_TABLE,	/* unwinds that met a module without table */
 	SFB_ST_SYNC,		/* user-mode samples walked at once */
+	SFB_ST_TEST_DROPPED,	/* callbacks the test hook left out */
 	SFB_ST__MAX,
 };
 

@@ -53,6 +53,13 @@ extern int bpf_task_work_schedule_resume_impl(struct task_struct *task,
 
 /* Set by the loader: most user frames per unwind. */
 const volatile __u32 max_depth = SFB_MAX_DEPTH;
+/*
+ * Test hook (SFPROF_BPF_TEST_DROP_CALLBACK=N, docs/record-bpf.md): every
+ * Nth callback a CPU asks for is treated as scheduled but its callback is never
+ * asked for, as if the kernel had lost it, so that the tests can go
+ * through the stale-work path.  0: off.
+ */
+const volatile __u32 test_drop_every = 0;
 
 struct task_ent {
 	struct bpf_task_work tw;
@@ -83,10 +90,11 @@ struct {
 	__type(value, struct task_ent);
 } tasks SEC(".maps");
 
-/* Per-CPU cookie counters, as the kernel's unwind_ctx_ctr. */
+/* Per-CPU cookie counters, as the kernel's unwind_ctx_ctr; [1]: callbacks
+ * asked for, for the test hook. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, 2);
 	__type(key, __u32);
 	__type(value, __u64);
 } ctr SEC(".maps");
@@ -208,11 +216,21 @@ static __always_inline __u64 entry_cookie(struct task_struct *task, __u32 tid,
 		ent = NULL;
 	}
 	if (ent && ent->pending) {
-		if (!user_mode || now - ent->sched_time < STALE_NS) {
+		/*
+		 * Old pending work is lost when the task is back in user mode
+		 * (it went back without running it), or, in the kernel, when
+		 * the task has no queued task_work at all: ours is not queued,
+		 * so no return to user space will run it.  Queued work of
+		 * anyone means the same kernel entry may still be going on.
+		 * Without the second rule a task that is rarely seen in user
+		 * mode (syscall-heavy) shared a lost cookie for seconds.
+		 */
+		if (now - ent->sched_time < STALE_NS ||
+		    (!user_mode && BPF_CORE_READ(task, task_works))) {
 			count(SFB_ST_SHARED);
 			return ent->cookie;
 		}
-		/* Back in user mode, work still pending: it was lost. */
+		/* Work still pending and not queued: it was lost. */
 		{
 			struct sfb_stale *st;
 
@@ -248,6 +266,15 @@ static __always_inline __u64 entry_cookie(struct task_struct *task, __u32 tid,
 	if (!sfb_ksym_exists(bpf_task_work_schedule_resume_impl)) {
 		ent->pending = 0;
 		return 0;
+	}
+	if (test_drop_every) {
+		__u32 one = 1;
+		__u64 *n = bpf_map_lookup_elem(&ctr, &one);
+
+		if (n && ++*n % test_drop_every == 0) {
+			count(SFB_ST_TEST_DROPPED);
+			return cookie;	/* pending; no callback will come */
+		}
 	}
 	err = bpf_task_work_schedule_resume_impl(task, &ent->tw, &tasks,
 						 on_task_work, NULL);

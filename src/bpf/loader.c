@@ -117,6 +117,7 @@ int sfp_bpf_defer__load(const struct sfp_bpf_defer_opts *o,
 			struct sfp_bpf_defer **out)
 {
 	struct sfp_bpf_defer *b;
+	const char *env;
 	uint32_t depth;
 	long page = sysconf(_SC_PAGESIZE);
 	int err;
@@ -158,6 +159,10 @@ int sfp_bpf_defer__load(const struct sfp_bpf_defer_opts *o,
 	/* user space writes the tables through mmap, not a syscall each */
 	bpf_map__set_map_flags(b->skel->maps.fdes, BPF_F_MMAPABLE);
 	bpf_map__set_map_flags(b->skel->maps.fres, BPF_F_MMAPABLE);
+	/* Test hook (docs/record-bpf.md): lose every Nth callback. */
+	env = getenv("SFPROF_BPF_TEST_DROP_CALLBACK");
+	if (env)
+		b->skel->rodata->test_drop_every = (uint32_t)strtoul(env, NULL, 0);
 	/* Test hook (docs/record-bpf.md): a real verifier rejection. */
 	if (getenv("SFPROF_BPF_TEST_VERIFIER_REJECT"))
 		bpf_program__set_autoload(b->skel->progs.verifier_reject, true);

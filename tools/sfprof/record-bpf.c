@@ -5,6 +5,7 @@
  * happened at the end (the library never prints).
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include <sfprof/record.h>
 
@@ -47,7 +48,7 @@ void record_bpf_load(enum sfp_record_call_graph *cg, uint32_t max_depth,
 static const char *const kstat_names[] = {
 	"samples", "scheduled", "shared", "sched-fail", "callbacks",
 	"ring-full", "stale", "tid-reuse", "exec", "exiting", "no-table",
-	"walked-at-once",
+	"walked-at-once", "test-dropped",
 };
 
 void record_bpf_summary(FILE *f, const struct sfp_bpf_defer *b)
@@ -82,7 +83,9 @@ void record_bpf_summary(FILE *f, const struct sfp_bpf_defer *b)
 		(unsigned long long)st.no_table_unwinds);
 	fprintf(f, "  kernel side:");
 	for (i = 0; i < sizeof(kstat_names) / sizeof(kstat_names[0]); i++)
-		fprintf(f, " %s %llu", kstat_names[i],
+		/* test hooks' counters only when a hook was on */
+		if (strncmp(kstat_names[i], "test-", 5) || st.kernel[i])
+			fprintf(f, " %s %llu", kstat_names[i],
 			(unsigned long long)st.kernel[i]);
 	fprintf(f, "; not written: %llu (exec/exit)\n",
 		(unsigned long long)st.deferred_dropped);
