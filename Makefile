@@ -69,7 +69,7 @@ SHARED_LIB := $(BUILD)/libsfprof.so.$(VERSION)
 CLI := $(BUILD)/sfprof
 MAPFILE := src/libsfprof.map
 
-.PHONY: all deps check check-tier demo bench fuzz install clean \
+.PHONY: all deps check check-tier demo bench bench-build fuzz install clean \
 	check-versions tests
 
 all: $(STATIC_LIB) $(SHARED_LIB) $(CLI) $(BUILD)/sfprof.pc
@@ -168,10 +168,11 @@ check-tier: tests
 
 check: deps
 	$(Q)rm -f build/results-*
+	$(Q)$(MAKE) --no-print-directory bench-build BUILD=build
 	$(Q)$(MAKE) --no-print-directory check-tier BUILD=build TIER=gcc
 	$(Q)$(MAKE) --no-print-directory check-tier BUILD=build/asan SAN=1 \
 		TIER=asan+ubsan
-	$(Q)$(MAKE) --no-print-directory all BUILD=build/clang CC=clang \
+	$(Q)$(MAKE) --no-print-directory bench-build BUILD=build/clang CC=clang \
 		&& echo "PASS: clang -Wall -Wextra -Werror build" \
 			> build/results-clang || \
 		echo "FAIL: clang -Wall -Wextra -Werror build" > build/results-clang
@@ -180,7 +181,11 @@ check: deps
 demo: deps all
 	$(Q)sh examples/demo.sh $(BUILD)
 
-bench: deps all $(BENCH_BINS)
+# The benchmarks are built (not run) by `make check` too, so that both
+# compilers keep them clean.
+bench-build: all $(BENCH_BINS)
+
+bench: deps bench-build
 	$(Q)sh bench/run.sh $(BUILD)
 
 install: all

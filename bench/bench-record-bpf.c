@@ -18,7 +18,6 @@
  * machine is shared: compare the rows of one run.
  */
 #include <errno.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -113,56 +112,30 @@ static void finish(struct config *c)
 int main(int argc, char **argv)
 {
 	static char self_buf[PATH_MAX], sfprof_buf[PATH_MAX];
-	const char *env = getenv("BENCH_RUNS");
-	int runs = env ? atoi(env) : 5;
+	int runs = bench_runs(5, 16);
 	const int freqs[] = { 1000, 4000 };
 	long iters;
-	double t;
 	size_t k;
 
 	if (argc == 4 && !strcmp(argv[1], "--work"))
 		return run_work(atol(argv[2]), argv[3]);
-	if (runs < 1)
-		runs = 1;
-	if (runs > 16)
-		runs = 16;
-	if (!realpath("/proc/self/exe", self_buf))
-		return 2;
-	self = self_buf;
-	snprintf(sfprof_buf, sizeof(sfprof_buf), "%s", self_buf);
-	snprintf(sfprof_buf + strlen(dirname(dirname(sfprof_buf))),
-		 sizeof(sfprof_buf) - strlen(sfprof_buf), "/sfprof");
-	sfprof = sfprof_buf;
-	if (access(sfprof, X_OK) || system("perf version > /dev/null 2>&1")) {
-		printf("bench-record-bpf: needs %s and perf\n", sfprof);
+	if (!bench_paths(self_buf, sfprof_buf, sizeof(self_buf)) ||
+	    system("perf version > /dev/null 2>&1")) {
+		printf("bench-record-bpf: needs the sfprof CLI and perf\n");
 		return 0;
 	}
+	self = self_buf;
+	sfprof = sfprof_buf;
 	snprintf(data_path, sizeof(data_path), "/tmp/bench-rbpf.%d.data",
 		 getpid());
 	snprintf(out_path, sizeof(out_path), "/tmp/bench-rbpf.%d.out",
 		 getpid());
-	{
-		char probe[PATH_MAX + 128];
-
-		snprintf(probe, sizeof(probe), "%s record --call-graph "
-			 "bpf-defer -o %s -- true 2>&1 | grep -q 'falling back'",
-			 sfprof, data_path);
-		if (!system(probe)) {
-			printf("bench-record-bpf: bpf-defer is not available "
-			       "here (not root, or no BPF task_work)\n");
-			return 0;
-		}
+	if (!bench_bpf_defer_ok(sfprof, data_path)) {
+		printf("bench-record-bpf: bpf-defer is not available "
+		       "here (not root, or no BPF task_work)\n");
+		return 0;
 	}
-	{
-		struct timespec a, b;
-
-		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
-		work(50);
-		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
-		t = ((b.tv_sec - a.tv_sec) * 1e3 +
-		     (b.tv_nsec - a.tv_nsec) / 1e6) / 50;
-	}
-	iters = (long)(1000 / (t > 0.01 ? t : 0.01));
+	iters = work_iters_for(1000);
 	printf("bench-record-bpf: %ld sorts (~1 s CPU) per run, median of %d "
 	       "runs; load ", iters, runs);
 	fflush(stdout);

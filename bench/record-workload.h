@@ -1,29 +1,35 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the recording benchmarks (bench-record, bench-record-bpf) share:
- * the workload they profile (qsort with a callback, so stacks go program
- * -> libc -> program; run as `BENCH --work N OUT`, so `make bench` needs
- * nothing from the test build) and the counting of a recorded file with
- * sfprof's reader.  Included by exactly one .c per benchmark binary.
+ * What the recording benchmarks (bench-record, bench-record-bpf,
+ * bench-record-cost) share: the workloads they profile (qsort with a
+ * callback, so stacks go program -> libc -> program; run as `BENCH --work
+ * N OUT` or `BENCH --detour SECONDS OUT`, so `make bench` needs nothing
+ * from the test build) and the counting of a recorded file with sfprof's
+ * reader.  Included by exactly one .c per benchmark binary.
  */
 #ifndef SFP_BENCH_RECORD_WORKLOAD_H
 #define SFP_BENCH_RECORD_WORKLOAD_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <sfprof/perf.h>
 
 #define NOINLINE __attribute__((noinline))
+/* Each benchmark uses the part of this file that it needs. */
+#define WORKLOAD_FN static __attribute__((unused))
 
 static volatile unsigned long sink;
 
-static double now_ms(void)
+WORKLOAD_FN double now_ms(void)
 {
 	struct timespec ts;
 
@@ -31,7 +37,7 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-static NOINLINE int cmp(const void *a, const void *b)
+WORKLOAD_FN NOINLINE int cmp(const void *a, const void *b)
 {
 	unsigned long x = *(const unsigned long *)a;
 	unsigned long y = *(const unsigned long *)b;
@@ -40,7 +46,7 @@ static NOINLINE int cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static NOINLINE void sort_once(unsigned long *v, size_t n)
+WORKLOAD_FN NOINLINE void sort_once(unsigned long *v, size_t n)
 {
 	size_t i;
 
@@ -49,7 +55,7 @@ static NOINLINE void sort_once(unsigned long *v, size_t n)
 	qsort(v, n, sizeof(*v), cmp);
 }
 
-static NOINLINE void work(long iters)
+WORKLOAD_FN NOINLINE void work(long iters)
 {
 	static unsigned long v[4096];
 	long i;
@@ -58,8 +64,22 @@ static NOINLINE void work(long iters)
 		sort_once(v, 4096);
 }
 
+/* How many sorts take about @cpu_ms of CPU time (CPU time, not wall
+ * time: the machine may be shared). */
+WORKLOAD_FN long work_iters_for(double cpu_ms)
+{
+	struct timespec a, b;
+	double t;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
+	work(50);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
+	t = ((b.tv_sec - a.tv_sec) * 1e3 + (b.tv_nsec - a.tv_nsec) / 1e6) / 50;
+	return (long)(cpu_ms / (t > 0.01 ? t : 0.01));
+}
+
 /* The workload: fixed work, then its own CPU and wall time to a file. */
-static int run_work(long iters, const char *out)
+WORKLOAD_FN int run_work(long iters, const char *out)
 {
 	double t0 = now_ms(), t1;
 	struct rusage ru;
@@ -78,13 +98,127 @@ static int run_work(long iters, const char *out)
 	return 0;
 }
 
+/*
+ * The second workload, for measuring what sampling takes from a task
+ * directly rather than from the noisy difference of two run times: a loop
+ * that reads the time stamp counter and adds up every gap between two
+ * reads longer than DETOUR_GAP_NS.  A gap is time the task did not run its
+ * own code: a sampling interrupt, the kernel's stack copy, a BPF callback
+ * on the way back to user space, a timer tick.  The loop runs inside a
+ * qsort comparison callback, so samples land under program -> libc ->
+ * program frames like the first workload's.  The TSC is read directly (not
+ * through the vDSO) so that every sample's leaf is our own code, which
+ * every unwinder compared here can walk.
+ */
+#define DETOUR_GAP_NS 500
+
+static struct {
+	uint64_t start, end;		/* TSC ticks */
+	uint64_t prev, stolen, gaps, loops, gap_ticks;
+	bool done;
+} dt;
+
+WORKLOAD_FN inline uint64_t detour_ticks(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	return __builtin_ia32_rdtsc();
+#else
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+#endif
+}
+
+/* Spin for about @chunk ticks, counting the gaps. */
+WORKLOAD_FN NOINLINE void detour_spin(uint64_t chunk)
+{
+	uint64_t end = dt.prev + chunk, t;
+
+	do {
+		t = detour_ticks();
+		if (t - dt.prev > dt.gap_ticks) {
+			dt.stolen += t - dt.prev;
+			dt.gaps++;
+		}
+		dt.prev = t;
+		dt.loops++;
+	} while (t < end);
+	if (t >= dt.end)
+		dt.done = true;
+}
+
+static uint64_t detour_chunk;
+
+WORKLOAD_FN NOINLINE int detour_cmp(const void *a, const void *b)
+{
+	if (!dt.done)
+		detour_spin(detour_chunk);
+	return *(const int *)a - *(const int *)b;
+}
+
+WORKLOAD_FN NOINLINE void detour_sort(void)
+{
+	int v[64];
+	int i;
+
+	for (i = 0; i < 64; i++)
+		v[i] = (i * 7919) % 64;
+	qsort(v, 64, sizeof(v[0]), detour_cmp);
+}
+
+/* Calibrate ticks against CLOCK_MONOTONIC over 50 ms. */
+WORKLOAD_FN double detour_ticks_per_ns(void)
+{
+	double t0 = now_ms(), t1;
+	uint64_t k0 = detour_ticks(), k1;
+
+	do
+		t1 = now_ms();
+	while (t1 - t0 < 50);
+	k1 = detour_ticks();
+	return (double)(k1 - k0) / ((t1 - t0) * 1e6);
+}
+
+/*
+ * Run the detour loop for @seconds and write "run_ns stolen_ns gaps
+ * loops cpu_ms" to @out: the run's length, the time inside gaps, their
+ * count, the loop's iterations and the task's own CPU time.
+ */
+WORKLOAD_FN int run_detour(double seconds, const char *out)
+{
+	double tpn = detour_ticks_per_ns();
+	struct rusage ru;
+	uint64_t t1;
+	FILE *f;
+
+	dt.gap_ticks = (uint64_t)(DETOUR_GAP_NS * tpn);
+	detour_chunk = (uint64_t)(50e3 * tpn);	/* 50 us per comparison */
+	dt.start = dt.prev = detour_ticks();
+	dt.end = dt.start + (uint64_t)(seconds * 1e9 * tpn);
+	while (!dt.done)
+		detour_sort();
+	t1 = detour_ticks();
+	getrusage(RUSAGE_SELF, &ru);
+	f = fopen(out, "w");
+	if (!f)
+		return 1;
+	fprintf(f, "%.0f %.0f %llu %llu %f\n", (t1 - dt.start) / tpn,
+		dt.stolen / tpn, (unsigned long long)dt.gaps,
+		(unsigned long long)dt.loops,
+		ru.ru_utime.tv_sec * 1e3 + ru.ru_utime.tv_usec / 1e3 +
+		ru.ru_stime.tv_sec * 1e3 + ru.ru_stime.tv_usec / 1e3);
+	fclose(f);
+	return 0;
+}
+
 struct result {
 	double cpu_ms, wall_ms;
 	uint64_t samples, lost, deferred, bytes;
 	bool ok;
 };
 
-static void count_file(const char *path, struct result *r)
+WORKLOAD_FN void count_file(const char *path, struct result *r)
 {
 	struct sfp_perf_reader *rd = NULL;
 	const struct sfp_perf_event *ev;
@@ -117,7 +251,52 @@ static void count_file(const char *path, struct result *r)
 	sfp_perf_reader__free(&rd);
 }
 
-static int cmp_double(const void *a, const void *b)
+/*
+ * The sfprof CLI next to this benchmark binary (build/bench/bench-X ->
+ * build/sfprof) and this binary's own path, into the caller's buffers;
+ * false if either cannot be found.
+ */
+WORKLOAD_FN bool bench_paths(char *self, char *sfprof, size_t size)
+{
+	char *slash;
+
+	if (!realpath("/proc/self/exe", self) || strlen(self) >= size)
+		return false;
+	snprintf(sfprof, size, "%s", self);
+	for (int i = 0; i < 2; i++) {
+		slash = strrchr(sfprof, '/');
+		if (!slash)
+			return false;
+		*slash = '\0';
+	}
+	if (strlen(sfprof) + sizeof("/sfprof") > size)
+		return false;
+	strcat(sfprof, "/sfprof");
+	return access(sfprof, X_OK) == 0;
+}
+
+/* Does `--call-graph bpf-defer` run here (root, BPF task_work), rather
+ * than fall back to sframe?  @scratch is a file it may write. */
+WORKLOAD_FN bool bench_bpf_defer_ok(const char *sfprof, const char *scratch)
+{
+	char probe[PATH_MAX + 160];
+
+	snprintf(probe, sizeof(probe), "%s record --call-graph bpf-defer "
+		 "-o %s -- true 2>&1 | grep -q 'falling back'", sfprof,
+		 scratch);
+	return system(probe) != 0;
+}
+
+/* BENCH_RUNS from the environment, or @dflt, clamped to [1, @max]. */
+WORKLOAD_FN int bench_runs(int dflt, int max)
+{
+	const char *env = getenv("BENCH_RUNS");
+	int n = env ? atoi(env) : dflt;
+
+	return n < 1 ? 1 : n > max ? max : n;
+}
+
+WORKLOAD_FN int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 
