@@ -13,9 +13,12 @@
  * carries the sampling interrupts, the stack copies and the BPF callbacks
  * run in the task), bytes per sample of the file, and the profiler's own
  * CPU time (the children's rusage of the run minus the workload's).
- * Medians of BENCH_RUNS runs (default 5), round robin.  Target: bpf-defer
- * slows the workload at most 2 points more than perf fp at 1 kHz.  The
- * machine is shared: compare the rows of one run.
+ * Medians of BENCH_RUNS runs (default 5), round robin.  The target
+ * (bpf-defer slows the workload at most 2 points more than perf fp at
+ * 1 kHz) is judged by bench-record-cost, which measures the time taken
+ * from the task directly: on this VM two bare runs of this workload differ
+ * by more than 2 points.  What this run adds: the end-to-end view,
+ * including a sample's later cost in the task's caches.
  */
 #include <errno.h>
 #include <limits.h>
@@ -32,86 +35,10 @@
 
 #include "record-workload.h"
 
-static const char *self, *sfprof;
-static char data_path[64], out_path[64];
-
-struct config {
-	const char *name;
-	char prefix[PATH_MAX + 128];	/* "" = the bare workload */
-	double cpu[16], wall[16], prof[16];
-	int n;
-	uint64_t lost;
-	struct result r;
-	double prof_ms;
-	double min_ms;		/* the least disturbed run (shared machine) */
-};
-
-static double children_cpu_ms(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_CHILDREN, &ru);
-	return ru.ru_utime.tv_sec * 1e3 + ru.ru_utime.tv_usec / 1e3 +
-	       ru.ru_stime.tv_sec * 1e3 + ru.ru_stime.tv_usec / 1e3;
-}
-
-static void run_once(struct config *c, long iters)
-{
-	char cmd[PATH_MAX * 3];
-	double u, s, w, c0, c1;
-	FILE *f;
-
-	unlink(data_path);
-	unlink(out_path);
-	if (*c->prefix)
-		snprintf(cmd, sizeof(cmd),
-			 "%s -o %s -- %s --work %ld %s > /dev/null 2>&1",
-			 c->prefix, data_path, self, iters, out_path);
-	else
-		snprintf(cmd, sizeof(cmd), "%s --work %ld %s", self, iters,
-			 out_path);
-	c0 = children_cpu_ms();
-	if (system(cmd) != 0)
-		return;
-	c1 = children_cpu_ms();
-	f = fopen(out_path, "r");
-	if (!f)
-		return;
-	if (fscanf(f, "%lf %lf %lf", &u, &s, &w) == 3 && c->n < 16) {
-		c->cpu[c->n] = u + s;
-		c->wall[c->n] = w;
-		/* everything the run's processes used but the workload */
-		c->prof[c->n] = c1 - c0 - (u + s);
-		c->n++;
-		if (*c->prefix) {
-			memset(&c->r, 0, sizeof(c->r));
-			count_file(data_path, &c->r);
-			c->lost += c->r.lost;
-		}
-	}
-	fclose(f);
-}
-
-static void finish(struct config *c)
-{
-	if (!c->n)
-		return;
-	qsort(c->cpu, (size_t)c->n, sizeof(double), cmp_double);
-	qsort(c->wall, (size_t)c->n, sizeof(double), cmp_double);
-	qsort(c->prof, (size_t)c->n, sizeof(double), cmp_double);
-	c->r.cpu_ms = c->cpu[c->n / 2];
-	c->r.wall_ms = c->wall[c->n / 2];
-	c->prof_ms = c->prof[c->n / 2];
-	c->min_ms = c->cpu[0];
-	c->r.lost = c->lost;
-	c->r.ok = true;
-}
-
 #define NCONF 5
 
 int main(int argc, char **argv)
 {
-	static char self_buf[PATH_MAX], sfprof_buf[PATH_MAX];
 	int runs = bench_runs(5, 16);
 	const int freqs[] = { 1000, 4000 };
 	long iters;
@@ -119,18 +46,9 @@ int main(int argc, char **argv)
 
 	if (argc == 4 && !strcmp(argv[1], "--work"))
 		return run_work(atol(argv[2]), argv[3]);
-	if (!bench_paths(self_buf, sfprof_buf, sizeof(self_buf)) ||
-	    system("perf version > /dev/null 2>&1")) {
-		printf("bench-record-bpf: needs the sfprof CLI and perf\n");
+	if (!bench_start("bench-record-bpf"))
 		return 0;
-	}
-	self = self_buf;
-	sfprof = sfprof_buf;
-	snprintf(data_path, sizeof(data_path), "/tmp/bench-rbpf.%d.data",
-		 getpid());
-	snprintf(out_path, sizeof(out_path), "/tmp/bench-rbpf.%d.out",
-		 getpid());
-	if (!bench_bpf_defer_ok(sfprof, data_path)) {
+	if (!bench_bpf_defer_ok()) {
 		printf("bench-record-bpf: bpf-defer is not available "
 		       "here (not root, or no BPF task_work)\n");
 		return 0;
@@ -143,7 +61,7 @@ int main(int argc, char **argv)
 		printf("?\n");
 
 	for (k = 0; k < sizeof(freqs) / sizeof(freqs[0]); k++) {
-		static struct config cf[NCONF];
+		static struct work_config cf[NCONF];
 		int hz = freqs[k], run;
 		size_t i;
 
@@ -164,9 +82,9 @@ int main(int argc, char **argv)
 			 "perf record -q -e cpu-clock -F %d --call-graph fp", hz);
 		for (run = 0; run < runs; run++)
 			for (i = 0; i < NCONF; i++)
-				run_once(&cf[i], iters);
+				work_run_once(&cf[i], iters);
 		for (i = 0; i < NCONF; i++)
-			finish(&cf[i]);
+			work_finish(&cf[i]);
 		printf("%d Hz              workload CPU slowdown (min run)  samples  "
 		       "lost bytes/smp  profiler CPU\n", hz);
 		if (!cf[0].r.ok) {
@@ -197,11 +115,10 @@ int main(int argc, char **argv)
 			double dm = (cf[1].min_ms - cf[4].min_ms) /
 				    cf[0].min_ms * 100;
 
+			/* no verdict: the runs' spread here exceeds the
+			 * target's margin; bench-record-cost judges it */
 			printf("  bpf-defer vs perf fp: %+.1f points of slowdown "
-			       "(medians), %+.1f (min runs); target at 1 kHz: "
-			       "<= +2.0%s\n", d, dm,
-			       hz == 1000 ? (d <= 2.0 ? ": met" : ": NOT met")
-					  : "");
+			       "(medians), %+.1f (min runs)\n", d, dm);
 		}
 	}
 	unlink(data_path);

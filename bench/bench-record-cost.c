@@ -27,7 +27,11 @@
  * (points of slowdown) and the cost per sample over the unprofiled run of
  * the same round.  Per target: the median of the per-round differences
  * with a distribution-free (sign test) confidence interval, and a verdict
- * that says "not decided" when the interval straddles the target.  What
+ * that says "not decided" when the interval straddles the target.
+ * "No worse than perf dwarf" is judged with a 1-point margin: both modes
+ * make the kernel copy the user stack at each sample, so their costs are
+ * nearly equal and a strict "<= 0" could not be decided by any number of
+ * rounds; the interval's upper end says how much worse sfprof could be.  What
  * this leaves out: a sample's later cost in the task's caches, which the
  * run-time benchmarks include.
  */
@@ -63,27 +67,16 @@ struct config {
 	uint64_t samples, lost;
 };
 
-static char self[PATH_MAX], sfprof[PATH_MAX];
-static char data_path[64], out_path[64];
 static double seconds = 2;
 static bool pin;
-
-static double children_cpu_ms(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_CHILDREN, &ru);
-	return ru.ru_utime.tv_sec * 1e3 + ru.ru_utime.tv_usec / 1e3 +
-	       ru.ru_stime.tv_sec * 1e3 + ru.ru_stime.tv_usec / 1e3;
-}
 
 /* One run: stolen share into c->stolen[r], counts into the totals. */
 static void run_once(struct config *c, int r, uint64_t *samples_out)
 {
-	char cmd[PATH_MAX * 4];
+	char work[PATH_MAX + 128], prof[PATH_MAX + 192];
 	const char *cpu0 = pin ? "taskset -c 0 " : "";
 	const char *cpu1 = pin ? "taskset -c 1 " : "";
-	double run_ns, stolen_ns, cpu_ms, c0, c1;
+	double run_ns, stolen_ns, cpu_ms, child_ms;
 	unsigned long long gaps, loops;
 	struct result res = { 0 };
 	FILE *f;
@@ -91,28 +84,18 @@ static void run_once(struct config *c, int r, uint64_t *samples_out)
 	c->stolen[r] = NAN;
 	c->prof_ms_per_s[r] = NAN;
 	*samples_out = 0;
-	unlink(data_path);
-	unlink(out_path);
+	snprintf(work, sizeof(work), "%s%s --detour %g %s", cpu1, self,
+		 seconds, out_path);
 	if (c->fmt)
-		snprintf(cmd, sizeof(cmd),
-			 "%s%s -o %s -- %s%s --detour %g %s > /dev/null 2>&1",
-			 cpu0, c->prefix, data_path, cpu1, self, seconds,
-			 out_path);
-	else
-		snprintf(cmd, sizeof(cmd), "%s%s --detour %g %s", cpu1, self,
-			 seconds, out_path);
-	c0 = children_cpu_ms();
-	if (system(cmd) != 0)
-		return;
-	c1 = children_cpu_ms();
-	f = fopen(out_path, "r");
+		snprintf(prof, sizeof(prof), "%s%s", cpu0, c->prefix);
+	f = bench_run(c->fmt ? prof : "", work, &child_ms);
 	if (!f)
 		return;
 	if (fscanf(f, "%lf %lf %llu %llu %lf", &run_ns, &stolen_ns, &gaps,
 		   &loops, &cpu_ms) == 5 && run_ns > 0) {
 		c->stolen[r] = stolen_ns / run_ns * 100;
 		/* everything the run's processes used but the task */
-		c->prof_ms_per_s[r] = (c1 - c0 - cpu_ms) / (run_ns / 1e9);
+		c->prof_ms_per_s[r] = (child_ms - cpu_ms) / (run_ns / 1e9);
 		if (c->fmt) {
 			count_file(data_path, &res);
 			c->samples += res.samples;
@@ -219,18 +202,11 @@ int main(int argc, char **argv)
 		return run_detour(atof(argv[2]), argv[3]);
 	if (env && atof(env) > 0)
 		seconds = atof(env);
-	if (!bench_paths(self, sfprof, sizeof(self)) ||
-	    system("perf version > /dev/null 2>&1")) {
-		printf("bench-record-cost: needs the sfprof CLI and perf\n");
+	if (!bench_start("bench-record-cost"))
 		return 0;
-	}
-	snprintf(data_path, sizeof(data_path), "/tmp/bench-rcost.%d.data",
-		 getpid());
-	snprintf(out_path, sizeof(out_path), "/tmp/bench-rcost.%d.out",
-		 getpid());
 	pin = sysconf(_SC_NPROCESSORS_ONLN) >= 2 &&
 	      system("taskset -c 1 true 2> /dev/null") == 0;
-	cf[BPF].skip = !bench_bpf_defer_ok(sfprof, data_path);
+	cf[BPF].skip = !bench_bpf_defer_ok();
 	printf("bench-record-cost: %d rounds of %g s per configuration%s; "
 	       "load ", rounds, seconds,
 	       pin ? ", task on CPU 1, profiler on CPU 0" : ", unpinned");
@@ -297,13 +273,15 @@ int main(int argc, char **argv)
 		}
 		compare(&cf[FP], &cf[BARE], rounds, 0, NULL);
 		compare(&cf[DWARF], &cf[BARE], rounds, 0, NULL);
-		compare(&cf[SFRAME], &cf[DWARF], rounds, 0,
-			hz == 4000 ? "<= +0 (issue 6, 4 kHz)" : NULL);
+		compare(&cf[SFRAME], &cf[DWARF], rounds, 1,
+			hz == 4000 ? "no worse than perf dwarf, i.e. "
+				     "<= +1 (issue 6, 4 kHz)" : NULL);
 		compare(&cf[SFRAME], &cf[FP], rounds, 2,
 			hz == 1000 ? "<= +2 (issue 6, 1 kHz)" : NULL);
 		compare(&cf[BPF], &cf[FP], rounds, 2,
 			hz == 1000 ? "<= +2 (issue 8, 1 kHz)" : NULL);
 		compare(&cf[BPF], &cf[SFRAME], rounds, 0, NULL);
+		fflush(stdout);
 	}
 	unlink(data_path);
 	unlink(out_path);

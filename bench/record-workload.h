@@ -212,6 +212,13 @@ WORKLOAD_FN int run_detour(double seconds, const char *out)
 	return 0;
 }
 
+WORKLOAD_FN int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 struct result {
 	double cpu_ms, wall_ms;
 	uint64_t samples, lost, deferred, bytes;
@@ -251,40 +258,158 @@ WORKLOAD_FN void count_file(const char *path, struct result *r)
 	sfp_perf_reader__free(&rd);
 }
 
+/* This binary, the sfprof CLI next to it and the run's scratch files. */
+static char self[PATH_MAX], sfprof[PATH_MAX];
+static char data_path[80], out_path[80];
+
 /*
- * The sfprof CLI next to this benchmark binary (build/bench/bench-X ->
- * build/sfprof) and this binary's own path, into the caller's buffers;
- * false if either cannot be found.
+ * Fill in the paths above (build/bench/bench-X -> build/sfprof; files in
+ * /tmp named after @name and the pid).  False, with a line saying why,
+ * when sfprof or perf is missing: the benchmark then has nothing to run.
  */
-WORKLOAD_FN bool bench_paths(char *self, char *sfprof, size_t size)
+WORKLOAD_FN bool bench_start(const char *name)
 {
 	char *slash;
 
-	if (!realpath("/proc/self/exe", self) || strlen(self) >= size)
+	if (!realpath("/proc/self/exe", self))
 		return false;
-	snprintf(sfprof, size, "%s", self);
+	snprintf(sfprof, sizeof(sfprof), "%s", self);
 	for (int i = 0; i < 2; i++) {
 		slash = strrchr(sfprof, '/');
-		if (!slash)
-			return false;
-		*slash = '\0';
+		if (slash)
+			*slash = '\0';
 	}
-	if (strlen(sfprof) + sizeof("/sfprof") > size)
+	if (strlen(sfprof) + sizeof("/sfprof") > sizeof(sfprof))
 		return false;
 	strcat(sfprof, "/sfprof");
-	return access(sfprof, X_OK) == 0;
+	if (access(sfprof, X_OK) || system("perf version > /dev/null 2>&1")) {
+		printf("%s: needs the sfprof CLI (%s) and perf\n", name, sfprof);
+		return false;
+	}
+	snprintf(data_path, sizeof(data_path), "/tmp/%s.%d.data", name,
+		 (int)getpid());
+	snprintf(out_path, sizeof(out_path), "/tmp/%s.%d.out", name,
+		 (int)getpid());
+	return true;
 }
 
 /* Does `--call-graph bpf-defer` run here (root, BPF task_work), rather
- * than fall back to sframe?  @scratch is a file it may write. */
-WORKLOAD_FN bool bench_bpf_defer_ok(const char *sfprof, const char *scratch)
+ * than fall back to sframe? */
+WORKLOAD_FN bool bench_bpf_defer_ok(void)
 {
 	char probe[PATH_MAX + 160];
 
 	snprintf(probe, sizeof(probe), "%s record --call-graph bpf-defer "
 		 "-o %s -- true 2>&1 | grep -q 'falling back'", sfprof,
-		 scratch);
+		 data_path);
 	return system(probe) != 0;
+}
+
+/*
+ * One run: @workload (the command line that runs this binary's workload,
+ * leaving its figures in out_path) alone when @profiler is "", else under
+ * `@profiler -o data_path --`; then open the figures.  The CPU time
+ * of all the run's processes goes into *@child_ms.  NULL if the run or the
+ * figures failed.
+ */
+WORKLOAD_FN FILE *bench_run(const char *profiler, const char *workload,
+			    double *child_ms)
+{
+	char cmd[PATH_MAX * 4];
+	struct rusage a, b;
+
+	unlink(data_path);
+	unlink(out_path);
+	if (*profiler)
+		snprintf(cmd, sizeof(cmd), "%s -o %s -- %s > /dev/null 2>&1",
+			 profiler, data_path, workload);
+	else
+		snprintf(cmd, sizeof(cmd), "%s", workload);
+	getrusage(RUSAGE_CHILDREN, &a);
+	if (system(cmd) != 0)
+		return NULL;
+	getrusage(RUSAGE_CHILDREN, &b);
+	*child_ms = (b.ru_utime.tv_sec - a.ru_utime.tv_sec) * 1e3 +
+		    (b.ru_utime.tv_usec - a.ru_utime.tv_usec) / 1e3 +
+		    (b.ru_stime.tv_sec - a.ru_stime.tv_sec) * 1e3 +
+		    (b.ru_stime.tv_usec - a.ru_stime.tv_usec) / 1e3;
+	return fopen(out_path, "r");
+}
+
+/*
+ * One run of the qsort workload (@iters sorts), under @profiler or alone
+ * (""): the workload's own CPU and wall time, and what the run's other
+ * processes used (the profiler's CPU), in ms.  False if the run failed.
+ */
+WORKLOAD_FN bool bench_run_work(const char *profiler, long iters,
+				double *cpu_ms, double *wall_ms,
+				double *prof_ms)
+{
+	char work[PATH_MAX + 128];
+	double u, s, child_ms;
+	bool ok;
+	FILE *f;
+
+	snprintf(work, sizeof(work), "%s --work %ld %s", self, iters,
+		 out_path);
+	f = bench_run(profiler, work, &child_ms);
+	if (!f)
+		return false;
+	ok = fscanf(f, "%lf %lf %lf", &u, &s, wall_ms) == 3;
+	fclose(f);
+	*cpu_ms = u + s;
+	*prof_ms = child_ms - *cpu_ms;
+	return ok;
+}
+
+/*
+ * The run-time comparison (bench-record, bench-record-bpf): one profiler
+ * configuration, its runs' figures and, after work_finish(), their
+ * medians.
+ */
+struct work_config {
+	const char *name;
+	char prefix[PATH_MAX + 128];	/* "" = the bare workload */
+	double cpu[16], wall[16], prof[16];
+	int n;
+	uint64_t lost;
+	struct result r;
+	double prof_ms;
+	double min_ms;		/* the least disturbed run (shared machine) */
+};
+
+/* One run of @c; the file's counts are kept from the last run. */
+WORKLOAD_FN void work_run_once(struct work_config *c, long iters)
+{
+	double cpu, wall, prof;
+
+	if (c->n >= 16 || !bench_run_work(c->prefix, iters, &cpu, &wall, &prof))
+		return;
+	c->cpu[c->n] = cpu;
+	c->wall[c->n] = wall;
+	c->prof[c->n] = prof;
+	c->n++;
+	if (*c->prefix) {
+		memset(&c->r, 0, sizeof(c->r));
+		count_file(data_path, &c->r);
+		c->lost += c->r.lost;	/* lost adds up over runs */
+	}
+}
+
+/* Medians (and the least disturbed run) over @c's runs. */
+WORKLOAD_FN void work_finish(struct work_config *c)
+{
+	if (!c->n)
+		return;
+	qsort(c->cpu, (size_t)c->n, sizeof(double), cmp_double);
+	qsort(c->wall, (size_t)c->n, sizeof(double), cmp_double);
+	qsort(c->prof, (size_t)c->n, sizeof(double), cmp_double);
+	c->r.cpu_ms = c->cpu[c->n / 2];
+	c->r.wall_ms = c->wall[c->n / 2];
+	c->prof_ms = c->prof[c->n / 2];
+	c->min_ms = c->cpu[0];
+	c->r.lost = c->lost;
+	c->r.ok = true;
 }
 
 /* BENCH_RUNS from the environment, or @dflt, clamped to [1, @max]. */
@@ -294,13 +419,6 @@ WORKLOAD_FN int bench_runs(int dflt, int max)
 	int n = env ? atoi(env) : dflt;
 
 	return n < 1 ? 1 : n > max ? max : n;
-}
-
-WORKLOAD_FN int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 #endif /* SFP_BENCH_RECORD_WORKLOAD_H */
