@@ -24,8 +24,10 @@
  * rotated order.
  *
  * Per configuration: the median share of the run stolen from the task
- * (points of slowdown) and the cost per sample over the unprofiled run of
- * the same round.  Per target: the median of the per-round differences
+ * (points of slowdown), the cost per sample over the unprofiled run of
+ * the same round, the samples and lost samples of all rounds, bytes per
+ * sample of the files (each tool's default output) and the profiler's CPU
+ * time per second of run (startup included).  Per target: the median of the per-round differences
  * with a distribution-free (sign test) confidence interval, and a verdict
  * that says "not decided" when the interval straddles the target.
  * "No worse than perf dwarf" is judged with a 1-point margin: both modes
@@ -64,7 +66,7 @@ struct config {
 	double stolen[MAX_ROUNDS];	/* points: % of the run */
 	double per_sample_us[MAX_ROUNDS];
 	double prof_ms_per_s[MAX_ROUNDS];
-	uint64_t samples, lost;
+	uint64_t samples, lost, bytes;
 };
 
 static double seconds = 2;
@@ -100,6 +102,7 @@ static void run_once(struct config *c, int r, uint64_t *samples_out)
 			count_file(data_path, &res);
 			c->samples += res.samples;
 			c->lost += res.lost;
+			c->bytes += res.bytes;
 			*samples_out = res.samples;
 		}
 	}
@@ -223,7 +226,7 @@ int main(int argc, char **argv)
 		for (int i = 0; i < NCFG; i++) {
 			struct config *c = &cf[i];
 
-			c->samples = c->lost = 0;
+			c->samples = c->lost = c->bytes = 0;
 			if (!c->fmt)
 				continue;
 			if (i >= SFRAME)
@@ -255,7 +258,7 @@ int main(int argc, char **argv)
 			}
 		}
 		printf("%d Hz                 stolen from the task   per sample   "
-		       "samples   lost  profiler CPU\n", hz);
+		       "samples   lost  bytes/smp  profiler CPU\n", hz);
 		for (int i = 0; i < NCFG; i++) {
 			const struct config *c = &cf[i];
 
@@ -264,10 +267,12 @@ int main(int argc, char **argv)
 			printf("  %-20s %8.2f%% ", c->name,
 			       median(c->stolen, rounds));
 			if (c->fmt)
-				printf("%9.1f us %9llu %6llu %8.0f ms/s",
+				printf("%9.1f us %9llu %6llu %10.0f %8.0f ms/s",
 				       median(c->per_sample_us, rounds),
 				       (unsigned long long)c->samples,
 				       (unsigned long long)c->lost,
+				       c->samples ? (double)c->bytes /
+						    (double)c->samples : 0,
 				       median(c->prof_ms_per_s, rounds));
 			printf("\n");
 		}
