@@ -23,15 +23,9 @@
 
 #include <sfprof/perf.h>
 
+#include "cli-timing.h"
+
 static volatile uint64_t sink;
-
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 __attribute__((noinline)) static void leaf(unsigned int n)
 {
@@ -76,67 +70,6 @@ __attribute__((noinline)) static void mixed(int64_t until)
 	}
 }
 
-static double cpu_of_children(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_CHILDREN, &ru);
-	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
-	       (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
-}
-
-/* best wall and CPU seconds of `runs` runs of cmd; -1 if it failed */
-static double best(const char *cmd, int runs, double *cpu)
-{
-	double w = -1;
-	int i;
-
-	*cpu = -1;
-	for (i = 0; i < runs; i++) {
-		double c0 = cpu_of_children(), t, c;
-		int64_t t0 = mono_ns();
-
-		if (system(cmd)) {
-			fprintf(stderr, "bench-report: '%s' failed\n", cmd);
-			return -1;
-		}
-		t = (double)(mono_ns() - t0) / 1e9;
-		c = cpu_of_children() - c0;
-		if (w < 0 || t < w)
-			w = t;
-		if (*cpu < 0 || c < *cpu)
-			*cpu = c;
-	}
-	return w;
-}
-
-static long samples_in(const char *path)
-{
-	struct sfp_perf_reader *r = NULL;
-	const struct sfp_perf_event *ev;
-	long n = 0;
-
-	if (sfp_perf_reader__open(path, NULL, &r))
-		return -1;
-	while (sfp_perf_reader__next(r, &ev) > 0)
-		n += ev->type == SFP_PERF_RECORD_SAMPLE;
-	sfp_perf_reader__free(&r);
-	return n;
-}
-
-static double loadavg(void)
-{
-	FILE *f = fopen("/proc/loadavg", "r");
-	double l = -1;
-
-	if (f) {
-		if (fscanf(f, "%lf", &l) != 1)
-			l = -1;
-		fclose(f);
-	}
-	return l;
-}
-
 /* record until the file holds `want` samples (the CPU we get varies) */
 static long record(const char *self, const char *mode, const char *out,
 		   long want)
@@ -151,7 +84,7 @@ static long record(const char *self, const char *mode, const char *out,
 			 mode, out, self, ms);
 		if (system(cmd))
 			return -1;
-		n = samples_in(out);
+		n = count_samples(out);
 		if (n > 0 && n < want)
 			ms = ms * want / n * 11 / 10;
 	}
@@ -165,12 +98,12 @@ static int compare(const char *sfprof, const char *label, const char *data,
 	double ts, tp, tpn, cs, cp, cpn;
 
 	snprintf(cmd, sizeof(cmd), "%s report -i %s >/dev/null", sfprof, data);
-	ts = best(cmd, runs, &cs);
+	ts = best_of(cmd, runs, &cs);
 	snprintf(cmd, sizeof(cmd), "perf report --stdio -i %s >/dev/null 2>&1", data);
-	tp = best(cmd, runs, &cp);
+	tp = best_of(cmd, runs, &cp);
 	snprintf(cmd, sizeof(cmd), "perf report --stdio --no-inline -i %s >/dev/null 2>&1",
 		 data);
-	tpn = best(cmd, runs, &cpn);
+	tpn = best_of(cmd, runs, &cpn);
 	if (ts <= 0 || tp <= 0 || tpn <= 0)
 		return 1;
 	if (cs <= 0)
@@ -227,7 +160,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	printf("bench-report: sfprof report vs perf report --stdio, default views "
-	       "(load %.2f)\n", loadavg());
+	       "(load %.2f)\n", load_avg());
 	rc = compare(sfprof, "frame-pointer (-g)", fp, nfp, runs) ||
 	     compare(sfprof, "dwarf-mode", dw, ndw, runs);
 	unlink(fp);

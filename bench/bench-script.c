@@ -23,16 +23,10 @@
 
 #include <sfprof/perf.h>
 
+#include "cli-timing.h"
+
 static volatile uint64_t sink;
 static int64_t deadline;
-
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 __attribute__((noinline)) static void spin(unsigned int n)
 {
@@ -65,7 +59,7 @@ __attribute__((noinline)) static void *work(void *arg)
 	uint32_t v[512];
 	unsigned int i;
 
-	while (now_ns() < deadline) {
+	while (mono_ns() < deadline) {
 		recurse((int)(intptr_t)arg);
 		for (i = 0; i < 512; i++)
 			v[i] = (i * 2654435761u) >> 7;
@@ -78,85 +72,11 @@ static int workload(long ms)
 {
 	pthread_t t;
 
-	deadline = now_ns() + ms * 1000000;
+	deadline = mono_ns() + ms * 1000000;
 	pthread_create(&t, NULL, work, (void *)(intptr_t)30);
 	work((void *)(intptr_t)20);
 	pthread_join(t, NULL);
 	return 0;
-}
-
-static double load_avg(void)
-{
-	double l = -1;
-	FILE *f = fopen("/proc/loadavg", "r");
-
-	if (f) {
-		if (fscanf(f, "%lf", &l) != 1)
-			l = -1;
-		fclose(f);
-	}
-	return l;
-}
-
-static long count_samples(const char *path)
-{
-	struct sfp_perf_reader *r = NULL;
-	const struct sfp_perf_event *ev;
-	long n = 0;
-
-	if (sfp_perf_reader__open(path, NULL, &r))
-		return -1;
-	while (sfp_perf_reader__next(r, &ev) > 0)
-		n += ev->type == SFP_PERF_RECORD_SAMPLE;
-	sfp_perf_reader__free(&r);
-	return n;
-}
-
-static double child_cpu(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_CHILDREN, &ru);
-	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
-	       (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
-}
-
-/*
- * Wall and CPU (user + sys of the children) time of a shell command with
- * stdout to /dev/null, in seconds.  On a loaded machine the wall time is
- * mostly waiting for a CPU; the CPU time is the steadier figure.
- */
-static double timed(const char *cmd, double *cpu)
-{
-	int64_t t0 = now_ns();
-	double c0 = child_cpu();
-	int rc = system(cmd);
-
-	if (rc != 0) {
-		fprintf(stderr, "bench-script: '%s' failed (%d)\n", cmd, rc);
-		return -1;
-	}
-	*cpu = child_cpu() - c0;
-	return (double)(now_ns() - t0) / 1e9;
-}
-
-static double best_of(const char *cmd, int runs, double *best_cpu)
-{
-	double best = -1, cpu;
-	int i;
-
-	*best_cpu = -1;
-	for (i = 0; i < runs; i++) {
-		double t = timed(cmd, &cpu);
-
-		if (t < 0)
-			return -1;
-		if (best < 0 || t < best)
-			best = t;
-		if (*best_cpu < 0 || cpu < *best_cpu)
-			*best_cpu = cpu;
-	}
-	return best;
 }
 
 int main(int argc, char **argv)
