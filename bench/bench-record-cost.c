@@ -27,7 +27,8 @@
  * (points of slowdown), the cost per sample over the unprofiled run of
  * the same round, the samples and lost samples of all rounds, bytes per
  * sample of the files (each tool's default output) and the profiler's CPU
- * time per second of run (startup included).  Per target: the median of the per-round differences
+ * time per second of run (startup included).  Last, at 4 kHz with both
+ * CPUs busy (two pinned workloads under one profiler): lost samples.  Per target: the median of the per-round differences
  * with a distribution-free (sign test) confidence interval, and a verdict
  * that says "not decided" when the interval straddles the target.
  * "No worse than perf dwarf" is judged with a 1-point margin: both modes
@@ -187,6 +188,53 @@ static void compare(const struct config *a, const struct config *b,
 	printf("\n");
 }
 
+/*
+ * Both CPUs busy: two workload processes, one pinned to each CPU, under
+ * one profiler that follows them (per-CPU rings), at @hz for BENCH_SECONDS.
+ * The profiler now competes with the workloads for a CPU, so what it
+ * cannot keep up with shows as lost samples, and its work shows in the
+ * tasks' gaps as preemption.  One run per configuration.
+ */
+static void both_cpus(struct config *cf, int hz)
+{
+	static const int rows[] = { FP, DWARF, SFRAME, BPF };
+	char work[PATH_MAX * 2 + 256];
+
+	snprintf(work, sizeof(work), "sh -c '%s%s --detour %g %s & "
+		 "%s%s --detour %g %s; wait'", pin ? "taskset -c 0 " : "",
+		 self, seconds, out_path, pin ? "taskset -c 1 " : "", self,
+		 seconds, out_path);
+	printf("%d Hz, both CPUs busy      stolen from the tasks  samples   "
+	       "lost\n", hz);
+	for (size_t k = 0; k < sizeof(rows) / sizeof(rows[0]); k++) {
+		struct config *c = &cf[rows[k]];
+		double run_ns, stolen_ns, cpu_ms, child_ms, sum = 0;
+		unsigned long long gaps, loops;
+		struct result res = { 0 };
+		int n = 0;
+		FILE *f;
+
+		if (c->skip)
+			continue;
+		f = bench_run(c->prefix, work, &child_ms);
+		if (!f) {
+			printf("  %-20s failed\n", c->name);
+			continue;
+		}
+		while (fscanf(f, "%lf %lf %llu %llu %lf", &run_ns, &stolen_ns,
+			      &gaps, &loops, &cpu_ms) == 5 && run_ns > 0) {
+			sum += stolen_ns / run_ns * 100;
+			n++;
+		}
+		fclose(f);
+		count_file(data_path, &res);
+		printf("  %-20s %8.2f%% (%d tasks)  %9llu %6llu\n", c->name,
+		       n ? sum / n : NAN, n, (unsigned long long)res.samples,
+		       (unsigned long long)res.lost);
+	}
+	fflush(stdout);
+}
+
 int main(int argc, char **argv)
 {
 	static struct config cf[NCFG] = {
@@ -287,6 +335,8 @@ int main(int argc, char **argv)
 			hz == 1000 ? "<= +2 (issue 8, 1 kHz)" : NULL);
 		compare(&cf[BPF], &cf[SFRAME], rounds, 0, NULL);
 		fflush(stdout);
+		if (hz == 4000)
+			both_cpus(cf, hz);
 	}
 	unlink(data_path);
 	unlink(out_path);

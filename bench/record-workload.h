@@ -200,7 +200,7 @@ WORKLOAD_FN int run_detour(double seconds, const char *out)
 		detour_sort();
 	t1 = detour_ticks();
 	getrusage(RUSAGE_SELF, &ru);
-	f = fopen(out, "w");
+	f = fopen(out, "a");	/* several workloads may share @out */
 	if (!f)
 		return 1;
 	fprintf(f, "%.0f %.0f %llu %llu %f\n", (t1 - dt.start) / tpn,
