@@ -27,7 +27,10 @@
  * (points of slowdown), the cost per sample over the unprofiled run of
  * the same round, the samples and lost samples of all rounds, bytes per
  * sample of the files (each tool's default output) and the profiler's CPU
- * time per second of run (startup included).  Last, at 4 kHz with both
+ * time per second of run (startup included), and what the cost bought:
+ * the share of the last round's samples whose stack, as `sfprof script`
+ * prints it, reaches main (perf fp cannot: the workload has no frame
+ * pointers).  Last, at 4 kHz with both
  * CPUs busy (two pinned workloads under one profiler): lost samples.  Per target: the median of the per-round differences
  * with a distribution-free (sign test) confidence interval, and a verdict
  * that says "not decided" when the interval straddles the target.
@@ -68,6 +71,7 @@ struct config {
 	double per_sample_us[MAX_ROUNDS];
 	double prof_ms_per_s[MAX_ROUNDS];
 	uint64_t samples, lost, bytes;
+	double complete;		/* % of samples whose stack reaches main */
 };
 
 static double seconds = 2;
@@ -108,6 +112,40 @@ static void run_once(struct config *c, int r, uint64_t *samples_out)
 		}
 	}
 	fclose(f);
+}
+
+/*
+ * The share of @path's samples, as `sfprof script` prints them (stitched
+ * and unwound), with main among their frames: what the cost bought.
+ * NAN if the file cannot be read.
+ */
+static double complete_pct(const char *path)
+{
+	char cmd[PATH_MAX * 2 + 64], line[4096];
+	long samples = 0, complete = 0;
+	bool in_sample = false, seen = false;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "%s script -i %s 2> /dev/null", sfprof,
+		 path);
+	p = popen(cmd, "r");
+	if (!p)
+		return NAN;
+	while (fgets(line, sizeof(line), p)) {
+		if (line[0] == '\n') {
+			in_sample = false;
+		} else if (line[0] != '\t' && line[0] != ' ') {
+			samples++;
+			in_sample = true;
+			seen = false;
+		} else if (in_sample && !seen && strstr(line, " main+0x")) {
+			complete++;
+			seen = true;
+		}
+	}
+	if (pclose(p) != 0 || !samples)
+		return NAN;
+	return 100.0 * (double)complete / (double)samples;
 }
 
 static double median(const double *v, int n)
@@ -275,6 +313,7 @@ int main(int argc, char **argv)
 			struct config *c = &cf[i];
 
 			c->samples = c->lost = c->bytes = 0;
+			c->complete = NAN;
 			if (!c->fmt)
 				continue;
 			if (i >= SFRAME)
@@ -292,8 +331,12 @@ int main(int argc, char **argv)
 				int i = (j + r) % NCFG;
 
 				cf[i].per_sample_us[r] = NAN;
-				if (!cf[i].skip)
-					run_once(&cf[i], r, &n[i]);
+				if (cf[i].skip)
+					continue;
+				run_once(&cf[i], r, &n[i]);
+				/* what each file's stacks give, once */
+				if (r == rounds - 1 && i != NONE && i != BARE)
+					cf[i].complete = complete_pct(data_path);
 			}
 			for (int i = 1; i < NCFG; i++) {
 				double extra = cf[i].stolen[r] -
@@ -306,7 +349,7 @@ int main(int argc, char **argv)
 			}
 		}
 		printf("%d Hz                 stolen from the task   per sample   "
-		       "samples   lost  bytes/smp  profiler CPU\n", hz);
+		       "samples   lost  bytes/smp  profiler CPU  to main\n", hz);
 		for (int i = 0; i < NCFG; i++) {
 			const struct config *c = &cf[i];
 
@@ -322,6 +365,8 @@ int main(int argc, char **argv)
 				       c->samples ? (double)c->bytes /
 						    (double)c->samples : 0,
 				       median(c->prof_ms_per_s, rounds));
+			if (c->fmt && i != BARE)
+				printf(" %7.1f%%", c->complete);
 			printf("\n");
 		}
 		compare(&cf[FP], &cf[BARE], rounds, 0, NULL);
