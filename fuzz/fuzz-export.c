@@ -17,6 +17,8 @@
 #include <sfprof/export.h>
 #include <sfprof/profile.h>
 
+#include "perfdata-input.h"
+
 #define MAX_INPUT (1u << 20)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -35,13 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		sink = fopen("/dev/null", "wb");
 	if (!sink)
 		abort();
-	mode = data[0];
-	if (mode != 'P' && mode != '2') {
-		data++;
-		size--;
-	} else {
-		mode = 0;
-	}
+	mode = perfdata_input(&data, &size);
 	o.no_merge = mode & 1;
 	o.max_depth = (mode & 2) ? 4 : 0;
 	if (sfp_profile__load_mem(data, size, &o, &p))

@@ -12,6 +12,8 @@
 #include <sfprof/perf.h>
 #include <sfprof/stitch.h>
 
+#include "perfdata-input.h"
+
 #define MAX_INPUT (1u << 20)
 
 static uint64_t acc;
@@ -63,14 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1 || size > MAX_INPUT)
 		return 0;
-	mode = data[0];
-	/* real perf.data starts with 'P': keep it intact for the corpus */
-	if (mode != 'P' && mode != '2') {
-		data++;
-		size--;
-	} else {
-		mode = 0;
-	}
+	mode = perfdata_input(&data, &size);
 	ro.unordered = mode & 1;
 	ro.max_queue_bytes = (mode & 2) ? 512 : 0;
 	so.no_merge = mode & 4;

@@ -18,6 +18,7 @@
 #include <sfprof/profile.h>
 
 #include "report/report.h"
+#include "perfdata-input.h"
 
 #define MAX_INPUT (1u << 20)
 
@@ -91,13 +92,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1 || size > MAX_INPUT)
 		return 0;
-	mode = data[0];
-	if (mode != 'P' && mode != '2') {
-		data++;
-		size--;
-	} else {
-		mode = 0;
-	}
+	mode = perfdata_input(&data, &size);
 	o.no_merge = mode & 1;
 	o.max_depth = (mode & 2) ? 4 : 0;
 	o.srclines = mode & 4;
