@@ -17,24 +17,10 @@
 
 #include "perf/dwarf.h"
 #include "perf/machine.h"
+#include "perf/callchain.h"
 #include "profile/load.h"
 
 #define DEFAULT_MAX_DEPTH 1024
-
-static bool known_context(uint64_t v)
-{
-	switch (v) {
-	case SFP_PERF_CONTEXT_HV:
-	case SFP_PERF_CONTEXT_KERNEL:
-	case SFP_PERF_CONTEXT_USER:
-	case SFP_PERF_CONTEXT_USER_DEFERRED:
-	case SFP_PERF_CONTEXT_GUEST:
-	case SFP_PERF_CONTEXT_GUEST_KERNEL:
-	case SFP_PERF_CONTEXT_GUEST_USER:
-		return true;
-	}
-	return false;
-}
 
 static int push_frame(struct sfp_profile_loader *ld, size_t *n, uint32_t pid,
 		      uint64_t ip, bool kernel)
@@ -67,10 +53,9 @@ static int add_sample(struct sfp_profile_loader *ld,
 		.unmerged = how == SFP_STITCH_OTHER_COOKIE ||
 			    how == SFP_STITCH_LEFTOVER,
 	};
-	bool kernel = false, user_seen = false;
+	struct sfp_perf_chain_walk w;
 	size_t n = 0, i, kept;
-	uint64_t nr = sm->nr_ips;
-	unsigned int taken = 0;
+	uint64_t ip;
 	int64_t node = 0;
 	int err;
 
@@ -83,35 +68,19 @@ static int add_sample(struct sfp_profile_loader *ld,
 			return err;
 		goto intern;
 	}
-	for (i = 0; i < nr; i++)
-		if (sm->ips[i] >= SFP_PERF_CONTEXT_MAX &&
-		    !known_context(sm->ips[i]))
-			nr = 0;
-	for (i = 0; i < nr && taken < SFP_PERF_MAX_STACK; i++) {
-		uint64_t ip = sm->ips[i];
-
-		if (ip >= SFP_PERF_CONTEXT_MAX) {
-			kernel = ip == SFP_PERF_CONTEXT_KERNEL ||
-				 ip == SFP_PERF_CONTEXT_GUEST_KERNEL;
-			if (ip == SFP_PERF_CONTEXT_USER ||
-			    ip == SFP_PERF_CONTEXT_USER_DEFERRED)
-				user_seen = true;
-			continue;
-		}
+	sfp_perf_chain__begin(&w, sm);
+	while (sfp_perf_chain__next(&w, &ip)) {
 		/* the cookie of a chain still waiting for its user part:
 		 * not a frame */
-		if (sm->deferred && i == nr - 1 && nr >= 2 &&
-		    sm->ips[nr - 2] == SFP_PERF_CONTEXT_USER_DEFERRED) {
+		if (sfp_perf_chain__at_cookie(&w)) {
 			out.unmerged = true;
-			taken++;
 			continue;
 		}
-		err = push_frame(ld, &n, sm->pid, ip, kernel);
+		err = push_frame(ld, &n, sm->pid, ip, w.kernel);
 		if (err)
 			return err;
-		taken++;
 	}
-	if (!user_seen && ld->uw && sm->user_stack_size && sm->user_regs_abi) {
+	if (ld->uw && sfp_perf_chain__unwind_user(&w, sm)) {
 		int uf = sfp_perf_unwinder__unwind(ld->uw, ev, &ld->chain,
 						   &ld->cap_chain, true);
 
