@@ -38,6 +38,13 @@ static int push_frame(struct sfp_profile_loader *ld, size_t *n, uint32_t pid,
 	return 0;
 }
 
+/* Whose address the sample ip is, by the record's cpumode (as perf
+ * resolves it for its sample entry). */
+static bool ip_in_kernel(const struct sfp_perf_event *ev)
+{
+	return (ev->misc & SFP_PERF_MISC_CPUMODE_MASK) == SFP_PERF_MISC_KERNEL;
+}
+
 static int add_sample(struct sfp_profile_loader *ld,
 		      const struct sfp_perf_event *ev, enum sfp_stitch_how how)
 {
@@ -52,6 +59,7 @@ static int add_sample(struct sfp_profile_loader *ld,
 		.event = ev->evsel ? (uint32_t)ev->evsel->idx : SFP_PROFILE_NONE,
 		.unmerged = how == SFP_STITCH_OTHER_COOKIE ||
 			    how == SFP_STITCH_LEFTOVER,
+		.ip_loc = SFP_PROFILE_NONE,
 	};
 	struct sfp_perf_chain_walk w;
 	size_t n = 0, i, kept;
@@ -60,10 +68,7 @@ static int add_sample(struct sfp_profile_loader *ld,
 	int err;
 
 	if (!(sm->present & SFP_PERF_SAMPLE_CALLCHAIN)) {
-		bool k = (ev->misc & SFP_PERF_MISC_CPUMODE_MASK) ==
-			 SFP_PERF_MISC_KERNEL;
-
-		err = push_frame(ld, &n, sm->pid, sm->ip, k);
+		err = push_frame(ld, &n, sm->pid, sm->ip, ip_in_kernel(ev));
 		if (err)
 			return err;
 		goto intern;
@@ -91,6 +96,17 @@ static int add_sample(struct sfp_profile_loader *ld,
 			if (err)
 				return err;
 		}
+	}
+	/*
+	 * No frames at all: perf report still counts the sample at its ip
+	 * (its entry comes from the sample ip, not the chain), perf script
+	 * shows nothing.  The stack stays empty, the ip's loc goes beside.
+	 */
+	if (!n && (sm->present & SFP_PERF_SAMPLE_IP)) {
+		err = sfp_profile_frame(p, ld, sm->pid, sm->ip, ip_in_kernel(ev),
+					&out.ip_loc);
+		if (err)
+			return err;
 	}
 intern:
 	kept = n;
