@@ -272,7 +272,10 @@ if $SFPROF record -o "$TMP/a.data" -a --duration 0.5 > "$TMP/a.out" 2>&1; then
 		fail "-a records every CPU ($got of $n read back)"
 	fi
 	cpus=$($SFPROF script -i "$TMP/a.data" 2>/dev/null | sed -n 's/.*\[\([0-9]*\)\].*cpu-clock:.*/\1/p' | sort -u | wc -l)
-	[ "$cpus" -eq "$(nproc)" ] && pass "-a has samples of all $cpus CPUs" || fail "-a has samples of $cpus of $(nproc) CPUs"
+	# every online CPU, whatever CPUs this shell may run on (nproc
+	# counts only those of its affinity mask)
+	ncpu=$(getconf _NPROCESSORS_ONLN)
+	[ "$cpus" -eq "$ncpu" ] && pass "-a has samples of all $cpus CPUs" || fail "-a has samples of $cpus of $ncpu CPUs"
 else
 	fail "-a records every CPU"
 	head -5 "$TMP/a.out" | sed 's/^/  /'
