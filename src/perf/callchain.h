@@ -33,8 +33,8 @@
 struct sfp_perf_chain_walk {
 	const uint64_t *ips;
 	uint64_t nr, i;
-	uint64_t cookie;	/* 1 + index of the cookie entry; 0 none */
 	unsigned int taken;
+	bool deferred;		/* the sample waits for its user part */
 	bool kernel;		/* the entry last returned is a kernel frame */
 	bool user_seen;		/* a PERF_CONTEXT_USER(_DEFERRED) walked past */
 };
@@ -72,11 +72,7 @@ static inline void sfp_perf_chain__begin(struct sfp_perf_chain_walk *w,
 	*w = (struct sfp_perf_chain_walk){
 		.ips = sm->ips,
 		.nr = nr,
-		/* only the very last entry, right after the deferred marker */
-		.cookie = sm->deferred && nr >= 2 &&
-				  sm->ips[nr - 2] ==
-					  SFP_PERF_CONTEXT_USER_DEFERRED ?
-			nr : 0,
+		.deferred = sm->deferred,
 	};
 }
 
@@ -112,9 +108,12 @@ static inline bool sfp_perf_chain__next(struct sfp_perf_chain_walk *w,
  * Whether the entry last returned is the cookie ending the chain of a
  * deferred sample still waiting for its user part: not a frame.
  */
-static inline bool sfp_perf_chain__at_cookie(const struct sfp_perf_chain_walk *w)
+static inline bool
+sfp_perf_chain__at_cookie(const struct sfp_perf_chain_walk *w)
 {
-	return w->i == w->cookie;
+	/* only the very last entry, right after the deferred marker */
+	return w->deferred && w->i == w->nr && w->nr >= 2 &&
+	       w->ips[w->nr - 2] == SFP_PERF_CONTEXT_USER_DEFERRED;
 }
 
 /*
