@@ -107,6 +107,14 @@ struct sfp_profile_sample {
 	uint32_t event;		/* index into events */
 	bool truncated;		/* deeper than opts->max_depth */
 	bool unmerged;		/* deferred user chain never arrived */
+	/*
+	 * The loc of the sample's ip when its callchain gave no frames at
+	 * all (stack 0: markers only, an empty user part, a chain perf drops
+	 * for an unknown context value, an unwind that found nothing):
+	 * perf report still counts the sample there, perf script shows no
+	 * frames.  UINT32_MAX otherwise, or when no ip was recorded.
+	 */
+	uint32_t ip_loc;
 };
 
 struct sfp_profile_event {

@@ -17,24 +17,10 @@
 
 #include "perf/dwarf.h"
 #include "perf/machine.h"
+#include "perf/callchain.h"
 #include "profile/load.h"
 
 #define DEFAULT_MAX_DEPTH 1024
-
-static bool known_context(uint64_t v)
-{
-	switch (v) {
-	case SFP_PERF_CONTEXT_HV:
-	case SFP_PERF_CONTEXT_KERNEL:
-	case SFP_PERF_CONTEXT_USER:
-	case SFP_PERF_CONTEXT_USER_DEFERRED:
-	case SFP_PERF_CONTEXT_GUEST:
-	case SFP_PERF_CONTEXT_GUEST_KERNEL:
-	case SFP_PERF_CONTEXT_GUEST_USER:
-		return true;
-	}
-	return false;
-}
 
 static int push_frame(struct sfp_profile_loader *ld, size_t *n, uint32_t pid,
 		      uint64_t ip, bool kernel)
@@ -52,6 +38,13 @@ static int push_frame(struct sfp_profile_loader *ld, size_t *n, uint32_t pid,
 	return 0;
 }
 
+/* Whose address the sample ip is, by the record's cpumode (as perf
+ * resolves it for its sample entry). */
+static bool ip_in_kernel(const struct sfp_perf_event *ev)
+{
+	return (ev->misc & SFP_PERF_MISC_CPUMODE_MASK) == SFP_PERF_MISC_KERNEL;
+}
+
 static int add_sample(struct sfp_profile_loader *ld,
 		      const struct sfp_perf_event *ev, enum sfp_stitch_how how)
 {
@@ -66,52 +59,33 @@ static int add_sample(struct sfp_profile_loader *ld,
 		.event = ev->evsel ? (uint32_t)ev->evsel->idx : SFP_PROFILE_NONE,
 		.unmerged = how == SFP_STITCH_OTHER_COOKIE ||
 			    how == SFP_STITCH_LEFTOVER,
+		.ip_loc = SFP_PROFILE_NONE,
 	};
-	bool kernel = false, user_seen = false;
+	struct sfp_perf_chain_walk w;
 	size_t n = 0, i, kept;
-	uint64_t nr = sm->nr_ips;
-	unsigned int taken = 0;
+	uint64_t ip;
 	int64_t node = 0;
 	int err;
 
 	if (!(sm->present & SFP_PERF_SAMPLE_CALLCHAIN)) {
-		bool k = (ev->misc & SFP_PERF_MISC_CPUMODE_MASK) ==
-			 SFP_PERF_MISC_KERNEL;
-
-		err = push_frame(ld, &n, sm->pid, sm->ip, k);
+		err = push_frame(ld, &n, sm->pid, sm->ip, ip_in_kernel(ev));
 		if (err)
 			return err;
 		goto intern;
 	}
-	for (i = 0; i < nr; i++)
-		if (sm->ips[i] >= SFP_PERF_CONTEXT_MAX &&
-		    !known_context(sm->ips[i]))
-			nr = 0;
-	for (i = 0; i < nr && taken < SFP_PERF_MAX_STACK; i++) {
-		uint64_t ip = sm->ips[i];
-
-		if (ip >= SFP_PERF_CONTEXT_MAX) {
-			kernel = ip == SFP_PERF_CONTEXT_KERNEL ||
-				 ip == SFP_PERF_CONTEXT_GUEST_KERNEL;
-			if (ip == SFP_PERF_CONTEXT_USER ||
-			    ip == SFP_PERF_CONTEXT_USER_DEFERRED)
-				user_seen = true;
-			continue;
-		}
+	sfp_perf_chain__begin(&w, sm);
+	while (sfp_perf_chain__next(&w, &ip)) {
 		/* the cookie of a chain still waiting for its user part:
 		 * not a frame */
-		if (sm->deferred && i == nr - 1 && nr >= 2 &&
-		    sm->ips[nr - 2] == SFP_PERF_CONTEXT_USER_DEFERRED) {
+		if (sfp_perf_chain__at_cookie(&w)) {
 			out.unmerged = true;
-			taken++;
 			continue;
 		}
-		err = push_frame(ld, &n, sm->pid, ip, kernel);
+		err = push_frame(ld, &n, sm->pid, ip, w.kernel);
 		if (err)
 			return err;
-		taken++;
 	}
-	if (!user_seen && ld->uw && sm->user_stack_size && sm->user_regs_abi) {
+	if (ld->uw && sfp_perf_chain__unwind_user(&w, sm)) {
 		int uf = sfp_perf_unwinder__unwind(ld->uw, ev, &ld->chain,
 						   &ld->cap_chain, true);
 
@@ -122,6 +96,17 @@ static int add_sample(struct sfp_profile_loader *ld,
 			if (err)
 				return err;
 		}
+	}
+	/*
+	 * No frames at all: perf report still counts the sample at its ip
+	 * (its entry comes from the sample ip, not the chain), perf script
+	 * shows nothing.  The stack stays empty, the ip's loc goes beside.
+	 */
+	if (!n && (sm->present & SFP_PERF_SAMPLE_IP)) {
+		err = sfp_profile_frame(p, ld, sm->pid, sm->ip, ip_in_kernel(ev),
+					&out.ip_loc);
+		if (err)
+			return err;
 	}
 intern:
 	kept = n;

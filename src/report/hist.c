@@ -5,7 +5,9 @@
  *  - each frame of a sample maps to the entry of its sort-key tuple
  *    (symbol, dso, comm, pid); the leaf frame's entry gets the sample's
  *    period as self, and with children every entry met in the stack gets
- *    it once as children (recursion does not count twice);
+ *    it once as children (recursion does not count twice); a sample with
+ *    no frames counts at its sample ip's loc, as perf report's entry
+ *    comes from the sample ip;
  *  - unresolved frames are separate symbols per address, as perf lists
  *    them; in call graphs they are one "[unknown]" per dso;
  *  - --pid, --tid and --comm drop samples, but percentages stay relative
@@ -213,6 +215,7 @@ int sfp_rep_build(struct rep *r)
 {
 	const struct sfp_profile *p = r->p;
 	size_t i, n = sfp_profile__nr_samples(p);
+	const uint32_t *locs;
 	long d, j;
 
 	for (i = 0; i < n; i++) {
@@ -229,13 +232,20 @@ int sfp_rep_build(struct rep *r)
 		d = sfp_rep_stack(r, s);
 		if (d < 0)
 			return (int)d;
+		locs = r->locs;
+		/* no frames: perf's entry for the sample ip all the same
+		 * (call graphs get nothing from it, as in perf) */
+		if (!d && s->ip_loc != SFP_PROFILE_NONE) {
+			locs = &s->ip_loc;
+			d = 1;
+		}
 		for (j = 0; j < d; j++) {
 			int64_t ei;
 			struct rep_entry *e;
 
 			if (j > 0 && !r->o->children)
 				break;
-			ei = frame_entry(r, s, r->locs[j], true);
+			ei = frame_entry(r, s, locs[j], true);
 			if (ei < 0)
 				return (int)ei;
 			if (ei == SFP_PROFILE_NONE)

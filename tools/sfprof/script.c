@@ -29,6 +29,7 @@
 #include "cli.h"
 #include "perf/machine.h"
 #include "perf/dwarf.h"
+#include "perf/callchain.h"
 
 #define FC_BITS 12
 #define WHO_SLOTS 64
@@ -608,26 +609,12 @@ time:
 	}
 }
 
-static bool known_context(uint64_t v)
-{
-	return v == SFP_PERF_CONTEXT_HV || v == SFP_PERF_CONTEXT_KERNEL ||
-	       v == SFP_PERF_CONTEXT_USER ||
-	       v == SFP_PERF_CONTEXT_USER_DEFERRED ||
-	       v == SFP_PERF_CONTEXT_GUEST ||
-	       v == SFP_PERF_CONTEXT_GUEST_KERNEL ||
-	       v == SFP_PERF_CONTEXT_GUEST_USER;
-}
-
 static int print_sample(struct script *s, const struct sfp_perf_event *ev)
 {
 	const struct sfp_perf_sample *sm = &ev->sample;
 	bool has_chain = sm->present & SFP_PERF_SAMPLE_CALLCHAIN;
-	const uint64_t *ips = sm->ips;
-	uint64_t nr = sm->nr_ips, i;
-	bool kernel = false, user_seen = false;
-	/* perf script shows at most kernel.perf_event_max_stack (127)
-	 * entries of a recorded chain */
-	unsigned int printed = 0;
+	struct sfp_perf_chain_walk w;
+	uint64_t ip, i;
 	uint64_t ugen = sfp_machine__gen(s->m) + 1;
 	int ufr;
 
@@ -652,33 +639,17 @@ static int print_sample(struct script *s, const struct sfp_perf_event *ev)
 		return 0;
 	}
 	ob_char(s, '\n');
-	/* perf drops the whole chain at a context value it does not know */
-	for (i = 0; i < nr; i++)
-		if (ips[i] >= SFP_PERF_CONTEXT_MAX && !known_context(ips[i]))
-			nr = 0;
-	for (i = 0; i < nr && printed < SFP_PERF_MAX_STACK; i++) {
-		uint64_t ip = ips[i];
-
-		if (ip >= SFP_PERF_CONTEXT_MAX) {
-			kernel = ip == SFP_PERF_CONTEXT_KERNEL ||
-				 ip == SFP_PERF_CONTEXT_GUEST_KERNEL;
-			if (ip == SFP_PERF_CONTEXT_USER ||
-			    ip == SFP_PERF_CONTEXT_USER_DEFERRED)
-				user_seen = true;
-			continue;
-		}
-		if (sm->deferred && i == nr - 1 && nr >= 2 &&
-		    ips[nr - 2] == SFP_PERF_CONTEXT_USER_DEFERRED) {
+	/* the entries perf shows (its rules: perf/callchain.h) */
+	sfp_perf_chain__begin(&w, sm);
+	while (sfp_perf_chain__next(&w, &ip)) {
+		if (sfp_perf_chain__at_cookie(&w))
 			emit_frame(s, "\t", ip, "(cookie)", false, 0,
 				   "[unknown]");
-			printed++;
-			continue;
-		}
-		print_frame(s, sm->pid, ip, kernel, "\t", ugen);
-		printed++;
+		else
+			print_frame(s, sm->pid, ip, w.kernel, "\t", ugen);
 	}
 	/* perf's dwarf mode: the user part is unwound from the snapshot */
-	if (!user_seen && s->uw && sm->user_stack_size && sm->user_regs_abi) {
+	if (s->uw && sfp_perf_chain__unwind_user(&w, sm)) {
 		ufr = sfp_perf_unwinder__unwind(s->uw, ev, &s->chain, &s->chain_len, true);
 		for (i = 0; ufr > 0 && i < (uint64_t)ufr; i++)
 			print_frame(s, sm->pid, s->chain[i], false, "\t", ugen);
