@@ -26,31 +26,31 @@
  * Per configuration: the median share of the run stolen from the task
  * (points of slowdown), the cost per sample over the unprofiled run of
  * the same round, the samples and lost samples of all rounds, bytes per
- * sample of the files (each tool's default output) and the profiler's CPU
+ * sample of the files (each tool's default output), the profiler's CPU
  * time per second of run (startup included), and what the cost bought:
  * the share of the last round's samples whose stack, as `sfprof script`
- * prints it, reaches main (perf fp cannot: the workload has no frame
- * pointers).  Last, at 4 kHz with both
- * CPUs busy (two pinned workloads under one profiler): lost samples.  Per target: the median of the per-round differences
- * with a distribution-free (sign test) confidence interval, and a verdict
- * that says "not decided" when the interval straddles the target.
- * "No worse than perf dwarf" is judged with a 1-point margin: both modes
- * make the kernel copy the user stack at each sample, so their costs are
- * nearly equal and a strict "<= 0" could not be decided by any number of
- * rounds; the interval's upper end says how much worse sfprof could be.  What
- * this leaves out: a sample's later cost in the task's caches, which the
- * run-time benchmarks include.
+ * prints it, reaches main (perf fp's cannot: the workload has no frame
+ * pointers).  Last, at 4 kHz with both CPUs busy (two pinned workloads
+ * under one profiler): lost samples.
+ *
+ * Per target: the median of the per-round differences with a
+ * distribution-free (sign test) confidence interval, and a verdict that
+ * says "not decided" when the interval straddles the target.  "No worse
+ * than perf dwarf" is judged with a 1-point margin: both modes make the
+ * kernel copy the user stack at each sample, so their costs are nearly
+ * equal and a strict "<= 0" could not be decided by any number of rounds;
+ * the interval's upper end says how much worse sfprof could be.
+ *
+ * What this leaves out: a sample's later cost in the task's caches, which
+ * the run-time benchmarks include.
  */
-#include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <sfprof/perf.h>
