@@ -19,9 +19,12 @@
  * record (sframe, its default) and sfprof --call-graph bpf-defer (when it
  * runs here).  The workload is pinned to CPU 1 and the profiler to CPU 0,
  * so that the profiler's own work never preempts the task: its CPU time is
- * printed separately.  BENCH_RUNS rounds (default 7, at most 31), each
+ * printed separately.  BENCH_RUNS rounds (default 7, at most 101), each
  * running every configuration once for BENCH_SECONDS (default 2) in a
- * rotated order.  BENCH_HZ=1000 or 4000 runs that frequency only.
+ * rotated order.  BENCH_HZ=1000 or 4000 runs that frequency only;
+ * BENCH_CONFIGS (e.g. "sframe,dwarf"; keys bare, fp, dwarf, sframe, bpf)
+ * runs only those beside the unprofiled one: fewer configurations make
+ * rounds shorter, so a pair's runs lie closer in time.
  *
  * Per configuration: the median share of the run stolen from the task
  * (points of slowdown), the cost per sample over the unprofiled run of
@@ -57,12 +60,13 @@
 
 #include "record-workload.h"
 
-#define MAX_ROUNDS 31
+#define MAX_ROUNDS 101
 
 enum { NONE, BARE, FP, DWARF, SFRAME, BPF, NCFG };
 
 struct config {
 	const char *name;
+	const char *key;		/* for BENCH_CONFIGS */
 	const char *fmt;		/* NULL: the bare workload */
 	char prefix[PATH_MAX + 160];
 	bool skip;
@@ -276,17 +280,18 @@ static void both_cpus(struct config *cf, int hz)
 int main(int argc, char **argv)
 {
 	static struct config cf[NCFG] = {
-		[NONE] = { .name = "none", .fmt = NULL },
-		[BARE] = { .name = "perf (bare event)", .fmt = "perf record -q -e cpu-clock -F %d" },
-		[FP] = { .name = "perf -g fp", .fmt = "perf record -q -e cpu-clock -F %d --call-graph fp" },
-		[DWARF] = { .name = "perf -g dwarf", .fmt = "perf record -q -e cpu-clock -F %d --call-graph dwarf" },
-		[SFRAME] = { .name = "sfprof -g sframe", .fmt = "%s record -q -F %d --call-graph sframe" },
-		[BPF] = { .name = "sfprof -g bpf-defer", .fmt = "%s record -q -F %d --call-graph bpf-defer" },
+		[NONE] = { .key = "none", .name = "none", .fmt = NULL },
+		[BARE] = { .key = "bare", .name = "perf (bare event)", .fmt = "perf record -q -e cpu-clock -F %d" },
+		[FP] = { .key = "fp", .name = "perf -g fp", .fmt = "perf record -q -e cpu-clock -F %d --call-graph fp" },
+		[DWARF] = { .key = "dwarf", .name = "perf -g dwarf", .fmt = "perf record -q -e cpu-clock -F %d --call-graph dwarf" },
+		[SFRAME] = { .key = "sframe", .name = "sfprof -g sframe", .fmt = "%s record -q -F %d --call-graph sframe" },
+		[BPF] = { .key = "bpf", .name = "sfprof -g bpf-defer", .fmt = "%s record -q -F %d --call-graph bpf-defer" },
 	};
 	const int freqs[] = { 1000, 4000 };
 	const char *env = getenv("BENCH_SECONDS");
 	const char *hz_env = getenv("BENCH_HZ");
 	int only_hz = hz_env ? atoi(hz_env) : 0;
+	const char *only = getenv("BENCH_CONFIGS");
 	int rounds = bench_runs(7, MAX_ROUNDS);
 
 	if (argc == 4 && !strcmp(argv[1], "--detour"))
@@ -307,6 +312,12 @@ int main(int argc, char **argv)
 	if (cf[BPF].skip)
 		printf("  (bpf-defer does not run here: not root, or no BPF "
 		       "task_work; its rows are left out)\n");
+	if (only) {
+		/* the unprofiled run stays: per-sample costs need it */
+		for (int i = 1; i < NCFG; i++)
+			if (!strstr(only, cf[i].key))
+				cf[i].skip = true;
+	}
 
 	for (size_t k = 0; k < sizeof(freqs) / sizeof(freqs[0]); k++) {
 		int hz = freqs[k];
