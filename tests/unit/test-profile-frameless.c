@@ -28,27 +28,6 @@
 #define MISC_USER 2
 #define NONE UINT32_MAX
 
-/* PERF_RECORD_MMAP: pid, tid, addr, len, pgoff, filename, sample_id */
-static void pb_mmap(struct pb *p, uint32_t pid, uint64_t time, uint64_t start,
-		    uint64_t len, uint64_t pgoff, const char *file)
-{
-	size_t s = p->len, n = strlen(file) + 1;
-
-	pb_u32(p, 1);
-	pb_u16(p, MISC_USER);
-	pb_u16(p, 0);
-	pb_u32(p, pid);
-	pb_u32(p, pid);
-	pb_u64(p, start);
-	pb_u64(p, len);
-	pb_u64(p, pgoff);
-	pb_raw(p, file, n);
-	while ((p->len - s) % 8)
-		pb_u8(p, 0);
-	pb_trailer(p, pid, time, 0);
-	pb_patch16(p, s + 6, (uint16_t)(p->len - s));
-}
-
 static void sample(struct pb *p, uint16_t misc, uint64_t time, uint64_t ip,
 		   const uint64_t *ips, uint64_t nr)
 {
