@@ -78,19 +78,6 @@ if [ $perf_ok = 0 ]; then
 	exit 0
 fi
 
-# Record; now and then perf record on this shared machine ends without
-# finishing its file (data size 0), so try up to three times.
-rec() {	# out, perf record args...
-	out=$1
-	shift
-	for try in 1 2 3; do
-		if perf record -q -e cpu-clock -o "$out" "$@" >"$TMP/rec.log" 2>&1 &&
-		   [ "$(od -An -t u8 -j 48 -N 8 "$out" | tr -d ' ')" != 0 ]; then
-			return 0
-		fi
-	done
-	return 1
-}
 
 fold() {	# script output, awk vars... -> sorted folded lines
 	f=$1

@@ -12,21 +12,6 @@ if ! command -v perf >/dev/null 2>&1 ||
 	exit 0
 fi
 
-# Record; on this shared machine perf record now and then ends without
-# finishing its file (data size 0), so try up to three times.
-rec() {	# out, perf record args...
-	out=$1
-	shift
-	for try in 1 2 3; do
-		if perf record -q -e cpu-clock -o "$out" "$@" >"$TMP/rec.log" 2>&1 &&
-		   [ "$(od -An -t u8 -j 48 -N 8 "$out" | tr -d ' ')" != 0 ]; then
-			return 0
-		fi
-		echo "  perf record attempt $try failed:" >&2
-		head -3 "$TMP/rec.log" | sed 's/^/    /' >&2
-	done
-	return 1
-}
 
 # Lines of the first file (perf's) that diff finds unchanged in the second,
 # in per mille.

@@ -13,18 +13,6 @@ if ! command -v perf >/dev/null 2>&1 ||
 	exit 0
 fi
 
-# perf record sometimes leaves an unfinished file on this shared machine
-rec() {	# out, perf record args...
-	out=$1
-	shift
-	for try in 1 2 3; do
-		if perf record -q -e cpu-clock -o "$out" "$@" >"$TMP/rec.log" 2>&1 &&
-		   [ "$(od -An -t u8 -j 48 -N 8 "$out" | tr -d ' ')" != 0 ]; then
-			return 0
-		fi
-	done
-	return 1
-}
 
 # Our entry of a symbol in --plain output: "overhead self" percentages.
 ours() {	# file, name

@@ -33,3 +33,21 @@ check_rc() {
 		head -10 "$TMP/rc.out" | sed 's/^/  /'
 	fi
 }
+
+# perf record with cpu-clock into $1 (the other arguments are perf
+# record's).  Now and then perf record on a shared machine ends without
+# finishing its file (data size 0 in the header), so try up to three
+# times, saying on stderr why an attempt failed.
+rec() {
+	out=$1
+	shift
+	for try in 1 2 3; do
+		if perf record -q -e cpu-clock -o "$out" "$@" >"$TMP/rec.log" 2>&1 &&
+		   [ "$(od -An -t u8 -j 48 -N 8 "$out" | tr -d ' ')" != 0 ]; then
+			return 0
+		fi
+		echo "  perf record attempt $try failed:" >&2
+		head -3 "$TMP/rec.log" | sed 's/^/    /' >&2
+	done
+	return 1
+}
