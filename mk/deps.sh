@@ -13,6 +13,9 @@ PKGS="$PKGS libclang-rt-14-dev"
 PKGS="$PKGS binutils binutils-dev libunwind-dev linux-perf gdb"
 # Symbolizer: libdw (DWARF lines/inlines), libiberty (demangling), eu-addr2line.
 PKGS="$PKGS libdw-dev libiberty-dev elfutils"
+# debuginfod: the client's header (the library itself is dlopen()ed at run
+# time), and the server the tests fetch a stripped program's debug file from.
+PKGS="$PKGS libdebuginfod-dev debuginfod"
 # Browser tests of the flame graph and speedscope export: headless
 # Chromium driven by playwright-core (npm, tests/browser/setup.sh).
 PKGS="$PKGS chromium nodejs"

@@ -50,9 +50,14 @@ struct sfp_profile_opts {
 	/* max frames kept per stack (0: 1024); deeper stacks keep their
 	 * leaf-side frames and count as truncated */
 	uint32_t max_depth;
+	/* debuginfod lookups for missing debug files: SFP_DEBUGINFOD_*
+	 * and the total time they may take in ms (0: 30000); see
+	 * sfp_symbolizer_opts in <sfprof/symbols.h> */
+	int debuginfod;
+	uint32_t debuginfod_timeout_ms;
 	size_t :0;
 };
-#define sfp_profile_opts__last_field max_depth
+#define sfp_profile_opts__last_field debuginfod_timeout_ms
 
 enum sfp_profile_kind {
 	SFP_PROFILE_USER = 0,

@@ -11,6 +11,8 @@
  *    in .debug/, and DIR/<dir>/) for every DIR in opts->debug_dirs;
  *  - the file's own .symtab;
  *  - its .dynsym plus MiniDebugInfo (.gnu_debugdata, xz-compressed ELF);
+ *  (a debug file neither on disk nor in the file itself may be fetched
+ *  by build-id from debuginfod servers: opts->debuginfod);
  * plus synthetic `func@plt` entries for its PLT stubs (x86-64).  Kernel
  * addresses use /proc/kallsyms (+ /proc/modules for module ends), JIT code
  * /tmp/perf-PID.map.  Names are demangled (C++ and Rust, via libiberty)
@@ -80,9 +82,32 @@ struct sfp_symbolizer_opts {
 	 * tables and MiniDebugInfo only, no DWARF from elsewhere (faster).
 	 */
 	bool no_debug_files;
+	/*
+	 * Fetch missing debug files by build-id from debuginfod servers
+	 * (libdebuginfod, loaded at first use; $DEBUGINFOD_URLS, its cache
+	 * $DEBUGINFOD_CACHE_PATH and $DEBUGINFOD_TIMEOUT): a DSO with no
+	 * DWARF of its own and no local debug file is looked up.  One
+	 * of SFP_DEBUGINFOD_*; the default, AUTO, is on when
+	 * $DEBUGINFOD_URLS is set, as in elfutils' tools.
+	 */
+	int debuginfod;
+	/*
+	 * Time all debuginfod lookups of this symbolizer may take
+	 * together, in ms (0: 30000).  A lookup still running then is cut
+	 * off; the first failure other than "not found" (server down,
+	 * budget spent) logs one warning and stops all further lookups.
+	 */
+	uint32_t debuginfod_timeout_ms;
 	size_t :0;
 };
-#define sfp_symbolizer_opts__last_field no_debug_files
+#define sfp_symbolizer_opts__last_field debuginfod_timeout_ms
+
+/* sfp_symbolizer_opts.debuginfod */
+enum {
+	SFP_DEBUGINFOD_AUTO = 0,	/* on when $DEBUGINFOD_URLS is set */
+	SFP_DEBUGINFOD_ON = 1,		/* on (a warning if no URLs) */
+	SFP_DEBUGINFOD_OFF = 2,
+};
 
 /* sfp_symbol.flags */
 enum {

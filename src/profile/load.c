@@ -230,7 +230,12 @@ static int load(struct sfp_perf_reader *rd, const char *name,
 		 .no_merge = SFP_OPTS_GET(opts, sfp_profile_opts, no_merge,
 					  false));
 	SFP_OPTS(sfp_symbolizer_opts, symo, .no_demangle = true,
-		 .srclines = ld.srclines, .kallsyms_path = kpath);
+		 .srclines = ld.srclines, .kallsyms_path = kpath,
+		 .debuginfod = SFP_OPTS_GET(opts, sfp_profile_opts, debuginfod,
+					    SFP_DEBUGINFOD_AUTO),
+		 .debuginfod_timeout_ms = SFP_OPTS_GET(opts, sfp_profile_opts,
+						       debuginfod_timeout_ms,
+						       0));
 	if ((err = sfp_profile_new(&ld.p)) ||
 	    (err = sfp_machine__new(&ld.m)) ||
 	    (err = sfp_symbolizer__new(&symo, &ld.sym)) ||

@@ -8,7 +8,8 @@
  *  - .gnu_debuglink NAME: next to the file, in its .debug/ directory, and
  *    DIR/<the file's directory>/NAME,
  * for every DIR of the symbolizer's debug directories, on our side and
- * then inside a container's root (/proc/PID/root/DIR).  A debuglink
+ * then inside a container's root (/proc/PID/root/DIR); last, for a file
+ * without DWARF of its own, debuginfod (debuginfod.c).  A debuglink
  * candidate must match the build-id when both files have one, else the
  * link's CRC-32; a build-id candidate must carry the same build-id.
  */
@@ -173,6 +174,7 @@ int sfp_debugfile_find(struct sfp_symbolizer *s, struct sfp_elf *elf,
 		       const char *path, const char *logical, const char *root,
 		       struct sfp_elf **out, char **out_path)
 {
+	struct sfp_elf_section sec;
 	const uint8_t *id;
 	size_t len;
 
@@ -188,5 +190,12 @@ int sfp_debugfile_find(struct sfp_symbolizer *s, struct sfp_elf *elf,
 		free(*out_path);
 		*out_path = NULL;
 	}
-	return by_debuglink(s, elf, path, logical, root, out, out_path);
+	if (!by_debuglink(s, elf, path, logical, root, out, out_path))
+		return 0;
+	/* Nothing local: a server may have it, unless the file has DWARF. */
+	if (s->debuginfod && !sfp_elf_build_id(elf, &id, &len) &&
+	    sfp_elf_find_section(elf, ".debug_info", SHT_PROGBITS, &sec))
+		return sfp_debuginfod_find_debuginfo(s->debuginfod, id, len,
+						     out, out_path);
+	return -ENOENT;
 }

@@ -59,6 +59,7 @@ struct sfp_symbolizer {
 	bool demangle_no_params;
 	bool no_debug_files;
 	bool srclines;
+	struct sfp_debuginfod *debuginfod;	/* NULL: not used */
 	char *kallsyms_path;
 	char *modules_path;
 	char *perf_map_dir;
@@ -115,6 +116,26 @@ SFP_HIDDEN int sfp_debugfile_by_build_id(struct sfp_symbolizer *s,
 					 const char *root, const uint8_t *id,
 					 size_t len, bool debug_only,
 					 struct sfp_elf **out, char **out_path);
+
+/*
+ * debuginfod (debuginfod.c): the client for mode SFP_DEBUGINFOD_*, with
+ * a total time budget (0: the default); *out stays NULL when lookups
+ * are off.  Return: 0; -EINVAL bad mode; -ENOMEM.
+ */
+struct sfp_debuginfod;
+SFP_HIDDEN int sfp_debuginfod_new(int mode, uint32_t budget_ms,
+				  struct sfp_debuginfod **out);
+SFP_HIDDEN void sfp_debuginfod_free(struct sfp_debuginfod **d);
+/*
+ * The debug file of build-id id from the servers (or the client's
+ * cache), checked to carry that build-id.  d may be NULL.  Server
+ * failures are reported once and end all lookups of d.
+ * Return: 0 with *out and *out_path (malloc()ed); -ENOENT none.
+ */
+SFP_HIDDEN int sfp_debuginfod_find_debuginfo(struct sfp_debuginfod *d,
+					     const uint8_t *id, size_t len,
+					     struct sfp_elf **out,
+					     char **out_path);
 
 /* DWARF of a DSO (from libdw). */
 struct sfp_dwarf;

@@ -77,6 +77,19 @@ int sfp_symbolizer__new(const struct sfp_symbolizer_opts *opts,
 					     demangle_no_params, false);
 	s->no_debug_files = SFP_OPTS_GET(opts, sfp_symbolizer_opts,
 					 no_debug_files, false);
+	switch (sfp_debuginfod_new(SFP_OPTS_GET(opts, sfp_symbolizer_opts,
+						debuginfod,
+						SFP_DEBUGINFOD_AUTO),
+				   SFP_OPTS_GET(opts, sfp_symbolizer_opts,
+						debuginfod_timeout_ms, 0),
+				   &s->debuginfod)) {
+	case 0:
+		break;
+	case -ENOMEM:
+		goto nomem;
+	default:
+		goto inval;
+	}
 	s->kallsyms_path = xstrdup_or(SFP_OPTS_GET(opts, sfp_symbolizer_opts,
 						   kallsyms_path, NULL),
 				      "/proc/kallsyms");
@@ -143,6 +156,7 @@ void sfp_symbolizer__free(struct sfp_symbolizer **sp)
 	sfp_symtab_free(&s->kernel);
 	sfp_kallsyms_index__free(&s->kidx);
 	sfp_strpool_free(&s->pool);
+	sfp_debuginfod_free(&s->debuginfod);
 	if (s->debug_dirs)
 		for (i = 0; s->debug_dirs[i]; i++)
 			free(s->debug_dirs[i]);
