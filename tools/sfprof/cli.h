@@ -46,4 +46,37 @@ bool cli_parse_u64(const char *s, uint64_t *v);
 /* Print library diagnostics to stderr (installed by main()). */
 void cli_setup_logging(bool verbose);
 
+/*
+ * --debuginfod[=URLS], --no-debuginfod, --debuginfod-timeout SECS, shared
+ * by the commands that name symbols (report, script, export, flamegraph).
+ * Put CLI_DEBUGINFOD_LONGOPTS in the getopt table, hand every option to
+ * cli_debuginfod_opt() first, and pass .mode/.timeout_ms on to
+ * sfp_profile_opts or sfp_symbolizer_opts.
+ */
+enum {
+	CLI_OPT_DEBUGINFOD = 0x1000,
+	CLI_OPT_NO_DEBUGINFOD,
+	CLI_OPT_DEBUGINFOD_TIMEOUT,
+};
+#define CLI_DEBUGINFOD_LONGOPTS                                              \
+	{ "debuginfod", optional_argument, NULL, CLI_OPT_DEBUGINFOD },        \
+	{ "no-debuginfod", no_argument, NULL, CLI_OPT_NO_DEBUGINFOD },       \
+	{ "debuginfod-timeout", required_argument, NULL,                      \
+	  CLI_OPT_DEBUGINFOD_TIMEOUT }
+
+struct cli_debuginfod {
+	int mode;		/* SFP_DEBUGINFOD_* */
+	uint32_t timeout_ms;	/* 0: the library's default */
+};
+
+/*
+ * Take option c if it is one of the above.  --debuginfod=URLS sets
+ * DEBUGINFOD_URLS for this process, as perf does.
+ * Return: 1 taken; 0 not one of them; -1 bad value (said so on stderr).
+ */
+int cli_debuginfod_opt(struct cli_debuginfod *d, int c, const char *arg);
+
+/* Their --help lines, descriptions starting at column col. */
+void cli_debuginfod_usage(FILE *f, int col);
+
 #endif /* SFP_CLI_H */

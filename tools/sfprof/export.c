@@ -55,7 +55,9 @@ static void usage(FILE *f)
 "                        (slower; pprof and firefox carry line numbers)\n"
 "      --no-merge-callchains  don't stitch deferred user callchains\n"
 "      --kallsyms FILE   kernel symbols (default: perf's build-id cache copy\n"
-"                        named by the file, else /proc/kallsyms)\n"
+"                        named by the file, else /proc/kallsyms)\n");
+	cli_debuginfod_usage(f, 24);
+	fprintf(f,
 "      --title TEXT      title for viewers that show one (default: the\n"
 "                        recorded command line)\n"
 "  -h, --help            this text\n");
@@ -85,6 +87,7 @@ int cmd_export(int argc, char **argv)
 		{ "no-merge-callchains", no_argument, NULL, OPT_NO_MERGE },
 		{ "title", required_argument, NULL, OPT_TITLE },
 		{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
+		CLI_DEBUGINFOD_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -92,12 +95,19 @@ int cmd_export(int argc, char **argv)
 	const char *title = NULL, *kallsyms = NULL;
 	bool user_only = false, annotate = false, srclines = false;
 	bool no_merge = false, to_stdout;
+	struct cli_debuginfod di = { 0 };
 	struct sfp_profile *p = NULL;
 	FILE *out = NULL;
 	int c, err, ret = 0;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "f:i:o:h", longopts, NULL)) != -1) {
+		switch (cli_debuginfod_opt(&di, c, optarg)) {
+		case 1:
+			continue;
+		case -1:
+			return EXIT_USAGE;
+		}
 		switch (c) {
 		case 'f':
 			format = optarg;
@@ -155,7 +165,8 @@ int cmd_export(int argc, char **argv)
 	}
 
 	SFP_OPTS(sfp_profile_opts, po, .no_merge = no_merge,
-		 .srclines = srclines, .kallsyms_path = kallsyms);
+		 .srclines = srclines, .kallsyms_path = kallsyms,
+		 .debuginfod = di.mode, .debuginfod_timeout_ms = di.timeout_ms);
 	err = sfp_profile__load(input, &po, &p);
 	if (err) {
 		cli_err("%s: %s", input, sfp_strerror(err));

@@ -31,7 +31,9 @@ static void usage(FILE *f)
 "      --user-only    leave kernel frames out\n"
 "      --kallsyms F   kernel symbols to use (default: perf's copy for the\n"
 "                     file's build-id, else /proc/kallsyms)\n"
-"  -v, --verbose      library debug messages\n"
+"  -v, --verbose      library debug messages\n");
+	cli_debuginfod_usage(f, 21);
+	fprintf(f,
 "  -h, --help         this text\n");
 }
 
@@ -44,17 +46,25 @@ int cmd_flamegraph(int argc, char **argv)
 		{ "user-only", no_argument, NULL, 'u' },
 		{ "kallsyms", required_argument, NULL, 'k' },
 		{ "verbose", no_argument, NULL, 'v' },
+		CLI_DEBUGINFOD_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *in = "perf.data", *outp = NULL, *title = NULL;
 	const char *kallsyms = NULL;
 	bool user_only = false, verbose = false;
+	struct cli_debuginfod di = { 0 };
 	struct sfp_profile *p = NULL;
 	FILE *out = NULL;
 	int c, err, rc = 0;
 
 	while ((c = getopt_long(argc, argv, "i:o:vh", longopts, NULL)) != -1) {
+		switch (cli_debuginfod_opt(&di, c, optarg)) {
+		case 1:
+			continue;
+		case -1:
+			return EXIT_USAGE;
+		}
 		switch (c) {
 		case 'i': in = optarg; break;
 		case 'o': outp = optarg; break;
@@ -75,7 +85,9 @@ int cmd_flamegraph(int argc, char **argv)
 	cli_setup_logging(verbose);
 
 	{
-		SFP_OPTS(sfp_profile_opts, po, .kallsyms_path = kallsyms);
+		SFP_OPTS(sfp_profile_opts, po, .kallsyms_path = kallsyms,
+			 .debuginfod = di.mode,
+			 .debuginfod_timeout_ms = di.timeout_ms);
 
 		err = sfp_profile__load(in, &po, &p);
 	}

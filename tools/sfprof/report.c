@@ -45,7 +45,9 @@ static void usage(FILE *f)
 "                            script prints them; either side may be empty)\n"
 "      --stdio               perf's text layout (the default)\n"
 "      --plain               tab-separated lines for scripts (docs/report.md)\n"
-"      --no-merge-callchains leave deferred user callchains unstitched\n"
+"      --no-merge-callchains leave deferred user callchains unstitched\n");
+	cli_debuginfod_usage(f, 28);
+	fprintf(f,
 "  -h, --help                this text\n"
 "\n"
 "Percentages are of all samples of the event in the --time window; the\n"
@@ -197,6 +199,7 @@ int cmd_report(int argc, char **argv)
 		{ "stdio", no_argument, NULL, OPT_STDIO },
 		{ "plain", no_argument, NULL, OPT_PLAIN },
 		{ "no-merge-callchains", no_argument, NULL, OPT_NO_MERGE },
+		CLI_DEBUGINFOD_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -214,11 +217,18 @@ int cmd_report(int argc, char **argv)
 	struct sfp_profile *p = NULL;
 	bool no_merge = false, order_given = false, limit_given = false;
 	bool pct_given = false;
+	struct cli_debuginfod di = { 0 };
 	int c, err, ret = 0;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "i:s:g::Gh", longopts, NULL)) != -1) {
-		err = 0;
+		err = cli_debuginfod_opt(&di, c, optarg);
+		if (err) {
+			if (err > 0)
+				continue;
+			ret = EXIT_USAGE;
+			goto out;
+		}
 		switch (c) {
 		case 'i':
 			input = optarg;
@@ -323,7 +333,9 @@ int cmd_report(int argc, char **argv)
 		o.graph_limit = o.percent_limit;
 	o.input = input;
 	{
-		SFP_OPTS(sfp_profile_opts, po, .no_merge = no_merge);
+		SFP_OPTS(sfp_profile_opts, po, .no_merge = no_merge,
+			 .debuginfod = di.mode,
+			 .debuginfod_timeout_ms = di.timeout_ms);
 
 		err = sfp_profile__load(input, &po, &p);
 	}

@@ -84,7 +84,7 @@ struct script {
 static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: sfprof script [-i FILE] [--no-merge-callchains]\n"
+"usage: sfprof script [-i FILE] [--no-merge-callchains] [--[no-]debuginfod]\n"
 "\n"
 "Print the samples of a perf.data file with their call chains, in the\n"
 "layout of `perf script`.\n"
@@ -92,7 +92,9 @@ static void usage(FILE *f)
 "  -i, --input FILE          perf.data file (default: perf.data; '-': a\n"
 "                            pipe-mode stream on standard input)\n"
 "      --no-merge-callchains show samples with deferred user callchains\n"
-"                            unmerged and print the deferred records\n"
+"                            unmerged and print the deferred records\n");
+	cli_debuginfod_usage(f, 28);
+	fprintf(f,
 "  -h, --help                this text\n");
 }
 
@@ -698,12 +700,14 @@ int cmd_script(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "input", required_argument, NULL, 'i' },
 		{ "no-merge-callchains", no_argument, NULL, 'M' },
+		CLI_DEBUGINFOD_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *input = "perf.data";
 	char kpath[4096];
 	struct script s = { .out = stdout };
+	struct cli_debuginfod di = { 0 };
 	struct sfp_stitcher *st = NULL;
 	const struct sfp_perf_event *ev;
 	const struct sfp_perf_stats *stats;
@@ -712,6 +716,12 @@ int cmd_script(int argc, char **argv)
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "i:h", longopts, NULL)) != -1) {
+		switch (cli_debuginfod_opt(&di, c, optarg)) {
+		case 1:
+			continue;
+		case -1:
+			return EXIT_USAGE;
+		}
 		switch (c) {
 		case 'i':
 			input = optarg;
@@ -750,7 +760,8 @@ int cmd_script(int argc, char **argv)
 	}
 	SFP_OPTS(sfp_stitch_opts, so, .no_merge = s.no_merge);
 	SFP_OPTS(sfp_symbolizer_opts, symo, .no_demangle = true,
-		 .kallsyms_path = cached_kallsyms(s.rd, kpath, sizeof(kpath)));
+		 .kallsyms_path = cached_kallsyms(s.rd, kpath, sizeof(kpath)),
+		 .debuginfod = di.mode, .debuginfod_timeout_ms = di.timeout_ms);
 	if ((err = sfp_machine__new(&s.m)) ||
 	    (err = sfp_symbolizer__new(&symo, &s.sym)) ||
 	    (err = sfp_stitcher__new(&so, on_event, &s, &st)) ||
