@@ -24,6 +24,10 @@ export SFP_TEST_DATA="$ROOT/tests/data"
 export SFP_TEST_VECTORS="${SFP_TEST_VECTORS:-$ROOT/../shared/testdata/sframe-vectors}"
 export SFP_TEST_TMP="$ROOT/$BUILD/tmp"
 export SFPROF_CACHE_DIR="$ROOT/$BUILD/tmp/cache"
+# Only servers a test starts itself: a DEBUGINFOD_URLS from the caller's
+# environment (Debian's profile.d sets one) would make symbol lookups of
+# every test wait on the network.
+unset DEBUGINFOD_URLS
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:exitcode=99}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 
