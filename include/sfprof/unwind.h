@@ -147,9 +147,17 @@ struct sfp_addr_space_opts {
 	uint32_t cache_entries;
 	/* Prefix for paths of mapped files (e.g. a container's root). */
 	const char *root_dir;
+	/*
+	 * The process whose mappings these are (sfp_addr_space__load_pid()
+	 * sets it): without root_dir, its files are opened as it sees them,
+	 * through /proc/PID/root (its mount namespace) or, when the path now
+	 * holds another file (upgraded while running; told by build-id),
+	 * through /proc/PID/map_files.  0: paths are ours.
+	 */
+	int pid;
 	size_t :0;
 };
-#define sfp_addr_space_opts__last_field root_dir
+#define sfp_addr_space_opts__last_field pid
 
 /* Return: 0; -EINVAL bad options; -EOPNOTSUPP arch; -ENOMEM. */
 SFP_API int sfp_addr_space__new(const struct sfp_addr_space_opts *opts,

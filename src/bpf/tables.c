@@ -214,7 +214,7 @@ static int load_table(struct sfb_tables *t, struct tmod *tm, const char *path)
 	uint64_t base = UINT64_MAX;
 	int err;
 
-	m = unw_module_get(path, NULL, 0, NULL, 0, NULL);
+	m = unw_module_get(path, NULL, 0, NULL, 0, NULL, 0, 0, 0);
 	if (!m)
 		return -ENOMEM;
 	err = unw_module_load(m, &topts);

@@ -125,7 +125,11 @@ static struct sfp_symbolizer_dso *mapping_dso(struct sfp_profile *p,
 		return NULL;
 	path = sfp_perf_dso_path(ld->hdr, m->path, m->build_id,
 				 m->build_id_size, buf, sizeof(buf));
-	if (sfp_symbolizer__get_dso(ld->sym, -1, path, NULL, 0, &ld->dh[mi].h))
+	/* With the recorded build-id: a file rebuilt or replaced since must
+	 * not lend its names (perf refuses it as well); the symbolizer then
+	 * looks for a copy by build-id (the cache, debug directories). */
+	if (sfp_symbolizer__get_dso(ld->sym, -1, path, m->build_id,
+				    m->build_id_size, &ld->dh[mi].h))
 		ld->dh[mi].h = NULL;
 	return ld->dh[mi].h;
 }

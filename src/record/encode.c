@@ -218,25 +218,39 @@ int sfp_record_encode_deferred(const struct perf_event_attr *out_attr,
 int sfp_record_encode_mmap2(const struct perf_event_attr *attr, uint64_t id,
 			    uint32_t pid, uint32_t tid, uint64_t start,
 			    uint64_t len, uint64_t pgoff, uint32_t prot,
-			    uint32_t flags, const char *path, void *buf,
-			    size_t cap)
+			    uint32_t flags, const char *path,
+			    const uint8_t *build_id, size_t build_id_len,
+			    void *buf, size_t cap)
 {
 	struct wbuf w = { buf, (uint8_t *)buf + cap, false };
+	uint16_t misc = PERF_RECORD_MISC_USER;
 
 	if (cap < 8)
 		return -ENOSPC;
+	if (build_id_len > 20)
+		build_id_len = 0;
 	w.p += 8;
 	put32x2(&w, pid, tid);
 	put64(&w, start);
 	put64(&w, len);
 	put64(&w, pgoff);
-	put32x2(&w, 0, 0);	/* maj, min: unknown for synthesized maps */
-	put64(&w, 0);		/* ino */
-	put64(&w, 0);		/* ino_generation */
+	if (build_id_len) {
+		/* As the kernel writes it with attr.build_id: size, three
+		 * reserved bytes, the id padded to 20 bytes. */
+		uint8_t b[24] = { (uint8_t)build_id_len };
+
+		memcpy(b + 4, build_id, build_id_len);
+		put_bytes(&w, b, sizeof(b));
+		misc |= PERF_RECORD_MISC_MMAP_BUILD_ID;
+	} else {
+		put32x2(&w, 0, 0);	/* maj, min: unknown here */
+		put64(&w, 0);		/* ino */
+		put64(&w, 0);		/* ino_generation */
+	}
 	put32x2(&w, prot, flags);
 	put_string(&w, path);
 	put_sample_id(&w, attr, pid, tid, 0, id, 0);
-	return finish(&w, buf, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER);
+	return finish(&w, buf, PERF_RECORD_MMAP2, misc);
 }
 
 int sfp_record_encode_comm(const struct perf_event_attr *attr, uint64_t id,

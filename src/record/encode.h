@@ -33,7 +33,9 @@ SFP_HIDDEN int sfp_record_encode_mmap2(const struct perf_event_attr *attr,
 				       uint64_t start, uint64_t len,
 				       uint64_t pgoff, uint32_t prot,
 				       uint32_t flags, const char *path,
-				       void *buf, size_t cap);
+				       const uint8_t *build_id,
+				       size_t build_id_len, void *buf,
+				       size_t cap);
 
 SFP_HIDDEN int sfp_record_encode_comm(const struct perf_event_attr *attr,
 				      uint64_t id, uint32_t pid, uint32_t tid,

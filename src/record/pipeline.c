@@ -12,11 +12,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/cursor.h"
+#include "common/procfs.h"
 #include "record/encode.h"
 #include "record/pipeline.h"
+#include "unwind/addr-space.h"
 
 #define OUT_BUF 65536
 #define MAX_NO_TABLE 256
@@ -26,6 +29,15 @@ struct proc {
 	bool used;
 	struct sfp_addr_space *as;
 };
+
+/* A file's build-id, by inode, for synthesized maps (libc once for -a). */
+struct bid_memo {
+	uint64_t dev, ino;
+	uint8_t len;
+	uint8_t id[20];
+};
+
+#define BID_MEMO 512
 
 struct no_table {
 	char *path;
@@ -47,6 +59,7 @@ struct sfp_rec_pipe {
 	size_t cap_procs, nr_procs;
 	struct no_table *no_table;
 	size_t nr_no_table;
+	struct bid_memo *bid_memo;	/* BID_MEMO slots, hashed by inode */
 	sfp_rec_out_fn out;
 	void *ctx;
 	uint64_t *obuf;
@@ -111,8 +124,12 @@ static struct sfp_addr_space *get_as(struct sfp_rec_pipe *p, uint32_t pid,
 	pr = proc_slot(p, pid);
 	if (parent) {
 		err = sfp_addr_space__fork(parent, &pr->as);
+		if (!err)
+			unw_as_set_pid(pr->as, (int)pid);
 	} else {
-		SFP_OPTS(sfp_addr_space_opts, ao, .cache_dir = p->cache_dir);
+		/* pid: its files as it sees them (containers, upgrades). */
+		SFP_OPTS(sfp_addr_space_opts, ao, .cache_dir = p->cache_dir,
+			 .pid = (int)pid);
 
 		err = sfp_addr_space__new(&ao, &pr->as);
 	}
@@ -438,6 +455,51 @@ static int synth_emit(struct sfp_rec_pipe *p, int n)
 	return sfp_rec_pipe__record(p->obuf, (size_t)n, 0, p);
 }
 
+/*
+ * The build-id of the file pid maps at [start, end), read from the mapped
+ * inode itself (map_files; the path may hold a newer file by now), as the
+ * kernel puts it in MMAP2 records with attr.build_id: it then names the
+ * right bytes for the unwinder, the symbolizer and the build-id cache.
+ * Return: its length, 0 unknown.
+ */
+static size_t synth_build_id(struct sfp_rec_pipe *p, pid_t pid,
+			     const char *name, uint64_t start, uint64_t end,
+			     uint8_t *id)
+{
+	char path[4096];
+	struct bid_memo *b = NULL;
+	struct stat st;
+	size_t len;
+
+	if (name[0] != '/')
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int)pid,
+		 (unsigned long long)start, (unsigned long long)end);
+	if (stat(path, &st) &&
+	    (sfp_proc_mapped_file(pid, name, start, end, NULL, 0, path,
+				  sizeof(path)) || stat(path, &st)))
+		return 0;
+	if (!p->bid_memo)
+		p->bid_memo = calloc(BID_MEMO, sizeof(*p->bid_memo));
+	if (p->bid_memo) {
+		b = &p->bid_memo[(st.st_ino * 0x9e3779b97f4a7c15ull ^
+				  st.st_dev) % BID_MEMO];
+		if (b->ino == st.st_ino && b->dev == st.st_dev && b->len) {
+			memcpy(id, b->id, b->len);
+			return b->len;
+		}
+	}
+	if (sfp_file_build_id(path, id, 20, &len))
+		return 0;
+	if (b) {
+		b->dev = st.st_dev;
+		b->ino = st.st_ino;
+		b->len = (uint8_t)len;
+		memcpy(b->id, id, len);
+	}
+	return len;
+}
+
 static int synth_proc(struct sfp_rec_pipe *p, pid_t pid)
 {
 	const struct perf_event_attr *a = &p->out_attrs[0];
@@ -481,6 +543,8 @@ static int synth_proc(struct sfp_rec_pipe *p, pid_t pid)
 		unsigned long long start, end, off;
 		char perms[8], *name;
 		uint32_t prot = 0;
+		uint8_t bid[20];
+		size_t bid_len;
 		int pos = 0;
 
 		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end,
@@ -494,12 +558,14 @@ static int synth_proc(struct sfp_rec_pipe *p, pid_t pid)
 			name = "//anon";
 		prot = (perms[0] == 'r' ? PROT_READ : 0) |
 		       (perms[1] == 'w' ? PROT_WRITE : 0) | PROT_EXEC;
+		bid_len = synth_build_id(p, pid, name, start, end, bid);
 		err = synth_emit(p, sfp_record_encode_mmap2(
 					    a, p->track_id, (uint32_t)pid,
 					    (uint32_t)pid, start, end - start, off,
 					    prot, perms[3] == 's' ? MAP_SHARED
 								  : MAP_PRIVATE,
-					    name, p->obuf, OUT_BUF));
+					    name, bid, bid_len, p->obuf,
+					    OUT_BUF));
 	}
 	fclose(f);
 	return err;
@@ -677,6 +743,7 @@ void sfp_rec_pipe__free(struct sfp_rec_pipe **pp)
 	sfp_defer_engine__free(&p->engine);
 	sfp_reader__free(&p->reader);
 	free(p->no_table);
+	free(p->bid_memo);
 	free(p->procs);
 	free(p->frames);
 	free(p->out_attrs);

@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <sys/stat.h>
 
+#include "common/procfs.h"
 #include "symbols/internal.h"
 #include "symbols/kallsyms.h"
 
@@ -102,36 +103,6 @@ static int jit_refresh(struct sfp_jitmap *j)
 	return 0;
 }
 
-/* The pid of process pid in its own (innermost) pid namespace. */
-static int ns_pid(int pid)
-{
-	char path[64], *buf, *p;
-	size_t len;
-	int inner = pid;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	if (sfp_read_file(path, 1 << 20, &buf, &len))
-		return pid;
-	p = strstr(buf, "\nNSpid:");
-	if (p) {
-		char *eol = strchr(p + 1, '\n');
-
-		/* "NSpid:\t42\t7": the last number is the innermost. */
-		for (p += 7; *p && p != eol;) {
-			char *end;
-			long v = strtol(p, &end, 10);
-
-			if (end == p)
-				break;
-			if (v > 0 && v < INT32_MAX)
-				inner = (int)v;
-			p = end;
-		}
-	}
-	free(buf);
-	return inner;
-}
-
 /*
  * Where the JIT of pid wrote its map: our perf map directory, or, for a
  * process in a container, that directory inside its root and named with
@@ -148,7 +119,7 @@ static int jit_path(struct sfp_symbolizer *s, int pid, char *path, size_t size)
 	if (!stat(path, &st))
 		return 0;
 	n = snprintf(path, size, "/proc/%d/root%s/perf-%d.map", pid,
-		     s->perf_map_dir, ns_pid(pid));
+		     s->perf_map_dir, sfp_proc_ns_pid(pid));
 	if (n < 0 || (size_t)n >= size)
 		return -ENAMETOOLONG;
 	if (!stat(path, &st))

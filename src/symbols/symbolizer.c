@@ -14,7 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/procfs.h"
 #include "elf/elf.h"
+#include "perf/buildid-cache.h"
 #include "symbols/internal.h"
 #include "symbols/kallsyms.h"
 
@@ -36,7 +38,7 @@ int sfp_symbolizer__new(const struct sfp_symbolizer_opts *opts,
 	const char *const *dirs;
 	struct sfp_symbolizer *s;
 	char *home_cache = NULL;
-	const char *home;
+	const char *symfs = NULL;
 	size_t i, n;
 
 	if (!out)
@@ -48,25 +50,32 @@ int sfp_symbolizer__new(const struct sfp_symbolizer_opts *opts,
 	if (!s)
 		return -ENOMEM;
 	dirs = SFP_OPTS_GET(opts, sfp_symbolizer_opts, debug_dirs, NULL);
-	home = getenv("HOME");
 	if (!dirs) {
+		char bdir[PATH_MAX];
+
 		dirs = default_debug_dirs;
-		/* perf's build-id cache, where perf record keeps copies. */
-		if (home && *home &&
-		    asprintf(&home_cache, "%s/.debug", home) < 0)
+		/* perf's build-id cache, where perf and sfprof record keep
+		 * copies ($PERF_BUILDID_DIR, else ~/.debug), and an
+		 * unpacked archive given as --symfs. */
+		if (!sfp_buildid_dir(bdir, sizeof(bdir)) &&
+		    !(home_cache = strdup(bdir)))
 			goto nomem;
+		symfs = sfp_buildid_symfs();
 	}
 	for (n = 0; dirs[n]; n++)
 		if (n >= 64)
 			goto inval;
-	s->debug_dirs = calloc(n + 2, sizeof(char *));
+	s->debug_dirs = calloc(n + 3, sizeof(char *));
 	if (!s->debug_dirs)
 		goto nomem;
 	for (i = 0; i < n; i++)
 		if (!(s->debug_dirs[i] = strdup(dirs[i])))
 			goto nomem;
-	s->debug_dirs[n] = home_cache;	/* NULL when not used */
+	if (home_cache)
+		s->debug_dirs[n++] = home_cache;
 	home_cache = NULL;
+	if (symfs && !(s->debug_dirs[n] = strdup(symfs)))
+		goto nomem;
 	s->pid = SFP_OPTS_GET(opts, sfp_symbolizer_opts, pid, 0);
 	if (s->pid < 0)
 		goto inval;
@@ -310,10 +319,13 @@ static int open_code_file(struct sfp_symbolizer *s, int pid, const char *path,
 		int n;
 
 		if (attempt == 0) {
-			if (pid <= 0)
+			/* In its mount namespace, else (replaced, deleted)
+			 * the inode it maps, with the build-id checked. */
+			if (pid <= 0 || sfp_proc_mapped_file(pid, path, 0, 0, id,
+							     len, buf,
+							     sizeof(buf)))
 				continue;
-			n = snprintf(buf, sizeof(buf), "/proc/%d/root%.*s", pid,
-				     (int)plen, path);
+			n = (int)strlen(buf);
 		} else {
 			n = snprintf(buf, sizeof(buf), "%.*s", (int)plen, path);
 		}

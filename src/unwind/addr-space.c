@@ -51,6 +51,9 @@ int sfp_addr_space__new(const struct sfp_addr_space_opts *opts,
 	if (s && !(as->root_dir = strdup(s)))
 		goto nomem;
 	as->no_cache = SFP_OPTS_GET(opts, sfp_addr_space_opts, no_cache, false);
+	as->pid = SFP_OPTS_GET(opts, sfp_addr_space_opts, pid, 0);
+	if (as->pid < 0)
+		as->pid = 0;
 	as->topts.cache_dir = as->cache_dir;
 	as->topts.no_cache = as->no_cache;
 	as->topts.root_dir = as->root_dir;
@@ -240,7 +243,8 @@ static int add_map_image(struct sfp_addr_space *as, const struct sfp_map *map,
 	     (map->path && !strcmp(map->path, "[vdso]")))) {
 		mod = unw_module_get(map->path, map->build_id,
 				     map->build_id_len, image, size,
-				     as->root_dir);
+				     as->root_dir, as->pid, map->start,
+				     map->end);
 		if (!mod)
 			return -ENOMEM;
 	}
@@ -266,6 +270,7 @@ int sfp_addr_space__fork(const struct sfp_addr_space *parent,
 	o.cache_dir = parent->cache_dir;
 	o.no_cache = parent->no_cache;
 	o.root_dir = parent->root_dir;
+	o.pid = parent->pid;
 	o.cache_entries = parent->cache_mask + 1;
 	err = sfp_addr_space__new(&o, &as);
 	if (err)
@@ -348,6 +353,7 @@ int sfp_addr_space__load_pid(struct sfp_addr_space *as, pid_t pid)
 
 	if (!as || pid <= 0)
 		return -EINVAL;
+	as->pid = pid;
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	f = fopen(path, "re");
 	if (!f)
@@ -391,6 +397,11 @@ int sfp_addr_space__load_pid(struct sfp_addr_space *as, pid_t pid)
 	free(line);
 	fclose(f);
 	return err;
+}
+
+void unw_as_set_pid(struct sfp_addr_space *as, int pid)
+{
+	as->pid = pid > 0 ? pid : 0;
 }
 
 /* Find the mapping holding addr (binary search). */

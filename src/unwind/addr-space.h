@@ -40,6 +40,7 @@ struct sfp_addr_space {
 	uint64_t cache_misses;
 	char *cache_dir;
 	char *root_dir;
+	int pid;		/* the process, for its files; 0 unknown */
 	bool no_cache;
 	struct unw_table_opts topts;
 };
@@ -49,6 +50,8 @@ struct unw_as_code_ctx {
 	struct sfp_reader *r;
 };
 
+/* The process whose files the mappings name (a forked space's child). */
+SFP_HIDDEN void unw_as_set_pid(struct sfp_addr_space *as, int pid);
 SFP_HIDDEN struct unw_map *unw_as_find(struct sfp_addr_space *as,
 				       uint64_t addr);
 SFP_HIDDEN int unw_as_read_code(struct sfp_addr_space *as, uint64_t ip,

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/procfs.h"
 #include "elf/elf.h"
 #include "unwind/module.h"
 
@@ -42,7 +43,8 @@ static char *join_root(const char *root, const char *path)
 
 struct unw_module *unw_module_get(const char *path, const uint8_t *build_id,
 				  size_t build_id_len, const void *image,
-				  size_t size, const char *root_dir)
+				  size_t size, const char *root_dir, int pid,
+				  uint64_t start, uint64_t end)
 {
 	struct unw_module *m;
 
@@ -65,6 +67,11 @@ struct unw_module *unw_module_get(const char *path, const uint8_t *build_id,
 	if (build_id_len)
 		memcpy(m->build_id, build_id, build_id_len);
 	m->build_id_len = build_id_len;
+	if (!root_dir && pid > 0) {
+		m->pid = pid;
+		m->map_start = start;
+		m->map_end = end;
+	}
 	if (m->is_vdso) {
 		const void *self_img;
 		size_t self_size;
@@ -137,6 +144,32 @@ void unw_module_put(struct unw_module *m)
 		}
 	pthread_mutex_unlock(&registry_lock);
 	module_free(m);
+}
+
+/*
+ * Open the file as its process sees it: in its mount namespace, or the
+ * mapped inode itself when the path now holds another file.  The process
+ * may be gone by now: the plain path (checked by build-id in
+ * read_headers) is what is left then.
+ */
+static void resolve_open_path(struct unw_module *m)
+{
+	char buf[4096], *s;
+	int err;
+
+	err = sfp_proc_mapped_file(m->pid, m->path, m->map_start, m->map_end,
+				   m->build_id, m->build_id_len, buf,
+				   sizeof(buf));
+	if (err) {
+		pr_debug("%s: not found as process %d maps it: %s", m->path,
+			 m->pid, sfp_strerror(err));
+		return;
+	}
+	if (!strcmp(buf, m->open_path) || !(s = strdup(buf)))
+		return;
+	pr_debug("%s: reading %s", m->path, s);
+	free(m->open_path);
+	m->open_path = s;
 }
 
 /* Map the file read-only for code reads.  Failure is not fatal. */
@@ -241,6 +274,8 @@ int unw_module_load(struct unw_module *m, const struct unw_table_opts *opts)
 	pthread_mutex_lock(&registry_lock);
 	if (m->loaded)
 		goto out;
+	if (!m->is_vdso && m->pid > 0)
+		resolve_open_path(m);
 	if (!m->image && !m->is_vdso)
 		map_image(m);
 	err = read_headers(m);

@@ -24,7 +24,12 @@ struct unw_module {
 	struct unw_module *next;	/* registry list */
 	int refcnt;			/* under the registry lock */
 	char *path;			/* key, as mapped */
-	char *open_path;		/* root_dir + path */
+	char *open_path;		/* root_dir + path, or where the
+					   first mapper's process sees it */
+	/* The first process that mapped it and where: its mount namespace
+	 * and map_files entry lead to the mapped bytes (common/procfs.h). */
+	int pid;
+	uint64_t map_start, map_end;
 	uint8_t build_id[UNW_MAX_BUILD_ID];
 	size_t build_id_len;		/* key; 0 = unknown */
 	bool is_vdso;
@@ -56,13 +61,16 @@ struct unw_table_opts {
 /*
  * Find or create the module for (path, build-id); takes a reference.
  * For the vDSO, image/size (may be NULL: this process's own vDSO) are its
- * bytes, copied.
+ * bytes, copied.  pid (> 0) maps it at [start, end): the file is then
+ * opened as that process sees it (see common/procfs.h) unless root_dir
+ * is given.
  */
 SFP_HIDDEN struct unw_module *unw_module_get(const char *path,
 					     const uint8_t *build_id,
 					     size_t build_id_len,
 					     const void *image, size_t size,
-					     const char *root_dir);
+					     const char *root_dir, int pid,
+					     uint64_t start, uint64_t end);
 SFP_HIDDEN void unw_module_ref(struct unw_module *m);
 SFP_HIDDEN void unw_module_put(struct unw_module *m);
 

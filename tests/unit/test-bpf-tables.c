@@ -126,7 +126,7 @@ TEST(bpf_tables_libc_rows_match)
 		goto out;
 	ASSERT_EQ(mod.nr_fdes, st.fdes);
 	/* The same table, decoded by the library. */
-	um = unw_module_get(path, NULL, 0, NULL, 0, NULL);
+	um = unw_module_get(path, NULL, 0, NULL, 0, NULL, 0, 0, 0);
 	if (!ASSERT_TRUE(um) || !ASSERT_OK(unw_module_load(um, &topts)) ||
 	    !ASSERT_TRUE(um->table))
 		goto out;

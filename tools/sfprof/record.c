@@ -27,6 +27,7 @@
 #include "record/pipeline.h"
 #include "record/record.h"
 #include "record-bpf.h"
+#include "record-buildid.h"
 
 static volatile sig_atomic_t stop_requested;
 
@@ -161,6 +162,17 @@ static void usage(FILE *f)
 "                        K/M suffix (default 4 MiB for sframe/dwarf, 512 KiB\n"
 "                        otherwise)\n"
 "      --duration SEC    stop after SEC seconds (the command gets SIGTERM)\n"
+"      --buildid-dir DIR build-id cache to fill (default $PERF_BUILDID_DIR,\n"
+"                        else ~/.debug; perf's layout): at the end, every DSO\n"
+"                        the samples hit and its debug file are copied there,\n"
+"                        as their processes mapped them (also from containers\n"
+"                        and binaries replaced while running), so that report\n"
+"                        and perf report read the right bytes later\n"
+"      --no-buildid-cache\n"
+"                        do not copy DSOs into the build-id cache\n"
+"      --buildid-cache-size SIZE\n"
+"                        copy at most SIZE bytes (K/M/G suffix) per recording\n"
+"                        into the cache (default 2G)\n"
 "  -q, --quiet           no status line and no summary\n"
 "  -v, --verbose         library diagnostics\n"
 "  -h, --help            this help\n"
@@ -180,6 +192,7 @@ struct ctx {
 	int write_err;
 	char **bid_paths;
 	size_t nr_bid;
+	struct bid_collect *bc;		/* NULL: --no-buildid-cache */
 	int zlevel;
 };
 
@@ -228,8 +241,10 @@ static int out_record(void *p, const void *rec, size_t size)
 	c->bytes += size;
 	if (((const struct perf_event_header *)rec)->type == PERF_RECORD_SAMPLE)
 		c->samples++;
-	else
+	else {
 		note_build_id(c, rec, size);
+		bid_collect_mmap2(c->bc, rec, size);
+	}
 	return 0;
 }
 
@@ -379,7 +394,37 @@ enum {
 	OPT_NO_INHERIT,
 	OPT_MAX_DEPTH,
 	OPT_NO_COMPRESS,
+	OPT_BUILDID_DIR,
+	OPT_NO_BUILDID_CACHE,
+	OPT_BUILDID_CACHE_SIZE,
 };
+
+/* A byte count with an optional K/M/G suffix. */
+static bool parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	int shift = 0;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return false;
+	if (*end == 'k' || *end == 'K')
+		shift = 10;
+	else if (*end == 'm' || *end == 'M')
+		shift = 20;
+	else if (*end == 'g' || *end == 'G')
+		shift = 30;
+	else if (*end)
+		return false;
+	if (shift && end[1])
+		return false;
+	if (v > (UINT64_MAX >> shift))
+		return false;
+	*out = (uint64_t)v << shift;
+	return true;
+}
 
 int cmd_record(int argc, char **argv)
 {
@@ -400,6 +445,10 @@ int cmd_record(int argc, char **argv)
 		{ "no-inherit", no_argument, NULL, OPT_NO_INHERIT },
 		{ "compression-level", optional_argument, NULL, 'z' },
 		{ "no-compress", no_argument, NULL, OPT_NO_COMPRESS },
+		{ "buildid-dir", required_argument, NULL, OPT_BUILDID_DIR },
+		{ "no-buildid-cache", no_argument, NULL, OPT_NO_BUILDID_CACHE },
+		{ "buildid-cache-size", required_argument, NULL,
+		  OPT_BUILDID_CACHE_SIZE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -421,7 +470,9 @@ int cmd_record(int argc, char **argv)
 	bool quiet = false, tty = false, inline_mode = false, auto_cg = false;
 	char auto_why[4096] = "";
 	double duration = 0, t0 = now_s(), t_stop = 0, last_status = 0;
-	uint64_t v;
+	uint64_t v, bid_budget = 2ull << 30;
+	const char *bid_dir = NULL;
+	bool no_bid_cache = false;
 	int opt, err, ret = 0, i;
 
 	while ((opt = getopt_long(argc, argv, "+e:F:c:p:t:ao:m:gz::qvh", longopts,
@@ -539,6 +590,19 @@ int cmd_record(int argc, char **argv)
 		case OPT_NO_COMPRESS:
 			wo.compression_level = 0;
 			break;
+		case OPT_BUILDID_DIR:
+			bid_dir = optarg;
+			break;
+		case OPT_NO_BUILDID_CACHE:
+			no_bid_cache = true;
+			break;
+		case OPT_BUILDID_CACHE_SIZE:
+			if (!parse_size(optarg, &bid_budget) || !bid_budget) {
+				cli_err("--buildid-cache-size: bad size '%s'",
+					optarg);
+				goto usage_err;
+			}
+			break;
 		case OPT_NO_INHERIT:
 			ro.no_inherit = true;
 			break;
@@ -570,6 +634,9 @@ int cmd_record(int argc, char **argv)
 	}
 	ro.events = events;
 	po.inline_mode = inline_mode;
+	if (!no_bid_cache && (err = bid_collect_new(bid_dir, bid_budget,
+						    &c.bc)))
+		cli_err("no build-id cache: %s", sfp_strerror(err));
 	if (auto_cg) {
 		ro.call_graph = record_auto_choose(&ro, po.max_depth, &bd,
 						   auto_why, sizeof(auto_why));
@@ -744,7 +811,10 @@ stop:
 		record_bpf_summary(stderr, bd);
 	if (!quiet && auto_cg)
 		fprintf(stderr, "  chosen by --call-graph auto: %s\n", auto_why);
+	/* After the file is complete: the hits are read back from it. */
+	bid_collect_finish(c.bc, c.path, quiet);
 out:
+	bid_collect_free(&c.bc);
 	sfp_bpf_defer__free(&bd);
 	sfp_perf_writer__free(&c.w);
 	sfp_rec_pipe__free(&p);

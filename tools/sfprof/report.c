@@ -12,6 +12,7 @@
 #include <sfprof/profile.h>
 
 #include "cli.h"
+#include "perf/buildid-cache.h"
 #include "report/report.h"
 
 static void usage(FILE *f)
@@ -45,7 +46,12 @@ static void usage(FILE *f)
 "                            script prints them; either side may be empty)\n"
 "      --stdio               perf's text layout (the default)\n"
 "      --plain               tab-separated lines for scripts (docs/report.md)\n"
-"      --no-merge-callchains leave deferred user callchains unstitched\n");
+"      --no-merge-callchains leave deferred user callchains unstitched\n"
+"      --buildid-dir DIR     build-id cache to read DSO copies from (default\n"
+"                            $PERF_BUILDID_DIR, else ~/.debug)\n"
+"      --symfs DIR           look for files under DIR too: an unpacked\n"
+"                            'sfprof archive' (its .build-id) or a copy of the\n"
+"                            recorded machine's files\n");
 	cli_debuginfod_usage(f, 28);
 	fprintf(f,
 "  -h, --help                this text\n"
@@ -176,7 +182,7 @@ static int parse_graph(const char *s, struct sfp_report_opts *o,
 enum {
 	OPT_CHILDREN = 256, OPT_NO_CHILDREN, OPT_PERCENT_LIMIT, OPT_PID,
 	OPT_TID, OPT_COMM, OPT_DSO, OPT_TIME, OPT_STDIO, OPT_PLAIN,
-	OPT_NO_MERGE,
+	OPT_NO_MERGE, OPT_BUILDID_DIR, OPT_SYMFS,
 };
 
 int cmd_report(int argc, char **argv)
@@ -200,6 +206,8 @@ int cmd_report(int argc, char **argv)
 		{ "plain", no_argument, NULL, OPT_PLAIN },
 		{ "no-merge-callchains", no_argument, NULL, OPT_NO_MERGE },
 		CLI_DEBUGINFOD_LONGOPTS,
+		{ "buildid-dir", required_argument, NULL, OPT_BUILDID_DIR },
+		{ "symfs", required_argument, NULL, OPT_SYMFS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -299,6 +307,12 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_NO_MERGE:
 			no_merge = true;
+			break;
+		case OPT_BUILDID_DIR:
+			err = sfp_buildid_set_dirs(optarg, NULL);
+			break;
+		case OPT_SYMFS:
+			err = sfp_buildid_set_dirs(NULL, optarg);
 			break;
 		case 'h':
 			usage(stdout);

@@ -27,6 +27,7 @@
 #include <sfprof/symbols.h>
 
 #include "cli.h"
+#include "perf/buildid-cache.h"
 #include "perf/machine.h"
 #include "perf/dwarf.h"
 #include "perf/callchain.h"
@@ -92,7 +93,12 @@ static void usage(FILE *f)
 "  -i, --input FILE          perf.data file (default: perf.data; '-': a\n"
 "                            pipe-mode stream on standard input)\n"
 "      --no-merge-callchains show samples with deferred user callchains\n"
-"                            unmerged and print the deferred records\n");
+"                            unmerged and print the deferred records\n"
+"      --buildid-dir DIR     build-id cache to read DSO copies from (default\n"
+"                            $PERF_BUILDID_DIR, else ~/.debug)\n"
+"      --symfs DIR           look for files under DIR too: an unpacked\n"
+"                            'sfprof archive' (its .build-id) or a copy of the\n"
+"                            recorded machine's files\n");
 	cli_debuginfod_usage(f, 28);
 	fprintf(f,
 "  -h, --help                this text\n");
@@ -152,7 +158,10 @@ static struct sfp_symbolizer_dso *dso_handle(struct script *s, uint32_t idx,
 						     d->name, d->build_id,
 						     d->build_id_size, buf,
 						     sizeof(buf));
-		int err = sfp_symbolizer__get_dso(s->sym, -1, path, NULL, 0,
+		/* the recorded build-id: never a replaced file's names */
+		int err = sfp_symbolizer__get_dso(s->sym, -1, path,
+						  d->build_id,
+						  d->build_id_size,
 						  &s->dcache[idx]);
 
 		if (err)
@@ -701,6 +710,8 @@ int cmd_script(int argc, char **argv)
 		{ "input", required_argument, NULL, 'i' },
 		{ "no-merge-callchains", no_argument, NULL, 'M' },
 		CLI_DEBUGINFOD_LONGOPTS,
+		{ "buildid-dir", required_argument, NULL, 'B' },
+		{ "symfs", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -728,6 +739,12 @@ int cmd_script(int argc, char **argv)
 			break;
 		case 'M':
 			s.no_merge = true;
+			break;
+		case 'B':
+		case 'S':
+			if (sfp_buildid_set_dirs(c == 'B' ? optarg : NULL,
+						 c == 'S' ? optarg : NULL))
+				return EXIT_USAGE;
 			break;
 		case 'h':
 			usage(stdout);

@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The build-id cache side of `sfprof record` (see record-buildid.h).
+ *
+ * Why a descriptor per DSO at map time: the process (and with it its
+ * mount namespace, its map_files entries, a deleted binary's last link)
+ * may be gone by the end of the recording; an open descriptor keeps the
+ * mapped bytes reachable whatever happens to paths.  Which DSOs to copy
+ * is decided at the end, as perf does (`perf buildid-list --with-hits`):
+ * the recording is read back and only the files that samples hit are
+ * copied.  One descriptor per distinct build-id; past the limit of open
+ * files, the file is opened by path at the end instead.
+ */
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sfprof/profile.h>
+#include <sfprof/symbols.h>
+
+#include "cli.h"
+#include "common/procfs.h"
+#include "perf/buildid-cache.h"
+#include "record-buildid.h"
+
+#define MAX_FDS 4096
+
+struct bid_ent {
+	uint8_t id[20];
+	uint8_t len;
+	int fd;			/* -1: not opened */
+	char *name;		/* as recorded */
+};
+
+struct bid_collect {
+	char dir[PATH_MAX];
+	uint64_t budget;
+	struct bid_ent *ents;
+	size_t nr, cap;
+	size_t nr_fds, max_fds;
+};
+
+int bid_collect_new(const char *dir, uint64_t budget, struct bid_collect **out)
+{
+	struct bid_collect *bc = calloc(1, sizeof(*bc));
+	struct rlimit rl;
+	int err;
+
+	*out = NULL;
+	if (!bc)
+		return -ENOMEM;
+	if (dir) {
+		if (strlen(dir) >= sizeof(bc->dir)) {
+			free(bc);
+			return -ENAMETOOLONG;
+		}
+		memcpy(bc->dir, dir, strlen(dir) + 1);
+	} else if ((err = sfp_buildid_dir(bc->dir, sizeof(bc->dir)))) {
+		free(bc);
+		return err;
+	}
+	bc->budget = budget;
+	/* Room for a descriptor per DSO of a whole machine (-a). */
+	bc->max_fds = 256;
+	if (!getrlimit(RLIMIT_NOFILE, &rl)) {
+		if (rl.rlim_cur < rl.rlim_max && rl.rlim_cur < MAX_FDS + 256) {
+			rl.rlim_cur = rl.rlim_max < MAX_FDS + 256 ? rl.rlim_max
+								  : MAX_FDS + 256;
+			setrlimit(RLIMIT_NOFILE, &rl);
+			getrlimit(RLIMIT_NOFILE, &rl);
+		}
+		if (rl.rlim_cur > 512)
+			bc->max_fds = rl.rlim_cur - 256 > MAX_FDS
+					      ? MAX_FDS
+					      : (size_t)rl.rlim_cur - 256;
+	}
+	*out = bc;
+	return 0;
+}
+
+static struct bid_ent *find(struct bid_collect *bc, const uint8_t *id,
+			    size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < bc->nr; i++)
+		if (bc->ents[i].len == len && !memcmp(bc->ents[i].id, id, len))
+			return &bc->ents[i];
+	return NULL;
+}
+
+void bid_collect_mmap2(struct bid_collect *bc, const void *rec, size_t size)
+{
+	const struct perf_event_header *h = rec;
+	const uint8_t *b = rec;
+	char path[PATH_MAX + 64];
+	struct bid_ent *e;
+	uint64_t start, len;
+	uint32_t pid;
+	const char *name;
+
+	/* header, pid, tid, addr, len, pgoff, then size(1) + 3 reserved +
+	 * id[20], prot, flags, filename */
+	if (!bc || h->type != PERF_RECORD_MMAP2 ||
+	    !(h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) || size < 80 ||
+	    b[40] < 2 || b[40] > 20 || !memchr(b + 72, 0, size - 72))
+		return;
+	name = (const char *)b + 72;
+	if (name[0] != '/' || find(bc, b + 44, b[40]))
+		return;
+	if (bc->nr == bc->cap) {
+		size_t cap = bc->cap ? bc->cap * 2 : 64;
+		struct bid_ent *n = realloc(bc->ents, cap * sizeof(*n));
+
+		if (!n)
+			return;
+		bc->ents = n;
+		bc->cap = cap;
+	}
+	e = &bc->ents[bc->nr];
+	memset(e, 0, sizeof(*e));
+	memcpy(e->id, b + 44, b[40]);
+	e->len = b[40];
+	e->fd = -1;
+	e->name = strdup(name);
+	if (!e->name)
+		return;
+	bc->nr++;
+	memcpy(&pid, b + 8, 4);
+	memcpy(&start, b + 16, 8);
+	memcpy(&len, b + 24, 8);
+	if (bc->nr_fds < bc->max_fds &&
+	    !sfp_proc_mapped_file((int)pid, name, start, start + len, e->id,
+				  e->len, path, sizeof(path))) {
+		e->fd = open(path, O_RDONLY | O_CLOEXEC);
+		bc->nr_fds += e->fd >= 0;
+	}
+}
+
+/* Where to read an entry's bytes now. */
+static int source(const struct bid_ent *e, char *buf, size_t len)
+{
+	if (e->fd >= 0) {
+		snprintf(buf, len, "/proc/self/fd/%d", e->fd);
+		return 0;
+	}
+	return sfp_proc_mapped_file(0, e->name, 0, 0, e->id, e->len, buf, len);
+}
+
+int bid_collect_finish(struct bid_collect *bc, const char *path, bool quiet)
+{
+	SFP_OPTS(sfp_profile_opts, po);
+	SFP_OPTS(sfp_symbolizer_opts, so, .no_demangle = true);
+	struct sfp_symbolizer *sym = NULL;
+	struct sfp_profile *prof = NULL;
+	uint64_t added = 0;
+	size_t i, nr_new = 0, nr_hit = 0, nr_over = 0, nr_gone = 0;
+	bool *hit;
+	int err;
+
+	if (!bc || !bc->nr)
+		return 0;
+	hit = calloc(bc->nr, sizeof(*hit));
+	if (!hit)
+		return -ENOMEM;
+	/* Which DSOs the samples hit: the recording's own mappings. */
+	err = sfp_profile__load(path, &po, &prof);
+	if (err) {
+		cli_err("build-id cache: cannot read %s back: %s", path,
+			sfp_strerror(err));
+		free(hit);
+		return err;
+	}
+	for (i = 0; i < sfp_profile__nr_mappings(prof); i++) {
+		const struct sfp_profile_mapping *m = sfp_profile__mapping(prof, i);
+		struct bid_ent *e;
+
+		if (m->build_id_size &&
+		    (e = find(bc, m->build_id, m->build_id_size)))
+			hit[e - bc->ents] = true;
+	}
+	sfp_profile__free(&prof);
+	if (sfp_symbolizer__new(&so, &sym))
+		sym = NULL;
+	for (i = 0; i < bc->nr; i++) {
+		const struct bid_ent *e = &bc->ents[i];
+		struct sfp_symbolizer_dso *d = NULL;
+		char src[PATH_MAX + 64], link[PATH_MAX];
+		const char *dbg = NULL;
+
+		if (!hit[i])
+			continue;
+		nr_hit++;
+		if (!sfp_buildid_cache_path(bc->dir, e->id, e->len, "elf", link,
+					    sizeof(link)) &&
+		    !access(link, R_OK))
+			continue;	/* cached by an earlier run (or perf) */
+		if (source(e, src, sizeof(src))) {
+			nr_gone++;
+			continue;
+		}
+		/* Its debug file, found as the symbolizer finds it (build-id
+		 * directories, debuglink): the one seam for every source. */
+		if (sym && !sfp_symbolizer__get_dso(sym, -1, src, e->id, e->len,
+						     &d))
+			dbg = sfp_symbolizer_dso__debug_path(d);
+		if (dbg && d && !strcmp(dbg, sfp_symbolizer_dso__path(d)))
+			dbg = NULL;	/* (the file itself: none found) */
+		if (bc->budget) {
+			struct stat st;
+			uint64_t sz = stat(src, &st) ? 0 : (uint64_t)st.st_size;
+
+			if (dbg && !stat(dbg, &st))
+				sz += (uint64_t)st.st_size;
+			if (added + sz > bc->budget) {
+				nr_over++;
+				continue;
+			}
+		}
+		err = sfp_buildid_cache_add(bc->dir, e->name, e->id, e->len, src,
+					    dbg, &added);
+		if (!err)
+			nr_new++;
+		else if (err != -EEXIST)
+			cli_err("build-id cache: %s: %s", e->name,
+				sfp_strerror(err));
+	}
+	sfp_symbolizer__free(&sym);
+	free(hit);
+	if (!quiet) {
+		fprintf(stderr, "  build-id cache %s: %zu DSOs hit, %zu added "
+			"(%.1f MB)", bc->dir, nr_hit, nr_new,
+			(double)added / 1e6);
+		if (nr_over)
+			fprintf(stderr, ", %zu over the size budget", nr_over);
+		if (nr_gone)
+			fprintf(stderr, ", %zu no longer readable", nr_gone);
+		fputc('\n', stderr);
+	}
+	return 0;
+}
+
+void bid_collect_free(struct bid_collect **bcp)
+{
+	struct bid_collect *bc = *bcp;
+	size_t i;
+
+	if (!bc)
+		return;
+	for (i = 0; i < bc->nr; i++) {
+		if (bc->ents[i].fd >= 0)
+			close(bc->ents[i].fd);
+		free(bc->ents[i].name);
+	}
+	free(bc->ents);
+	free(bc);
+	*bcp = NULL;
+}
