@@ -205,17 +205,41 @@ check_rc "containers: archive of a file whose DSOs are not cached" 1 \
 	"$SFPROF" archive -i "$TMP/p.data" -o "$TMP/none.tar.bz2" \
 	--buildid-dir "$TMP/empty-cache"
 
+# The layout is perf's: the same binary put in by perf buildid-cache -a
+# gives the same link and the same bytes.
+SPIN=$SFP_BUILD/tests/progs/record-spin
+if ! command -v perf > /dev/null 2>&1; then
+	skip "containers: build-id cache layout equals perf buildid-cache's" "perf not installed"
+elif "$SFPROF" record -q --buildid-dir "$TMP/spin" -o "$TMP/spin.data" \
+	-- "$SPIN" flat 300 > /dev/null 2>&1 &&
+     perf --buildid-dir "$TMP/perfc" buildid-cache -a "$SPIN" > /dev/null 2>&1; then
+	id=$(perf buildid-list -i "$TMP/spin.data" 2>/dev/null |
+	     awk -v p="$SPIN" '$2 == p { print $1 }')
+	l=.build-id/$(echo "$id" | cut -c1-2)/$(echo "$id" | cut -c3-)
+	if [ -n "$id" ] && [ -L "$TMP/spin/$l" ] &&
+	   [ "$(readlink "$TMP/spin/$l")" = "$(readlink "$TMP/perfc/$l")" ] &&
+	   cmp -s "$TMP/spin/$l/elf" "$TMP/perfc/$l/elf"; then
+		pass "containers: build-id cache layout equals perf buildid-cache's"
+	else
+		fail "containers: build-id cache layout equals perf buildid-cache's"
+		echo "  build-id '$id' of $SPIN in the file; links:"
+		ls -l "$TMP/spin/$l" "$TMP/perfc/$l" 2>&1 | sed 's/^/  /'
+	fi
+else
+	fail "containers: build-id cache layout equals perf buildid-cache's (record or perf buildid-cache failed)"
+fi
+
 # Options: no cache at all; a budget too small for anything.
 check_rc "containers: record --no-buildid-cache" 0 "$SFPROF" record -q \
 	--no-buildid-cache --buildid-dir "$TMP/nocache" -o "$TMP/n.data" \
-	-- "$SFP_BUILD/tests/progs/record-spin" 2>/dev/null
+	-- "$SFP_BUILD/tests/progs/record-spin" flat 100 2>/dev/null
 if [ -e "$TMP/nocache" ]; then
 	fail "containers: --no-buildid-cache left no cache"
 else
 	pass "containers: --no-buildid-cache left no cache"
 fi
 "$SFPROF" record --buildid-cache-size 1K --buildid-dir "$TMP/small" \
-	-o "$TMP/s.data" -- "$SFP_BUILD/tests/progs/record-spin" \
+	-o "$TMP/s.data" -- "$SFP_BUILD/tests/progs/record-spin" flat 100 \
 	> /dev/null 2> "$TMP/small.err"
 rc=$?
 if [ $rc -eq 0 ] && grep -q "over the size budget" "$TMP/small.err" &&

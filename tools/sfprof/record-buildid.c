@@ -164,7 +164,7 @@ int bid_collect_finish(struct bid_collect *bc, const char *path, bool quiet)
 	bool *hit;
 	int err;
 
-	if (!bc || !bc->nr)
+	if (!bc || !bc->nr || !strcmp(path, "-"))
 		return 0;
 	hit = calloc(bc->nr, sizeof(*hit));
 	if (!hit)
