@@ -55,9 +55,12 @@ struct sfp_profile_opts {
 	 * sfp_symbolizer_opts in <sfprof/symbols.h> */
 	int debuginfod;
 	uint32_t debuginfod_timeout_ms;
+	/* no names: every loc "[unknown]" with its mapping and address
+	 * (which files the samples hit, fast: `record`'s build-id cache) */
+	bool no_symbols;
 	size_t :0;
 };
-#define sfp_profile_opts__last_field debuginfod_timeout_ms
+#define sfp_profile_opts__last_field no_symbols
 
 enum sfp_profile_kind {
 	SFP_PROFILE_USER = 0,

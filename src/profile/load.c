@@ -221,6 +221,7 @@ static int load(struct sfp_perf_reader *rd, const char *name,
 	ld.hdr = sfp_perf_reader__header(rd);
 	ld.srclines = SFP_OPTS_GET(opts, sfp_profile_opts, srclines, false);
 	ld.max_depth = SFP_OPTS_GET(opts, sfp_profile_opts, max_depth, 0);
+	ld.no_symbols = SFP_OPTS_GET(opts, sfp_profile_opts, no_symbols, false);
 	if (!ld.max_depth)
 		ld.max_depth = DEFAULT_MAX_DEPTH;
 	if (!kpath && !sfp_profile_kallsyms_cache(ld.hdr, kbuf, sizeof(kbuf)))

@@ -33,6 +33,7 @@ struct sfp_profile_loader {
 	size_t cap_dh;
 	bool srclines;
 	uint32_t max_depth;
+	bool no_symbols;
 	uint32_t *frames;	/* locs of the sample at hand, leaf first */
 	size_t cap_frames;
 	uint64_t *chain;	/* dwarf unwinder output */

@@ -16,6 +16,7 @@
  */
 #include <unistd.h>
 
+#include "perf/buildid-cache.h"
 #include "perf/machine.h"
 #include "profile/load.h"
 
@@ -25,11 +26,11 @@ static const char *const kernel_dso = "[kernel.kallsyms]";
 int sfp_profile_kallsyms_cache(const struct sfp_perf_header_info *h,
 			       char *buf, size_t len)
 {
-	const char *home = getenv("HOME");
+	char dir[4096];
 	size_t i, j;
 	int n;
 
-	if (!home || !h)
+	if (!h || sfp_buildid_dir(dir, sizeof(dir)))
 		return -ENOENT;
 	for (i = 0; i < h->nr_build_ids; i++) {
 		const struct sfp_perf_build_id *b = &h->build_ids[i];
@@ -40,8 +41,8 @@ int sfp_profile_kallsyms_cache(const struct sfp_perf_header_info *h,
 			continue;
 		for (j = 0; j < b->size; j++)
 			snprintf(hex + 2 * j, 3, "%02x", b->id[j]);
-		n = snprintf(buf, len, "%s/.debug/[kernel.kallsyms]/%s/kallsyms",
-			     home, hex);
+		n = snprintf(buf, len, "%s/[kernel.kallsyms]/%s/kallsyms",
+			     dir, hex);
 		if (n < 0 || (size_t)n >= len)
 			return -ENAMETOOLONG;
 		return access(buf, R_OK) ? -ENOENT : 0;
@@ -121,7 +122,7 @@ static struct sfp_symbolizer_dso *mapping_dso(struct sfp_profile *p,
 		return ld->dh[mi].h;
 	ld->dh[mi].tried = true;
 	/* only files: perf script leaves [vdso], [heap], anon memory alone */
-	if (!m->path || m->path[0] != '/')
+	if (!m->path || m->path[0] != '/' || ld->no_symbols)
 		return NULL;
 	path = sfp_perf_dso_path(ld->hdr, m->path, m->build_id,
 				 m->build_id_size, buf, sizeof(buf));
@@ -205,7 +206,8 @@ static int kernel_frame(struct sfp_profile *p, struct sfp_profile_loader *ld,
 	struct sfp_profile_func f = { .kind = SFP_PROFILE_KERNEL };
 	struct sfp_profile_loc l = { .ip = ip, .addr = ip };
 	struct sfp_symbol sym;
-	bool found = !sfp_symbolizer__kernel(ld->sym, ip, &sym);
+	bool found = !ld->no_symbols && !sfp_symbolizer__kernel(ld->sym, ip,
+								 &sym);
 	const char *dso = found && sym.dso ? sym.dso : kernel_dso;
 	int64_t mi = kernel_mapping(p, ld, dso);
 	uint32_t li;

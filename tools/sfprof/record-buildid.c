@@ -155,7 +155,7 @@ static int source(const struct bid_ent *e, char *buf, size_t len)
 
 int bid_collect_finish(struct bid_collect *bc, const char *path, bool quiet)
 {
-	SFP_OPTS(sfp_profile_opts, po);
+	SFP_OPTS(sfp_profile_opts, po, .no_symbols = true);
 	SFP_OPTS(sfp_symbolizer_opts, so, .no_demangle = true);
 	struct sfp_symbolizer *sym = NULL;
 	struct sfp_profile *prof = NULL;
