@@ -156,7 +156,10 @@ static int source(const struct bid_ent *e, char *buf, size_t len)
 int bid_collect_finish(struct bid_collect *bc, const char *path, bool quiet)
 {
 	SFP_OPTS(sfp_profile_opts, po, .no_symbols = true);
-	SFP_OPTS(sfp_symbolizer_opts, so, .no_demangle = true);
+	/* Local debug files only: the end of a recording must not wait on
+	 * a debuginfod server (report fetches, and caches, on demand). */
+	SFP_OPTS(sfp_symbolizer_opts, so, .no_demangle = true,
+		 .debuginfod = SFP_DEBUGINFOD_OFF);
 	struct sfp_symbolizer *sym = NULL;
 	struct sfp_profile *prof = NULL;
 	uint64_t added = 0;
