@@ -368,6 +368,9 @@ struct sfp_perf_header_info {
 	const char *const *cmdline;
 	size_t nr_build_ids;
 	const struct sfp_perf_build_id *build_ids;
+	/* The header is the provisional one (data size 0, no features): the
+	 * writer was killed; records are read to the end of the file. */
+	bool unfinished;
 };
 
 /* Counters kept while reading. */
@@ -492,15 +495,29 @@ struct sfp_perf_writer_opts {
 	/* zstd level (1..22) for the data section, written as perf record -z
 	 * does (PERF_RECORD_COMPRESSED + HEADER_COMPRESSED); 0: plain. */
 	int compression_level;
+	/* When the file takes its path, an existing non-empty file there
+	 * becomes PATH.old, as perf record keeps perf.data.old. */
+	bool keep_old;
+	/* Records are written out (and the zstd stream flushed) at least
+	 * every flush_ms milliseconds, checked as records arrive and at
+	 * sfp_perf_writer__flush(); 0: only when the 256 KiB buffer fills.
+	 * What a killed writer leaves readable, after publish. */
+	uint32_t flush_ms;
 	size_t :0;
 };
-#define sfp_perf_writer_opts__last_field compression_level
+#define sfp_perf_writer_opts__last_field flush_ms
 
 /**
  * sfp_perf_writer__open() - start a perf.data file (file mode).
- * @path: output file, created or truncated.
+ * @path: output file.  It is written as a temporary file beside it
+ *        (PATH.tmp-XXXXXX, created exclusively) and renamed over PATH by
+ *        sfp_perf_writer__close() (or earlier by sfp_perf_writer__publish()),
+ *        so PATH is untouched until the file is complete and a symlink at
+ *        PATH is replaced, never written through.  A device or our own
+ *        standard output is written in place; a pipe is refused (-ESPIPE:
+ *        a perf.data file is rewritten at its start when it is done).
  *
- * Return: 0 or -errno.
+ * Return: 0 or -errno (nothing is logged: the caller names the path).
  */
 SFP_API int sfp_perf_writer__open(const char *path,
 				  const struct sfp_perf_writer_opts *opts,
@@ -549,7 +566,27 @@ SFP_API int sfp_perf_writer__add_build_id(struct sfp_perf_writer *w,
  */
 SFP_API int sfp_perf_writer__close(struct sfp_perf_writer **w);
 
-/* Drop an unfinished writer (the file is left incomplete). */
+/**
+ * sfp_perf_writer__flush() - write out what is buffered (and end the zstd
+ * chunk), so that a reader of the unfinished file sees every record so far.
+ *
+ * Return: 0 or -errno (the write error).
+ */
+SFP_API int sfp_perf_writer__flush(struct sfp_perf_writer *w);
+
+/**
+ * sfp_perf_writer__publish() - flush and move the unfinished file to its
+ * path now (PATH.old kept if asked).  After this a writer that is killed
+ * or freed leaves a file at PATH that readers read up to the last flush
+ * and report as unfinished (header data size 0, as perf marks it).  For
+ * recordings: publish once the job really started.
+ *
+ * Return: 0 or -errno.
+ */
+SFP_API int sfp_perf_writer__publish(struct sfp_perf_writer *w);
+
+/* Drop an unfinished writer: its temporary file is removed; a published
+ * file stays as the last flush left it. */
 SFP_API void sfp_perf_writer__free(struct sfp_perf_writer **w);
 
 /**

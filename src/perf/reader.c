@@ -527,6 +527,19 @@ static int parse_file_header(struct sfp_perf_reader *r)
 		return bad(r, 40, "data section outside the file");
 	r->pos = d_off;
 	r->data_end = d_off + d_size;
+	if (!d_size && d_off >= hsize && !feats[0] && !feats[1] && !feats[2] &&
+	    !feats[3]) {
+		/* perf's (and sfprof's) provisional header: the writer was
+		 * stopped before it finished; the records it flushed run to
+		 * the end of the file */
+		r->hdr.unfinished = true;
+		r->data_end = r->mem_size;
+		pr_warn("%s: the file was not finished (the recording was "
+			"killed or crashed?): reading the %llu bytes of records "
+			"up to the end of the file", r->name,
+			(unsigned long long)(r->mem_size - d_off));
+		return 0;
+	}
 
 	/* feature sections: one {offset, size} per set bit, after data */
 	for (f = 0; f < SFP_PERF_FEAT_MAX; f++)
@@ -632,6 +645,22 @@ static void hdr_of(const struct sfp_perf_reader *r, const uint8_t *p,
 }
 
 /*
+ * An unfinished file may end inside the record its writer was writing
+ * when it was killed: that is the end, not an error.  True: it was that.
+ */
+static bool cut_off(struct sfp_perf_reader *r)
+{
+	if (!r->hdr.unfinished)
+		return false;
+	pr_warn("%s: offset %llu: the last %llu bytes are a record cut off "
+		"when the writer stopped; ignored", r->name,
+		(unsigned long long)r->pos,
+		(unsigned long long)(r->data_end - r->pos));
+	r->pos = r->data_end;
+	return true;
+}
+
+/*
  * The next record from the decompressed buffer, the mapped data or the
  * stream.  Return: 1, 0 at the end, or -errno.
  */
@@ -664,8 +693,11 @@ static int read_raw(struct sfp_perf_reader *r, const uint8_t **rec,
 		if (r->pos >= r->data_end)
 			return 0;
 		if (r->data_end - r->pos < 8)
-			return bad(r, r->pos, "truncated record header");
+			return cut_off(r) ? 0 : bad(r, r->pos,
+						    "truncated record header");
 		hdr_of(r, r->mem + r->pos, &type, &misc, &sz);
+		if (sz >= 8 && sz > r->data_end - r->pos && cut_off(r))
+			return 0;
 		if (sz < 8 || sz > r->data_end - r->pos)
 			return bad(r, r->pos, "record size out of bounds");
 		*rec = r->mem + r->pos;

@@ -14,11 +14,21 @@
  * evlist need to read the file without complaint.  With a compression
  * level the data section is zstd-compressed (compress.c) and COMPRESSED
  * says how, as `perf record -z` writes it.
+ *
+ * The file is written beside its path and renamed into place at close
+ * (common/outfile.h), so a failed job leaves the old file as it was.  As
+ * soon as the attrs are known a provisional header goes out (data size 0,
+ * no features: perf's mark of an unfinished file), and with flush_ms the
+ * buffered records (and the zstd stream) are flushed at least that
+ * often: a writer killed after sfp_perf_writer__publish() leaves a file
+ * whose records up to the last flush can be read.
  */
 #include <fcntl.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "common/outfile.h"
 #include "perf/perf-int.h"
 
 #define ATTR_SIZE_VER7 128
@@ -40,6 +50,7 @@ struct wbid {
 
 struct sfp_perf_writer {
 	int fd;
+	struct sfp_outfile out;
 	char *path;
 	struct wevsel *evsels;
 	size_t nr_evsels;
@@ -56,6 +67,8 @@ struct sfp_perf_writer {
 	char **cmdline;
 	size_t nr_cmdline;
 	struct sfp_perf_zw *z;	/* NULL: records go out as they are */
+	uint64_t flush_ns, last_flush;	/* flush_ms; CLOCK_MONOTONIC */
+	unsigned int nr_since_check;
 };
 
 #define WBUF (256u << 10)
@@ -134,6 +147,14 @@ static int put_string(struct sfp_perf_writer *w, const char *s)
 	return put_zeros(w, len - n);
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static char *dup_or(const char *s, const char *dflt)
 {
 	return strdup(s ? s : dflt);
@@ -194,12 +215,18 @@ SFP_API int sfp_perf_writer__open(const char *path,
 		if (err)
 			goto fail;
 	}
-	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (w->fd < 0) {
-		err = -errno;
-		pr_warn("%s: %s", path, strerror(errno));
+	w->flush_ns = (uint64_t)SFP_OPTS_GET(opts, sfp_perf_writer_opts,
+					     flush_ms, 0) * 1000000u;
+	/* perf's mode for perf.data: the samples may show what a program
+	 * did, for its owner's eyes only */
+	err = sfp_outfile_open(&w->out, path, SFP_OUTFILE_SEEKABLE |
+			       (SFP_OPTS_GET(opts, sfp_perf_writer_opts, keep_old,
+					     false) ? SFP_OUTFILE_KEEP_OLD : 0),
+			       0600);
+	if (err)
 		goto fail;
-	}
+	w->fd = w->out.fd;
+	w->last_flush = mono_ns();
 	/* header placeholder; rewritten at close */
 	put_zeros(w, SFP_PERF_FILE_HEADER_SIZE);
 	*out = w;
@@ -243,6 +270,38 @@ SFP_API int sfp_perf_writer__add_evsel(struct sfp_perf_writer *w,
 	return (int)w->nr_evsels++;
 }
 
+/*
+ * The file header.  DATA_SIZE 0 and no feature bitmap make the
+ * provisional one: readers take the data to the end of the file.
+ */
+static int write_header(struct sfp_perf_writer *w, uint64_t data_size,
+			const uint64_t *bitmap)
+{
+	uint8_t hdr[SFP_PERF_FILE_HEADER_SIZE];
+	uint64_t v;
+
+	memset(hdr, 0, sizeof(hdr));
+	v = SFP_PERF_MAGIC2;
+	memcpy(hdr, &v, 8);
+	v = SFP_PERF_FILE_HEADER_SIZE;
+	memcpy(hdr + 8, &v, 8);
+	v = w->attr_size + 16;
+	memcpy(hdr + 16, &v, 8);
+	memcpy(hdr + 24, &w->attr_off, 8);
+	v = w->nr_evsels * (w->attr_size + 16);
+	memcpy(hdr + 32, &v, 8);
+	memcpy(hdr + 40, &w->data_off, 8);
+	memcpy(hdr + 48, &data_size, 8);
+	if (bitmap)
+		memcpy(hdr + 72, bitmap, 32);
+	errno = 0;
+	if (pwrite(w->fd, hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr)) {
+		w->err = errno ? -errno : -EIO;
+		pr_warn("%s: write: %s", w->path, strerror(-w->err));
+	}
+	return w->err;
+}
+
 /* ids, then the attr section; the data section follows. */
 static int start_data(struct sfp_perf_writer *w)
 {
@@ -264,6 +323,9 @@ static int start_data(struct sfp_perf_writer *w)
 		ids_off += w->evsels[i].nr_ids * 8;
 	}
 	w->data_off = w->off;
+	/* attrs on disk, then a header that points at them */
+	if (!flush_buf(w))
+		write_header(w, 0, NULL);
 	return w->err;
 }
 
@@ -308,6 +370,7 @@ SFP_API int sfp_perf_writer__write(struct sfp_perf_writer *w, const void *rec,
 				   size_t size)
 {
 	uint16_t hsize;
+	int err;
 
 	if (!w || !rec || size < 8 || size > 65535 || size % 8)
 		return -EINVAL;
@@ -317,9 +380,54 @@ SFP_API int sfp_perf_writer__write(struct sfp_perf_writer *w, const void *rec,
 	if (!w->started && start_data(w))
 		return w->err;
 	note_time(w, rec, size);
-	if (w->z)
-		return sfp_perf_zw__add(w->z, rec, size, put_rec, w);
-	return put(w, rec, size);
+	err = w->z ? sfp_perf_zw__add(w->z, rec, size, put_rec, w)
+		   : put(w, rec, size);
+	/* the clock is read every 16 records: cheap, and still bounded by
+	 * the caller's own sfp_perf_writer__flush() calls when idle */
+	if (!err && w->flush_ns && !(++w->nr_since_check & 15) &&
+	    mono_ns() - w->last_flush >= w->flush_ns)
+		err = sfp_perf_writer__flush(w);
+	return err;
+}
+
+SFP_API int sfp_perf_writer__flush(struct sfp_perf_writer *w)
+{
+	int err;
+
+	if (!w)
+		return -EINVAL;
+	if (w->err)
+		return w->err;
+	if (!w->started)
+		return start_data(w);
+	if (w->z) {
+		/* ends the chunk: every COMPRESSED record out is whole */
+		err = sfp_perf_zw__flush(w->z, put_rec, w);
+		if (err && !w->err)
+			w->err = err;
+	}
+	if (!w->err)
+		flush_buf(w);
+	w->last_flush = mono_ns();
+	return w->err;
+}
+
+SFP_API int sfp_perf_writer__publish(struct sfp_perf_writer *w)
+{
+	int err;
+
+	if (!w)
+		return -EINVAL;
+	err = sfp_perf_writer__flush(w);
+	if (err)
+		return err;
+	err = sfp_outfile_publish(&w->out);
+	if (err) {
+		pr_warn("%s: cannot move %s into place: %s", w->path,
+			w->out.tmp, strerror(-err));
+		w->err = err;
+	}
+	return err;
 }
 
 SFP_API int sfp_perf_writer__add_build_id(struct sfp_perf_writer *w,
@@ -488,11 +596,9 @@ SFP_API int sfp_perf_writer__close(struct sfp_perf_writer **wp)
 		SFP_PERF_FEAT_SAMPLE_TIME, SFP_PERF_FEAT_COMPRESSED,
 	};
 	uint64_t secs[ARRAY_SIZE(feats)][2], bitmap[4] = { 0 }, table, data_end;
-	uint8_t hdr[SFP_PERF_FILE_HEADER_SIZE];
 	struct sfp_perf_writer *w;
 	/* COMPRESSED, the last one, only for compressed data */
 	size_t i, nfeat = ARRAY_SIZE(feats);
-	uint64_t v;
 	int err;
 
 	if (!wp || !*wp)
@@ -518,33 +624,22 @@ SFP_API int sfp_perf_writer__close(struct sfp_perf_writer **wp)
 	}
 	flush_buf(w);
 	err = w->err;
+	errno = 0;
 	if (!err && pwrite(w->fd, secs, nfeat * sizeof(secs[0]), (off_t)table) !=
-			    (ssize_t)(nfeat * sizeof(secs[0])))
-		err = -errno;
-	/* the header, last: a crash before here leaves no valid magic */
-	memset(hdr, 0, sizeof(hdr));
-	v = SFP_PERF_MAGIC2;
-	memcpy(hdr, &v, 8);
-	v = SFP_PERF_FILE_HEADER_SIZE;
-	memcpy(hdr + 8, &v, 8);
-	v = w->attr_size + 16;
-	memcpy(hdr + 16, &v, 8);
-	memcpy(hdr + 24, &w->attr_off, 8);
-	v = w->nr_evsels * (w->attr_size + 16);
-	memcpy(hdr + 32, &v, 8);
-	memcpy(hdr + 40, &w->data_off, 8);
-	v = data_end - w->data_off;
-	memcpy(hdr + 48, &v, 8);
-	memcpy(hdr + 72, bitmap, sizeof(bitmap));
-	if (!err && pwrite(w->fd, hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr))
-		err = -errno;
-	if (!err && close(w->fd) < 0)
-		err = -errno;
-	else if (err)
-		close(w->fd);
-	w->fd = -1;
-	if (err && err != w->err)
-		pr_warn("%s: %s", w->path, strerror(-err));
+			    (ssize_t)(nfeat * sizeof(secs[0]))) {
+		err = errno ? -errno : -EIO;
+		pr_warn("%s: write: %s", w->path, strerror(-err));
+	}
+	/* the final header, last: until here the provisional one stands */
+	if (!err)
+		err = write_header(w, data_end - w->data_off, bitmap);
+	if (!err) {
+		/* fsync, close, rename into place (PATH.old kept if asked) */
+		err = sfp_outfile_commit(&w->out);
+		w->fd = -1;
+		if (err)
+			pr_warn("%s: %s", w->path, strerror(-err));
+	}
 	sfp_perf_writer__free(wp);
 	return err;
 }
@@ -557,8 +652,10 @@ SFP_API void sfp_perf_writer__free(struct sfp_perf_writer **wp)
 	if (!wp || !*wp)
 		return;
 	w = *wp;
+	/* unfinished: the temporary goes, a published file stays as the
+	 * last flush left it (readable, marked unfinished) */
 	if (w->fd >= 0)
-		close(w->fd);
+		sfp_outfile_abort(&w->out);
 	for (i = 0; i < w->nr_evsels; i++) {
 		free(w->evsels[i].ids);
 		free(w->evsels[i].name);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "common/outfile.h"
 #include "elf/elf.h"
 #include "sframe/sframe_int.h"
 
@@ -294,6 +295,7 @@ int sfp_sframe__write_file(const char *path, const void *section, size_t size,
 	uint8_t hdr[SFT_HDR_SIZE] = { 0 };
 	const uint8_t *bid;
 	size_t bid_len;
+	struct sfp_outfile o;
 	FILE *f;
 	int err = 0;
 
@@ -315,13 +317,21 @@ int sfp_sframe__write_file(const char *path, const void *section, size_t size,
 	if (bid_len)
 		memcpy(hdr + SFT_OFF_BUILD_ID, bid, bid_len);
 
-	f = fopen(path, "wb");
-	if (!f)
-		return -errno;
+	/* beside PATH, renamed when complete: a failure leaves what was
+	 * there; never through a symlink (common/outfile.h) */
+	err = sfp_outfile_open(&o, path, 0, 0666);
+	if (err)
+		return err;
+	f = sfp_outfile_stdio(&o);
+	if (!f) {
+		sfp_outfile_abort(&o);
+		return -ENOMEM;
+	}
 	if (fwrite(hdr, 1, sizeof(hdr), f) != sizeof(hdr) ||
-	    (size && fwrite(section, 1, size, f) != size))
-		err = -EIO;
-	if (fclose(f) && !err)
-		err = -EIO;
-	return err;
+	    (size && fwrite(section, 1, size, f) != size)) {
+		err = o.werr ? o.werr : -EIO;
+		sfp_outfile_abort(&o);
+		return err;
+	}
+	return sfp_outfile_commit(&o);
 }

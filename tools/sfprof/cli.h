@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/outfile.h"
+
 #define EXIT_INVALID 1
 #define EXIT_USAGE 2
 
@@ -42,6 +44,27 @@ void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Parse a number: hex with 0x, else decimal.  Return false if malformed. */
 bool cli_parse_u64(const char *s, uint64_t *v);
+
+/*
+ * A subcommand's output file ('-': standard output), written beside its
+ * path and renamed into place only when the job succeeded (outfile.h).
+ */
+struct cli_out {
+	const char *path;
+	FILE *f;
+	struct sfp_outfile of;
+	bool io_failed;		/* the output's failure, already printed */
+};
+
+/* Open; NULL (and the reason printed) on failure. */
+FILE *cli_out_open(struct cli_out *o, const char *path);
+
+/*
+ * Finish with the job's error ERR (0: keep the file).  Return: ERR, or
+ * the output's own write error (printed, io_failed set); the temporary
+ * is removed on any error.
+ */
+int cli_out_finish(struct cli_out *o, int err);
 
 /* Print library diagnostics to stderr (installed by main()). */
 void cli_setup_logging(bool verbose);

@@ -31,6 +31,9 @@
 
 #define MAX_CHAIN 4096
 
+struct conv;
+static int out_write(struct conv *c, const void *rec, size_t size);
+
 /* The user part of a tid's current kernel entry, not yet written. */
 struct pending {
 	uint32_t tid;
@@ -60,9 +63,20 @@ struct conv {
 	uint64_t *chain, *user;
 	size_t user_cap;
 	uint8_t *buf;
+	int out_err;	/* the output's error: an I/O error, not bad input */
 	/* counts for the summary */
 	uint64_t nr_samples, nr_records, nr_unwound, nr_no_user;
 };
+
+/* A record to the output; its failure is the output's, exit 2. */
+static int out_write(struct conv *c, const void *rec, size_t size)
+{
+	int err = sfp_perf_writer__write(c->w, rec, size);
+
+	if (err && err != -EINVAL && !c->out_err)
+		c->out_err = err;
+	return err;
+}
 
 static void usage(FILE *f)
 {
@@ -73,7 +87,9 @@ static void usage(FILE *f)
 "sfprof's) with user call chains in the 6.19 deferred form or inline.\n"
 "\n"
 "  -i, --input FILE   input perf.data ('-': pipe-mode stream on stdin)\n"
-"  -o, --output FILE  output perf.data\n"
+"  -o, --output FILE  output perf.data (may be the input: it is written\n"
+"                     beside it and renamed; an existing FILE is kept as\n"
+"                     FILE.old, as perf does)\n"
 "      --deferred     PERF_RECORD_CALLCHAIN_DEFERRED form (default)\n"
 "      --inline       classic PERF_CONTEXT_USER chains (any perf reads it)\n"
 "  -h, --help         this text\n");
@@ -145,7 +161,7 @@ static int pend_flush(struct conv *c, struct pending *p)
 	memcpy(c->buf + 6, &sz, 2);
 	p->cookie = 0;
 	c->nr_records++;
-	return sfp_perf_writer__write(c->w, c->buf, size);
+	return out_write(c, c->buf, size);
 }
 
 static int pend_flush_all(struct conv *c)
@@ -170,7 +186,8 @@ static int setup_writer(struct conv *c)
 
 	SFP_OPTS(sfp_perf_writer_opts, wo, .hostname = h->hostname,
 		 .osrelease = h->osrelease, .arch = h->arch,
-		 .cmdline = h->cmdline, .nr_cmdline = h->nr_cmdline);
+		 .cmdline = h->cmdline, .nr_cmdline = h->nr_cmdline,
+		 .keep_old = true);
 	if (!n) {
 		cli_err("%s: no events declared", c->in_path);
 		return -EBADMSG;
@@ -215,8 +232,10 @@ static int setup_writer(struct conv *c)
 		t->flags |= SFP_PERF_ATTR_FLAG_DEFER_OUTPUT;
 	}
 	err = sfp_perf_writer__open(c->out_path, &wo, &c->w);
-	if (err)
+	if (err) {
+		c->out_err = err;
 		return err;
+	}
 	for (i = 0; i < n; i++) {
 		const struct sfp_perf_evsel *e = sfp_perf_reader__evsel(c->rd, i);
 
@@ -280,7 +299,7 @@ static int on_sample(struct conv *c, const struct sfp_perf_event *ev)
 			size = sfp_perf_write_sample(a, ev->misc, &o, c->buf, 65536);
 			if (size < 0)
 				return size;
-			return sfp_perf_writer__write(c->w, c->buf, (size_t)size);
+			return out_write(c, c->buf, (size_t)size);
 		}
 	/* an unmerged deferred chain: its user part is gone for good */
 	if (s->deferred && n >= 2)
@@ -380,7 +399,7 @@ static int on_sample(struct conv *c, const struct sfp_perf_event *ev)
 	}
 	if (size < 0)
 		return size;
-	return sfp_perf_writer__write(c->w, c->buf, (size_t)size);
+	return out_write(c, c->buf, (size_t)size);
 }
 
 static int on_event(void *ctx, const struct sfp_perf_event *ev,
@@ -400,7 +419,7 @@ static int on_event(void *ctx, const struct sfp_perf_event *ev,
 		return err;
 	if (c->uw && (err = sfp_perf_unwinder__event(c->uw, ev)))
 		return err;
-	return sfp_perf_writer__write(c->w, ev->raw, ev->size);
+	return out_write(c, ev->raw, ev->size);
 }
 
 /* --- build-ids ------------------------------------------------------------ */
@@ -485,6 +504,11 @@ int cmd_convert(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
+	if (!strcmp(c.out_path, "-")) {
+		cli_err("convert: -o -: writing perf.data to standard output "
+			"(pipe mode) is not supported; give a file name");
+		return EXIT_USAGE;
+	}
 	err = sfp_perf_reader__open(c.in_path, NULL, &c.rd);
 	if (err) {
 		cli_err("%s: %s", c.in_path, sfp_strerror(err));
@@ -516,6 +540,11 @@ int cmd_convert(int argc, char **argv)
 		err = setup_writer(&c);
 	if (!err)
 		err = pend_flush_all(&c);
+	if (c.out_err) {
+		cli_err("cannot write %s: %s", c.out_path, strerror(-c.out_err));
+		ret = EXIT_USAGE;
+		goto out;
+	}
 	if (err) {
 		cli_err("convert: %s: %s", c.in_path, sfp_strerror(err));
 		ret = err == -ENOMEM || err == -EIO || err == -ENOSPC ?
@@ -525,7 +554,7 @@ int cmd_convert(int argc, char **argv)
 	add_build_ids(&c);
 	err = sfp_perf_writer__close(&c.w);
 	if (err) {
-		cli_err("%s: %s", c.out_path, sfp_strerror(err));
+		cli_err("cannot write %s: %s", c.out_path, strerror(-err));
 		ret = EXIT_USAGE;
 		goto out;
 	}

@@ -97,6 +97,7 @@ int cmd_export(int argc, char **argv)
 	bool no_merge = false, to_stdout;
 	struct cli_debuginfod di = { 0 };
 	struct sfp_profile *p = NULL;
+	struct cli_out co;
 	FILE *out = NULL;
 	int c, err, ret = 0;
 
@@ -174,22 +175,21 @@ int cmd_export(int argc, char **argv)
 							       EXIT_USAGE;
 	}
 
-	out = to_stdout ? stdout : fopen(output, "wb");
+	/* written beside OUT and renamed when complete: a failure leaves
+	 * what was there, and a device or FIFO is written in place and
+	 * never removed */
+	out = cli_out_open(&co, output);
 	if (!out) {
-		cli_err("%s: %s", output, strerror(errno));
 		ret = EXIT_USAGE;
 		goto out;
 	}
 	SFP_OPTS(sfp_export_opts, eo, .title = title, .user_only = user_only,
 		 .annotate_kind = annotate);
 	err = sfp_profile__export(p, format, out, &eo);
-	if (!to_stdout && fclose(out) && !err)
-		err = -EIO;
+	err = cli_out_finish(&co, err);
 	if (err) {
-		cli_err("export: %s: %s", output, sfp_strerror(err));
-		/* no half-written file left behind to be mistaken for output */
-		if (!to_stdout)
-			unlink(output);
+		if (!co.io_failed)
+			cli_err("export: %s: %s", output, sfp_strerror(err));
 		ret = err == -EINVAL ? EXIT_INVALID : EXIT_USAGE;
 	}
 out:

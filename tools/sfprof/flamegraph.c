@@ -55,6 +55,7 @@ int cmd_flamegraph(int argc, char **argv)
 	bool user_only = false, verbose = false;
 	struct cli_debuginfod di = { 0 };
 	struct sfp_profile *p = NULL;
+	struct cli_out co;
 	FILE *out = NULL;
 	int c, err, rc = 0;
 
@@ -95,9 +96,8 @@ int cmd_flamegraph(int argc, char **argv)
 		cli_err("%s: %s", in, strerror(-err));
 		return err == -ENOENT || err == -EACCES ? EXIT_USAGE : EXIT_INVALID;
 	}
-	out = strcmp(outp, "-") ? fopen(outp, "w") : stdout;
+	out = cli_out_open(&co, outp);
 	if (!out) {
-		cli_err("%s: %s", outp, strerror(errno));
 		sfp_profile__free(&p);
 		return EXIT_USAGE;
 	}
@@ -107,15 +107,11 @@ int cmd_flamegraph(int argc, char **argv)
 
 		err = sfp_profile__export(p, "flamegraph", out, &eo);
 	}
-	if (out != stdout) {
-		if (fclose(out) && !err)
-			err = -EIO;
-	} else if (fflush(out) && !err) {
-		err = -EIO;
-	}
+	err = cli_out_finish(&co, err);
 	if (err) {
-		cli_err("%s: %s", outp, strerror(-err));
-		rc = err == -EIO ? EXIT_USAGE : EXIT_INVALID;
+		if (!co.io_failed)
+			cli_err("%s: %s", outp, strerror(-err));
+		rc = co.io_failed || err == -EIO ? EXIT_USAGE : EXIT_INVALID;
 	} else if (out != stdout) {
 		fprintf(stderr, "sfprof: wrote %s (%zu samples)\n", outp,
 			sfp_profile__nr_samples(p));

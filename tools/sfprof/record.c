@@ -39,6 +39,10 @@ static volatile sig_atomic_t stop_requested;
 #define DEFAULT_ZLEVEL 5
 #define DEFAULT_ZLEVEL_STR "5"
 
+/* At most this long between writes of the records to the file: what a
+ * recording killed with SIGKILL (or a crash) loses at most. */
+#define FLUSH_MS 1000
+
 /*
  * The reader thread only moves records from the rings into the session's
  * queue, so that the kernel never runs out of ring space while the main
@@ -152,7 +156,10 @@ static void usage(FILE *f)
 "      --max-depth N     at most N user frames (default and cap 510)\n"
 "\n"
 "Recording:\n"
-"  -o, --output FILE     output file (default perf.data)\n"
+"  -o, --output FILE     output file (default perf.data); an existing one is\n"
+"                        kept as FILE.old once the recording starts, as perf\n"
+"                        does; records reach the file at least every second,\n"
+"                        so a killed recording leaves a readable file\n"
 "  -z, --compression-level[=N]\n"
 "                        zstd level 1..22 of the file's records, written as\n"
 "                        'perf record -z' does (perf 5.2+ reads it); default\n"
@@ -378,6 +385,16 @@ static bool parse_pages(const char *s, uint32_t *pages)
 	return true;
 }
 
+/* The output could not be written: say which file and why. */
+static void write_failed(const char *path, int err, const char *what)
+{
+	if (err == -ENOSPC || err == -EDQUOT)
+		cli_err("%s: disk full; free space or write elsewhere with -o "
+			"(%s)", path, what);
+	else
+		cli_err("writing %s: %s (%s)", path, strerror(-err), what);
+}
+
 static int exit_for(int err)
 {
 	/* Resource and I/O trouble is exit 2; a recording that cannot be
@@ -455,7 +472,8 @@ int cmd_record(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	SFP_OPTS(sfp_record_opts, ro, .call_graph = SFP_RECORD_CG_SFRAME);
-	SFP_OPTS(sfp_perf_writer_opts, wo, .compression_level = DEFAULT_ZLEVEL);
+	SFP_OPTS(sfp_perf_writer_opts, wo, .compression_level = DEFAULT_ZLEVEL,
+		 .keep_old = true, .flush_ms = FLUSH_MS);
 	SFP_OPTS(sfp_rec_pipe_opts, po);
 	struct sfp_record *r = NULL;
 	struct sfp_rec_pipe *p = NULL;
@@ -473,6 +491,7 @@ int cmd_record(int argc, char **argv)
 	uint64_t v, bid_budget = 2ull << 30;
 	const char *bid_dir = NULL;
 	bool no_bid_cache = false;
+	double last_flush = 0;
 	int opt, err, ret = 0, i;
 
 	while ((opt = getopt_long(argc, argv, "+e:F:c:p:t:ao:m:gz::qvh", longopts,
@@ -620,6 +639,14 @@ int cmd_record(int argc, char **argv)
 			goto usage_err;
 		}
 	}
+	if (!strcmp(c.path, "-")) {
+		/* perf writes a pipe-mode stream there; our writer makes
+		 * seekable files only */
+		cli_err("-o -: writing perf.data to standard output (pipe "
+			"mode) is not supported; give a file name");
+		free(events);
+		return EXIT_USAGE;
+	}
 	if (optind < argc)
 		ro.argv = argv + optind;
 	if (!!ro.argv + !!ro.pids + !!ro.tids + !!ro.system_wide != 1) {
@@ -677,7 +704,9 @@ int cmd_record(int argc, char **argv)
 	wo.nr_cmdline = (size_t)argc + 1;
 	err = sfp_perf_writer__open(c.path, &wo, &c.w);
 	if (err) {
-		cli_err("cannot create %s: %s", c.path, sfp_strerror(err));
+		cli_err("cannot create %s: %s%s", c.path, strerror(-err),
+			err == -ESPIPE ? " (a perf.data file must be seekable; "
+					 "pipe mode is not supported)" : "");
 		ret = EXIT_USAGE;
 		goto out;
 	}
@@ -690,7 +719,7 @@ int cmd_record(int argc, char **argv)
 		err = sfp_perf_writer__add_evsel(c.w, &pa, ids, nr,
 						 sfp_record__evsel_name(r, i));
 		if (err < 0) {
-			cli_err("%s: %s", c.path, sfp_strerror(err));
+			write_failed(c.path, err, "nothing recorded");
 			ret = EXIT_USAGE;
 			goto out;
 		}
@@ -698,7 +727,11 @@ int cmd_record(int argc, char **argv)
 
 	err = sfp_rec_pipe__synthesize_kernel(p);
 	if (err) {
-		cli_err("%s: %s", c.path, sfp_strerror(err));
+		if (c.write_err)
+			write_failed(c.path, err, "nothing recorded");
+		else
+			cli_err("synthesizing the kernel's records: %s",
+				strerror(-err));
 		ret = EXIT_USAGE;
 		goto out;
 	}
@@ -712,6 +745,12 @@ int cmd_record(int argc, char **argv)
 		ret = EXIT_INVALID;
 		goto out;
 	}
+	/* Running: the file takes its name now (FILE.old kept), so that a
+	 * killed recording leaves it readable at the path asked for; until
+	 * here it was a temporary that a failed start removes. */
+	err = sfp_perf_writer__publish(c.w);
+	if (err)
+		c.write_err = err;
 	if (ro.pids || ro.system_wide) {
 		pid_t pids[1024];
 		size_t n = 0;
@@ -756,6 +795,13 @@ int cmd_record(int argc, char **argv)
 			break;
 		}
 		t = now_s();
+		if (t - last_flush >= FLUSH_MS / 1000.0) {
+			/* idle or not, what came in reaches the file */
+			err = sfp_perf_writer__flush(c.w);
+			if (err && !c.write_err)
+				c.write_err = err;
+			last_flush = t;
+		}
 		if (rd.timed_out || (duration > 0 && t - t0 >= duration))
 			break;
 		if (tty && t - last_status >= 0.5) {
@@ -785,23 +831,14 @@ stop:
 	if (tty && last_status > 0)
 		fputc('\n', stderr);
 	if (c.write_err) {
-		if (c.write_err == -ENOSPC || c.write_err == -EDQUOT)
-			cli_err("%s: disk full; free space or write elsewhere "
-				"with -o (the file is incomplete)", c.path);
-		else
-			cli_err("writing %s: %s", c.path,
-				sfp_strerror(c.write_err));
+		write_failed(c.path, c.write_err, "the file is incomplete");
 		ret = EXIT_USAGE;
 		sfp_perf_writer__free(&c.w);
 		goto out;
 	}
 	err = sfp_perf_writer__close(&c.w);
 	if (err) {
-		if (err == -ENOSPC || err == -EDQUOT)
-			cli_err("%s: disk full; free space or write elsewhere "
-				"with -o", c.path);
-		else
-			cli_err("finishing %s: %s", c.path, sfp_strerror(err));
+		write_failed(c.path, err, "the file is incomplete");
 		ret = EXIT_USAGE;
 		goto out;
 	}

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -66,60 +67,75 @@ static void print_stats(const char *path, const struct sfp_build_stats *st)
 	       pct(st->covered_bytes, st->text_bytes));
 }
 
-static int write_blob(const char *path, const void *p, size_t n)
-{
-	FILE *f = fopen(path, "wb");
-	int err = 0;
-
-	if (!f)
-		return -errno;
-	if (n && fwrite(p, 1, n, f) != n)
-		err = -EIO;
-	if (fclose(f) && !err)
-		err = -EIO;
-	return err;
-}
-
 /*
  * objcopy adds the section as non-loaded data: the copy loads and runs
  * exactly as the original, and readers find .sframe at its address.
+ * The section goes to a temporary file beside OUT, objcopy writes a
+ * second one, and that takes OUT's name only when objcopy succeeded
+ * (common/outfile.h: no symlink at OUT is followed, a failure leaves OUT
+ * as it was).
  */
 static int add_section(const char *elf, const char *out, const void *sec,
 		       size_t size, uint64_t addr)
 {
-	char blob[4096], addrarg[64];
+	struct sfp_outfile blob, dst;
+	char addrarg[64];
+	struct stat sb;
+	FILE *f;
 	pid_t pid;
-	int st;
+	int st, err;
 
-	if (snprintf(blob, sizeof(blob), "%s.sframe.tmp", out) >=
-	    (int)sizeof(blob))
-		return -ENAMETOOLONG;
-	if (write_blob(blob, sec, size))
-		return -EIO;
+	if (stat(elf, &sb) < 0)
+		return -errno;
+	err = sfp_outfile_open(&blob, out, 0, 0600);
+	if (err)
+		return err;
+	if (!blob.tmp) {	/* a device: objcopy cannot write one */
+		sfp_outfile_abort(&blob);
+		return -ENOTSUP;
+	}
+	f = sfp_outfile_stdio(&blob);
+	if (!f || (size && fwrite(sec, 1, size, f) != size) || fflush(f)) {
+		err = blob.werr ? blob.werr : -EIO;
+		sfp_outfile_abort(&blob);
+		return err;
+	}
+	err = sfp_outfile_open(&dst, out, 0, sb.st_mode & 0777);
+	if (err) {
+		sfp_outfile_abort(&blob);
+		return err;
+	}
 	snprintf(addrarg, sizeof(addrarg), ".sframe=0x%llx",
 		 (unsigned long long)addr);
 	pid = fork();
 	if (pid < 0) {
-		unlink(blob);
-		return -errno;
+		err = -errno;
+		goto fail;
 	}
 	if (pid == 0) {
-		char arg[4200];
+		char *arg;
 
-		snprintf(arg, sizeof(arg), ".sframe=%s", blob);
+		if (asprintf(&arg, ".sframe=%s", blob.tmp) < 0)
+			_exit(127);
 		execlp("objcopy", "objcopy", "--add-section", arg,
 		       "--set-section-flags", ".sframe=contents,readonly",
-		       "--change-section-address", addrarg, elf, out,
+		       "--change-section-address", addrarg, elf, dst.tmp,
 		       (char *)NULL);
 		_exit(127);
 	}
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR)
 			break;
-	unlink(blob);
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+	sfp_outfile_abort(&blob);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		sfp_outfile_abort(&dst);
 		return -EIO;
-	return 0;
+	}
+	return sfp_outfile_commit(&dst);
+fail:
+	sfp_outfile_abort(&blob);
+	sfp_outfile_abort(&dst);
+	return err;
 }
 
 /* Invalid or unsupported input: 1; resources and I/O: 2. */
@@ -218,7 +234,8 @@ int cmd_sframe_build(int argc, char **argv)
 	if (add && !rc) {
 		err = add_section(elf, add, sec, size, addr);
 		if (err) {
-			cli_err("%s: objcopy failed: %s", add, sfp_strerror(err));
+			cli_err("%s: %s", add, err == -EIO ?
+				"objcopy failed" : strerror(-err));
 			rc = EXIT_USAGE;
 		}
 	}

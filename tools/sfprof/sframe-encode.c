@@ -95,20 +95,17 @@ fail:
 
 static int write_raw(const char *out, const void *buf, size_t size)
 {
-	FILE *f = out ? fopen(out, "wb") : stdout;
+	struct cli_out co;
+	FILE *f = cli_out_open(&co, out ? out : "-");
 	int err = 0;
 
 	if (!f)
-		return -errno;
+		return -ECANCELED;
 	if (size && fwrite(buf, 1, size, f) != size)
 		err = -EIO;
-	if (f == stdout) {
-		if (fflush(f) && !err)
-			err = -EIO;
-	} else if (fclose(f) && !err) {
-		err = -EIO;
-	}
-	return err;
+	err = cli_out_finish(&co, err);
+	/* cli_out said what went wrong with the file */
+	return err && co.io_failed ? -ECANCELED : err;
 }
 
 int cmd_sframe_encode(int argc, char **argv)
@@ -200,7 +197,9 @@ int cmd_sframe_encode(int argc, char **argv)
 	}
 	free(buf);
 	if (err) {
-		cli_err("%s: %s", out ? out : "<stdout>", sfp_strerror(err));
+		if (err != -ECANCELED)
+			cli_err("cannot write %s: %s", out ? out : "<stdout>",
+				strerror(-err));
 		return EXIT_USAGE;
 	}
 	return 0;
