@@ -139,7 +139,8 @@ static ssize_t ck_write(void *cookie, const char *buf, size_t n)
 		if (k <= 0) {
 			if (!o->werr)
 				o->werr = k < 0 ? -errno : -EIO;
-			return done ? (ssize_t)done : -1;
+			/* fopencookie(3): 0, never negative, on error */
+			return (ssize_t)done;
 		}
 		done += (size_t)k;
 	}

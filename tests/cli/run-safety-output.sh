@@ -51,6 +51,18 @@ ok "convert -i LINK -o LINK succeeds, the link's target is left alone" \
 	$([ $rc = 0 ] && [ $rc2 = 0 ] && cmp -s "$TMP/in.data" "$TMP/l/target" &&
 	  [ "$(nsamples "$TMP/l.script")" = "$n_in" ] && echo 1)
 
+# an output of another kind than the input never replaces it
+cp "$TMP/in.data" "$TMP/G"
+$SFPROF export -f folded -i "$TMP/G" -o "$TMP/G" > "$TMP/e.log" 2>&1
+rc=$?
+ok "export -i F -o F refuses (exit 2) and leaves F as it was" \
+	$([ $rc = 2 ] && cmp -s "$TMP/in.data" "$TMP/G" &&
+	  grep -q "is the input file" "$TMP/e.log" && echo 1)
+$SFPROF flamegraph -i "$TMP/G" -o "$TMP/G" > "$TMP/e.log" 2>&1
+rc=$?
+ok "flamegraph -i F -o F refuses (exit 2) and leaves F as it was" \
+	$([ $rc = 2 ] && cmp -s "$TMP/in.data" "$TMP/G" && echo 1)
+
 # --- 2. devices are written in place and never removed ---------------------
 if mknod "$TMP/full" c 1 7 2>/dev/null && [ -c "$TMP/full" ]; then
 	$SFPROF export -f folded -i "$TMP/in.data" -o "$TMP/full" \

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "common/outfile.h"
@@ -62,4 +63,18 @@ int cli_out_finish(struct cli_out *o, int err)
 		cli_err("cannot write %s: %s", o->path, strerror(-err));
 	}
 	return err;
+}
+
+bool cli_out_is_input(const char *out, const char *in)
+{
+	struct stat so, si;
+
+	if (!strcmp(out, "-") || !strcmp(in, "-") || stat(out, &so) ||
+	    stat(in, &si) || !S_ISREG(so.st_mode))
+		return false;
+	if (so.st_dev != si.st_dev || so.st_ino != si.st_ino)
+		return false;
+	cli_err("-o %s is the input file %s; not replacing it (give another "
+		"output name)", out, in);
+	return true;
 }

@@ -66,6 +66,13 @@ FILE *cli_out_open(struct cli_out *o, const char *path);
  */
 int cli_out_finish(struct cli_out *o, int err);
 
+/*
+ * True (and said) when OUT is the file IN (same inode, links followed):
+ * for commands whose output is of another kind than their input, where
+ * writing it would replace the input by mistake.
+ */
+bool cli_out_is_input(const char *out, const char *in);
+
 /* Print library diagnostics to stderr (installed by main()). */
 void cli_setup_logging(bool verbose);
 

@@ -159,6 +159,8 @@ int cmd_export(int argc, char **argv)
 		cli_err("export: unknown format '%s' (see --help)", format);
 		return EXIT_USAGE;
 	}
+	if (cli_out_is_input(output, input))
+		return EXIT_USAGE;
 	to_stdout = !strcmp(output, "-");
 	if (to_stdout && !strcmp(format, "pprof") && isatty(STDOUT_FILENO)) {
 		cli_err("export: pprof is binary; not writing it to a terminal");

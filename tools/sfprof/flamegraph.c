@@ -84,6 +84,8 @@ int cmd_flamegraph(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	cli_setup_logging(verbose);
+	if (cli_out_is_input(outp, in))
+		return EXIT_USAGE;
 
 	{
 		SFP_OPTS(sfp_profile_opts, po, .kallsyms_path = kallsyms,

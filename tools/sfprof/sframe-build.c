@@ -202,6 +202,9 @@ int cmd_sframe_build(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	elf = argv[optind];
+	/* (--add-section ELF ELF is fine: the copy replaces it whole) */
+	if (out && cli_out_is_input(out, elf))
+		return EXIT_USAGE;
 	if (access(elf, R_OK)) {
 		cli_err("%s: %s", elf, strerror(errno));
 		return EXIT_USAGE;

@@ -168,6 +168,8 @@ int cmd_sframe_encode(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	in = argv[optind];
+	if (out && cli_out_is_input(out, in))
+		return EXIT_USAGE;
 	if (!out && isatty(STDOUT_FILENO)) {
 		cli_err("refusing to write binary SFrame data to a terminal (use -o OUT)");
 		return EXIT_USAGE;
