@@ -460,6 +460,31 @@ static int check_magic(struct sfp_perf_reader *r, const uint8_t *p)
 	return 0;
 }
 
+/*
+ * Does a feature table of NFEAT entries at OFF, each section inside the
+ * file after the table, stand there?  For a header with data size 0:
+ * an empty data section of a finished file, or an unfinished file.
+ */
+static bool feature_table_fits(struct sfp_perf_reader *r, uint64_t off,
+			       unsigned int nfeat)
+{
+	uint64_t end = off + (uint64_t)nfeat * 16, so, ss;
+	struct sfp_cursor c;
+	unsigned int i;
+
+	if (!nfeat || end > r->mem_size)
+		return false;
+	sfp_cursor_init(&c, r->mem, r->mem_size, r->swap);
+	if (sfp_cursor_seek(&c, off))
+		return false;
+	for (i = 0; i < nfeat; i++) {
+		if (sfp_cursor_u64(&c, &so) || sfp_cursor_u64(&c, &ss) ||
+		    so < end || so > r->mem_size || ss > r->mem_size - so)
+			return false;
+	}
+	return true;
+}
+
 static int parse_file_header(struct sfp_perf_reader *r)
 {
 	uint64_t hsize = 0, attr_size, a_off, a_size, d_off, d_size, t_off, t_size;
@@ -527,11 +552,14 @@ static int parse_file_header(struct sfp_perf_reader *r)
 		return bad(r, 40, "data section outside the file");
 	r->pos = d_off;
 	r->data_end = d_off + d_size;
-	if (!d_size && d_off >= hsize && !feats[0] && !feats[1] && !feats[2] &&
-	    !feats[3]) {
+	for (f = 0; f < SFP_PERF_FEAT_MAX; f++)
+		nfeat += !!(feats[f / 64] & (1ull << (f % 64)));
+	if (!d_size && d_off >= hsize && d_off < r->mem_size &&
+	    !feature_table_fits(r, d_off, nfeat)) {
 		/* perf's (and sfprof's) provisional header: the writer was
 		 * stopped before it finished; the records it flushed run to
-		 * the end of the file */
+		 * the end of the file (perf's own killed files have their
+		 * feature bits set already, but no feature table) */
 		r->hdr.unfinished = true;
 		r->data_end = r->mem_size;
 		pr_warn("%s: the file was not finished (the recording was "
@@ -542,8 +570,6 @@ static int parse_file_header(struct sfp_perf_reader *r)
 	}
 
 	/* feature sections: one {offset, size} per set bit, after data */
-	for (f = 0; f < SFP_PERF_FEAT_MAX; f++)
-		nfeat += !!(feats[f / 64] & (1ull << (f % 64)));
 	sfp_cursor_init(&c, r->mem, r->mem_size, r->swap);
 	if (nfeat && sfp_cursor_seek(&c, r->data_end)) {
 		pr_warn("%s: feature sections missing", r->name);
