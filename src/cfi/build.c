@@ -37,7 +37,7 @@ struct cfi_arch {
 	int (*convert)(const struct cfi_fde *fde, const struct cfi_rows *rows,
 		       uint8_t version, struct sfp_sframe_row *out,
 		       size_t *nout, bool *flex, enum sfp_cfi_skip *why);
-	/* PLT stubs → FDEs; NULL: none recognised, the PLT keeps its CFI. */
+	/* PLT stubs → FDEs (0: not recognised, the PLT keeps its CFI). */
 	int (*plt)(const char *name, uint64_t addr, const uint8_t *data,
 		   size_t size, struct cfi_plt_func *out);
 	uint8_t abi_le, abi_be;		/* SFrame ABI by ELF byte order */
@@ -46,7 +46,7 @@ struct cfi_arch {
 static const struct cfi_arch arches[] = {
 	{ EM_X86_64, &cfi_amd64_track, cfi_convert_amd64, cfi_plt_amd64,
 	  SFP_SFRAME_ABI_AMD64_LE, 0 },
-	{ EM_AARCH64, &cfi_aarch64_track, cfi_convert_aarch64, NULL,
+	{ EM_AARCH64, &cfi_aarch64_track, cfi_convert_aarch64, cfi_plt_aarch64,
 	  SFP_SFRAME_ABI_AARCH64_LE, SFP_SFRAME_ABI_AARCH64_BE },
 };
 
@@ -777,7 +777,7 @@ int cfi_build_elf(struct sfp_elf *e, const struct sfp_build_opts *opts,
 	}
 	b->st.sz = sizeof(b->st);
 	collect_text(b);
-	if (!b->no_plt && b->arch->plt) {
+	if (!b->no_plt) {
 		err = add_plts(b);
 		if (err)
 			goto out;

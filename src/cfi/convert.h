@@ -69,4 +69,13 @@ SFP_HIDDEN int cfi_plt_amd64(const char *name, uint64_t addr,
 			     const uint8_t *data, size_t size,
 			     struct cfi_plt_func *out);
 
+/*
+ * The FDEs for the AArch64 ".plt" at addr (PLT0, then one FDE over all
+ * PLTn entries), from the stubs.  Return: number of FDEs, 0 when the
+ * contents are not ld's stubs (or another section name).
+ */
+SFP_HIDDEN int cfi_plt_aarch64(const char *name, uint64_t addr,
+			       const uint8_t *data, size_t size,
+			       struct cfi_plt_func *out);
+
 #endif /* SFP_CFI_CONVERT_H */

@@ -327,3 +327,130 @@ out:
 	free(sec);
 	sfp_sframe__free(&mine);
 }
+
+/*
+ * The PLT FDEs (ld writes none for AArch64) against objdump's disassembly
+ * of the same .plt: they cover the section exactly, PLT0's second row
+ * starts right after its `stp x16, x30, [sp, #-16]!` (CFA sp+16, RA at
+ * c-8), the entries are CFA = sp with the RA in LR, and a TLSDESC
+ * trampoline has its sp+16 row after `stp x2, x3`.
+ */
+static uint64_t objdump_after(const char *file, const char *pattern,
+			      uint64_t *sec_lo, uint64_t *sec_hi)
+{
+	char cmd[1400], line[512];
+	unsigned long long a = 0, off, size;
+	uint64_t found = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd),
+		 CROSS "readelf -SW '%s' | sed -n 's/.*\\] \\.plt  *PROGBITS *//p'",
+		 file);
+	p = popen(cmd, "r");
+	if (!p)
+		return 0;
+	if (!fgets(line, sizeof(line), p) ||
+	    sscanf(line, "%llx %llx %llx", &a, &off, &size) != 3)
+		a = size = 0;
+	pclose(p);
+	*sec_lo = a;
+	*sec_hi = a + size;
+	snprintf(cmd, sizeof(cmd), CROSS "objdump -d -j .plt '%s'", file);
+	p = popen(cmd, "r");
+	if (!p)
+		return 0;
+	while (fgets(line, sizeof(line), p))
+		if (strstr(line, pattern) && sscanf(line, " %llx:", &a) == 1 &&
+		    !found)
+			found = a + 4;
+	pclose(p);
+	return found;
+}
+
+static void check_plt(const char *file, bool want_tls)
+{
+	SFP_OPTS(sfp_build_opts, bo, .version = 3);
+	struct sfp_build_stats st = { .sz = sizeof(st) };
+	struct sfp_sframe *mine = NULL;
+	struct sfp_sframe_row hit, r;
+	struct sfp_sframe_func f;
+	uint64_t lo, hi, lo2, hi2, after_stp, after_tls, addr = 0;
+	void *sec = NULL;
+	size_t size = 0;
+
+	after_stp = objdump_after(file, "stp\tx16, x30, [sp, #-16]!", &lo, &hi);
+	after_tls = objdump_after(file, "stp\tx2, x3, [sp, #-16]!", &lo2, &hi2);
+	if (!ASSERT_NE(after_stp, 0) || !ASSERT_TRUE(hi > lo + 32))
+		return;
+	ASSERT_EQ(after_tls != 0, want_tls);
+	if (!ASSERT_OK(sfp_sframe__build_from_elf(file, &bo, &sec, &size,
+						  &addr, &st)))
+		return;
+	ASSERT_EQ(st.plt_fdes, want_tls ? 3u : 2u);
+	SFP_OPTS(sfp_sframe_opts, so, .section_addr = addr);
+	if (!ASSERT_OK(sfp_sframe__open_mem(sec, size, &so, &mine)))
+		goto out;
+	/* PLT0 */
+	if (ASSERT_OK(sfp_sframe__find(mine, lo, &hit))) {
+		sfp_sframe__func(mine, hit.func_idx, &f);
+		ASSERT_EQ(f.start, lo);
+		ASSERT_EQ(f.size, 32u);
+		ASSERT_EQ(hit.cfa.offset, 0);
+		ASSERT_EQ(hit.ra.kind, SFP_LOC_NONE);
+		if (ASSERT_OK(sfp_sframe__find(mine, after_stp, &r))) {
+			ASSERT_EQ(r.start, after_stp);
+			ASSERT_EQ(r.cfa.reg, SFP_DWARF_AARCH64_SP);
+			ASSERT_EQ(r.cfa.offset, 16);
+			ASSERT_EQ(r.ra.kind, SFP_LOC_CFA_DEREF);
+			ASSERT_EQ(r.ra.offset, -8);
+		}
+	}
+	/* The entries, up to the end or the TLSDESC trampoline. */
+	if (ASSERT_OK(sfp_sframe__find(mine, lo + 32, &hit))) {
+		sfp_sframe__func(mine, hit.func_idx, &f);
+		ASSERT_EQ(f.start, lo + 32);
+		/* The trampoline is the last 32 bytes. */
+		ASSERT_EQ(f.start + f.size, want_tls ? hi - 32 : hi);
+		ASSERT_EQ(f.num_rows, 1u);
+		ASSERT_EQ(hit.cfa.offset, 0);
+		ASSERT_EQ(hit.ra.kind, SFP_LOC_NONE);
+	}
+	if (want_tls && ASSERT_OK(sfp_sframe__find(mine, after_tls, &r))) {
+		sfp_sframe__func(mine, r.func_idx, &f);
+		ASSERT_EQ(f.start + f.size, hi);
+		ASSERT_EQ(r.start, after_tls);
+		ASSERT_EQ(r.cfa.offset, 16);
+		ASSERT_EQ(r.ra.kind, SFP_LOC_NONE);
+	}
+	/* Nothing past the section from the PLT. */
+	if (!sfp_sframe__find(mine, hi, &hit)) {
+		sfp_sframe__func(mine, hit.func_idx, &f);
+		ASSERT_GE(f.start, hi);
+	}
+out:
+	free(sec);
+	sfp_sframe__free(&mine);
+}
+
+TEST(cfi_aarch64_plt_stubs)
+{
+	static const char *const links[] = {
+		"",
+		"-mbranch-protection=standard -Wl,-z,force-bti",
+		"-Wl,-z,pac-plt",
+		"-shared -fPIC -mbranch-protection=standard "
+		"-Wl,-z,force-bti,-z,pac-plt",
+	};
+	char exe[1024], cmd[4096];
+
+	for (size_t i = 0; i < ARRAY_SIZE(links); i++) {
+		snprintf(exe, sizeof(exe), "%s/plt-a64-%zu", test_tmp_dir(), i);
+		snprintf(cmd, sizeof(cmd),
+			 CROSS "gcc -O2 -w %s -o '%s' '%s/cfi/corpus.c' 2>/dev/null",
+			 links[i], exe, test_data_dir());
+		if (ASSERT_EQ(system(cmd), 0))
+			check_plt(exe, false);
+	}
+	/* Debian's arm64 libstdc++ has the lazy TLSDESC trampoline. */
+	check_plt("/usr/aarch64-linux-gnu/lib/libstdc++.so.6", true);
+}
