@@ -438,8 +438,8 @@ TEST(cfi_aarch64_plt_stubs)
 		"",
 		"-mbranch-protection=standard -Wl,-z,force-bti",
 		"-Wl,-z,pac-plt",
-		"-shared -fPIC -mbranch-protection=standard "
-		"-Wl,-z,force-bti,-z,pac-plt",
+		("-shared -fPIC -mbranch-protection=standard "
+		 "-Wl,-z,force-bti,-z,pac-plt"),
 	};
 	char exe[1024], cmd[4096];
 
