@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * Fuzz target: .eh_frame / .debug_frame / .eh_frame_hdr parsing, the row
- * interpreter and the AMD64 conversion, plus the PLT stub decoder.
+ * interpreter and the AMD64 and AArch64 conversions, plus the PLT stub
+ * decoders.
  *
  * Input: [u8 mode][u64 vaddr, LE][section bytes].  mode bit 0 selects
- * .debug_frame, bit 1 4-byte addresses, bit 2 SFrame v2 rules (else v3).
+ * .debug_frame, bit 1 4-byte addresses, bit 2 SFrame v2 rules (else v3),
+ * bit 4 the AArch64 register set and conversion (else AMD64).
  * Mode bit 3: the bytes are a whole ELF image for
  * sfp_sframe__build_from_elf_mem(); whatever it builds must decode.
  */
@@ -31,8 +33,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct cfi_fde fde;
 	struct cfi_hdr hdr;
 	struct cfi_plt_func pf[CFI_PLT_MAX_FUNCS];
+	const struct cfi_track *track;
 	uint64_t vaddr;
 	uint8_t mode;
+	bool a64;
 	int rc, n = 0;
 
 	if (size < 9 || size > MAX_INPUT)
@@ -66,6 +70,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.kind = (mode & 1) ? CFI_DEBUG_FRAME : CFI_EH_FRAME,
 		.addr_size = (mode & 2) ? 4 : 8, .name = "fuzz",
 	};
+	a64 = mode & 16;
+	track = a64 ? &cfi_aarch64_track : &cfi_amd64_track;
 	it = malloc(sizeof(*it));
 	if (!it)
 		return 0;
@@ -79,13 +85,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			continue;
 		if (fde.pc_range > (1u << 20))
 			fde.pc_range = 1u << 20;	/* keep rows bounded */
-		if (cfi_run(&sec, &fde, &cfi_amd64_track, &rows))
+		if (cfi_run(&sec, &fde, track, &rows))
 			continue;
 		out = realloc(out, (rows.n ? rows.n : 1) * sizeof(*out));
 		if (!out)
 			break;
-		cfi_convert_amd64(&fde, &rows, (mode & 4) ? 2 : 3, out, &nout,
-				  &flex, &why);
+		(a64 ? cfi_convert_aarch64 : cfi_convert_amd64)(
+			&fde, &rows, (mode & 4) ? 2 : 3, out, &nout, &flex,
+			&why);
 		for (size_t i = 0; i < rows.n; i++) {
 			uint16_t reg;
 			int64_t off;
@@ -105,6 +112,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	cfi_plt_amd64(".plt", vaddr, data, size, pf);
 	cfi_plt_amd64(".plt.got", vaddr, data, size, pf);
+	cfi_plt_aarch64(".plt", vaddr, data, size, pf);
 	free(out);
 	free(it);
 	cfi_rows_free(&rows);

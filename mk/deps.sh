@@ -25,6 +25,11 @@ PKGS="$PKGS protobuf-compiler golang-go nodejs"
 # --call-graph bpf-defer: libbpf, bpftool (vmlinux.h, skeleton); clang/llvm
 # above compile the BPF object.
 PKGS="$PKGS libbpf-dev bpftool llvm"
+# AArch64: the cross toolchain whose gas --gsframe (binutils 2.40, SFrame
+# v1) the CFI converter is compared with, its libc, and qemu-user to run
+# the programs (tests/unit/test-cfi-gas-aarch64.c).  ~100 MB; installing
+# them took 77 s here (1 Dec 2026, 2 shared cores), so always.
+PKGS="$PKGS gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu libc6-dev-arm64-cross libstdc++6-arm64-cross qemu-user"
 # Extra packages named by the caller (e.g. later components).
 PKGS="$PKGS ${SFP_EXTRA_PKGS:-}"
 

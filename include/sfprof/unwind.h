@@ -53,7 +53,8 @@ extern "C" {
 enum sfp_arch {
 	SFP_ARCH_HOST = 0,	/* the architecture sfprof was built for */
 	SFP_ARCH_X86_64 = 1,
-	SFP_ARCH_AARCH64 = 2,	/* reserved: -EOPNOTSUPP for now */
+	SFP_ARCH_AARCH64 = 2,	/* sfp_regs__from_perf() only; address
+				   spaces: -EOPNOTSUPP for now */
 	SFP_ARCH_S390X = 3,	/* reserved: -EOPNOTSUPP for now */
 };
 
@@ -81,10 +82,11 @@ struct sfp_regs {
  * mask is the event's sample_regs_user (the sample's abi must not be
  * PERF_SAMPLE_REGS_ABI_NONE), vals the nr values the sample carries, one per
  * set bit in ascending bit order.  x86-64 numbering (perf_regs.h): BP 6,
- * SP 7, IP 8.
+ * SP 7, IP 8.  AArch64 (arch/arm64 perf_regs.h; samples recorded on arm64
+ * can be read on any host): X29 29 (fp), LR 30 (lr), SP 31, PC 32.
  *
  * Return: 0; -ENOENT ip or sp not sampled; -EINVAL nr does not match the
- * mask; -EOPNOTSUPP arch.
+ * mask; -EOPNOTSUPP arch (s390x).
  */
 SFP_API int sfp_regs__from_perf(enum sfp_arch arch, uint64_t mask,
 				const uint64_t *vals, size_t nr,

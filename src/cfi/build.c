@@ -30,8 +30,29 @@ struct out_func {
 	bool flex;
 };
 
+/* What differs between the machines we convert CFI for. */
+struct cfi_arch {
+	uint16_t machine;		/* EM_* */
+	const struct cfi_track *track;
+	int (*convert)(const struct cfi_fde *fde, const struct cfi_rows *rows,
+		       uint8_t version, struct sfp_sframe_row *out,
+		       size_t *nout, bool *flex, enum sfp_cfi_skip *why);
+	/* PLT stubs → FDEs (0: not recognised, the PLT keeps its CFI). */
+	int (*plt)(const char *name, uint64_t addr, const uint8_t *data,
+		   size_t size, struct cfi_plt_func *out);
+	uint8_t abi_le, abi_be;		/* SFrame ABI by ELF byte order */
+};
+
+static const struct cfi_arch arches[] = {
+	{ EM_X86_64, &cfi_amd64_track, cfi_convert_amd64, cfi_plt_amd64,
+	  SFP_SFRAME_ABI_AMD64_LE, 0 },
+	{ EM_AARCH64, &cfi_aarch64_track, cfi_convert_aarch64, cfi_plt_aarch64,
+	  SFP_SFRAME_ABI_AARCH64_LE, SFP_SFRAME_ABI_AARCH64_BE },
+};
+
 struct build_ctx {
 	struct sfp_elf *elf;
+	const struct cfi_arch *arch;
 	const char *name;
 	uint8_t version;
 	bool no_plt, no_debug_frame;
@@ -188,7 +209,7 @@ static int add_plts(struct build_ctx *b)
 		    !(s.flags & SHF_EXECINSTR) ||
 		    sfp_elf_section_data(b->elf, &s, &d, &n))
 			continue;
-		k = cfi_plt_amd64(names[i], s.addr, d, n, pf);
+		k = b->arch->plt(names[i], s.addr, d, n, pf);
 		if (k <= 0) {
 			pr_debug("%s: %s: stubs not recognised; using its CFI",
 				 b->name, names[i]);
@@ -264,7 +285,7 @@ static int convert_fde(struct build_ctx *b, const struct cfi_section *sec,
 		skip(b, SFP_CFI_SKIP_TOO_BIG);
 		return 0;
 	}
-	err = cfi_run(sec, fde, &cfi_amd64_track, &b->crows);
+	err = cfi_run(sec, fde, b->arch->track, &b->crows);
 	if (err == -ENOMEM)
 		return err;
 	if (err) {
@@ -280,8 +301,8 @@ static int convert_fde(struct build_ctx *b, const struct cfi_section *sec,
 	}
 	if (err)
 		return err;
-	err = cfi_convert_amd64(fde, &b->crows, b->version,
-				&b->rows[b->nrows], &n, &flex, &why);
+	err = b->arch->convert(fde, &b->crows, b->version,
+			       &b->rows[b->nrows], &n, &flex, &why);
 	if (err) {
 		/* A signal trampoline still deserves an FDE in v3: its
 		 * signal bit tells the unwinder to read the signal frame
@@ -303,6 +324,8 @@ static int convert_fde(struct build_ctx *b, const struct cfi_section *sec,
 		.pc_type = SFP_SFRAME_PC_INC,
 		.fde_type = flex ? SFP_SFRAME_FDE_FLEX : SFP_SFRAME_FDE_DEFAULT,
 		.signal = fde->cie.signal && b->version >= 3,
+		.pauth_key = fde->cie.pauth_b_key &&
+			     b->arch->machine == EM_AARCH64,
 	};
 	f->row0 = b->nrows;
 	f->from_cfi = true;
@@ -643,7 +666,9 @@ static int encode(struct build_ctx *b, uint64_t section_addr, void **section,
 		  size_t *size)
 {
 	SFP_OPTS(sfp_sframe_builder_opts, bo, .version = b->version,
-		 .abi = SFP_SFRAME_ABI_AMD64_LE, .section_addr = section_addr);
+		 .abi = sfp_elf_big_endian(b->elf) ? b->arch->abi_be
+						   : b->arch->abi_le,
+		 .section_addr = section_addr);
 	struct sfp_sframe_builder *enc = NULL;
 	uint64_t last_end = 0;
 	int err;
@@ -693,6 +718,7 @@ int cfi_build_elf(struct sfp_elf *e, const struct sfp_build_opts *opts,
 		  void **section, size_t *size, uint64_t *section_addr,
 		  struct sfp_build_stats *stats)
 {
+	const struct cfi_arch *arch = NULL;
 	struct build_ctx *b;
 	uint64_t addr;
 	int err;
@@ -718,15 +744,23 @@ int cfi_build_elf(struct sfp_elf *e, const struct sfp_build_opts *opts,
 			sfp_elf_name(e));
 		return -EOPNOTSUPP;
 	}
-	if (sfp_elf_machine(e) != EM_X86_64) {
-		pr_warn("%s: machine %u: only x86-64 CFI can be converted",
-			sfp_elf_name(e), sfp_elf_machine(e));
+	for (size_t i = 0; i < ARRAY_SIZE(arches); i++)
+		if (arches[i].machine == sfp_elf_machine(e) &&
+		    sfp_elf_is_64(e) &&
+		    (!sfp_elf_big_endian(e) || arches[i].abi_be))
+			arch = &arches[i];
+	if (!arch) {
+		pr_warn("%s: machine %u (%s-bit, %s-endian): only x86-64 and AArch64 (LP64) CFI can be converted",
+			sfp_elf_name(e), sfp_elf_machine(e),
+			sfp_elf_is_64(e) ? "64" : "32",
+			sfp_elf_big_endian(e) ? "big" : "little");
 		return -EOPNOTSUPP;
 	}
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return -ENOMEM;
 	b->elf = e;
+	b->arch = arch;
 	b->name = sfp_elf_name(e);
 	b->version = SFP_OPTS_GET(opts, sfp_build_opts, version, 0);
 	if (!b->version)

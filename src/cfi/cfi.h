@@ -58,7 +58,8 @@ struct cfi_cie {
 	uint8_t seg_size;
 	bool has_z;		/* augmentation data present */
 	bool signal;		/* 'S': signal frame */
-	bool bti;		/* 'B': AArch64 BTI */
+	bool pauth_b_key;	/* 'B': AArch64 return addresses are
+				   signed with the B key (not BTI) */
 	bool tagged;		/* 'G': AArch64 MTE */
 	uint64_t code_align;
 	int64_t data_align;
@@ -178,10 +179,14 @@ struct cfi_rule {
 /* Bits of cfi_row.touched / cfi_row.flags. */
 #define CFI_TOUCH_CFA 0x1u
 #define CFI_TOUCH_REG(i) (0x2u << (i))	/* tracked register i */
+#define CFI_TOUCH_RA_STATE 0x1000u	/* AArch64 negate_ra_state */
 
 #define CFI_ROW_ARGS_SIZE 0x1u	/* DW_CFA_GNU_args_size seen (non-zero) */
 #define CFI_ROW_WINDOW_SAVE 0x2u	/* DW_CFA_GNU_window_save seen */
 #define CFI_ROW_NEG_RA_PC 0x4u	/* AArch64 negate_ra_state_with_pc */
+#define CFI_ROW_RA_SIGNED 0x8u	/* AArch64: the RA is PAC-signed here (an
+				   odd number of negate_ra_state ops; part
+				   of the remembered state) */
 
 /*
  * The rules that hold for PCs [start, end).  `touched` says which tracked

@@ -28,11 +28,6 @@ const struct cfi_track cfi_amd64_track = {
 	{ SFP_DWARF_AMD64_SP, SFP_DWARF_AMD64_FP, SFP_DWARF_AMD64_RA }, 3
 };
 
-static bool fits_i32(int64_t v)
-{
-	return v >= INT32_MIN && v <= INT32_MAX;
-}
-
 static bool is_default_base(uint16_t reg)
 {
 	return reg == SFP_DWARF_AMD64_SP || reg == SFP_DWARF_AMD64_FP;
@@ -60,7 +55,7 @@ static int conv_cfa(const struct cfi_rule *r, bool v3, struct sfp_loc *l,
 	default:
 		return SFP_CFI_SKIP_CFA_UNDEF;
 	}
-	if (!fits_i32(off))
+	if (!cfi_fits_i32(off))
 		return SFP_CFI_SKIP_CFA_OFFSET;
 	if (!deref && !is_default_base(reg)) {
 		if (!v3)
@@ -108,7 +103,7 @@ static int conv_saved(const struct cfi_rule *r, bool v3, bool is_ra,
 		*row_flags |= SFP_ROW_RA_UNDEFINED;
 		return -1;
 	case CFI_RULE_OFFSET:
-		if (!fits_i32(r->off))
+		if (!cfi_fits_i32(r->off))
 			return reason;
 		if (is_ra && r->off == -8) {
 			*l = (struct sfp_loc){ .kind = SFP_LOC_CFA_DEREF,
@@ -134,7 +129,7 @@ static int conv_saved(const struct cfi_rule *r, bool v3, bool is_ra,
 		/* Saved at the address reg+off: value is *(reg+off). */
 		if (!v3 ||
 		    !cfi_expr_simple(r->expr, r->expr_len, &reg, &off, &deref) ||
-		    deref || !fits_i32(off))
+		    deref || !cfi_fits_i32(off))
 			return reason;
 		*flex = true;
 		*l = (struct sfp_loc){ .kind = SFP_LOC_REG_DEREF, .reg = reg,
@@ -145,12 +140,6 @@ static int conv_saved(const struct cfi_rule *r, bool v3, bool is_ra,
 		 * RA; an unwinder would need the value itself. */
 		return reason;
 	}
-}
-
-static bool same_loc(const struct sfp_loc *a, const struct sfp_loc *b)
-{
-	return a->kind == b->kind && a->flags == b->flags && a->reg == b->reg &&
-	       a->offset == b->offset;
 }
 
 int cfi_convert_amd64(const struct cfi_fde *fde, const struct cfi_rows *rows,
@@ -208,9 +197,9 @@ int cfi_convert_amd64(const struct cfi_fde *fde, const struct cfi_rows *rows,
 				       (CFI_TOUCH_CFA | CFI_TOUCH_REG(SLOT_FP));
 
 			if (!touched && p->flags == row.flags &&
-			    same_loc(&p->cfa, &row.cfa) &&
-			    same_loc(&p->ra, &row.ra) &&
-			    same_loc(&p->fp, &row.fp)) {
+			    cfi_same_loc(&p->cfa, &row.cfa) &&
+			    cfi_same_loc(&p->ra, &row.ra) &&
+			    cfi_same_loc(&p->fp, &row.fp)) {
 				p->end = row.end;
 				continue;
 			}

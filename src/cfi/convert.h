@@ -8,6 +8,18 @@
 
 #include "cfi/cfi.h"
 
+static inline bool cfi_fits_i32(int64_t v)
+{
+	return v >= INT32_MIN && v <= INT32_MAX;
+}
+
+static inline bool cfi_same_loc(const struct sfp_loc *a,
+				const struct sfp_loc *b)
+{
+	return a->kind == b->kind && a->flags == b->flags && a->reg == b->reg &&
+	       a->offset == b->offset;
+}
+
 /* SP, FP, RA: the registers an AMD64 conversion needs tracked. */
 SFP_HIDDEN extern const struct cfi_track cfi_amd64_track;
 
@@ -22,6 +34,21 @@ SFP_HIDDEN int cfi_convert_amd64(const struct cfi_fde *fde,
 				 const struct cfi_rows *rows, uint8_t version,
 				 struct sfp_sframe_row *out, size_t *nout,
 				 bool *flex, enum sfp_cfi_skip *why);
+
+/* SP, FP, LR (x30): what an AArch64 conversion tracks. */
+SFP_HIDDEN extern const struct cfi_track cfi_aarch64_track;
+
+/*
+ * As cfi_convert_amd64, for AArch64 (rows from cfi_run with
+ * cfi_aarch64_track): RA tracked on the stack or left in LR, the
+ * mangled-RA bit from negate_ra_state.  Never asks for a flexible FDE
+ * (*flex is always false): gas does not write them for AArch64.
+ */
+SFP_HIDDEN int cfi_convert_aarch64(const struct cfi_fde *fde,
+				   const struct cfi_rows *rows,
+				   uint8_t version, struct sfp_sframe_row *out,
+				   size_t *nout, bool *flex,
+				   enum sfp_cfi_skip *why);
 
 /* One PLT FDE: rows relative to start (PCINC) or to the block (PCMASK). */
 struct cfi_plt_func {
@@ -41,5 +68,14 @@ struct cfi_plt_func {
 SFP_HIDDEN int cfi_plt_amd64(const char *name, uint64_t addr,
 			     const uint8_t *data, size_t size,
 			     struct cfi_plt_func *out);
+
+/*
+ * The FDEs for the AArch64 ".plt" at addr (PLT0, then one FDE over all
+ * PLTn entries), from the stubs.  Return: number of FDEs, 0 when the
+ * contents are not ld's stubs (or another section name).
+ */
+SFP_HIDDEN int cfi_plt_aarch64(const char *name, uint64_t addr,
+			       const uint8_t *data, size_t size,
+			       struct cfi_plt_func *out);
 
 #endif /* SFP_CFI_CONVERT_H */

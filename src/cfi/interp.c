@@ -18,6 +18,9 @@ struct state {
 	struct cfi_rule cfa;
 	struct cfi_rule regs[CFI_MAX_TRACK];
 	uint64_t args_size;
+	bool ra_signed;		/* AArch64 RA sign state (DWARF treats it
+				   as a pseudo-register: remembered and
+				   restored with the others) */
 };
 
 struct interp {
@@ -84,6 +87,8 @@ static int emit_row(struct interp *in, uint64_t new_loc)
 	r->args_size = in->cur.args_size;
 	r->touched = in->touched;
 	r->flags = in->flags;
+	if (in->cur.ra_signed)
+		r->flags |= CFI_ROW_RA_SIGNED;
 	in->touched = 0;
 	in->loc = new_loc;
 	return 0;
@@ -359,8 +364,12 @@ static int run_insns(struct interp *in, const uint8_t *p, size_t len,
 				in->flags |= CFI_ROW_ARGS_SIZE;
 			break;
 		case DW_CFA_GNU_window_save:
+			/* SPARC's window save; on AArch64 the same opcode is
+			 * DW_CFA_AARCH64_negate_ra_state.  The flag stays set
+			 * so other ABIs can refuse the FDE. */
 			in->flags |= CFI_ROW_WINDOW_SAVE;
-			in->touched |= CFI_TOUCH_CFA;
+			in->cur.ra_signed = !in->cur.ra_signed;
+			in->touched |= CFI_TOUCH_RA_STATE;
 			break;
 		case DW_CFA_AARCH64_negate_ra_state_with_pc:
 			in->flags |= CFI_ROW_NEG_RA_PC;

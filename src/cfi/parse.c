@@ -291,7 +291,7 @@ int cfi_parse_cie(const struct cfi_section *sec, uint64_t off,
 				cie->signal = true;
 				break;
 			case 'B':
-				cie->bti = true;
+				cie->pauth_b_key = true;
 				break;
 			case 'G':
 				cie->tagged = true;

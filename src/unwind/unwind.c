@@ -171,36 +171,53 @@ int sfp_unwind(struct sfp_addr_space *as, struct sfp_reader *r,
 #define PERF_X86_BP 6
 #define PERF_X86_SP 7
 #define PERF_X86_IP 8
+/* arch/arm64 perf_regs.h: X0..X28, then X29 (FP), LR (X30), SP, PC. */
+#define PERF_ARM64_FP 29
+#define PERF_ARM64_LR 30
+#define PERF_ARM64_SP 31
+#define PERF_ARM64_PC 32
 
 int sfp_regs__from_perf(enum sfp_arch arch, uint64_t mask,
 			const uint64_t *vals, size_t nr, struct sfp_regs *regs)
 {
+	unsigned int fp_bit, sp_bit, ip_bit, lr_bit = 64, bit;
 	size_t idx = 0;
-	unsigned int bit;
 
 	if (!regs || (nr && !vals))
 		return -EINVAL;
-	if (arch != SFP_ARCH_HOST && arch != SFP_ARCH_X86_64)
+	if (arch == SFP_ARCH_HOST)
+		arch = SFP_ARCH_X86_64;	/* the only host sfprof builds for */
+	if (arch == SFP_ARCH_X86_64) {
+		fp_bit = PERF_X86_BP;
+		sp_bit = PERF_X86_SP;
+		ip_bit = PERF_X86_IP;
+	} else if (arch == SFP_ARCH_AARCH64) {
+		/* A sample recorded on arm64, read anywhere. */
+		fp_bit = PERF_ARM64_FP;
+		sp_bit = PERF_ARM64_SP;
+		ip_bit = PERF_ARM64_PC;
+		lr_bit = PERF_ARM64_LR;
+	} else {
 		return -EOPNOTSUPP;
+	}
 	if ((size_t)__builtin_popcountll(mask) != nr)
 		return -EINVAL;
 	memset(regs, 0, sizeof(*regs));
 	for (bit = 0; bit < 64; bit++) {
 		if (!(mask & (1ull << bit)))
 			continue;
-		switch (bit) {
-		case PERF_X86_BP:
+		if (bit == fp_bit) {
 			regs->fp = vals[idx];
 			regs->valid |= SFP_REGS_FP;
-			break;
-		case PERF_X86_SP:
+		} else if (bit == sp_bit) {
 			regs->sp = vals[idx];
 			regs->valid |= SFP_REGS_SP;
-			break;
-		case PERF_X86_IP:
+		} else if (bit == ip_bit) {
 			regs->ip = vals[idx];
 			regs->valid |= SFP_REGS_IP;
-			break;
+		} else if (bit == lr_bit) {
+			regs->lr = vals[idx];
+			regs->valid |= SFP_REGS_LR;
 		}
 		idx++;
 	}

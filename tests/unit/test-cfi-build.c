@@ -434,9 +434,9 @@ TEST(cfi_build_errors)
 					      &size, &addr, &st), -EOPNOTSUPP);
 	ASSERT_ERR(sfp_sframe__build_from_elf(NULL, NULL, &sec, &size, &addr,
 					      NULL), -EINVAL);
-	/* Another machine: patch e_machine of a copy to AArch64. */
+	/* Another machine: patch e_machine of a copy to RISC-V (243). */
 	snprintf(path, sizeof(path), "%s/other-machine", test_tmp_dir());
-	if (ASSERT_EQ(run("cp /bin/true '%s' && printf '\\267\\000' | "
+	if (ASSERT_EQ(run("cp /bin/true '%s' && printf '\\363\\000' | "
 			  "dd of='%s' bs=1 seek=18 conv=notrunc 2>/dev/null",
 			  path, path), 0)) {
 		memset(&st, 0xa5, sizeof(st));

@@ -387,7 +387,7 @@ TEST(cfi_augmentations_and_formats)
 	if (!ASSERT_EQ(cfi_iter_next(&it, &fde), 1))
 		return;
 	ASSERT_TRUE(fde.cie.signal);
-	ASSERT_TRUE(fde.cie.bti);
+	ASSERT_TRUE(fde.cie.pauth_b_key);
 	ASSERT_TRUE(fde.cie.has_z);
 	ASSERT_EQ(fde.pc_begin, 0x3000);
 	ASSERT_EQ(fde.lsda, 0x4444);
