@@ -230,6 +230,7 @@ struct sec_bound {
 	uint64_t addr;
 	uint64_t size;
 	bool exec;
+	bool text;	/* perf's elf_sec__is_text(): "text" in the name */
 };
 
 static int load_symbols(struct sfp_symtab *t, struct sfp_elf *e,
@@ -298,10 +299,27 @@ static int load_symbols(struct sfp_symtab *t, struct sfp_elf *e,
 		}
 		type = GELF_ST_TYPE(info);
 		bind = GELF_ST_BIND(info);
-		if (type != STT_FUNC && type != STT_GNU_IFUNC)
-			continue;
 		if (shndx == SHN_UNDEF || value == 0)
 			continue;
+		/*
+		 * Code labels count as functions, as perf's
+		 * elf_sym__is_label() has them: an untyped, visible symbol
+		 * in a section named *text* (ld.so's entry `_start` and
+		 * `_dl_start_user`, in assembly without .type).
+		 */
+		if (type == STT_NOTYPE) {
+			uint8_t vis = GELF_ST_VISIBILITY(other);
+
+			/* (not the linker's end markers past the code:
+			 * `_etext`, `__bss_start`, nothing runs there) */
+			if (shndx >= nsecs || !secs[shndx].text ||
+			    vis == STV_HIDDEN || vis == STV_INTERNAL ||
+			    value < secs[shndx].addr ||
+			    value - secs[shndx].addr >= secs[shndx].size)
+				continue;
+		} else if (type != STT_FUNC && type != STT_GNU_IFUNC) {
+			continue;
+		}
 		if (name >= strsize) {
 			/* Name the first; count the rest (no flood). */
 			if (!bad_names++)
@@ -365,6 +383,7 @@ int sfp_symtab_load_elf(struct sfp_symtab *t, struct sfp_elf *e,
 		secs[i].addr = sec.addr;
 		secs[i].size = sec.size;
 		secs[i].exec = sec.flags & SHF_EXECINSTR;
+		secs[i].text = sec.name && strstr(sec.name, "text");
 	}
 	for (i = 1; i < n; i++) {
 		if (sfp_elf_section(e, i, &sec))
