@@ -22,6 +22,8 @@ struct sfp_pdso {
 	uint8_t build_id[20];
 	uint8_t build_id_size;	/* 0: unknown */
 	bool kernel;
+	bool jit;		/* executable anon memory: perf's name is
+				 * "/tmp/perf-PID.map", symbols from that map */
 	bool hit;		/* a sample's chain passed through it */
 };
 

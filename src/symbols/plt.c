@@ -271,7 +271,7 @@ int sfp_symtab_load_plt(struct sfp_symtab *t, struct sfp_elf *e)
 		if (err < 0)
 			goto out;
 		total += err;
-		if (i == 0 && err > 0) {
+		if (i == 0) {
 			err = add_plt_header(t, e, &sec);
 			if (err < 0)
 				goto out;

@@ -98,7 +98,7 @@ static unsigned int leading_underscores(const char *s)
 	return n;
 }
 
-/* <0: a is the better alias, >0: b is. */
+/* <0: a is the better alias, >0: b is (perf's choose_best_symbol()). */
 static int alias_cmp(const struct sfp_sym *a, const struct sfp_sym *b)
 {
 	bool az = a->size == 0 || (a->flags & SFP_SYM_SIZE_GUESSED);
@@ -117,12 +117,26 @@ static int alias_cmp(const struct sfp_sym *a, const struct sfp_sym *b)
 		return (a->flags & SFP_SYM_WEAK) ? 1 : -1;
 	if (!!(a->flags & SFP_SYM_GLOBAL) != !!(b->flags & SFP_SYM_GLOBAL))
 		return (a->flags & SFP_SYM_GLOBAL) ? -1 : 1;
-	ua = leading_underscores(a->name);
-	ub = leading_underscores(b->name);
+	/*
+	 * perf compares the names as it holds them: demangled, without
+	 * parameters ("operator new[]" beats "operator new", where _Znam
+	 * and _Znwm tie).  Only aliases get this far, so the demangling is
+	 * rare.
+	 */
+	{
+		char *da = sfp_demangle_no_params(a->name);
+		char *db = sfp_demangle_no_params(b->name);
+		const char *na = da ? da : a->name, *nb = db ? db : b->name;
+
+		ua = leading_underscores(na);
+		ub = leading_underscores(nb);
+		la = strlen(na);
+		lb = strlen(nb);
+		free(da);
+		free(db);
+	}
 	if (ua != ub)
 		return ua < ub ? -1 : 1;
-	la = strlen(a->name);
-	lb = strlen(b->name);
 	if (la != lb)
 		return la > lb ? -1 : 1;
 	/* perf keeps the first in table order. */

@@ -421,6 +421,17 @@ static void build_frame(struct script *s, uint32_t pid, uint64_t ip,
 		}
 		d = sfp_machine__dso(s->m, map->dso);
 		d->hit = true;
+		if (d->jit) {
+			/* perf's identity map: the address itself */
+			if (!sfp_symbolizer__jit(s->sym, (int)pid, ip, &sym))
+				emit_frame(s, prefix, ip,
+					   sym.raw_name ? sym.raw_name : sym.name,
+					   true, sym.offset, d->name);
+			else
+				emit_frame(s, prefix, ip, "[unknown]", false, 0,
+					   d->name);
+			return;
+		}
 		addr = ip - map->start + map->pgoff;
 		dh = sfp_perf_dso_has_symbols(d) ? dso_handle(s, map->dso, d) :
 						   NULL;
