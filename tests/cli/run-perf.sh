@@ -23,11 +23,14 @@ same_permille() {
 
 # Every frame line of sfprof script equals perf script's, or differs by a
 # rule of docs/perf-names.md whose name an independent tool confirms
-# (perf-name-rules.sh), and such lines stay under 0.1 %.  strict: frames
+# (perf-name-rules.sh), and such lines stay under 0.1 % of all the lines
+# compared (summed over the files: one PLT sample in a short recording
+# must not fail it, many must).  strict: frames
 # paired by position, a frame only one side prints fails; addr (dwarf
 # files, where each side unwinds): frames paired by address, frames only
 # one unwinder found are left to the unwinding checks below.
 . "$HERE/perf-name-rules.sh"
+names_total=0 names_ruled=0
 names_check() {
 	label=$1 mode=$2
 	awk -v mode="$mode" -f "$HERE/perf-names.awk" "$3" "$4" > "$TMP/names.diff"
@@ -36,8 +39,10 @@ names_check() {
 	set -- $(explain_names "$TMP/names.diff" 2> "$TMP/names.bad")
 	ruled=${1:-0} bad=${2:-1}
 	if [ "$mode" = addr ]; then ponly=0 sonly=0; fi
+	names_total=$((names_total + total))
+	names_ruled=$((names_ruled + ruled))
 	if [ "$total" -gt 0 ] && [ "$bad" -eq 0 ] && [ "$ponly" -eq 0 ] &&
-	   [ "$sonly" -eq 0 ] && [ $((ruled * 1000)) -le "$total" ]; then
+	   [ "$sonly" -eq 0 ]; then
 		pass "names: $label: $same of $total frame lines equal perf script's, $ruled by a documented rule"
 	else
 		fail "names: $label: $same of $total frame lines equal, $ruled by a rule, $bad unexplained, $ponly only perf's, $sonly only sfprof's"
@@ -266,6 +271,12 @@ else
 	head -3 "$TMP/dwi.err" | sed 's/^/  /'
 	awk -v show=2 -f "$HERE/perf-user-frames.awk" "$TMP/dwi.perf" "$TMP/dwd.sfp" 2>&1 >/dev/null |
 		cut -c1-400 | sed 's/^/  /'
+fi
+
+if [ "$names_total" -gt 1000 ] && [ $((names_ruled * 1000)) -le "$names_total" ]; then
+	pass "names: $names_ruled of $names_total frame lines differ from perf script's by a documented rule (<= 0.1 %)"
+else
+	fail "names: $names_ruled of $names_total frame lines differ from perf script's by a documented rule (want <= 0.1 % of more than 1000)"
 fi
 
 # --- bad input ---------------------------------------------------------------
