@@ -249,3 +249,25 @@ int sfp_buildid_cache_add(const char *dir, const char *name,
 	}
 	return made ? 0 : -EEXIST;
 }
+
+SFP_HIDDEN void sfp_perf_dso_build_id(const struct sfp_perf_header_info *h,
+				      const struct sfp_pdso *d,
+				      const uint8_t **id, size_t *len)
+{
+	size_t i;
+
+	*id = NULL;
+	*len = 0;
+	if (d->build_id_size) {
+		*id = d->build_id;
+		*len = d->build_id_size;
+		return;
+	}
+	for (i = 0; h && i < h->nr_build_ids; i++)
+		if (h->build_ids[i].size && h->build_ids[i].size <= 20 &&
+		    !strcmp(h->build_ids[i].filename, d->name)) {
+			*id = h->build_ids[i].id;
+			*len = h->build_ids[i].size;
+			return;
+		}
+}

@@ -340,6 +340,30 @@ static void kernel_dso_name(const char *fn, char *out, size_t len)
 	out[n + 2] = 0;
 }
 
+/*
+ * perf names executable anonymous memory (and [heap], [stack...], SysV
+ * shared memory) after the process's JIT map, "/tmp/perf-PID.map", and
+ * takes the frames' names from that file (map__new(): is_anon_memory(),
+ * is_no_dso_memory(), PROT_EXEC; an MMAP record without
+ * PERF_RECORD_MISC_MMAP_DATA is executable).
+ */
+static bool jit_map(const struct sfp_perf_event *ev)
+{
+	const char *f = ev->mmap.filename;
+	bool exec = ev->type == SFP_PERF_RECORD_MMAP2 ?
+			    (ev->mmap.prot & 4) != 0 :	/* PROT_EXEC */
+			    !(ev->misc & (1u << 13));	/* MISC_MMAP_DATA */
+
+	if (!exec || !f)
+		return false;
+	return !strcmp(f, "//anon") || !strncmp(f, "/dev/zero", 9) ||
+	       !strncmp(f, "/anon_hugepage", 14) ||
+	       (ev->type == SFP_PERF_RECORD_MMAP2 &&
+		(ev->mmap.flags & 0x40000)) ||		/* MAP_HUGETLB */
+	       !strncmp(f, "[stack", 6) || !strncmp(f, "/SYSV", 5) ||
+	       !strcmp(f, "[heap]");
+}
+
 SFP_HIDDEN int sfp_machine__event(struct sfp_machine *m,
 				  const struct sfp_perf_event *ev)
 {
@@ -359,7 +383,7 @@ SFP_HIDDEN int sfp_machine__event(struct sfp_machine *m,
 				      SFP_PERF_MISC_KERNEL &&
 			      ev->mmap.pid == KERNEL_PID;
 		struct sfp_pmap nm;
-		char kname[256];
+		char kname[256] = "";
 		struct proc *p;
 		uint64_t end;
 		int err;
@@ -369,10 +393,15 @@ SFP_HIDDEN int sfp_machine__event(struct sfp_machine *m,
 			end = UINT64_MAX;
 		if (kernel)
 			kernel_dso_name(ev->mmap.filename, kname, sizeof(kname));
-		err = dso_intern(m, kernel ? kname : ev->mmap.filename, kernel,
-				 &nm.dso);
+		else if (jit_map(ev))
+			snprintf(kname, sizeof(kname), "/tmp/perf-%u.map",
+				 ev->mmap.pid);
+		err = dso_intern(m, kernel || kname[0] ? kname : ev->mmap.filename,
+				 kernel, &nm.dso);
 		if (err)
 			return err;
+		if (!kernel && kname[0])
+			m->dsos[nm.dso].jit = true;
 		if (ev->type == SFP_PERF_RECORD_MMAP2 &&
 		    (ev->misc & SFP_PERF_MISC_MMAP_BUILD_ID) &&
 		    ev->mmap.build_id_size) {

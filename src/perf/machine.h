@@ -22,6 +22,8 @@ struct sfp_pdso {
 	uint8_t build_id[20];
 	uint8_t build_id_size;	/* 0: unknown */
 	bool kernel;
+	bool jit;		/* executable anon memory: perf's name is
+				 * "/tmp/perf-PID.map", symbols from that map */
 	bool hit;		/* a sample's chain passed through it */
 };
 
@@ -69,5 +71,23 @@ SFP_HIDDEN uint64_t sfp_machine__gen(const struct sfp_machine *m);
 SFP_HIDDEN const char *sfp_perf_dso_path(const struct sfp_perf_header_info *h,
 					 const char *name, const uint8_t *id,
 					 size_t id_len, char *buf, size_t len);
+
+/*
+ * Whether perf names the frames of a DSO from its symbols: files, and the
+ * vDSO (from perf's build-id cache copy, or its own image); not [heap],
+ * [stack], //anon, [vsyscall] ...
+ */
+static inline bool sfp_perf_dso_has_symbols(const struct sfp_pdso *d)
+{
+	return d->name[0] == '/' || !strcmp(d->name, "[vdso]");
+}
+
+/*
+ * The build-id recorded for d (its MMAP2 record's, else the header's
+ * HEADER_BUILD_ID entry of the same name): *id NULL when none.
+ */
+SFP_HIDDEN void sfp_perf_dso_build_id(const struct sfp_perf_header_info *h,
+				      const struct sfp_pdso *d,
+				      const uint8_t **id, size_t *len);
 
 #endif /* SFP_PERF_MACHINE_H */

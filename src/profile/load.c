@@ -40,9 +40,14 @@ static int push_frame(struct sfp_profile_loader *ld, size_t *n, uint32_t pid,
 
 /* Whose address the sample ip is, by the record's cpumode (as perf
  * resolves it for its sample entry). */
+/*
+ * The sample's own address: perf looks it up in the maps of the sample's
+ * cpumode, then in those of the address's mode (thread__find_map_fb()):
+ * the kernel's exactly for kernel addresses.
+ */
 static bool ip_in_kernel(const struct sfp_perf_event *ev)
 {
-	return (ev->misc & SFP_PERF_MISC_CPUMODE_MASK) == SFP_PERF_MISC_KERNEL;
+	return ev->sample.ip >= SFP_KERNEL_START;
 }
 
 static int add_sample(struct sfp_profile_loader *ld,

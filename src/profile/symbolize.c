@@ -121,14 +121,16 @@ static struct sfp_symbolizer_dso *mapping_dso(struct sfp_profile *p,
 	if (ld->dh[mi].tried)
 		return ld->dh[mi].h;
 	ld->dh[mi].tried = true;
-	/* only files: perf script leaves [vdso], [heap], anon memory alone */
-	if (!m->path || m->path[0] != '/' || ld->no_symbols)
+	/* files and the vDSO: perf leaves [heap], [stack], //anon alone */
+	if (!m->path || ld->no_symbols ||
+	    (m->path[0] != '/' && strcmp(m->path, "[vdso]")))
 		return NULL;
 	path = sfp_perf_dso_path(ld->hdr, m->path, m->build_id,
 				 m->build_id_size, buf, sizeof(buf));
 	/* With the recorded build-id: a file rebuilt or replaced since must
 	 * not lend its names (perf refuses it as well); the symbolizer then
-	 * looks for a copy by build-id (the cache, debug directories). */
+	 * looks for a copy by build-id (the cache, debug directories).  For
+	 * the vDSO, ours stands in when the recorded build-id is its own. */
 	if (sfp_symbolizer__get_dso(ld->sym, -1, path, m->build_id,
 				    m->build_id_size, &ld->dh[mi].h))
 		ld->dh[mi].h = NULL;
@@ -252,9 +254,11 @@ int sfp_profile_frame(struct sfp_profile *p, struct sfp_profile_loader *ld,
 	int64_t mi;
 	int err;
 
-	if (kernel || ip >= SFP_KERNEL_START)
+	if (kernel)
 		return kernel_frame(p, ld, ip, out);
-	pm = sfp_machine__find(ld->m, pid, ip);
+	/* a kernel address in a user context (garbage a frame-pointer
+	 * walk found): perf looks in the process's maps only */
+	pm = ip >= SFP_KERNEL_START ? NULL : sfp_machine__find(ld->m, pid, ip);
 	if (!pm) {
 		li = sfp_profile_find_loc(p, SFP_PROFILE_NONE, ip);
 		if (li != SFP_PROFILE_NONE) {
@@ -290,6 +294,22 @@ int sfp_profile_frame(struct sfp_profile *p, struct sfp_profile_loader *ld,
 	l.mapping = (uint32_t)mi;
 	l.addr = ip - pm->start + pm->pgoff;
 	f.dso = p->maps[mi].path;
+	if (d->jit) {
+		/* perf's /tmp/perf-PID.map: named by the JIT's map, the
+		 * address as is */
+		l.addr = ip;
+		if (!sfp_symbolizer__jit(ld->sym, (int)pid, ip, &sym)) {
+			const char *raw = sym.raw_name ? sym.raw_name : sym.name;
+
+			f.name = f.raw_name = sfp_profile_str(p, raw ? raw : unknown);
+			l.sym_off = sym.offset;
+		} else {
+			f.name = f.raw_name = sfp_profile_str(p, unknown);
+		}
+		if (!f.name)
+			return -ENOMEM;
+		return add_loc(p, &l, &f, NULL, 0, 0, out);
+	}
 	dh = mapping_dso(p, ld, (uint32_t)mi);
 	if (dh && !sfp_symbolizer_dso__vaddr(dh, pm->start, pm->pgoff, ip,
 					     &vaddr) &&

@@ -9,7 +9,7 @@
  *    no frames counts at its sample ip's loc, as perf report's entry
  *    comes from the sample ip;
  *  - unresolved frames are separate symbols per address, as perf lists
- *    them; in call graphs they are one "[unknown]" per dso;
+ *    them, in entries and in call graphs (there named by the address);
  *  - --pid, --tid and --comm drop samples, but percentages stay relative
  *    to all samples of the event (perf's default "absolute" percentage),
  *    so filtered numbers compare with unfiltered ones; --time drops
@@ -335,15 +335,13 @@ static int64_t gnode_child(struct rep *r, uint32_t parent, uint64_t sym,
 	return c;
 }
 
-/* Graph identity of a frame: perf's function, unknowns one per dso. */
+/*
+ * Graph identity of a frame: perf's function; an unresolved frame is its
+ * own address (perf's match_chain() falls back to dso and address).
+ */
 static uint64_t graph_sym(const struct rep *r, uint32_t loc)
 {
-	uint64_t s = sfp_rep_sym(r->p, loc);
-
-	if (s & SYM_UNKNOWN_BIT)
-		return SYM_UNKNOWN_BIT | ((uintptr_t)sfp_rep_func(r->p, loc)->dso &
-					  (SYM_UNKNOWN_BIT - 1));
-	return s;
+	return sfp_rep_sym(r->p, loc);
 }
 
 static int add_path(struct rep *r, struct rep_entry *e, long from, long to,

@@ -78,10 +78,20 @@ static void key_text(const struct rep *r, const struct rep_entry *e,
 	}
 }
 
-/* A frame's name in call graphs. */
+/*
+ * A frame's name in call graphs; an unresolved one is its address, as
+ * perf prints it ("%#lx" of the runtime address).  The buffer holds one
+ * name at a time: each is printed before the next is asked for.
+ */
 static const char *frame_name(const struct rep *r, uint32_t loc)
 {
-	return sfp_rep_func(r->p, loc)->name;
+	static char buf[24];
+	const struct sfp_profile_func *f = sfp_rep_func(r->p, loc);
+
+	if (strcmp(f->name, "[unknown]"))
+		return f->name;
+	snprintf(buf, sizeof(buf), "%#" PRIx64, sfp_profile__loc(r->p, loc)->ip);
+	return buf;
 }
 
 /* --- graph mode: perf's tree of branches with percentages --- */

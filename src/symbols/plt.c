@@ -214,6 +214,33 @@ static int scan_stubs(struct sfp_symtab *t, struct sfp_elf *e,
 	return added;
 }
 
+/*
+ * The lazy-binding header of .plt (`push GOT+8; jmp *GOT+16`, maybe after
+ * endbr64) is no stub: objdump labels it `.plt`, and so do we (perf 6.1
+ * stretches the size-less `_init` before it over it, "_init+0x26"; perf
+ * 6.3 and later name it ".plt" too).  With .plt.sec the rest of .plt is
+ * lazy trampolines without names: the symbol covers all of it then.
+ */
+static int add_plt_header(struct sfp_symtab *t, struct sfp_elf *e,
+			  const struct sfp_elf_section *plt)
+{
+	static const uint8_t endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	struct sfp_elf_section sec;
+	const uint8_t *data;
+	size_t size, j = 0;
+	uint64_t len = 16;
+
+	if (sfp_elf_section_data(e, plt, &data, &size) || size < 16)
+		return 0;
+	if (!memcmp(data, endbr64, sizeof(endbr64)))
+		j = sizeof(endbr64);
+	if (data[j] != 0xff || data[j + 1] != 0x35)	/* push disp32(%rip) */
+		return 0;
+	if (!sfp_elf_find_section(e, ".plt.sec", SHT_PROGBITS, &sec))
+		len = plt->size;
+	return sfp_symtab_add(t, plt->addr, len, ".plt", SFP_SYM_PLT) ? -ENOMEM : 1;
+}
+
 int sfp_symtab_load_plt(struct sfp_symtab *t, struct sfp_elf *e)
 {
 	static const char *const names[] = { ".plt", ".plt.sec", ".plt.got" };
@@ -244,6 +271,12 @@ int sfp_symtab_load_plt(struct sfp_symtab *t, struct sfp_elf *e)
 		if (err < 0)
 			goto out;
 		total += err;
+		if (i == 0) {
+			err = add_plt_header(t, e, &sec);
+			if (err < 0)
+				goto out;
+			total += err;
+		}
 	}
 	err = total;
 out:

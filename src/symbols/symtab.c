@@ -98,7 +98,7 @@ static unsigned int leading_underscores(const char *s)
 	return n;
 }
 
-/* <0: a is the better alias, >0: b is. */
+/* <0: a is the better alias, >0: b is (perf's choose_best_symbol()). */
 static int alias_cmp(const struct sfp_sym *a, const struct sfp_sym *b)
 {
 	bool az = a->size == 0 || (a->flags & SFP_SYM_SIZE_GUESSED);
@@ -117,12 +117,26 @@ static int alias_cmp(const struct sfp_sym *a, const struct sfp_sym *b)
 		return (a->flags & SFP_SYM_WEAK) ? 1 : -1;
 	if (!!(a->flags & SFP_SYM_GLOBAL) != !!(b->flags & SFP_SYM_GLOBAL))
 		return (a->flags & SFP_SYM_GLOBAL) ? -1 : 1;
-	ua = leading_underscores(a->name);
-	ub = leading_underscores(b->name);
+	/*
+	 * perf compares the names as it holds them: demangled, without
+	 * parameters ("operator new[]" beats "operator new", where _Znam
+	 * and _Znwm tie).  Only aliases get this far, so the demangling is
+	 * rare.
+	 */
+	{
+		char *da = sfp_demangle_no_params(a->name);
+		char *db = sfp_demangle_no_params(b->name);
+		const char *na = da ? da : a->name, *nb = db ? db : b->name;
+
+		ua = leading_underscores(na);
+		ub = leading_underscores(nb);
+		la = strlen(na);
+		lb = strlen(nb);
+		free(da);
+		free(db);
+	}
 	if (ua != ub)
 		return ua < ub ? -1 : 1;
-	la = strlen(a->name);
-	lb = strlen(b->name);
 	if (la != lb)
 		return la > lb ? -1 : 1;
 	/* perf keeps the first in table order. */
@@ -230,6 +244,7 @@ struct sec_bound {
 	uint64_t addr;
 	uint64_t size;
 	bool exec;
+	bool text;	/* perf's elf_sec__is_text(): "text" in the name */
 };
 
 static int load_symbols(struct sfp_symtab *t, struct sfp_elf *e,
@@ -298,10 +313,27 @@ static int load_symbols(struct sfp_symtab *t, struct sfp_elf *e,
 		}
 		type = GELF_ST_TYPE(info);
 		bind = GELF_ST_BIND(info);
-		if (type != STT_FUNC && type != STT_GNU_IFUNC)
-			continue;
 		if (shndx == SHN_UNDEF || value == 0)
 			continue;
+		/*
+		 * Code labels count as functions, as perf's
+		 * elf_sym__is_label() has them: an untyped, visible symbol
+		 * in a section named *text* (ld.so's entry `_start` and
+		 * `_dl_start_user`, in assembly without .type).
+		 */
+		if (type == STT_NOTYPE) {
+			uint8_t vis = GELF_ST_VISIBILITY(other);
+
+			/* (not the linker's end markers past the code:
+			 * `_etext`, `__bss_start`, nothing runs there) */
+			if (shndx >= nsecs || !secs[shndx].text ||
+			    vis == STV_HIDDEN || vis == STV_INTERNAL ||
+			    value < secs[shndx].addr ||
+			    value - secs[shndx].addr >= secs[shndx].size)
+				continue;
+		} else if (type != STT_FUNC && type != STT_GNU_IFUNC) {
+			continue;
+		}
 		if (name >= strsize) {
 			/* Name the first; count the rest (no flood). */
 			if (!bad_names++)
@@ -365,6 +397,7 @@ int sfp_symtab_load_elf(struct sfp_symtab *t, struct sfp_elf *e,
 		secs[i].addr = sec.addr;
 		secs[i].size = sec.size;
 		secs[i].exec = sec.flags & SHF_EXECINSTR;
+		secs[i].text = sec.name && strstr(sec.name, "text");
 	}
 	for (i = 1; i < n; i++) {
 		if (sfp_elf_section(e, i, &sec))

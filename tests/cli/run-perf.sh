@@ -21,6 +21,35 @@ same_permille() {
 	if [ "$t" -eq 0 ]; then echo 0; else echo $(( (t - d) * 1000 / t )); fi
 }
 
+# Every frame line of sfprof script equals perf script's, or differs by a
+# rule of docs/perf-names.md whose name an independent tool confirms
+# (perf-name-rules.sh), and such lines stay under 0.1 % of all the lines
+# compared (summed over the files: one PLT sample in a short recording
+# must not fail it, many must).  strict: frames
+# paired by position, a frame only one side prints fails; addr (dwarf
+# files, where each side unwinds): frames paired by address, frames only
+# one unwinder found are left to the unwinding checks below.
+. "$HERE/perf-name-rules.sh"
+names_total=0 names_ruled=0
+names_check() {
+	label=$1 mode=$2
+	awk -v mode="$mode" -f "$HERE/perf-names.awk" "$3" "$4" > "$TMP/names.diff"
+	set -- $(tail -1 "$TMP/names.diff")
+	total=${2:-0} same=${3:-0} differ=${4:-0} ponly=${5:-0} sonly=${6:-0}
+	set -- $(explain_names "$TMP/names.diff" 2> "$TMP/names.bad")
+	ruled=${1:-0} bad=${2:-1}
+	if [ "$mode" = addr ]; then ponly=0 sonly=0; fi
+	names_total=$((names_total + total))
+	names_ruled=$((names_ruled + ruled))
+	if [ "$total" -gt 0 ] && [ "$bad" -eq 0 ] && [ "$ponly" -eq 0 ] &&
+	   [ "$sonly" -eq 0 ]; then
+		pass "names: $label: $same of $total frame lines equal perf script's, $ruled by a documented rule"
+	else
+		fail "names: $label: $same of $total frame lines equal, $ruled by a rule, $bad unexplained, $ponly only perf's, $sonly only sfprof's"
+		sed 's/^/  /' "$TMP/names.bad"
+	fi
+}
+
 # --- frame-pointer recording: script output equals perf script ---------------
 if ! rec "$TMP/fp.data" -F 2000 -g -- "$W" 300; then
 	fail "perf record -g of the workload failed three times"
@@ -37,6 +66,25 @@ if [ $rc -eq 0 ] && [ "$n" -gt 50 ] &&
 else
 	fail "script -g vs perf script (rc $rc, $n samples, $(same_permille "$TMP/fp.perf" "$TMP/fp.sfp")/1000 same)"
 	diff "$TMP/fp.perf" "$TMP/fp.sfp" | head -20 | sed 's/^/  /'
+fi
+names_check "fp file" strict "$TMP/fp.perf" "$TMP/fp.sfp"
+# a mixed workload: many short processes (the loader's entry frames),
+# PLT stubs of programs and of libc, vDSO calls, Python
+if rec "$TMP/mix.data" -F 2000 -g -- sh -c \
+	"ls -lR /usr/lib > /dev/null 2>&1; for i in 1 2 3 4 5 6 7 8; do date > /dev/null; done;
+	 python3 -c 'import time, json
+for i in range(200000): time.time()
+for i in range(300): json.dumps(list(range(500)))' 2> /dev/null; $W 50"; then
+	perf script --no-inline -i "$TMP/mix.data" > "$TMP/mix.perf" 2>/dev/null
+	"$SFPROF" script -i "$TMP/mix.data" > "$TMP/mix.sfp" 2> "$TMP/mix.err"
+	rc=$?
+	if [ $rc -eq 0 ] && grep -q '(\[vdso\])$' "$TMP/mix.perf"; then
+		names_check "fp file of a mixed workload (with [vdso] frames)" strict "$TMP/mix.perf" "$TMP/mix.sfp"
+	else
+		fail "names: fp file of a mixed workload (sfprof rc $rc, [vdso] frames: $(grep -c '(\[vdso\])$' "$TMP/mix.perf"))"
+	fi
+else
+	fail "perf record -g of the mixed workload failed three times"
 fi
 # the workload's own frames are there, with full stacks through the recursion
 if grep -q 'recurse+0x' "$TMP/fp.sfp" && grep -q 'cmp_u32+0x' "$TMP/fp.sfp" &&
@@ -65,6 +113,7 @@ if rec "$TMP/sys.data" -a -F 500 -g -- sleep 0.3; then
 		fail "script -a -g: headers or frame addresses differ"
 		diff "$TMP/sys.perf.a" "$TMP/sys.sfp.a" | head -10 | sed 's/^/  /'
 	fi
+	names_check "system-wide -a -g file" strict "$TMP/sys.perf" "$TMP/sys.sfp"
 else
 	skip "system-wide recording" "perf record -a failed"
 fi
@@ -182,6 +231,7 @@ check_eq "deferred -> inline round trip: perf script output unchanged" \
 rec "$TMP/dw.data" -F 1000 --call-graph dwarf,32768 -- "$WN" 400
 perf script --no-inline -i "$TMP/dw.data" > "$TMP/dw.perf" 2>"$TMP/dw.perf.err"
 "$SFPROF" script -i "$TMP/dw.data" > "$TMP/dw.sfp" 2>&1
+names_check "dwarf file" addr "$TMP/dw.perf" "$TMP/dw.sfp"
 set -- $(awk -v show=3 -f "$HERE/perf-user-frames.awk" "$TMP/dw.perf" "$TMP/dw.sfp" 2>"$TMP/dw.diff")
 # perf's libunwind/libdw sometimes gives up (a frame of -1) where sfprof
 # goes on; those samples are counted apart (perf's frames are a prefix)
@@ -221,6 +271,12 @@ else
 	head -3 "$TMP/dwi.err" | sed 's/^/  /'
 	awk -v show=2 -f "$HERE/perf-user-frames.awk" "$TMP/dwi.perf" "$TMP/dwd.sfp" 2>&1 >/dev/null |
 		cut -c1-400 | sed 's/^/  /'
+fi
+
+if [ "$names_total" -gt 1000 ] && [ $((names_ruled * 1000)) -le "$names_total" ]; then
+	pass "names: $names_ruled of $names_total frame lines differ from perf script's by a documented rule (<= 0.1 %)"
+else
+	fail "names: $names_ruled of $names_total frame lines differ from perf script's by a documented rule (want <= 0.1 % of more than 1000)"
 fi
 
 # --- bad input ---------------------------------------------------------------

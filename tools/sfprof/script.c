@@ -153,16 +153,22 @@ static struct sfp_symbolizer_dso *dso_handle(struct script *s, uint32_t idx,
 		s->dcache_len = n;
 	}
 	if (!s->dcache[idx] && !s->dcache_err[idx]) {
+		const struct sfp_perf_header_info *h =
+			sfp_perf_reader__header(s->rd);
 		char buf[4096];
-		const char *path = sfp_perf_dso_path(sfp_perf_reader__header(s->rd),
-						     d->name, d->build_id,
+		const char *path = sfp_perf_dso_path(h, d->name, d->build_id,
 						     d->build_id_size, buf,
 						     sizeof(buf));
-		/* the recorded build-id: never a replaced file's names */
-		int err = sfp_symbolizer__get_dso(s->sym, -1, path,
-						  d->build_id,
-						  d->build_id_size,
-						  &s->dcache[idx]);
+		const uint8_t *id = NULL;
+		size_t idlen = 0;
+		int err;
+
+		/* the recorded build-id (the MMAP2 record's, else the header's
+		 * table): never a replaced file's names; the vDSO's own
+		 * stands in when the recorded one is its */
+		sfp_perf_dso_build_id(h, d, &id, &idlen);
+		err = sfp_symbolizer__get_dso(s->sym, -1, path, id, idlen,
+					      &s->dcache[idx]);
 
 		if (err)
 			s->dcache_err[idx] = err;
@@ -395,7 +401,7 @@ static void build_frame(struct script *s, uint32_t pid, uint64_t ip,
 {
 	struct sfp_symbol sym;
 
-	if (kernel || ip >= SFP_KERNEL_START) {
+	if (kernel) {
 		if (!sfp_symbolizer__kernel(s->sym, ip, &sym))
 			emit_frame(s, prefix, ip,
 				   sym.raw_name ? sym.raw_name : sym.name, true,
@@ -407,7 +413,13 @@ static void build_frame(struct script *s, uint32_t pid, uint64_t ip,
 		return;
 	}
 	{
-		const struct sfp_pmap *map = sfp_machine__find(s->m, pid, ip);
+		/*
+		 * A kernel address where the chain says user (garbage a
+		 * frame-pointer walk found on the stack) is no kernel frame
+		 * for perf either: it looks in the process's maps only.
+		 */
+		const struct sfp_pmap *map = ip >= SFP_KERNEL_START ? NULL :
+					     sfp_machine__find(s->m, pid, ip);
 		struct sfp_symbolizer_dso *dh;
 		struct sfp_pdso *d;
 		uint64_t vaddr, addr;
@@ -419,8 +431,20 @@ static void build_frame(struct script *s, uint32_t pid, uint64_t ip,
 		}
 		d = sfp_machine__dso(s->m, map->dso);
 		d->hit = true;
+		if (d->jit) {
+			/* perf's identity map: the address itself */
+			if (!sfp_symbolizer__jit(s->sym, (int)pid, ip, &sym))
+				emit_frame(s, prefix, ip,
+					   sym.raw_name ? sym.raw_name : sym.name,
+					   true, sym.offset, d->name);
+			else
+				emit_frame(s, prefix, ip, "[unknown]", false, 0,
+					   d->name);
+			return;
+		}
 		addr = ip - map->start + map->pgoff;
-		dh = d->name[0] == '/' ? dso_handle(s, map->dso, d) : NULL;
+		dh = sfp_perf_dso_has_symbols(d) ? dso_handle(s, map->dso, d) :
+						   NULL;
 		if (dh && !sfp_symbolizer_dso__vaddr(dh, map->start, map->pgoff,
 						     ip, &vaddr) &&
 		    !sfp_symbolizer_dso__find(dh, vaddr, &sym))
@@ -467,7 +491,7 @@ static inline __attribute__((always_inline)) void
 print_frame(struct script *s, uint32_t pid, uint64_t ip, bool kernel,
 	    const char *prefix, uint64_t ugen)
 {
-	bool k = kernel || ip >= SFP_KERNEL_START;
+	bool k = kernel;
 	uint64_t gen = k ? 0 : ugen;
 	struct fc_ent *fc;
 	char *p;
@@ -643,9 +667,11 @@ static int print_sample(struct script *s, const struct sfp_perf_event *ev)
 		ob_put(s, ": ", 2);
 	}
 	if (!has_chain) {
-		print_frame(s, sm->pid, sm->ip,
-			    (ev->misc & SFP_PERF_MISC_CPUMODE_MASK) ==
-				    SFP_PERF_MISC_KERNEL, " ", ugen);
+		/* perf looks the sample's address up in the maps of its
+		 * cpumode, then in those of the address's own (the kernel's
+		 * above SFP_KERNEL_START) */
+		print_frame(s, sm->pid, sm->ip, sm->ip >= SFP_KERNEL_START,
+			    " ", ugen);
 		ob_char(s, '\n');
 		return 0;
 	}
