@@ -218,13 +218,21 @@ if [ "$lost_allowed" -eq 0 ] &&
    perf report --stats -i "$TMP/dw.data" 2>/dev/null | grep -q ' LOST events: *[1-9]'; then
 	lost_allowed=1
 fi
-other=$(grep -v -e '^Warning:$' -e 'lost [0-9]* chunks' -e '^ *$' "$TMP/dwi.err" | wc -l)
+# (perf's warnings: "Warning:", "Processed N events and lost M chunks!",
+# "Check IO/CPU overload!", and for PERF_RECORD_LOST_SAMPLES "Processed N
+# samples and lost P%!")
+lost_lines() {
+	grep -v -e '^Warning:$' -e 'lost [0-9]* chunks' -e '^Check IO/CPU overload!$' \
+		-e '^Processed [0-9]* samples and lost [0-9. ]*%!$' -e '^ *$' "$1"
+}
+other=$(lost_lines "$TMP/dwi.err" | wc -l)
 if [ "$other" -eq 0 ] && [ "$(lostw "$TMP/dwi.err")" -le "$lost_allowed" ] &&
    [ "${3:-0}" -gt 20 ] && [ $(( $1 * 100 )) -ge $(( $3 * 99 )) ]; then
 	pass "dwarf -> inline (read by perf 6.1) and -> deferred: same stacks for $1 of $3 samples"
 else
-	fail "dwarf -> inline/deferred stacks (${1:-0} of ${3:-0})"
+	fail "dwarf -> inline/deferred stacks (${1:-0} of ${3:-0}; $other other lines on perf's stderr, $(lostw "$TMP/dwi.err") lost-chunks warnings of $lost_allowed allowed)"
 	head -3 "$TMP/dwi.err" | sed 's/^/  /'
+	lost_lines "$TMP/dwi.err" | head -3 | sed 's/^/  other: /'
 	awk -v show=2 -f "$HERE/perf-user-frames.awk" "$TMP/dwi.perf" "$TMP/dwd.sfp" 2>&1 >/dev/null |
 		cut -c1-400 | sed 's/^/  /'
 fi
