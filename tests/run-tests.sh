@@ -7,6 +7,11 @@
 #   fuzz replay  $BUILD/fuzz/fuzz-* over fuzz/corpus/<target>/
 #
 # A binary that dies without saying FAIL counts as one failure.
+#
+# A check that prints nothing must not vanish from the totals: each
+# runnable has a known least number of PASS/FAIL/SKIP lines, and printing
+# fewer is a FAIL.  Unit binaries: one line per TEST() in their source;
+# fuzz replays: one; CLI scripts: their "# checks: N" line.
 set -u
 BUILD=${1:?build dir}
 TIER=${2:-default}
@@ -33,9 +38,10 @@ export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 
 echo "== tier $TIER ($BUILD)"
 
-run_one() {	# name, command...
-	name=$1
-	shift
+EXPECTED=0
+run_one() {	# name, least number of results (where to change it), command...
+	name=$1 want=$2 where=$3
+	shift 3
 	out=$BUILD/tmp/out.$$
 	"$@" > "$out" 2>&1
 	rc=$?
@@ -48,17 +54,32 @@ run_one() {	# name, command...
 		echo "  FAIL: $name exited $rc without a FAIL line; tail of output:"
 		tail -15 "$out" | sed 's/^/    /'
 	fi
+	got=$(grep -cE '^(PASS|FAIL|SKIP): ' "$out")
+	EXPECTED=$((EXPECTED + want))
+	if [ "$got" -lt "$want" ]; then
+		echo "FAIL: [$TIER] $name printed $got results, expected at least $want" >> "$RESULTS"
+		echo "  FAIL: $name printed $got PASS/FAIL/SKIP lines, expected at least $want: a check printed nothing (if checks were removed on purpose, change $where)"
+	elif [ "$got" -gt "$want" ] && [ "$where" != - ]; then
+		echo "  note: $name printed $got results, more than the $want of $where: raise it"
+	fi
 	rm -f "$out"
 }
 
 for t in "$BUILD"/tests/test-*; do
 	[ -x "$t" ] || continue
-	run_one "$(basename "$t")" "$t"
+	src=tests/unit/$(basename "$t").c
+	run_one "$(basename "$t")" "$(grep -c '^TEST(' "$src" 2>/dev/null)" - "$t"
 done
 
 for s in tests/cli/run-*.sh; do
 	[ -f "$s" ] || continue
-	run_one "$(basename "$s" .sh)" sh "$s"
+	n=$(sed -n 's/^# checks: \([0-9][0-9]*\)$/\1/p' "$s" | head -1)
+	if [ -z "$n" ]; then
+		echo "FAIL: [$TIER] $s has no '# checks: N' line" >> "$RESULTS"
+		echo "  FAIL: $s has no '# checks: N' line (N: the number of PASS/FAIL/SKIP lines it prints)"
+		n=0
+	fi
+	run_one "$(basename "$s" .sh)" "$n" "'# checks: $n' in $s" sh "$s"
 done
 
 for f in "$BUILD"/fuzz/fuzz-*; do
@@ -69,11 +90,15 @@ for f in "$BUILD"/fuzz/fuzz-*; do
 		echo "FAIL: [$TIER] $n has no corpus in $dir" >> "$RESULTS"
 		continue
 	fi
-	run_one "$n" sh -c "'$f' '$dir'/* && echo 'PASS: fuzz replay $n'"
+	run_one "$n" 1 - sh -c "'$f' '$dir'/* && echo 'PASS: fuzz replay $n'"
 done
 
 p=$(grep -c '^PASS' "$RESULTS")
 f=$(grep -c '^FAIL' "$RESULTS")
 s=$(grep -c '^SKIP' "$RESULTS")
-echo "   tier $TIER: $p passed, $f failed, $s skipped (log: $LOG)"
+if [ $((p + f + s)) -lt "$EXPECTED" ]; then
+	echo "FAIL: [$TIER] $((p + f + s)) results, expected at least $EXPECTED" >> "$RESULTS"
+	f=$((f + 1))
+fi
+echo "   tier $TIER: $p passed, $f failed, $s skipped; $((p + f + s)) results of at least $EXPECTED expected (log: $LOG)"
 exit 0

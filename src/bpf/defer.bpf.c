@@ -23,7 +23,8 @@
  * unwound); a tid reused by a new task is seen by its start_time (the old
  * entry, with its pending work, is deleted); a callback that never came is
  * seen when the task is sampled in user mode with work still pending long
- * after scheduling (reported, and a new callback scheduled).
+ * after scheduling and the kernel no longer holds it (reported, and a new
+ * callback scheduled).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -199,6 +200,37 @@ static __always_inline __u64 new_cookie(__u32 cpu)
 	return ((cnt & 0xffffffffULL) << 32) | (cpu + 1);
 }
 
+/*
+ * Does the kernel still hold our callback (being scheduled, queued, or
+ * running)?  Its own state of the bpf_task_work (6.18's enum
+ * bpf_task_work_state), read through CO-RE.  Without this, a sample that
+ * came while the task was running our callback (or the task_works queued
+ * before it, which task_work_run() has already taken off task->task_works)
+ * more than STALE_NS after scheduling, in the kernel with no task_work
+ * queued, was taken for a lost callback: on a busy machine, where the task
+ * is preempted inside the sleepable callback, that happened about once a
+ * second.  false when the kernel's types are not there (the timing rules
+ * of entry_cookie() alone decide then).
+ */
+static __always_inline bool work_in_kernel(struct task_ent *ent)
+{
+	struct bpf_task_work_kern *k = (void *)&ent->tw;
+	struct bpf_task_work_ctx *c;
+	int st;
+
+	if (!bpf_core_type_exists(struct bpf_task_work_kern) ||
+	    !bpf_core_type_exists(struct bpf_task_work_ctx))
+		return false;
+	c = BPF_CORE_READ(k, ctx);
+	if (!c)
+		return false;	/* never scheduled */
+	st = BPF_CORE_READ(c, state);
+	return st == bpf_core_enum_value(enum bpf_task_work_state, BPF_TW_PENDING) ||
+	       st == bpf_core_enum_value(enum bpf_task_work_state, BPF_TW_SCHEDULING) ||
+	       st == bpf_core_enum_value(enum bpf_task_work_state, BPF_TW_SCHEDULED) ||
+	       st == bpf_core_enum_value(enum bpf_task_work_state, BPF_TW_RUNNING);
+}
+
 /* The cookie of the task's current kernel entry; 0: no user part. */
 static __always_inline __u64 entry_cookie(struct task_struct *task, __u32 tid,
 					  __u32 pid, __u32 cpu, bool user_mode,
@@ -223,14 +255,16 @@ static __always_inline __u64 entry_cookie(struct task_struct *task, __u32 tid,
 		 * so no return to user space will run it.  Queued work of
 		 * anyone means the same kernel entry may still be going on.
 		 * Without the second rule a task that is rarely seen in user
-		 * mode (syscall-heavy) shared a lost cookie for seconds.
+		 * mode (syscall-heavy) shared a lost cookie for seconds.  And
+		 * never while the kernel still holds it (work_in_kernel()).
 		 */
 		if (now - ent->sched_time < STALE_NS ||
-		    (!user_mode && BPF_CORE_READ(task, task_works))) {
+		    (!user_mode && BPF_CORE_READ(task, task_works)) ||
+		    work_in_kernel(ent)) {
 			count(SFB_ST_SHARED);
 			return ent->cookie;
 		}
-		/* Work still pending and not queued: it was lost. */
+		/* Work still pending, not queued, not held: it was lost. */
 		{
 			struct sfb_stale *st;
 

@@ -21,8 +21,13 @@ const shots = a.shots || '.';
 mkdirSync(shots, { recursive: true });
 const url = pathToFileURL(resolve(a.html)).href;
 
-const { context, close } = await launch();
+// launching is part of the session: a browser that does not start is a
+// FAIL, as is one that crashes later
+let close = async () => {};
 try {
+  const b = await launch();
+  close = b.close;
+  const context = b.context;
   const page = context.pages()[0] || await context.newPage();
   const requests = [], problems = [];
   page.on('request', (r) => requests.push(r.url()));

@@ -37,15 +37,22 @@ export function args() {
 export async function launch(extraArgs = []) {
   const userDir = mkdtempSync(join(process.env.SFP_TEST_TMP || tmpdir(), 'chromium-'));
   // playwright passes the directory as --user-data-dir itself
-  const context = await chromium.launchPersistentContext(userDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    viewport: { width: 1280, height: 800 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic',
-      '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync',
-      '--disable-dev-shm-usage', ...extraArgs],
-  });
+  let context;
+  try {
+    context = await chromium.launchPersistentContext(userDir, {
+      executablePath: CHROMIUM,
+      headless: true,
+      viewport: { width: 1280, height: 800 },
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic',
+        '--no-first-run', '--disable-background-networking',
+        '--disable-component-update', '--disable-sync',
+        '--disable-dev-shm-usage', ...extraArgs],
+    });
+  } catch (e) {
+    // the caller reports it (a browser that does not start is a FAIL)
+    rmSync(userDir, { recursive: true, force: true });
+    throw e;
+  }
   const close = async () => {
     await context.close().catch(() => {});
     rmSync(userDir, { recursive: true, force: true });

@@ -40,8 +40,13 @@ const base = `http://127.0.0.1:${server.address().port}`;
 
 // speedscope draws its flame charts with WebGL: SwiftShader renders it on
 // the CPU (no GPU here)
-const { context, close } = await launch(['--use-angle=swiftshader', '--enable-unsafe-swiftshader']);
+// launching is part of the session: a browser that does not start is a
+// FAIL, as is one that crashes later
+let close = async () => {};
 try {
+  const b = await launch(['--use-angle=swiftshader', '--enable-unsafe-swiftshader']);
+  close = b.close;
+  const context = b.context;
   const page = context.pages()[0] || await context.newPage();
   const outside = [], problems = [];
   await page.route('**/*', (route) => {

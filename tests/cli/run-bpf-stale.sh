@@ -7,32 +7,48 @@
 # scheduled within the 20 ms grace, every sample is delivered (the ones of
 # a lost cookie without their user part, counted exactly by script and
 # report), and the samples that got their callback have complete stacks.
+# checks: 10
 . "$(dirname "$0")/test-subr.sh"
 
 SPIN=$SFP_BUILD/tests/progs/record-spin
 
-$SFPROF record --call-graph bpf-defer -o "$TMP/probe.data" -- true > "$TMP/probe.out" 2>&1
-if grep -q "falling back" "$TMP/probe.out"; then
-	why=$(grep -m1 "bpf-defer" "$TMP/probe.out")
-	for t in "lost callbacks, CPU-bound" "lost callbacks, syscall-heavy"; do
-		skip "bpf-defer: $t" "$why"
+# Where the system can load bpf-defer (test-subr.sh), falling back fails.
+if ! bpf_defer_expected; then
+	skip "bpf-defer loads where root, BTF and the kfunc are there" "$BPF_WHY"
+	for w in CPU-bound syscall-heavy; do
+		for t in "detected as stale" "lost cookies in the file" \
+			 "script and report read all samples" "stitched stacks"; do
+			skip "bpf-defer, $w with lost callbacks: $t" "$BPF_WHY"
+		done
 	done
+	skip "bpf-defer without the hook" "$BPF_WHY"
 	exit 0
+fi
+sfp record --call-graph bpf-defer -o "$TMP/probe.data" -- true > "$TMP/probe.out" 2>&1
+if grep -q "falling back" "$TMP/probe.out"; then
+	fail "bpf-defer loads where root, BTF and the kfunc are there: $(grep -m1 "bpf-defer" "$TMP/probe.out")"
+else
+	pass "bpf-defer loads where root, BTF and the kfunc are there"
 fi
 
 # Per sample (from --no-merge-callchains): tid, time, cookie; per deferred
 # record: its cookie.  Prints: lost cookies (no deferred record), samples
 # carrying them, the longest time one lost cookie was shared (ms), lost
-# cookies followed by a sample of the same task whose callback came
-# (the retry), tasks.
+# cookies followed by a new cookie of the same task (the retry), tasks,
+# samples released unmerged, and samples in user mode (no kernel frame)
+# that shared a lost cookie more than the 20 ms grace after the sample
+# that made it (the BPF side's rule: none; in the kernel, queued
+# task_work keeps the cookie, so a kernel-mode sample may share later).
 analyze() {
 	awk '
 	function done_sample() {
-		if (have) { n++; stid[n] = tid; stime[n] = t; sck[n] = ck }
+		if (have) { n++; stid[n] = tid; stime[n] = t; sck[n] = ck; skern[n] = kern }
 		if (have && ck != "") { nw[tid]++; wck[tid, nw[tid]] = ck }
 		have = 0; ck = ""
 	}
-	/cpu-clock:/ { done_sample(); have = 1; tid = $2; t = $3; sub(/:$/, "", t); next }
+	/cpu-clock:/ { done_sample(); have = 1; tid = $2; t = $3; sub(/:$/, "", t)
+		       kern = -1; next }
+	have && kern < 0 { kern = /kernel\.kallsyms/ ? 1 : 0 }
 	# perf 6.19 stitching, in delivery order: a deferred record completes
 	# the waiting samples of its task with its cookie and releases the
 	# task'"'"'s others unmerged; what still waits at the end is unmerged
@@ -60,18 +76,25 @@ analyze() {
 			span = (last[c] - first[c]) * 1000
 			if (span > maxspan) maxspan = span
 		}
+		# (times are printed to the microsecond: 1 us of slack)
+		for (i = 1; i <= n; i++) {
+			c = sck[i]
+			if (c != "" && !(c in d) && !skern[i] &&
+			    (stime[i] - first[c]) * 1000 > 20.001)
+				late++
+		}
 		for (i = 1; i <= n; i++) {
 			c = sck[i]
 			if (c == "" || (c in d) || (c in retried))
 				continue
 			for (j = i + 1; j <= n; j++)
-				if (stid[j] == stid[i] && sck[j] != "" && (sck[j] in d)) {
+				if (stid[j] == stid[i] && sck[j] != "" && sck[j] != c) {
 					retried[c] = 1; r++; break
 				}
 		}
 		for (k in tids) nt++
 		for (k in nw) rel += nw[k]
-		printf "%d %d %.1f %d %d %d\n", lost, u, maxspan, r, nt, rel
+		printf "%d %d %.1f %d %d %d %d\n", lost, u, maxspan, r, nt, rel, late
 	}'
 }
 
@@ -84,7 +107,7 @@ check_stale() {
 	what=$1 every=$2
 	shift 2
 	out=$TMP/stale-$every
-	SFPROF_BPF_TEST_DROP_CALLBACK=$every $SFPROF record -F 4000 \
+	SFPROF_BPF_TEST_DROP_CALLBACK=$every sfp record -F 4000 \
 		--call-graph bpf-defer -o "$out.data" -- "$@" > "$out.out" 2>&1
 	rc=$?
 	nrec=$(sed -n 's/^sfprof record: \([0-9]*\) samples.*/\1/p' "$out.out")
@@ -98,8 +121,8 @@ check_stale() {
 		tail -4 "$out.out" | sed 's/^/  /'
 		return
 	fi
-	$SFPROF script --no-merge-callchains -i "$out.data" 2> "$out.nm.err" | analyze > "$out.an"
-	read -r lost unm span retried ntid exp < "$out.an"
+	sfp script --no-merge-callchains -i "$out.data" 2> "$out.nm.err" | analyze > "$out.an"
+	read -r lost unm span retried ntid exp late < "$out.an"
 
 	# Detected: each drop is found stale, except at most the last one of
 	# each task (it ended, or was not sampled again, within the grace).
@@ -109,23 +132,26 @@ check_stale() {
 		fail "bpf-defer, $what: $stale of $dropped lost callbacks detected as stale ($ntid task(s))"
 	fi
 	# In the file: the lost cookies are exactly the dropped ones (plus the
-	# callbacks that ran in an exiting task and wrote nothing); each was
-	# shared for no longer than the 20 ms grace (+5 ms of timer slack), and
-	# all but the last of a task were followed by a cookie whose callback came.
-	if [ "$lost" -eq $((dropped + notw)) ] && [ "${span%.*}" -le 25 ] &&
+	# callbacks that ran in an exiting task and wrote nothing); no sample
+	# in user mode shared one past the 20 ms grace (counted per sample
+	# from the file's times, not a bound on a wall-clock span, which a
+	# busy machine stretches: the task may be off the CPU between its
+	# samples), and all but the last of a task were followed by a new
+	# cookie (the retry).
+	if [ "$lost" -eq $((dropped + notw)) ] && [ "$late" -eq 0 ] &&
 	   [ "$retried" -ge $((lost - ntid)) ]; then
-		pass "bpf-defer, $what: $lost lost cookies in the file, shared at most $span ms, $retried retried with a callback"
+		pass "bpf-defer, $what: $lost lost cookies in the file, none shared in user mode past the grace (longest share $span ms), $retried retried"
 	else
-		fail "bpf-defer, $what: $lost lost cookies (dropped $dropped + not written $notw), shared up to $span ms, $retried retried"
+		fail "bpf-defer, $what: $lost lost cookies (dropped $dropped + not written $notw), $late user-mode samples shared one past the grace (longest $span ms), $retried retried"
 	fi
 	# Every sample is delivered; the unmerged ones are the samples of lost
 	# cookies, plus any that perf 6.19's rule releases early (another
 	# cookie's record of the same task came first), in script and report.
-	$SFPROF script -i "$out.data" > "$out.script" 2> "$out.err"
+	sfp script -i "$out.data" > "$out.script" 2> "$out.err"
 	src=$?
 	ns=$(grep -c 'cpu-clock:' "$out.script")
 	nu=$(grep -c '(cookie)' "$out.script")
-	$SFPROF report -i "$out.data" > "$out.report" 2> "$out.rerr"
+	sfp report -i "$out.data" > "$out.report" 2> "$out.rerr"
 	rrc=$?
 	ru=$(sed -n 's/^# \([0-9]*\) samples without their deferred user callchain.*/\1/p' "$out.report")
 	if [ $src -eq 0 ] && [ ! -s "$out.err" ] && [ ! -s "$out.nm.err" ] &&
@@ -166,7 +192,7 @@ fi
 
 # Without the hook nothing is lost: the kernel-mode rule (no task_work
 # queued) must not take work that is merely pending for stale.
-$SFPROF record -F 4000 --call-graph bpf-defer -o "$TMP/nohook.data" -- \
+sfp record -F 4000 --call-graph bpf-defer -o "$TMP/nohook.data" -- \
 	"$SPIN" sys 300 > "$TMP/nohook.out" 2>&1
 st=$(kstat stale "$TMP/nohook.out")
 cb=$(kstat callbacks "$TMP/nohook.out")

@@ -6,6 +6,7 @@
 # its speedscope file loaded into the real speedscope viewer served from
 # 127.0.0.1.  A synthetic 150k-sample file checks that the page copes with
 # that many distinct stacks.  Screenshots: $SFP_TEST_TMP/browser/.
+# checks: 80
 . "$(dirname "$0")/test-subr.sh"
 
 B=$(cd "$(dirname "$0")/../browser" && pwd)
@@ -16,7 +17,7 @@ SHOTS=$SFP_TEST_TMP/browser
 mkdir -p "$SHOTS"
 
 # CLI surface first: these need no browser
-$SFPROF flamegraph --help > "$TMP/help" 2>&1
+sfp flamegraph --help > "$TMP/help" 2>&1
 ok=1
 for o in -i -o --title --user-only --help; do
 	grep -q -- "$o" "$TMP/help" || ok=0
@@ -40,19 +41,19 @@ fi
 browser() {	# script, args...: the script prints PASS/FAIL lines itself
 	s=$1
 	shift
-	(cd "$B" && SFP_TEST_TMP="$TMP" timeout 300 node "$s" "$@") ||
-		echo "  ($s exited $?)"
+	checker "browser $s $*" env -C "$B" SFP_TEST_TMP="$TMP" \
+		timeout 300 node "$s" "$@"
 }
 
 # --- sfprof record of the workload ------------------------------------------
-if $SFPROF record -q -F 999 -o "$TMP/work.data" -- "$WORK" 1500 \
+if sfp record -q -F 999 -o "$TMP/work.data" -- "$WORK" 1500 \
 	> "$TMP/rec.out" 2>&1; then
 	pass "record flame-work (no frame pointers)"
 else
 	fail "record flame-work (no frame pointers)"
 	sed 's/^/  /' "$TMP/rec.out" | head
 fi
-if $SFPROF flamegraph -i "$TMP/work.data" -o "$SHOTS/flamegraph.html" \
+if sfp flamegraph -i "$TMP/work.data" -o "$SHOTS/flamegraph.html" \
 	> "$TMP/fg.out" 2>&1 && grep -q '<canvas' "$SHOTS/flamegraph.html"; then
 	pass "flamegraph writes an HTML page"
 else
@@ -70,7 +71,7 @@ browser flamegraph.mjs --html "$SHOTS/flamegraph.html" --tag flamegraph \
 	--path main,flame_outer,flame_mid,flame_hot_leaf --shots "$SHOTS"
 
 # --user-only drops the kernel frames
-$SFPROF flamegraph --user-only --title "user only" -i "$TMP/work.data" \
+sfp flamegraph --user-only --title "user only" -i "$TMP/work.data" \
 	-o "$TMP/user.html" > /dev/null 2>&1
 if grep -q '<title>user only</title>' "$TMP/user.html" &&
    grep -q 'read_zero\|do_syscall_64' "$SHOTS/flamegraph.html" &&
@@ -83,7 +84,7 @@ fi
 # perf's pipe mode in, standard output out
 if command -v perf > /dev/null 2>&1 &&
    perf record -q -g -F 499 -o - -- "$WORK" 300 2> /dev/null |
-	$SFPROF flamegraph -i - -o - > "$TMP/pipe.html" 2> "$TMP/pipe.err" &&
+	sfp flamegraph -i - -o - > "$TMP/pipe.html" 2> "$TMP/pipe.err" &&
    grep -q '"flame_hot_leaf"' "$TMP/pipe.html" && [ ! -s "$TMP/pipe.err" ]; then
 	pass "flamegraph -i - -o - (perf pipe mode to stdout)"
 else
@@ -99,8 +100,8 @@ else
 	fail "speedscope export of the recording"
 	sed 's/^/  /' "$TMP/ss.out" | head
 fi
-if $SFPROF export --help 2>/dev/null | grep -q speedscope; then
-	if $SFPROF export --format speedscope -i "$TMP/work.data" \
+if sfp export --help 2>/dev/null | has speedscope; then
+	if sfp export --format speedscope -i "$TMP/work.data" \
 		-o "$TMP/cli.json" > /dev/null 2>&1 &&
 	   cmp -s "$TMP/cli.json" "$SHOTS/work.speedscope.json"; then
 		pass "sfprof export --format speedscope writes the same file"
@@ -115,7 +116,7 @@ browser speedscope.mjs --json "$SHOTS/work.speedscope.json" --tag speedscope \
 if command -v perf > /dev/null 2>&1 &&
    perf record -q --call-graph dwarf -F 499 -o "$TMP/perf.data" -- "$WORK" 1000 \
 	> "$TMP/perf.out" 2>&1; then
-	if $SFPROF flamegraph -i "$TMP/perf.data" -o "$SHOTS/perf-dwarf.html" \
+	if sfp flamegraph -i "$TMP/perf.data" -o "$SHOTS/perf-dwarf.html" \
 		> "$TMP/fg2.out" 2>&1; then
 		pass "flamegraph of a perf --call-graph dwarf file"
 		# perf names the event cpu-clock:pppH: still nanoseconds
@@ -140,7 +141,7 @@ fi
 
 # --- no samples at all ---------------------------------------------------------
 if "$SYNTH" "$TMP/zero.data" 0 > /dev/null 2>&1 &&
-   $SFPROF flamegraph -i "$TMP/zero.data" -o "$TMP/zero.html" > /dev/null 2>&1; then
+   sfp flamegraph -i "$TMP/zero.data" -o "$TMP/zero.html" > /dev/null 2>&1; then
 	pass "flamegraph of a file without samples"
 	browser flamegraph.mjs --html "$TMP/zero.html" --tag empty --empty \
 		--shots "$SHOTS"
@@ -151,7 +152,7 @@ fi
 # --- 150k samples, nearly all distinct stacks --------------------------------
 if "$SYNTH" "$TMP/large.data" 150000 > "$TMP/synth.out" 2>&1; then
 	t0=$(date +%s%N)
-	if $SFPROF flamegraph -i "$TMP/large.data" -o "$TMP/large.html" \
+	if sfp flamegraph -i "$TMP/large.data" -o "$TMP/large.html" \
 		> "$TMP/fg3.out" 2>&1; then
 		t1=$(date +%s%N)
 		echo "  large: sfprof flamegraph $(( (t1 - t0) / 1000000 )) ms," \

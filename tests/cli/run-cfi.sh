@@ -1,5 +1,6 @@
 #!/bin/sh
 # sfprof sframe build / cache against real binaries of this machine.
+# checks: 19
 . "$(dirname "$0")/test-subr.sh"
 
 CORPUS=$SFP_TEST_DATA/cfi
@@ -11,7 +12,7 @@ if gcc -O2 -o "$TMP/prog" "$CORPUS/corpus.c" "$CORPUS/corpus-asm.S" 2>"$TMP/cc.e
 		"$SFPROF" sframe build -o "$TMP/prog.sframe" "$TMP/prog"
 	# dump prints each function at its ELF address: main must be there.
 	main=$(nm "$TMP/prog" | awk '$3 == "main" { print $1 }' | sed 's/^0*//')
-	"$SFPROF" sframe dump "$TMP/prog.sframe" > "$TMP/dump.txt" 2>&1
+	sfp sframe dump "$TMP/prog.sframe" > "$TMP/dump.txt" 2>&1
 	if grep -q "pc = 0x$main, " "$TMP/dump.txt"; then
 		pass "dump of the table shows main at 0x$main"
 	else
@@ -21,17 +22,17 @@ if gcc -O2 -o "$TMP/prog" "$CORPUS/corpus.c" "$CORPUS/corpus-asm.S" 2>"$TMP/cc.e
 	grep -q "SFRAME_VERSION_3" "$TMP/dump.txt" && pass "default version is 3" ||
 		fail "default version is 3"
 
-	"$SFPROF" sframe build --version 2 -o "$TMP/prog2.sframe" "$TMP/prog" &&
-	"$SFPROF" sframe dump "$TMP/prog2.sframe" | grep -q "SFRAME_VERSION_2" &&
+	sfp sframe build --version 2 -o "$TMP/prog2.sframe" "$TMP/prog" &&
+	sfp sframe dump "$TMP/prog2.sframe" | has "SFRAME_VERSION_2" &&
 		pass "--version 2" || fail "--version 2"
 
 	# --add-section: the copy still runs and carries the same table.
-	if "$SFPROF" sframe build --add-section "$TMP/prog.sf" "$TMP/prog"; then
+	if sfp sframe build --add-section "$TMP/prog.sf" "$TMP/prog"; then
 		"$TMP/prog" > "$TMP/run1.txt" 2>&1
 		"$TMP/prog.sf" > "$TMP/run2.txt" 2>&1
 		check_eq "--add-section copy runs like the original" \
 			"$TMP/run1.txt" "$TMP/run2.txt"
-		"$SFPROF" sframe dump "$TMP/prog.sf" > "$TMP/dump2.txt" 2>&1
+		sfp sframe dump "$TMP/prog.sf" > "$TMP/dump2.txt" 2>&1
 		check_eq "dump of the copy equals dump of -o" "$TMP/dump.txt" \
 			"$TMP/dump2.txt"
 	else
@@ -39,7 +40,7 @@ if gcc -O2 -o "$TMP/prog" "$CORPUS/corpus.c" "$CORPUS/corpus-asm.S" 2>"$TMP/cc.e
 	fi
 
 	# --stats: the counts add up and name the skip reasons.
-	"$SFPROF" sframe build --stats --version 2 "$TMP/prog" > "$TMP/st.txt"
+	sfp sframe build --stats --version 2 "$TMP/prog" > "$TMP/st.txt"
 	fdes=$(awk '/^  FDEs:/ { print $2 }' "$TMP/st.txt")
 	emitted=$(awk '/^  emitted:/ { print $2 }' "$TMP/st.txt")
 	skipped=$(awk '/^  skipped:/ { print $2 }' "$TMP/st.txt")
@@ -57,10 +58,10 @@ fi
 # A system library: the dump of its table decodes and has PLT entries.
 LIBC=/lib/x86_64-linux-gnu/libc.so.6
 if [ -r "$LIBC" ]; then
-	"$SFPROF" sframe build -o "$TMP/libc.sframe" "$LIBC" &&
-	"$SFPROF" sframe check "$TMP/libc.sframe" > /dev/null 2>&1 &&
+	sfp sframe build -o "$TMP/libc.sframe" "$LIBC" &&
+	sfp sframe check "$TMP/libc.sframe" > /dev/null 2>&1 &&
 		pass "libc table passes sframe check" || fail "libc table passes sframe check"
-	"$SFPROF" sframe dump "$TMP/libc.sframe" | grep -q 'STARTPC\[m\]' &&
+	sfp sframe dump "$TMP/libc.sframe" | has 'STARTPC\[m\]' &&
 		pass "libc table has PCMASK PLT entries" || fail "libc table has PCMASK PLT entries"
 fi
 
@@ -74,13 +75,13 @@ check_rc "build --help" 0 "$SFPROF" sframe build --help
 
 # The cache commands.
 check_rc "cache list on an empty cache" 0 "$SFPROF" sframe cache list
-"$SFPROF" sframe cache dir | grep -qx "$SFPROF_CACHE_DIR" &&
+sfp sframe cache dir | has -x "$SFPROF_CACHE_DIR" &&
 	pass "cache dir follows SFPROF_CACHE_DIR" || fail "cache dir follows SFPROF_CACHE_DIR"
 mkdir -p "$SFPROF_CACHE_DIR"
 cp "$TMP/libc.sframe" "$SFPROF_CACHE_DIR/x-g1-v3.sframe" 2>/dev/null
-"$SFPROF" sframe cache list > "$TMP/list.txt"
+sfp sframe cache list > "$TMP/list.txt"
 grep -q " ok .*x-g1-v3.sframe" "$TMP/list.txt" && grep -q "^1 table in" "$TMP/list.txt" &&
 	pass "cache list shows the entry" || { fail "cache list shows the entry"; sed 's/^/  /' "$TMP/list.txt"; }
-"$SFPROF" sframe cache clear | grep -q "removed 1 file" &&
+sfp sframe cache clear | has "removed 1 file" &&
 	pass "cache clear" || fail "cache clear"
 check_rc "cache with a bad subcommand" 2 "$SFPROF" sframe cache frob

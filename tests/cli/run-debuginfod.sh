@@ -4,6 +4,7 @@
 # 127.0.0.1, and what happens when no server answers (refused, a listener
 # that never replies, the server stopped): one note, raw addresses, a run
 # bounded by --debuginfod-timeout rather than libdebuginfod's 90 s.
+# checks: 23
 . "$(dirname "$0")/test-subr.sh"
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -21,7 +22,7 @@ trap cleanup EXIT
 
 # --- the options ------------------------------------------------------------
 for c in script report export flamegraph; do
-	$SFPROF $c --help > "$TMP/help" 2>&1
+	sfp $c --help > "$TMP/help" 2>&1
 	if grep -q -- '--debuginfod\[=URLS\]' "$TMP/help" &&
 	   grep -q -- '--no-debuginfod' "$TMP/help" &&
 	   grep -q -- '--debuginfod-timeout SECS' "$TMP/help"; then
@@ -133,7 +134,7 @@ fi
 URL=http://127.0.0.1:$PORT
 
 # --- a recording of the stripped program -------------------------------------
-if ! $SFPROF record -q -F 2000 -o "$TMP/rec.data" -- "$PROG" 300 > "$TMP/rec.log" 2>&1; then
+if ! sfp record -q -F 2000 -o "$TMP/rec.data" -- "$PROG" 300 > "$TMP/rec.log" 2>&1; then
 	fail "sfprof record of the stripped program"
 	head -5 "$TMP/rec.log" | sed 's/^/  /'
 	exit 0
@@ -168,7 +169,7 @@ prog_frames() {	# script output -> "ADDR NAME" of the program's frames
 
 # 1. without debuginfod: the program's frames have no names (the check
 #    below can fail)
-$SFPROF script -i "$TMP/rec.data" > "$TMP/plain.txt" 2> "$TMP/plain.err"
+sfp script -i "$TMP/rec.data" > "$TMP/plain.txt" 2> "$TMP/plain.err"
 rc=$?
 if [ $rc = 0 ] && prog_frames "$TMP/plain.txt" | grep -q '\[unknown\]' &&
    ! prog_frames "$TMP/plain.txt" | grep -q ' main+'; then
@@ -179,7 +180,7 @@ fi
 
 # 2. through the server: names equal nm's on the unstripped file
 export DEBUGINFOD_CACHE_PATH="$TMP/cache"
-DEBUGINFOD_URLS=$URL $SFPROF script -i "$TMP/rec.data" > "$TMP/d.txt" 2> "$TMP/d.err"
+DEBUGINFOD_URLS=$URL sfp script -i "$TMP/rec.data" > "$TMP/d.txt" 2> "$TMP/d.err"
 rc=$?
 nm_names "$TMP/d.txt" > "$TMP/d.want"
 prog_frames "$TMP/d.txt" > "$TMP/d.got"
@@ -198,14 +199,14 @@ else
 fi
 
 # 3. --debuginfod=URL without the variable; --no-debuginfod with it
-$SFPROF script --debuginfod="$URL" -i "$TMP/rec.data" > "$TMP/o.txt" 2> "$TMP/o.err"
+sfp script --debuginfod="$URL" -i "$TMP/rec.data" > "$TMP/o.txt" 2> "$TMP/o.err"
 rc=$?
 if [ $rc = 0 ] && cmp -s "$TMP/d.txt" "$TMP/o.txt"; then
 	pass "script --debuginfod=URL does what DEBUGINFOD_URLS does"
 else
 	fail "script --debuginfod=URL does what DEBUGINFOD_URLS does (exit $rc)"
 fi
-DEBUGINFOD_URLS=$URL $SFPROF script --no-debuginfod -i "$TMP/rec.data" > "$TMP/n.txt" 2> "$TMP/n.err"
+DEBUGINFOD_URLS=$URL sfp script --no-debuginfod -i "$TMP/rec.data" > "$TMP/n.txt" 2> "$TMP/n.err"
 rc=$?
 if [ $rc = 0 ] && [ ! -s "$TMP/n.err" ] && cmp -s "$TMP/plain.txt" "$TMP/n.txt"; then
 	pass "script --no-debuginfod ignores DEBUGINFOD_URLS"
@@ -214,7 +215,7 @@ else
 fi
 
 # 4. report names the hot function through it
-DEBUGINFOD_URLS=$URL $SFPROF report --no-children -g none -i "$TMP/rec.data" > "$TMP/r.txt" 2> "$TMP/r.err"
+DEBUGINFOD_URLS=$URL sfp report --no-children -g none -i "$TMP/rec.data" > "$TMP/r.txt" 2> "$TMP/r.err"
 rc=$?
 if [ $rc = 0 ] && grep -q 'prog .*\[\.\] hot$' "$TMP/r.txt"; then
 	pass "report with DEBUGINFOD_URLS names the program's hot function"
@@ -225,7 +226,7 @@ fi
 
 # 5. inlined functions and source lines (DWARF from the server), checked
 #    against eu-addr2line -i on the unstripped file
-DEBUGINFOD_URLS=$URL $SFPROF export --format folded --inline -i "$TMP/rec.data" -o "$TMP/inl.folded" 2> "$TMP/inl.err"
+DEBUGINFOD_URLS=$URL sfp export --format folded --inline -i "$TMP/rec.data" -o "$TMP/inl.folded" 2> "$TMP/inl.err"
 rc=$?
 if [ $rc = 0 ] && grep -q ';main;hot;mix_many;mix [0-9]' "$TMP/inl.folded"; then
 	pass "export --inline through debuginfod shows the inlined callees (main;hot;mix_many;mix)"
@@ -237,7 +238,7 @@ if ! command -v protoc > /dev/null 2>&1 || ! command -v node > /dev/null 2>&1 ||
    ! command -v eu-addr2line > /dev/null 2>&1; then
 	skip "source lines through debuginfod" "protoc, node or eu-addr2line missing (make deps)"
 else
-	DEBUGINFOD_URLS=$URL $SFPROF export --format pprof --inline -i "$TMP/rec.data" -o "$TMP/inl.pb.gz" 2>> "$TMP/inl.err"
+	DEBUGINFOD_URLS=$URL sfp export --format pprof --inline -i "$TMP/rec.data" -o "$TMP/inl.pb.gz" 2>> "$TMP/inl.err"
 	rc=$?
 	gzip -dc "$TMP/inl.pb.gz" | protoc --proto_path="$ROOT/tests/data" \
 		--decode perftools.profiles.Profile "$ROOT/tests/data/profile.proto" \
@@ -358,7 +359,7 @@ SRV_PID=
 down_case "server stopped" "$URL" "$TMP/cache-stopped"
 
 # stopped, but the client cache already has the file: names still resolve
-DEBUGINFOD_URLS=$URL $SFPROF script --debuginfod-timeout $BUDGET -i "$TMP/rec.data" > "$TMP/c.txt" 2> "$TMP/c.err"
+DEBUGINFOD_URLS=$URL sfp script --debuginfod-timeout $BUDGET -i "$TMP/rec.data" > "$TMP/c.txt" 2> "$TMP/c.err"
 rc=$?
 if [ $rc = 0 ] && cmp -s "$TMP/d.txt" "$TMP/c.txt"; then
 	pass "server stopped, file in DEBUGINFOD_CACHE_PATH: the same names as with the server"

@@ -3,6 +3,7 @@
 # recordings, each checked against stacks computed here independently
 # from `sfprof script` / `perf script` of the same file, and read back by
 # real consumers (protoc with the pprof schema, `go tool pprof`, node).
+# checks: 55
 . "$(dirname "$0")/test-subr.sh"
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -25,7 +26,7 @@ same() {	# file file: equal after norm
 }
 
 # --- the command line ----------------------------------------------------------
-$SFPROF export --help > "$TMP/help" 2>&1
+sfp export --help > "$TMP/help" 2>&1
 ok=1
 for f in $(sed -n 's/^SFP_EXPORT_FORMAT(\([a-z0-9_-]*\),.*/\1/p' "$ROOT/src/export/formats.def"); do
 	grep -q "one of:.* $f\b" "$TMP/help" || { ok=0; echo "  --help lacks format $f"; }
@@ -50,9 +51,9 @@ else
 fi
 
 # pipe-mode perf.data on standard input (the committed fixture)
-$SFPROF script -i - < "$SFP_TEST_DATA/perf/pipe.data" 2>/dev/null |
+sfp script -i - < "$SFP_TEST_DATA/perf/pipe.data" 2>/dev/null |
 	awk -f "$HERE/fold-script.awk" | LC_ALL=C sort > "$TMP/pipe.expect"
-if $SFPROF export --format folded -i - -o "$TMP/pipe.folded" \
+if sfp export --format folded -i - -o "$TMP/pipe.folded" \
 	< "$SFP_TEST_DATA/perf/pipe.data" 2> "$TMP/pipe.err" &&
    [ -s "$TMP/pipe.expect" ] && same "$TMP/pipe.expect" "$TMP/pipe.folded"; then
 	pass "export -i - reads a pipe-mode stream ($(wc -l < "$TMP/pipe.folded") stacks as sfprof script)"
@@ -101,13 +102,13 @@ no_comm() {
 
 check_file() {	# name, data file, main binary
 	name=$1 data=$2 bin=$3
-	$SFPROF script -i "$data" > "$TMP/$name.script" 2> "$TMP/$name.script.err"
+	sfp script -i "$data" > "$TMP/$name.script" 2> "$TMP/$name.script.err"
 	fold "$TMP/$name.script" > "$TMP/$name.expect"
 	nsamples=$(grep -c '^[^	]' "$TMP/$name.script")
 	periods=$(awk '/^[^\t]/ { s += $(NF - 1) } END { printf "%d", s }' "$TMP/$name.script")
 
 	# folded: equal to the stacks of sfprof script, sorted, merged
-	if $SFPROF export --format folded -i "$data" -o "$TMP/$name.folded" \
+	if sfp export --format folded -i "$data" -o "$TMP/$name.folded" \
 		2> "$TMP/$name.err" &&
 	   [ "$nsamples" -gt 20 ] &&
 	   same "$TMP/$name.expect" "$TMP/$name.folded"; then
@@ -129,7 +130,7 @@ check_file() {	# name, data file, main binary
 		fail "$name: folded has the workload's full path main;worker;recurse...;spin"
 	fi
 	fold "$TMP/$name.script" -v user_only=1 > "$TMP/$name.expect-u"
-	$SFPROF export --format folded --user-only -i "$data" -o "$TMP/$name.folded-u" 2>/dev/null
+	sfp export --format folded --user-only -i "$data" -o "$TMP/$name.folded-u" 2>/dev/null
 	if same "$TMP/$name.expect-u" "$TMP/$name.folded-u" &&
 	   ! grep -q 'entry_SYSCALL\|asm_sysvec\|kallsyms' "$TMP/$name.folded-u"; then
 		pass "$name: folded --user-only drops exactly the kernel frames"
@@ -138,7 +139,7 @@ check_file() {	# name, data file, main binary
 		diff "$TMP/$name.expect-u" "$TMP/$name.folded-u" | head -6 | cut -c1-200 | sed 's/^/  /'
 	fi
 	fold "$TMP/$name.script" -v annotate=1 > "$TMP/$name.expect-k"
-	$SFPROF export --format folded --annotate -i "$data" -o - > "$TMP/$name.folded-k" 2>/dev/null
+	sfp export --format folded --annotate -i "$data" -o - > "$TMP/$name.folded-k" 2>/dev/null
 	if same "$TMP/$name.expect-k" "$TMP/$name.folded-k"; then
 		pass "$name: folded --annotate marks kernel frames _[k] (to stdout with -o -)"
 	else
@@ -147,7 +148,7 @@ check_file() {	# name, data file, main binary
 	fi
 
 	# pprof: gzip, decoded by protoc with the schema, same stacks
-	if $SFPROF export --format pprof -i "$data" -o "$TMP/$name.pb.gz" 2> "$TMP/$name.err" &&
+	if sfp export --format pprof -i "$data" -o "$TMP/$name.pb.gz" 2> "$TMP/$name.err" &&
 	   gzip -t "$TMP/$name.pb.gz" 2>/dev/null; then
 		pass "$name: pprof output is valid gzip"
 	else
@@ -206,7 +207,7 @@ check_file() {	# name, data file, main binary
 	# Firefox Profiler: schema points, one thread per tid, same stacks
 	if ! command -v node >/dev/null 2>&1; then
 		skip "$name: firefox profile checked" "node missing (make deps)"
-	elif $SFPROF export --format firefox -i "$data" -o "$TMP/$name.json" 2> "$TMP/$name.err" &&
+	elif sfp export --format firefox -i "$data" -o "$TMP/$name.json" 2> "$TMP/$name.err" &&
 	     node "$HERE/firefox-check.js" "$TMP/$name.json" "$TMP/$name.ff-tids" \
 		2> "$TMP/$name.check.err" | LC_ALL=C sort > "$TMP/$name.ff" &&
 	     no_comm "$TMP/$name.folded" > "$TMP/$name.folded-nc2" &&
@@ -261,12 +262,12 @@ else
 fi
 
 # --- sfprof record of a program without frame pointers --------------------------
-if $SFPROF record -q -F 1000 -o "$TMP/nofp.data" -- "$WN" 300 > "$TMP/srec.log" 2>&1; then
+if sfp record -q -F 1000 -o "$TMP/nofp.data" -- "$WN" 300 > "$TMP/srec.log" 2>&1; then
 	check_file nofp "$TMP/nofp.data" "$WN"
 	# kernel symbols from a given file: a snapshot of /proc/kallsyms
 	# names the kernel frames as the default does
 	cp /proc/kallsyms "$TMP/kallsyms"
-	if $SFPROF export --format folded --kallsyms "$TMP/kallsyms" -i "$TMP/nofp.data" \
+	if sfp export --format folded --kallsyms "$TMP/kallsyms" -i "$TMP/nofp.data" \
 		-o "$TMP/nofp.folded-ks" 2> "$TMP/ks.err" &&
 	   { ! grep -q 'entry_SYSCALL_64\|asm_sysvec\|asm_exc' "$TMP/nofp.folded" ||
 	     grep -q 'entry_SYSCALL_64\|asm_sysvec\|asm_exc' "$TMP/nofp.folded-ks"; } &&
@@ -289,8 +290,8 @@ elif ! command -v protoc >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1 ||
      ! command -v eu-addr2line >/dev/null 2>&1; then
 	skip "export --inline" "protoc, node or eu-addr2line missing (make deps)"
 else
-	$SFPROF export --format folded --inline -i "$TMP/inl.data" -o "$TMP/inl.folded" 2> "$TMP/inl.err"
-	$SFPROF export --format folded --inline --annotate -i "$TMP/inl.data" -o "$TMP/inl.folded-k" 2>> "$TMP/inl.err"
+	sfp export --format folded --inline -i "$TMP/inl.data" -o "$TMP/inl.folded" 2> "$TMP/inl.err"
+	sfp export --format folded --inline --annotate -i "$TMP/inl.data" -o "$TMP/inl.folded-k" 2>> "$TMP/inl.err"
 	if grep -q ';hot;mix_many;mix [0-9]' "$TMP/inl.folded" &&
 	   grep -q ';hot;mix_many_\[i\];mix_\[i\] [0-9]' "$TMP/inl.folded-k"; then
 		pass "inline: folded shows the inlined callees as frames (marked _[i] with --annotate)"
@@ -299,8 +300,8 @@ else
 		head -3 "$TMP/inl.err" | sed 's/^/  /'
 		grep hot "$TMP/inl.folded-k" | head -3 | sed 's/^/  /'
 	fi
-	$SFPROF export --format pprof --inline -i "$TMP/inl.data" -o "$TMP/inl.pb.gz" 2>> "$TMP/inl.err"
-	periods=$($SFPROF script -i "$TMP/inl.data" | awk '/^[^\t]/ { s += $(NF - 1) } END { printf "%d", s }')
+	sfp export --format pprof --inline -i "$TMP/inl.data" -o "$TMP/inl.pb.gz" 2>> "$TMP/inl.err"
+	periods=$(sfp script -i "$TMP/inl.data" | awk '/^[^\t]/ { s += $(NF - 1) } END { printf "%d", s }')
 	if gzip -dc "$TMP/inl.pb.gz" | protoc --proto_path="$ROOT/tests/data" \
 		--decode perftools.profiles.Profile "$ROOT/tests/data/profile.proto" \
 		> "$TMP/inl.pb.txt" 2> "$TMP/inl.protoc.err" &&
@@ -360,7 +361,7 @@ else
 	else
 		fail "inline: pprof mapping[0] flags / source file names"
 	fi
-	$SFPROF export --format firefox --inline -i "$TMP/inl.data" -o "$TMP/inl.json" 2>> "$TMP/inl.err"
+	sfp export --format firefox --inline -i "$TMP/inl.data" -o "$TMP/inl.json" 2>> "$TMP/inl.err"
 	if node "$HERE/firefox-check.js" "$TMP/inl.json" "$TMP/inl.ff-tids" 2> "$TMP/inl.check.err" |
 		LC_ALL=C sort > "$TMP/inl.ff" &&
 	   no_comm "$TMP/inl.folded" > "$TMP/inl.folded-nc" && same "$TMP/inl.folded-nc" "$TMP/inl.ff" &&
@@ -384,10 +385,10 @@ if ! rec "$TMP/two.data" -F 2000 -e page-faults -g -- "$W" 150; then
 elif ! command -v protoc >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1; then
 	skip "two events" "protoc or node missing (make deps)"
 else
-	$SFPROF script -i "$TMP/two.data" > "$TMP/two.script" 2>/dev/null
+	sfp script -i "$TMP/two.data" > "$TMP/two.script" 2>/dev/null
 	sums=$(awk '/^[^\t]/ { ev = $NF; sub(/:$/, "", ev); s[ev] += $(NF - 1) }
 		    END { for (e in s) printf "%s%s=%d", n++ ? "," : "", e == "cpu-clock" ? "cpu" : e, s[e] }' "$TMP/two.script")
-	$SFPROF export --format pprof -i "$TMP/two.data" -o "$TMP/two.pb.gz" 2> "$TMP/two.err"
+	sfp export --format pprof -i "$TMP/two.data" -o "$TMP/two.pb.gz" 2> "$TMP/two.err"
 	if echo "$sums" | grep -q 'page-faults=' &&
 	   gzip -dc "$TMP/two.pb.gz" | protoc --proto_path="$ROOT/tests/data" \
 		--decode perftools.profiles.Profile "$ROOT/tests/data/profile.proto" > "$TMP/two.pb.txt" &&
@@ -397,7 +398,7 @@ else
 		fail "two events: pprof columns per event ($sums)"
 		cat "$TMP/two.err" "$TMP/two.check" | head -5 | sed 's/^/  /'
 	fi
-	$SFPROF export --format firefox -i "$TMP/two.data" -o "$TMP/two.json" 2>> "$TMP/two.err"
+	sfp export --format firefox -i "$TMP/two.data" -o "$TMP/two.json" 2>> "$TMP/two.err"
 	awk '/^[^\t]/ { ev = $NF; sub(/:$/, "", ev)
 			for (i = 2; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { t = $(i - 1); sub(/.*\//, "", t); break }
 			c[t " " ev]++ }
@@ -415,8 +416,8 @@ fi
 # --- a fixed period (-c): perf records no per-sample period then -------------
 if rec "$TMP/fixed.data" -c 250000 -g -- "$W" 100 &&
    command -v protoc >/dev/null 2>&1 && command -v node >/dev/null 2>&1; then
-	n=$($SFPROF script -i "$TMP/fixed.data" 2>/dev/null | grep -c '^[^	]')
-	$SFPROF export --format pprof -i "$TMP/fixed.data" -o "$TMP/fixed.pb.gz" 2> "$TMP/fixed.err"
+	n=$(sfp script -i "$TMP/fixed.data" 2>/dev/null | grep -c '^[^	]')
+	sfp export --format pprof -i "$TMP/fixed.data" -o "$TMP/fixed.pb.gz" 2> "$TMP/fixed.err"
 	if [ "$n" -gt 0 ] && gzip -dc "$TMP/fixed.pb.gz" | protoc --proto_path="$ROOT/tests/data" \
 		--decode perftools.profiles.Profile "$ROOT/tests/data/profile.proto" > "$TMP/fixed.pb.txt" &&
 	   node "$HERE/pprof-check.js" "$TMP/fixed.pb.txt" "$W" "cpu=$((n * 250000))" > /dev/null 2> "$TMP/fixed.check" &&
@@ -434,7 +435,7 @@ fi
 odd=$(printf '%s/odd(dir)\377' "$TMP")
 mkdir -p "$odd" && cp "$W" "$odd/perf-work"
 if rec "$TMP/odd.data" -F 2000 -g -- "$odd/perf-work" 100 &&
-   $SFPROF export --format firefox -i "$TMP/odd.data" -o "$TMP/odd.json" 2> "$TMP/odd.err" &&
+   sfp export --format firefox -i "$TMP/odd.data" -o "$TMP/odd.json" 2> "$TMP/odd.err" &&
    command -v node >/dev/null 2>&1; then
 	if node "$HERE/firefox-check.js" "$TMP/odd.json" "$TMP/odd.tids" > /dev/null 2> "$TMP/odd.check" &&
 	   grep -q '(in [^)]*/odd\[dir\]\\ufffd/perf-work)' "$TMP/odd.json"; then
@@ -461,10 +462,10 @@ if [ -f "$SS/speedscope.mjs" ] && [ -f "$SS/node_modules/speedscope/package.json
 		     END { printf "%.2f", t ? 0.9 * s / t : 0 }' "$TMP/nofp.folded")
 	mkdir -p "$SFP_TEST_TMP/export-shots"
 	for f in folded pb.gz; do
-		(cd "$SS" && SFP_TEST_TMP="$TMP" timeout 300 node speedscope.mjs \
-			--json "$TMP/nofp.$f" --hot spin --min-share "$share" \
-			--tag "export-$f" --shots "$SFP_TEST_TMP/export-shots") ||
-			echo "  (speedscope.mjs for $f exited $?)"
+		checker "speedscope.mjs for $f" env -C "$SS" SFP_TEST_TMP="$TMP" \
+			timeout 300 node speedscope.mjs --json "$TMP/nofp.$f" --hot spin \
+			--min-share "$share" --tag "export-$f" \
+			--shots "$SFP_TEST_TMP/export-shots"
 	done
 else
 	skip "folded and pprof loaded into speedscope" "tests/browser viewer setup not in this tree"

@@ -1,5 +1,6 @@
 # sfprof script / convert against the real perf on this machine.
 # Recordings are made here with `perf record` (cpu-clock: no hardware PMU).
+# checks: 30
 . "$(dirname "$0")/test-subr.sh"
 HERE=$(cd "$(dirname "$0")" && pwd)
 PROGS=${SFP_BUILD:?}/tests/progs
@@ -13,11 +14,16 @@ if ! command -v perf >/dev/null 2>&1 ||
 fi
 
 
-# Lines of the first file (perf's) that diff finds unchanged in the second,
-# in per mille.
+# Lines of the first file (perf's) that diff finds unchanged in the
+# second, in per mille, where every difference counts: a changed line
+# once, a line of perf's missing once, and an extra line of ours once (the
+# larger of diff's '<' and '>' counts).
 same_permille() {
 	t=$(wc -l < "$1")
 	d=$(diff "$1" "$2" | grep -c '^<')
+	a=$(diff "$1" "$2" | grep -c '^>')
+	[ "$a" -gt "$d" ] && d=$a
+	[ "$d" -gt "$t" ] && d=$t
 	if [ "$t" -eq 0 ]; then echo 0; else echo $(( (t - d) * 1000 / t )); fi
 }
 
@@ -56,7 +62,7 @@ if ! rec "$TMP/fp.data" -F 2000 -g -- "$W" 300; then
 	exit 0
 fi
 perf script --no-inline -i "$TMP/fp.data" > "$TMP/fp.perf" 2>/dev/null
-"$SFPROF" script -i "$TMP/fp.data" > "$TMP/fp.sfp" 2> "$TMP/fp.err"
+sfp script -i "$TMP/fp.data" > "$TMP/fp.sfp" 2> "$TMP/fp.err"
 rc=$?
 n=$(grep -c ' cpu-clock: $' "$TMP/fp.perf")
 if [ $rc -eq 0 ] && [ "$n" -gt 50 ] &&
@@ -76,7 +82,7 @@ if rec "$TMP/mix.data" -F 2000 -g -- sh -c \
 for i in range(200000): time.time()
 for i in range(300): json.dumps(list(range(500)))' 2> /dev/null; $W 50"; then
 	perf script --no-inline -i "$TMP/mix.data" > "$TMP/mix.perf" 2>/dev/null
-	"$SFPROF" script -i "$TMP/mix.data" > "$TMP/mix.sfp" 2> "$TMP/mix.err"
+	sfp script -i "$TMP/mix.data" > "$TMP/mix.sfp" 2> "$TMP/mix.err"
 	rc=$?
 	if [ $rc -eq 0 ] && grep -q '(\[vdso\])$' "$TMP/mix.perf"; then
 		names_check "fp file of a mixed workload (with [vdso] frames)" strict "$TMP/mix.perf" "$TMP/mix.sfp"
@@ -103,7 +109,7 @@ frames_only() {
 }
 if rec "$TMP/sys.data" -a -F 500 -g -- sleep 0.3; then
 	perf script --no-inline -i "$TMP/sys.data" > "$TMP/sys.perf" 2>/dev/null
-	"$SFPROF" script -i "$TMP/sys.data" > "$TMP/sys.sfp" 2>&1
+	sfp script -i "$TMP/sys.data" > "$TMP/sys.sfp" 2>&1
 	frames_only "$TMP/sys.perf" > "$TMP/sys.perf.a"
 	frames_only "$TMP/sys.sfp" > "$TMP/sys.sfp.a"
 	if grep -q '^.* \[00[01]\] ' "$TMP/sys.sfp" && [ -s "$TMP/sys.perf.a" ] &&
@@ -121,7 +127,7 @@ fi
 # --- pipe mode, compressed records -------------------------------------------
 perf record -q -e cpu-clock -o - -F 1000 -g -- "$W" 150 > "$TMP/pipe.data" 2>/dev/null
 perf script --no-inline -i - < "$TMP/pipe.data" > "$TMP/pipe.perf" 2>/dev/null
-"$SFPROF" script -i - < "$TMP/pipe.data" > "$TMP/pipe.sfp" 2>&1
+sfp script -i - < "$TMP/pipe.data" > "$TMP/pipe.sfp" 2>&1
 if [ -s "$TMP/pipe.perf" ] &&
    [ "$(same_permille "$TMP/pipe.perf" "$TMP/pipe.sfp")" -ge 995 ]; then
 	pass "script -i - (pipe mode) matches perf script"
@@ -129,13 +135,13 @@ else
 	fail "script -i - (pipe mode)"
 	diff "$TMP/pipe.perf" "$TMP/pipe.sfp" | head -10 | sed 's/^/  /'
 fi
-cat "$TMP/pipe.data" | "$SFPROF" script -i - > "$TMP/pipe2.sfp" 2>&1
+cat "$TMP/pipe.data" | sfp script -i - > "$TMP/pipe2.sfp" 2>&1
 check_eq "script -i - from a real pipe" "$TMP/pipe.sfp" "$TMP/pipe2.sfp"
 
 if rec "$TMP/z.data" -z -F 1000 -g -- "$W" 150 &&
    perf script --no-inline -i "$TMP/z.data" > "$TMP/z.perf" 2>/dev/null &&
    [ -s "$TMP/z.perf" ]; then
-	"$SFPROF" script -i "$TMP/z.data" > "$TMP/z.sfp" 2>&1
+	sfp script -i "$TMP/z.data" > "$TMP/z.sfp" 2>&1
 	if [ "$(same_permille "$TMP/z.perf" "$TMP/z.sfp")" -ge 995 ]; then
 		pass "script on zstd-compressed records (perf record -z)"
 	else
@@ -189,7 +195,7 @@ fi
 # --- convert --deferred: 6.19 form, stitched back to the same stacks ----------
 check_rc "convert --deferred exits 0" 0 \
 	"$SFPROF" convert -i "$TMP/fp.data" -o "$TMP/def.data" --deferred
-"$SFPROF" script -i "$TMP/def.data" > "$TMP/def.sfp" 2>&1
+sfp script -i "$TMP/def.data" > "$TMP/def.sfp" 2>&1
 # The same samples with the same stacks.  The order may differ where the
 # input delivered a sample late (after its round was flushed: perf counts
 # these as out-of-order events); convert writes every sample in time
@@ -208,7 +214,7 @@ else
 	check_eq "script merges deferred callchains back into the original stacks" \
 		"$TMP/fp.set" "$TMP/def.set"
 fi
-"$SFPROF" script --no-merge-callchains -i "$TMP/def.data" > "$TMP/nm.sfp" 2>&1
+sfp script --no-merge-callchains -i "$TMP/def.data" > "$TMP/nm.sfp" 2>&1
 nd=$(grep -c ': DEFERRED CALLCHAIN \[cookie: [0-9a-f]*\]$' "$TMP/nm.sfp")
 nc=$(grep -c '^	 *[0-9a-f]* (cookie) (\[unknown\])$' "$TMP/nm.sfp")
 if [ "$nd" -gt 0 ] && [ "$nc" -ge "$nd" ]; then
@@ -222,7 +228,7 @@ if perf script -i "$TMP/def.data" >/dev/null 2>&1; then
 else
 	pass "perf 6.1 rejects the 6.19-only deferred file"
 fi
-"$SFPROF" convert -i "$TMP/def.data" -o "$TMP/back.data" --inline 2>/dev/null
+sfp convert -i "$TMP/def.data" -o "$TMP/back.data" --inline 2>/dev/null
 perf script --no-inline -i "$TMP/back.data" > "$TMP/back.perf" 2>&1
 check_eq "deferred -> inline round trip: perf script output unchanged" \
 	"$TMP/fp.perf" "$TMP/back.perf"
@@ -230,7 +236,7 @@ check_eq "deferred -> inline round trip: perf script output unchanged" \
 # --- dwarf mode: unwinding perf's snapshots ----------------------------------
 rec "$TMP/dw.data" -F 1000 --call-graph dwarf,32768 -- "$WN" 400
 perf script --no-inline -i "$TMP/dw.data" > "$TMP/dw.perf" 2>"$TMP/dw.perf.err"
-"$SFPROF" script -i "$TMP/dw.data" > "$TMP/dw.sfp" 2>&1
+sfp script -i "$TMP/dw.data" > "$TMP/dw.sfp" 2>&1
 names_check "dwarf file" addr "$TMP/dw.perf" "$TMP/dw.sfp"
 set -- $(awk -v show=3 -f "$HERE/perf-user-frames.awk" "$TMP/dw.perf" "$TMP/dw.sfp" 2>"$TMP/dw.diff")
 # perf's libunwind/libdw sometimes gives up (a frame of -1) where sfprof
@@ -241,7 +247,7 @@ else
 	fail "dwarf mode: user frames equal perf's for ${1:-0} of ${3:-0} samples (+${2:-0} perf gave up)"
 	sed 's/^/  /' "$TMP/dw.diff"
 fi
-"$SFPROF" convert -i "$TMP/dw.data" -o "$TMP/dwd.data" --deferred 2>/dev/null
+sfp convert -i "$TMP/dw.data" -o "$TMP/dwd.data" --deferred 2>/dev/null
 in=$(stat -c %s "$TMP/dw.data")
 out=$(stat -c %s "$TMP/dwd.data")
 if [ "$out" -gt 0 ] && [ $(( out * 50 )) -le "$in" ]; then
@@ -249,9 +255,9 @@ if [ "$out" -gt 0 ] && [ $(( out * 50 )) -le "$in" ]; then
 else
 	fail "convert --deferred of a dwarf file: $out bytes vs $in"
 fi
-"$SFPROF" convert -i "$TMP/dw.data" -o "$TMP/dwi.data" --inline 2>/dev/null
+sfp convert -i "$TMP/dw.data" -o "$TMP/dwi.data" --inline 2>/dev/null
 perf script --no-inline -i "$TMP/dwi.data" > "$TMP/dwi.perf" 2> "$TMP/dwi.err"
-"$SFPROF" script -i "$TMP/dwd.data" > "$TMP/dwd.sfp" 2>&1
+sfp script -i "$TMP/dwd.data" > "$TMP/dwd.sfp" 2>&1
 set -- $(awk -f "$HERE/perf-user-frames.awk" "$TMP/dwi.perf" "$TMP/dwd.sfp")
 # perf may warn about chunks the recording itself lost: that warning,
 # and nothing more, is fine where the recording has LOST records (perf
@@ -262,13 +268,21 @@ if [ "$lost_allowed" -eq 0 ] &&
    perf report --stats -i "$TMP/dw.data" 2>/dev/null | grep -q ' LOST events: *[1-9]'; then
 	lost_allowed=1
 fi
-other=$(grep -v -e '^Warning:$' -e 'lost [0-9]* chunks' -e '^ *$' "$TMP/dwi.err" | wc -l)
+# (perf's warnings: "Warning:", "Processed N events and lost M chunks!",
+# "Check IO/CPU overload!", and for PERF_RECORD_LOST_SAMPLES "Processed N
+# samples and lost P%!")
+lost_lines() {
+	grep -v -e '^Warning:$' -e 'lost [0-9]* chunks' -e '^Check IO/CPU overload!$' \
+		-e '^Processed [0-9]* samples and lost [0-9. ]*%!$' -e '^ *$' "$1"
+}
+other=$(lost_lines "$TMP/dwi.err" | wc -l)
 if [ "$other" -eq 0 ] && [ "$(lostw "$TMP/dwi.err")" -le "$lost_allowed" ] &&
    [ "${3:-0}" -gt 20 ] && [ $(( $1 * 100 )) -ge $(( $3 * 99 )) ]; then
 	pass "dwarf -> inline (read by perf 6.1) and -> deferred: same stacks for $1 of $3 samples"
 else
-	fail "dwarf -> inline/deferred stacks (${1:-0} of ${3:-0})"
+	fail "dwarf -> inline/deferred stacks (${1:-0} of ${3:-0}; $other other lines on perf's stderr, $(lostw "$TMP/dwi.err") lost-chunks warnings of $lost_allowed allowed)"
 	head -3 "$TMP/dwi.err" | sed 's/^/  /'
+	lost_lines "$TMP/dwi.err" | head -3 | sed 's/^/  other: /'
 	awk -v show=2 -f "$HERE/perf-user-frames.awk" "$TMP/dwi.perf" "$TMP/dwd.sfp" 2>&1 >/dev/null |
 		cut -c1-400 | sed 's/^/  /'
 fi
@@ -284,7 +298,7 @@ check_rc "script: missing file exits 2" 2 "$SFPROF" script -i "$TMP/nope.data"
 printf 'this is not perf.data at all, not even close........' > "$TMP/junk.data"
 check_rc "script: not perf.data exits 1" 1 "$SFPROF" script -i "$TMP/junk.data"
 head -c 3000 "$TMP/fp.data" > "$TMP/trunc.data"
-"$SFPROF" script -i "$TMP/trunc.data" > /dev/null 2> "$TMP/trunc.err"
+sfp -e 1 script -i "$TMP/trunc.data" > /dev/null 2> "$TMP/trunc.err"
 rc=$?
 if [ $rc -eq 1 ] && grep -q 'offset [0-9]*:' "$TMP/trunc.err"; then
 	pass "script: truncated file exits 1 naming the offset"

@@ -2,12 +2,13 @@
 # `sfprof record` on this machine: options, the errors users meet (with the
 # fix in the message), and recordings read back by `sfprof script` and by
 # Debian's `perf script`.
+# checks: 43
 . "$(dirname "$0")/test-subr.sh"
 
 SPIN=$SFP_BUILD/tests/progs/record-spin
 
 # --help names every option and every call-graph mode.
-$SFPROF record --help > "$TMP/help" 2>&1
+sfp record --help > "$TMP/help" 2>&1
 ok=1
 for o in --event --freq --count --pid --tid --all-cpus --output --mmap-pages \
 	--call-graph --inline --stack-size --max-depth --duration --no-inherit \
@@ -31,7 +32,8 @@ check_msg() {	# name, want rc, regex, cmd...
 	shift 3
 	"$@" > "$TMP/msg.out" 2>&1
 	rc=$?
-	if [ $rc -eq "$want" ] && grep -Eq "$re" "$TMP/msg.out"; then
+	if [ $rc -eq "$want" ] && grep -Eq "$re" "$TMP/msg.out" &&
+	   ! grep -qE 'runtime error:|Sanitizer' "$TMP/msg.out"; then
 		pass "$name"
 	else
 		fail "$name"
@@ -79,7 +81,7 @@ fi
 
 # Deferred form, read back by sfprof script: every sample is printed and
 # gets the program's stack (stitched from the deferred records).
-if $SFPROF record -o "$TMP/d.data" -- "$SPIN" flat 300 > "$TMP/d.out" 2>&1; then
+if sfp record -o "$TMP/d.data" -- "$SPIN" flat 300 > "$TMP/d.out" 2>&1; then
 	pass "record (deferred form) of a program without frame pointers"
 else
 	fail "record (deferred form) of a program without frame pointers"
@@ -88,7 +90,7 @@ fi
 n=$(sed -n 's/^sfprof record: \([0-9]*\) samples.*/\1/p' "$TMP/d.out")
 grep -q "deferred records (dedup" "$TMP/d.out" && pass "summary gives deferred records and dedup" || fail "summary gives deferred records and dedup"
 grep -q "unwind stops:" "$TMP/d.out" && pass "summary gives unwind stop reasons" || fail "summary gives unwind stop reasons"
-$SFPROF script -i "$TMP/d.data" > "$TMP/d.script" 2> "$TMP/d.err"
+sfp script -i "$TMP/d.data" > "$TMP/d.script" 2> "$TMP/d.err"
 got=$(grep -c 'cpu-clock:' "$TMP/d.script")
 # Samples whose first frame is flat_leaf: how many show leaf->mid->outer->main.
 leaf_full() {
@@ -132,12 +134,12 @@ else
 fi
 
 # Inline form: sfprof script and Debian's perf script.
-if $SFPROF record -q --inline -o "$TMP/i.data" -- "$SPIN" flat 300; then
+if sfp record -q --inline -o "$TMP/i.data" -- "$SPIN" flat 300; then
 	pass "record --inline"
 else
 	fail "record --inline"
 fi
-$SFPROF script -i "$TMP/i.data" > "$TMP/i.script" 2>&1
+sfp script -i "$TMP/i.data" > "$TMP/i.script" 2>&1
 grep -q "flat_mid" "$TMP/i.script" && pass "sfprof script reads the inline form" || fail "sfprof script reads the inline form"
 if command -v perf > /dev/null; then
 	perf script -i "$TMP/i.data" > "$TMP/p.script" 2> "$TMP/p.err"
@@ -161,7 +163,7 @@ if command -v perf > /dev/null; then
 	else
 		fail "perf script: leaf->mid->outer->main in $1 of $2 samples in the leaf ($ptot in all)"
 	fi
-	$SFPROF record -q --inline -o "$TMP/k.data" -- "$SPIN" sys 200
+	sfp record -q --inline -o "$TMP/k.data" -- "$SPIN" sys 200
 	perf script -i "$TMP/k.data" > "$TMP/k.script" 2> "$TMP/k.err"
 	if grep -Eq '[a-z_]+\+0x[0-9a-f]+ \(\[kernel\.kallsyms\]\)' "$TMP/k.script" &&
 	   grep -q 'sys_outer' "$TMP/k.script" && [ ! -s "$TMP/k.err" ]; then
@@ -189,10 +191,10 @@ if command -v perf > /dev/null; then
 		fail "perf report reads the compressed inline form without warnings"
 		head -3 "$TMP/i.report.err" | sed 's/^/  /'
 	fi
-	$SFPROF record -z --inline -o "$TMP/z1.data" -- "$SPIN" flat 100 > "$TMP/z1.out" 2>&1
+	sfp record -z --inline -o "$TMP/z1.data" -- "$SPIN" flat 100 > "$TMP/z1.out" 2>&1
 	perf report --header-only -i "$TMP/z1.data" 2>/dev/null | grep -q '^# compressed : Zstd, level = 1' &&
 		pass "-z alone is level 1, like perf's" || fail "-z alone is level 1, like perf's"
-	$SFPROF record --no-compress --inline -o "$TMP/nz.data" -- "$SPIN" flat 100 > "$TMP/nz.out" 2>&1
+	sfp record --no-compress --inline -o "$TMP/nz.data" -- "$SPIN" flat 100 > "$TMP/nz.out" 2>&1
 	perf script -i "$TMP/nz.data" > "$TMP/nz.script" 2> "$TMP/nz.err"
 	if [ $? -eq 0 ] && [ ! -s "$TMP/nz.err" ] && grep -q flat_mid "$TMP/nz.script" &&
 	   ! perf report --header-only -i "$TMP/nz.data" 2>/dev/null | grep -q '^# compressed'; then
@@ -216,7 +218,7 @@ fi
 # in the registers the kernel copied besides ip/sp/bp (the loop counter):
 # one deferred record per sample.  (Comparing ip/sp/bp and the stack only,
 # it merged 40-45% of them.)
-if $SFPROF record -F 4000 -o "$TMP/lp.data" -- "$SPIN" loop 300 > "$TMP/lp.out" 2>&1; then
+if sfp record -F 4000 -o "$TMP/lp.data" -- "$SPIN" loop 300 > "$TMP/lp.out" 2>&1; then
 	set -- $(sed -n 's/.* \([0-9]*\) samples with a user stack.* \([0-9]*\) deferred records.*/\1 \2/p' "$TMP/lp.out")
 	if [ -n "$2" ] && [ "$1" -gt 100 ] && [ $(($2 * 100)) -ge $(($1 * 95)) ]; then
 		pass "loop of syscalls: $2 deferred records for $1 samples (entries told apart)"
@@ -234,7 +236,7 @@ sleep 1
 kill -INT $rp
 wait $rp
 rc=$?
-if [ $rc -eq 0 ] && $SFPROF script -i "$TMP/s.data" 2>&1 | grep -q 'cpu-clock:'; then
+if [ $rc -eq 0 ] && sfp script -i "$TMP/s.data" 2>&1 | has 'cpu-clock:'; then
 	pass "SIGINT stops the recording with a valid file"
 else
 	fail "SIGINT stops the recording with a valid file (exit $rc)"
@@ -244,14 +246,14 @@ fi
 "$SPIN" cpu 100000 &
 sp=$!
 sleep 0.2
-if $SFPROF record -q -o "$TMP/p.data" -p $sp --duration 0.5 && kill -0 $sp; then
+if sfp record -q -o "$TMP/p.data" -p $sp --duration 0.5 && kill -0 $sp; then
 	pass "-p with --duration stops after the time and leaves the target"
 else
 	fail "-p with --duration stops after the time and leaves the target"
 fi
 kill $sp 2> /dev/null
 wait $sp 2> /dev/null
-$SFPROF script -i "$TMP/p.data" 2>&1 | grep -q "spin_sort\|cmp_leaf" && pass "-p recording has the target's frames (synthesized maps)" || fail "-p recording has the target's frames (synthesized maps)"
+sfp script -i "$TMP/p.data" 2>&1 | has "spin_sort\|cmp_leaf" && pass "-p recording has the target's frames (synthesized maps)" || fail "-p recording has the target's frames (synthesized maps)"
 
 # Disk full: a tiny tmpfs (plain records: compressed, they would fit).
 if mkdir -p "$TMP/full" && mount -t tmpfs -o size=64k tmpfs "$TMP/full" 2> /dev/null; then
@@ -272,20 +274,20 @@ for c in $(awk -F, '{ for (i = 1; i <= NF; i++) { n = split($i, r, "-");
 	spinners="$spinners $!"
 done
 arec=0
-$SFPROF record -o "$TMP/a.data" -a --duration 0.5 > "$TMP/a.out" 2>&1 || arec=$?
+sfp record -o "$TMP/a.data" -a --duration 0.5 > "$TMP/a.out" 2>&1 || arec=$?
 for p in $spinners; do
 	kill "$p" 2>/dev/null
 	wait "$p" 2>/dev/null
 done
 if [ $arec = 0 ]; then
 	n=$(sed -n 's/^sfprof record: \([0-9]*\) samples.*/\1/p' "$TMP/a.out")
-	got=$($SFPROF script -i "$TMP/a.data" 2>/dev/null | grep -c 'cpu-clock:')
+	got=$(sfp script -i "$TMP/a.data" 2>/dev/null | grep -c 'cpu-clock:')
 	if [ -n "$n" ] && [ "$n" -gt 100 ] && [ "$got" -eq "$n" ]; then
 		pass "-a records every CPU ($n samples, all read back)"
 	else
 		fail "-a records every CPU ($got of $n read back)"
 	fi
-	cpus=$($SFPROF script -i "$TMP/a.data" 2>/dev/null | sed -n 's/.*\[\([0-9]*\)\].*cpu-clock:.*/\1/p' | sort -u | wc -l)
+	cpus=$(sfp script -i "$TMP/a.data" 2>/dev/null | sed -n 's/.*\[\([0-9]*\)\].*cpu-clock:.*/\1/p' | sort -u | wc -l)
 	# every online CPU, whatever CPUs this shell may run on (nproc
 	# counts only those of its affinity mask)
 	ncpu=$(getconf _NPROCESSORS_ONLN)
@@ -298,8 +300,8 @@ fi
 # Several events, one of them a tracepoint (RAW data kept when rewriting).
 if [ -r /sys/kernel/tracing/events/sched/sched_switch/id ] ||
    [ -r /sys/kernel/debug/tracing/events/sched/sched_switch/id ]; then
-	if $SFPROF record -q -o "$TMP/t.data" -e cpu-clock -e sched:sched_switch -- "$SPIN" sys 200; then
-		$SFPROF script -i "$TMP/t.data" > "$TMP/t.script" 2>&1
+	if sfp record -q -o "$TMP/t.data" -e cpu-clock -e sched:sched_switch -- "$SPIN" sys 200; then
+		sfp script -i "$TMP/t.data" > "$TMP/t.script" 2>&1
 		if grep -q 'sched:sched_switch:\|sched_switch:' "$TMP/t.script" && grep -q 'cpu-clock:' "$TMP/t.script"; then
 			pass "cpu-clock + sched:sched_switch recorded and told apart"
 		else
@@ -315,13 +317,15 @@ fi
 
 # The live status line, when stderr is a terminal.
 if command -v script > /dev/null; then
-	script -qc "$SFPROF record -o $TMP/st.data -- $SPIN cpu 800" /dev/null > "$TMP/st.out" 2>&1
-	if tr '\r' '\n' < "$TMP/st.out" | grep -Eq '^\[ *[0-9.]+s\] [0-9]+ samples, [0-9]+ lost, [0-9.]+ MB written'; then
+	script -qec "$SFPROF record -o $TMP/st.data -- $SPIN cpu 800" /dev/null > "$TMP/st.out" 2>&1
+	rc=$?
+	if [ $rc -eq 0 ] && ! grep -qE 'runtime error:|Sanitizer' "$TMP/st.out" &&
+	   tr '\r' '\n' < "$TMP/st.out" | grep -Eq '^\[ *[0-9.]+s\] [0-9]+ samples, [0-9]+ lost, [0-9.]+ MB written'; then
 		pass "status line on a terminal"
 	else
-		fail "status line on a terminal"
+		fail "status line on a terminal (exit $rc)"
 	fi
-	$SFPROF record -o "$TMP/st2.data" -- "$SPIN" cpu 300 2> "$TMP/st2.err"
+	sfp record -o "$TMP/st2.data" -- "$SPIN" cpu 300 2> "$TMP/st2.err"
 	tr '\r' '\n' < "$TMP/st2.err" | grep -Eq '^\[ *[0-9.]+s\]' && fail "no status line when stderr is not a terminal" || pass "no status line when stderr is not a terminal"
 else
 	skip "status line on a terminal" "no script(1)"
@@ -329,10 +333,10 @@ fi
 
 # A syscall-heavy program: several samples per kernel entry share one
 # deferred record (and one unwind), as the kernel would do it.
-if $SFPROF record -q -F 4000 -o "$TMP/y.data" -- "$SPIN" sys 300; then
-	ns=$($SFPROF script -i "$TMP/y.data" 2>/dev/null | grep -c 'cpu-clock:')
-	nd=$($SFPROF script --no-merge-callchains -i "$TMP/y.data" 2>/dev/null | grep -c 'DEFERRED CALLCHAIN')
-	nk=$($SFPROF script -i "$TMP/y.data" 2>/dev/null | grep -c 'sys_outer')
+if sfp record -q -F 4000 -o "$TMP/y.data" -- "$SPIN" sys 300; then
+	ns=$(sfp script -i "$TMP/y.data" 2>/dev/null | grep -c 'cpu-clock:')
+	nd=$(sfp script --no-merge-callchains -i "$TMP/y.data" 2>/dev/null | grep -c 'DEFERRED CALLCHAIN')
+	nk=$(sfp script -i "$TMP/y.data" 2>/dev/null | grep -c 'sys_outer')
 	if [ "$ns" -gt 100 ] && [ "$nd" -gt 0 ] && [ "$nd" -lt "$ns" ] && [ "$nk" -gt $((ns / 2)) ]; then
 		pass "syscall-heavy: $nd deferred records for $ns samples, stacks stitched"
 	else

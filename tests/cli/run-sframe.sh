@@ -4,17 +4,18 @@
 # AArch64/s390x/big-endian fixtures, real objects and executables built
 # with this machine's GNU as (--gsframe) compared to its objdump --sframe,
 # the PT_GNU_SFRAME fall-back, and check's exit codes.
+# checks: 28
 . "$(dirname "$0")/test-subr.sh"
 DATA=${SFP_TEST_DATA:-tests/data}/sframe
 
 # 1. Hand-built fixtures (expected text written from the format strings).
 for f in aarch64-v3-le aarch64-v2-be aarch64-v1-le s390x-v2-be; do
-	"$SFPROF" sframe dump --section-addr 0x10000 "$DATA/$f.sframe" > "$TMP/$f.out" 2>&1
+	sfp sframe dump --section-addr 0x10000 "$DATA/$f.sframe" > "$TMP/$f.out" 2>&1
 	check_eq "sframe dump fixture $f" "$DATA/$f.dump" "$TMP/$f.out"
 done
-"$SFPROF" sframe dump --section-addr 65536 "$DATA/s390x-v2-be.sframe" > "$TMP/dec.out" 2>&1
+sfp sframe dump --section-addr 65536 "$DATA/s390x-v2-be.sframe" > "$TMP/dec.out" 2>&1
 check_eq "sframe dump --section-addr decimal" "$DATA/s390x-v2-be.dump" "$TMP/dec.out"
-"$SFPROF" sframe dump --section-addr 0x10000 "$DATA/aarch64-v3-be.sframe" > "$TMP/v3be.out" 2>&1
+sfp sframe dump --section-addr 0x10000 "$DATA/aarch64-v3-be.sframe" > "$TMP/v3be.out" 2>&1
 check_eq "sframe dump fixture aarch64-v3-be (foreign byte order)" "$DATA/aarch64-v3-le.dump" "$TMP/v3be.out"
 
 # 2. Real objects and executables from this machine's toolchain.
@@ -33,7 +34,7 @@ else
 	gcc -O0 -fno-omit-frame-pointer -Wa,--gsframe "$TMP/p.c" -o "$TMP/pfp"
 	for b in p.o p pfp; do
 		objdump --sframe "$TMP/$b" | sed '1,/Contents of the SFrame section/d' > "$TMP/$b.exp"
-		"$SFPROF" sframe dump "$TMP/$b" > "$TMP/$b.out" 2>&1
+		sfp sframe dump "$TMP/$b" > "$TMP/$b.out" 2>&1
 		if [ -s "$TMP/$b.exp" ]; then
 			check_eq "sframe dump $b == objdump --sframe" "$TMP/$b.exp" "$TMP/$b.out"
 		else
@@ -42,7 +43,7 @@ else
 	done
 	# Section renamed: found through PT_GNU_SFRAME instead.
 	if objcopy --rename-section .sframe=.notsframe "$TMP/p" "$TMP/p-phdr" 2>/dev/null; then
-		"$SFPROF" sframe dump "$TMP/p-phdr" > "$TMP/p-phdr.out" 2>&1
+		sfp sframe dump "$TMP/p-phdr" > "$TMP/p-phdr.out" 2>&1
 		check_eq "sframe dump via PT_GNU_SFRAME" "$TMP/p.exp" "$TMP/p-phdr.out"
 	else
 		skip "sframe dump via PT_GNU_SFRAME" "objcopy cannot rename"
@@ -52,7 +53,7 @@ else
 	: > "$TMP/empty.bin"
 	gcc -O2 -c "$TMP/p.c" -o "$TMP/pe.o"
 	if objcopy --add-section .sframe="$TMP/empty.bin" "$TMP/pe.o" "$TMP/pe2.o" 2>/dev/null; then
-		"$SFPROF" sframe dump "$TMP/pe2.o" > "$TMP/pe2.out" 2>&1
+		sfp sframe dump "$TMP/pe2.o" > "$TMP/pe2.out" 2>&1
 		check_eq "sframe dump of an ELF with an empty .sframe prints nothing" "$TMP/empty.bin" "$TMP/pe2.out"
 		check_rc "sframe check ELF with an empty .sframe" 0 "$SFPROF" sframe check "$TMP/pe2.o"
 	else
@@ -68,7 +69,7 @@ fi
 check_rc "sframe check fixtures" 0 "$SFPROF" sframe check "$DATA/aarch64-v3-le.sframe" "$DATA/s390x-v2-be.sframe"
 head -c 40 "$DATA/aarch64-v3-le.sframe" > "$TMP/trunc.sframe"
 check_rc "sframe check truncated section exits 1" 1 "$SFPROF" sframe check "$TMP/trunc.sframe"
-"$SFPROF" sframe check "$TMP/trunc.sframe" > "$TMP/trunc.out" 2>&1
+sfp -e 1 sframe check "$TMP/trunc.sframe" > "$TMP/trunc.out" 2>&1
 if grep -q "trunc.sframe: SFrame offset 0x" "$TMP/trunc.out"; then
 	pass "sframe check names file and offset"
 else
@@ -86,9 +87,9 @@ check_rc "sframe dump bad --section-addr exits 2" 2 "$SFPROF" sframe dump --sect
 check_rc "sframe dump corrupt exits 1" 1 "$SFPROF" sframe dump "$TMP/junk"
 check_rc "sframe dump missing file exits 2" 2 "$SFPROF" sframe dump "$TMP/does-not-exist"
 : > "$TMP/empty.sframe"
-"$SFPROF" sframe dump "$TMP/empty.sframe" > "$TMP/empty.out" 2>&1
+sfp sframe dump "$TMP/empty.sframe" > "$TMP/empty.out" 2>&1
 check_eq "sframe dump of an empty section prints nothing" "$TMP/empty.sframe" "$TMP/empty.out"
-"$SFPROF" sframe dump --json "$DATA/aarch64-v3-le.sframe" > "$TMP/j.out" 2>&1
+sfp sframe dump --json "$DATA/aarch64-v3-le.sframe" > "$TMP/j.out" 2>&1
 if grep -q '"abi": "aarch64_le"' "$TMP/j.out" && grep -q '"pauth_key": "B"' "$TMP/j.out" &&
    grep -q '"flags": \["mangled_ra"\]' "$TMP/j.out"; then
 	pass "sframe dump --json"

@@ -5,6 +5,7 @@
 #    PASS/FAIL lines);
 #  - sfprof unwind --pid == gdb 'thread apply all bt' on the return
 #    addresses of every thread of a live process.
+# checks: 26
 . "$(dirname "$0")/test-subr.sh"
 PROGS=$SFP_BUILD/tests/progs
 
@@ -77,7 +78,7 @@ while [ $i -lt 50 ]; do
 	i=$((i + 1))
 done
 
-"$SFPROF" unwind --pid $TPID > "$TMP/sfprof.txt" 2> "$TMP/sfprof.err"
+sfp unwind --pid $TPID > "$TMP/sfprof.txt" 2> "$TMP/sfprof.err"
 src=$?
 # No separate debug info and no debuginfod: gdb then shows every frame
 # with its address and no inline frames, which is what we compare.
@@ -86,7 +87,7 @@ gdb -batch -nx -iex 'set debuginfod enabled off' \
 	-iex 'set backtrace past-main on' \
 	-p $TPID -ex 'thread apply all bt' > "$TMP/gdb.txt" 2>&1
 # Options, on the same (still stopped-and-released) target.
-"$SFPROF" unwind --pid $TPID --max-depth 3 --raw > "$TMP/depth.txt" 2>&1
+sfp unwind --pid $TPID --max-depth 3 --raw > "$TMP/depth.txt" 2>&1
 if [ $? -eq 0 ] && ! grep -q '^#3 ' "$TMP/depth.txt" &&
    [ "$(grep -c 'stopped: depth' "$TMP/depth.txt")" -ge 4 ] &&
    ! grep -q '(/' "$TMP/depth.txt"; then
@@ -95,7 +96,7 @@ else
 	fail "unwind --max-depth 3 --raw"
 	head -20 "$TMP/depth.txt" | sed 's/^/  /'
 fi
-"$SFPROF" unwind --pid $TPID --tid $TPID > "$TMP/tid.txt" 2>&1
+sfp unwind --pid $TPID --tid $TPID > "$TMP/tid.txt" 2>&1
 if [ $? -eq 0 ] && [ "$(grep -c '^TID ' "$TMP/tid.txt")" -eq 1 ] &&
    grep -q "^TID $TPID " "$TMP/tid.txt" && grep -q ' main+0x' "$TMP/tid.txt"; then
 	pass "unwind --tid (one thread, symbolized)"

@@ -8,6 +8,8 @@ PROG_CFLAGS_unwind-target := -O2 -fomit-frame-pointer -g0 -pthread
 # before it exists under make -j).
 $(TEST_HELPER_BINS): $(STATIC_LIB)
 $(BUILD)/tests/progs/unwind-check-sframe: tests/progs/unwind-check.c
+$(BUILD)/tests/progs/perf-work-nofp: tests/progs/perf-work.c
+$(BUILD)/tests/progs/report-work-dbg: tests/progs/report-work.c
 # perf.data tests: the same workload with and without frame pointers.
 PROG_CFLAGS_perf-work := -O1 -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
 PROG_CFLAGS_perf-work-nofp := -O2 -fomit-frame-pointer

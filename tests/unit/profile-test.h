@@ -46,6 +46,19 @@ static inline bool pt_sh(const char *fmt, ...)
 	return system(cmd) == 0;
 }
 
+/* A formatted command line (one at a time: a static buffer). */
+__attribute__((format(printf, 1, 2)))
+static inline const char *pt_fmt(const char *fmt, ...)
+{
+	static char buf[4800];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	return buf;
+}
+
 /* Path of a scratch file of this test binary. */
 static inline const char *pt_tmp(char *buf, size_t len, const char *name)
 {
@@ -57,22 +70,44 @@ static inline const char *pt_tmp(char *buf, size_t len, const char *name)
 }
 
 /*
- * Record with up to three tries (perf record on this shared machine
- * sometimes ends early); the command gets the output path as %1$s.
+ * Make a recording; the command gets the output path as %1$s.  perf
+ * record on this shared machine now and then ends early: a command that
+ * starts with "perf " gets up to three tries, and false after that means
+ * perf cannot record here (a reason to skip).  Any other command (sfprof
+ * record, convert) runs once: its failure is the test's, reported here
+ * as a failed assertion with the command, its status and its output,
+ * never retried or skipped (an intermittent sfprof crash must show).
  */
 static inline bool pt_record(const char *out, const char *cmd_fmt)
 {
-	char cmd[4096];
-	int t;
+	char cmd[4096], log[600], line[256];
+	bool is_perf = !strncmp(cmd_fmt, "perf ", 5);
+	int t, st = -1;
+	FILE *f;
 
-	for (t = 0; t < 3; t++) {
+	snprintf(log, sizeof(log), "%s.log", out);
+	for (t = 0; t < (is_perf ? 3 : 1); t++) {
 		unlink(out);
 		snprintf(cmd, sizeof(cmd), cmd_fmt, out);
-		if (pt_sh("%s >/dev/null 2>&1", cmd) && !access(out, R_OK))
+		st = system(pt_fmt("%s >'%s' 2>&1", cmd, log));
+		if (st == 0 && !access(out, R_OK))
 			return true;
 	}
+	if (is_perf)
+		return false;
+	sfp_test_fail_at(__FILE__, __LINE__, "%s: wait status 0x%x%s", cmd,
+			 st, st == 0 ? " but no output file" : "");
+	f = fopen(log, "r");
+	for (t = 0; f && t < 8 && fgets(line, sizeof(line), f); t++)
+		printf("    %s", line);
+	if (f)
+		fclose(f);
 	return false;
 }
+
+/* An sfprof recording a test needs failed (pt_record() said why the
+ * first time): the test fails, never skips. */
+#define PT_SFPROF_FAILED(...) sfp_test_fail_at(__FILE__, __LINE__, __VA_ARGS__)
 
 /* One sample of a perf-script-style output: its frame lines. */
 struct pt_block {

@@ -85,7 +85,7 @@ TEST(speedscope_stacks_and_weights_equal_the_profile)
 	uint64_t sum = 0, v, start, end;
 
 	if (!p) {
-		test_skip("sfprof record of flame-work failed on this machine");
+		PT_SFPROF_FAILED("sfprof record of flame-work failed on this machine");
 		return;
 	}
 	if (!ASSERT_OK(export_mem(p, "speedscope", NULL, &buf, &len)))
@@ -288,7 +288,7 @@ TEST(flamegraph_tree_equals_the_profile)
 	size_t len = 0;
 
 	if (!p) {
-		test_skip("sfprof record of flame-work failed on this machine");
+		PT_SFPROF_FAILED("sfprof record of flame-work failed on this machine");
 		return;
 	}
 	if (ASSERT_OK(export_mem(p, "flamegraph", NULL, &buf, &len)))
@@ -305,7 +305,7 @@ TEST(flamegraph_user_only_and_title)
 	size_t len = 0;
 
 	if (!p) {
-		test_skip("sfprof record of flame-work failed on this machine");
+		PT_SFPROF_FAILED("sfprof record of flame-work failed on this machine");
 		return;
 	}
 	if (ASSERT_OK(export_mem(p, "flamegraph", &o, &buf, &len))) {
@@ -321,7 +321,7 @@ TEST(export_write_errors)
 	FILE *f;
 
 	if (!p) {
-		test_skip("sfprof record of flame-work failed on this machine");
+		PT_SFPROF_FAILED("sfprof record of flame-work failed on this machine");
 		return;
 	}
 	ASSERT_ERR(sfp_profile__export(p, "flamegraph", NULL, NULL), -EINVAL);
@@ -370,7 +370,7 @@ TEST(two_events_are_kept_apart)
 	snprintf(cmd, sizeof(cmd), "%s record -q -e cpu-clock -e page-faults -F 999 "
 		 "-o %%1$s -- %s/flame-work 200", pt_sfprof(), pt_progs());
 	if (!pt_record(path, cmd) || sfp_profile__load(path, NULL, &p)) {
-		test_skip("sfprof record -e cpu-clock -e page-faults failed here");
+		PT_SFPROF_FAILED("sfprof record -e cpu-clock -e page-faults failed here");
 		return;
 	}
 	if (!ASSERT_EQ(sfp_profile__nr_events(p), 2))
@@ -455,7 +455,7 @@ TEST(speedscope_one_profile_per_thread)
 	snprintf(cmd, sizeof(cmd), "%s record -q -F 999 -o %%1$s -- %s/flame-work 150 3",
 		 pt_sfprof(), pt_progs());
 	if (!pt_record(path, cmd) || sfp_profile__load(path, NULL, &p)) {
-		test_skip("sfprof record of a threaded flame-work failed here");
+		PT_SFPROF_FAILED("sfprof record of a threaded flame-work failed here");
 		return;
 	}
 	ns = sfp_profile__nr_samples(p);

@@ -70,11 +70,20 @@ static const char *recording(enum rec k, char *path, size_t len)
 	default:
 		break;
 	}
-	if (cmd[0] && strchr(cmd, '%') && pt_record(path, cmd))
-		rec_state[k] = 1;
+	if (cmd[0] && strchr(cmd, '%')) {
+		if (pt_record(path, cmd))
+			rec_state[k] = 1;
+		else if (strncmp(cmd, "perf ", 5))
+			rec_state[k] = -2;	/* sfprof failed: not a skip */
+	}
 done:
+	if (rec_state[k] == -2) {
+		PT_SFPROF_FAILED("sfprof could not make the %s recording",
+				 rec_names[k]);
+		return NULL;
+	}
 	if (rec_state[k] < 0) {
-		test_skip("could not make the %s recording", rec_names[k]);
+		test_skip("perf could not make the %s recording", rec_names[k]);
 		return NULL;
 	}
 	return path;

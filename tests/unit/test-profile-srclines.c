@@ -20,7 +20,7 @@ static const char *recording(char *path, size_t len)
 		state = pt_record(path, cmd) ? 1 : -1;
 	}
 	if (state < 0) {
-		test_skip("sfprof record of report-work-dbg failed");
+		PT_SFPROF_FAILED("sfprof record of report-work-dbg failed");
 		return NULL;
 	}
 	return path;

@@ -26,7 +26,7 @@ static struct sfp_profile *load_workload(void)
 		state = pt_record(path, cmd) ? 1 : -1;
 	}
 	if (state < 0) {
-		test_skip("sfprof record of report-work failed");
+		PT_SFPROF_FAILED("sfprof record of report-work failed");
 		return NULL;
 	}
 	if (!ASSERT_OK(sfp_profile__load(path, NULL, &p)))
