@@ -91,7 +91,6 @@ if [ -x "$PROGS/unwind-target" ]; then
 		# the file it points at is untouched.
 		e=$(ls "$C6"/*.sframe | head -1)
 		echo "precious" > "$TMP/precious"
-		cp "$e" "$TMP/entry.copy"
 		rm -f "$e" && ln -s "$TMP/precious" "$e"
 		SFPROF_CACHE_DIR=$C6 timeout 120 "$SFPROF" unwind -p $TPID \
 			> "$TMP/u3.out" 2> "$TMP/u3.err"
