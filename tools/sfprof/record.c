@@ -1051,7 +1051,7 @@ out:
 	bid_collect_free(&c.bc);
 	/* Error paths: never wait unboundedly for a command that ignores
 	 * SIGTERM (sfp_record__free() would). */
-	if (started && we.status < 0)
+	if (we.have && started && we.status < 0)
 		end_workload(r, kill_after, true, &we);
 	if (workload_pidfd >= 0)
 		close(workload_pidfd);
