@@ -65,6 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (sfp_sframe__open_mem(data, size, &opts, &sf))
 		return 0;
 	lookups(sf);
+	sfp_sframe__validate(sf);	/* sframe check's extra pass */
 	devnull = fopen("/dev/null", "w");
 	if (devnull) {
 		sfp_sframe__dump(sf, devnull);

@@ -227,6 +227,10 @@ sfp_record__call_graph(const struct sfp_record *r);
 /* Name of a callchain mode as --call-graph spells it. */
 SFP_API const char *sfp_record__call_graph_name(enum sfp_record_call_graph m);
 
+/*
+ * Close everything.  A command still running gets SIGTERM and, if it is
+ * still there 2 s later, SIGKILL; it is always reaped.
+ */
 SFP_API void sfp_record__free(struct sfp_record **r);
 
 #ifdef __cplusplus

@@ -197,6 +197,18 @@ SFP_API int sfp_sframe__open_file(const char *path,
 				  const struct sfp_sframe_opts *opts,
 				  struct sfp_sframe **out);
 
+/*
+ * Check what decoding tolerates because an unwinder can still use it, but
+ * a correct section never has: no bytes at all (a section holds at least
+ * its header; one with a header and no FDE is valid), and FDEs whose PC
+ * ranges overlap or repeat (a lookup would pick one of them).  Each
+ * problem goes to the log callback with the FDE indexes, their address
+ * ranges and the FDE's offset in the section (the first 10, then a count).
+ *
+ * Return: 0 valid; -EBADMSG; -EINVAL sf is NULL.
+ */
+SFP_API int sfp_sframe__validate(const struct sfp_sframe *sf);
+
 /* Free a table and set *sf to NULL.  Accepts NULL and *sf == NULL. */
 SFP_API void sfp_sframe__free(struct sfp_sframe **sf);
 

@@ -609,7 +609,9 @@ static int collect_cfi(struct build_ctx *b)
 	}
 	if (b->no_debug_frame)
 		return b->st.fdes ? 0 : -ENOENT;
-	qsort(b->funcs, b->nfuncs, sizeof(b->funcs[0]), cmp_func);
+	/* funcs is NULL while empty: qsort() must not see it (nonnull). */
+	if (b->nfuncs > 1)
+		qsort(b->funcs, b->nfuncs, sizeof(b->funcs[0]), cmp_func);
 	b->nknown = b->nfuncs;
 	err = debug_frame_of(b, b->elf, b->name, SFP_CFI_SRC_DEBUG_FRAME);
 	if (err == -ENOENT && !sfp_elf_find_section(b->elf, ".debug_frame", 0,
@@ -632,6 +634,16 @@ static int cmp_func(const void *x, const void *y)
 		return a->fn.start < c->fn.start ? -1 : 1;
 	/* Keep the first added (PLT, then .eh_frame) ahead. */
 	return a->seq < c->seq ? -1 : a->seq > c->seq;
+}
+
+/* Functions converted from CFI so far (the rest are PLT FDEs). */
+static size_t cfi_funcs(const struct build_ctx *b)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < b->nfuncs; i++)
+		n += b->funcs[i].from_cfi;
+	return n;
 }
 
 /* Where the section goes: past the highest loaded byte, 8-aligned. */
@@ -673,7 +685,8 @@ static int encode(struct build_ctx *b, uint64_t section_addr, void **section,
 	uint64_t last_end = 0;
 	int err;
 
-	qsort(b->funcs, b->nfuncs, sizeof(b->funcs[0]), cmp_func);
+	if (b->nfuncs > 1)	/* (funcs is NULL while empty) */
+		qsort(b->funcs, b->nfuncs, sizeof(b->funcs[0]), cmp_func);
 	err = sfp_sframe_builder__new(&bo, &enc);
 	if (err)
 		return err;
@@ -785,6 +798,16 @@ int cfi_build_elf(struct sfp_elf *e, const struct sfp_build_opts *opts,
 	err = collect_cfi(b);
 	if (err && err != -ENOENT)
 		goto out;
+	if (b->st.skipped[SFP_CFI_SKIP_BAD_CFI] && !cfi_funcs(b)) {
+		/* Not "no CFI": CFI that could not be read is bad input,
+		 * whatever PLT FDEs there are (the parser said where). */
+		pr_warn("%s: none of its CFI could be used: %u malformed FDE%s or CFI entr%s",
+			b->name, b->st.skipped[SFP_CFI_SKIP_BAD_CFI],
+			b->st.skipped[SFP_CFI_SKIP_BAD_CFI] == 1 ? "" : "s",
+			b->st.skipped[SFP_CFI_SKIP_BAD_CFI] == 1 ? "y" : "ies");
+		err = -EBADMSG;
+		goto out;
+	}
 	if (err == -ENOENT && !b->nfuncs) {
 		pr_info("%s: no usable CFI (.eh_frame or .debug_frame)",
 			b->name);

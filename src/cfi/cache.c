@@ -8,11 +8,16 @@
  * "<key>-g<GEN>-v<version>.sframe", where key is the build-id in hex or,
  * for objects without one, "h" and a 64-bit FNV-1a hash of the whole file.
  * GEN changes whenever the converter's output would change, so stale
- * entries are never used.  The directory is created 0700 and must be ours
- * and not writable by others; entries are written to a temporary name and
- * renamed, so readers never see half a file; on load the build-id must
- * match, the CRC must hold and the section must decode, else the entry is
- * removed and rebuilt.
+ * entries are never used.  The directory is created 0700 and must be ours,
+ * not a symbolic link and not writable by others -- for list and clear as
+ * much as for loading, since a root `cache clear` that followed a planted
+ * link would delete another directory's files.  Entries are opened
+ * without following links and without blocking (a FIFO planted in the
+ * cache would otherwise block open() while the unwound process stays
+ * stopped) and are used only when they are regular files of ours.  They
+ * are written to a temporary name and renamed, so readers never see half
+ * a file; on load the build-id must match, the CRC must hold and the
+ * section must decode, else the entry is removed and rebuilt.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -27,6 +32,7 @@
 
 #include "cfi/build.h"
 #include "elf/elf.h"
+#include "sframe/sframe_int.h"
 
 #define CACHE_GEN 1
 #define KEY_MAX 160
@@ -70,12 +76,50 @@ int sfp_sframe_cache__dir(const struct sfp_table_opts *opts, char *buf,
 	return fmt(buf, size, "%s/.cache/sfprof", h) ? 0 : -ENAMETOOLONG;
 }
 
+/*
+ * Open the cache directory itself (never through a symbolic link) and
+ * check that it is ours and not writable by group or others.  Return the
+ * descriptor, -ENOENT when it does not exist, -EPERM (with the reason
+ * logged) when it must not be used, or -errno.
+ */
+static int open_cache_dir(const char *dir)
+{
+	struct stat st;
+	int fd;
+
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		int err = -errno;
+		struct stat lst;
+
+		if (err == -ELOOP || (err == -ENOTDIR && !lstat(dir, &lst))) {
+			pr_warn("%s: cache directory is a symbolic link or not a directory; not used",
+				dir);
+			return -EPERM;
+		}
+		return err;
+	}
+	if (fstat(fd, &st)) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	if (st.st_uid != geteuid() || (st.st_mode & 0022)) {
+		pr_warn("%s: cache directory is not ours or is writable by others; not used",
+			dir);
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}
+
 /* Create dir (and missing parents) 0700; check the final one is safe. */
 static int ensure_dir(const char *dir)
 {
 	char tmp[4096];
-	struct stat st;
 	size_t n = strlen(dir);
+	int fd;
 
 	if (n >= sizeof(tmp))
 		return -ENAMETOOLONG;
@@ -90,15 +134,46 @@ static int ensure_dir(const char *dir)
 	}
 	if (mkdir(tmp, 0700) && errno != EEXIST)
 		return -errno;
-	if (lstat(dir, &st))
+	fd = open_cache_dir(dir);
+	if (fd < 0)
+		return fd;
+	close(fd);
+	return 0;
+}
+
+/*
+ * Open entry name of the cache directory dirfd for reading: no link is
+ * followed and open() does not block (O_NONBLOCK: a FIFO would wait for
+ * a writer), and only a regular file owned by us is accepted.  Return the
+ * descriptor, -EPERM (not a usable entry) or -errno.
+ */
+static int open_entry(int dirfd, const char *name, const char *path)
+{
+	struct stat st;
+	int fd;
+
+	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0) {
+		if (errno == ELOOP) {
+			pr_info("%s: cache entry is a symbolic link; not used",
+				path);
+			return -EPERM;
+		}
 		return -errno;
-	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
-	    (st.st_mode & 0022)) {
-		pr_warn("%s: cache directory is not ours or is writable by others; not used",
-			dir);
+	}
+	if (fstat(fd, &st)) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+		pr_warn("%s: cache entry is not a regular file of ours; not used",
+			path);
+		close(fd);
 		return -EPERM;
 	}
-	return 0;
+	return fd;
 }
 
 static uint64_t fnv1a64(const uint8_t *p, size_t n)
@@ -132,28 +207,37 @@ static void cache_key(const struct sfp_elf *e, char *key, size_t n,
 	}
 }
 
-/* Load a cache entry; remove it when it is bad.  Return 0 or -errno. */
-static int cache_load(const char *path, const uint8_t *id, size_t idlen,
-		      struct sfp_sframe **out)
+/*
+ * Load a cache entry; remove it when it is bad.  A name that is not a
+ * regular file of ours is left alone (cache_store()'s rename replaces
+ * it).  Return 0 or -errno.
+ */
+static int cache_load(const char *dir, const char *name, const char *path,
+		      const uint8_t *id, size_t idlen, struct sfp_sframe **out)
 {
 	SFP_OPTS(sfp_sframe_opts, so, .name = path);
 	uint8_t hdr[SFT_HDR_SIZE];
-	int fd, err;
+	int dfd, fd, err;
 	ssize_t r;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
 		return -errno;
-	r = read(fd, hdr, sizeof(hdr));
-	close(fd);
+	fd = open_entry(dfd, name, path);
+	close(dfd);
+	if (fd < 0)
+		return fd;
+	r = pread(fd, hdr, sizeof(hdr), 0);
 	if (r != (ssize_t)sizeof(hdr) || hdr[SFT_OFF_BUILD_ID_LEN] != idlen ||
 	    (idlen && memcmp(hdr + SFT_OFF_BUILD_ID, id, idlen))) {
 		pr_info("%s: cache entry does not match the object; rebuilding",
 			path);
+		close(fd);
 		unlink(path);
 		return -EBADMSG;
 	}
-	err = sfp_sframe__open_file(path, &so, out);
+	err = sframe_open_table_fd(fd, path, &so, out);
+	close(fd);
 	if (err) {
 		pr_info("%s: bad cache entry (%s); rebuilding", path,
 			sfp_strerror(err));
@@ -219,7 +303,7 @@ static int open_table(struct sfp_elf *e, const struct sfp_table_opts *opts,
 {
 	SFP_OPTS(sfp_build_opts, bo);
 	SFP_OPTS(sfp_sframe_opts, so, .name = sfp_elf_name(e));
-	char dir[4096], path[4096 + KEY_MAX], key[KEY_MAX];
+	char dir[4096], path[4096 + KEY_MAX], key[KEY_MAX], name[KEY_MAX + 32];
 	const uint8_t *id = NULL;
 	size_t idlen = 0, size = 0;
 	bool use_cache;
@@ -245,11 +329,12 @@ static int open_table(struct sfp_elf *e, const struct sfp_table_opts *opts,
 		    !ensure_dir(dir);
 	if (use_cache) {
 		cache_key(e, key, sizeof(key), &id, &idlen);
-		if (!fmt(path, sizeof(path), "%s/%s-g%d-v%u.sframe", dir, key,
-			 CACHE_GEN, bo.version))
+		if (!fmt(name, sizeof(name), "%s-g%d-v%u.sframe", key,
+			 CACHE_GEN, bo.version) ||
+		    !fmt(path, sizeof(path), "%s/%s", dir, name))
 			use_cache = false;
 	}
-	if (use_cache && !cache_load(path, id, idlen, out))
+	if (use_cache && !cache_load(dir, name, path, id, idlen, out))
 		return 0;
 
 	err = cfi_build_elf(e, &bo, &sec, &size, &addr, NULL);
@@ -319,30 +404,43 @@ int sfp_sframe_cache__list(const struct sfp_table_opts *opts,
 	char dir[4096], path[4096 + 256];
 	struct dirent *de;
 	DIR *d;
-	int err = 0;
+	int err = 0, dfd;
 
 	if (!fn)
 		return -EINVAL;
 	err = sfp_sframe_cache__dir(opts, dir, sizeof(dir));
 	if (err)
 		return err;
-	d = opendir(dir);
-	if (!d)
-		return -errno;
+	dfd = open_cache_dir(dir);
+	if (dfd < 0)
+		return dfd;
+	d = fdopendir(dfd);
+	if (!d) {
+		err = -errno;
+		close(dfd);
+		return err;
+	}
 	while ((de = readdir(d)) != NULL) {
 		struct sfp_sframe_cache_entry ent = { .file = de->d_name };
 		struct sfp_sframe *sf = NULL;
 		SFP_OPTS(sfp_sframe_opts, so);
 		struct stat st;
+		int fd;
 
 		if (!is_entry(de->d_name) ||
 		    !fmt(path, sizeof(path), "%s/%s", dir, de->d_name) ||
-		    lstat(path, &st) || !S_ISREG(st.st_mode))
+		    fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		    !S_ISREG(st.st_mode))
 			continue;
 		so.name = path;
 		ent.size = (uint64_t)st.st_size;
 		ent.mtime = st.st_mtime;
-		ent.valid = !sfp_sframe__open_file(path, &so, &sf);
+		/* Listed as BAD when not ours: loading would not use it. */
+		fd = open_entry(dfd, de->d_name, path);
+		if (fd >= 0) {
+			ent.valid = !sframe_open_table_fd(fd, path, &so, &sf);
+			close(fd);
+		}
 		sfp_sframe__free(&sf);
 		err = fn(&ent, ctx);
 		if (err)
@@ -352,24 +450,37 @@ int sfp_sframe_cache__list(const struct sfp_table_opts *opts,
 	return err;
 }
 
+/*
+ * Entries and leftover temporaries are unlinked relative to the checked
+ * directory's descriptor, so a directory swapped for a link after the
+ * check is not followed either; unlinkat() removes a link, never its
+ * target.
+ */
 int sfp_sframe_cache__clear(const struct sfp_table_opts *opts)
 {
-	char dir[4096], path[4096 + 256];
+	char dir[4096];
 	struct dirent *de;
 	DIR *d;
-	int n = 0, err;
+	int n = 0, err, dfd;
 
 	err = sfp_sframe_cache__dir(opts, dir, sizeof(dir));
 	if (err)
 		return err;
-	d = opendir(dir);
-	if (!d)
-		return errno == ENOENT ? 0 : -errno;
+	dfd = open_cache_dir(dir);
+	if (dfd == -ENOENT)
+		return 0;
+	if (dfd < 0)
+		return dfd;
+	d = fdopendir(dfd);
+	if (!d) {
+		err = -errno;
+		close(dfd);
+		return err;
+	}
 	while ((de = readdir(d)) != NULL) {
 		if (!is_entry(de->d_name) && strncmp(de->d_name, ".tmp-", 5))
 			continue;
-		if (fmt(path, sizeof(path), "%s/%s", dir, de->d_name) &&
-		    !unlink(path))
+		if (!unlinkat(dfd, de->d_name, 0))
 			n++;
 	}
 	closedir(d);

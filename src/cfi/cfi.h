@@ -97,6 +97,9 @@ struct cfi_iter {
 	} cache[64];
 };
 
+/* ".eh_frame" or ".debug_frame", for messages. */
+SFP_HIDDEN const char *cfi_section_label(const struct cfi_section *sec);
+
 SFP_HIDDEN void cfi_iter_init(struct cfi_iter *it,
 			      const struct cfi_section *sec);
 

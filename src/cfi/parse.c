@@ -401,6 +401,11 @@ void cfi_iter_init(struct cfi_iter *it, const struct cfi_section *sec)
 	it->sec = sec;
 }
 
+const char *cfi_section_label(const struct cfi_section *sec)
+{
+	return sec->kind == CFI_DEBUG_FRAME ? ".debug_frame" : ".eh_frame";
+}
+
 int cfi_iter_next(struct cfi_iter *it, struct cfi_fde *fde)
 {
 	const struct cfi_section *sec = it->sec;
@@ -417,9 +422,10 @@ int cfi_iter_next(struct cfi_iter *it, struct cfi_fde *fde)
 		}
 		err = read_entry_head(sec, off, &c, &next, &id_pos, &id, &is64);
 		if (err < 0) {
-			pr_warn("%s: offset 0x%" PRIx64
-				": bad CFI entry length; stopping", sec->name,
-				off);
+			pr_warn("%s: %s offset 0x%" PRIx64
+				": bad CFI entry length (truncated, reserved, or past the section end 0x%"
+				PRIx64 "); stopping", sec->name,
+				cfi_section_label(sec), off, (uint64_t)sec->size);
 			it->done = true;
 			return err;
 		}
@@ -461,8 +467,8 @@ int cfi_iter_next(struct cfi_iter *it, struct cfi_fde *fde)
 		if (!err)
 			err = parse_fde_body(sec, &c, fde);
 		if (err) {
-			pr_warn("%s: FDE at offset 0x%" PRIx64 ": %s", sec->name,
-				off,
+			pr_warn("%s: %s offset 0x%" PRIx64 ": FDE: %s",
+				sec->name, cfi_section_label(sec), off,
 				err == -EOPNOTSUPP ? "unsupported CIE/encoding"
 						   : "malformed");
 			return err;

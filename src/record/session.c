@@ -953,7 +953,8 @@ int sfp_record__read(struct sfp_record *r, bool final, sfp_record_event_fn fn,
 		return err;
 	err = 0;
 	pthread_mutex_lock(&r->lock);
-	qsort(r->pend, r->nr_pend, sizeof(*r->pend), pend_cmp);
+	if (r->nr_pend > 1)	/* (pend is NULL until the first record) */
+		qsort(r->pend, r->nr_pend, sizeof(*r->pend), pend_cmp);
 	while (done < r->nr_pend && r->pend[done].time <= mark)
 		done++;
 	if (done) {
@@ -1122,9 +1123,21 @@ void sfp_record__free(struct sfp_record **rp)
 			if (r->procs)
 				close(r->procs[0]);
 		} else {
+			/* SIGTERM, and SIGKILL when it is ignored: freeing
+			 * must not wait forever (callers that want a longer
+			 * grace end the command themselves first). */
 			kill(r->workload, SIGTERM);
+			for (int tries = 0; tries < 200; tries++) {
+				if (waitpid(r->workload, &r->workload_status,
+					    WNOHANG) == r->workload)
+					break;
+				usleep(10000);
+			}
+			if (r->workload_status < 0)
+				kill(r->workload, SIGKILL);
 		}
-		waitpid(r->workload, &r->workload_status, 0);
+		if (r->workload_status < 0)
+			waitpid(r->workload, &r->workload_status, 0);
 	}
 	if (r->go_fd >= 0)
 		close(r->go_fd);

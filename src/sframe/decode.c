@@ -664,6 +664,7 @@ static int decode(struct dctx *c, uint64_t section_addr)
 	sf->info.num_fdes = c->num_fdes;
 	sf->info.num_fres = c->num_fres;
 	sf->info.fre_len = c->fre_len;
+	sf->fde_base = c->fde_base;
 
 	/* Both counts were bounded by the section size in decode_header(). */
 	sf->fns = calloc(c->num_fdes ? c->num_fdes : 1, sizeof(*sf->fns));

@@ -78,36 +78,29 @@ static void put_le64(uint8_t *p, uint64_t v)
 	put_le32(p + 4, (uint32_t)(v >> 32));
 }
 
-static int read_whole(const char *path, uint8_t **buf, size_t *size)
+/* The whole of the regular file open at fd (the caller closes fd). */
+static int read_whole_fd(int fd, const char *path, uint8_t **buf,
+			 size_t *size)
 {
 	struct stat st;
 	uint8_t *b = NULL;
 	size_t got = 0;
-	int fd, err = 0;
+	int err = 0;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (fstat(fd, &st))
 		return -errno;
-	if (fstat(fd, &st)) {
-		err = -errno;
-		goto out;
-	}
 	if (!S_ISREG(st.st_mode)) {
 		pr_warn("%s: not a regular file", path);
-		err = -EINVAL;
-		goto out;
+		return -EINVAL;
 	}
 	if ((uint64_t)st.st_size > SFT_MAX_FILE) {
 		pr_warn("%s: %lld bytes is too large for an SFrame table",
 			path, (long long)st.st_size);
-		err = -EFBIG;
-		goto out;
+		return -EFBIG;
 	}
 	b = malloc(st.st_size ? (size_t)st.st_size : 1);
-	if (!b) {
-		err = -ENOMEM;
-		goto out;
-	}
+	if (!b)
+		return -ENOMEM;
 	while (got < (size_t)st.st_size) {
 		ssize_t r = read(fd, b + got, (size_t)st.st_size - got);
 
@@ -115,7 +108,8 @@ static int read_whole(const char *path, uint8_t **buf, size_t *size)
 			continue;
 		if (r < 0) {
 			err = -errno;
-			goto out;
+			free(b);
+			return err;
 		}
 		if (r == 0)
 			break;
@@ -123,9 +117,17 @@ static int read_whole(const char *path, uint8_t **buf, size_t *size)
 	}
 	*buf = b;
 	*size = got;
-	b = NULL;
-out:
-	free(b);
+	return 0;
+}
+
+static int read_whole(const char *path, uint8_t **buf, size_t *size)
+{
+	int fd, err;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	err = read_whole_fd(fd, path, buf, size);
 	close(fd);
 	return err;
 }
@@ -248,6 +250,28 @@ static int open_container(const char *path, const uint8_t *buf, size_t size,
 	}
 	o.section_addr = get_le64(buf + SFT_OFF_SECTION_ADDR);
 	return sfp_sframe__open_mem(buf + hdr, (size_t)sec_size, &o, out);
+}
+
+int sframe_open_table_fd(int fd, const char *name,
+			 const struct sfp_sframe_opts *opts,
+			 struct sfp_sframe **out)
+{
+	uint8_t *buf = NULL;
+	size_t size = 0;
+	int err;
+
+	*out = NULL;
+	err = read_whole_fd(fd, name, &buf, &size);
+	if (err)
+		return err;
+	if (size >= SFT_MAGIC_LEN && !memcmp(buf, SFT_MAGIC, SFT_MAGIC_LEN)) {
+		err = open_container(name, buf, size, opts, out);
+	} else {
+		pr_warn("%s: offset 0: not an sfprof table file", name);
+		err = -EBADMSG;
+	}
+	free(buf);
+	return err;
 }
 
 int sfp_sframe__open_file(const char *path, const struct sfp_sframe_opts *opts,

@@ -59,6 +59,7 @@ struct sfp_sframe_rule {
 struct sfp_sframe {
 	struct sfp_sframe_info info;
 	bool empty;		/* zero-byte section: no header at all */
+	uint64_t fde_base;	/* section offset of the FDE sub-section */
 	char *name;
 
 	uint32_t num_fns;
@@ -86,5 +87,14 @@ SFP_HIDDEN void sfp_sframe_abi_regs(uint8_t abi, uint16_t *sp, uint16_t *fp);
 /* Fill out from function fi, row ri (both in range). */
 SFP_HIDDEN void sfp_sframe_fill_row(const struct sfp_sframe *sf, uint32_t fi,
 				    uint32_t ri, struct sfp_sframe_row *out);
+
+/*
+ * Open the sfprof table file (container only) already open at fd, which
+ * must be a regular file; name is for messages.  For callers that must
+ * vet the file before reading it (the table cache).  Return 0 or -errno.
+ */
+SFP_HIDDEN int sframe_open_table_fd(int fd, const char *name,
+				    const struct sfp_sframe_opts *opts,
+				    struct sfp_sframe **out);
 
 #endif /* SFP_SFRAME_INT_H */

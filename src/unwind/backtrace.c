@@ -281,7 +281,8 @@ static int reload(bool force)
 		err = l.err;
 		goto out;
 	}
-	qsort(l.r, l.n, sizeof(*l.r), cmp_range);
+	if (l.n > 1)	/* (l.r is NULL while empty) */
+		qsort(l.r, l.n, sizeof(*l.r), cmp_range);
 	st = malloc(sizeof(*st) + l.n * sizeof(st->r[0]));
 	if (!st) {
 		err = -ENOMEM;

@@ -566,11 +566,24 @@ TEST(cfi_table_cache)
 	}
 	sfp_sframe__free(&b);
 
-	/* A cache directory writable by others is not used. */
+	/* A cache directory writable by others is not used, nor listed
+	 * or cleared (its files could be anyone's). */
 	chmod(dir, 0777);
 	to.version = 3;
-	if (ASSERT_OK(sfp_sframe__open_elf_table(libm, &to, &b)))
-		ASSERT_EQ(sfp_sframe_cache__clear(&to), 0);
+	if (ASSERT_OK(sfp_sframe__open_elf_table(libm, &to, &b))) {
+		snprintf(ent, sizeof(ent), "ls '%s' | grep -c 'sframe$'", dir);
+		p = popen(ent, "r");
+		if (ASSERT_TRUE(p)) {
+			int n = -1;
+
+			ASSERT_EQ(fscanf(p, "%d", &n), 1);
+			ASSERT_EQ(n, 0);
+			pclose(p);
+		}
+		ASSERT_ERR(sfp_sframe_cache__clear(&to), -EPERM);
+		ASSERT_ERR(sfp_sframe_cache__list(&to, count_entries, counts),
+			   -EPERM);
+	}
 	sfp_sframe__free(&b);
 	chmod(dir, 0700);
 	sfp_sframe__free(&a);

@@ -10,12 +10,15 @@
 #include <errno.h>
 #include <getopt.h>
 #include <linux/perf_event.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/pidfd.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,7 +32,17 @@
 #include "record-bpf.h"
 #include "record-buildid.h"
 
+/* SIGINT/SIGTERM received: 1 stops the recording, 2 kills the command. */
 static volatile sig_atomic_t stop_requested;
+/* The command, for the signal handler: a pidfd (never reused, unlike a
+ * pid once the command is reaped) or, where pidfd_open() is missing, the
+ * pid until the command has been reaped; -1/0 when none. */
+static volatile sig_atomic_t workload_pidfd = -1;
+static volatile sig_atomic_t workload_pid;
+
+/* --kill-after: the command's grace between SIGTERM and SIGKILL. */
+#define DEFAULT_KILL_AFTER 5.0
+#define DEFAULT_KILL_AFTER_STR "5"
 
 /* Compressed by default: the deferred records repeat stacks, which zstd
  * takes down to about a ninth (bench/RESULTS.md).  Level 5 makes files a
@@ -80,10 +93,29 @@ static void *reader_main(void *arg)
 	return NULL;
 }
 
+static void kill_workload(int sig)
+{
+	if (workload_pidfd >= 0)
+		pidfd_send_signal(workload_pidfd, sig, NULL, 0);
+	else if (workload_pid > 0)
+		kill(workload_pid, sig);
+}
+
+/*
+ * The first SIGINT/SIGTERM stops the recording cleanly (the command gets
+ * SIGTERM, then SIGKILL after --kill-after); a second one kills the
+ * command at once, so that a command ignoring SIGTERM cannot hold sfprof;
+ * a third ends sfprof itself, as the signal would have without us.
+ */
 static void on_signal(int sig)
 {
-	(void)sig;
-	stop_requested = 1;
+	if (stop_requested >= 2) {
+		signal(sig, SIG_DFL);
+		raise(sig);
+		return;
+	}
+	if (++stop_requested == 2)
+		kill_workload(SIGKILL);
 }
 
 static void usage(FILE *f)
@@ -168,7 +200,14 @@ static void usage(FILE *f)
 "  -m, --mmap-pages N    ring pages per CPU, a power of two, or a size with\n"
 "                        K/M suffix (default 4 MiB for sframe/dwarf, 512 KiB\n"
 "                        otherwise)\n"
-"      --duration SEC    stop after SEC seconds (the command gets SIGTERM)\n"
+"      --duration DURATION\n"
+"                        stop after DURATION: seconds, or a number with\n"
+"                        suffix s, m, h or d as timeout(1) takes it; the\n"
+"                        command then gets SIGTERM\n"
+"      --kill-after DURATION\n"
+"                        when the recording stops while the command runs,\n"
+"                        it gets SIGTERM, then SIGKILL if it is still there\n"
+"                        DURATION later (default " DEFAULT_KILL_AFTER_STR " s; 0: never)\n"
 "      --buildid-dir DIR build-id cache to fill (default $PERF_BUILDID_DIR,\n"
 "                        else ~/.debug; perf's layout): at the end, every DSO\n"
 "                        the samples hit and its debug file are copied there,\n"
@@ -185,11 +224,16 @@ static void usage(FILE *f)
 "  -h, --help            this help\n"
 "\n"
 "SIGINT (Ctrl-C) or SIGTERM stop the recording cleanly; the file is valid.\n"
+"A second one kills the command with SIGKILL (the file is still finished);\n"
+"a third ends sfprof at once.\n"
 "On a terminal a status line shows elapsed time, samples, lost samples and\n"
 "MB written; at the end a summary gives samples, lost, deferred records and\n"
 "the dedup ratio, bytes per sample, why unwinds stopped and which DSOs had no\n"
 "table.  Read the file with 'sfprof script' or, with --inline, 'perf script'.\n"
-"Exit: 0 ok, 1 the recording could not be made, 2 usage or I/O error.\n");
+"Exit: the command's status when it ended by itself (128+N when signal N\n"
+"killed it, as perf and the shell report it), 0 when the recording\n"
+"stopped it (--duration, SIGINT, SIGTERM); 1 the recording could not be\n"
+"made, 2 usage or I/O error.\n");
 }
 
 struct ctx {
@@ -286,9 +330,46 @@ static void status_line(const struct ctx *c, const struct sfp_record *r,
 	fflush(stderr);
 }
 
+/* How the command ended, for the summary. */
+struct wl_end {
+	bool have;		/* there was a command */
+	bool by_itself;		/* it ended before the recording stopped */
+	int status;		/* as from waitpid; -1 unknown */
+	const char *sent;	/* what we sent it, NULL if nothing */
+};
+
+static void describe_status(FILE *f, int st)
+{
+	if (st < 0) {
+		fprintf(f, "status unknown");
+	} else if (WIFEXITED(st)) {
+		fprintf(f, "exited with status %d", WEXITSTATUS(st));
+	} else if (WIFSIGNALED(st)) {
+		const char *name = sigabbrev_np(WTERMSIG(st));
+
+		fprintf(f, "killed by signal %d (SIG%s)%s", WTERMSIG(st),
+			name ? name : "?", WCOREDUMP(st) ? ", core dumped" : "");
+	}
+}
+
+static void summary_command(const struct wl_end *we)
+{
+	if (!we->have)
+		return;
+	fprintf(stderr, "  command: ");
+	if (we->sent)
+		fprintf(stderr, "%s; ", we->sent);
+	describe_status(stderr, we->status);
+	if (we->by_itself && we->status > 0)
+		fprintf(stderr, "; sfprof exits %d as the command did",
+			WIFEXITED(we->status) ? WEXITSTATUS(we->status)
+					      : 128 + WTERMSIG(we->status));
+	fputc('\n', stderr);
+}
+
 static void summary(const struct ctx *c, const struct sfp_record *r,
 		    const struct sfp_rec_pipe *p, enum sfp_record_call_graph cg,
-		    bool inline_mode, double elapsed)
+		    bool inline_mode, double elapsed, const struct wl_end *we)
 {
 	struct sfp_rec_pipe_stats st;
 	uint64_t lost = total_lost(r), cnt;
@@ -311,6 +392,7 @@ static void summary(const struct ctx *c, const struct sfp_record *r,
 		fprintf(stderr, "; zstd level %d, %.2f MB of records",
 			c->zlevel, (double)c->bytes / 1e6);
 	fprintf(stderr, ")\n");
+	summary_command(we);
 	fprintf(stderr, "  lost: %llu", (unsigned long long)lost);
 	if (lost)
 		for (cpu = 0; cpu < sfp_record__nr_cpus(r); cpu++)
@@ -395,6 +477,97 @@ static void write_failed(const char *path, int err, const char *what)
 		cli_err("writing %s: %s (%s)", path, strerror(-err), what);
 }
 
+/* A duration as timeout(1) takes it: a number, optional s/m/h/d. */
+static bool parse_duration(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || !(v >= 0) || v > 1e9)
+		return false;
+	if (*end && end[1])
+		return false;
+	switch (*end) {
+	case 0:
+	case 's':
+		break;
+	case 'm':
+		v *= 60;
+		break;
+	case 'h':
+		v *= 3600;
+		break;
+	case 'd':
+		v *= 86400;
+		break;
+	default:
+		return false;
+	}
+	*out = v;
+	return true;
+}
+
+/*
+ * The recording is over and the command still runs: SIGTERM, then
+ * SIGKILL after kill_after seconds (0: never) or at a second SIGINT/
+ * SIGTERM, and wait for it -- on its pidfd, so that a signal or the
+ * deadline is seen at once.  Before this, sfprof waited for the command
+ * unconditionally and one that ignored SIGTERM held it forever.
+ */
+static void end_workload(struct sfp_record *r, double kill_after, bool quiet,
+			 struct wl_end *we)
+{
+	double t0 = now_s();
+	bool told = false, killed = false;
+
+	if (sfp_record__done(r)) {
+		if (stop_requested >= 2 && !we->by_itself)
+			we->sent = "sent SIGKILL at a second signal";
+		goto out;
+	}
+	we->sent = "sent SIGTERM";
+	kill_workload(SIGTERM);
+	while (!sfp_record__done(r)) {
+		double t = now_s() - t0, wait = 0.1;
+
+		if (!killed && (stop_requested >= 2 ||
+				(kill_after > 0 && t >= kill_after))) {
+			/* (the handler already sent it at a second signal) */
+			kill_workload(SIGKILL);
+			killed = true;
+			we->sent = stop_requested >= 2
+					   ? "sent SIGTERM, then SIGKILL at a second signal"
+					   : "sent SIGTERM, then SIGKILL after --kill-after";
+		}
+		if (!quiet && !told && !killed && t >= 0.25) {
+			fprintf(stderr, "sfprof record: waiting for the command "
+				"(pid %d) to exit after SIGTERM",
+				(int)sfp_record__workload_pid(r));
+			if (kill_after > 0)
+				fprintf(stderr, "; SIGKILL in %.1f s",
+					kill_after - t);
+			fprintf(stderr, "; Ctrl-C again to kill it now\n");
+			told = true;
+		}
+		if (!killed && kill_after > 0 && kill_after - t < wait)
+			wait = kill_after - t > 0 ? kill_after - t : 0;
+		if (workload_pidfd >= 0) {
+			struct pollfd pfd = { .fd = workload_pidfd,
+					      .events = POLLIN };
+
+			/* EINTR at a signal: the loop looks again. */
+			poll(&pfd, 1, (int)(wait * 1000) + 1);
+		} else {
+			usleep((useconds_t)(wait * 1e6) + 1000);
+		}
+	}
+out:
+	workload_pid = 0;	/* reaped: the pid may be reused */
+	we->status = sfp_record__workload_status(r);
+}
+
 static int exit_for(int err)
 {
 	/* Resource and I/O trouble is exit 2; a recording that cannot be
@@ -414,6 +587,7 @@ enum {
 	OPT_BUILDID_DIR,
 	OPT_NO_BUILDID_CACHE,
 	OPT_BUILDID_CACHE_SIZE,
+	OPT_KILL_AFTER,
 };
 
 /* A byte count with an optional K/M/G suffix. */
@@ -459,6 +633,7 @@ int cmd_record(int argc, char **argv)
 		{ "stack-size", required_argument, NULL, OPT_STACK_SIZE },
 		{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
 		{ "duration", required_argument, NULL, OPT_DURATION },
+		{ "kill-after", required_argument, NULL, OPT_KILL_AFTER },
 		{ "no-inherit", no_argument, NULL, OPT_NO_INHERIT },
 		{ "compression-level", optional_argument, NULL, 'z' },
 		{ "no-compress", no_argument, NULL, OPT_NO_COMPRESS },
@@ -492,6 +667,9 @@ int cmd_record(int argc, char **argv)
 	const char *bid_dir = NULL;
 	bool no_bid_cache = false;
 	double last_flush = 0;
+	double kill_after = DEFAULT_KILL_AFTER;
+	struct wl_end we = { .status = -1 };
+	bool started = false;
 	int opt, err, ret = 0, i;
 
 	while ((opt = getopt_long(argc, argv, "+e:F:c:p:t:ao:m:gz::qvh", longopts,
@@ -583,16 +761,18 @@ int cmd_record(int argc, char **argv)
 			}
 			po.max_depth = (uint32_t)v;
 			break;
-		case OPT_DURATION: {
-			char *end;
-
-			duration = strtod(optarg, &end);
-			if (*end || !(duration > 0)) {
-				cli_err("--duration: bad seconds '%s'", optarg);
+		case OPT_DURATION:
+			if (!parse_duration(optarg, &duration) || !(duration > 0)) {
+				cli_err("--duration: bad duration '%s'", optarg);
 				goto usage_err;
 			}
 			break;
-		}
+		case OPT_KILL_AFTER:
+			if (!parse_duration(optarg, &kill_after)) {
+				cli_err("--kill-after: bad duration '%s'", optarg);
+				goto usage_err;
+			}
+			break;
 		case 'z':
 			/* perf's -z: level 1 unless one is given */
 			if (!optarg) {
@@ -680,6 +860,12 @@ int cmd_record(int argc, char **argv)
 		ret = exit_for(err);
 		goto out;
 	}
+	if (sfp_record__workload_pid(r) > 0) {
+		/* Forked, waiting for start(): not reaped before we are done. */
+		we.have = true;
+		workload_pid = sfp_record__workload_pid(r);
+		workload_pidfd = pidfd_open(workload_pid, 0);
+	}
 	err = sfp_rec_pipe__new(r, &po, out_record, &c, &p);
 	if (err) {
 		cli_err("cannot set up the pipeline: %s", sfp_strerror(err));
@@ -751,6 +937,7 @@ int cmd_record(int argc, char **argv)
 	err = sfp_perf_writer__publish(c.w);
 	if (err)
 		c.write_err = err;
+	started = true;
 	if (ro.pids || ro.system_wide) {
 		pid_t pids[1024];
 		size_t n = 0;
@@ -811,6 +998,9 @@ int cmd_record(int argc, char **argv)
 	}
 stop:
 	t_stop = now_s();
+	/* Ended by itself, not by --duration or our signals: its status
+	 * becomes ours. */
+	we.by_itself = we.have && !stop_requested && sfp_record__done(r);
 	if (reader_running) {
 		rd.stop = 1;
 		pthread_join(reader_thread, NULL);
@@ -842,8 +1032,15 @@ stop:
 		ret = EXIT_USAGE;
 		goto out;
 	}
+	/* The file is complete; now the command must go. */
+	if (we.have)
+		end_workload(r, kill_after, quiet, &we);
+	if (we.by_itself && we.status > 0)
+		ret = WIFEXITED(we.status)   ? WEXITSTATUS(we.status)
+		      : WIFSIGNALED(we.status) ? 128 + WTERMSIG(we.status)
+					       : ret;
 	if (!quiet)
-		summary(&c, r, p, ro.call_graph, inline_mode, t_stop - t0);
+		summary(&c, r, p, ro.call_graph, inline_mode, t_stop - t0, &we);
 	if (!quiet && bd)
 		record_bpf_summary(stderr, bd);
 	if (!quiet && auto_cg)
@@ -852,6 +1049,14 @@ stop:
 	bid_collect_finish(c.bc, c.path, quiet);
 out:
 	bid_collect_free(&c.bc);
+	/* Error paths: never wait unboundedly for a command that ignores
+	 * SIGTERM (sfp_record__free() would). */
+	if (we.have && started && we.status < 0)
+		end_workload(r, kill_after, true, &we);
+	if (workload_pidfd >= 0)
+		close(workload_pidfd);
+	workload_pidfd = -1;
+	workload_pid = 0;
 	sfp_bpf_defer__free(&bd);
 	sfp_perf_writer__free(&c.w);
 	sfp_rec_pipe__free(&p);

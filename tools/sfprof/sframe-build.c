@@ -32,7 +32,11 @@ static void build_usage(FILE *f)
 		"  -A, --add-section FILE   write a copy of ELF with a .sframe section\n"
 		"                           added (uses objcopy)\n"
 		"      --no-plt             no PLT FDEs\n"
-		"  -h, --help               this help\n");
+		"  -h, --help               this help\n"
+		"\n"
+		"Exit status: 0 ok; 1 no usable CFI, or some FDEs malformed (each is\n"
+		"named with its section offset; the table of the rest is written);\n"
+		"2 usage or I/O error.\n");
 }
 
 static double pct(uint64_t a, uint64_t b)
@@ -138,6 +142,22 @@ fail:
 	return err;
 }
 
+/*
+ * FDEs whose CFI could not be read are bad input even when the rest made
+ * a table: the table is written (the good part is not lost) but the exit
+ * status says the input was broken; the parser named each place.
+ */
+static int malformed_exit(const char *elf, const struct sfp_build_stats *st)
+{
+	uint32_t n = st->skipped[SFP_CFI_SKIP_BAD_CFI];
+
+	if (!n)
+		return 0;
+	cli_err("%s: %u FDE%s of its CFI %s malformed and left out of the table",
+		elf, n, n == 1 ? "" : "s", n == 1 ? "is" : "are");
+	return EXIT_INVALID;
+}
+
 /* Invalid or unsupported input: 1; resources and I/O: 2. */
 static int build_exit(int err)
 {
@@ -218,7 +238,7 @@ int cmd_sframe_build(int argc, char **argv)
 			cli_err("%s: %s", out, sfp_strerror(err));
 			return build_exit(err);
 		}
-		return 0;
+		return malformed_exit(elf, &st);
 	}
 	err = sfp_sframe__build_from_elf(elf, &opts, &sec, &size, &addr, &st);
 	if (stats)
@@ -246,5 +266,7 @@ int cmd_sframe_build(int argc, char **argv)
 		printf("%s: %zu bytes of SFrame at 0x%llx\n", elf, size,
 		       (unsigned long long)addr);
 	free(sec);
+	if (!rc)
+		rc = malformed_exit(elf, &st);
 	return rc;
 }

@@ -31,6 +31,24 @@ static void collect(enum sfp_log_level level, const char *msg, void *ctx)
 		problems_len = sizeof(problems) - 1;
 }
 
+/*
+ * A relocatable object's FDE starts are relative to their own sections
+ * (all at 0 until link time), so they may coincide: no overlap check.
+ */
+static bool is_relocatable(const char *path)
+{
+	unsigned char h[18];
+	FILE *f = fopen(path, "rb");
+	bool rel;
+
+	if (!f)
+		return false;
+	rel = fread(h, 1, sizeof(h), f) == sizeof(h) && !memcmp(h, "\177ELF", 4) &&
+	      (h[5] == 2 ? (h[16] << 8 | h[17]) : (h[17] << 8 | h[16])) == 1;
+	fclose(f);
+	return rel;
+}
+
 static void check_usage(FILE *f)
 {
 	fprintf(f,
@@ -38,9 +56,11 @@ static void check_usage(FILE *f)
 		"\n"
 		"Validate the SFrame table of each FILE (ELF object, sfprof table\n"
 		"file or raw section blob): header, sub-section bounds, every FDE\n"
-		"and FRE, sortedness.  Prints one verdict line per file; problems\n"
-		"follow, indented, with the file, the byte offset in the section\n"
-		"and what was wrong.\n"
+		"and FRE, sortedness, and that no two FDEs cover the same PC.  A\n"
+		"section of 0 bytes is invalid (it has no header); a header without\n"
+		"FDEs is valid and said so.  Prints one verdict line per file;\n"
+		"problems follow, indented, with the file, the byte offset in the\n"
+		"section and what was wrong.\n"
 		"\n"
 		"  -a, --section-addr ADDR  load address of raw blobs\n"
 		"  -q, --quiet              print nothing for valid files\n"
@@ -109,14 +129,25 @@ int cmd_sframe_check(int argc, char **argv)
 				rc = frc;
 			continue;
 		}
+		/* What decoding tolerates but a correct section lacks: a
+		 * header at all, FDEs that do not overlap. */
+		old = sfp_set_log(collect, NULL);
 		sfp_sframe__info(sf, &info);
-		if (!quiet && !info.version)
-			printf("%s: ok (empty SFrame section)\n", argv[i]);
-		else if (!quiet)
-			printf("%s: ok (version %u, abi %u, %u FDEs, %u FREs%s)\n",
+		err = !info.version || !is_relocatable(argv[i])
+			      ? sfp_sframe__validate(sf) : 0;
+		sfp_set_log(old, NULL);
+		sfp_sframe__info(sf, &info);
+		if (err) {
+			printf("%s: invalid: %s\n%s", argv[i], sfp_strerror(err),
+			       problems);
+			rc = rc > EXIT_INVALID ? rc : EXIT_INVALID;
+		} else if (!quiet) {
+			printf("%s: ok (version %u, abi %u, %u FDEs, %u FREs%s%s)\n",
 			       argv[i], info.version, info.abi, info.num_fdes,
 			       info.num_fres,
-			       info.foreign_endian ? ", foreign byte order" : "");
+			       info.foreign_endian ? ", foreign byte order" : "",
+			       info.num_fdes ? "" : "; a header only, no function described");
+		}
 		sfp_sframe__free(&sf);
 	}
 	if (fflush(stdout))
