@@ -30,6 +30,8 @@ PKGS="$PKGS libbpf-dev bpftool llvm"
 # the programs (tests/unit/test-cfi-gas-aarch64.c).  ~100 MB; installing
 # them took 77 s here (1 Dec 2026, 2 shared cores), so always.
 PKGS="$PKGS gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu libc6-dev-arm64-cross libstdc++6-arm64-cross qemu-user"
+# sfprof archive (as perf archive): tar with bzip2.
+PKGS="$PKGS tar bzip2"
 # Extra packages named by the caller (e.g. later components).
 PKGS="$PKGS ${SFP_EXTRA_PKGS:-}"
 
