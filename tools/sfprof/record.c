@@ -163,7 +163,8 @@ static void usage(FILE *f)
 "  -z, --compression-level[=N]\n"
 "                        zstd level 1..22 of the file's records, written as\n"
 "                        'perf record -z' does (perf 5.2+ reads it); default\n"
-"                        " DEFAULT_ZLEVEL_STR "; -z alone: 1, perf's default\n"
+"                        " DEFAULT_ZLEVEL_STR "; -z alone: 1, perf's default;\n"
+"                        a level goes attached: -z5, --compression-level=5\n"
 "      --no-compress     plain records (same as --compression-level=0)\n"
 "  -m, --mmap-pages N    ring pages per CPU, a power of two, or a size with\n"
 "                        K/M suffix (default 4 MiB for sframe/dwarf, 512 KiB\n"
@@ -492,7 +493,7 @@ int cmd_record(int argc, char **argv)
 	const char *bid_dir = NULL;
 	bool no_bid_cache = false;
 	double last_flush = 0;
-	int opt, err, ret = 0, i;
+	int opt, err, ret = 0, i, bare_z = 0;
 
 	while ((opt = getopt_long(argc, argv, "+e:F:c:p:t:ao:m:gz::qvh", longopts,
 				  NULL)) != -1) {
@@ -583,22 +584,21 @@ int cmd_record(int argc, char **argv)
 			}
 			po.max_depth = (uint32_t)v;
 			break;
-		case OPT_DURATION: {
-			char *end;
-
-			duration = strtod(optarg, &end);
-			if (*end || !(duration > 0)) {
+		case OPT_DURATION:
+			if (!cli_parse_double(optarg, 1e-6, 1e9, &duration)) {
 				cli_err("--duration: bad seconds '%s'", optarg);
 				goto usage_err;
 			}
 			break;
-		}
 		case 'z':
-			/* perf's -z: level 1 unless one is given */
+			/* perf's -z: level 1 unless one is given, attached
+			 * (-z5, --compression-level=5) as getopt wants it */
 			if (!optarg) {
 				wo.compression_level = 1;
+				bare_z = optind;
 				break;
 			}
+			bare_z = 0;
 			if (!cli_parse_u64(optarg, &v) || v > 22) {
 				cli_err("--compression-level: want 0..22, not '%s'",
 					optarg);
@@ -646,6 +646,17 @@ int cmd_record(int argc, char **argv)
 			"mode) is not supported; give a file name");
 		free(events);
 		return EXIT_USAGE;
+	}
+	/* "-z 5" would run a command named "5": perf does, silently.  A
+	 * command that is a number right after a bare -z (no "--" between)
+	 * is almost surely a level given the wrong way. */
+	if (bare_z && bare_z == optind && optind < argc && argv[optind][0] &&
+	    argv[optind][strspn(argv[optind], "0123456789")] == 0) {
+		cli_err("-z takes its level attached (-z%s or "
+			"--compression-level=%s); '%s' would be run as the "
+			"command (put -- before a command of that name)",
+			argv[optind], argv[optind], argv[optind]);
+		goto usage_err;
 	}
 	if (optind < argc)
 		ro.argv = argv + optind;
