@@ -392,6 +392,9 @@ def main():
                     help='seconds per run before it counts as a hang')
     ap.add_argument('--jobs', type=int, default=3,
                     help='runs at a time (they mostly wait for the CPU)')
+    ap.add_argument('--cli-every', type=int, default=4,
+                    help='run a CLI reader on every Nth input (all go '
+                    'through the harnesses)')
     a = ap.parse_args()
     build = os.path.abspath(a.build)
     out = os.path.abspath(a.out or os.path.join(build, 'campaign'))
@@ -480,6 +483,52 @@ def main():
                         pass
         return go
 
+    # Every input also goes, in batches of BATCH files per process, through
+    # the in-process harnesses of its kind (fuzz/): thousands of inputs
+    # at the cost of a few ASan start-ups.  A failing batch is replayed
+    # file by file to name the input.
+    harness = {
+        'perf': ['fuzz-perfdata', 'fuzz-profile'],
+        'sframe': ['fuzz-sframe'],
+        'elf': ['fuzz-cfi', 'fuzz-symbols'],
+        'json': ['fuzz-sframe-json', 'fuzz-json'],
+        'kallsyms': ['fuzz-symbols'],
+        'perfmap': ['fuzz-symbols'],
+    }
+    BATCH = 64
+
+    def batch(h, datas):
+        def go():
+            files = []
+            for d in datas:
+                files.append(c.infile(d, 'b'))
+            try:
+                argv = [os.path.join(build, 'fuzz', h)]
+                p = None
+                try:
+                    p = subprocess.run(argv + files, stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.PIPE, env=c.env,
+                                       timeout=c.timeout * 4, cwd=c.work)
+                    ok = p.returncode == 0 and b'Sanitizer' not in p.stderr \
+                        and b'runtime error:' not in p.stderr
+                except subprocess.TimeoutExpired:
+                    ok = False
+                if ok:
+                    with c.lock:
+                        c.runs += len(files)
+                        t = c.per_target.setdefault(h, [0, 0, 0, 0])
+                        t[0] += len(files)
+                    return
+                for f, d in zip(files, datas):
+                    c.run(h, argv + [f], d)
+            finally:
+                for f in files:
+                    try:
+                        os.unlink(f)
+                    except OSError:
+                        pass
+        return go
+
     plan = [('perf', perf_cmds, 48, 40, perf_mutations, 110),
             ('sframe', sframe_cmds, 32, 40, None, 0),
             ('elf', elf_cmds, 48, 60, elf_mutations, 120),
@@ -497,8 +546,13 @@ def main():
                 # the seed itself through every reader of its kind
                 jobs = [ex.submit(task(cmds, k, seed))
                         for k in range(len(cmds))]
-                jobs += [ex.submit(task(cmds, i + si, d))
-                         for i, d in enumerate(inputs)]
+                # a CLI reader for every cli_every-th input
+                jobs += [ex.submit(task(cmds, i // a.cli_every + si, d))
+                         for i, d in enumerate(inputs)
+                         if i % a.cli_every == 0]
+                for h in harness[kind]:
+                    for b0 in range(0, len(inputs), BATCH):
+                        jobs.append(ex.submit(batch(h, inputs[b0:b0 + BATCH])))
                 for j in jobs:
                     j.result()
                 print('%s seed %d: %d inputs; total %d inputs, %d runs, '
@@ -508,7 +562,7 @@ def main():
     print('per target: runs, crashes, hangs, sanitizer reports')
     for k in sorted(c.per_target):
         print('  %-20s %6d %3d %3d %3d' % ((k,) + tuple(c.per_target[k])))
-    print('campaign: %d inputs, %d runs, %d crashes, %d hangs, %d sanitizer '
+    print('campaign: %d inputs, %d runs (harness inputs included), %d crashes, %d hangs, %d sanitizer '
           'reports (%.0f s, seed %d, scale %g)' % (
               c.inputs, c.runs, c.crashes, c.hangs, c.sanitizer,
               time.time() - t0, a.seed, a.scale))
