@@ -261,6 +261,7 @@ class Campaign:
         self.crashes = self.hangs = self.sanitizer = 0
         self.per_target = {}
         self.lock = threading.Lock()
+        self.batch_fail = 0
         self.nfiles = 0
         self.env = dict(os.environ)
         self.env['ASAN_OPTIONS'] = ('detect_leaks=1:abort_on_error=0:'
@@ -395,6 +396,9 @@ def main():
     ap.add_argument('--cli-every', type=int, default=4,
                     help='run a CLI reader on every Nth input (all go '
                     'through the harnesses)')
+    ap.add_argument('--kinds', default='',
+                    help='only these input kinds (comma list of perf, sframe, '
+                    'elf, json, kallsyms, perfmap)')
     a = ap.parse_args()
     build = os.path.abspath(a.build)
     out = os.path.abspath(a.out or os.path.join(build, 'campaign'))
@@ -513,6 +517,14 @@ def main():
                         and b'runtime error:' not in p.stderr
                 except subprocess.TimeoutExpired:
                     ok = False
+                if not ok:
+                    # note why (a batch can fail where single files pass:
+                    # state kept between inputs, or the batch's time)
+                    with c.lock:
+                        c.batch_fail += 1
+                        with open(os.path.join(c.out, 'findings', 'batch-%d-%s.txt' % (c.batch_fail, h)), 'wb') as f:
+                            f.write(b'exit %s\n' % str(p.returncode if p else 'timeout').encode())
+                            f.write(p.stderr[-4000:] if p else b'')
                 if ok:
                     with c.lock:
                         c.runs += len(files)
@@ -537,6 +549,8 @@ def main():
             ('perfmap', map_cmds, 64, 80, None, 0)]
     with ThreadPoolExecutor(max_workers=a.jobs) as ex:
         for kind, cmds, cuts, nflips, aware, naware in plan:
+            if a.kinds and kind not in a.kinds.split(','):
+                continue
             for si, seed in enumerate(seeds[kind]):
                 inputs = truncations(seed, n(cuts))
                 inputs += flips(rng, seed, n(nflips))
