@@ -318,7 +318,8 @@ class Campaign:
 
     def infile(self, data, name):
         self.nfiles += 1
-        path = os.path.join(self.work, '%d-%s' % (self.nfiles % 64, name))
+        # unique: batches and runs of several workers are in flight
+        path = os.path.join(self.work, '%d-%s' % (self.nfiles, name))
         with open(path, 'wb') as f:
             f.write(data)
         return path

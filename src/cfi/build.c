@@ -609,7 +609,9 @@ static int collect_cfi(struct build_ctx *b)
 	}
 	if (b->no_debug_frame)
 		return b->st.fdes ? 0 : -ENOENT;
-	qsort(b->funcs, b->nfuncs, sizeof(b->funcs[0]), cmp_func);
+	/* (no FDE survived: funcs is NULL, which qsort may not be given) */
+	if (b->nfuncs)
+		qsort(b->funcs, b->nfuncs, sizeof(b->funcs[0]), cmp_func);
 	b->nknown = b->nfuncs;
 	err = debug_frame_of(b, b->elf, b->name, SFP_CFI_SRC_DEBUG_FRAME);
 	if (err == -ENOENT && !sfp_elf_find_section(b->elf, ".debug_frame", 0,
@@ -673,7 +675,8 @@ static int encode(struct build_ctx *b, uint64_t section_addr, void **section,
 	uint64_t last_end = 0;
 	int err;
 
-	qsort(b->funcs, b->nfuncs, sizeof(b->funcs[0]), cmp_func);
+	if (b->nfuncs)
+		qsort(b->funcs, b->nfuncs, sizeof(b->funcs[0]), cmp_func);
 	err = sfp_sframe_builder__new(&bo, &enc);
 	if (err)
 		return err;

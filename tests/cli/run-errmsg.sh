@@ -185,3 +185,15 @@ else
 		sed 's/^/  stderr: /' "$TMP/np.err" | head -5
 	fi
 fi
+
+# -- campaign finding: an ELF in which no FDE survives -------------------
+# (a truncated gcc program; UBSan reported qsort(NULL, 0) in the asan tier)
+check_msg "errmsg: sframe build of an ELF without usable FDEs fails cleanly" 1 \
+	"no-fde-truncated.elf" \
+	$SFPROF sframe build --stats -o "$TMP/nofde.sframe" \
+	"${SFP_TEST_DATA:?}/cfi/no-fde-truncated.elf"
+if grep -Eq "runtime error|Sanitizer" "$TMP/msg.err"; then
+	fail "errmsg: sframe build of an ELF without usable FDEs: no sanitizer report"
+else
+	pass "errmsg: sframe build of an ELF without usable FDEs: no sanitizer report"
+fi
