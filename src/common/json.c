@@ -21,6 +21,8 @@ struct jp {
 	const char *end;
 	size_t max_depth;
 	const char *name;
+	const struct sfp_json_parse_opts *opts;	/* streaming, if set */
+	struct sfp_json *top;			/* the top-level value */
 };
 
 static int jp_err(struct jp *jp, const char *what)
@@ -260,6 +262,44 @@ static int jp_number(struct jp *jp, struct sfp_json *v)
 
 static int jp_value(struct jp *jp, size_t depth, struct sfp_json **out);
 
+static void json_free_node(struct sfp_json *v);
+
+/* An array whose items go to opts->on_item one by one, not into v. */
+static int jp_array_stream(struct jp *jp, size_t depth, struct sfp_json *v)
+{
+	size_t idx = 0;
+	int err;
+
+	v->type = SFP_JSON_ARRAY;
+	jp->p++;
+	jp_ws(jp);
+	if (jp->p < jp->end && *jp->p == ']') {
+		jp->p++;
+		return 0;
+	}
+	for (;;) {
+		struct sfp_json *item = NULL;
+
+		err = jp_value(jp, depth + 1, &item);
+		if (!err)
+			err = jp->opts->on_item(jp->top, item, idx++,
+						jp->opts->ctx);
+		json_free_node(item);
+		if (err)
+			return err;
+		jp_ws(jp);
+		if (jp->p < jp->end && *jp->p == ',') {
+			jp->p++;
+			continue;
+		}
+		if (jp->p < jp->end && *jp->p == ']') {
+			jp->p++;
+			return 0;
+		}
+		return jp_err(jp, "expected ',' or ']'");
+	}
+}
+
 static int jp_array(struct jp *jp, size_t depth, struct sfp_json *v)
 {
 	size_t cap = 0;
@@ -338,9 +378,23 @@ static int jp_object(struct jp *jp, size_t depth, struct sfp_json *v)
 		if (jp->p >= jp->end || *jp->p != ':')
 			return jp_err(jp, "expected ':'");
 		jp->p++;
+		if (depth == 0 && jp->opts && jp->opts->stream_key &&
+		    jp->opts->on_item && !strcmp(m->key, jp->opts->stream_key)) {
+			jp_ws(jp);
+			if (jp->p < jp->end && *jp->p == '[') {
+				m->val = calloc(1, sizeof(*m->val));
+				if (!m->val)
+					return -ENOMEM;
+				err = jp_array_stream(jp, depth + 1, m->val);
+				if (err)
+					return err;
+				goto next;
+			}
+		}
 		err = jp_value(jp, depth + 1, &m->val);
 		if (err)
 			return err;
+next:
 		jp_ws(jp);
 		if (jp->p < jp->end && *jp->p == ',') {
 			jp->p++;
@@ -368,6 +422,8 @@ static int jp_value(struct jp *jp, size_t depth, struct sfp_json **out)
 	if (!v)
 		return -ENOMEM;
 	*out = v;	/* the caller frees partial trees */
+	if (depth == 0)
+		jp->top = v;
 	switch (*jp->p) {
 	case '{':
 		err = jp_object(jp, depth, v);
@@ -423,6 +479,7 @@ int sfp_json_parse(const char *text, size_t len,
 		if (opts->max_size)
 			max_size = opts->max_size;
 		jp.name = opts->name;
+		jp.opts = opts;
 	}
 	if (len > max_size) {
 		pr_warn("%s: JSON input of %zu bytes exceeds the limit of %zu",

@@ -70,6 +70,19 @@ struct sfp_json_parse_opts {
 	size_t max_depth;	/* 0: 64 */
 	size_t max_size;	/* 0: 256 MiB */
 	const char *name;	/* for messages; may be NULL */
+	/*
+	 * Streaming (optional): the items of an array that is the member
+	 * stream_key of the top-level object are passed to on_item one at a
+	 * time, with the top-level object as parsed so far (the members
+	 * before that one), and freed right after: that array is left empty
+	 * in the result.  So a document of a million rows needs memory for
+	 * one item, not for the whole tree (`sframe encode`).  on_item
+	 * returning non-zero ends the parse with that value.
+	 */
+	const char *stream_key;
+	int (*on_item)(const struct sfp_json *top, const struct sfp_json *item,
+		       size_t idx, void *ctx);
+	void *ctx;
 };
 
 /*

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/sysinfo.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -353,16 +354,40 @@ static void init_attr(struct sfp_record *r, const struct sfp_record_opts *o,
 	}
 }
 
+/* The real uid owning process @pid, (uid_t)-1 if unknown. */
+static uid_t proc_owner(pid_t pid)
+{
+	char path[32];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	return stat(path, &st) ? (uid_t)-1 : st.st_uid;
+}
+
 static int open_error(struct sfp_record *r, struct evsel *ev, pid_t pid,
 		      int cpu, int err)
 {
 	long paranoid = 2, max_rate = 0;
+	uid_t owner;
 
 	read_int_file("/proc/sys/kernel/perf_event_paranoid", &paranoid);
 	switch (err) {
 	case EACCES:
 	case EPERM:
-		if (getuid() != 0 && paranoid >= 2 && !ev->attr.exclude_kernel) {
+		if (pid > 0 && pid != r->workload && geteuid() != 0 &&
+		    (owner = proc_owner(pid)) != (uid_t)-1 &&
+		    owner != geteuid()) {
+			/* Another user's process: perf_event_open needs ptrace
+			 * access to it, which no perf_event_paranoid setting
+			 * gives, so do not send the user to the sysctl. */
+			pr_warn("no permission to attach to %d for '%s': it "
+				"belongs to uid %u, and a user may profile only "
+				"its own processes (perf_event_open needs ptrace "
+				"access, as with CAP_SYS_PTRACE): run as root or "
+				"as uid %u", pid, ev->desc.name, (unsigned)owner,
+				(unsigned)owner);
+		} else if (getuid() != 0 && paranoid >= 2 &&
+			   !ev->attr.exclude_kernel) {
 			pr_warn("perf_event_open('%s') not permitted: "
 				"kernel.perf_event_paranoid is %ld, which lets "
 				"users other than root sample user space only; "

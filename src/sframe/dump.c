@@ -5,8 +5,9 @@
  * The output follows the dumper of the binutils release that produces the
  * section's version, because the golden outputs we compare against come
  * from those releases and the dumpers differ in small ways:
- *   v1 (2.40):           one-line flags, no fixed-offset lines, no pauth,
- *                        RA "u" unless a data word gives it;
+ *   v1 (2.40):           one-line flags, no fixed-offset lines, RA "u"
+ *                        (with "[s]" if mangled) unless a data word gives
+ *                        it, "c-8" where later dumpers print "f";
  *   v2 without PCREL (2.41-2.44): one-line flags, fixed-offset lines, "f";
  *   v2 with PCREL (2.45), v3 (2.46): one flag per line, attributes
  *                        ("S" signal, "F" flexible), "RA undefined" rows,
@@ -198,8 +199,9 @@ static void dump_row(const struct sfp_sframe *sf, enum dialect d,
 		    !(r->ra.flags & SFP_LOC_F_FIXED))
 			snprintf(cell, sizeof(cell), "c%+d%-3s", r->ra.offset,
 				 r->flags & SFP_ROW_MANGLED_RA ? "[s]" : "");
-		else
-			snprintf(cell, sizeof(cell), "u");
+		else	/* the mangled bit shows on an untracked RA too */
+			snprintf(cell, sizeof(cell), "u%s",
+				 r->flags & SFP_ROW_MANGLED_RA ? "[s]" : "");
 		fprintf(f, "%-13s", cell);
 		return;
 	}
@@ -227,7 +229,7 @@ static void dump_func(const struct sfp_sframe *sf, enum dialect d, uint32_t i,
 	if (d == D_246 && (fn->signal || fn->fde_type == SFP_SFRAME_FDE_FLEX))
 		fprintf(f, ", attr = \"%s%s\"", fn->signal ? "S" : "",
 			fn->fde_type == SFP_SFRAME_FDE_FLEX ? "F" : "");
-	if (d != D_240 && fn->pauth_key &&
+	if (fn->pauth_key &&
 	    (sf->info.abi == SFP_SFRAME_ABI_AARCH64_BE ||
 	     sf->info.abi == SFP_SFRAME_ABI_AARCH64_LE))
 		fprintf(f, ", pauth = B key");

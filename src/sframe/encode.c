@@ -17,6 +17,7 @@
  * described in docs/sframe-encoder.md.
  */
 #include <inttypes.h>
+#include <stdarg.h>
 
 #include <sfprof/sframe.h>
 
@@ -238,6 +239,28 @@ static bool row_ra_undefined(const struct sfp_sframe_row *r)
 
 #define SFP_ROW_ALL_FLAGS (SFP_ROW_MANGLED_RA | SFP_ROW_RA_UNDEFINED | \
 			   SFP_ROW_SIGNAL | SFP_ROW_FLEX | SFP_ROW_PCMASK)
+
+/*
+ * Rewrite the reason @why (WHY_LEN bytes) from @fmt, which may use @why
+ * itself: "row 7: <why>".  A reason that no longer fits is cut and ends in
+ * "..." so that the warning shows it was cut.
+ */
+static void __attribute__((format(printf, 2, 3)))
+why_prefix(char *why, const char *fmt, ...)
+{
+	char tmp[WHY_LEN];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;		/* (no conversion here can fail) */
+	if ((size_t)n >= sizeof(tmp))
+		memcpy(tmp + sizeof(tmp) - 4, "...", 4);
+	memcpy(why, tmp, WHY_LEN);
+}
 
 static int check_loc(const struct sfp_sframe_builder *b,
 		     const struct sfp_loc *l, const char *what, int8_t fixed,
@@ -743,10 +766,7 @@ static int check_func(const struct sfp_sframe_builder *b,
 		}
 		err = check_row(b, r, why);
 		if (err) {
-			char tmp[WHY_LEN];
-
-			snprintf(tmp, sizeof(tmp), "row %zu: %s", i, why);
-			memcpy(why, tmp, WHY_LEN);
+			why_prefix(why, "row %zu: %s", i, why);
 			return err;
 		}
 	}
@@ -859,19 +879,11 @@ int sfp_sframe_builder__add_func(struct sfp_sframe_builder *b,
 		flex = true;
 		err = enc_rows(b, true, rows, num_rows, base, fres, &nfres,
 			       &bad, why_flex);
-		if (err) {
-			char tmp[WHY_LEN];
-
-			snprintf(tmp, sizeof(tmp), "%s; flexible FDE: %s", why,
-				 why_flex);
-			memcpy(why, tmp, WHY_LEN);
-		}
+		if (err)
+			why_prefix(why, "%s; flexible FDE: %s", why, why_flex);
 	}
 	if (err) {
-		char tmp[WHY_LEN];
-
-		snprintf(tmp, sizeof(tmp), "row %zu: %s", bad, why);
-		memcpy(why, tmp, WHY_LEN);
+		why_prefix(why, "row %zu: %s", bad, why);
 		goto warn;
 	}
 

@@ -368,21 +368,117 @@ static const char *const abis[] = {
 	[SFP_SFRAME_ABI_S390X_BE] = "s390x",
 };
 
+/* What the streamed "functions" items need: the builder, made from the
+ * header once it has been seen. */
+struct enc {
+	struct jctx c;
+	const struct sfp_sframe_json_opts *opts;
+	struct sfp_sframe_builder *b;
+	uint64_t bias, addr;
+	bool deferred;		/* functions came before the header */
+};
+
+/* format, format_version and header of the top-level object → a builder. */
+static int setup_builder(struct enc *e, const struct sfp_json *doc)
+{
+	SFP_OPTS(sfp_sframe_builder_opts, bo);
+	const struct sfp_sframe_json_opts *opts = e->opts;
+	const struct jctx *c = &e->c;
+	const struct sfp_json *hdr, *v;
+	int64_t x, version;
+	const char *s;
+	size_t abi;
+	int err;
+
+	if (doc->type != SFP_JSON_OBJECT)
+		return bad(c, "(top level)", "expected an object");
+	v = sfp_json_get(doc, "format");
+	if (!v || v->type != SFP_JSON_STRING || sfp_json_str(v, &s, NULL) ||
+	    strcmp(s, "sfprof-sframe-json"))
+		return bad(c, "format",
+			   "expected \"sfprof-sframe-json\" (not an sfprof sframe JSON dump?)");
+	err = get_int(c, doc, "format_version", "", 1, 1, true, 0, &x);
+	if (err)
+		return err;
+
+	hdr = get_typed(c, doc, "header", "", SFP_JSON_OBJECT, "an object",
+			&err);
+	if (err)
+		return err;
+	if (!hdr)
+		return bad(c, "header", "missing");
+	err = get_enum(c, hdr, "abi", "header", abis, ARRAY_SIZE(abis), true,
+		       0, &abi);
+	if (err)
+		return err;
+	bo.abi = (uint8_t)abi;
+	err = get_int(c, hdr, "version", "header", 1, 255, false, 3,
+		      &version);
+	if (err)
+		return err;
+	err = get_int(c, hdr, "fixed_fp_offset", "header", INT8_MIN,
+		      INT8_MAX, false, 0, &x);
+	if (err)
+		return err;
+	bo.fixed_fp_offset = (int8_t)x;
+	/* An explicit 0 must stay 0 (no fixed RA), even on AMD64. */
+	if (sfp_json_get(hdr, "fixed_ra_offset")) {
+		err = get_int(c, hdr, "fixed_ra_offset", "header", INT8_MIN,
+			      INT8_MAX, true, 0, &x);
+		if (err)
+			return err;
+		bo.fixed_ra_offset = (int8_t)x;
+		bo.no_fixed_ra = x == 0;
+	}
+	err = get_u64(c, hdr, "section_addr", "header", false, &e->addr);
+	if (!err)
+		err = get_u64(c, hdr, "bias", "header", false, &e->bias);
+	if (err)
+		return err;
+	if (opts->set_section_addr)
+		e->addr = opts->section_addr;
+
+	bo.version = opts->version;
+	if (!bo.version)
+		bo.version = version == 2 ? 2 : 3;
+	bo.section_addr = e->addr;
+	if (opts->merge_rows)
+		bo.flags |= SFP_SFRAME_BUILDER_F_MERGE_ROWS;
+	return sfp_sframe_builder__new(&bo, &e->b);
+}
+
+/*
+ * One item of "functions", straight from the parser.  The header comes
+ * first in every dump sfprof writes; a document with it after the
+ * functions is read twice (the first pass only notes it).
+ */
+static int on_func(const struct sfp_json *top, const struct sfp_json *item,
+		   size_t i, void *ctx)
+{
+	struct enc *e = ctx;
+	char p[PATH_LEN];
+	int err;
+
+	if (!e->b) {
+		if (e->deferred || !sfp_json_get(top, "header") ||
+		    !sfp_json_get(top, "format")) {
+			e->deferred = true;
+			return 0;
+		}
+		err = setup_builder(e, top);
+		if (err)
+			return err;
+	}
+	return read_func(&e->c, e->b, item, idx(p, "functions", i), e->bias);
+}
+
 int sfp_sframe_json__encode(const char *text, size_t len,
 			    const struct sfp_sframe_json_opts *opts,
 			    void **buf, size_t *size, uint64_t *section_addr)
 {
 	struct sfp_json_parse_opts popts = { 0 };
-	struct jctx c = { .name = "JSON input" };
-	SFP_OPTS(sfp_sframe_builder_opts, bo);
-	struct sfp_sframe_builder *b = NULL;
+	struct enc e = { .c.name = "JSON input", .opts = opts };
 	struct sfp_json *doc = NULL;
-	const struct sfp_json *hdr, *funcs, *v;
-	char p[PATH_LEN];
-	uint64_t bias = 0, addr = 0;
-	size_t abi, i, n;
-	int64_t x, version;
-	const char *s;
 	int err;
 
 	if (!text || !opts || !buf || !size || !section_addr)
@@ -390,92 +486,39 @@ int sfp_sframe_json__encode(const char *text, size_t len,
 	*buf = NULL;
 	*size = 0;
 	if (opts->name)
-		c.name = opts->name;
-	popts.name = c.name;
+		e.c.name = opts->name;
+	popts.name = e.c.name;
+	/* Functions are read as the parser meets them: the whole tree of a
+	 * big table took ~9x the JSON's size. */
+	popts.stream_key = "functions";
+	popts.on_item = on_func;
+	popts.ctx = &e;
 	err = sfp_json_parse(text, len, &popts, &doc);
 	if (err)
-		return err;	/* the parser named the byte offset */
-
-	if (doc->type != SFP_JSON_OBJECT) {
-		err = bad(&c, "(top level)", "expected an object");
-		goto out;
-	}
-	v = sfp_json_get(doc, "format");
-	if (!v || v->type != SFP_JSON_STRING || sfp_json_str(v, &s, NULL) ||
-	    strcmp(s, "sfprof-sframe-json")) {
-		err = bad(&c, "format",
-			  "expected \"sfprof-sframe-json\" (not an sfprof sframe JSON dump?)");
-		goto out;
-	}
-	err = get_int(&c, doc, "format_version", "", 1, 1, true, 0, &x);
-	if (err)
-		goto out;
-
-	hdr = get_typed(&c, doc, "header", "", SFP_JSON_OBJECT, "an object",
-			&err);
-	if (err)
-		goto out;
-	if (!hdr) {
-		err = bad(&c, "header", "missing");
-		goto out;
-	}
-	err = get_enum(&c, hdr, "abi", "header", abis, ARRAY_SIZE(abis), true,
-		       0, &abi);
-	if (err)
-		goto out;
-	bo.abi = (uint8_t)abi;
-	err = get_int(&c, hdr, "version", "header", 1, 255, false, 3,
-		      &version);
-	if (err)
-		goto out;
-	err = get_int(&c, hdr, "fixed_fp_offset", "header", INT8_MIN,
-		      INT8_MAX, false, 0, &x);
-	if (err)
-		goto out;
-	bo.fixed_fp_offset = (int8_t)x;
-	/* An explicit 0 must stay 0 (no fixed RA), even on AMD64. */
-	if (sfp_json_get(hdr, "fixed_ra_offset")) {
-		err = get_int(&c, hdr, "fixed_ra_offset", "header", INT8_MIN,
-			      INT8_MAX, true, 0, &x);
-		if (err)
-			goto out;
-		bo.fixed_ra_offset = (int8_t)x;
-		bo.no_fixed_ra = x == 0;
-	}
-	err = get_u64(&c, hdr, "section_addr", "header", false, &addr);
-	if (!err)
-		err = get_u64(&c, hdr, "bias", "header", false, &bias);
-	if (err)
-		goto out;
-	if (opts->set_section_addr)
-		addr = opts->section_addr;
-
-	bo.version = opts->version;
-	if (!bo.version)
-		bo.version = version == 2 ? 2 : 3;
-	bo.section_addr = addr;
-	if (opts->merge_rows)
-		bo.flags |= SFP_SFRAME_BUILDER_F_MERGE_ROWS;
-	err = sfp_sframe_builder__new(&bo, &b);
-	if (err)
-		goto out;
-
-	funcs = get_typed(&c, doc, "functions", "", SFP_JSON_ARRAY,
-			  "an array", &err);
-	if (err)
-		goto out;
-	n = funcs ? sfp_json_len(funcs) : 0;
-	for (i = 0; i < n; i++) {
-		err = read_func(&c, b, sfp_json_at(funcs, i),
-				idx(p, "functions", i), bias);
+		goto out;	/* the parser or read_func said why */
+	if (!e.b) {
+		err = setup_builder(&e, doc);
 		if (err)
 			goto out;
 	}
-	err = sfp_sframe_builder__write(b, buf, size);
+	if (doc->type == SFP_JSON_OBJECT)
+		(void)get_typed(&e.c, doc, "functions", "", SFP_JSON_ARRAY,
+				"an array", &err);
+	if (err)
+		goto out;
+	if (e.deferred) {
+		/* The builder exists now: stream the functions again. */
+		e.deferred = false;
+		sfp_json_free(&doc);
+		err = sfp_json_parse(text, len, &popts, &doc);
+		if (err)
+			goto out;
+	}
+	err = sfp_sframe_builder__write(e.b, buf, size);
 	if (!err)
-		*section_addr = addr;
+		*section_addr = e.addr;
 out:
-	sfp_sframe_builder__free(&b);
+	sfp_sframe_builder__free(&e.b);
 	sfp_json_free(&doc);
 	return err;
 }

@@ -5,6 +5,7 @@
  * append to it while they run).
  */
 #include <limits.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "common/procfs.h"
@@ -29,8 +30,9 @@ static int load_kernel(struct sfp_symbolizer *s)
 		return 0;
 	err = sfp_read_file(s->kallsyms_path, KALLSYMS_MAX, &ks, &kslen);
 	if (err) {
+		/* (sfp_read_file's errors are the system's: open, read) */
 		pr_warn("%s: cannot read: %s", s->kallsyms_path,
-			sfp_strerror(err));
+			strerror(-err));
 		return err == -ENOENT ? -ENOENT : err;
 	}
 	/* No module list (no CONFIG_MODULES, or a chroot): sizes guessed. */

@@ -77,6 +77,43 @@ TEST(json_encode_example_bytes)
 	free(buf);
 }
 
+/* "functions" is streamed (one function's tree at a time); a document that
+ * puts the header after the functions must give the same bytes. */
+TEST(json_encode_header_after_functions)
+{
+	static const char doc[] =
+		"{" EXAMPLE_FUNCS() "";
+	char *j = NULL;
+	void *buf = NULL;
+	size_t size = 0, n;
+	uint64_t addr = 0;
+	const char *hdr = HDR("");
+
+	/* EXAMPLE_FUNCS() ends the document with "]}\n": rebuild it as
+	 * {functions..., format..., header...} */
+	n = strlen(doc);
+	j = malloc(n + strlen(hdr) + 8);
+	if (!ASSERT_TRUE(j != NULL))
+		return;
+	memcpy(j, doc, n);
+	while (n && j[n - 1] != '}')
+		n--;
+	n--;		/* drop the closing brace of the document */
+	j[n++] = ',';
+	memcpy(j + n, hdr + 1, strlen(hdr) - 1);	/* without its '{' */
+	n += strlen(hdr) - 1;
+	while (j[n - 1] == '\n' || j[n - 1] == ',')
+		n--;
+	memcpy(j + n, "}", 2);
+	if (ASSERT_OK(enc(j, NULL, &buf, &size, &addr))) {
+		ASSERT_EQ(addr, 4096);
+		ASSERT_TRUE(size == sizeof(example_v2) &&
+			    !memcmp(buf, example_v2, size));
+	}
+	free(buf);
+	free(j);
+}
+
 /* Absolute addresses in the JSON include the bias; the section does not. */
 TEST(json_encode_bias)
 {

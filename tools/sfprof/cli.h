@@ -42,8 +42,21 @@ int cli_dispatch(const char *group, const struct cli_subcommand *cmds,
 /* Print "sfprof: <msg>" to stderr. */
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Parse a number: hex with 0x, else decimal.  Return false if malformed. */
+/*
+ * Option values (cli-parse.c).  cli_parse_u64: a number, hex with 0x, else
+ * decimal; false if malformed, signed or out of range.  cli_parse_double:
+ * a finite decimal in [min, max] (no nan, inf, blanks or trailing text).
+ */
 bool cli_parse_u64(const char *s, uint64_t *v);
+bool cli_parse_double(const char *s, double min, double max, double *v);
+
+/*
+ * Check that the input file @path (of @what, e.g. "kallsyms"; may be
+ * NULL) can be read, before the library opens it; if not, print
+ * "sfprof CMD: cannot open [WHAT ]'PATH': <system error>" and return false
+ * (the caller exits 2).  "-" (standard input) always passes.
+ */
+bool cli_check_input(const char *cmd, const char *what, const char *path);
 
 /*
  * A subcommand's output file ('-': standard output), written beside its

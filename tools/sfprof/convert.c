@@ -509,6 +509,8 @@ int cmd_convert(int argc, char **argv)
 			"(pipe mode) is not supported; give a file name");
 		return EXIT_USAGE;
 	}
+	if (!cli_check_input("convert", NULL, c.in_path))
+		return EXIT_USAGE;
 	err = sfp_perf_reader__open(c.in_path, NULL, &c.rd);
 	if (err) {
 		cli_err("%s: %s", c.in_path, sfp_strerror(err));

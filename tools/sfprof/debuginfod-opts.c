@@ -14,7 +14,6 @@
 
 int cli_debuginfod_opt(struct cli_debuginfod *d, int c, const char *arg)
 {
-	char *end;
 	double secs;
 
 	switch (c) {
@@ -30,11 +29,8 @@ int cli_debuginfod_opt(struct cli_debuginfod *d, int c, const char *arg)
 		d->mode = SFP_DEBUGINFOD_OFF;
 		return 1;
 	case CLI_OPT_DEBUGINFOD_TIMEOUT:
-		errno = 0;
-		secs = strtod(arg, &end);
 		/* 0 would mean "the default" to the library: refuse it. */
-		if (errno || end == arg || *end || !(secs >= 0.001) ||
-		    secs > 4000000.0) {
+		if (!cli_parse_double(arg, 0.001, 4000000.0, &secs)) {
 			cli_err("invalid argument '%s' for --debuginfod-timeout "
 				"(seconds, > 0)", arg);
 			return -1;

@@ -86,6 +86,9 @@ int cmd_flamegraph(int argc, char **argv)
 	cli_setup_logging(verbose);
 	if (cli_out_is_input(outp, in))
 		return EXIT_USAGE;
+	if (!cli_check_input("flamegraph", NULL, in) ||
+	    !cli_check_input("flamegraph", "kallsyms", kallsyms))
+		return EXIT_USAGE;
 
 	{
 		SFP_OPTS(sfp_profile_opts, po, .kallsyms_path = kallsyms,

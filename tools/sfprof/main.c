@@ -29,17 +29,6 @@ void cli_err(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-bool cli_parse_u64(const char *s, uint64_t *v)
-{
-	char *end;
-
-	if (!s || !*s || *s == '-')
-		return false;
-	errno = 0;
-	*v = strtoull(s, &end, 0);
-	return !errno && !*end;
-}
-
 static void log_stderr(enum sfp_log_level level, const char *msg, void *ctx)
 {
 	(void)ctx;

@@ -195,7 +195,8 @@ static void usage(FILE *f)
 "  -z, --compression-level[=N]\n"
 "                        zstd level 1..22 of the file's records, written as\n"
 "                        'perf record -z' does (perf 5.2+ reads it); default\n"
-"                        " DEFAULT_ZLEVEL_STR "; -z alone: 1, perf's default\n"
+"                        " DEFAULT_ZLEVEL_STR "; -z alone: 1, perf's default;\n"
+"                        a level goes attached: -z5, --compression-level=5\n"
 "      --no-compress     plain records (same as --compression-level=0)\n"
 "  -m, --mmap-pages N    ring pages per CPU, a power of two, or a size with\n"
 "                        K/M suffix (default 4 MiB for sframe/dwarf, 512 KiB\n"
@@ -477,35 +478,30 @@ static void write_failed(const char *path, int err, const char *what)
 		cli_err("writing %s: %s (%s)", path, strerror(-err), what);
 }
 
-/* A duration as timeout(1) takes it: a number, optional s/m/h/d. */
+/* A duration as timeout(1) takes it: a plain decimal number (the shared
+ * parser: no nan, inf, hex or blanks), optional s/m/h/d. */
 static bool parse_duration(const char *s, double *out)
 {
-	char *end;
-	double v;
+	static const struct { char c; double mult; } unit[] = {
+		{ 's', 1 }, { 'm', 60 }, { 'h', 3600 }, { 'd', 86400 },
+	};
+	char num[64];
+	size_t len = strlen(s), i;
+	double mult = 1, v;
 
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || !(v >= 0) || v > 1e9)
+	if (!len || len >= sizeof(num))
 		return false;
-	if (*end && end[1])
+	for (i = 0; i < sizeof(unit) / sizeof(unit[0]); i++)
+		if (s[len - 1] == unit[i].c) {
+			mult = unit[i].mult;
+			len--;
+			break;
+		}
+	memcpy(num, s, len);
+	num[len] = 0;
+	if (!cli_parse_double(num, 0, 1e9, &v))
 		return false;
-	switch (*end) {
-	case 0:
-	case 's':
-		break;
-	case 'm':
-		v *= 60;
-		break;
-	case 'h':
-		v *= 3600;
-		break;
-	case 'd':
-		v *= 86400;
-		break;
-	default:
-		return false;
-	}
-	*out = v;
+	*out = v * mult;
 	return true;
 }
 
@@ -670,7 +666,7 @@ int cmd_record(int argc, char **argv)
 	double kill_after = DEFAULT_KILL_AFTER;
 	struct wl_end we = { .status = -1 };
 	bool started = false;
-	int opt, err, ret = 0, i;
+	int opt, err, ret = 0, i, bare_z = 0;
 
 	while ((opt = getopt_long(argc, argv, "+e:F:c:p:t:ao:m:gz::qvh", longopts,
 				  NULL)) != -1) {
@@ -774,11 +770,14 @@ int cmd_record(int argc, char **argv)
 			}
 			break;
 		case 'z':
-			/* perf's -z: level 1 unless one is given */
+			/* perf's -z: level 1 unless one is given, attached
+			 * (-z5, --compression-level=5) as getopt wants it */
 			if (!optarg) {
 				wo.compression_level = 1;
+				bare_z = optind;
 				break;
 			}
+			bare_z = 0;
 			if (!cli_parse_u64(optarg, &v) || v > 22) {
 				cli_err("--compression-level: want 0..22, not '%s'",
 					optarg);
@@ -826,6 +825,17 @@ int cmd_record(int argc, char **argv)
 			"mode) is not supported; give a file name");
 		free(events);
 		return EXIT_USAGE;
+	}
+	/* "-z 5" would run a command named "5": perf does, silently.  A
+	 * command that is a number right after a bare -z (no "--" between)
+	 * is almost surely a level given the wrong way. */
+	if (bare_z && bare_z == optind && optind < argc && argv[optind][0] &&
+	    argv[optind][strspn(argv[optind], "0123456789")] == 0) {
+		cli_err("-z takes its level attached (-z%s or "
+			"--compression-level=%s); '%s' would be run as the "
+			"command (put -- before a command of that name)",
+			argv[optind], argv[optind], argv[optind]);
+		goto usage_err;
 	}
 	if (optind < argc)
 		ro.argv = argv + optind;

@@ -161,14 +161,13 @@ static int parse_graph(const char *s, struct sfp_report_opts *o,
 		else if (len == 6 && !strncmp(p, "callee", 6))
 			o->callee = true, *order_given = true;
 		else if ((p[0] >= '0' && p[0] <= '9') || p[0] == '.') {
-			char num[32], *end;
+			char num[32];
 
 			if (len >= sizeof(num))
 				return -EINVAL;
 			memcpy(num, p, len);
 			num[len] = 0;
-			o->graph_limit = strtod(num, &end);
-			if (*end || o->graph_limit < 0 || o->graph_limit > 100)
+			if (!cli_parse_double(num, 0, 100, &o->graph_limit))
 				return -EINVAL;
 			*limit_given = true;
 		}
@@ -221,7 +220,7 @@ int cmd_report(int argc, char **argv)
 	const char *input = "perf.data";
 	uint32_t *pids = NULL, *tids = NULL;
 	const char **comms = NULL, **dsos = NULL;
-	char *comm_buf = NULL, *dso_buf = NULL, *end;
+	char *comm_buf = NULL, *dso_buf = NULL;
 	struct sfp_profile *p = NULL;
 	bool no_merge = false, order_given = false, limit_given = false;
 	bool pct_given = false;
@@ -267,8 +266,7 @@ int cmd_report(int argc, char **argv)
 			order_given = true;
 			break;
 		case OPT_PERCENT_LIMIT:
-			o.percent_limit = strtod(optarg, &end);
-			if (*end || end == optarg || o.percent_limit < 0)
+			if (!cli_parse_double(optarg, 0, 100, &o.percent_limit))
 				err = -EINVAL;
 			pct_given = true;
 			break;
@@ -346,6 +344,10 @@ int cmd_report(int argc, char **argv)
 	if (pct_given && !limit_given)
 		o.graph_limit = o.percent_limit;
 	o.input = input;
+	if (!cli_check_input("report", NULL, input)) {
+		ret = EXIT_USAGE;
+		goto out;
+	}
 	{
 		SFP_OPTS(sfp_profile_opts, po, .no_merge = no_merge,
 			 .debuginfod = di.mode,

@@ -785,6 +785,8 @@ int cmd_script(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
+	if (!cli_check_input("script", NULL, input))
+		return EXIT_USAGE;
 	s.ob = malloc(OB_CAP);
 	s.fcache = calloc(1u << FC_BITS, sizeof(*s.fcache));
 	if (!s.ob || !s.fcache) {

@@ -13,6 +13,7 @@
 #include <sfprof/sframe.h>
 
 #include "cli.h"
+#include "elf/elf.h"
 
 static void build_usage(FILE *f)
 {
@@ -158,6 +159,26 @@ static int malformed_exit(const char *elf, const struct sfp_build_stats *st)
 	return EXIT_INVALID;
 }
 
+/* The table file records the section address and the ELF's build-id. */
+static int write_table(const char *elf, const char *out, const void *sec,
+		       size_t size, uint64_t addr)
+{
+	SFP_OPTS(sfp_sframe_file_opts, fo, .section_addr = addr);
+	struct sfp_elf *e = NULL;
+	const uint8_t *id;
+	size_t idlen;
+	int err;
+
+	if (!sfp_elf_open(elf, &e) && !sfp_elf_build_id(e, &id, &idlen) &&
+	    idlen <= 64) {
+		fo.build_id = id;
+		fo.build_id_len = idlen;
+	}
+	err = sfp_sframe__write_file(out, sec, size, &fo);
+	sfp_elf_close(&e);
+	return err;
+}
+
 /* Invalid or unsupported input: 1; resources and I/O: 2. */
 static int build_exit(int err)
 {
@@ -229,17 +250,8 @@ int cmd_sframe_build(int argc, char **argv)
 		cli_err("%s: %s", elf, strerror(errno));
 		return EXIT_USAGE;
 	}
-	if (out && !add) {
-		/* The file API also records the ELF's build-id. */
-		err = sfp_sframe__build_table_file(elf, out, &opts, &st);
-		if (stats)
-			print_stats(elf, &st);
-		if (err) {
-			cli_err("%s: %s", out, sfp_strerror(err));
-			return build_exit(err);
-		}
-		return malformed_exit(elf, &st);
-	}
+	/* Build once in memory, then write: a problem with the ELF names
+	 * the ELF, one with the output names the output. */
 	err = sfp_sframe__build_from_elf(elf, &opts, &sec, &size, &addr, &st);
 	if (stats)
 		print_stats(elf, &st);
@@ -248,9 +260,9 @@ int cmd_sframe_build(int argc, char **argv)
 		return build_exit(err);
 	}
 	if (out) {
-		err = sfp_sframe__build_table_file(elf, out, &opts, NULL);
+		err = write_table(elf, out, sec, size, addr);
 		if (err) {
-			cli_err("%s: %s", out, sfp_strerror(err));
+			cli_err("cannot write %s: %s", out, strerror(-err));
 			rc = EXIT_USAGE;
 		}
 	}

@@ -180,6 +180,25 @@ static void print_frame(struct sfp_symbolizer *sym, struct sfp_addr_space *as,
 	printf(" (%s)%s\n", mi.path, sig);
 }
 
+/* The state letter of /proc/PID/stat (R, S, Z ...); 0 if unknown. */
+static char proc_state(pid_t pid)
+{
+	char path[64], buf[512], *rp;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	/* the command name may hold ')' and spaces: the last ')' ends it */
+	rp = strrchr(buf, ')');
+	return rp && rp[1] == ' ' && rp[2] ? rp[2] : 0;
+}
+
 int cmd_unwind(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -254,10 +273,18 @@ int cmd_unwind(int argc, char **argv)
 
 	err = sfp_reader__new_pid((pid_t)pid, &rd);
 	if (err) {
+		char st = proc_state((pid_t)pid);
+
+		/* A zombie or a kernel thread has no user mappings (ENOENT
+		 * from the library): say which, not "no entry". */
 		cli_err("process %llu: %s", (unsigned long long)pid,
-			err == -ESRCH ? "no such process"
-				      : err == -EPERM ? "no ptrace access"
-						      : sfp_strerror(err));
+			st == 'Z' ? "is a zombie (it exited and was not yet "
+				    "reaped): it has no memory or stack left"
+			: err == -ESRCH || !st ? "no such process"
+			: err == -EPERM ? "no ptrace access"
+			: err == -ENOENT ? "has no user-space memory mappings "
+					   "(a kernel thread?)"
+			: sfp_strerror(err));
 		return EXIT_INVALID;
 	}
 	err = list_threads((pid_t)pid, (pid_t)tid, &th, &nr);
