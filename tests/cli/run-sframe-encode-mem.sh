@@ -1,4 +1,5 @@
 #!/bin/sh
+# checks: 2
 # `sframe encode` memory: the JSON dump of libc's table is encoded within
 # about the JSON's size plus a fixed allowance (it took ~10x when the whole
 # document was held as a tree).  Peak RSS is counted by the kernel
