@@ -13,6 +13,7 @@
 #  - --no-buildid-cache and --buildid-cache-size.
 # Needs root, unshare(1) that can make the namespaces, gcc; perf for the
 # perf report check.
+# checks: 22
 . "$(dirname "$0")/test-subr.sh"
 
 if [ "$(id -u)" != 0 ]; then
@@ -88,7 +89,7 @@ count() {
 check_stacks() {
 	name=$1 file=$2 good=$3 bad=$4
 	shift 4
-	if ! "$SFPROF" script -i "$file" "$@" > "$TMP/script.out" 2>"$TMP/script.err"; then
+	if ! sfp script -i "$file" "$@" > "$TMP/script.out" 2>"$TMP/script.err"; then
 		fail "$name (sfprof script failed)"
 		sed 's/^/  /' "$TMP/script.err" | head -5
 		return
@@ -106,7 +107,7 @@ check_stacks() {
 
 # check_unwind NAME GOOD BAD: sfprof unwind -p of the program.
 check_unwind() {
-	if "$SFPROF" unwind -p "$PPID_NS" > "$TMP/unwind.out" 2>&1 &&
+	if sfp unwind -p "$PPID_NS" > "$TMP/unwind.out" 2>&1 &&
 	   grep -q " main+" "$TMP/unwind.out" &&
 	   grep -q " $2_outer+" "$TMP/unwind.out" &&
 	   ! grep -q " $3_" "$TMP/unwind.out"; then
@@ -156,7 +157,7 @@ UPID= PPID_NS=
 report_names() {
 	name=$1
 	shift
-	if "$SFPROF" report --stdio "$@" > "$TMP/report.out" 2>"$TMP/report.err" &&
+	if sfp report --stdio "$@" > "$TMP/report.out" 2>"$TMP/report.err" &&
 	   grep -q "alpha_leaf" "$TMP/report.out" &&
 	   grep -q "alpha_outer" "$TMP/report.out" &&
 	   ! grep -q "beta_" "$TMP/report.out"; then
@@ -210,7 +211,7 @@ check_rc "containers: archive of a file whose DSOs are not cached" 1 \
 SPIN=$SFP_BUILD/tests/progs/record-spin
 if ! command -v perf > /dev/null 2>&1; then
 	skip "containers: build-id cache layout equals perf buildid-cache's" "perf not installed"
-elif "$SFPROF" record -q --buildid-dir "$TMP/spin" -o "$TMP/spin.data" \
+elif sfp record -q --buildid-dir "$TMP/spin" -o "$TMP/spin.data" \
 	-- "$SPIN" flat 300 > /dev/null 2>&1 &&
      perf --buildid-dir "$TMP/perfc" buildid-cache -a "$SPIN" > /dev/null 2>&1; then
 	id=$(perf buildid-list -i "$TMP/spin.data" 2>/dev/null |
@@ -238,7 +239,7 @@ if [ -e "$TMP/nocache" ]; then
 else
 	pass "containers: --no-buildid-cache left no cache"
 fi
-"$SFPROF" record --buildid-cache-size 1K --buildid-dir "$TMP/small" \
+sfp record --buildid-cache-size 1K --buildid-dir "$TMP/small" \
 	-o "$TMP/s.data" -- "$SFP_BUILD/tests/progs/record-spin" flat 100 \
 	> /dev/null 2> "$TMP/small.err"
 rc=$?

@@ -14,6 +14,7 @@
 #    that repeat (the same function 200,000 times) or overlap.
 # Waits poll for an observable event with a generous bound that only ever
 # turns into a FAIL; hangs are bounded by timeout(1) and are FAILs too.
+# checks: 34
 . "$(dirname "$0")/test-subr.sh"
 PROGS=$SFP_BUILD/tests/progs
 HERE=$(dirname "$0")
@@ -29,6 +30,13 @@ wait_for() {
 		sleep 0.1
 	done
 	return 0
+}
+
+# no_san FILE...: no sanitizer report in FILE (for runs under timeout(1)
+# or in the background, where sfp cannot be used; their exit status is
+# compared where they run).
+no_san() {
+	! grep -qE 'runtime error:|LeakSanitizer|AddressSanitizer|UndefinedBehaviorSanitizer' "$@"
 }
 
 # True while PID is stopped (ptrace or job control): state t or T.
@@ -49,7 +57,7 @@ if [ -x "$PROGS/unwind-target" ]; then
 			> "$TMP/u1.out" 2> "$TMP/u1.err"
 		rc=$?
 		n=$(ls "$C6" | grep -c '\.sframe$')
-		if [ $rc -eq 0 ] && [ "$n" -ge 1 ]; then
+		if [ $rc -eq 0 ] && no_san "$TMP/u1.err" && [ "$n" -ge 1 ]; then
 			pass "unwind -p fills the cache ($n tables)"
 		else
 			fail "unwind -p fills the cache (exit $rc, $n tables)"
@@ -62,7 +70,7 @@ if [ -x "$PROGS/unwind-target" ]; then
 		SFPROF_CACHE_DIR=$C6 timeout 120 "$SFPROF" unwind -p $TPID \
 			> "$TMP/u2.out" 2> "$TMP/u2.err"
 		rc=$?
-		if [ $rc -eq 0 ] && cmp -s "$TMP/u1.out" "$TMP/u2.out"; then
+		if [ $rc -eq 0 ] && no_san "$TMP/u2.err" && cmp -s "$TMP/u1.out" "$TMP/u2.out"; then
 			pass "unwind -p with FIFOs in the cache: same stacks, no hang"
 		else
 			fail "unwind -p with FIFOs in the cache (exit $rc; 124: hung)"
@@ -95,7 +103,7 @@ if [ -x "$PROGS/unwind-target" ]; then
 		SFPROF_CACHE_DIR=$C6 timeout 120 "$SFPROF" unwind -p $TPID \
 			> "$TMP/u3.out" 2> "$TMP/u3.err"
 		rc=$?
-		if [ $rc -eq 0 ] && [ "$(cat "$TMP/precious")" = precious ] &&
+		if [ $rc -eq 0 ] && no_san "$TMP/u3.err" && [ "$(cat "$TMP/precious")" = precious ] &&
 		   ! [ -L "$e" ] && cmp -s "$TMP/u1.out" "$TMP/u3.out"; then
 			pass "cache entry that is a link: not followed, replaced"
 		else
@@ -109,10 +117,11 @@ if [ -x "$PROGS/unwind-target" ]; then
 			SFPROF_CACHE_DIR=$C6 timeout 120 "$SFPROF" unwind -p $TPID \
 				> "$TMP/u4.out" 2> "$TMP/u4.err"
 			rc=$?
-			if [ $rc -eq 0 ] && [ "$(stat -c %u "$e")" = 0 ]; then
+			if [ $rc -eq 0 ] && no_san "$TMP/u4.err" && [ "$(stat -c %u "$e")" = 0 ]; then
 				pass "cache entry of another user is not used"
 			else
 				fail "cache entry of another user is not used (exit $rc, owner $(stat -c %u "$e"))"
+				head -5 "$TMP/u4.err" | sed 's/^/  /'
 			fi
 		else
 			skip "cache entry of another user is not used" "needs root to chown"
@@ -132,7 +141,7 @@ mkdir -m 700 "$TMP/victim"
 echo keep > "$TMP/victim/a.sframe"
 echo keep > "$TMP/victim/.tmp-1-2"
 ln -s "$TMP/victim" "$TMP/cache-link"
-SFPROF_CACHE_DIR=$TMP/cache-link "$SFPROF" sframe cache clear > "$TMP/c7.out" 2>&1
+SFPROF_CACHE_DIR=$TMP/cache-link sfp -e 2 sframe cache clear > "$TMP/c7.out" 2>&1
 rc=$?
 if [ $rc -eq 2 ] && [ -f "$TMP/victim/a.sframe" ] && [ -f "$TMP/victim/.tmp-1-2" ] &&
    grep -q 'symbolic link' "$TMP/c7.out"; then
@@ -145,7 +154,7 @@ fi
 check_rc "cache list refuses a symlinked cache directory" 2 \
 	env SFPROF_CACHE_DIR="$TMP/cache-link" "$SFPROF" sframe cache list
 chmod 777 "$TMP/victim"
-SFPROF_CACHE_DIR=$TMP/victim "$SFPROF" sframe cache clear > "$TMP/c7b.out" 2>&1
+SFPROF_CACHE_DIR=$TMP/victim sfp -e 2 sframe cache clear > "$TMP/c7b.out" 2>&1
 rc=$?
 if [ $rc -eq 2 ] && [ -f "$TMP/victim/a.sframe" ] &&
    grep -q 'writable by others' "$TMP/c7b.out"; then
@@ -168,7 +177,7 @@ fi
 # its target).
 ln -s "$TMP/precious-7" "$TMP/victim/b.sframe"
 echo keep > "$TMP/precious-7"
-SFPROF_CACHE_DIR=$TMP/victim "$SFPROF" sframe cache clear > "$TMP/c7c.out" 2>&1
+SFPROF_CACHE_DIR=$TMP/victim sfp sframe cache clear > "$TMP/c7c.out" 2>&1
 rc=$?
 if [ $rc -eq 0 ] && grep -q 'removed 3 files' "$TMP/c7c.out" &&
    [ "$(cat "$TMP/precious-7")" = keep ]; then
@@ -193,9 +202,9 @@ gcc -O0 -o "$TMP/segv" "$TMP/segv.c" || fail "cannot build segv.c"
 rec_status() {	# name, want rc, summary regex, command...
 	name=$1 want=$2 re=$3
 	shift 3
-	"$SFPROF" record -o "$TMP/st.data" -- "$@" > "$TMP/st.out" 2>&1
+	sfp -e "$want" record -o "$TMP/st.data" -- "$@" > "$TMP/st.out" 2>&1
 	rc=$?
-	"$SFPROF" script -i "$TMP/st.data" > /dev/null 2>&1
+	sfp script -i "$TMP/st.data" > /dev/null 2>&1
 	src=$?
 	if [ $rc -eq "$want" ] && [ $src -eq 0 ] && grep -Eq "$re" "$TMP/st.out"; then
 		pass "$name"
@@ -218,7 +227,8 @@ timeout 120 "$SFPROF" record -o "$TMP/k.data" --duration 0.5 --kill-after 0.5 \
 	-- sh -c "$IGN" "$TMP/k.pid" > "$TMP/k.out" 2>&1
 rc=$?
 cpid=$(cat "$TMP/k.pid" 2>/dev/null)
-if [ $rc -eq 0 ] && grep -q 'SIGKILL after --kill-after; killed by signal 9' "$TMP/k.out" &&
+if [ $rc -eq 0 ] && no_san "$TMP/k.out" &&
+   grep -q 'SIGKILL after --kill-after; killed by signal 9' "$TMP/k.out" &&
    [ -n "$cpid" ] && ! kill -0 "$cpid" 2>/dev/null; then
 	pass "record --duration --kill-after: SIGKILL for a command ignoring SIGTERM"
 else
@@ -250,9 +260,10 @@ for sigs in "INT INT" "TERM TERM" "INT TERM"; do
 	fi
 	wait $spid
 	rc=$?
-	if [ $ok = 1 ] && [ $rc -eq 0 ] && ! kill -0 "$cpid" 2>/dev/null &&
+	if [ $ok = 1 ] && [ $rc -eq 0 ] && no_san "$TMP/s.out" &&
+	   ! kill -0 "$cpid" 2>/dev/null &&
 	   grep -q 'SIGKILL at a second signal' "$TMP/s.out" &&
-	   "$SFPROF" script -i "$TMP/s.data" > /dev/null 2>&1; then
+	   sfp script -i "$TMP/s.data" > /dev/null 2>&1; then
 		pass "record: SIG$s1 then SIG$s2 kill a command that ignores them"
 	else
 		fail "record: SIG$s1 then SIG$s2 (exit $rc)"
@@ -265,7 +276,7 @@ done
 printf 'void _start(void) { for (;;) __asm__ volatile("" ::: "memory"); }\n' > "$TMP/nocfi.c"
 if gcc -nostdlib -static -fno-asynchronous-unwind-tables -o "$TMP/nocfi" "$TMP/nocfi.c"; then
 	for a in "" --no-plt; do
-		"$SFPROF" sframe build $a "$TMP/nocfi" > "$TMP/n.out" 2>&1
+		sfp -e 1 sframe build $a "$TMP/nocfi" > "$TMP/n.out" 2>&1
 		rc=$?
 		if [ $rc -eq 1 ] && ! grep -q 'runtime error' "$TMP/n.out"; then
 			pass "sframe build ${a:-(PLT too)} of an ELF without CFI: exit 1, no UB"
@@ -284,7 +295,7 @@ SPIN=$PROGS/record-spin	# gcc -Wa,--gsframe
 objcopy -O binary --only-section=.sframe "$SPIN" "$TMP/spin.sframe"
 ADDR=0x$(readelf -SW "$SPIN" | awk '$2 == ".sframe" { print $4 }')
 : > "$TMP/zero.sframe"
-"$SFPROF" sframe check "$TMP/zero.sframe" > "$TMP/v.out" 2>&1
+sfp -e 1 sframe check "$TMP/zero.sframe" > "$TMP/v.out" 2>&1
 rc=$?
 if [ $rc -eq 1 ] && grep -q 'offset 0x0: empty section (0 bytes)' "$TMP/v.out"; then
 	pass "sframe check: a 0-byte section is invalid"
@@ -294,7 +305,7 @@ else
 fi
 # A header with no FDE: valid (libsframe decodes it too), and said so.
 python3 "$HERE/sframe-repeat-fde.py" "$TMP/spin.sframe" "$TMP/nofde.sframe" 0 0 0
-"$SFPROF" sframe check "$TMP/nofde.sframe" > "$TMP/v.out" 2>&1
+sfp sframe check "$TMP/nofde.sframe" > "$TMP/v.out" 2>&1
 rc=$?
 if [ $rc -eq 0 ] && grep -q '0 FDEs.*no function described' "$TMP/v.out"; then
 	pass "sframe check: a header without FDEs is valid and said so"
@@ -304,7 +315,7 @@ else
 fi
 # The same function 200,000 times.
 python3 "$HERE/sframe-repeat-fde.py" "$TMP/spin.sframe" "$TMP/rep.sframe" 1 200000 0
-"$SFPROF" sframe check --section-addr "$ADDR" "$TMP/rep.sframe" > "$TMP/v.out" 2>&1
+sfp -e 1 sframe check --section-addr "$ADDR" "$TMP/rep.sframe" > "$TMP/v.out" 2>&1
 rc=$?
 if [ $rc -eq 1 ] && grep -Eq 'offset 0x[0-9a-f]+: FDE 1 \[0x[0-9a-f]+, 0x[0-9a-f]+\) repeats FDE 0' "$TMP/v.out" &&
    grep -q '199999 FDEs overlap or repeat' "$TMP/v.out" && [ "$(wc -l < "$TMP/v.out")" -le 13 ]; then
@@ -315,7 +326,7 @@ else
 fi
 # Overlapping (each starts 16 bytes after the previous).
 python3 "$HERE/sframe-repeat-fde.py" "$TMP/spin.sframe" "$TMP/ovl.sframe" 1 3 16
-"$SFPROF" sframe check --section-addr "$ADDR" "$TMP/ovl.sframe" > "$TMP/v.out" 2>&1
+sfp -e 1 sframe check --section-addr "$ADDR" "$TMP/ovl.sframe" > "$TMP/v.out" 2>&1
 rc=$?
 if [ $rc -eq 1 ] && grep -q 'FDE 1 .* overlaps FDE 0' "$TMP/v.out" &&
    grep -q 'FDE 2 .* overlaps FDE 1' "$TMP/v.out"; then
@@ -339,7 +350,7 @@ printf '\377\377\377\177' | dd of="$TMP/broken-len" bs=1 seek=$((0x$EH)) conv=no
 cp "$SPIN" "$TMP/broken-cie"
 printf '\011' | dd of="$TMP/broken-cie" bs=1 seek=$((0x$EH + 8)) conv=notrunc status=none
 for a in --no-plt ""; do
-	"$SFPROF" sframe build $a -o "$TMP/b.sft" "$TMP/broken-len" > "$TMP/b.out" 2>&1
+	sfp -e 1 sframe build $a -o "$TMP/b.sft" "$TMP/broken-len" > "$TMP/b.out" 2>&1
 	rc=$?
 	if [ $rc -eq 1 ] && grep -q 'broken-len: .eh_frame offset 0x0: bad CFI entry length' "$TMP/b.out"; then
 		pass "sframe build ${a:-(PLT too)}: unreadable .eh_frame is an error with its offset"
@@ -349,11 +360,11 @@ for a in --no-plt ""; do
 	fi
 done
 rm -f "$TMP/b.sft"
-"$SFPROF" sframe build --no-plt -o "$TMP/b.sft" "$TMP/broken-cie" > "$TMP/b.out" 2>&1
+sfp -e 1 sframe build --no-plt -o "$TMP/b.sft" "$TMP/broken-cie" > "$TMP/b.out" 2>&1
 rc=$?
 if [ $rc -eq 1 ] && grep -q 'broken-cie: .eh_frame offset 0x[0-9a-f]*: FDE: ' "$TMP/b.out" &&
    grep -q 'malformed and left out' "$TMP/b.out" &&
-   "$SFPROF" sframe check "$TMP/b.sft" > /dev/null 2>&1; then
+   sfp sframe check "$TMP/b.sft" > /dev/null 2>&1; then
 	pass "sframe build: malformed FDEs named, exit 1, the rest written"
 else
 	fail "sframe build: malformed FDEs (exit $rc)"
