@@ -202,6 +202,26 @@ static int add_loc(struct sfp_profile *p, const struct sfp_profile_loc *l,
 	return 0;
 }
 
+/*
+ * A location named by a symbol as its source spells it (kallsyms, a JIT's
+ * perf map: no demangling, as perf prints them), or [unknown] without one.
+ */
+static int add_raw_named_loc(struct sfp_profile *p, struct sfp_profile_loc *l,
+			     struct sfp_profile_func *f,
+			     const struct sfp_symbol *sym, uint32_t *out)
+{
+	const char *raw = NULL;
+
+	if (sym) {
+		raw = sym->raw_name ? sym->raw_name : sym->name;
+		l->sym_off = sym->offset;
+	}
+	f->name = f->raw_name = sfp_profile_str(p, raw ? raw : unknown);
+	if (!f->name)
+		return -ENOMEM;
+	return add_loc(p, l, f, NULL, 0, 0, out);
+}
+
 static int kernel_frame(struct sfp_profile *p, struct sfp_profile_loader *ld,
 			uint64_t ip, uint32_t *out)
 {
@@ -223,18 +243,8 @@ static int kernel_frame(struct sfp_profile *p, struct sfp_profile_loader *ld,
 	}
 	l.mapping = (uint32_t)mi;
 	f.dso = p->maps[mi].path;
-	if (found) {
-		/* perf keeps kernel names as kallsyms has them */
-		const char *raw = sym.raw_name ? sym.raw_name : sym.name;
-
-		f.name = f.raw_name = sfp_profile_str(p, raw ? raw : unknown);
-		l.sym_off = sym.offset;
-	} else {
-		f.name = f.raw_name = sfp_profile_str(p, unknown);
-	}
-	if (!f.name)
-		return -ENOMEM;
-	return add_loc(p, &l, &f, NULL, 0, 0, out);
+	/* perf keeps kernel names as kallsyms has them */
+	return add_raw_named_loc(p, &l, &f, found ? &sym : NULL, out);
 }
 
 int sfp_profile_frame(struct sfp_profile *p, struct sfp_profile_loader *ld,
@@ -298,17 +308,12 @@ int sfp_profile_frame(struct sfp_profile *p, struct sfp_profile_loader *ld,
 		/* perf's /tmp/perf-PID.map: named by the JIT's map, the
 		 * address as is */
 		l.addr = ip;
-		if (!sfp_symbolizer__jit(ld->sym, (int)pid, ip, &sym)) {
-			const char *raw = sym.raw_name ? sym.raw_name : sym.name;
-
-			f.name = f.raw_name = sfp_profile_str(p, raw ? raw : unknown);
-			l.sym_off = sym.offset;
-		} else {
-			f.name = f.raw_name = sfp_profile_str(p, unknown);
-		}
-		if (!f.name)
-			return -ENOMEM;
-		return add_loc(p, &l, &f, NULL, 0, 0, out);
+		return add_raw_named_loc(p, &l, &f,
+					 sfp_symbolizer__jit(ld->sym, (int)pid,
+							     ip, &sym)
+						 ? NULL
+						 : &sym,
+					 out);
 	}
 	dh = mapping_dso(p, ld, (uint32_t)mi);
 	if (dh && !sfp_symbolizer_dso__vaddr(dh, pm->start, pm->pgoff, ip,
