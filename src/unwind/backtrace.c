@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "unwind/module.h"
+#include "unwind/rule-pack.h"
 #include "unwind/walk.h"
 
 /* One executable segment of a loaded object. */
@@ -40,6 +41,24 @@ struct bt_range {
 struct bt_state {
 	struct bt_state *older;		/* retired states, freed by fini */
 	uint64_t gen;			/* PC-cache generation */
+	/*
+	 * The packed PC cache, UNW_PK_ENTRIES slots, empty with each new
+	 * state: a reload (dlopen/dlclose) drops every entry by publishing
+	 * a new state, and a walk still on the old one keeps the cache
+	 * that matches the ranges it uses.  A slot is two words:
+	 *  - pk_rule[i]: the PC's rule and tag in one word (rule-pack.h);
+	 *  - pk_caller[i]: the return address this PC's frame had last
+	 *    time.  Only a guess, checked against the return address read
+	 *    from the stack before it is used, so it needs no atomicity
+	 *    with the rule word: a stale guess costs a branch miss, never
+	 *    a wrong frame.  Why guess: without it a frame is two dependent
+	 *    loads (the slot, then the RA at CFA - 8) before the next
+	 *    slot's address is known; with a right guess the next slot is
+	 *    loaded at once and the RA loads only confirm, off the chain.
+	 * Separate arrays so that both are indexed with one scaled address.
+	 */
+	uint64_t *pk_rule;
+	uint64_t *pk_caller;
 	unsigned long long adds, subs;
 	size_t n;
 	struct bt_range r[];
@@ -288,6 +307,15 @@ static int reload(bool force)
 		err = -ENOMEM;
 		goto out;
 	}
+	/* calloc: untouched slots stay unbacked zero pages. */
+	st->pk_rule = calloc(2 * (size_t)UNW_PK_ENTRIES,
+			     sizeof(*st->pk_rule));
+	st->pk_caller = st->pk_rule + UNW_PK_ENTRIES; /* (bt_walk_packed) */
+	if (!st->pk_rule) {
+		free(st);
+		err = -ENOMEM;
+		goto out;
+	}
 	st->older = old;
 	st->gen = ++bt_gen;
 	st->adds = l.adds;
@@ -402,6 +430,7 @@ void sfp_backtrace_fini(void)
 	while (st) {
 		struct bt_state *o = st->older;
 
+		free(st->pk_rule);
 		free(st);
 		st = o;
 	}
@@ -529,64 +558,395 @@ static const struct unw_rule *bt_lookup(void *ctx, uint64_t pc, uint64_t ip,
 	struct bt_ctx *c = ctx;
 	uint64_t key = (ip << 1) | (pc == ip);
 
-	if (cache_get(key, c->st->gen, rule))
-		return rule;
-	bt_lookup_slow(c, pc, ip, rule);
-	/* Misses outside every object are not cached: a refresh may map
-	 * code there. */
-	if (rule->kind != UNW_R_NOT_CODE)
+	if (!cache_get(key, c->st->gen, rule)) {
+		bt_lookup_slow(c, pc, ip, rule);
+		/* Misses outside every object are not cached: a refresh may
+		 * map code there. */
+		if (rule->kind == UNW_R_NOT_CODE)
+			return rule;
 		cache_put(key, c->st->gen, rule);
+	}
+	/* For the next walk's packed loop: one plain atomic store. */
+	if (!(ip >> UNW_PK_PC_BITS)) {
+		uint64_t bits = unw_rule_pack(rule);
+		uint64_t pkey = unw_pk_key(ip, pc == ip);
+
+		if (bits)
+			__atomic_store_n(&c->st->pk_rule[unw_pk_index(pkey)],
+					 unw_pk_tag(pkey) | bits,
+					 __ATOMIC_RELAXED);
+	}
 	return rule;
+}
+
+struct bt_regs {
+	uint64_t ip, sp, fp;
+};
+
+/*
+ * A wrong guess of the caller: remember the real one.  Out of line so
+ * that the compiler keeps a branch here and the next frame's ip comes
+ * from the guess, not from the stack load.
+ *
+ * Slots take PCs below 2^48 only (the tag drops the bits above), so the
+ * loops must never look one up.  Guesses are below 2^48 (nothing else is
+ * stored), hence so is every confirmed one; a return address at or above
+ * 2^48 comes back from here as 1 instead: no slot holds 1 and no object
+ * either, so the walk ends at that frame with bad-ra, as the general
+ * loop ends it for the real value.
+ */
+static __attribute__((noinline, cold)) uint64_t
+bt_new_caller(uint64_t *callers, uint32_t i, uint64_t ra)
+{
+	if (ra >> UNW_PK_PC_BITS)
+		return 1;
+	__atomic_store_n(&callers[i], ra, __ATOMIC_RELAXED);
+	return ra;
+}
+
+/* The return address read from the stack, as the next frame's ip: the
+ * guess when it is right.  The compiler must not learn that the two are
+ * equal on the fall-through: it could then use the loaded value (or a
+ * register that holds their difference, 0, as some other zero) and put
+ * the stack load back on the chain.  So the comparison is opaque: an asm
+ * goto on x86-64, a difference hidden behind an empty asm elsewhere. */
+static __attribute__((always_inline)) inline uint64_t
+bt_confirm(uint64_t *callers, uint32_t i, uint64_t ra)
+{
+	uint64_t guess = __atomic_load_n(&callers[i], __ATOMIC_RELAXED);
+
+#if defined(__x86_64__)
+	__asm__ goto("cmp %0, %1\n\tjne %l[miss]"
+		     : : "r"(ra), "r"(guess) : "cc" : miss);
+	return guess;
+miss:
+	return bt_new_caller(callers, i, ra);
+#else
+	uint64_t diff = ra ^ guess;
+
+	__asm__("" : "+r"(diff));
+	if (__builtin_expect(diff != 0, 0))
+		guess = bt_new_caller(callers, i, ra);
+	return guess;
+#endif
+}
+
+/* A stack word the caller proved mapped (memcpy: no alignment is
+ * assumed; it compiles to one load). */
+static __attribute__((always_inline)) inline uint64_t
+bt_load(uint64_t addr)
+{
+	uint64_t v;
+
+	memcpy(&v, (const void *)(uintptr_t)addr, sizeof(v));
+	return v;
+}
+
+/*
+ * The common frame, alone in a loop of its own so that everything it
+ * needs stays in registers: a caller (not exact) whose rule is CFA = SP +
+ * off, tag and kind checked in one test.  Every read lies in [sp, cfa)
+ * and cfa >= sp + 8 (rule-pack.h); lo <= sp holds all along.  Returns at
+ * the first frame that is anything else, or that would pass hi or the
+ * end of the buffer, before storing it: the caller looks at it again.
+ */
+struct bt_pw {
+	uint64_t ip, sp, fp;
+	void **out;
+};
+
+static __attribute__((noinline)) void
+bt_walk_sp_rows(uint64_t *rules, struct bt_pw *w, void **end, uint64_t hi)
+{
+	uint64_t *callers = rules + UNW_PK_ENTRIES;
+	uint64_t ip = w->ip, sp = w->sp, fp = w->fp;
+	void **out = w->out;
+
+	while (out != end) {
+		uint32_t i = unw_pk_index(ip);
+		uint64_t e = __atomic_load_n(&rules[i], __ATOMIC_RELAXED);
+		uint64_t cfa;
+
+		if (!unw_pk_hit_kind(e, ip, UNW_PK_SP))
+			break;
+		cfa = sp + unw_pk_cfa_off(e);
+		if (cfa > hi)
+			break;
+		if (unw_pk_fp_slot(e) != UNW_PK_NOT_SAVED)
+			fp = bt_load(cfa + unw_pk_fp_slot(e) * 8);
+		*out++ = (void *)(uintptr_t)ip;
+		/* An ip of 0 (or 1, see bt_new_caller) ends the loop at the
+		 * next frame (no slot matches it): bt_walk_packed's hand-off
+		 * says why. */
+		ip = bt_confirm(callers, i,
+				bt_load(cfa + unw_pk_ra_slot(e) * 8));
+		sp = cfa;
+	}
+	w->ip = ip;
+	w->sp = sp;
+	w->fp = fp;
+	w->out = out;
+}
+
+/*
+ * The walk over packed rules: per frame one load of the PC's slot (tag and
+ * rule in one word), one of its guessed caller, and the loads of the RA
+ * and saved FP, plain loads because every address is checked to lie in
+ * [lo, hi), the part of this thread's stack known to be mapped.  It steps
+ * exactly the rules that the general loop (walk.h) steps with its short
+ * path, the outermost row and signal frames, with the same stop checks in
+ * the same order.  Anything else -- an empty or foreign slot, a rule that
+ * is not packed, a read outside [lo, hi) -- returns before the frame is
+ * stored, with *r and *exactp the state of that frame: the general loop
+ * goes on from there and gets the result it would have had from the
+ * start.  Return: frames stored; *stop >= 0 when the walk ended here, -1
+ * to go on.
+ */
+static __attribute__((noinline)) size_t
+bt_walk_packed(const struct bt_state *st, struct bt_regs *r, bool *exactp,
+	       void **buf, size_t max, uint64_t lo, uint64_t hi, int *stop)
+{
+	/* pk_caller is pk_rule + UNW_PK_ENTRIES: one base register for
+	 * both, the other a constant displacement. */
+	uint64_t *rules = st->pk_rule, *callers = rules + UNW_PK_ENTRIES;
+	uint64_t ip = r->ip, sp = r->sp, fp = r->fp;
+	uint64_t xbit = 0;		/* UNW_PK_EXACT for an exact frame */
+	void **out = buf, **end = buf + max;
+
+	*stop = -1;
+	/* Every later ip is a confirmed guess (below 2^48, see
+	 * bt_new_caller) or checked where it is read. */
+	if (ip >> UNW_PK_PC_BITS)
+		goto handoff;
+	for (;;) {
+		uint64_t e, key, cfa, nip, nfp, fp_at;
+		uint32_t i;
+
+		if (!xbit) {
+			struct bt_pw w = { ip, sp, fp, out };
+
+			bt_walk_sp_rows(rules, &w, end, hi);
+			ip = w.ip;
+			sp = w.sp;
+			fp = w.fp;
+			out = w.out;
+		}
+		/* Everything else: exact frames (after a signal frame),
+		 * FP-based rows, the outermost frame, signal frames. */
+		key = ip | xbit;
+		i = unw_pk_index(key);
+		e = __atomic_load_n(&rules[i], __ATOMIC_RELAXED);
+		if (!unw_pk_hit(e, key))
+			break;
+		switch (unw_pk_kind(e)) {
+		case UNW_PK_SP:
+			cfa = sp + unw_pk_cfa_off(e);
+			if (cfa > hi)
+				goto out;
+			nfp = fp;
+			if (unw_pk_fp_slot(e) != UNW_PK_NOT_SAVED)
+				nfp = bt_load(cfa + unw_pk_fp_slot(e) * 8);
+			break;
+		case UNW_PK_FP:
+			cfa = fp + unw_pk_cfa_off(e);
+			if (cfa - lo - UNW_PK_BELOW_CFA >
+			    hi - lo - UNW_PK_BELOW_CFA)
+				goto out;
+			nfp = fp;
+			/* A slot below SP was popped by the epilogue: FP
+			 * holds the caller's value (walk.h, fp_slot_popped). */
+			if (unw_pk_fp_slot(e) != UNW_PK_NOT_SAVED &&
+			    (fp_at = cfa + unw_pk_fp_slot(e) * 8) >= sp)
+				nfp = bt_load(fp_at);
+			break;
+		case UNW_PK_OUTERMOST:
+			if (out == end) {
+				*stop = SFP_STOP_DEPTH;
+				goto out;
+			}
+			*out++ = (void *)(uintptr_t)ip;
+			*stop = SFP_STOP_OUTERMOST;
+			goto out;
+		case UNW_PK_SIGNAL:
+			if (sp - lo > hi - lo - UC_RIP - 8)
+				goto out;
+			if (out == end) {
+				*stop = SFP_STOP_DEPTH;
+				goto out;
+			}
+			*out++ = (void *)(uintptr_t)ip;
+			ip = bt_load(sp + UC_RIP);
+			fp = bt_load(sp + UC_RBP);
+			sp = bt_load(sp + UC_RSP);
+			/* No SP check: a signal frame may switch stacks.
+			 * The SP rows read from SP up: off this stack's
+			 * known part, the general loop goes on. */
+			xbit = UNW_PK_EXACT;
+			if (!ip || ip >> UNW_PK_PC_BITS || sp - lo > hi - lo)
+				goto out;
+			continue;
+		default:
+			goto out;
+		}
+		/* UNW_PK_SP or UNW_PK_FP */
+		if (out == end) {
+			*stop = SFP_STOP_DEPTH;
+			break;
+		}
+		*out++ = (void *)(uintptr_t)ip;
+		nip = bt_confirm(callers, i,
+				 bt_load(cfa + unw_pk_ra_slot(e) * 8));
+		if (!nip) {
+			*stop = SFP_STOP_RA_ZERO;
+			break;
+		}
+		if (cfa <= sp) {
+			*stop = SFP_STOP_SP_NOT_INCREASING;
+			break;
+		}
+		ip = nip;
+		sp = cfa;
+		fp = nfp;
+		xbit = 0;
+	}
+out:
+	/* A stored frame's caller of 0 ends the walk (after the frame,
+	 * as the general loop does). */
+	if (out > buf && !ip && *stop < 0)
+		*stop = SFP_STOP_RA_ZERO;
+handoff:
+	r->ip = ip;
+	r->sp = sp;
+	r->fp = fp;
+	*exactp = xbit != 0;
+	return (size_t)(out - buf);
+}
+
+static __attribute__((noinline)) size_t
+bt_walk_general(struct bt_ctx *c, const struct bt_regs *r, bool exact,
+		void **buf, size_t max, enum sfp_unwind_stop *stop)
+{
+	const struct unw_env env = {
+		.read = bt_read,
+		.lookup = bt_lookup,
+		.read_code = bt_read_code,
+		.ctx = c,
+		.first_is_ra = !exact,
+		.ips = buf,
+	};
+
+	memset(c->pages, 0, sizeof(c->pages));
+	c->next = 0;
+	c->pid = bt_pid;
+	return unw_walk_inline(&env, r->ip, r->sp, r->fp, true, NULL, max,
+			       stop);
+}
+
+/*
+ * The part of this thread's stack that is surely mapped, [*lo, *hi), for
+ * a walk running at `here': if that is the main stack, all of it from
+ * here up (and the walk's frames are all above); the same on a thread
+ * that called sfp_backtrace_thread_init(); else nothing.
+ */
+static inline void bt_safe_range(uint64_t here, uint64_t *lo, uint64_t *hi)
+{
+	*lo = *hi = 0;
+	if (here >= bt_stack_lo && here < bt_stack_hi) {
+		*lo = here & ~(uint64_t)(UNW_PAGE_SIZE - 1);
+		*hi = bt_stack_hi;
+	} else if (here >= bt_thread_stack.lo && here < bt_thread_stack.hi) {
+		*lo = here & ~(uint64_t)(UNW_PAGE_SIZE - 1);
+		*hi = bt_thread_stack.hi;
+	}
+}
+
+/* What the packed loop left: the general loop from the frame it stopped
+ * at (see bt_walk_packed). */
+static __attribute__((noinline)) int
+bt_walk_rest(const struct bt_state *st, const struct bt_regs *r, bool exact,
+	     uint64_t lo, uint64_t hi, void **buf, size_t n, size_t max,
+	     enum sfp_unwind_stop *stop)
+{
+	int saved_errno = errno;
+	struct bt_ctx c;
+
+	c.st = st;
+	c.safe_lo = lo;
+	c.safe_hi = hi;
+	c.missed = false;
+	if (n > 0 && !bt_find(st, exact ? r->ip : r->ip - 1)) {
+		/* What the general loop does with a caller outside every
+		 * object (it would take this for frame 0). */
+		c.missed = true;
+		*stop = SFP_STOP_BAD_RA;
+	} else {
+		n += bt_walk_general(&c, r, exact, buf + n, max - n, stop);
+	}
+	if (c.missed)
+		__atomic_store_n(&bt_stale, 1, __ATOMIC_RELAXED);
+	errno = saved_errno;
+	return (int)n;
 }
 
 static int bt_walk(uint64_t ip, uint64_t sp, uint64_t fp, void **buf,
 		   int max, enum sfp_unwind_stop *stop)
 {
-	int saved_errno = errno;
-	struct bt_ctx c;
-	const struct unw_env env = {
-		.read = bt_read,
-		.lookup = bt_lookup,
-		.read_code = bt_read_code,
-		.ctx = &c,
-		.first_is_ra = true,
-		.ips = buf,
-	};
-	size_t n;
+	const struct bt_state *st;
+	struct bt_regs r = { ip, sp, fp };
+	uint64_t lo, hi;
+	bool exact = false;
+	size_t n = 0;
+	int why = -1;
 
 	*stop = SFP_STOP_NONE;
 	if (!buf || max <= 0)
 		return 0;
-	c.st = __atomic_load_n(&bt_cur, __ATOMIC_ACQUIRE);
-	if (!c.st) {
+	st = __atomic_load_n(&bt_cur, __ATOMIC_ACQUIRE);
+	if (!st) {
+		int saved_errno = errno;
+
 		/* Not initialised: do it now (not signal-safe, as documented). */
 		sfp_backtrace_init();
-		c.st = __atomic_load_n(&bt_cur, __ATOMIC_ACQUIRE);
-		if (!c.st) {
-			errno = saved_errno;
+		errno = saved_errno;
+		st = __atomic_load_n(&bt_cur, __ATOMIC_ACQUIRE);
+		if (!st)
 			return 0;
+	}
+	bt_safe_range((uintptr_t)__builtin_frame_address(0), &lo, &hi);
+	if (hi - lo >= 256) {	/* (bt_walk_packed's bounds) */
+		n = bt_walk_packed(st, &r, &exact, buf, (size_t)max, lo, hi,
+				   &why);
+		if (why >= 0) {
+			*stop = why;
+			return (int)n;
 		}
 	}
-	memset(c.pages, 0, sizeof(c.pages));
-	/* We run on the stack at &c: if that is the main stack, all of it
-	 * from here up is mapped. */
-	c.safe_lo = c.safe_hi = 0;
-	if ((uintptr_t)&c >= bt_stack_lo && (uintptr_t)&c < bt_stack_hi) {
-		c.safe_lo = (uintptr_t)&c & ~(uint64_t)(UNW_PAGE_SIZE - 1);
-		c.safe_hi = bt_stack_hi;
-	} else if ((uintptr_t)&c >= bt_thread_stack.lo &&
-		   (uintptr_t)&c < bt_thread_stack.hi) {
-		c.safe_lo = (uintptr_t)&c & ~(uint64_t)(UNW_PAGE_SIZE - 1);
-		c.safe_hi = bt_thread_stack.hi;
+	return bt_walk_rest(st, &r, exact, lo, hi, buf, n, (size_t)max, stop);
+}
+
+/* For tests (rule-pack.h): the packed loop alone, from the caller. */
+__attribute__((noinline)) int unw_bt_packed_only(void **buf, int max,
+						 bool warm, int *stop)
+{
+	uint64_t *frame = __builtin_frame_address(0);
+	struct bt_regs r = { (uint64_t)(uintptr_t)__builtin_return_address(0),
+			     (uint64_t)(uintptr_t)(frame + 2), frame[0] };
+	const struct bt_state *st = __atomic_load_n(&bt_cur, __ATOMIC_ACQUIRE);
+	uint64_t lo, hi;
+	bool exact;
+
+	*stop = -1;
+	if (warm && max > 0) {
+		enum sfp_unwind_stop s;
+
+		bt_walk(r.ip, r.sp, r.fp, buf, max, &s);
+		st = __atomic_load_n(&bt_cur, __ATOMIC_ACQUIRE);
 	}
-	c.next = 0;
-	c.pid = bt_pid;
-	c.missed = false;
-	n = unw_walk_inline(&env, ip, sp, fp, true, NULL, (size_t)max, stop);
-	if (c.missed)
-		__atomic_store_n(&bt_stale, 1, __ATOMIC_RELAXED);
-	errno = saved_errno;
-	return (int)n;
+	bt_safe_range((uintptr_t)frame, &lo, &hi);
+	if (!st || max <= 0 || hi - lo < 256)
+		return 0;
+	return (int)bt_walk_packed(st, &r, &exact, buf, (size_t)max, lo, hi,
+				   stop);
 }
 
 /*

@@ -5,6 +5,7 @@
  * walk (walk.h).  One loop serves every reader and every table source, so
  * the in-process backtrace and the snapshot unwinder cannot disagree.
  */
+#include "unwind/rule-pack.h"
 #include "unwind/walk.h"
 
 static const char *const stop_names[SFP_STOP__MAX] = {
@@ -73,6 +74,38 @@ void unw_rule_from_row(struct unw_rule *rule, const struct sfp_sframe_row *row)
 	    (row->fp.kind == SFP_LOC_NONE || row->fp.kind == SFP_LOC_CFA_DEREF))
 		rule->fast = row->cfa.reg == SFP_DWARF_AMD64_SP ? UNW_FAST_SP
 							     : UNW_FAST_FP;
+}
+
+/*
+ * x86-64: what walk.h's short path steps (rule->fast), the outermost row
+ * and the two forms of signal frame.  The kinds stand for exactly the
+ * branches the general loop would take for this rule, so a walk over
+ * packed entries returns what the general loop returns.
+ */
+uint64_t unw_rule_pack(const struct unw_rule *rule)
+{
+	switch (rule->kind) {
+	case UNW_R_SIGRETURN:
+		return UNW_PK_SIGNAL;
+	case UNW_R_ROW:
+		break;
+	default:
+		return 0;
+	}
+	if (rule->flags & SFP_ROW_SIGNAL)
+		return UNW_PK_SIGNAL;
+	if (rule->flags & SFP_ROW_RA_UNDEFINED ||
+	    rule->ra.kind == SFP_LOC_UNDEFINED)
+		return UNW_PK_OUTERMOST;
+	if (!rule->fast)
+		return 0;
+	/* The short path reads the RA at CFA - 8 whatever the row says
+	 * (it qualifies only rows whose RA is there or unstated), and the
+	 * FP from its slot when the row saves it. */
+	return unw_pk_make(rule->fast == UNW_FAST_SP ? UNW_PK_SP : UNW_PK_FP,
+			   rule->cfa.offset, -8,
+			   rule->fp.kind == SFP_LOC_CFA_DEREF ? rule->fp.offset
+							      : INT32_MIN);
 }
 
 size_t unw_walk(const struct unw_env *env, uint64_t ip, uint64_t sp,
