@@ -8,6 +8,10 @@
  * ranges is published with one atomic store.  The signal-path walk only
  * loads that pointer, binary-searches the array, looks rows up in the
  * (immutable, lock-free) tables and reads the stack with checked reads.
+ * Warm PCs skip all of that: their rules sit packed in one word each in
+ * the state's packed cache (rule-pack.h, bt_walk_packed), read with one
+ * load per frame and no lock; the walk falls back to the general loop at
+ * the first frame that cache cannot step.
  * Arrays and tables are never freed before sfp_backtrace_fini(), so a walk
  * racing with a refresh always sees valid memory.
  *
@@ -65,7 +69,8 @@ struct bt_state {
 };
 
 /*
- * PC -> rule cache shared by all threads, lock-free: each entry has a
+ * PC -> rule cache shared by all threads (behind the packed cache: full
+ * rules, for the general loop), lock-free: each entry has a
  * sequence count, odd while a writer (whoever wins the CAS) fills it.  A
  * reader copies the entry and keeps the copy only if the count was even
  * and unchanged; a writer that loses the CAS simply does not cache.  So a
