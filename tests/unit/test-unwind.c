@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -45,6 +46,19 @@ TEST(unwind_snapshot_reader_bounds)
 	ASSERT_TRUE(r == NULL);
 }
 
+/* qemu-user does not emulate process_vm_readv(), which the self and pid
+ * readers are built on. */
+static bool have_process_vm_readv(void)
+{
+	uint64_t a = 1, b = 0;
+	struct iovec l = { &b, sizeof(b) }, rv = { &a, sizeof(a) };
+
+	if (process_vm_readv(getpid(), &l, 1, &rv, 1, 0) == sizeof(b))
+		return true;
+	test_skip("process_vm_readv: %s", strerror(errno));
+	return false;
+}
+
 TEST(unwind_self_reader_never_faults)
 {
 	struct sfp_reader *r = NULL;
@@ -52,6 +66,8 @@ TEST(unwind_self_reader_never_faults)
 	long pg = sysconf(_SC_PAGESIZE);
 	void *p;
 
+	if (!have_process_vm_readv())
+		return;
 	if (!ASSERT_OK(sfp_reader__new_self(&r)))
 		return;
 	ASSERT_OK(sfp_reader__read(r, (uintptr_t)&local, &v, 8));
@@ -82,6 +98,8 @@ TEST(unwind_pid_reader)
 	pid_t child;
 	int status;
 
+	if (!have_process_vm_readv())
+		return;
 	ASSERT_ERR(sfp_reader__new_pid(0, &r), -EINVAL);
 	ASSERT_ERR(sfp_reader__new_pid(0x7ffffff0, &r), -ESRCH);
 	child = fork();
@@ -231,10 +249,18 @@ static NOINLINE void capture(struct snap *s)
 	getcontext(&uc);
 	s->nbt = sfp_backtrace(s->bt, 64);
 	s->ngbt = backtrace(s->gbt, 64);
+#if defined(__aarch64__)
+	s->regs.ip = uc.uc_mcontext.pc;
+	s->regs.sp = uc.uc_mcontext.sp;
+	s->regs.fp = uc.uc_mcontext.regs[29];
+	s->regs.lr = uc.uc_mcontext.regs[30];
+	s->regs.valid = SFP_REGS_IP | SFP_REGS_SP | SFP_REGS_FP | SFP_REGS_LR;
+#else
 	s->regs.ip = uc.uc_mcontext.gregs[REG_RIP];
 	s->regs.sp = uc.uc_mcontext.gregs[REG_RSP];
 	s->regs.fp = uc.uc_mcontext.gregs[REG_RBP];
 	s->regs.valid = SFP_REGS_IP | SFP_REGS_SP | SFP_REGS_FP;
+#endif
 	top = stack_top(s->regs.sp);
 	s->size = top > s->regs.sp ? top - s->regs.sp : 0;
 	if (s->size > 256 * 1024)
@@ -378,6 +404,7 @@ out:
 	sfp_addr_space__free(&as);
 }
 
+#if defined(__x86_64__)
 /* Entry heuristic: a topmost PC without any table, at a function's first
  * instruction, returns to *sp when a call instruction precedes it.  Live
  * memory (self reader) so that the code bytes can be checked. */
@@ -443,6 +470,13 @@ out:
 	munmap(code, pg);
 	munmap(stack, pg);
 }
+
+#else
+TEST(unwind_entry_heuristic_and_unreadable)
+{
+	test_skip("x86-64 code bytes");
+}
+#endif
 
 /* The vDSO gets a table, from our own image or from the target's. */
 TEST(unwind_vdso_table)
@@ -515,6 +549,7 @@ TEST(unwind_build_id_mismatch)
 	sfp_addr_space__free(&as);
 }
 
+#if defined(__x86_64__)
 /*
  * A frame-pointer function with its own CFI (CFA = rbp + 16 after the
  * prologue): its row is used through the table built from .eh_frame.
@@ -803,6 +838,24 @@ out:
 	sfp_elf_close(&e);
 }
 
+#else
+TEST(unwind_fp_based_row_and_sp_check)
+{
+	test_skip("x86-64 code and rows");
+}
+
+TEST(unwind_v3_flex_rows)
+{
+	test_skip("x86-64 code and rows");
+}
+
+TEST(unwind_plt_rows)
+{
+	test_skip("x86-64 code and rows");
+}
+
+#endif
+
 TEST(unwind_regs_from_perf)
 {
 	/* ip/sp/bp only, as `perf record --call-graph` would ask. */
@@ -816,7 +869,11 @@ TEST(unwind_regs_from_perf)
 	ASSERT_EQ(r.sp, 0x7ffd0000);
 	ASSERT_EQ(r.ip, 0x401000);
 	ASSERT_EQ(r.valid, SFP_REGS_IP | SFP_REGS_SP | SFP_REGS_FP);
+#if defined(__x86_64__)
 	ASSERT_OK(sfp_regs__from_perf(SFP_ARCH_HOST, 0x1ff, nine, 9, &r));
+#else
+	ASSERT_OK(sfp_regs__from_perf(SFP_ARCH_X86_64, 0x1ff, nine, 9, &r));
+#endif
 	ASSERT_EQ(r.fp, 0x7000);
 	ASSERT_EQ(r.sp, 0x6ff0);
 	ASSERT_EQ(r.ip, 0x1234);
