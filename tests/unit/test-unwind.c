@@ -404,12 +404,12 @@ out:
 	sfp_addr_space__free(&as);
 }
 
-#if defined(__x86_64__)
 /* Entry heuristic: a topmost PC without any table, at a function's first
  * instruction, returns to *sp when a call instruction precedes it.  Live
  * memory (self reader) so that the code bytes can be checked. */
 TEST(unwind_entry_heuristic_and_unreadable)
 {
+#if defined(__x86_64__)
 	struct sfp_addr_space *as = NULL;
 	struct sfp_reader *r = NULL;
 	struct sfp_frame fr[8];
@@ -469,14 +469,10 @@ out:
 	sfp_addr_space__free(&as);
 	munmap(code, pg);
 	munmap(stack, pg);
-}
-
 #else
-TEST(unwind_entry_heuristic_and_unreadable)
-{
 	test_skip("x86-64 code bytes");
-}
 #endif
+}
 
 /* The vDSO gets a table, from our own image or from the target's. */
 TEST(unwind_vdso_table)
@@ -549,11 +545,11 @@ TEST(unwind_build_id_mismatch)
 	sfp_addr_space__free(&as);
 }
 
-#if defined(__x86_64__)
 /*
  * A frame-pointer function with its own CFI (CFA = rbp + 16 after the
  * prologue): its row is used through the table built from .eh_frame.
  */
+#if defined(__x86_64__)
 void sfp_test_fpfunc(void);
 extern const char sfp_test_fpfunc_body[];
 __asm__(".text\n"
@@ -585,9 +581,11 @@ __asm__(".text\n"
 	".cfi_endproc\n"
 	".size sfp_test_tramp, .-sfp_test_tramp\n");
 void sfp_test_tramp(void);
+#endif
 
 TEST(unwind_fp_based_row_and_sp_check)
 {
+#if defined(__x86_64__)
 	struct sfp_addr_space *as = NULL;
 	struct sfp_reader *r = NULL;
 	struct sfp_frame fr[8];
@@ -624,6 +622,9 @@ TEST(unwind_fp_based_row_and_sp_check)
 out:
 	sfp_reader__free(&r);
 	sfp_addr_space__free(&as);
+#else
+	test_skip("x86-64 code and rows");
+#endif
 }
 
 /*
@@ -635,6 +636,7 @@ out:
 
 TEST(unwind_v3_flex_rows)
 {
+#if defined(__x86_64__)
 	struct sfp_addr_space *as = NULL;
 	struct sfp_reader *r = NULL;
 	struct sfp_sframe_builder *b = NULL;
@@ -757,6 +759,9 @@ out:
 	sfp_sframe_builder__free(&b);
 	sfp_reader__free(&r);
 	sfp_addr_space__free(&as);
+#else
+	test_skip("x86-64 code and rows");
+#endif
 }
 
 /*
@@ -769,6 +774,7 @@ out:
 
 TEST(unwind_plt_rows)
 {
+#if defined(__x86_64__)
 	struct sfp_addr_space *as = NULL;
 	struct sfp_reader *r = NULL;
 	struct sfp_elf *e = NULL;
@@ -836,25 +842,11 @@ out:
 	sfp_reader__free(&r);
 	sfp_addr_space__free(&as);
 	sfp_elf_close(&e);
-}
-
 #else
-TEST(unwind_fp_based_row_and_sp_check)
-{
 	test_skip("x86-64 code and rows");
-}
-
-TEST(unwind_v3_flex_rows)
-{
-	test_skip("x86-64 code and rows");
-}
-
-TEST(unwind_plt_rows)
-{
-	test_skip("x86-64 code and rows");
-}
-
 #endif
+}
+
 
 TEST(unwind_regs_from_perf)
 {
