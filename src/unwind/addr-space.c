@@ -492,12 +492,13 @@ static __attribute__((noinline)) void lookup_slow(struct sfp_addr_space *as, str
 
 	memset(rule, 0, sizeof(*rule));
 	if (!m || !(m->prot & SFP_MAP_EXEC)) {
-		struct unw_map *im = pc != ip ? unw_as_find(as, ip) : NULL;
+		struct unw_map *im = as->arch == SFP_ARCH_AARCH64 && pc != ip
+					     ? unw_as_find(as, ip)
+					     : NULL;
 
 		/* AArch64: a trampoline at the first byte of its own page
 		 * (qemu-user's): the return address - 1 lies outside it. */
-		if (as->arch == SFP_ARCH_AARCH64 && im &&
-		    (im->prot & SFP_MAP_EXEC) &&
+		if (im && (im->prot & SFP_MAP_EXEC) &&
 		    unw_check_sigreturn_a64(unw_as_code_reader, &cc, ip,
 					    false)) {
 			rule->kind = UNW_R_SIGRETURN;
