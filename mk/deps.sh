@@ -1,7 +1,8 @@
 #!/bin/sh
 # Install the Debian packages sfprof needs, and only those that are missing.
 # Run by `make deps` (and so by `make demo` and `make check`).  A no-op when
-# everything is present.
+# everything is present.  `sh mk/deps.sh aarch64` (`make deps ARCH=aarch64`,
+# `make check-aarch64`) adds what the arm64 cross build links against.
 set -eu
 
 # Build: compilers and libraries the library links against.
@@ -30,6 +31,20 @@ PKGS="$PKGS libbpf-dev bpftool llvm"
 # the programs (tests/unit/test-cfi-gas-aarch64.c).  ~100 MB; installing
 # them took 77 s here (1 Dec 2026, 2 shared cores), so always.
 PKGS="$PKGS gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu libc6-dev-arm64-cross libstdc++6-arm64-cross qemu-user"
+# Offline AArch64 unwinding is checked against gdb reading qemu-aarch64's
+# gdb stub (tests/unit/test-unwind-gdb-aarch64.c).
+PKGS="$PKGS gdb-multiarch"
+# The arm64 cross build (make ARCH=aarch64): the libraries the library
+# links against, as arm64 multiarch packages.  apt keeps multiarch
+# libraries of both architectures at one version, so this may upgrade the
+# amd64 ones too.  All of them exist for arm64; only bpf-defer is left out
+# of that build (its BPF object needs an arm64 kernel's BTF).
+FOREIGN_ARCH=
+if [ "${1:-}" = aarch64 ]; then
+	FOREIGN_ARCH=arm64
+	PKGS="$PKGS libelf-dev:arm64 zlib1g-dev:arm64 libzstd-dev:arm64"
+	PKGS="$PKGS liblzma-dev:arm64 libdw-dev:arm64 libiberty-dev:arm64"
+fi
 # sfprof archive (as perf archive): tar with bzip2.
 PKGS="$PKGS tar bzip2"
 # Extra packages named by the caller (e.g. later components).
@@ -56,6 +71,10 @@ else
 	SUDO=
 fi
 export DEBIAN_FRONTEND=noninteractive
+if [ -n "$FOREIGN_ARCH" ] &&
+   ! dpkg --print-foreign-architectures | grep -qx "$FOREIGN_ARCH"; then
+	$SUDO dpkg --add-architecture "$FOREIGN_ARCH"
+fi
 $SUDO apt-get update -qq >/dev/null
 # shellcheck disable=SC2086
 $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -8,6 +8,11 @@
 #
 # A binary that dies without saying FAIL counts as one failure.
 #
+# Cross builds (make check-aarch64): SFP_RUNNER prefixes each unit binary
+# (qemu-aarch64 -L ...), SFP_UNIT_TESTS names the binaries to run, and
+# SFP_UNIT_ONLY=1 leaves out the CLI scripts and fuzz replays (they run
+# host tools on host builds).
+#
 # A check that prints nothing must not vanish from the totals: each
 # runnable has a known least number of PASS/FAIL/SKIP lines, and printing
 # fewer is a FAIL.  Unit binaries: one line per TEST() in their source;
@@ -67,10 +72,18 @@ run_one() {	# name, least number of results (where to change it), command...
 
 for t in "$BUILD"/tests/test-*; do
 	[ -x "$t" ] || continue
+	if [ -n "${SFP_UNIT_TESTS:-}" ]; then
+		case " $SFP_UNIT_TESTS " in
+		*" $(basename "$t") "*) ;;
+		*) continue ;;
+		esac
+	fi
 	src=tests/unit/$(basename "$t").c
-	run_one "$(basename "$t")" "$(grep -c '^TEST(' "$src" 2>/dev/null)" - "$t"
+	# shellcheck disable=SC2086
+	run_one "$(basename "$t")" "$(grep -c '^TEST(' "$src" 2>/dev/null)" - ${SFP_RUNNER:-} "$t"
 done
 
+if [ "${SFP_UNIT_ONLY:-}" != 1 ]; then
 for s in tests/cli/run-*.sh; do
 	[ -f "$s" ] || continue
 	n=$(sed -n 's/^# checks: \([0-9][0-9]*\)$/\1/p' "$s" | head -1)
@@ -92,6 +105,7 @@ for f in "$BUILD"/fuzz/fuzz-*; do
 	fi
 	run_one "$n" 1 - sh -c "'$f' '$dir'/* && echo 'PASS: fuzz replay $n'"
 done
+fi
 
 p=$(grep -c '^PASS' "$RESULTS")
 f=$(grep -c '^FAIL' "$RESULTS")

@@ -53,8 +53,7 @@ extern "C" {
 enum sfp_arch {
 	SFP_ARCH_HOST = 0,	/* the architecture sfprof was built for */
 	SFP_ARCH_X86_64 = 1,
-	SFP_ARCH_AARCH64 = 2,	/* sfp_regs__from_perf() only; address
-				   spaces: -EOPNOTSUPP for now */
+	SFP_ARCH_AARCH64 = 2,	/* on any host: stacks recorded on arm64 */
 	SFP_ARCH_S390X = 3,	/* reserved: -EOPNOTSUPP for now */
 };
 

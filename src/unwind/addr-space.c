@@ -24,7 +24,9 @@ int sfp_addr_space__new(const struct sfp_addr_space_opts *opts,
 	if (!out || !SFP_OPTS_VALID(opts, sfp_addr_space_opts))
 		return -EINVAL;
 	arch = SFP_OPTS_GET(opts, sfp_addr_space_opts, arch, 0);
-	if (arch != SFP_ARCH_HOST && arch != SFP_ARCH_X86_64)
+	if (arch == SFP_ARCH_HOST)
+		arch = UNW_HOST_ARCH;
+	if (arch != SFP_ARCH_X86_64 && arch != SFP_ARCH_AARCH64)
 		return -EOPNOTSUPP;
 	want = SFP_OPTS_GET(opts, sfp_addr_space_opts, cache_entries, 0);
 	if (!want)
@@ -52,6 +54,7 @@ int sfp_addr_space__new(const struct sfp_addr_space_opts *opts,
 		goto nomem;
 	as->no_cache = SFP_OPTS_GET(opts, sfp_addr_space_opts, no_cache, false);
 	as->pid = SFP_OPTS_GET(opts, sfp_addr_space_opts, pid, 0);
+	as->arch = arch;
 	if (as->pid < 0)
 		as->pid = 0;
 	as->topts.cache_dir = as->cache_dir;
@@ -271,6 +274,7 @@ int sfp_addr_space__fork(const struct sfp_addr_space *parent,
 	o.no_cache = parent->no_cache;
 	o.root_dir = parent->root_dir;
 	o.pid = parent->pid;
+	o.arch = parent->arch;
 	o.cache_entries = parent->cache_mask + 1;
 	err = sfp_addr_space__new(&o, &as);
 	if (err)
@@ -488,16 +492,34 @@ static __attribute__((noinline)) void lookup_slow(struct sfp_addr_space *as, str
 
 	memset(rule, 0, sizeof(*rule));
 	if (!m || !(m->prot & SFP_MAP_EXEC)) {
+		struct unw_map *im = as->arch == SFP_ARCH_AARCH64 && pc != ip
+					     ? unw_as_find(as, ip)
+					     : NULL;
+
+		/* AArch64: a trampoline at the first byte of its own page
+		 * (qemu-user's): the return address - 1 lies outside it. */
+		if (im && (im->prot & SFP_MAP_EXEC) &&
+		    unw_check_sigreturn_a64(unw_as_code_reader, &cc, ip,
+					    false)) {
+			rule->kind = UNW_R_SIGRETURN;
+			return;
+		}
 		rule->kind = UNW_R_NOT_CODE;
 		return;
 	}
 	rule->kind = UNW_R_NONE;
 	mod = map_module(as, m);
-	if (unw_check_sigreturn(unw_as_code_reader, &cc, ip, pc == ip)) {
+	if (as->arch == SFP_ARCH_AARCH64
+		    ? unw_check_sigreturn_a64(unw_as_code_reader, &cc, ip,
+					      pc == ip)
+		    : unw_check_sigreturn(unw_as_code_reader, &cc, ip,
+					  pc == ip)) {
 		rule->kind = UNW_R_SIGRETURN;
 		return;
 	}
-	if (!mod || !mod->table || !m->bias_ok)
+	/* An object of another machine (a perf [vdso] of this host in an
+	 * AArch64 recording): its rows would be misread. */
+	if (!mod || !mod->table || !m->bias_ok || mod->arch != as->arch)
 		return;
 	if (sfp_sframe__find(mod->table, pc - m->bias, &row) == 0) {
 		unw_rule_from_row(rule, &row);

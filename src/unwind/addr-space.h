@@ -41,9 +41,17 @@ struct sfp_addr_space {
 	char *cache_dir;
 	char *root_dir;
 	int pid;		/* the process, for its files; 0 unknown */
+	uint8_t arch;		/* enum sfp_arch, never SFP_ARCH_HOST */
 	bool no_cache;
 	struct unw_table_opts topts;
 };
+
+/* The architecture sfprof runs on. */
+#if defined(__aarch64__)
+#define UNW_HOST_ARCH SFP_ARCH_AARCH64
+#else
+#define UNW_HOST_ARCH SFP_ARCH_X86_64
+#endif
 
 struct unw_as_code_ctx {
 	struct sfp_addr_space *as;

@@ -108,6 +108,10 @@ static pid_t bt_pid;
  * need no probe.  Other stacks (threads, sigaltstack) are probed page by
  * page. */
 static uint64_t bt_stack_lo, bt_stack_hi;
+#if defined(__aarch64__)
+/* The virtual-address bits of a return address (PAC stripped). */
+static uint64_t bt_ra_mask = (1ull << UNW_A64_VA_BITS) - 1;
+#endif
 
 /* Bounds of this thread's stack, recorded by sfp_backtrace_thread_init().
  * initial-exec: reading it in a signal handler must not allocate. */
@@ -264,6 +268,59 @@ static int collect(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
+#if defined(__aarch64__)
+/*
+ * The signal trampoline outside every object: the kernel's is in the vDSO
+ * (listed by dl_iterate_phdr), but qemu-user puts its own in an anonymous
+ * executable page.  Such a page is added as a range without a table, so
+ * that the walk recognises the trampoline (mov x8, #139; svc #0) there
+ * instead of taking the handler's return address for garbage.  Read here,
+ * outside signal context, while /proc/self/maps says it is mapped.
+ */
+static void add_sigtramp_pages(struct seg_list *l)
+{
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long a, b, off, ino;
+		char perm[8], path[8] = "";
+		const uint8_t *p;
+		struct bt_range *r;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %llu %7s", &a, &b,
+			   perm, &off, &ino, path) < 5 ||
+		    strcmp(perm, "r-xp") || ino || *path || b <= a ||
+		    b - a > 16 * UNW_PAGE_SIZE)
+			continue;
+		for (p = (const uint8_t *)(uintptr_t)a;
+		     p + UNW_A64_SIGRETURN_LEN <= (const uint8_t *)(uintptr_t)b;
+		     p += 4)
+			if (unw_is_a64_sigreturn(p, UNW_A64_SIGRETURN_LEN))
+				break;
+		if (p + UNW_A64_SIGRETURN_LEN > (const uint8_t *)(uintptr_t)b)
+			continue;
+		if (l->n == l->cap) {
+			size_t cap = l->cap ? l->cap * 2 : 32;
+			struct bt_range *nr = realloc(l->r, cap * sizeof(*nr));
+
+			if (!nr)
+				break;
+			l->r = nr;
+			l->cap = cap;
+		}
+		r = &l->r[l->n++];
+		r->start = a;
+		r->end = b;
+		r->bias = 0;
+		r->table = NULL;
+	}
+	fclose(f);
+}
+#endif
+
 static int cmp_range(const void *a, const void *b)
 {
 	const struct bt_range *x = a, *y = b;
@@ -305,6 +362,12 @@ static int reload(bool force)
 		err = l.err;
 		goto out;
 	}
+#if defined(__aarch64__)
+	add_sigtramp_pages(&l);
+	bt_ra_mask = (1ull << (bt_stack_hi > (1ull << UNW_A64_VA_BITS)
+				       ? UNW_A64_VA_BITS_LARGE
+				       : UNW_A64_VA_BITS)) - 1;
+#endif
 	if (l.n > 1)	/* (l.r is NULL while empty) */
 		qsort(l.r, l.n, sizeof(*l.r), cmp_range);
 	st = malloc(sizeof(*st) + l.n * sizeof(st->r[0]));
@@ -545,11 +608,24 @@ static void bt_lookup_slow(struct bt_ctx *c, uint64_t pc, uint64_t ip,
 	memset(rule, 0, sizeof(*rule));
 	rule->kind = UNW_R_NONE;
 	if (!r) {
+#if defined(__aarch64__)
+		/* A trampoline at the first byte of its own page (qemu's):
+		 * the return address - 1 lies outside it. */
+		if (pc != ip && bt_find(c->st, ip) &&
+		    unw_check_sigreturn_a64(bt_read_code, c, ip, false)) {
+			rule->kind = UNW_R_SIGRETURN;
+			return;
+		}
+#endif
 		c->missed = true;
 		rule->kind = UNW_R_NOT_CODE;
 		return;
 	}
+#if defined(__aarch64__)
+	if (unw_check_sigreturn_a64(bt_read_code, c, ip, pc == ip)) {
+#else
 	if (unw_check_sigreturn(bt_read_code, c, ip, pc == ip)) {
+#endif
 		rule->kind = UNW_R_SIGRETURN;
 		return;
 	}
@@ -843,8 +919,21 @@ bt_walk_general(struct bt_ctx *c, const struct bt_regs *r, bool exact,
 	memset(c->pages, 0, sizeof(c->pages));
 	c->next = 0;
 	c->pid = bt_pid;
+#if defined(__aarch64__)
+	{
+		struct unw_env e = env;
+		struct sfp_regs regs = {
+			.ip = r->ip & bt_ra_mask, .sp = r->sp, .fp = r->fp,
+			.valid = SFP_REGS_IP | SFP_REGS_SP | SFP_REGS_FP,
+		};
+
+		e.ra_mask = bt_ra_mask;
+		return unw_walk_aarch64(&e, &regs, NULL, max, stop);
+	}
+#else
 	return unw_walk_inline(&env, r->ip, r->sp, r->fp, true, NULL, max,
 			       stop);
+#endif
 }
 
 /*
@@ -918,6 +1007,8 @@ static int bt_walk(uint64_t ip, uint64_t sp, uint64_t fp, void **buf,
 			return 0;
 	}
 	bt_safe_range((uintptr_t)__builtin_frame_address(0), &lo, &hi);
+#if !defined(__aarch64__)
+	/* The packed rules describe x86-64 rows only (unw_rule_pack). */
 	if (hi - lo >= 256) {	/* (bt_walk_packed's bounds) */
 		n = bt_walk_packed(st, &r, &exact, buf, (size_t)max, lo, hi,
 				   &why);
@@ -926,6 +1017,7 @@ static int bt_walk(uint64_t ip, uint64_t sp, uint64_t fp, void **buf,
 			return (int)n;
 		}
 	}
+#endif
 	return bt_walk_rest(st, &r, exact, lo, hi, buf, n, (size_t)max, stop);
 }
 
@@ -958,7 +1050,15 @@ __attribute__((noinline)) int unw_bt_packed_only(void **buf, int max,
  * Both entry points keep a frame pointer (forced by
  * __builtin_frame_address) so that the caller's registers are exact: its
  * return address at fp + 8, its stack pointer fp + 16, its fp at *fp.
+ * AArch64's frame record is at the bottom of the frame, so there the
+ * caller's stack pointer is our CFA, which the compiler knows.
  */
+#if defined(__aarch64__)
+#define BT_CALLER_SP(frame) ((uint64_t)(uintptr_t)__builtin_dwarf_cfa())
+#else
+#define BT_CALLER_SP(frame) ((uint64_t)(uintptr_t)((frame) + 2))
+#endif
+
 __attribute__((noinline)) int sfp_backtrace_stop(void **buf, int max,
 						 enum sfp_unwind_stop *stop)
 {
@@ -966,7 +1066,7 @@ __attribute__((noinline)) int sfp_backtrace_stop(void **buf, int max,
 	enum sfp_unwind_stop dummy;
 
 	return bt_walk((uint64_t)(uintptr_t)__builtin_return_address(0),
-		       (uint64_t)(uintptr_t)(frame + 2), frame[0], buf, max,
+		       BT_CALLER_SP(frame), frame[0], buf, max,
 		       stop ? stop : &dummy);
 }
 
@@ -976,6 +1076,6 @@ __attribute__((noinline)) int sfp_backtrace(void **buf, int max)
 	enum sfp_unwind_stop stop;
 
 	return bt_walk((uint64_t)(uintptr_t)__builtin_return_address(0),
-		       (uint64_t)(uintptr_t)(frame + 2), frame[0], buf, max,
+		       BT_CALLER_SP(frame), frame[0], buf, max,
 		       &stop);
 }

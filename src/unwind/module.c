@@ -210,9 +210,15 @@ static int read_headers(struct unw_module *m)
 		err = sfp_elf_open(m->open_path, &e);
 	if (err)
 		return err;
-	if (sfp_elf_machine(e) != EM_X86_64) {
-		pr_warn("%s: not an x86-64 object (machine %u)", m->path,
-			sfp_elf_machine(e));
+	/* The address space that maps it tells whether the machine is the
+	 * one it unwinds (unw_module_arch()). */
+	if (sfp_elf_machine(e) == EM_X86_64) {
+		m->arch = SFP_ARCH_X86_64;
+	} else if (sfp_elf_machine(e) == EM_AARCH64) {
+		m->arch = SFP_ARCH_AARCH64;
+	} else {
+		pr_warn("%s: neither an x86-64 nor an AArch64 object "
+			"(machine %u)", m->path, sfp_elf_machine(e));
 		err = -EOPNOTSUPP;
 		goto out;
 	}

@@ -39,6 +39,7 @@ struct unw_module {
 	int load_err;
 	struct sfp_sframe *table;
 	bool own_sframe;		/* table is the ELF's own .sframe */
+	uint8_t arch;			/* enum sfp_arch of the object */
 	/* For PCs the own .sframe leaves out (gas makes none for the crt's
 	 * _start, for instance): the table built from the CFI, once, on the
 	 * first miss (acquire/release on fb_loaded). */

@@ -54,6 +54,9 @@ struct unw_env {
 	int (*read_code)(void *ctx, uint64_t ip, void *buf, size_t len);
 	/* read_code's context when not ctx (keeps ctx from escaping). */
 	void *code_ctx;
+	/* AArch64: the virtual-address bits of a return address (PAC
+	 * signatures live above them); 0: all bits. */
+	uint64_t ra_mask;
 };
 
 /*
@@ -77,6 +80,25 @@ SFP_HIDDEN bool unw_is_x86_sigreturn(const uint8_t *code, size_t len);
 SFP_HIDDEN bool unw_check_sigreturn(int (*read_code)(void *ctx, uint64_t a,
 						     void *b, size_t l),
 				    void *ctx, uint64_t ip, bool exact);
+
+/* The AArch64 walk (walk-aarch64.c): as unw_walk, from all of regs. */
+SFP_HIDDEN size_t unw_walk_aarch64(const struct unw_env *env,
+				   const struct sfp_regs *regs,
+				   struct sfp_frame *frames, size_t max,
+				   enum sfp_unwind_stop *stop);
+
+/* The AArch64 rt_sigreturn trampoline: mov x8, #139; svc #0. */
+#define UNW_A64_SIGRETURN_LEN 8
+SFP_HIDDEN bool unw_is_a64_sigreturn(const uint8_t *code, size_t len);
+SFP_HIDDEN bool unw_check_sigreturn_a64(int (*read_code)(void *ctx,
+							 uint64_t a, void *b,
+							 size_t l),
+					void *ctx, uint64_t ip, bool exact);
+
+/* Return addresses on AArch64 keep the low va_bits bits (PAC stripped):
+ * 48 unless some mapping lies above 2^48 (52-bit VA). */
+#define UNW_A64_VA_BITS 48
+#define UNW_A64_VA_BITS_LARGE 52
 
 /* Fill a rule from a decoded SFrame row. */
 SFP_HIDDEN void unw_rule_from_row(struct unw_rule *rule,

@@ -76,6 +76,12 @@ as_lookup(void *ctx, uint64_t pc, uint64_t ip, struct unw_rule *buf)
 	return unw_as_lookup(c->as, c->r, pc, ip, buf);
 }
 
+static const struct unw_rule *as_lookup_fn(void *ctx, uint64_t pc,
+					    uint64_t ip, struct unw_rule *buf)
+{
+	return as_lookup(ctx, pc, ip, buf);
+}
+
 static int as_read_code(void *ctx, uint64_t ip, void *buf, size_t len)
 {
 	struct as_ctx *c = ctx;
@@ -127,6 +133,33 @@ static size_t walk_live(struct as_ctx *c, bool no_fp,
 			       regs->valid & SFP_REGS_FP, frames, max, stop);
 }
 
+/*
+ * AArch64: one out-of-line walk for every reader (walk-aarch64.c).  The
+ * return-address mask follows the address space: 52-bit VA only when
+ * something is mapped above 2^48.
+ */
+static size_t walk_aarch64(struct as_ctx *c, bool no_fp,
+			   const struct sfp_regs *regs,
+			   struct sfp_frame *frames, size_t max,
+			   enum sfp_unwind_stop *stop)
+{
+	struct sfp_addr_space *as = c->as;
+	unsigned int bits = as->num_maps && as->maps[as->num_maps - 1].end >
+						     (1ull << UNW_A64_VA_BITS)
+				    ? UNW_A64_VA_BITS_LARGE
+				    : UNW_A64_VA_BITS;
+	const struct unw_env e = {
+		.read = as_read,
+		.lookup = as_lookup_fn,
+		.read_code = as_read_code,
+		.ctx = c,
+		.no_fp_fallback = no_fp,
+		.ra_mask = (1ull << bits) - 1,
+	};
+
+	return unw_walk_aarch64(&e, regs, frames, max, stop);
+}
+
 int sfp_unwind(struct sfp_addr_space *as, struct sfp_reader *r,
 	       const struct sfp_regs *regs, struct sfp_frame *frames,
 	       size_t max, const struct sfp_unwind_opts *opts,
@@ -159,7 +192,9 @@ int sfp_unwind(struct sfp_addr_space *as, struct sfp_reader *r,
 		       ((size_t)as->cache_mask + 1) * sizeof(*as->cache));
 		as->cache_stale = false;
 	}
-	if (r->kind == UNW_READER_SNAPSHOT)
+	if (as->arch == SFP_ARCH_AARCH64)
+		n = walk_aarch64(&c, no_fp, regs, frames, max, &why);
+	else if (r->kind == UNW_READER_SNAPSHOT)
 		n = walk_snapshot(&c, no_fp, regs, frames, max, &why);
 	else
 		n = walk_live(&c, no_fp, regs, frames, max, &why);
@@ -186,7 +221,7 @@ int sfp_regs__from_perf(enum sfp_arch arch, uint64_t mask,
 	if (!regs || (nr && !vals))
 		return -EINVAL;
 	if (arch == SFP_ARCH_HOST)
-		arch = SFP_ARCH_X86_64;	/* the only host sfprof builds for */
+		arch = UNW_HOST_ARCH;
 	if (arch == SFP_ARCH_X86_64) {
 		fp_bit = PERF_X86_BP;
 		sp_bit = PERF_X86_SP;

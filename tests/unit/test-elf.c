@@ -25,7 +25,11 @@ TEST(elf_open_self)
 
 	if (!ASSERT_OK(sfp_elf_open(self_path(), &e)))
 		return;
+#if defined(__aarch64__)
+	ASSERT_EQ(sfp_elf_machine(e), EM_AARCH64);
+#else
 	ASSERT_EQ(sfp_elf_machine(e), EM_X86_64);
+#endif
 	ASSERT_TRUE(sfp_elf_is_64(e));
 	if (ASSERT_OK(sfp_elf_find_section(e, ".eh_frame", SHT_PROGBITS, &sec))) {
 		ASSERT_OK(sfp_elf_section_data(e, &sec, &d, &n));

@@ -586,6 +586,7 @@ TEST(sframe_lookup_many_rows)
 /* An opened table is immutable: concurrent lookups from several threads
  * give exactly the single-threaded answers. */
 #include <pthread.h>
+#include <stdlib.h>
 
 struct thr_arg {
 	const struct sfp_sframe *sf;
@@ -621,6 +622,12 @@ TEST(sframe_lookup_threads)
 	struct vec v;
 	int i;
 
+	/* make check-aarch64 says so: its qemu-user (7.2 on this kernel)
+	 * hangs in any program that starts a thread. */
+	if (getenv("SFP_TEST_NO_THREADS")) {
+		test_skip("no threads under this emulator");
+		return;
+	}
 	snprintf(path, sizeof(path), "%s/test-x86_64-2.46.json", test_vectors_dir());
 	if (vec_load(path, &v))
 		return;

@@ -89,7 +89,9 @@ TEST(unwind_epilogue_fp_slot_below_sp)
 	struct sfp_map m = { .start = 0, .end = ((uint64_t)size + 4095) & ~4095ull,
 			     .pgoff = 0, .prot = SFP_MAP_READ | SFP_MAP_EXEC,
 			     .path = so };
-	SFP_OPTS(sfp_addr_space_opts, ao, .no_cache = true);
+	/* x86-64 code, unwound on any host. */
+	SFP_OPTS(sfp_addr_space_opts, ao, .arch = SFP_ARCH_X86_64,
+		 .no_cache = true);
 	struct sfp_regs regs = { .ip = epi_ret, .sp = SP, .fp = 0x1234,
 				 .valid = SFP_REGS_IP | SFP_REGS_SP |
 					  SFP_REGS_FP };

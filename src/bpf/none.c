@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `--call-graph bpf-defer` in a build without it (NO_BPF=1, the AArch64
+ * cross build: its BPF object is compiled against the running kernel's
+ * BTF, and an x86-64 host has no arm64 one).  Loading says so, and
+ * `record` goes on with the other backends, as when a kernel rejects the
+ * program.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "bpf/bpf-defer.h"
+
+int sfp_bpf_defer__load(const struct sfp_bpf_defer_opts *opts,
+			struct sfp_bpf_defer **out)
+{
+	if (out)
+		*out = NULL;
+	return -EOPNOTSUPP;
+}
+
+int sfp_bpf_defer__attach(struct sfp_bpf_defer *b, struct sfp_record *r,
+			  struct sfp_rec_pipe *p, const char *const *argv,
+			  const char *pids)
+{
+	return -EOPNOTSUPP;
+}
+
+int sfp_bpf_defer__poll(struct sfp_bpf_defer *b)
+{
+	return 0;
+}
+
+int sfp_bpf_defer__record(const void *rec, size_t size, int cpu, void *ctx)
+{
+	return -EOPNOTSUPP;
+}
+
+void sfp_bpf_defer__stats(const struct sfp_bpf_defer *b,
+			  struct sfp_bpf_defer_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+}
+
+void sfp_bpf_defer__free(struct sfp_bpf_defer **b)
+{
+	if (b)
+		*b = NULL;
+}
