@@ -34,6 +34,13 @@
 #define DEFAULT_STACK 16384
 #define MAX_STACK 65528		/* the kernel's u16 record size limit */
 #define MAX_THREADS 65536
+/*
+ * The off-CPU event's filter, in the kernel: blocking switch-outs only
+ * (prev_state S D T t P I; a preemption reports TASK_REPORT_MAX alone, an
+ * exit X or Z).  A preempted CPU-bound thread would otherwise cost a user
+ * stack copy per time slice for nothing.
+ */
+#define OFF_CPU_FILTER "prev_state & 0xcf"
 /* How far behind "now" the reader stays to let late writers finish. */
 #define WATERMARK_SLACK_NS 20000000ULL
 
@@ -41,6 +48,7 @@ struct evsel {
 	struct perf_event_attr attr;
 	struct sfp_event_desc desc;
 	bool off_cpu;		/* the sched_switch event of opts.off_cpu */
+	bool filter_refused;
 	uint64_t *ids;
 	size_t nr_ids;
 };
@@ -564,6 +572,14 @@ static int open_one(struct sfp_record *r, struct evsel *ev, pid_t pid,
 		err = -errno;
 		pr_warn("PERF_EVENT_IOC_ID: %s", strerror(errno));
 		return err;
+	}
+	if (ev->off_cpu && !ev->filter_refused &&
+	    ioctl(fd, PERF_EVENT_IOC_SET_FILTER, OFF_CPU_FILTER)) {
+		/* The pipeline drops the preemptions too: only costlier. */
+		pr_info("tracepoint filter '%s' refused (%s): preemptions "
+			"are dropped in user space", OFF_CPU_FILTER,
+			strerror(errno));
+		ev->filter_refused = true;
 	}
 	return push_id(ev, id);
 }
