@@ -32,6 +32,8 @@ PKGS="$PKGS libbpf-dev bpftool llvm"
 PKGS="$PKGS gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu libc6-dev-arm64-cross libstdc++6-arm64-cross qemu-user"
 # sfprof archive (as perf archive): tar with bzip2.
 PKGS="$PKGS tar bzip2"
+# off-CPU tests: the reference offcputime program (sched_switch, kstack/ustack).
+PKGS="$PKGS bpftrace"
 # Extra packages named by the caller (e.g. later components).
 PKGS="$PKGS ${SFP_EXTRA_PKGS:-}"
 

@@ -199,7 +199,6 @@ static void drop(struct sfp_offcpu *o, struct pend *p)
 {
 	size_t i, j;
 
-	/* The buffers stay with the slot's successor only if moved: free. */
 	free(p->kchain);
 	free(p->uips);
 	memset(p, 0, sizeof(*p));
@@ -210,7 +209,8 @@ static void drop(struct sfp_offcpu *o, struct pend *p)
 	     j = (j + 1) & (o->cap - 1)) {
 		struct pend tmp = o->pend[j];
 
-		o->pend[j].used = false;
+		/* the buffers move with the entry: none left behind */
+		memset(&o->pend[j], 0, sizeof(o->pend[j]));
 		*slot(o, tmp.tid) = tmp;
 	}
 }

@@ -15,6 +15,11 @@
  *                          blocks at least 1,023 times in one kernel
  *                          entry, whatever the scheduling
  *
+ *   offcpu-work linger F   the first, then waits in linger() until file
+ *                          F exists (a tracer still reading /proc/PID)
+ *   offcpu-work start F    the first, once file F exists (a recorder
+ *                          attached with -p or -a meanwhile)
+ *
  * One line per thread on stdout, once all have ended:
  *   thread NAME tid=T blocked_ns=B wall_ns=W cpu_ns=C
  */
@@ -216,12 +221,20 @@ static void *th_drain(void *a)
 	return NULL;
 }
 
+NOINLINE static void linger(const char *file)
+{
+	while (access(file, F_OK))
+		usleep(10000);
+}
+
 int main(int argc, char **argv)
 {
 	void *(*fns[8])(void *);
 	pthread_t th[8];
 	int n = 0, i;
 
+	if (argc > 2 && !strcmp(argv[1], "start"))
+		linger(argv[2]);
 	if (argc > 1 && !strcmp(argv[1], "bigwrite")) {
 		/* one page: every page written fills it */
 		if (pipe(big_pipe) || fcntl(big_pipe[1], F_SETPIPE_SZ, 4096) < 0)
@@ -254,5 +267,8 @@ int main(int argc, char **argv)
 		       (unsigned long long)results[i].blocked_ns,
 		       (unsigned long long)results[i].wall_ns,
 		       (unsigned long long)results[i].cpu_ns);
+	fflush(stdout);
+	if (argc > 2 && !strcmp(argv[1], "linger"))
+		linger(argv[2]);
 	return 0;
 }
