@@ -91,20 +91,21 @@ if [ "${n:-0}" -gt 50 ] && [ $((ok * 100)) -ge $((n * 99)) ]; then
 else
 	fail "off-cpu: $ok of $n off-CPU stacks reach main or start_thread (want >= 99 %; $ld in the loader)"
 fi
-# on + off per thread: the waiting threads are off-CPU for their wall time
-# but the few microseconds they run (sampled as cpu-clock)
+# on + off per thread (report --threads, the wall-clock view): the
+# waiting threads are off-CPU for their wall time but the few microseconds
+# they run (sampled as cpu-clock)
+sfp report --threads --plain -i "$TMP/ow.data" > "$TMP/threads.txt" 2> /dev/null
 bad=
 for t in nap wait_pipe wait_cond feed; do
 	tid=$(prog_field "$TMP/ow.out" $t tid)
 	wall=$(prog_field "$TMP/ow.out" $t wall_ns)
-	sum=$(awk -v t="$tid" '$2 == t && ($1 == "offcpu-time" || $1 == "cpu-clock") { s += $3 }
-		END { printf "%.0f\n", s }' "$TMP/ow.s")
+	sum=$(awk -F'\t' -v t="$tid" '$1 == "thread" && $3 == t { print $7 }' "$TMP/threads.txt")
 	echo "  $t: on+off $sum ns, wall $wall ns"
 	awk -v g="$sum" -v w="$wall" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(w > 0 && d <= w * 0.05) }' ||
 		bad="$bad $t"
 done
 if [ -z "$bad" ]; then
-	pass "off-cpu: on-CPU + off-CPU per waiting thread = its wall time +-5 %"
+	pass "off-cpu: report --threads: on-CPU + off-CPU per waiting thread = its wall time +-5 %"
 else
 	fail "off-cpu: on-CPU + off-CPU differs from wall time by > 5 % for:$bad"
 fi
