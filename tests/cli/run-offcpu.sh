@@ -80,7 +80,13 @@ done
 # libc's __libc_start_call_main) or start_thread, through libc's waits
 # (a block in the dynamic loader, before main exists -- a page fault on
 # a cold binary -- ends at ld.so's _dl_start_user: counted apart)
-awk '$1 == "offcpu-time" { n++; for (i = 4; i <= NF; i++)
+# Only the program's own threads and its main thread: a sanitizer build
+# adds LeakSanitizer's tracer, a raw clone() without start_thread.
+sfp report --threads --plain -i "$TMP/ow.data" > "$TMP/threads.txt" 2> /dev/null
+mine=$(for t in nap wait_pipe wait_cond spin feed; do prog_field "$TMP/ow.out" $t tid; done | tr '\n' ' ')
+mine="$mine $(awk -F'\t' -v t="$(prog_field "$TMP/ow.out" nap tid)" '$1 == "thread" && $3 == t { print $2 }' "$TMP/threads.txt")"
+awk -v mine="$mine" 'BEGIN { k = split(mine, a, " "); for (i = 1; i <= k; i++) want[a[i]] = 1 }
+	$1 == "offcpu-time" && ($2 in want) { n++; for (i = 4; i <= NF; i++)
 	if ($i == "start_thread" || $i == "__libc_start_call_main") { ok++; next }
 	if ($NF == "_dl_start_user") { ld++; next }
 	if (bad++ < 3) print "  incomplete:", $0 > "/dev/stderr" }
@@ -94,7 +100,6 @@ fi
 # on + off per thread (report --threads, the wall-clock view): the
 # waiting threads are off-CPU for their wall time but the few microseconds
 # they run (sampled as cpu-clock)
-sfp report --threads --plain -i "$TMP/ow.data" > "$TMP/threads.txt" 2> /dev/null
 bad=
 for t in nap wait_pipe wait_cond feed; do
 	tid=$(prog_field "$TMP/ow.out" $t tid)
