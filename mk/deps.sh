@@ -47,6 +47,8 @@ if [ "${1:-}" = aarch64 ]; then
 fi
 # sfprof archive (as perf archive): tar with bzip2.
 PKGS="$PKGS tar bzip2"
+# off-CPU tests: the reference offcputime program (sched_switch, kstack/ustack).
+PKGS="$PKGS bpftrace"
 # Extra packages named by the caller (e.g. later components).
 PKGS="$PKGS ${SFP_EXTRA_PKGS:-}"
 

@@ -27,9 +27,14 @@ struct sfp_export_opts {
 	/* append " [k]" / " [u]"-style annotations where a format has no
 	 * other way to tell kernel from user frames (folded) */
 	bool annotate_kind;
+	/* only the samples of this event (its name, e.g. "offcpu-time");
+	 * NULL: every event.  Folded weighs offcpu-time samples by their
+	 * period (blocked nanoseconds) and leaves them out unless named
+	 * here: a sample count and a time do not add up. */
+	const char *event;
 	size_t :0;
 };
-#define sfp_export_opts__last_field annotate_kind
+#define sfp_export_opts__last_field event
 
 /**
  * sfp_profile__export() - write a profile in a named format

@@ -84,9 +84,13 @@ struct sfp_record_opts {
 	char *const *argv;
 	/* Do not follow children / new threads. */
 	bool no_inherit;
+	/* Off-CPU time: one more event, sched:sched_switch sampled at every
+	 * switch (period 1, raw data for prev_state), and context-switch
+	 * records on the first event for the switch-in times. */
+	bool off_cpu;
 	size_t :0;
 };
-#define sfp_record_opts__last_field no_inherit
+#define sfp_record_opts__last_field off_cpu
 
 /*
  * A sample as the session parsed it.  Pointers point into the record
@@ -219,6 +223,10 @@ SFP_API int sfp_record__parse_id(const struct sfp_record *r, const void *rec,
  * or E2BIG), or a negative errno for an unrelated failure.
  */
 SFP_API int sfp_record__probe_defer_callchain(void);
+
+/* Index of the off-CPU event (sched:sched_switch) of a session opened
+ * with opts.off_cpu, -1 without. */
+SFP_API int sfp_record__off_cpu_evsel(const struct sfp_record *r);
 
 /* The callchain mode the session records with. */
 SFP_API enum sfp_record_call_graph

@@ -194,7 +194,8 @@ static struct sfp_defer_user user_part(const struct sfp_defer_engine *e,
 				       const struct task *t)
 {
 	struct sfp_defer_user u = { .kind = SFP_DEFER_USER_DEFERRED,
-				    .cookie = t->cookie };
+				    .cookie = t->cookie,
+				    .unwound = t->ips, .nr_unwound = t->nr };
 
 	if (e->inline_mode) {
 		u.kind = SFP_DEFER_USER_INLINE;

@@ -68,6 +68,10 @@ struct sfp_defer_user {
 	uint64_t cookie;
 	const uint64_t *ips;
 	size_t nr;
+	/* The entry's unwound user chain in either form (off-CPU time sums
+	 * blocks per stack, so it needs the frames behind a cookie too). */
+	const uint64_t *unwound;
+	size_t nr_unwound;
 };
 
 /* The task/time a deferred record is stamped with (its sample_id). */

@@ -5,7 +5,9 @@
  *   comm;root_func;...;leaf_func COUNT
  *
  * one line per distinct stack, sorted (byte order) and merged, COUNT the
- * number of samples.  The naming follows stackcollapse-perf.pl so that a
+ * number of samples -- or, for the off-CPU event (offcpu-time, asked for
+ * by name with opts->event), the nanoseconds blocked there, as bcc's
+ * offcputime -f sums its times per stack.  The naming follows stackcollapse-perf.pl so that a
  * file from either tool draws the same graph:
  *   - the thread's comm comes first, spaces turned into '_';
  *   - an unresolved frame is "[dso basename]" ("[unknown]" when the DSO is
@@ -130,7 +132,8 @@ int sfp_export_folded(const struct sfp_profile *p, FILE *out,
 {
 	bool user_only = SFP_OPTS_GET(opts, sfp_export_opts, user_only, false);
 	bool annotate = SFP_OPTS_GET(opts, sfp_export_opts, annotate_kind, false);
-	size_t n = sfp_profile__nr_samples(p), nk = 0, nl = 0, i;
+	const char *event = SFP_OPTS_GET(opts, sfp_export_opts, event, NULL);
+	size_t n = sfp_profile__nr_samples(p), nk = 0, nl = 0, nin = 0, i;
 	struct fold_key *keys = NULL;
 	struct fold_line *lines = NULL;
 	struct exp_stack st = { 0 };
@@ -143,16 +146,22 @@ int sfp_export_folded(const struct sfp_profile *p, FILE *out,
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		const struct sfp_profile_sample *s = sfp_profile__sample(p, i);
+		const struct sfp_profile_event *ev =
+			sfp_profile__event(p, s->event);
+		const char *name = ev && ev->name ? ev->name : "";
+		bool off_cpu = !strcmp(name, "offcpu-time");
 
-		keys[i].comm = s->comm;
-		keys[i].node = s->stack;
-		keys[i].count = 1;
+		if (event ? strcmp(name, event) : off_cpu)
+			continue;
+		keys[nin].comm = s->comm;
+		keys[nin].node = s->stack;
+		keys[nin++].count = off_cpu ? s->period : 1;
 	}
 	/* one line per distinct (comm, stack) first: far fewer strings */
-	qsort(keys, n, sizeof(*keys), cmp_key);
-	for (i = 0; i < n; i++) {
+	qsort(keys, nin, sizeof(*keys), cmp_key);
+	for (i = 0; i < nin; i++) {
 		if (nk && !cmp_key(&keys[nk - 1], &keys[i]))
-			keys[nk - 1].count++;
+			keys[nk - 1].count += keys[i].count;
 		else
 			keys[nk++] = keys[i];
 	}

@@ -7,6 +7,8 @@
  * Mapping of the model:
  *   sample_type  [samples, count] then one column per event: the first
  *                clock event (cpu-clock, task-clock) is [cpu, nanoseconds],
+ *                offcpu-time (record --off-cpu, perf's) [off_cpu,
+ *                nanoseconds] with the blocked time of each sample,
  *                any other [<event>, count]
  *   sample       one per distinct (stack, pid, tid, comm): value[0] the
  *                number of samples, value[1+e] the sum of their periods for
@@ -109,6 +111,12 @@ static bool is_clock_event(const char *name)
 	return false;
 }
 
+/* perf's --off-cpu event (sfprof record --off-cpu writes the same). */
+static bool is_off_cpu_event(const char *name)
+{
+	return name && !strcmp(name, "offcpu-time");
+}
+
 static int cmp_key(const void *a, const void *b)
 {
 	const struct pp_key *x = a, *y = b;
@@ -143,9 +151,14 @@ static void write_sample_types(struct pprof *pp)
 		const struct sfp_profile_event *ev = sfp_profile__event(pp->p, e);
 		const char *name = ev && ev->name ? ev->name : "[unknown]";
 
-		if (ev && !ev->sample_freq && ev->sample_period <= INT64_MAX)
+		if (ev && !ev->sample_freq && ev->sample_period <= INT64_MAX &&
+		    !is_off_cpu_event(name))
 			pp->fixed_period[e] = ev->sample_period;
-		if (pp->cpu_event < 0 && is_clock_event(name)) {
+		if (is_off_cpu_event(name)) {
+			/* each sample's period is the time it was blocked */
+			pp->ev_type[e] = S(pp, "off_cpu");
+			pp->ev_unit[e] = S(pp, "nanoseconds");
+		} else if (pp->cpu_event < 0 && is_clock_event(name)) {
 			pp->cpu_event = (int)e;
 			pp->ev_type[e] = S(pp, "cpu");
 			pp->ev_unit[e] = S(pp, "nanoseconds");

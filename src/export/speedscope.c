@@ -9,7 +9,8 @@
  *  - one "sampled" profile per thread and event, named "comm pid/tid",
  *    its samples in time order, each stack root first as speedscope wants;
  *  - weights: the sample periods.  For cpu-clock and task-clock the period
- *    is time, so the unit is "nanoseconds"; for other events (cycles,
+ *    is time, so the unit is "nanoseconds" (offcpu-time too: blocked
+ *    time, one profile per thread of where it waited); for other events (cycles,
  *    page-faults, tracepoints) it is a count and the unit "none";
  *  - activeProfileIndex: the thread with the most weight;
  *  - startValue: the thread's first sample time relative to the file's
@@ -53,10 +54,12 @@ struct ss {
 };
 
 /* cpu-clock and task-clock count nanoseconds; perf names them with
- * modifiers ("cpu-clock:pppH", "task-clock:u"). */
+ * modifiers ("cpu-clock:pppH", "task-clock:u").  So does offcpu-time
+ * (record --off-cpu, perf's): the nanoseconds a thread was blocked. */
 static bool is_time_event(const struct sfp_profile_event *e)
 {
-	static const char *const names[] = { "cpu-clock", "task-clock" };
+	static const char *const names[] = { "cpu-clock", "task-clock",
+					     "offcpu-time" };
 	size_t i, n;
 
 	if (!e || !e->name)

@@ -174,3 +174,48 @@ int sfp_event_parse(const char *name, struct sfp_event_desc *d)
 		"major-faults; tracepoints as subsystem:name", name);
 	return -ENOENT;
 }
+
+int sfp_tracepoint_field(const char *sys, const char *event, const char *field,
+			 uint32_t *offset, uint32_t *size)
+{
+	char path[256], line[512], want[80];
+	size_t i;
+
+	/* "\tfield:long prev_state;\toffset:32;\tsize:8;\tsigned:1;" */
+	snprintf(want, sizeof(want), " %s;", field);
+	for (i = 0; i < ARRAY_SIZE(tracefs_dirs); i++) {
+		FILE *f;
+		int found = 0;
+
+		snprintf(path, sizeof(path), "%s/events/%s/%s/format",
+			 tracefs_dirs[i], sys, event);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		while (!found && fgets(line, sizeof(line), f)) {
+			char *semi = strchr(line, ';'), *o, *s;
+			unsigned off, sz;
+
+			if (!strstr(line, "field:") || !semi)
+				continue;
+			/* the name is the last word before the first ';' */
+			o = semi;
+			while (o > line && o[-1] != ' ' && o[-1] != '*')
+				o--;
+			if (o == line || strncmp(o - 1, want, strlen(want)))
+				continue;
+			o = strstr(semi, "offset:");
+			s = strstr(semi, "size:");
+			if (o && s && sscanf(o, "offset:%u", &off) == 1 &&
+			    sscanf(s, "size:%u", &sz) == 1) {
+				*offset = off;
+				*size = sz;
+				found = 1;
+			}
+		}
+		fclose(f);
+		if (found)
+			return 0;
+	}
+	return -ENOENT;
+}

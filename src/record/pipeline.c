@@ -64,6 +64,11 @@ struct sfp_rec_pipe {
 	void *ctx;
 	uint64_t *obuf;
 	const struct sfp_record_sample *cur;	/* sample being emitted */
+	/* Off-CPU time (record/offcpu.h), with the session's event. */
+	struct sfp_offcpu *offcpu;
+	int offcpu_evsel;		/* -1: none */
+	uint32_t state_off, state_size;	/* sched_switch prev_state */
+	uint64_t last_time;		/* newest record time seen */
 	struct sfp_rec_pipe_stats st;
 };
 
@@ -250,6 +255,8 @@ static int emit_sample_cb(void *ctx, const struct sfp_defer_sample *ds,
 	const struct sfp_record_sample *s = ds->priv;
 	int n;
 
+	if (s->evsel == p->offcpu_evsel && p->offcpu)
+		return sfp_offcpu__block(p->offcpu, s, u);
 	n = sfp_record_encode_sample(&p->out_attrs[s->evsel], s, u, p->obuf,
 				     OUT_BUF);
 	if (n < 0) {
@@ -264,12 +271,38 @@ static int emit_deferred_cb(void *ctx, const struct sfp_defer_origin *o,
 			    uint64_t cookie, const uint64_t *ips, size_t nr)
 {
 	struct sfp_rec_pipe *p = ctx;
+	struct sfp_defer_origin late;
 	int n;
 
+	if (p->offcpu && p->last_time > o->time) {
+		/* Its off-CPU samples are stamped at their switch-in, after
+		 * the switch-out the engine remembers; a reader sorting by
+		 * time must see the record after them.  The kernel too
+		 * writes it later, on the way back to user space. */
+		late = *o;
+		late.time = p->last_time;
+		o = &late;
+	}
 	n = sfp_record_encode_deferred(&p->out_attrs[0], p->track_id, o, cookie,
 				       ips, nr, p->obuf, OUT_BUF);
 	if (n < 0)
 		return n;
+	return emit(p, p->obuf, (size_t)n);
+}
+
+/* An off-CPU sample, blocked time as period (record/offcpu.h). */
+static int emit_offcpu_cb(void *ctx, const struct sfp_record_sample *s,
+			  const struct sfp_defer_user *u)
+{
+	struct sfp_rec_pipe *p = ctx;
+	int n;
+
+	n = sfp_record_encode_sample(&p->out_attrs[p->offcpu_evsel], s, u,
+				     p->obuf, OUT_BUF);
+	if (n < 0) {
+		pr_warn("cannot write an off-CPU sample: %s", strerror(-n));
+		return n;
+	}
 	return emit(p, p->obuf, (size_t)n);
 }
 
@@ -372,11 +405,30 @@ static int on_side_band(struct sfp_rec_pipe *p, const void *rec, size_t size)
 			}
 		}
 		break;
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		/* Asked for the switch-in times only: not written (perf's
+		 * --off-cpu files have none either). */
+		if (p->offcpu) {
+			struct sfp_record_sample s;
+
+			if (!(h->misc & PERF_RECORD_MISC_SWITCH_OUT) &&
+			    !sfp_record__parse_id(p->r, rec, size, &s)) {
+				if (s.time > p->last_time)
+					p->last_time = s.time;
+				return sfp_offcpu__wake(p->offcpu, s.tid,
+							s.time);
+			}
+			return 0;
+		}
+		break;
 	case PERF_RECORD_EXIT:
 		if (size >= 24) {
 			int err;
 
 			memcpy(v, (const uint8_t *)rec + 8, 16);
+			if (p->offcpu)
+				sfp_offcpu__task_exit(p->offcpu, v[2]);
 			if (p->engine) {
 				/* The exiting task's record comes first. */
 				err = sfp_defer_engine__task_exit(p->engine,
@@ -402,12 +454,46 @@ static int on_side_band(struct sfp_rec_pipe *p, const void *rec, size_t size)
 	return emit(p, rec, size);
 }
 
+static int engine_add(struct sfp_rec_pipe *p, struct sfp_record_sample *s,
+		      int cpu);
+
+/*
+ * A sched_switch sample of the off-CPU event: a preemption is dropped (the
+ * task stays runnable); a block goes through the deferral engine like any
+ * kernel-mode sample -- one user unwind per kernel entry, whatever the
+ * number of blocks in it -- and waits in offcpu for its switch-in.
+ */
+static int offcpu_switch(struct sfp_rec_pipe *p, struct sfp_record_sample *s,
+			 int cpu)
+{
+	uint64_t state = 0, before;
+	struct sfp_defer_stats ds;
+	int err;
+
+	if (s->raw_size < p->state_off + p->state_size ||
+	    p->state_size > sizeof(state)) {
+		pr_warn("sched_switch sample without prev_state (%u raw bytes)",
+			s->raw_size);
+		return 0;
+	}
+	/* host order, as the ring gave it; only the low bits matter */
+	memcpy(&state, (const uint8_t *)s->raw + p->state_off, p->state_size);
+	if (!sfp_offcpu__is_block(p->offcpu, state))
+		return 0;
+	sfp_defer_engine__stats(p->engine, &ds);
+	before = ds.unwinds;
+	err = engine_add(p, s, cpu);
+	sfp_defer_engine__stats(p->engine, &ds);
+	if (ds.unwinds != before)
+		sfp_offcpu__add_unwind(p->offcpu);
+	return err;
+}
+
 int sfp_rec_pipe__record(const void *rec, size_t size, int cpu, void *pipe)
 {
 	struct sfp_rec_pipe *p = pipe;
 	const struct perf_event_header *h = rec;
 	struct sfp_record_sample s;
-	struct sfp_defer_sample ds;
 	int err;
 
 	p->st.records_in++;
@@ -422,6 +508,20 @@ int sfp_rec_pipe__record(const void *rec, size_t size, int cpu, void *pipe)
 			sfp_strerror(err));
 		return 0;	/* counted as in, not out */
 	}
+	if (s.time > p->last_time)
+		p->last_time = s.time;
+	if (s.evsel == p->offcpu_evsel && p->offcpu)
+		return offcpu_switch(p, &s, cpu);
+	return engine_add(p, &s, cpu);
+}
+
+/* A sample through the deferral engine (which calls emit_sample_cb). */
+static int engine_add(struct sfp_rec_pipe *p, struct sfp_record_sample *sp,
+		      int cpu)
+{
+	struct sfp_record_sample s = *sp;
+	struct sfp_defer_sample ds;
+
 	memset(&ds, 0, sizeof(ds));
 	ds.pid = s.pid;
 	ds.tid = s.tid;
@@ -629,6 +729,38 @@ int sfp_rec_pipe__synthesize(struct sfp_rec_pipe *p, const pid_t *pids,
 
 /* --- life cycle ---------------------------------------------------------- */
 
+/*
+ * The off-CPU event's output: perf's `offcpu-time` (a software
+ * bpf-output event, the blocked time as period), without the raw
+ * tracepoint data.
+ */
+static int offcpu_setup(struct sfp_rec_pipe *p,
+			const struct sfp_rec_pipe_opts *o)
+{
+	SFP_OPTS(sfp_offcpu_opts, oo,
+		 .thresh_ns = SFP_OPTS_GET(o, sfp_rec_pipe_opts,
+					   off_cpu_thresh_ns, 0),
+		 .max_rate = SFP_OPTS_GET(o, sfp_rec_pipe_opts,
+					  off_cpu_max_rate, 0));
+	struct perf_event_attr *a = &p->out_attrs[p->offcpu_evsel];
+	int err;
+
+	err = sfp_tracepoint_field("sched", "sched_switch", "prev_state",
+				   &p->state_off, &p->state_size);
+	if (err || !p->state_size || p->state_size > 8) {
+		pr_warn("sched:sched_switch has no prev_state field in tracefs");
+		return -EOPNOTSUPP;
+	}
+	a->type = PERF_TYPE_SOFTWARE;
+	a->config = PERF_COUNT_SW_BPF_OUTPUT;
+	a->sample_type &= ~(uint64_t)PERF_SAMPLE_RAW;
+	a->sample_period = 1;
+	a->freq = 0;
+	/* the switch records feed offcpu and are not written */
+	p->out_attrs[0].context_switch = 0;
+	return sfp_offcpu__new(&oo, emit_offcpu_cb, p, &p->offcpu);
+}
+
 int sfp_rec_pipe__new(struct sfp_record *r, const struct sfp_rec_pipe_opts *o,
 		      sfp_rec_out_fn out, void *ctx, struct sfp_rec_pipe **pp)
 {
@@ -674,6 +806,12 @@ int sfp_rec_pipe__new(struct sfp_record *r, const struct sfp_rec_pipe_opts *o,
 		else
 			p->out_attrs[i] = *sfp_record__attr(r, i);
 	}
+	p->offcpu_evsel = sfp_record__off_cpu_evsel(r);
+	if (p->offcpu_evsel >= 0 && p->rewrite) {
+		err = offcpu_setup(p, o);
+		if (err)
+			goto fail;
+	}
 	if (p->rewrite) {
 		err = sfp_defer_engine__new(&engine_ops, p, p->inline_mode,
 					    p->max_depth, &p->engine);
@@ -706,8 +844,24 @@ const struct perf_event_attr *sfp_rec_pipe__out_attr(const struct sfp_rec_pipe *
 	return &p->out_attrs[evsel];
 }
 
+const char *sfp_rec_pipe__out_name(const struct sfp_rec_pipe *p, int evsel)
+{
+	if (p->offcpu && evsel == p->offcpu_evsel)
+		return "offcpu-time";
+	return sfp_record__evsel_name(p->r, evsel);
+}
+
 int sfp_rec_pipe__finish(struct sfp_rec_pipe *p)
 {
+	int err;
+
+	/* Before the engine's last deferred records: the sums carry their
+	 * user chains inline, the blocks still pending are counted. */
+	if (p->offcpu) {
+		err = sfp_offcpu__finish(p->offcpu, p->last_time);
+		if (err)
+			return err;
+	}
 	return p->engine ? sfp_defer_engine__flush(p->engine) : 0;
 }
 
@@ -717,6 +871,10 @@ void sfp_rec_pipe__stats(const struct sfp_rec_pipe *p,
 	*st = p->st;
 	if (p->engine)
 		sfp_defer_engine__stats(p->engine, &st->defer);
+	if (p->offcpu) {
+		st->off_cpu = true;
+		sfp_offcpu__stats(p->offcpu, &st->offcpu);
+	}
 }
 
 const char *sfp_rec_pipe__no_table(const struct sfp_rec_pipe *p, size_t i,
@@ -741,6 +899,7 @@ void sfp_rec_pipe__free(struct sfp_rec_pipe **pp)
 	for (i = 0; i < p->nr_no_table; i++)
 		free(p->no_table[i].path);
 	sfp_defer_engine__free(&p->engine);
+	sfp_offcpu__free(&p->offcpu);
 	sfp_reader__free(&p->reader);
 	free(p->no_table);
 	free(p->bid_memo);

@@ -22,6 +22,7 @@
 #include <sfprof/unwind.h>
 
 #include "defer/engine.h"
+#include "record/offcpu.h"
 #include "record/record.h"
 
 struct sfp_rec_pipe;
@@ -34,9 +35,14 @@ struct sfp_rec_pipe_opts {
 	bool inline_mode;	/* classic user chains instead of deferred */
 	uint32_t max_depth;	/* user frames (0: 510, the kernel's cap) */
 	const char *cache_dir;	/* for tables built from .eh_frame */
+	/* With the session's off-CPU event (record/offcpu.h): blocks at
+	 * least this long are their own sample, at most max_rate of them a
+	 * second; the others are summed per stack. */
+	uint64_t off_cpu_thresh_ns;
+	uint64_t off_cpu_max_rate;
 	size_t :0;
 };
-#define sfp_rec_pipe_opts__last_field cache_dir
+#define sfp_rec_pipe_opts__last_field off_cpu_max_rate
 
 struct sfp_rec_pipe_stats {
 	uint64_t records_in, records_out, bytes_out;
@@ -46,6 +52,8 @@ struct sfp_rec_pipe_stats {
 	uint64_t stops[SFP_STOP__MAX];	/* unwind stop reasons */
 	uint64_t synthesized;		/* records made from /proc */
 	uint64_t procs;			/* address spaces created */
+	bool off_cpu;			/* the next field is valid */
+	struct sfp_offcpu_stats offcpu;
 };
 
 SFP_HIDDEN int sfp_rec_pipe__new(struct sfp_record *r,
@@ -59,6 +67,11 @@ SFP_HIDDEN bool sfp_rec_pipe__rewrites(const struct sfp_rec_pipe *p);
 /* The attr the output file must declare for evsel. */
 SFP_HIDDEN const struct perf_event_attr *
 sfp_rec_pipe__out_attr(const struct sfp_rec_pipe *p, int evsel);
+
+/* The name the output file gives evsel ("offcpu-time" for the off-CPU
+ * event, as perf names its own). */
+SFP_HIDDEN const char *sfp_rec_pipe__out_name(const struct sfp_rec_pipe *p,
+					      int evsel);
 
 /*
  * MMAP2 and COMM records from /proc for the processes of -p targets, or of

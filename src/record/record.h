@@ -56,6 +56,15 @@ struct sfp_event_desc {
  */
 SFP_HIDDEN int sfp_event_parse(const char *name, struct sfp_event_desc *d);
 
+/*
+ * Where a field of a tracepoint's raw record is (tracefs' format file):
+ * its offset and size in bytes.  Return: 0, -ENOENT (no tracefs, no such
+ * event or field).
+ */
+SFP_HIDDEN int sfp_tracepoint_field(const char *sys, const char *event,
+				    const char *field, uint32_t *offset,
+				    uint32_t *size);
+
 /* perf_event_open(2). */
 SFP_HIDDEN int sfp_perf_event_open(struct perf_event_attr *attr, pid_t pid,
 				   int cpu, int group_fd, unsigned long flags);

@@ -34,12 +34,21 @@
 #define DEFAULT_STACK 16384
 #define MAX_STACK 65528		/* the kernel's u16 record size limit */
 #define MAX_THREADS 65536
+/*
+ * The off-CPU event's filter, in the kernel: blocking switch-outs only
+ * (prev_state S D T t P I; a preemption reports TASK_REPORT_MAX alone, an
+ * exit X or Z).  A preempted CPU-bound thread would otherwise cost a user
+ * stack copy per time slice for nothing.
+ */
+#define OFF_CPU_FILTER "prev_state & 0xcf"
 /* How far behind "now" the reader stays to let late writers finish. */
 #define WATERMARK_SLACK_NS 20000000ULL
 
 struct evsel {
 	struct perf_event_attr attr;
 	struct sfp_event_desc desc;
+	bool off_cpu;		/* the sched_switch event of opts.off_cpu */
+	bool filter_refused;
 	uint64_t *ids;
 	size_t nr_ids;
 };
@@ -75,6 +84,7 @@ struct sfp_record {
 	uint64_t seq;
 	uint64_t *buf;			/* one record, 8-aligned */
 	enum sfp_record_call_graph cg;
+	int off_cpu_evsel;		/* -1: no off-CPU event */
 	/* Guards the rings' tails, pend, buf and lost: a reader thread may
 	 * drain while another thread delivers (sfp_record__drain()). */
 	pthread_mutex_t lock;
@@ -297,7 +307,11 @@ static void init_attr(struct sfp_record *r, const struct sfp_record_opts *o,
 		a->sample_type |= PERF_SAMPLE_IDENTIFIER;
 	if (r->system_wide)
 		a->sample_type |= PERF_SAMPLE_CPU;
-	if (ev->desc.kind == SFP_EV_TRACEPOINT) {
+	if (ev->off_cpu) {
+		/* every switch: a block missed is time lost (not -c) */
+		a->sample_type |= PERF_SAMPLE_RAW;
+		a->sample_period = 1;
+	} else if (ev->desc.kind == SFP_EV_TRACEPOINT) {
 		a->sample_type |= PERF_SAMPLE_RAW;
 		a->sample_period = period ? period : 1;
 	} else if (period) {
@@ -351,6 +365,9 @@ static void init_attr(struct sfp_record *r, const struct sfp_record_opts *o,
 		a->comm_exec = 1;
 		a->task = 1;
 		a->build_id = 1;
+		/* The switch-in ends a block: PERF_RECORD_SWITCH(_CPU_WIDE)
+		 * is the one record the kernel writes for it per task. */
+		a->context_switch = r->off_cpu_evsel >= 0;
 	}
 }
 
@@ -556,6 +573,14 @@ static int open_one(struct sfp_record *r, struct evsel *ev, pid_t pid,
 		pr_warn("PERF_EVENT_IOC_ID: %s", strerror(errno));
 		return err;
 	}
+	if (ev->off_cpu && !ev->filter_refused &&
+	    ioctl(fd, PERF_EVENT_IOC_SET_FILTER, OFF_CPU_FILTER)) {
+		/* The pipeline drops the preemptions too: only costlier. */
+		pr_info("tracepoint filter '%s' refused (%s): preemptions "
+			"are dropped in user space", OFF_CPU_FILTER,
+			strerror(errno));
+		ev->filter_refused = true;
+	}
 	return push_id(ev, id);
 }
 
@@ -596,6 +621,38 @@ static int parse_events(struct sfp_record *r, const char *list)
 		err = -EINVAL;
 	}
 	return err;
+}
+
+/* opts.off_cpu: sched:sched_switch, taken in the task switched out. */
+static int add_off_cpu_event(struct sfp_record *r)
+{
+	struct evsel *n;
+	int err;
+
+	if (r->cg != SFP_RECORD_CG_SFRAME) {
+		pr_warn("off-CPU recording needs --call-graph sframe (the user "
+			"stack of a blocked task is unwound from its snapshot)");
+		return -EINVAL;
+	}
+	if (r->nr_evsels >= 64)
+		return -E2BIG;
+	n = realloc(r->evsels, (r->nr_evsels + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	r->evsels = n;
+	n += r->nr_evsels;
+	memset(n, 0, sizeof(*n));
+	err = sfp_event_parse("sched:sched_switch", &n->desc);
+	if (err)
+		return err == -ENOENT ? -EOPNOTSUPP : err;
+	n->off_cpu = true;
+	r->off_cpu_evsel = r->nr_evsels++;
+	return 0;
+}
+
+int sfp_record__off_cpu_evsel(const struct sfp_record *r)
+{
+	return r->off_cpu_evsel;
 }
 
 int sfp_record__probe_defer_callchain(void)
@@ -644,6 +701,7 @@ int sfp_record__open(const struct sfp_record_opts *o,
 	r->go_fd = -1;
 	r->workload_status = -1;
 	r->has_build_ids = true;
+	r->off_cpu_evsel = -1;
 	r->cg = SFP_OPTS_GET(o, sfp_record_opts, call_graph,
 			     SFP_RECORD_CG_SFRAME);
 	r->system_wide = SFP_OPTS_GET(o, sfp_record_opts, system_wide, false);
@@ -695,6 +753,8 @@ int sfp_record__open(const struct sfp_record_opts *o,
 		}
 	}
 	err = parse_events(r, events && *events ? events : "cpu-clock");
+	if (!err && SFP_OPTS_GET(o, sfp_record_opts, off_cpu, false))
+		err = add_off_cpu_event(r);
 	if (err)
 		goto fail;
 

@@ -62,6 +62,15 @@ SFP_HIDDEN int sfp_report_print(const struct sfp_profile *p,
 				const struct sfp_report_opts *o, FILE *out);
 
 /*
+ * The per-thread wall-clock view (report --threads): for every thread its
+ * on-CPU time (cpu-clock / task-clock periods), off-CPU time (offcpu-time
+ * periods, record --off-cpu) and their sum, busiest first.  Return: 0,
+ * -ENOMEM, -EIO.
+ */
+SFP_HIDDEN int sfp_report_print_threads(const struct sfp_profile *p,
+					bool plain, FILE *out);
+
+/*
  * perf's --time argument: "start,stop" in seconds with up to nine decimals
  * ("1234.5678,1234.6"), either side may be empty.  Return: 0, -EINVAL.
  */

@@ -25,3 +25,5 @@ PROG_CFLAGS_report-work := -O2 -fomit-frame-pointer -fno-optimize-sibling-calls
 PROG_CFLAGS_report-work-dbg := -g -O2 -fomit-frame-pointer -fno-optimize-sibling-calls
 # bpf-defer tests: no frame pointers, no own .sframe (tables from .eh_frame).
 PROG_CFLAGS_bpf-deep := -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -pthread
+# off-CPU tests: no frame pointers, no own .sframe, threads that wait.
+PROG_CFLAGS_offcpu-work := -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -pthread

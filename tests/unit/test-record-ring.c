@@ -205,8 +205,8 @@ TEST(encode_sample_forms_and_limits)
 	uint64_t ips[600], out[8192];
 	struct perf_event_attr a, oa;
 	struct sfp_record_sample s, b;
-	struct sfp_defer_user u = { SFP_DEFER_USER_DEFERRED, (3ULL << 32) | 1,
-				    NULL, 0 };
+	struct sfp_defer_user u = { .kind = SFP_DEFER_USER_DEFERRED,
+				    .cookie = (3ULL << 32) | 1 };
 	struct sfp_defer_origin o = { 7, 8, 1, 1000 };
 	size_t i;
 	int n;

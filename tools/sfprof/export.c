@@ -54,6 +54,9 @@ static void usage(FILE *f)
 "      --inline          source lines and inlined functions from DWARF\n"
 "                        (slower; pprof and firefox carry line numbers)\n"
 "      --no-merge-callchains  don't stitch deferred user callchains\n"
+"      --event NAME      folded: only this event's samples; offcpu-time\n"
+"                        (record --off-cpu) counts blocked nanoseconds and\n"
+"                        is left out unless named\n"
 "      --kallsyms FILE   kernel symbols (default: perf's build-id cache copy\n"
 "                        named by the file, else /proc/kallsyms)\n");
 	cli_debuginfod_usage(f, 24);
@@ -76,7 +79,7 @@ static bool known_format(const char *name)
 int cmd_export(int argc, char **argv)
 {
 	enum { OPT_USER_ONLY = 256, OPT_ANNOTATE, OPT_INLINE, OPT_NO_MERGE,
-	       OPT_TITLE, OPT_KALLSYMS };
+	       OPT_TITLE, OPT_KALLSYMS, OPT_EVENT };
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "input", required_argument, NULL, 'i' },
@@ -87,12 +90,13 @@ int cmd_export(int argc, char **argv)
 		{ "no-merge-callchains", no_argument, NULL, OPT_NO_MERGE },
 		{ "title", required_argument, NULL, OPT_TITLE },
 		{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
+		{ "event", required_argument, NULL, OPT_EVENT },
 		CLI_DEBUGINFOD_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *input = "perf.data", *output = NULL, *format = NULL;
-	const char *title = NULL, *kallsyms = NULL;
+	const char *title = NULL, *kallsyms = NULL, *event = NULL;
 	bool user_only = false, annotate = false, srclines = false;
 	bool no_merge = false, to_stdout;
 	struct cli_debuginfod di = { 0 };
@@ -130,6 +134,9 @@ int cmd_export(int argc, char **argv)
 			break;
 		case OPT_NO_MERGE:
 			no_merge = true;
+			break;
+		case OPT_EVENT:
+			event = optarg;
 			break;
 		case OPT_TITLE:
 			title = optarg;
@@ -189,7 +196,7 @@ int cmd_export(int argc, char **argv)
 		goto out;
 	}
 	SFP_OPTS(sfp_export_opts, eo, .title = title, .user_only = user_only,
-		 .annotate_kind = annotate);
+		 .annotate_kind = annotate, .event = event);
 	err = sfp_profile__export(p, format, out, &eo);
 	err = cli_out_finish(&co, err);
 	if (err) {

@@ -52,6 +52,14 @@ static volatile sig_atomic_t workload_pid;
 #define DEFAULT_ZLEVEL 5
 #define DEFAULT_ZLEVEL_STR "5"
 
+/* --off-cpu-thresh: perf's default (blocks shorter are summed per stack
+ * and written at the end, as perf 6.16+ does); --off-cpu-max-rate: own
+ * samples per second before the rest is summed too. */
+#define DEFAULT_OFF_CPU_THRESH_MS 500
+#define DEFAULT_OFF_CPU_THRESH_STR "500"
+#define DEFAULT_OFF_CPU_MAX_RATE 10000
+#define DEFAULT_OFF_CPU_MAX_RATE_STR "10000"
+
 /* At most this long between writes of the records to the file: what a
  * recording killed with SIGKILL (or a crash) loses at most. */
 #define FLUSH_MS 1000
@@ -144,6 +152,21 @@ static void usage(FILE *f)
 "                        event unless -c)\n"
 "  -c, --count PERIOD    a sample every PERIOD events instead of -F\n"
 "      --no-inherit      do not follow children and new threads\n"
+"      --off-cpu         also record where threads wait: every blocking\n"
+"                        switch-out (sched:sched_switch, not preemptions)\n"
+"                        with its kernel and user stack, as perf's\n"
+"                        offcpu-time event whose period is the blocked ns\n"
+"                        until the switch-in; one user unwind per kernel\n"
+"                        entry however often it blocks (sframe only)\n"
+"      --off-cpu-thresh MS\n"
+"                        blocks at least MS milliseconds long are samples\n"
+"                        of their own (default " DEFAULT_OFF_CPU_THRESH_STR ", as perf); shorter\n"
+"                        ones are summed per thread and stack, written at\n"
+"                        the end (0: every block its own sample)\n"
+"      --off-cpu-max-rate N\n"
+"                        at most N own off-CPU samples per second (default\n"
+"                        " DEFAULT_OFF_CPU_MAX_RATE_STR "; 0: no bound); the blocks over it are\n"
+"                        summed per stack, counted in the summary\n"
 "\n"
 "Call stacks:\n"
 "  -g                    same as --call-graph sframe\n"
@@ -368,6 +391,26 @@ static void summary_command(const struct wl_end *we)
 	fputc('\n', stderr);
 }
 
+static void summary_off_cpu(const struct sfp_offcpu_stats *o)
+{
+	fprintf(stderr,
+		"  off-cpu: %llu blocks (%.3f s blocked) in %llu switch-outs "
+		"(%llu preemptions, %llu exits not counted), %llu user unwinds "
+		"(%.1f blocks per unwind); %llu own samples, %llu blocks summed "
+		"per stack into %llu samples (%llu under the threshold, %llu "
+		"over the rate bound); %llu without a switch-in\n",
+		(unsigned long long)o->blocks, (double)o->blocked_ns / 1e9,
+		(unsigned long long)o->switches,
+		(unsigned long long)o->preempted, (unsigned long long)o->exits,
+		(unsigned long long)o->unwinds,
+		o->unwinds ? (double)o->blocks / (double)o->unwinds : 0.0,
+		(unsigned long long)o->samples,
+		(unsigned long long)(o->summed + o->over_rate),
+		(unsigned long long)o->sums, (unsigned long long)o->summed,
+		(unsigned long long)o->over_rate,
+		(unsigned long long)o->unmatched);
+}
+
 static void summary(const struct ctx *c, const struct sfp_record *r,
 		    const struct sfp_rec_pipe *p, enum sfp_record_call_graph cg,
 		    bool inline_mode, double elapsed, const struct wl_end *we)
@@ -422,6 +465,8 @@ static void summary(const struct ctx *c, const struct sfp_record *r,
 		st.defer.unwinds ? (double)st.defer.frames /
 					   (double)st.defer.unwinds
 				 : 0.0);
+	if (st.off_cpu)
+		summary_off_cpu(&st.offcpu);
 	fprintf(stderr, "  unwind stops:");
 	for (i = 1; i < SFP_STOP__MAX; i++)
 		if (st.stops[i])
@@ -584,6 +629,9 @@ enum {
 	OPT_NO_BUILDID_CACHE,
 	OPT_BUILDID_CACHE_SIZE,
 	OPT_KILL_AFTER,
+	OPT_OFF_CPU,
+	OPT_OFF_CPU_THRESH,
+	OPT_OFF_CPU_MAX_RATE,
 };
 
 /* A byte count with an optional K/M/G suffix. */
@@ -630,6 +678,11 @@ int cmd_record(int argc, char **argv)
 		{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
 		{ "duration", required_argument, NULL, OPT_DURATION },
 		{ "kill-after", required_argument, NULL, OPT_KILL_AFTER },
+		{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
+		{ "off-cpu-thresh", required_argument, NULL,
+		  OPT_OFF_CPU_THRESH },
+		{ "off-cpu-max-rate", required_argument, NULL,
+		  OPT_OFF_CPU_MAX_RATE },
 		{ "no-inherit", no_argument, NULL, OPT_NO_INHERIT },
 		{ "compression-level", optional_argument, NULL, 'z' },
 		{ "no-compress", no_argument, NULL, OPT_NO_COMPRESS },
@@ -645,7 +698,9 @@ int cmd_record(int argc, char **argv)
 	SFP_OPTS(sfp_record_opts, ro, .call_graph = SFP_RECORD_CG_SFRAME);
 	SFP_OPTS(sfp_perf_writer_opts, wo, .compression_level = DEFAULT_ZLEVEL,
 		 .keep_old = true, .flush_ms = FLUSH_MS);
-	SFP_OPTS(sfp_rec_pipe_opts, po);
+	SFP_OPTS(sfp_rec_pipe_opts, po,
+		 .off_cpu_thresh_ns = DEFAULT_OFF_CPU_THRESH_MS * 1000000ULL,
+		 .off_cpu_max_rate = DEFAULT_OFF_CPU_MAX_RATE);
 	struct sfp_record *r = NULL;
 	struct sfp_rec_pipe *p = NULL;
 	struct sfp_bpf_defer *bd = NULL;
@@ -804,6 +859,28 @@ int cmd_record(int argc, char **argv)
 		case OPT_NO_INHERIT:
 			ro.no_inherit = true;
 			break;
+		case OPT_OFF_CPU:
+			ro.off_cpu = true;
+			break;
+		case OPT_OFF_CPU_THRESH: {
+			double ms;
+
+			if (!cli_parse_double(optarg, 0, 1e9, &ms)) {
+				cli_err("--off-cpu-thresh: want milliseconds, "
+					"not '%s'", optarg);
+				goto usage_err;
+			}
+			po.off_cpu_thresh_ns = (uint64_t)(ms * 1e6 + 0.5);
+			break;
+		}
+		case OPT_OFF_CPU_MAX_RATE:
+			if (!cli_parse_u64(optarg, &v)) {
+				cli_err("--off-cpu-max-rate: bad rate '%s'",
+					optarg);
+				goto usage_err;
+			}
+			po.off_cpu_max_rate = v;
+			break;
 		case 'q':
 			quiet = true;
 			break;
@@ -842,6 +919,10 @@ int cmd_record(int argc, char **argv)
 	if (!!ro.argv + !!ro.pids + !!ro.tids + !!ro.system_wide != 1) {
 		cli_err("give exactly one target: -- COMMAND, -p PID, -t TID "
 			"or -a");
+		goto usage_err;
+	}
+	if (ro.off_cpu && (ro.call_graph != SFP_RECORD_CG_SFRAME || auto_cg)) {
+		cli_err("--off-cpu works with --call-graph sframe only");
 		goto usage_err;
 	}
 	if (inline_mode && (ro.call_graph != SFP_RECORD_CG_SFRAME || auto_cg)) {
@@ -913,7 +994,7 @@ int cmd_record(int argc, char **argv)
 
 		sfp_record_perf_attr(sfp_rec_pipe__out_attr(p, i), &pa);
 		err = sfp_perf_writer__add_evsel(c.w, &pa, ids, nr,
-						 sfp_record__evsel_name(r, i));
+						 sfp_rec_pipe__out_name(p, i));
 		if (err < 0) {
 			write_failed(c.path, err, "nothing recorded");
 			ret = EXIT_USAGE;

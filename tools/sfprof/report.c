@@ -46,6 +46,9 @@ static void usage(FILE *f)
 "                            script prints them; either side may be empty)\n"
 "      --stdio               perf's text layout (the default)\n"
 "      --plain               tab-separated lines for scripts (docs/report.md)\n"
+"      --threads             per thread: on-CPU time (cpu-clock, task-clock),\n"
+"                            off-CPU time (offcpu-time, record --off-cpu) and\n"
+"                            their sum, the wall-clock view\n"
 "      --no-merge-callchains leave deferred user callchains unstitched\n"
 "      --buildid-dir DIR     build-id cache to read DSO copies from (default\n"
 "                            $PERF_BUILDID_DIR, else ~/.debug)\n"
@@ -180,7 +183,7 @@ static int parse_graph(const char *s, struct sfp_report_opts *o,
 
 enum {
 	OPT_CHILDREN = 256, OPT_NO_CHILDREN, OPT_PERCENT_LIMIT, OPT_PID,
-	OPT_TID, OPT_COMM, OPT_DSO, OPT_TIME, OPT_STDIO, OPT_PLAIN,
+	OPT_TID, OPT_COMM, OPT_DSO, OPT_TIME, OPT_STDIO, OPT_PLAIN, OPT_THREADS,
 	OPT_NO_MERGE, OPT_BUILDID_DIR, OPT_SYMFS,
 };
 
@@ -203,6 +206,7 @@ int cmd_report(int argc, char **argv)
 		{ "time", required_argument, NULL, OPT_TIME },
 		{ "stdio", no_argument, NULL, OPT_STDIO },
 		{ "plain", no_argument, NULL, OPT_PLAIN },
+		{ "threads", no_argument, NULL, OPT_THREADS },
 		{ "no-merge-callchains", no_argument, NULL, OPT_NO_MERGE },
 		CLI_DEBUGINFOD_LONGOPTS,
 		{ "buildid-dir", required_argument, NULL, OPT_BUILDID_DIR },
@@ -223,7 +227,7 @@ int cmd_report(int argc, char **argv)
 	char *comm_buf = NULL, *dso_buf = NULL;
 	struct sfp_profile *p = NULL;
 	bool no_merge = false, order_given = false, limit_given = false;
-	bool pct_given = false;
+	bool pct_given = false, threads = false;
 	struct cli_debuginfod di = { 0 };
 	int c, err, ret = 0;
 
@@ -300,6 +304,9 @@ int cmd_report(int argc, char **argv)
 		case OPT_STDIO:
 			o.plain = false;
 			break;
+		case OPT_THREADS:
+			threads = true;
+			break;
 		case OPT_PLAIN:
 			o.plain = true;
 			break;
@@ -361,7 +368,8 @@ int cmd_report(int argc, char **argv)
 							       EXIT_USAGE;
 		goto out;
 	}
-	err = sfp_report_print(p, &o, stdout);
+	err = threads ? sfp_report_print_threads(p, o.plain, stdout)
+		      : sfp_report_print(p, &o, stdout);
 	if (err) {
 		cli_err("report: %s", err == -EIO ? "write error" : sfp_strerror(err));
 		ret = EXIT_USAGE;

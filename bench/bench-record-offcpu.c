@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What off-CPU recording costs a switch-heavy program: two threads of this
+ * binary ping-pong a byte over two pipes (BENCH_TRIPS round trips, default
+ * 100,000: every trip blocks and wakes each thread once), timed by the
+ * workload itself, under
+ *
+ *   - nothing;
+ *   - sfprof record --off-cpu --off-cpu-thresh 0 (every block a sample);
+ *   - the same with --stack-size 2048 (the workload's stacks are shallow:
+ *     the kernel copies 2 KiB per switch instead of 16);
+ *   - bpftrace running the classic offcputime program (sched_switch,
+ *     per-tid time stamps and ustack, blocked time summed per stack in a
+ *     map), filtered to this workload.
+ *
+ * BENCH_RUNS rounds (default 5), every configuration once per round in a
+ * rotated order; the slowdown is the median of the per-round ratios to the
+ * bare run of the same round, so that load that changes between rounds
+ * cancels.  Bytes per off-CPU event: sfprof's file size over the blocks
+ * its summary counts; bpftrace's printed output over its own count.
+ *
+ * Usage: bench-record-offcpu [pingpong TRIPS]   (the second form is the
+ * workload, run by the first)
+ */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NCONF 4
+#define MAX_RUNS 51
+
+static int ping[2], pong[2];
+static long trips;
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void *ponger(void *arg)
+{
+	char c;
+
+	(void)arg;
+	for (long i = 0; i < trips; i++)
+		if (read(ping[0], &c, 1) != 1 || write(pong[1], &c, 1) != 1)
+			exit(3);
+	return NULL;
+}
+
+static int pingpong(long n)
+{
+	pthread_t t;
+	int64_t t0;
+	char c = 'x';
+
+	trips = n;
+	if (pipe(ping) || pipe(pong) || pthread_create(&t, NULL, ponger, NULL))
+		return 2;
+	t0 = mono_ns();
+	for (long i = 0; i < n; i++)
+		if (write(ping[1], &c, 1) != 1 || read(pong[0], &c, 1) != 1)
+			return 3;
+	pthread_join(t, NULL);
+	printf("ns=%lld\n", (long long)(mono_ns() - t0));
+	return 0;
+}
+
+struct conf {
+	const char *name;
+	double ratio[MAX_RUNS];
+	double ns[MAX_RUNS];
+	int nr;
+	unsigned long long bytes, events;
+	int failed;
+};
+
+static char self[PATH_MAX], sfprof[PATH_MAX], tmpdir[PATH_MAX];
+
+/* Run cmd (its stdout into a file), return the workload's ns, -1 failed. */
+static double run_cmd(const char *cmd)
+{
+	char full[PATH_MAX * 9], path[PATH_MAX + 16], line[128];
+	double ns = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/out", tmpdir);
+	snprintf(full, sizeof(full), "%s > %s", cmd, path);
+	if (system(full) != 0)
+		return -1;
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "ns=", 3))
+			ns = atof(line + 3);
+	if (f)
+		fclose(f);
+	return ns;
+}
+
+static unsigned long long file_size(const char *p)
+{
+	struct stat st;
+
+	return stat(p, &st) ? 0 : (unsigned long long)st.st_size;
+}
+
+/* "off-cpu: N blocks" from sfprof's summary. */
+static unsigned long long summary_blocks(const char *p)
+{
+	char line[1024];
+	unsigned long long n = 0;
+	FILE *f = fopen(p, "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		const char *s = strstr(line, "off-cpu: ");
+
+		if (s)
+			n = strtoull(s + 9, NULL, 10);
+	}
+	if (f)
+		fclose(f);
+	return n;
+}
+
+static const char bt_prog[] =
+	"BEGIN { printf(\"probes attached\\n\"); }\n"
+	"tracepoint:sched:sched_switch\n"
+	"/ curtask->group_leader->comm == \"bench-record-of\" /\n"
+	"{ if (args->prev_state & 0xcf) { @start[args->prev_pid] = nsecs;\n"
+	"  @ust[args->prev_pid] = ustack(perf); @n = count(); } }\n"
+	"tracepoint:sched:sched_switch\n"
+	"{ $t = @start[args->next_pid]; if ($t) {\n"
+	"  @stacks[args->next_pid, @ust[args->next_pid]] = sum(nsecs - $t);\n"
+	"  delete(@start[args->next_pid]); } }\n"
+	"END { clear(@start); clear(@ust); }\n";
+
+/* bpftrace around one bare run: the workload's ns, -1 failed. */
+static double run_bpftrace(const char *work, struct conf *c)
+{
+	char prog[PATH_MAX + 16], out[PATH_MAX + 16], line[256];
+	pid_t pid;
+	double ns = -1;
+	int i, st;
+	FILE *f;
+
+	snprintf(prog, sizeof(prog), "%s/off.bt", tmpdir);
+	snprintf(out, sizeof(out), "%s/bt.out", tmpdir);
+	f = fopen(prog, "w");
+	if (!f || fputs(bt_prog, f) < 0 || fclose(f))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		if (!freopen(out, "w", stdout) || !freopen("/dev/null", "w", stderr))
+			_exit(127);
+		execlp("bpftrace", "bpftrace", prog, (char *)NULL);
+		_exit(127);
+	}
+	if (pid < 0)
+		return -1;
+	for (i = 0; i < 600; i++) {	/* BEGIN: every probe attached */
+		char buf[64] = "";
+
+		f = fopen(out, "r");
+		if (f) {
+			if (!fgets(buf, sizeof(buf), f))
+				buf[0] = 0;
+			fclose(f);
+		}
+		if (strstr(buf, "probes attached") ||
+		    waitpid(pid, &st, WNOHANG) == pid)
+			break;
+		usleep(100000);
+	}
+	ns = run_cmd(work);
+	/* 0.17 can miss a SIGINT that comes while it is busy: repeat */
+	for (i = 0; i < 150 && waitpid(pid, &st, WNOHANG) == 0; i++) {
+		if (i % 10 == 0)
+			kill(pid, SIGINT);
+		usleep(200000);
+	}
+	if (i == 150) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+		return -1;
+	}
+	f = fopen(out, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "@n: ", 4))
+			c->events += strtoull(line + 4, NULL, 10);
+	if (f)
+		fclose(f);
+	c->bytes += file_size(out);
+	return ns;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_d);
+	return n ? (n & 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct conf cf[NCONF] = {
+		{ .name = "none" },
+		{ .name = "sfprof --off-cpu-thresh 0" },
+		{ .name = "sfprof ... --stack-size 2048" },
+		{ .name = "bpftrace offcputime" },
+	};
+	char work[PATH_MAX * 2], cmd[PATH_MAX * 8], data[PATH_MAX + 16],
+		err[PATH_MAX + 16], *slash;
+	const char *e;
+	long n = 100000;
+	int runs = 5, r, k, have_bt;
+	ssize_t len;
+
+	if (argc > 2 && !strcmp(argv[1], "pingpong"))
+		return pingpong(atol(argv[2]));
+	if ((e = getenv("BENCH_RUNS")) && atoi(e) > 0)
+		runs = atoi(e) > MAX_RUNS ? MAX_RUNS : atoi(e);
+	if ((e = getenv("BENCH_TRIPS")) && atol(e) > 0)
+		n = atol(e);
+	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (len <= 0)
+		return 2;
+	self[len] = 0;
+	snprintf(sfprof, sizeof(sfprof), "%s", self);
+	slash = strrchr(sfprof, '/');
+	if (!slash || (size_t)(slash - sfprof) + 16 > sizeof(sfprof))
+		return 2;
+	strcpy(slash, "/../sfprof");
+	if (access(sfprof, X_OK) || geteuid() != 0 ||
+	    access("/sys/kernel/tracing/events/sched/sched_switch", F_OK)) {
+		printf("  skipped: needs root, %s and tracefs\n", sfprof);
+		return 0;
+	}
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/bench-offcpu.XXXXXX");
+	if (!mkdtemp(tmpdir))
+		return 2;
+	have_bt = system("command -v bpftrace > /dev/null") == 0;
+	snprintf(work, sizeof(work), "%s pingpong %ld", self, n);
+	snprintf(data, sizeof(data), "%s/off.data", tmpdir);
+	snprintf(err, sizeof(err), "%s/err", tmpdir);
+	printf("pipe ping-pong, %ld round trips, %d rounds; load ", n, runs);
+	fflush(stdout);
+	if (system("cut -d' ' -f1-3 /proc/loadavg"))
+		printf("?\n");
+	for (r = 0; r < runs; r++) {
+		double ns[NCONF];
+
+		for (k = 0; k < NCONF; k++) {
+			int i = (k + r) % NCONF;
+
+			ns[i] = -1;
+			switch (i) {
+			case 0:
+				ns[i] = run_cmd(work);
+				break;
+			case 1:
+			case 2:
+				snprintf(cmd, sizeof(cmd),
+					 "%s record -m 64M --off-cpu --off-cpu-thresh 0%s -o %s -- %s 2> %s",
+					 sfprof, i == 2 ? " --stack-size 2048" : "",
+					 data, work, err);
+				ns[i] = run_cmd(cmd);
+				cf[i].bytes += file_size(data);
+				cf[i].events += summary_blocks(err);
+				break;
+			case 3:
+				if (have_bt)
+					ns[i] = run_bpftrace(work, &cf[i]);
+				break;
+			}
+		}
+		for (k = 0; k < NCONF; k++) {
+			if (ns[k] <= 0 || ns[0] <= 0) {
+				cf[k].failed++;
+				continue;
+			}
+			cf[k].ns[cf[k].nr] = ns[k];
+			cf[k].ratio[cf[k].nr++] = ns[k] / ns[0];
+		}
+	}
+	printf("  %-28s %12s %10s %12s %10s\n", "", "median ms", "slowdown",
+	       "events", "bytes/ev");
+	for (k = 0; k < NCONF; k++) {
+		if (!cf[k].nr) {
+			printf("  %-28s %s\n", cf[k].name,
+			       k == 3 && !have_bt ? "not run (no bpftrace)"
+						  : "failed");
+			continue;
+		}
+		printf("  %-28s %12.1f %+9.1f%%", cf[k].name,
+		       median(cf[k].ns, cf[k].nr) / 1e6,
+		       (median(cf[k].ratio, cf[k].nr) - 1) * 100);
+		if (k)
+			printf(" %12llu %10.1f", cf[k].events / (unsigned)cf[k].nr,
+			       cf[k].events ? (double)cf[k].bytes /
+						      (double)cf[k].events : 0.0);
+		if (cf[k].failed)
+			printf("  (%d runs failed)", cf[k].failed);
+		putchar('\n');
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+	if (system(cmd))
+		return 1;
+	return 0;
+}

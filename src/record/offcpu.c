@@ -1,0 +1,397 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Off-CPU time (see offcpu.h): blocking switch-outs wait, per task, for
+ * the switch-in that ends them; the blocked time becomes a sample's period
+ * or, for short blocks and those over the rate bound, part of a per-stack
+ * sum written at the end.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "record/offcpu.h"
+
+/* One blocking switch-out waiting for its switch-in. */
+struct pend {
+	bool used;
+	uint32_t tid;
+	struct sfp_record_sample s;	/* callchain -> kchain */
+	uint64_t *kchain;		/* kernel part, owned */
+	size_t cap_k;
+	enum sfp_defer_user_kind kind;
+	uint64_t cookie;
+	uint64_t *uips;			/* the entry's user chain, owned */
+	size_t nr_u, cap_u;
+};
+
+/* Blocked time summed per task and stack. */
+struct sum {
+	uint64_t hash;
+	struct sfp_record_sample s;	/* first block's fields */
+	uint64_t *chain;		/* kernel part then user part, owned */
+	size_t nr_k, nr_u;
+	uint64_t ns;
+	struct sum *next;
+};
+
+#define SUM_BUCKETS 4096
+
+struct sfp_offcpu {
+	uint64_t thresh_ns, max_rate;
+	sfp_offcpu_emit_fn emit;
+	void *ctx;
+	struct pend *pend;
+	size_t cap, nr;
+	struct sum **sums;		/* SUM_BUCKETS chains */
+	uint64_t rate_window, rate_count;
+	struct sfp_offcpu_stats st;
+};
+
+int sfp_offcpu__new(const struct sfp_offcpu_opts *opts, sfp_offcpu_emit_fn emit,
+		    void *ctx, struct sfp_offcpu **out)
+{
+	struct sfp_offcpu *o;
+
+	*out = NULL;
+	if (!SFP_OPTS_VALID(opts, sfp_offcpu_opts) || !emit)
+		return -EINVAL;
+	o = calloc(1, sizeof(*o));
+	if (!o)
+		return -ENOMEM;
+	o->thresh_ns = SFP_OPTS_GET(opts, sfp_offcpu_opts, thresh_ns, 0);
+	o->max_rate = SFP_OPTS_GET(opts, sfp_offcpu_opts, max_rate, 0);
+	o->emit = emit;
+	o->ctx = ctx;
+	o->cap = 64;
+	o->pend = calloc(o->cap, sizeof(*o->pend));
+	o->sums = calloc(SUM_BUCKETS, sizeof(*o->sums));
+	if (!o->pend || !o->sums) {
+		sfp_offcpu__free(&o);
+		return -ENOMEM;
+	}
+	o->rate_window = UINT64_MAX;
+	*out = o;
+	return 0;
+}
+
+bool sfp_offcpu__is_block(struct sfp_offcpu *o, uint64_t state)
+{
+	o->st.switches++;
+	if ((state & SFP_OFFCPU_PREEMPTED) || !(state & 0xff)) {
+		o->st.preempted++;
+		return false;
+	}
+	if (!(state & SFP_OFFCPU_BLOCKED_STATES)) {
+		o->st.exits++;	/* X or Z: never switched in again */
+		return false;
+	}
+	o->st.blocks++;
+	return true;
+}
+
+void sfp_offcpu__add_unwind(struct sfp_offcpu *o)
+{
+	o->st.unwinds++;
+}
+
+/* --- pending blocks, by tid (open addressing) ---------------------------- */
+
+static size_t hash_tid(uint32_t tid, size_t cap)
+{
+	return (size_t)((tid * 0x9e3779b1u) & (cap - 1));
+}
+
+static struct pend *slot(struct sfp_offcpu *o, uint32_t tid)
+{
+	size_t h;
+
+	for (h = hash_tid(tid, o->cap); o->pend[h].used;
+	     h = (h + 1) & (o->cap - 1))
+		if (o->pend[h].tid == tid)
+			return &o->pend[h];
+	return &o->pend[h];
+}
+
+static int grow(struct sfp_offcpu *o)
+{
+	struct pend *old = o->pend;
+	size_t i, cap = o->cap;
+
+	o->pend = calloc(cap * 2, sizeof(*o->pend));
+	if (!o->pend) {
+		o->pend = old;
+		return -ENOMEM;
+	}
+	o->cap = cap * 2;
+	for (i = 0; i < cap; i++)
+		if (old[i].used)
+			*slot(o, old[i].tid) = old[i];
+	free(old);
+	return 0;
+}
+
+/* Ensure *buf holds n entries. */
+static int reserve(uint64_t **buf, size_t *cap, size_t n)
+{
+	uint64_t *p;
+
+	if (n <= *cap)
+		return 0;
+	p = realloc(*buf, n * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	*buf = p;
+	*cap = n;
+	return 0;
+}
+
+/* The kernel part of a chain: up to a user context marker. */
+static size_t kernel_len(const struct sfp_record_sample *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nr_callchain; i++)
+		if (s->callchain[i] == PERF_CONTEXT_USER ||
+		    s->callchain[i] == SFP_PERF_CONTEXT_USER_DEFERRED)
+			break;
+	return i;
+}
+
+int sfp_offcpu__block(struct sfp_offcpu *o, const struct sfp_record_sample *s,
+		      const struct sfp_defer_user *u)
+{
+	struct pend *p = slot(o, s->tid);
+	size_t nk = kernel_len(s);
+
+	if (p->used) {
+		o->st.unmatched++;	/* its switch-in was lost */
+	} else {
+		if ((o->nr + 1) * 4 > o->cap * 3) {
+			if (grow(o))
+				return -ENOMEM;
+			p = slot(o, s->tid);
+		}
+		p->used = true;
+		p->tid = s->tid;
+		o->nr++;
+	}
+	if (reserve(&p->kchain, &p->cap_k, nk ? nk : 1) ||
+	    reserve(&p->uips, &p->cap_u, u->nr_unwound ? u->nr_unwound : 1))
+		return -ENOMEM;
+	p->s = *s;
+	p->s.raw = NULL;
+	p->s.raw_size = 0;
+	p->s.user_stack = NULL;
+	p->s.user_regs_all = NULL;
+	if (nk)
+		memcpy(p->kchain, s->callchain, nk * 8);
+	p->s.callchain = p->kchain;
+	p->s.nr_callchain = nk;
+	p->kind = u->kind;
+	p->cookie = u->cookie;
+	p->nr_u = u->nr_unwound;
+	if (p->nr_u)
+		memcpy(p->uips, u->unwound, p->nr_u * 8);
+	return 0;
+}
+
+static void drop(struct sfp_offcpu *o, struct pend *p)
+{
+	size_t i, j;
+
+	free(p->kchain);
+	free(p->uips);
+	memset(p, 0, sizeof(*p));
+	o->nr--;
+	/* Re-insert the rest of the cluster (linear probing deletion). */
+	i = (size_t)(p - o->pend);
+	for (j = (i + 1) & (o->cap - 1); o->pend[j].used;
+	     j = (j + 1) & (o->cap - 1)) {
+		struct pend tmp = o->pend[j];
+
+		/* the buffers move with the entry: none left behind */
+		memset(&o->pend[j], 0, sizeof(o->pend[j]));
+		*slot(o, tmp.tid) = tmp;
+	}
+}
+
+/* --- per-stack sums ------------------------------------------------------ */
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v;
+	h *= 0x100000001b3ULL;
+	return h ^ (h >> 29);
+}
+
+static int add_sum(struct sfp_offcpu *o, const struct pend *p, uint64_t ns)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	struct sum *sm;
+	size_t i;
+
+	h = mix(h, ((uint64_t)p->s.pid << 32) | p->s.tid);
+	for (i = 0; i < p->s.nr_callchain; i++)
+		h = mix(h, p->kchain[i]);
+	h = mix(h, ~0ULL);
+	for (i = 0; i < p->nr_u; i++)
+		h = mix(h, p->uips[i]);
+	for (sm = o->sums[h % SUM_BUCKETS]; sm; sm = sm->next)
+		if (sm->hash == h && sm->s.pid == p->s.pid &&
+		    sm->s.tid == p->s.tid && sm->nr_k == p->s.nr_callchain &&
+		    sm->nr_u == p->nr_u &&
+		    !memcmp(sm->chain, p->kchain, sm->nr_k * 8) &&
+		    !memcmp(sm->chain + sm->nr_k, p->uips, sm->nr_u * 8)) {
+			sm->ns += ns;
+			return 0;
+		}
+	sm = calloc(1, sizeof(*sm));
+	if (!sm)
+		return -ENOMEM;
+	sm->chain = malloc((p->s.nr_callchain + p->nr_u + 1) * 8);
+	if (!sm->chain) {
+		free(sm);
+		return -ENOMEM;
+	}
+	sm->hash = h;
+	sm->s = p->s;
+	sm->nr_k = p->s.nr_callchain;
+	sm->nr_u = p->nr_u;
+	memcpy(sm->chain, p->kchain, sm->nr_k * 8);
+	memcpy(sm->chain + sm->nr_k, p->uips, sm->nr_u * 8);
+	sm->s.callchain = sm->chain;
+	sm->ns = ns;
+	sm->next = o->sums[h % SUM_BUCKETS];
+	o->sums[h % SUM_BUCKETS] = sm;
+	return 0;
+}
+
+/* Under the rate bound: count one more own sample in time's second. */
+static bool rate_ok(struct sfp_offcpu *o, uint64_t time)
+{
+	uint64_t w = time / 1000000000ULL;
+
+	if (!o->max_rate)
+		return true;
+	if (w != o->rate_window) {
+		o->rate_window = w;
+		o->rate_count = 0;
+	}
+	if (o->rate_count >= o->max_rate)
+		return false;
+	o->rate_count++;
+	return true;
+}
+
+int sfp_offcpu__wake(struct sfp_offcpu *o, uint32_t tid, uint64_t time)
+{
+	struct pend *p = slot(o, tid);
+	struct sfp_defer_user u = { .kind = SFP_DEFER_USER_NONE };
+	uint64_t ns;
+	int err;
+
+	if (!p->used)
+		return 0;	/* a preemption, or not ours */
+	ns = time > p->s.time ? time - p->s.time : 0;
+	o->st.woken++;
+	o->st.blocked_ns += ns;
+	if (ns < o->thresh_ns || !rate_ok(o, time)) {
+		if (ns >= o->thresh_ns)
+			o->st.over_rate++;
+		else
+			o->st.summed++;
+		err = add_sum(o, p, ns);
+		drop(o, p);
+		return err;
+	}
+	p->s.period = ns;
+	/* Stamped at the switch-in: the file stays in time order, and the
+	 * sample says "blocked for period ns until time". */
+	p->s.time = time;
+	u.kind = p->kind;
+	u.cookie = p->cookie;
+	if (p->kind == SFP_DEFER_USER_INLINE) {
+		u.ips = p->uips;
+		u.nr = p->nr_u;
+	}
+	o->st.samples++;
+	err = o->emit(o->ctx, &p->s, &u);
+	drop(o, p);
+	return err < 0 ? err : 0;
+}
+
+void sfp_offcpu__task_exit(struct sfp_offcpu *o, uint32_t tid)
+{
+	struct pend *p = slot(o, tid);
+
+	if (p->used) {
+		o->st.unmatched++;
+		drop(o, p);
+	}
+}
+
+int sfp_offcpu__finish(struct sfp_offcpu *o, uint64_t time)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < o->cap; i++)
+		if (o->pend[i].used) {
+			o->st.unmatched++;
+			free(o->pend[i].kchain);
+			free(o->pend[i].uips);
+			memset(&o->pend[i], 0, sizeof(o->pend[i]));
+		}
+	o->nr = 0;
+	for (i = 0; i < SUM_BUCKETS && !err; i++) {
+		struct sum *sm;
+
+		for (sm = o->sums[i]; sm && !err; sm = sm->next) {
+			/* Inline: the entries' deferred records are long
+			 * written, and one sum stands for many entries. */
+			struct sfp_defer_user u = {
+				.kind = sm->nr_u ? SFP_DEFER_USER_INLINE
+						 : SFP_DEFER_USER_NONE,
+				.ips = sm->chain + sm->nr_k, .nr = sm->nr_u,
+			};
+
+			sm->s.period = sm->ns;
+			sm->s.time = time;
+			sm->s.nr_callchain = sm->nr_k;
+			o->st.sums++;
+			err = o->emit(o->ctx, &sm->s, &u);
+		}
+	}
+	return err < 0 ? err : 0;
+}
+
+void sfp_offcpu__stats(const struct sfp_offcpu *o, struct sfp_offcpu_stats *st)
+{
+	*st = o->st;
+}
+
+void sfp_offcpu__free(struct sfp_offcpu **op)
+{
+	struct sfp_offcpu *o = *op;
+	size_t i;
+
+	if (!o)
+		return;
+	for (i = 0; o->pend && i < o->cap; i++) {
+		free(o->pend[i].kchain);
+		free(o->pend[i].uips);
+	}
+	for (i = 0; o->sums && i < SUM_BUCKETS; i++) {
+		struct sum *sm = o->sums[i], *n;
+
+		for (; sm; sm = n) {
+			n = sm->next;
+			free(sm->chain);
+			free(sm);
+		}
+	}
+	free(o->pend);
+	free(o->sums);
+	free(o);
+	*op = NULL;
+}

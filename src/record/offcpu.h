@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Off-CPU time: from a task's blocking switch-out (a sched:sched_switch
+ * sample, already given its user part by the deferral engine) to its next
+ * switch-in (a PERF_RECORD_SWITCH), written as perf's `offcpu-time` event
+ * writes it: one sample per block whose period is the blocked
+ * nanoseconds.
+ *
+ *   switch-out (blocking) ──► pending[tid] ──► switch-in: blocked ns
+ *                                               │
+ *                 >= thresh and under the rate ─┴─ otherwise
+ *                          │                        │
+ *                   own sample, now         sum per (task, kernel chain,
+ *                   (stamped at the          user chain), written at the
+ *                    switch-in)              end: never lost, only merged
+ *
+ * A pure component like the deferral engine: records in, samples out
+ * through a callback, so that its rules are testable without a kernel.
+ */
+#ifndef SFP_RECORD_OFFCPU_H
+#define SFP_RECORD_OFFCPU_H
+
+#include "defer/engine.h"
+#include "record/record.h"
+
+/* The sched_switch prev_state bits that mean "blocked" (the kernel's
+ * TASK_REPORT letters S D T t P I); 0x100 (TASK_REPORT_MAX, since Linux
+ * 4.14) marks a preemption, X and Z (0x10, 0x20) a task that exits. */
+#define SFP_OFFCPU_BLOCKED_STATES 0xcfULL
+#define SFP_OFFCPU_PREEMPTED 0x100ULL
+
+struct sfp_offcpu_opts {
+	size_t sz;
+	/* Blocks at least this long are samples of their own; shorter ones
+	 * are summed per stack (0: every block is its own sample). */
+	uint64_t thresh_ns;
+	/* At most this many own samples per second of recording (0: no
+	 * bound); the blocks over it are summed like short ones. */
+	uint64_t max_rate;
+	size_t :0;
+};
+#define sfp_offcpu_opts__last_field max_rate
+
+struct sfp_offcpu_stats {
+	uint64_t switches;	/* sched_switch samples seen */
+	uint64_t preempted;	/* of which preemptions (not blocks) */
+	uint64_t exits;		/* of which a task's last switch-out */
+	uint64_t blocks;	/* blocking switch-outs */
+	uint64_t unwinds;	/* user unwinds their stacks cost (pipeline) */
+	uint64_t woken;		/* blocks ended by a switch-in */
+	uint64_t samples;	/* written as their own sample */
+	uint64_t summed;	/* summed per stack: shorter than thresh */
+	uint64_t over_rate;	/* summed because of max_rate */
+	uint64_t sums;		/* per-stack sums written at the end */
+	uint64_t unmatched;	/* no switch-in seen (lost, or blocked at end) */
+	uint64_t blocked_ns;	/* over every woken block */
+};
+
+/* Write one off-CPU sample (period = blocked ns) with user part u. */
+typedef int (*sfp_offcpu_emit_fn)(void *ctx,
+				  const struct sfp_record_sample *s,
+				  const struct sfp_defer_user *u);
+
+struct sfp_offcpu;
+
+SFP_HIDDEN int sfp_offcpu__new(const struct sfp_offcpu_opts *opts,
+			       sfp_offcpu_emit_fn emit, void *ctx,
+			       struct sfp_offcpu **out);
+
+/* True when a sched_switch prev_state value is a blocking switch-out;
+ * counts it in the stats either way. */
+SFP_HIDDEN bool sfp_offcpu__is_block(struct sfp_offcpu *o, uint64_t state);
+
+/*
+ * A blocking switch-out: s (its callchain is the kernel part) with the
+ * user part u the deferral engine gave it.  Copied; pending until the
+ * task's switch-in.  Return: 0 or -ENOMEM.
+ */
+SFP_HIDDEN int sfp_offcpu__block(struct sfp_offcpu *o,
+				 const struct sfp_record_sample *s,
+				 const struct sfp_defer_user *u);
+
+/* Task tid runs again at time.  Return: 0 or the emit callback's error. */
+SFP_HIDDEN int sfp_offcpu__wake(struct sfp_offcpu *o, uint32_t tid,
+				uint64_t time);
+
+/* The task is gone: a block still pending has no end. */
+SFP_HIDDEN void sfp_offcpu__task_exit(struct sfp_offcpu *o, uint32_t tid);
+
+/* End of recording: the per-stack sums, stamped with time. */
+SFP_HIDDEN int sfp_offcpu__finish(struct sfp_offcpu *o, uint64_t time);
+
+SFP_HIDDEN void sfp_offcpu__stats(const struct sfp_offcpu *o,
+				  struct sfp_offcpu_stats *st);
+SFP_HIDDEN void sfp_offcpu__add_unwind(struct sfp_offcpu *o);
+
+SFP_HIDDEN void sfp_offcpu__free(struct sfp_offcpu **o);
+
+#endif /* SFP_RECORD_OFFCPU_H */

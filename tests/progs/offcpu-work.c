@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Off-CPU test workload, built without frame pointers: threads that wait
+ * in known functions, each timing its own waits so that a test compares a
+ * profile's blocked time with what the program measured, never with the
+ * clock the test itself races.
+ *
+ *   offcpu-work            nap()       10 x usleep(100 ms)
+ *                          wait_pipe() 20 reads of a pipe fed every 50 ms
+ *                          wait_cond() 10 waits on a condition variable,
+ *                                      signalled every 100 ms
+ *                          spin()      a CPU loop of 300 ms thread time
+ *   offcpu-work bigwrite   big_write() one write() of 4 MiB into a pipe
+ *                          of one page that drain() empties: the writer
+ *                          blocks at least 1,023 times in one kernel
+ *                          entry, whatever the scheduling
+ *
+ *   offcpu-work linger F   the first, then waits in linger() until file
+ *                          F exists (a tracer still reading /proc/PID)
+ *   offcpu-work start F    the first, once file F exists (a recorder
+ *                          attached with -p or -a meanwhile)
+ *
+ * One line per thread on stdout, once all have ended:
+ *   thread NAME tid=T blocked_ns=B wall_ns=W cpu_ns=C
+ */
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NOINLINE __attribute__((noinline))
+
+struct result {
+	const char *name;
+	pid_t tid;
+	uint64_t blocked_ns, wall_ns, cpu_ns;
+};
+
+static struct result results[8];
+static int feed_pipe[2], big_pipe[2];
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+static int ticks;
+static volatile uint64_t sink;
+
+static uint64_t ns(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void begin(struct result *r, const char *name)
+{
+	r->name = name;
+	r->tid = gettid();
+	r->wall_ns = ns(CLOCK_MONOTONIC);
+	pthread_setname_np(pthread_self(), name);
+}
+
+static void end(struct result *r)
+{
+	r->wall_ns = ns(CLOCK_MONOTONIC) - r->wall_ns;
+	r->cpu_ns = ns(CLOCK_THREAD_CPUTIME_ID);
+}
+
+NOINLINE static void nap(struct result *r)
+{
+	for (int i = 0; i < 10; i++) {
+		uint64_t t = ns(CLOCK_MONOTONIC);
+
+		usleep(100000);
+		r->blocked_ns += ns(CLOCK_MONOTONIC) - t;
+	}
+}
+
+NOINLINE static void wait_pipe(struct result *r)
+{
+	char c;
+
+	for (int i = 0; i < 20; i++) {
+		uint64_t t = ns(CLOCK_MONOTONIC);
+
+		if (read(feed_pipe[0], &c, 1) != 1)
+			exit(3);
+		r->blocked_ns += ns(CLOCK_MONOTONIC) - t;
+	}
+}
+
+NOINLINE static void wait_cond(struct result *r)
+{
+	pthread_mutex_lock(&lock);
+	for (int seen = 0; seen < 10;) {
+		uint64_t t = ns(CLOCK_MONOTONIC);
+
+		while (ticks == seen)
+			pthread_cond_wait(&cond, &lock);
+		r->blocked_ns += ns(CLOCK_MONOTONIC) - t;
+		seen = ticks;
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+NOINLINE static void spin(void)
+{
+	uint64_t x = 1;
+
+	while (ns(CLOCK_THREAD_CPUTIME_ID) < 300000000ULL)
+		for (int i = 0; i < 100000; i++)
+			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+	sink = x;
+}
+
+/* The feeder: a byte every 50 ms, a tick every second byte. */
+NOINLINE static void feed(void)
+{
+	for (int i = 0; i < 20; i++) {
+		usleep(50000);
+		if (write(feed_pipe[1], "x", 1) != 1)
+			exit(3);
+		if (i & 1) {
+			pthread_mutex_lock(&lock);
+			ticks++;
+			pthread_cond_signal(&cond);
+			pthread_mutex_unlock(&lock);
+		}
+	}
+}
+
+#define BIG (4u << 20)
+
+NOINLINE static void big_write(struct result *r)
+{
+	char *buf = calloc(1, BIG);
+	uint64_t t = ns(CLOCK_MONOTONIC);
+
+	if (!buf || write(big_pipe[1], buf, BIG) != (ssize_t)BIG)
+		exit(3);
+	r->blocked_ns = ns(CLOCK_MONOTONIC) - t;
+	free(buf);
+}
+
+/* Empties the pipe a page at a time, spinning a little in between so
+ * that it rarely blocks itself. */
+NOINLINE static void drain(void)
+{
+	static char page[4096];
+	size_t got = 0;
+
+	while (got < BIG) {
+		ssize_t n = read(big_pipe[0], page, sizeof(page));
+		uint64_t t = ns(CLOCK_MONOTONIC);
+
+		if (n <= 0)
+			exit(3);
+		got += (size_t)n;
+		while (ns(CLOCK_MONOTONIC) - t < 100000)
+			;
+	}
+}
+
+static void *th_nap(void *a)
+{
+	begin(a, "nap");
+	nap(a);
+	end(a);
+	return NULL;
+}
+
+static void *th_pipe(void *a)
+{
+	begin(a, "wait_pipe");
+	wait_pipe(a);
+	end(a);
+	return NULL;
+}
+
+static void *th_cond(void *a)
+{
+	begin(a, "wait_cond");
+	wait_cond(a);
+	end(a);
+	return NULL;
+}
+
+static void *th_spin(void *a)
+{
+	begin(a, "spin");
+	spin();
+	end(a);
+	return NULL;
+}
+
+static void *th_feed(void *a)
+{
+	begin(a, "feed");
+	feed();
+	end(a);
+	return NULL;
+}
+
+static void *th_big(void *a)
+{
+	begin(a, "big_write");
+	big_write(a);
+	end(a);
+	return NULL;
+}
+
+static void *th_drain(void *a)
+{
+	begin(a, "drain");
+	drain();
+	end(a);
+	return NULL;
+}
+
+NOINLINE static void linger(const char *file)
+{
+	while (access(file, F_OK))
+		usleep(10000);
+}
+
+int main(int argc, char **argv)
+{
+	void *(*fns[8])(void *);
+	pthread_t th[8];
+	int n = 0, i;
+
+	if (argc > 2 && !strcmp(argv[1], "start"))
+		linger(argv[2]);
+	if (argc > 1 && !strcmp(argv[1], "bigwrite")) {
+		/* one page: every page written fills it */
+		if (pipe(big_pipe) || fcntl(big_pipe[1], F_SETPIPE_SZ, 4096) < 0)
+			return 2;
+		/* The writer last: creating a thread links it into glibc's
+		 * list of stacks, which writes into the previous thread's
+		 * descriptor (the top of its stack: see main's joins). */
+		fns[n++] = th_drain;
+		fns[n++] = th_big;
+	} else {
+		if (pipe(feed_pipe))
+			return 2;
+		fns[n++] = th_nap;
+		fns[n++] = th_pipe;
+		fns[n++] = th_cond;
+		fns[n++] = th_spin;
+		fns[n++] = th_feed;
+	}
+	for (i = 0; i < n; i++)
+		if (pthread_create(&th[i], NULL, fns[i], &results[i]))
+			return 2;
+	/* Last first: pthread_join writes into the joined thread's
+	 * descriptor, at the top of its stack, which the recorder compares
+	 * to tell kernel entries apart (docs/record.md). */
+	for (i = n; i-- > 0;)
+		pthread_join(th[i], NULL);
+	for (i = 0; i < n; i++)
+		printf("thread %s tid=%d blocked_ns=%llu wall_ns=%llu "
+		       "cpu_ns=%llu\n", results[i].name, (int)results[i].tid,
+		       (unsigned long long)results[i].blocked_ns,
+		       (unsigned long long)results[i].wall_ns,
+		       (unsigned long long)results[i].cpu_ns);
+	fflush(stdout);
+	if (argc > 2 && !strcmp(argv[1], "linger"))
+		linger(argv[2]);
+	return 0;
+}

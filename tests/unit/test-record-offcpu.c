@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The off-CPU accounting (src/record/offcpu.c) without a kernel: which
+ * switch-outs are blocks, the blocked time from switch-out to switch-in,
+ * the threshold's per-stack sums, the rate bound, and blocks without an
+ * end.  Nothing may be lost: every woken block's time is in one sample.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "record/offcpu.h"
+#include "test.h"
+
+struct out {
+	size_t n;
+	uint32_t tid[64];
+	uint64_t period[64], time[64];
+	enum sfp_defer_user_kind kind[64];
+	uint64_t cookie[64];
+	size_t nr_user[64], nr_chain[64];
+	uint64_t total;
+};
+
+static int on_emit(void *ctx, const struct sfp_record_sample *s,
+		   const struct sfp_defer_user *u)
+{
+	struct out *o = ctx;
+
+	o->total += s->period;
+	if (o->n >= 64) {
+		o->n++;		/* counted, not kept */
+		return 0;
+	}
+	o->tid[o->n] = s->tid;
+	o->period[o->n] = s->period;
+	o->time[o->n] = s->time;
+	o->kind[o->n] = u->kind;
+	o->cookie[o->n] = u->cookie;
+	o->nr_user[o->n] = u->nr;
+	o->nr_chain[o->n] = s->nr_callchain;
+	o->n++;
+	return 0;
+}
+
+static const uint64_t kchain[] = { PERF_CONTEXT_KERNEL, 0xffffffff81000010,
+				   0xffffffff81000020 };
+static const uint64_t ustack_a[] = { 0x401000, 0x402000, 0x403000 };
+static const uint64_t ustack_b[] = { 0x501000, 0x502000 };
+
+static void block(struct sfp_offcpu *oc, uint32_t tid, uint64_t time,
+		  const uint64_t *u, size_t nu, uint64_t cookie)
+{
+	struct sfp_record_sample s = {
+		.pid = 100, .tid = tid, .time = time, .ip = kchain[1],
+		.callchain = kchain, .nr_callchain = 3,
+	};
+	struct sfp_defer_user du = { .kind = SFP_DEFER_USER_DEFERRED,
+				     .cookie = cookie, .unwound = u,
+				     .nr_unwound = nu };
+
+	ASSERT_EQ(sfp_offcpu__block(oc, &s, &du), 0);
+}
+
+TEST(offcpu_states)
+{
+	SFP_OPTS(sfp_offcpu_opts, oo);
+	struct out o = { 0 };
+	struct sfp_offcpu *oc = NULL;
+	struct sfp_offcpu_stats st;
+
+	if (!ASSERT_EQ(sfp_offcpu__new(&oo, on_emit, &o, &oc), 0))
+		return;
+	ASSERT_TRUE(sfp_offcpu__is_block(oc, 0x1));	/* S */
+	ASSERT_TRUE(sfp_offcpu__is_block(oc, 0x2));	/* D */
+	ASSERT_TRUE(sfp_offcpu__is_block(oc, 0x80));	/* I */
+	ASSERT_FALSE(sfp_offcpu__is_block(oc, 0));	/* R: preempted */
+	ASSERT_FALSE(sfp_offcpu__is_block(oc, 0x100));	/* R+ */
+	ASSERT_FALSE(sfp_offcpu__is_block(oc, 0x10));	/* X */
+	ASSERT_FALSE(sfp_offcpu__is_block(oc, 0x20));	/* Z */
+	sfp_offcpu__stats(oc, &st);
+	ASSERT_EQ(st.switches, 7);
+	ASSERT_EQ(st.blocks, 3);
+	ASSERT_EQ(st.preempted, 2);
+	ASSERT_EQ(st.exits, 2);
+	sfp_offcpu__free(&oc);
+}
+
+TEST(offcpu_own_samples_at_switch_in)
+{
+	SFP_OPTS(sfp_offcpu_opts, oo);
+	struct out o = { 0 };
+	struct sfp_offcpu *oc = NULL;
+
+	if (!ASSERT_EQ(sfp_offcpu__new(&oo, on_emit, &o, &oc), 0))
+		return;
+	block(oc, 7, 1000, ustack_a, 3, 0x300000001);
+	block(oc, 8, 1500, ustack_b, 2, 0x500000001);
+	ASSERT_EQ(sfp_offcpu__wake(oc, 9, 1800), 0);	/* not blocked */
+	ASSERT_EQ(o.n, 0);
+	ASSERT_EQ(sfp_offcpu__wake(oc, 7, 5000), 0);
+	ASSERT_EQ(sfp_offcpu__wake(oc, 7, 6000), 0);	/* already woken */
+	ASSERT_EQ(sfp_offcpu__wake(oc, 8, 2500), 0);
+	if (!ASSERT_EQ(o.n, 2))
+		goto out;
+	ASSERT_EQ(o.tid[0], 7);
+	ASSERT_EQ(o.period[0], 4000);
+	ASSERT_EQ(o.time[0], 5000);	/* stamped at the switch-in */
+	ASSERT_EQ(o.kind[0], SFP_DEFER_USER_DEFERRED);
+	ASSERT_EQ(o.cookie[0], 0x300000001);
+	ASSERT_EQ(o.nr_chain[0], 3);
+	ASSERT_EQ(o.period[1], 1000);
+	ASSERT_EQ(o.cookie[1], 0x500000001);
+	ASSERT_EQ(sfp_offcpu__finish(oc, 9000), 0);
+	ASSERT_EQ(o.n, 2);
+out:
+	sfp_offcpu__free(&oc);
+}
+
+TEST(offcpu_short_blocks_summed_per_stack)
+{
+	SFP_OPTS(sfp_offcpu_opts, oo, .thresh_ns = 1000);
+	struct out o = { 0 };
+	struct sfp_offcpu *oc = NULL;
+	struct sfp_offcpu_stats st;
+	uint64_t t = 0;
+	int i;
+
+	if (!ASSERT_EQ(sfp_offcpu__new(&oo, on_emit, &o, &oc), 0))
+		return;
+	/* 100 short blocks on one stack (different entries: cookies),
+	 * 10 on another, one long one */
+	for (i = 0; i < 100; i++, t += 1000) {
+		block(oc, 7, t, ustack_a, 3, 0x100000001 + 2 * (uint64_t)i);
+		ASSERT_EQ(sfp_offcpu__wake(oc, 7, t + 300), 0);
+	}
+	for (i = 0; i < 10; i++, t += 1000) {
+		block(oc, 7, t, ustack_b, 2, 0x900000001);
+		ASSERT_EQ(sfp_offcpu__wake(oc, 7, t + 999), 0);
+	}
+	block(oc, 7, t, ustack_a, 3, 0x700000001);
+	ASSERT_EQ(sfp_offcpu__wake(oc, 7, t + 1000), 0);
+	ASSERT_EQ(o.n, 1);
+	ASSERT_EQ(o.period[0], 1000);
+	ASSERT_EQ(sfp_offcpu__finish(oc, 200000), 0);
+	if (!ASSERT_EQ(o.n, 3))
+		goto out;
+	/* the sums: inline user chains, stamped at the end, all the time */
+	ASSERT_EQ(o.kind[1], SFP_DEFER_USER_INLINE);
+	ASSERT_EQ(o.kind[2], SFP_DEFER_USER_INLINE);
+	ASSERT_EQ(o.time[1], 200000);
+	ASSERT_EQ(o.period[1] + o.period[2], 100 * 300 + 10 * 999);
+	ASSERT_TRUE(o.period[1] == 30000 || o.period[2] == 30000);
+	ASSERT_EQ(o.total, 1000 + 100 * 300 + 10 * 999);
+	sfp_offcpu__stats(oc, &st);
+	ASSERT_EQ(st.summed, 110);
+	ASSERT_EQ(st.sums, 2);
+	ASSERT_EQ(st.samples, 1);
+	ASSERT_EQ(st.blocked_ns, o.total);
+out:
+	sfp_offcpu__free(&oc);
+}
+
+TEST(offcpu_rate_bound_sums_the_rest)
+{
+	SFP_OPTS(sfp_offcpu_opts, oo, .max_rate = 3);
+	struct out o = { 0 };
+	struct sfp_offcpu *oc = NULL;
+	struct sfp_offcpu_stats st;
+	uint64_t t = 5000000000ULL;
+	int i;
+
+	if (!ASSERT_EQ(sfp_offcpu__new(&oo, on_emit, &o, &oc), 0))
+		return;
+	/* 10 blocks in one second, 10 in the next */
+	for (i = 0; i < 20; i++) {
+		uint64_t at = t + (uint64_t)(i / 10) * 1000000000ULL +
+			      (uint64_t)(i % 10) * 1000000;
+
+		block(oc, 7, at, ustack_a, 3, 0x100000001);
+		ASSERT_EQ(sfp_offcpu__wake(oc, 7, at + 500), 0);
+	}
+	ASSERT_EQ(o.n, 6);
+	ASSERT_EQ(sfp_offcpu__finish(oc, t + 3000000000ULL), 0);
+	ASSERT_EQ(o.n, 7);
+	ASSERT_EQ(o.period[6], 14 * 500);
+	ASSERT_EQ(o.total, 20 * 500);
+	sfp_offcpu__stats(oc, &st);
+	ASSERT_EQ(st.over_rate, 14);
+	ASSERT_EQ(st.samples, 6);
+	sfp_offcpu__free(&oc);
+}
+
+TEST(offcpu_unmatched_and_exit)
+{
+	SFP_OPTS(sfp_offcpu_opts, oo);
+	struct out o = { 0 };
+	struct sfp_offcpu *oc = NULL;
+	struct sfp_offcpu_stats st;
+	uint32_t tid;
+
+	if (!ASSERT_EQ(sfp_offcpu__new(&oo, on_emit, &o, &oc), 0))
+		return;
+	/* many tasks: the table grows and deletes keep the others */
+	for (tid = 1; tid <= 300; tid++)
+		block(oc, tid, 100, ustack_a, 3, 0x100000001);
+	for (tid = 1; tid <= 300; tid += 2)
+		ASSERT_EQ(sfp_offcpu__wake(oc, tid, 200 + tid), 0);
+	ASSERT_EQ(o.n, 150);
+	block(oc, 2, 150, ustack_b, 2, 0x300000001);	/* switch-in lost */
+	sfp_offcpu__task_exit(oc, 4);
+	ASSERT_EQ(sfp_offcpu__finish(oc, 1000), 0);
+	sfp_offcpu__stats(oc, &st);
+	ASSERT_EQ(st.woken, 150);
+	/* tid 2 twice (replaced, then never woken), 4 at its exit, the
+	 * 148 other even tids at the end */
+	ASSERT_EQ(st.unmatched, 2 + 1 + 148);
+	sfp_offcpu__free(&oc);
+}
