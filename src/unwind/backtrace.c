@@ -990,7 +990,6 @@ static int bt_walk(uint64_t ip, uint64_t sp, uint64_t fp, void **buf,
 	uint64_t lo, hi;
 	bool exact = false;
 	size_t n = 0;
-	int why = -1;
 
 	*stop = SFP_STOP_NONE;
 	if (!buf || max <= 0)
@@ -1010,6 +1009,8 @@ static int bt_walk(uint64_t ip, uint64_t sp, uint64_t fp, void **buf,
 #if !defined(__aarch64__)
 	/* The packed rules describe x86-64 rows only (unw_rule_pack). */
 	if (hi - lo >= 256) {	/* (bt_walk_packed's bounds) */
+		int why = -1;
+
 		n = bt_walk_packed(st, &r, &exact, buf, (size_t)max, lo, hi,
 				   &why);
 		if (why >= 0) {
