@@ -82,6 +82,11 @@ struct sfp_profile_func {
 	const char *file;	/* source file, NULL unless opts->srclines */
 	uint32_t start_line;	/* 0 unknown */
 	enum sfp_profile_kind kind;
+	/* DWARF's name of the real (outermost) function at a loc, which
+	 * may differ from the symbol ("__libc_start_main_impl" for
+	 * "__libc_start_main@@GLIBC_2.34"); NULL unless opts->srclines
+	 * found it.  Not part of the function's identity. */
+	const char *dwarf_name;
 };
 
 struct sfp_profile_line {
@@ -123,6 +128,9 @@ struct sfp_profile_sample {
 	 * frames.  UINT32_MAX otherwise, or when no ip was recorded.
 	 */
 	uint32_t ip_loc;
+	/* its user frames came from the dwarf unwinder (a --call-graph
+	 * dwarf stack snapshot), not from a recorded callchain */
+	bool dwarf;
 };
 
 struct sfp_profile_event {

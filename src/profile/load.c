@@ -96,6 +96,7 @@ static int add_sample(struct sfp_profile_loader *ld,
 
 		if (uf < 0)
 			return uf;
+		out.dwarf = uf > 0;
 		for (i = 0; i < (size_t)uf; i++) {
 			err = push_frame(ld, &n, sm->pid, ld->chain[i], false);
 			if (err)

@@ -164,9 +164,14 @@ static int user_lines(struct sfp_profile *p, struct sfp_symbolizer_dso *dh,
 			/* an inlined function: DWARF's name for it */
 			const char *nm = fr[i].name ? fr[i].name : unknown;
 
-			if (!(f.name = f.raw_name = sfp_profile_str(p, nm)))
+			f.raw_name = sfp_profile_str(p, nm);
+			f.name = user_name(p, nm);
+			if (!f.raw_name || !f.name)
 				return -ENOMEM;
 			f.start_line = 0;
+		} else if (fr[i].name &&
+			   !(f.dwarf_name = user_name(p, fr[i].name))) {
+			return -ENOMEM;
 		}
 		fi = sfp_profile_func(p, &f);
 		if (fi < 0)

@@ -47,6 +47,9 @@ static void usage(FILE *f)
 "      --stdio               perf's text layout (the default)\n"
 "      --plain               tab-separated lines for scripts (docs/report.md)\n"
 "      --no-merge-callchains leave deferred user callchains unstitched\n"
+"      --inline, --no-inline inlined functions as frames of their own (\"mix\n"
+"                            (inlined)\") in frames the dwarf unwinder found,\n"
+"                            as perf (default: on)\n"
 "      --buildid-dir DIR     build-id cache to read DSO copies from (default\n"
 "                            $PERF_BUILDID_DIR, else ~/.debug)\n"
 "      --symfs DIR           look for files under DIR too: an unpacked\n"
@@ -181,7 +184,7 @@ static int parse_graph(const char *s, struct sfp_report_opts *o,
 enum {
 	OPT_CHILDREN = 256, OPT_NO_CHILDREN, OPT_PERCENT_LIMIT, OPT_PID,
 	OPT_TID, OPT_COMM, OPT_DSO, OPT_TIME, OPT_STDIO, OPT_PLAIN,
-	OPT_NO_MERGE, OPT_BUILDID_DIR, OPT_SYMFS,
+	OPT_NO_MERGE, OPT_BUILDID_DIR, OPT_SYMFS, OPT_INLINE, OPT_NO_INLINE,
 };
 
 int cmd_report(int argc, char **argv)
@@ -204,6 +207,8 @@ int cmd_report(int argc, char **argv)
 		{ "stdio", no_argument, NULL, OPT_STDIO },
 		{ "plain", no_argument, NULL, OPT_PLAIN },
 		{ "no-merge-callchains", no_argument, NULL, OPT_NO_MERGE },
+		{ "inline", no_argument, NULL, OPT_INLINE },
+		{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 		CLI_DEBUGINFOD_LONGOPTS,
 		{ "buildid-dir", required_argument, NULL, OPT_BUILDID_DIR },
 		{ "symfs", required_argument, NULL, OPT_SYMFS },
@@ -216,6 +221,7 @@ int cmd_report(int argc, char **argv)
 		.nr_keys = 3,
 		.graph = SFP_REPORT_GRAPH,
 		.graph_limit = 0.5,
+		.inline_frames = true,
 	};
 	const char *input = "perf.data";
 	uint32_t *pids = NULL, *tids = NULL;
@@ -306,6 +312,12 @@ int cmd_report(int argc, char **argv)
 		case OPT_NO_MERGE:
 			no_merge = true;
 			break;
+		case OPT_INLINE:
+			o.inline_frames = true;
+			break;
+		case OPT_NO_INLINE:
+			o.inline_frames = false;
+			break;
 		case OPT_BUILDID_DIR:
 			err = sfp_buildid_set_dirs(optarg, NULL);
 			break;
@@ -349,7 +361,9 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	{
+		/* inline levels come with the source lines (libdw) */
 		SFP_OPTS(sfp_profile_opts, po, .no_merge = no_merge,
+			 .srclines = o.inline_frames,
 			 .debuginfod = di.mode,
 			 .debuginfod_timeout_ms = di.timeout_ms);
 
