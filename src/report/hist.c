@@ -53,14 +53,12 @@ const char *sfp_rep_fname(const struct sfp_profile *p, uint32_t loc,
 			  int32_t line)
 {
 	const struct sfp_profile_loc *l = sfp_profile__loc(p, loc);
-	const struct sfp_profile_func *f;
 
 	if (line < 0)
 		return sfp_rep_func(p, loc)->name;
-	f = sfp_profile__func(p, l->lines[line].func);
-	if ((uint32_t)line + 1 == l->nr_lines && f->dwarf_name)
-		return f->dwarf_name;
-	return f->name;
+	if ((uint32_t)line + 1 == l->nr_lines && l->dwarf_name)
+		return l->dwarf_name;
+	return sfp_profile__func(p, l->lines[line].func)->name;
 }
 
 uint64_t sfp_rep_fsym(const struct sfp_profile *p, uint32_t loc, int32_t line)
@@ -146,7 +144,7 @@ static long expand_frames(struct rep *r, const struct sfp_profile_sample *s,
 		const struct sfp_profile_func *f = sfp_rep_func(r->p, locs[j]);
 		bool inl = r->o->inline_frames && s->dwarf &&
 			   f->kind == SFP_PROFILE_USER &&
-			   (f->dwarf_name || l->nr_lines > 1);
+			   (l->dwarf_name || l->nr_lines > 1);
 		uint32_t k, nl = inl ? l->nr_lines : 1;
 
 		if (GROW(r->fr, r->cap_fr, (size_t)n + nl) ||
@@ -181,15 +179,55 @@ static bool dso_ok(const struct sfp_report_opts *o, const char *dso)
 	       (b && in_str(o->dsos, o->nr_dsos, b + 1));
 }
 
-static void frame_key(const struct rep *r, const struct sfp_profile_sample *s,
-		      uint32_t loc, int32_t line, uint64_t *key)
+static bool ikey_eq(const void *ctx, uint32_t idx, const void *key)
 {
+	const struct rep *r = ctx;
+	const struct rep_ikey *k = key;
+
+	return r->ikeys[idx].name == k->name && r->ikeys[idx].base == k->base;
+}
+
+/*
+ * The symbol key of an inlined frame's entry.  perf's entries compare
+ * inlined symbols by name and then by the address range of the symbol
+ * they were made from (_sort__sym_cmp()): the same function inlined into
+ * two functions is two entries.  Return: the key or -ENOMEM.
+ */
+static int64_t inline_key(struct rep *r, uint32_t loc, int32_t line)
+{
+	struct rep_ikey k = { sfp_rep_fname(r->p, loc, line),
+			      sfp_rep_sym(r->p, loc) };
+	uint32_t h = sfp_hash64((uintptr_t)k.name * 0x9e3779b97f4a7c15ull ^
+				k.base, 0x1b1);
+	uint32_t i = sfp_ptab__find(&r->iktab, h, ikey_eq, r, &k);
+
+	if (i == SFP_PROFILE_NONE) {
+		if (GROW(r->ikeys, r->cap_ikeys, r->nr_ikeys + 1))
+			return -ENOMEM;
+		i = (uint32_t)r->nr_ikeys;
+		if (sfp_ptab__add(&r->iktab, h, i))
+			return -ENOMEM;
+		r->ikeys[r->nr_ikeys++] = k;
+	}
+	return (int64_t)(SYM_INLINE_BIT | i);
+}
+
+static int frame_key(struct rep *r, const struct sfp_profile_sample *s,
+		     uint32_t loc, int32_t line, uint64_t *key)
+{
+	int64_t ik;
 	size_t i;
 
 	for (i = 0; i < r->o->nr_keys; i++) {
 		switch (r->o->keys[i]) {
 		case SFP_REPORT_SYM:
-			key[i] = sfp_rep_fsym(r->p, loc, line);
+			if (line < 0) {
+				key[i] = sfp_rep_sym(r->p, loc);
+				break;
+			}
+			if ((ik = inline_key(r, loc, line)) < 0)
+				return (int)ik;
+			key[i] = (uint64_t)ik;
 			break;
 		case SFP_REPORT_DSO:
 			key[i] = (uintptr_t)sfp_rep_func(r->p, loc)->dso;
@@ -202,6 +240,7 @@ static void frame_key(const struct rep *r, const struct sfp_profile_sample *s,
 			break;
 		}
 	}
+	return 0;
 }
 
 static uint32_t key_hash(const uint64_t *key, size_t n)
@@ -228,10 +267,13 @@ static int64_t frame_entry(struct rep *r, const struct sfp_profile_sample *s,
 	uint64_t key[SFP_REPORT_MAX_KEYS] = { 0 };
 	uint32_t h, i;
 	struct rep_entry *e;
+	int err;
 
 	if (!dso_ok(r->o, sfp_rep_func(r->p, loc)->dso))
 		return SFP_PROFILE_NONE;
-	frame_key(r, s, loc, line, key);
+	err = frame_key(r, s, loc, line, key);
+	if (err)
+		return err;
 	h = key_hash(key, r->o->nr_keys);
 	i = sfp_ptab__find(&r->etab, h, entry_eq, r, key);
 	if (i != SFP_PROFILE_NONE || !create)
@@ -545,5 +587,7 @@ void sfp_rep_free(struct rep *r)
 	free(r->fent);
 	free(r->fr);
 	free(r->order);
+	free(r->ikeys);
+	sfp_ptab__free(&r->iktab);
 	memset(r, 0, sizeof(*r));
 }

@@ -11,8 +11,15 @@
 
 /* A frame's identity as perf groups it ("function" call-graph key). */
 #define SYM_UNKNOWN_BIT (1ull << 62)
-/* An inlined frame: perf matches those by name (its interned pointer). */
+/* An inlined frame.  Call graphs match those by name (its interned
+ * pointer); entries by name and the real function it was inlined into
+ * (an index into rep.ikeys). */
 #define SYM_INLINE_BIT (1ull << 61)
+
+struct rep_ikey {
+	const char *name;
+	uint64_t base;		/* sfp_rep_sym() of the real function */
+};
 
 /* A frame of a sample's stack: a loc, or one inline level of it (line
  * index into the loc's lines; -1: the loc's real function). */
@@ -61,6 +68,9 @@ struct rep {
 	size_t cap_fent;
 	uint32_t *order;	/* shown entries, best first */
 	size_t nr_order;
+	struct rep_ikey *ikeys;	/* identities of inlined entries */
+	size_t nr_ikeys, cap_ikeys;
+	struct sfp_ptab iktab;
 };
 
 /* Tables of one event's section: entries, sorted and limited. */

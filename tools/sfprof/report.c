@@ -361,9 +361,10 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	{
-		/* inline levels come with the source lines (libdw) */
+		/* inline chains (libdw) only where perf shows them: the
+		 * frames of the dwarf unwinder, so an fp file costs nothing */
 		SFP_OPTS(sfp_profile_opts, po, .no_merge = no_merge,
-			 .srclines = o.inline_frames,
+			 .dwarf_inlines = o.inline_frames,
 			 .debuginfod = di.mode,
 			 .debuginfod_timeout_ms = di.timeout_ms);
 
