@@ -259,15 +259,18 @@ if rec "$TMP/ri.data" -F 1000 --call-graph dwarf,16384 -- "$RI" 1500; then
 else
 	fail "perf record --call-graph dwarf of report-inline failed three times"
 fi
-# frame-pointer chains are never expanded, by perf or by us
-if rec "$TMP/rif.data" -F 1000 -g -- "$RI" 500; then
+# frame-pointer chains are never expanded, by perf or by us.  (A vDSO
+# sample perf names by its address, we by its function, can pass 2 % when
+# the loaded machine gives the workload few samples: entries of [vdso]
+# are left out on both sides.)
+if rec "$TMP/rif.data" -F 1000 -g -- "$RI" 1500; then
 	bad=
 	for mode in --children --no-children; do
 		view "$TMP/pf.txt" "$TMP/rif.data" perf $mode --percent-limit 2
 		view "$TMP/sf.txt" "$TMP/rif.data" sfp $mode --percent-limit 2
 		view "$TMP/sfa.txt" "$TMP/rif.data" sfp $mode
-		entries "$TMP/pf.txt" > "$TMP/pf.ent"
-		entries "$TMP/sf.txt" > "$TMP/sf.ent"
+		entries "$TMP/pf.txt" | grep -v '^ *[0-9.]*%.* \[vdso\] ' > "$TMP/pf.ent"
+		entries "$TMP/sf.txt" | grep -v '^ *[0-9.]*%.* \[vdso\] ' > "$TMP/sf.ent"
 		if grep -q '(inlined)' "$TMP/pf.txt" "$TMP/sfa.txt" ||
 		   ! grep -q '\] hot$' "$TMP/pf.txt" ||
 		   ! cmp -s "$TMP/pf.ent" "$TMP/sf.ent"; then
