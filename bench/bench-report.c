@@ -5,10 +5,11 @@
  * a fixed call path, a recursion and qsort callbacks through libc; built
  * without frame pointers): one frame-pointer file (perf record -g) and one
  * dwarf-mode file (--call-graph dwarf), each of about N samples.  Both
- * tools print their default view (children, call graphs) to /dev/null;
- * perf report is also timed with --no-inline, which skips the DWARF
- * inline lookups sfprof does not do by default.  Reported: best wall and
- * CPU time of a few runs and the ratios perf / sfprof.
+ * tools print their default view (children, call graphs) to /dev/null,
+ * inlined functions included (both read DWARF for the frames of dwarf
+ * samples only), and again with --no-inline, which skips those DWARF
+ * lookups.  Reported: best wall and CPU time of a few runs and the ratios
+ * perf / sfprof (of the same view).
  *
  *   bench-report [--samples N] [--runs N]
  */
@@ -95,25 +96,33 @@ static int compare(const char *sfprof, const char *label, const char *data,
 		   long n, int runs)
 {
 	char cmd[3 * PATH_MAX];
-	double ts, tp, tpn, cs, cp, cpn;
+	double ts, tsn, tp, tpn, cs, csn, cp, cpn;
 
 	snprintf(cmd, sizeof(cmd), "%s report -i %s >/dev/null", sfprof, data);
 	ts = best_of(cmd, runs, &cs);
+	snprintf(cmd, sizeof(cmd), "%s report --no-inline -i %s >/dev/null",
+		 sfprof, data);
+	tsn = best_of(cmd, runs, &csn);
 	snprintf(cmd, sizeof(cmd), "perf report --stdio -i %s >/dev/null 2>&1", data);
 	tp = best_of(cmd, runs, &cp);
 	snprintf(cmd, sizeof(cmd), "perf report --stdio --no-inline -i %s >/dev/null 2>&1",
 		 data);
 	tpn = best_of(cmd, runs, &cpn);
-	if (ts <= 0 || tp <= 0 || tpn <= 0)
+	if (ts <= 0 || tsn <= 0 || tp <= 0 || tpn <= 0)
 		return 1;
 	if (cs <= 0)
 		cs = 1e-3;
+	if (csn <= 0)
+		csn = 1e-3;
 	printf("  %s file, %ld samples:\n", label, n);
 	printf("    %-32s %7.3f s wall %7.3f s cpu\n", "sfprof report", ts, cs);
+	printf("    %-32s %7.3f s wall %7.3f s cpu\n", "sfprof report --no-inline",
+	       tsn, csn);
 	printf("    %-32s %7.3f s wall %7.3f s cpu  ratio wall %.1fx cpu %.1fx\n",
 	       "perf report --stdio", tp, cp, tp / ts, cp / cs);
 	printf("    %-32s %7.3f s wall %7.3f s cpu  ratio wall %.1fx cpu %.1fx\n",
-	       "perf report --stdio --no-inline", tpn, cpn, tpn / ts, cpn / cs);
+	       "perf report --stdio --no-inline", tpn, cpn, tpn / tsn,
+	       cpn / csn);
 	return 0;
 }
 

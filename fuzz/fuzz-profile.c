@@ -37,8 +37,16 @@ static void walk(const struct sfp_profile *p)
 			const struct sfp_profile_loc *l = sfp_profile__loc(p, locs[j]);
 			const struct sfp_profile_func *f;
 
+			uint32_t k;
+
 			if (!l || !l->nr_lines)
 				abort();
+			/* every line of an inline chain names a function */
+			for (k = 0; k < l->nr_lines; k++)
+				if (!sfp_profile__func(p, l->lines[k].func))
+					abort();
+			if (l->dwarf_name)
+				acc += strlen(l->dwarf_name);
 			f = sfp_profile__func(p, l->lines[l->nr_lines - 1].func);
 			if (!f || !f->name || !f->dso)
 				abort();
@@ -64,6 +72,7 @@ static void report(const struct sfp_profile *p, uint8_t mode)
 			  SFP_REPORT_PID },
 		.nr_keys = 4,
 		.graph_limit = 0.5,
+		.inline_frames = true,
 	};
 	int pass;
 
@@ -96,6 +105,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	o.no_merge = mode & 1;
 	o.max_depth = (mode & 2) ? 4 : 0;
 	o.srclines = mode & 4;
+	/* sfprof report's load: inline chains of dwarf frames only */
+	o.dwarf_inlines = !(mode & 4) && !(mode & 2);
 	if (!sfp_profile__load_mem(data, size, &o, &p)) {
 		walk(p);
 		report(p, mode);

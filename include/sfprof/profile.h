@@ -58,9 +58,15 @@ struct sfp_profile_opts {
 	/* no names: every loc "[unknown]" with its mapping and address
 	 * (which files the samples hit, fast: `record`'s build-id cache) */
 	bool no_symbols;
+	/* inline chains (lines of a loc, as srclines gives them but without
+	 * source files) only for the user frames the dwarf unwinder found,
+	 * the frames perf report expands: libdw is read only for the DSOs
+	 * those frames hit, not at all for a file without dwarf samples.
+	 * sample->dwarf (set in every mode) says which samples those are. */
+	bool dwarf_inlines;
 	size_t :0;
 };
-#define sfp_profile_opts__last_field no_symbols
+#define sfp_profile_opts__last_field dwarf_inlines
 
 enum sfp_profile_kind {
 	SFP_PROFILE_USER = 0,
@@ -97,6 +103,12 @@ struct sfp_profile_loc {
 	uint32_t mapping;	/* index into mappings; UINT32_MAX none */
 	uint32_t nr_lines;	/* >= 1; lines[0] innermost (inlined) */
 	const struct sfp_profile_line *lines;
+	/* DWARF's name of the real (outermost) function at ip, demangled
+	 * as the symbol is: it may differ from the symbol's name
+	 * ("__libc_start_main_impl" in "__libc_start_main@@GLIBC_2.34").
+	 * NULL when the inline chain was not read (see opts->srclines,
+	 * opts->dwarf_inlines) or DWARF does not name it. */
+	const char *dwarf_name;
 };
 
 struct sfp_profile_node {
@@ -123,6 +135,9 @@ struct sfp_profile_sample {
 	 * frames.  UINT32_MAX otherwise, or when no ip was recorded.
 	 */
 	uint32_t ip_loc;
+	/* its user frames came from the dwarf unwinder (a --call-graph
+	 * dwarf stack snapshot), not from a recorded callchain */
+	bool dwarf;
 };
 
 struct sfp_profile_event {

@@ -23,7 +23,7 @@
 #define DEFAULT_MAX_DEPTH 1024
 
 static int push_frame(struct sfp_profile_loader *ld, size_t *n, uint32_t pid,
-		      uint64_t ip, bool kernel)
+		      uint64_t ip, bool kernel, bool dwarf)
 {
 	uint32_t loc;
 	int err;
@@ -31,7 +31,7 @@ static int push_frame(struct sfp_profile_loader *ld, size_t *n, uint32_t pid,
 	if (sfp_profile_grow((void **)&ld->frames, &ld->cap_frames, *n + 1,
 			     sizeof(*ld->frames)))
 		return -ENOMEM;
-	err = sfp_profile_frame(ld->p, ld, pid, ip, kernel, &loc);
+	err = sfp_profile_frame(ld->p, ld, pid, ip, kernel, dwarf, &loc);
 	if (err)
 		return err;
 	ld->frames[(*n)++] = loc;
@@ -73,7 +73,8 @@ static int add_sample(struct sfp_profile_loader *ld,
 	int err;
 
 	if (!(sm->present & SFP_PERF_SAMPLE_CALLCHAIN)) {
-		err = push_frame(ld, &n, sm->pid, sm->ip, ip_in_kernel(ev));
+		err = push_frame(ld, &n, sm->pid, sm->ip, ip_in_kernel(ev),
+				 false);
 		if (err)
 			return err;
 		goto intern;
@@ -86,7 +87,7 @@ static int add_sample(struct sfp_profile_loader *ld,
 			out.unmerged = true;
 			continue;
 		}
-		err = push_frame(ld, &n, sm->pid, ip, w.kernel);
+		err = push_frame(ld, &n, sm->pid, ip, w.kernel, false);
 		if (err)
 			return err;
 	}
@@ -96,8 +97,10 @@ static int add_sample(struct sfp_profile_loader *ld,
 
 		if (uf < 0)
 			return uf;
+		out.dwarf = uf > 0;
 		for (i = 0; i < (size_t)uf; i++) {
-			err = push_frame(ld, &n, sm->pid, ld->chain[i], false);
+			err = push_frame(ld, &n, sm->pid, ld->chain[i], false,
+					 true);
 			if (err)
 				return err;
 		}
@@ -109,7 +112,7 @@ static int add_sample(struct sfp_profile_loader *ld,
 	 */
 	if (!n && (sm->present & SFP_PERF_SAMPLE_IP)) {
 		err = sfp_profile_frame(p, ld, sm->pid, sm->ip, ip_in_kernel(ev),
-					&out.ip_loc);
+					false, &out.ip_loc);
 		if (err)
 			return err;
 	}
@@ -225,6 +228,8 @@ static int load(struct sfp_perf_reader *rd, const char *name,
 
 	ld.hdr = sfp_perf_reader__header(rd);
 	ld.srclines = SFP_OPTS_GET(opts, sfp_profile_opts, srclines, false);
+	ld.dwarf_inlines = SFP_OPTS_GET(opts, sfp_profile_opts, dwarf_inlines,
+					false);
 	ld.max_depth = SFP_OPTS_GET(opts, sfp_profile_opts, max_depth, 0);
 	ld.no_symbols = SFP_OPTS_GET(opts, sfp_profile_opts, no_symbols, false);
 	if (!ld.max_depth)
@@ -271,6 +276,7 @@ out:
 	sfp_symbolizer__free(&ld.sym);
 	sfp_machine__free(&ld.m);
 	free(ld.dh);
+	free(ld.chain_read);
 	free(ld.frames);
 	free(ld.chain);
 	if (err)

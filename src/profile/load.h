@@ -32,6 +32,9 @@ struct sfp_profile_loader {
 	} *dh;
 	size_t cap_dh;
 	bool srclines;
+	bool dwarf_inlines;
+	bool *chain_read;	/* per loc: inline chain read (dwarf_inlines) */
+	size_t cap_chain_read;
 	uint32_t max_depth;
 	bool no_symbols;
 	uint32_t *frames;	/* locs of the sample at hand, leaf first */
@@ -42,11 +45,13 @@ struct sfp_profile_loader {
 
 /*
  * The interned loc of one frame of process pid (kernel: the frame came
- * from a kernel context).  Return: 0, -ENOMEM.
+ * from a kernel context; dwarf: from the dwarf unwinder, whose frames
+ * get their inline chain with opts->dwarf_inlines).  Return: 0, -ENOMEM.
  */
 SFP_HIDDEN int sfp_profile_frame(struct sfp_profile *p,
 				 struct sfp_profile_loader *ld, uint32_t pid,
-				 uint64_t ip, bool kernel, uint32_t *out);
+				 uint64_t ip, bool kernel, bool dwarf,
+				 uint32_t *out);
 
 /*
  * perf's build-id cache copy of the recording kernel's kallsyms

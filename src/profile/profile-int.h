@@ -108,6 +108,15 @@ SFP_HIDDEN int64_t sfp_profile_add_loc(struct sfp_profile *p,
 				       const struct sfp_profile_loc *l,
 				       const struct sfp_profile_line *lines,
 				       size_t nr_lines);
+/*
+ * Replace the lines of an interned loc (its inline chain, read after the
+ * loc was first made from a frame that did not need it) and set its
+ * dwarf_name.  Return: 0, -EINVAL, -ENOMEM.
+ */
+SFP_HIDDEN int sfp_profile_set_loc_lines(struct sfp_profile *p, uint32_t loc,
+					 const struct sfp_profile_line *lines,
+					 size_t nr_lines,
+					 const char *dwarf_name);
 /* Child of parent through loc.  Return: node index or -ENOMEM. */
 SFP_HIDDEN int64_t sfp_profile_node(struct sfp_profile *p, uint32_t parent,
 				    uint32_t loc);

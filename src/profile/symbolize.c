@@ -138,33 +138,55 @@ static struct sfp_symbolizer_dso *mapping_dso(struct sfp_profile *p,
 }
 
 /*
- * Lines of a user loc with srclines: the inline chain at the address, the
- * outermost (real) function named by its symbol as perf names it.
+ * The inline chain at vaddr as the lines of a user loc, innermost first,
+ * the last one the real function `outer` (as its symbol names it).
+ *
+ * With source files (opts->srclines): each level's file, inlined levels
+ * named as DWARF names them.  Without (opts->dwarf_inlines, perf
+ * report's inlined frames): no files, so that the real function keeps
+ * the identity it has in locs made without the chain, and inlined levels
+ * demangled as perf demangles symbols (perf's new_inline_sym()); a chain
+ * longer than the lines kept loses middle levels, never the real function.
+ * *dwarf_name: DWARF's name of the real function, demangled so, or NULL.
+ *
+ * Return: 0, 1 no DWARF covers vaddr (the symbol's line only), -ENOMEM.
  */
 static int user_lines(struct sfp_profile *p, struct sfp_symbolizer_dso *dh,
-		      uint64_t vaddr, struct sfp_profile_func *outer,
-		      struct sfp_profile_line *lines, size_t max, size_t *nr)
+		      uint64_t vaddr, const struct sfp_profile_func *outer,
+		      bool files, struct sfp_profile_line *lines, size_t max,
+		      size_t *nr, const char **dwarf_name)
 {
 	struct sfp_inline_frame fr[SFP_PROFILE_MAX_INLINE];
 	int n = sfp_symbolizer_dso__inlines(dh, vaddr, fr, ARRAY_SIZE(fr));
 	int64_t fi;
 	size_t i, k;
 
+	*dwarf_name = NULL;
 	if (n <= 0)
-		return 1;	/* no DWARF: the symbol's line only */
+		return 1;
 	k = (size_t)n < ARRAY_SIZE(fr) ? (size_t)n : ARRAY_SIZE(fr);
 	if (k > max)
 		k = max;
+	if (!fr[k - 1].inlined && fr[k - 1].name &&
+	    !(*dwarf_name = user_name(p, fr[k - 1].name)))
+		return -ENOMEM;
 	for (i = 0; i < k; i++) {
 		struct sfp_profile_func f = *outer;
+		bool real = files ? i + 1 == k && !fr[i].inlined : i + 1 == k;
 
-		if (fr[i].file && !(f.file = sfp_profile_str(p, fr[i].file)))
+		if (files && fr[i].file &&
+		    !(f.file = sfp_profile_str(p, fr[i].file)))
 			return -ENOMEM;
-		if (i + 1 < k || fr[i].inlined) {
-			/* an inlined function: DWARF's name for it */
-			const char *nm = fr[i].name ? fr[i].name : unknown;
+		if (!real) {
+			/* an inlined function: DWARF's name for it (perf's
+			 * "??" when it has none) */
+			const char *nm = fr[i].name ? fr[i].name
+					 : files ? unknown : "??";
 
-			if (!(f.name = f.raw_name = sfp_profile_str(p, nm)))
+			f.name = f.raw_name = sfp_profile_str(p, nm);
+			if (!files && f.raw_name)
+				f.name = user_name(p, nm);
+			if (!f.name || !f.raw_name)
 				return -ENOMEM;
 			f.start_line = 0;
 		}
@@ -172,7 +194,8 @@ static int user_lines(struct sfp_profile *p, struct sfp_symbolizer_dso *dh,
 		if (fi < 0)
 			return (int)fi;
 		lines[i].func = (uint32_t)fi;
-		lines[i].line = fr[i].line;
+		/* the real function's own line, where the chain is cut */
+		lines[i].line = real && fr[i].inlined ? 0 : fr[i].line;
 	}
 	*nr = k;
 	return 0;
@@ -247,10 +270,64 @@ static int kernel_frame(struct sfp_profile *p, struct sfp_profile_loader *ld,
 	return add_raw_named_loc(p, &l, &f, found ? &sym : NULL, out);
 }
 
-int sfp_profile_frame(struct sfp_profile *p, struct sfp_profile_loader *ld,
-		      uint32_t pid, uint64_t ip, bool kernel, uint32_t *out)
+/* Whether loc li's inline chain was read; marks it read.  -ENOMEM. */
+static int chain_seen(struct sfp_profile_loader *ld, uint32_t li)
+{
+	size_t cap = ld->cap_chain_read;
+
+	if (li >= ld->cap_chain_read) {
+		if (sfp_profile_grow((void **)&ld->chain_read, &cap,
+				     (size_t)li + 1, sizeof(*ld->chain_read)))
+			return -ENOMEM;
+		memset(ld->chain_read + ld->cap_chain_read, 0,
+		       (cap - ld->cap_chain_read) * sizeof(*ld->chain_read));
+		ld->cap_chain_read = cap;
+	}
+	if (ld->chain_read[li])
+		return 1;
+	ld->chain_read[li] = true;
+	return 0;
+}
+
+/*
+ * perf report's inlined frames for a frame of the dwarf unwinder that hit
+ * loc li, made before without them: its inline chain, read once per loc.
+ */
+static int dwarf_chain(struct sfp_profile *p, struct sfp_profile_loader *ld,
+		       const struct sfp_pmap *pm, uint32_t mi, uint32_t li)
 {
 	struct sfp_profile_line lines[SFP_PROFILE_MAX_INLINE];
+	const struct sfp_profile_loc *l = &p->locs[li];
+	struct sfp_profile_func outer;
+	struct sfp_symbolizer_dso *dh;
+	const char *dn;
+	uint64_t vaddr;
+	size_t nr = 0;
+	int err = chain_seen(ld, li);
+
+	if (err)
+		return err < 0 ? err : 0;
+	outer = p->funcs[p->lines[p->loc_line0[li] + l->nr_lines - 1].func];
+	/* perf expands resolved frames only: it needs their symbol */
+	if (!strcmp(outer.name, unknown))
+		return 0;
+	dh = mapping_dso(p, ld, mi);
+	if (!dh || sfp_symbolizer_dso__vaddr(dh, pm->start, pm->pgoff, l->ip,
+					     &vaddr))
+		return 0;
+	err = user_lines(p, dh, vaddr, &outer, false, lines, ARRAY_SIZE(lines),
+			 &nr, &dn);
+	if (err)
+		return err < 0 ? err : 0;
+	if (nr == 1 && !dn)
+		return 0;
+	return sfp_profile_set_loc_lines(p, li, lines, nr, dn);
+}
+
+int sfp_profile_frame(struct sfp_profile *p, struct sfp_profile_loader *ld,
+		      uint32_t pid, uint64_t ip, bool kernel, bool dwarf,
+		      uint32_t *out)
+{
 	struct sfp_profile_func f = { .kind = SFP_PROFILE_USER };
 	struct sfp_profile_loc l = { .ip = ip, .addr = ip };
 	const struct sfp_pmap *pm;
@@ -260,9 +337,10 @@ int sfp_profile_frame(struct sfp_profile *p, struct sfp_profile_loader *ld,
 	struct sfp_pdso *d;
 	uint64_t vaddr;
 	uint32_t li, line = 0;
-	size_t nr = 0;
 	int64_t mi;
 	int err;
+	/* perf report expands the frames of its dwarf unwinder only */
+	bool chain = dwarf && ld->dwarf_inlines && !ld->srclines;
 
 	if (kernel)
 		return kernel_frame(p, ld, ip, out);
@@ -299,7 +377,8 @@ int sfp_profile_frame(struct sfp_profile *p, struct sfp_profile_loader *ld,
 	li = sfp_profile_find_loc(p, (uint32_t)mi, ip);
 	if (li != SFP_PROFILE_NONE) {
 		*out = li;
-		return 0;
+		return chain && !d->jit ? dwarf_chain(p, ld, pm, (uint32_t)mi, li)
+					: 0;
 	}
 	l.mapping = (uint32_t)mi;
 	l.addr = ip - pm->start + pm->pgoff;
@@ -332,17 +411,24 @@ int sfp_profile_frame(struct sfp_profile *p, struct sfp_profile_loader *ld,
 			if (sym.file && !(f.file = sfp_profile_str(p, sym.file)))
 				return -ENOMEM;
 			line = sym.line;
-			err = user_lines(p, dh, vaddr, &f, lines,
-					 ARRAY_SIZE(lines), &nr);
+		}
+		if (ld->srclines || chain) {
+			struct sfp_profile_line lines[SFP_PROFILE_MAX_INLINE];
+			size_t nr = 0;
+
+			err = user_lines(p, dh, vaddr, &f, ld->srclines, lines,
+					 ARRAY_SIZE(lines), &nr, &l.dwarf_name);
 			if (err < 0)
 				return err;
-			if (err > 0)
-				nr = 0;
+			err = add_loc(p, &l, &f, lines, err ? 0 : nr, line, out);
+			if (err || !chain)
+				return err;
+			return chain_seen(ld, *out) < 0 ? -ENOMEM : 0;
 		}
 	} else {
 		f.name = f.raw_name = sfp_profile_str(p, unknown);
 		if (!f.name)
 			return -ENOMEM;
 	}
-	return add_loc(p, &l, &f, lines, nr, line, out);
+	return add_loc(p, &l, &f, NULL, 0, line, out);
 }

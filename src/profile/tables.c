@@ -337,6 +337,24 @@ int64_t sfp_profile_add_loc(struct sfp_profile *p,
 	return i;
 }
 
+int sfp_profile_set_loc_lines(struct sfp_profile *p, uint32_t loc,
+			      const struct sfp_profile_line *lines,
+			      size_t nr_lines, const char *dwarf_name)
+{
+	if (loc >= p->nr_locs || !nr_lines || nr_lines > SFP_PROFILE_NONE)
+		return -EINVAL;
+	/* the old lines stay behind, unused: a loc is re-read at most once */
+	if (p->nr_lines + nr_lines < p->nr_lines ||
+	    GROW(p->lines, p->cap_lines, p->nr_lines + nr_lines))
+		return -ENOMEM;
+	p->loc_line0[loc] = p->nr_lines;
+	p->locs[loc].nr_lines = (uint32_t)nr_lines;
+	p->locs[loc].dwarf_name = dwarf_name;
+	memcpy(p->lines + p->nr_lines, lines, nr_lines * sizeof(*lines));
+	p->nr_lines += nr_lines;
+	return 0;
+}
+
 /* --- nodes: (parent, loc) --- */
 
 struct node_key {

@@ -47,6 +47,27 @@ uint64_t sfp_rep_sym(const struct sfp_profile *p, uint32_t loc)
 	return l->lines[l->nr_lines - 1].func;
 }
 
+/* The name of inline level `line` of a loc (the outermost: DWARF's name
+ * of the real function, else its symbol). */
+const char *sfp_rep_fname(const struct sfp_profile *p, uint32_t loc,
+			  int32_t line)
+{
+	const struct sfp_profile_loc *l = sfp_profile__loc(p, loc);
+
+	if (line < 0)
+		return sfp_rep_func(p, loc)->name;
+	if ((uint32_t)line + 1 == l->nr_lines && l->dwarf_name)
+		return l->dwarf_name;
+	return sfp_profile__func(p, l->lines[line].func)->name;
+}
+
+uint64_t sfp_rep_fsym(const struct sfp_profile *p, uint32_t loc, int32_t line)
+{
+	if (line < 0)
+		return sfp_rep_sym(p, loc);
+	return SYM_INLINE_BIT | (uintptr_t)sfp_rep_fname(p, loc, line);
+}
+
 static bool in_u32(const uint32_t *v, size_t n, uint32_t x)
 {
 	size_t i;
@@ -105,6 +126,48 @@ long sfp_rep_stack(struct rep *r, const struct sfp_profile_sample *s)
 	return (long)d;
 }
 
+/*
+ * The frames of the sample at hand (r->locs, d deep) into r->fr.  As
+ * perf 6.1 does for frames of its dwarf unwinder only (append_inlines()):
+ * a user frame with DWARF becomes its inline chain, innermost first, each
+ * level an "(inlined)" frame of its own; the outermost level is the real
+ * function when DWARF names it as the symbol is named, else it too is an
+ * inlined frame under DWARF's name.  Return: the count or -ENOMEM.
+ */
+static long expand_frames(struct rep *r, const struct sfp_profile_sample *s,
+			  const uint32_t *locs, long d)
+{
+	long j, n = 0;
+
+	for (j = 0; j < d; j++) {
+		const struct sfp_profile_loc *l = sfp_profile__loc(r->p, locs[j]);
+		const struct sfp_profile_func *f = sfp_rep_func(r->p, locs[j]);
+		bool inl = r->o->inline_frames && s->dwarf &&
+			   f->kind == SFP_PROFILE_USER &&
+			   (l->dwarf_name || l->nr_lines > 1);
+		uint32_t k, nl = inl ? l->nr_lines : 1;
+
+		if (GROW(r->fr, r->cap_fr, (size_t)n + nl) ||
+		    GROW(r->fent, r->cap_fent, (size_t)n + nl + 1))
+			return -ENOMEM;
+		if (!inl) {
+			r->fr[n].loc = locs[j];
+			r->fr[n++].line = -1;
+			continue;
+		}
+		for (k = 0; k < nl; k++) {
+			r->fr[n].loc = locs[j];
+			r->fr[n].line = (int32_t)k;
+			if (k + 1 == nl && !strcmp(sfp_rep_fname(r->p, locs[j],
+								 (int32_t)k),
+						   f->name))
+				r->fr[n].line = -1;
+			n++;
+		}
+	}
+	return n;
+}
+
 /* dso name as perf matches --dsos: full path or its last component */
 static bool dso_ok(const struct sfp_report_opts *o, const char *dso)
 {
@@ -116,15 +179,55 @@ static bool dso_ok(const struct sfp_report_opts *o, const char *dso)
 	       (b && in_str(o->dsos, o->nr_dsos, b + 1));
 }
 
-static void frame_key(const struct rep *r, const struct sfp_profile_sample *s,
-		      uint32_t loc, uint64_t *key)
+static bool ikey_eq(const void *ctx, uint32_t idx, const void *key)
 {
+	const struct rep *r = ctx;
+	const struct rep_ikey *k = key;
+
+	return r->ikeys[idx].name == k->name && r->ikeys[idx].base == k->base;
+}
+
+/*
+ * The symbol key of an inlined frame's entry.  perf's entries compare
+ * inlined symbols by name and then by the address range of the symbol
+ * they were made from (_sort__sym_cmp()): the same function inlined into
+ * two functions is two entries.  Return: the key or -ENOMEM.
+ */
+static int64_t inline_key(struct rep *r, uint32_t loc, int32_t line)
+{
+	struct rep_ikey k = { sfp_rep_fname(r->p, loc, line),
+			      sfp_rep_sym(r->p, loc) };
+	uint32_t h = sfp_hash64((uintptr_t)k.name * 0x9e3779b97f4a7c15ull ^
+				k.base, 0x1b1);
+	uint32_t i = sfp_ptab__find(&r->iktab, h, ikey_eq, r, &k);
+
+	if (i == SFP_PROFILE_NONE) {
+		if (GROW(r->ikeys, r->cap_ikeys, r->nr_ikeys + 1))
+			return -ENOMEM;
+		i = (uint32_t)r->nr_ikeys;
+		if (sfp_ptab__add(&r->iktab, h, i))
+			return -ENOMEM;
+		r->ikeys[r->nr_ikeys++] = k;
+	}
+	return (int64_t)(SYM_INLINE_BIT | i);
+}
+
+static int frame_key(struct rep *r, const struct sfp_profile_sample *s,
+		     uint32_t loc, int32_t line, uint64_t *key)
+{
+	int64_t ik;
 	size_t i;
 
 	for (i = 0; i < r->o->nr_keys; i++) {
 		switch (r->o->keys[i]) {
 		case SFP_REPORT_SYM:
-			key[i] = sfp_rep_sym(r->p, loc);
+			if (line < 0) {
+				key[i] = sfp_rep_sym(r->p, loc);
+				break;
+			}
+			if ((ik = inline_key(r, loc, line)) < 0)
+				return (int)ik;
+			key[i] = (uint64_t)ik;
 			break;
 		case SFP_REPORT_DSO:
 			key[i] = (uintptr_t)sfp_rep_func(r->p, loc)->dso;
@@ -137,6 +240,7 @@ static void frame_key(const struct rep *r, const struct sfp_profile_sample *s,
 			break;
 		}
 	}
+	return 0;
 }
 
 static uint32_t key_hash(const uint64_t *key, size_t n)
@@ -158,15 +262,18 @@ static bool entry_eq(const void *ctx, uint32_t idx, const void *key)
 
 /* The entry of a frame (created on first sight); NONE when filtered. */
 static int64_t frame_entry(struct rep *r, const struct sfp_profile_sample *s,
-			   uint32_t loc, bool create)
+			   uint32_t loc, int32_t line, bool create)
 {
 	uint64_t key[SFP_REPORT_MAX_KEYS] = { 0 };
 	uint32_t h, i;
 	struct rep_entry *e;
+	int err;
 
 	if (!dso_ok(r->o, sfp_rep_func(r->p, loc)->dso))
 		return SFP_PROFILE_NONE;
-	frame_key(r, s, loc, key);
+	err = frame_key(r, s, loc, line, key);
+	if (err)
+		return err;
 	h = key_hash(key, r->o->nr_keys);
 	i = sfp_ptab__find(&r->etab, h, entry_eq, r, key);
 	if (i != SFP_PROFILE_NONE || !create)
@@ -180,6 +287,7 @@ static int64_t frame_entry(struct rep *r, const struct sfp_profile_sample *s,
 	memset(e, 0, sizeof(*e));
 	memcpy(e->key, key, sizeof(key));
 	e->loc = loc;
+	e->line = line;
 	e->comm = s->comm;
 	e->tid = s->tid;
 	e->graph = SFP_PROFILE_NONE;
@@ -216,7 +324,9 @@ int sfp_rep_build(struct rep *r)
 	const struct sfp_profile *p = r->p;
 	size_t i, n = sfp_profile__nr_samples(p);
 	const uint32_t *locs;
-	long d, j;
+	long d, j, nf;
+	int64_t ei;
+	struct rep_entry *e;
 
 	for (i = 0; i < n; i++) {
 		const struct sfp_profile_sample *s = sfp_profile__sample(p, i);
@@ -239,25 +349,36 @@ int sfp_rep_build(struct rep *r)
 			locs = &s->ip_loc;
 			d = 1;
 		}
-		for (j = 0; j < d; j++) {
-			int64_t ei;
-			struct rep_entry *e;
-
-			if (j > 0 && !r->o->children)
-				break;
-			ei = frame_entry(r, s, locs[j], true);
+		if (!d)
+			continue;
+		/* self: the sample's own entry, its real function (perf's
+		 * entry comes from the sample ip, never an inline level) */
+		ei = frame_entry(r, s, locs[0], -1, true);
+		if (ei < 0)
+			return (int)ei;
+		if (ei != SFP_PROFILE_NONE) {
+			e = &r->e[ei];
+			/* a thread shows its latest comm (after exec), as
+			 * perf's pid column does */
+			e->comm = s->comm;
+			e->self += s->period;
+			e->nr_samples++;
+			e->stamp = i + 1;
+			e->children += s->period;
+		}
+		if (!r->o->children)
+			continue;
+		nf = expand_frames(r, s, locs, d);
+		if (nf < 0)
+			return (int)nf;
+		for (j = 0; j < nf; j++) {
+			ei = frame_entry(r, s, r->fr[j].loc, r->fr[j].line, true);
 			if (ei < 0)
 				return (int)ei;
 			if (ei == SFP_PROFILE_NONE)
 				continue;
 			e = &r->e[ei];
-			/* a thread shows its latest comm (after exec), as
-			 * perf's pid column does */
 			e->comm = s->comm;
-			if (j == 0) {
-				e->self += s->period;
-				e->nr_samples++;
-			}
 			if (e->stamp != i + 1) {
 				e->stamp = i + 1;
 				e->children += s->period;
@@ -268,8 +389,8 @@ int sfp_rep_build(struct rep *r)
 	if (!r->order)
 		return -ENOMEM;
 	for (i = 0; i < r->nr_e; i++) {
-		const struct rep_entry *e = &r->e[i];
-		uint64_t v = shown_period(r, e);
+		const struct rep_entry *x = &r->e[i];
+		uint64_t v = shown_period(r, x);
 
 		if (!v)
 			continue;
@@ -298,7 +419,7 @@ static bool gnode_eq(const void *ctx, uint32_t idx, const void *key)
 }
 
 static int64_t gnode_new(struct rep *r, uint32_t parent, uint64_t sym,
-			 uint32_t loc)
+			 uint32_t loc, int32_t line)
 {
 	struct rep_gnode *g;
 
@@ -307,6 +428,7 @@ static int64_t gnode_new(struct rep *r, uint32_t parent, uint64_t sym,
 	g = &r->g[r->nr_g];
 	g->sym = sym;
 	g->loc = loc;
+	g->line = line;
 	g->parent = parent;
 	g->period = 0;
 	g->first_child = SFP_PROFILE_NONE;
@@ -316,7 +438,7 @@ static int64_t gnode_new(struct rep *r, uint32_t parent, uint64_t sym,
 
 /* Child of `parent` for frame sym: found by hash, chained for printing. */
 static int64_t gnode_child(struct rep *r, uint32_t parent, uint64_t sym,
-			   uint32_t loc)
+			   uint32_t loc, int32_t line)
 {
 	struct gkey k = { parent, sym };
 	uint32_t h = sfp_hash64(sym, parent), i;
@@ -325,7 +447,7 @@ static int64_t gnode_child(struct rep *r, uint32_t parent, uint64_t sym,
 	i = sfp_ptab__find(&r->gtab, h, gnode_eq, r, &k);
 	if (i != SFP_PROFILE_NONE)
 		return i;
-	c = gnode_new(r, parent, sym, loc);
+	c = gnode_new(r, parent, sym, loc, line);
 	if (c < 0)
 		return c;
 	if (sfp_ptab__add(&r->gtab, h, (uint32_t)c))
@@ -339,9 +461,9 @@ static int64_t gnode_child(struct rep *r, uint32_t parent, uint64_t sym,
  * Graph identity of a frame: perf's function; an unresolved frame is its
  * own address (perf's match_chain() falls back to dso and address).
  */
-static uint64_t graph_sym(const struct rep *r, uint32_t loc)
+static uint64_t graph_sym(const struct rep *r, const struct rep_frame *f)
 {
-	return sfp_rep_sym(r->p, loc);
+	return sfp_rep_fsym(r->p, f->loc, f->line);
 }
 
 static int add_path(struct rep *r, struct rep_entry *e, long from, long to,
@@ -352,7 +474,7 @@ static int add_path(struct rep *r, struct rep_entry *e, long from, long to,
 	int64_t c;
 
 	if (e->graph == SFP_PROFILE_NONE) {
-		c = gnode_new(r, SFP_PROFILE_NONE, 0, SFP_PROFILE_NONE);
+		c = gnode_new(r, SFP_PROFILE_NONE, 0, SFP_PROFILE_NONE, -1);
 		if (c < 0)
 			return (int)c;
 		e->graph = (uint32_t)c;
@@ -360,7 +482,8 @@ static int add_path(struct rep *r, struct rep_entry *e, long from, long to,
 	cur = e->graph;
 	r->g[cur].period += period;
 	for (j = from;; j += step) {
-		c = gnode_child(r, cur, graph_sym(r, r->locs[j]), r->locs[j]);
+		c = gnode_child(r, cur, graph_sym(r, &r->fr[j]), r->fr[j].loc,
+				r->fr[j].line);
 		if (c < 0)
 			return (int)c;
 		cur = (uint32_t)c;
@@ -376,7 +499,8 @@ int sfp_rep_graphs(struct rep *r)
 	const struct sfp_profile *p = r->p;
 	size_t i, n = sfp_profile__nr_samples(p), k;
 	bool *shown = calloc(r->nr_e ? r->nr_e : 1, sizeof(*shown));
-	long d, j;
+	long d, j, nf;
+	int64_t se;
 	int err = 0;
 
 	if (!shown)
@@ -397,21 +521,31 @@ int sfp_rep_graphs(struct rep *r)
 		}
 		if (!d)
 			continue;
-		if (!r->o->children) {
-			int64_t ei = frame_entry(r, s, r->locs[0], false);
-
-			if (ei >= 0 && ei != SFP_PROFILE_NONE && shown[ei])
-				err = r->o->callee ?
-					add_path(r, &r->e[ei], 0, d - 1, s->period) :
-					add_path(r, &r->e[ei], d - 1, 0, s->period);
-			continue;
+		nf = expand_frames(r, s, r->locs, d);
+		if (nf < 0) {
+			err = (int)nf;
+			break;
 		}
-		/* where each entry sits in this stack: innermost, outermost */
-		for (j = 0; j < d; j++) {
-			int64_t ei = frame_entry(r, s, r->locs[j], false);
+		/* the sample's own entry (its leaf's real function) gets the
+		 * whole stack, root to leaf (callee order: leaf to root) */
+		se = frame_entry(r, s, r->locs[0], -1, false);
+		if (se < 0 || (se != SFP_PROFILE_NONE && !shown[se]))
+			se = SFP_PROFILE_NONE;
+		if (se != SFP_PROFILE_NONE)
+			err = r->o->callee ?
+				add_path(r, &r->e[se], 0, nf - 1, s->period) :
+				add_path(r, &r->e[se], nf - 1, 0, s->period);
+		if (!r->o->children)
+			continue;
+		/* where each other entry sits in this stack: innermost,
+		 * outermost */
+		for (j = 0; j < nf; j++) {
+			int64_t ei = frame_entry(r, s, r->fr[j].loc,
+						 r->fr[j].line, false);
 
 			r->fent[j] = SFP_PROFILE_NONE;
-			if (ei < 0 || ei == SFP_PROFILE_NONE || !shown[ei])
+			if (ei < 0 || ei == SFP_PROFILE_NONE || !shown[ei] ||
+			    ei == se)
 				continue;
 			r->fent[j] = (uint32_t)ei;
 			if (r->e[ei].stamp != i + 1) {
@@ -420,7 +554,7 @@ int sfp_rep_graphs(struct rep *r)
 			}
 			r->e[ei].outer = (int)j;
 		}
-		for (j = 0; j < d && !err; j++) {
+		for (j = 0; j < nf && !err; j++) {
 			struct rep_entry *e;
 
 			if (r->fent[j] == SFP_PROFILE_NONE)
@@ -429,17 +563,14 @@ int sfp_rep_graphs(struct rep *r)
 			if (e->inner != j)
 				continue;	/* once per sample */
 			/*
-			 * As perf: where the entry is the leaf (its self
-			 * part) the whole stack, root to leaf; elsewhere
-			 * from the entry's outermost frame down to the leaf.
-			 * Callee order: from the leaf, or from the entry's
-			 * innermost frame, up to the root.
+			 * As perf: from the entry's outermost frame down to
+			 * the leaf.  Callee order: from the entry's innermost
+			 * frame up to the root.
 			 */
 			if (r->o->callee)
-				err = add_path(r, e, e->inner, d - 1, s->period);
+				err = add_path(r, e, e->inner, nf - 1, s->period);
 			else
-				err = add_path(r, e, e->inner ? e->outer : d - 1,
-					       0, s->period);
+				err = add_path(r, e, e->outer, 0, s->period);
 		}
 	}
 	free(shown);
@@ -454,6 +585,9 @@ void sfp_rep_free(struct rep *r)
 	sfp_ptab__free(&r->gtab);
 	free(r->locs);
 	free(r->fent);
+	free(r->fr);
 	free(r->order);
+	free(r->ikeys);
+	sfp_ptab__free(&r->iktab);
 	memset(r, 0, sizeof(*r));
 }

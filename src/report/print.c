@@ -55,6 +55,9 @@ static void key_text(const struct rep *r, const struct rep_entry *e,
 		if (plain && (sfp_rep_sym(r->p, e->loc) & SYM_UNKNOWN_BIT))
 			snprintf(buf, len, "0x%016" PRIx64,
 				 sfp_profile__loc(r->p, e->loc)->addr);
+		else if (e->line >= 0)
+			snprintf(buf, len, "%s%s (inlined)", plain ? "" : "[.] ",
+				 sfp_rep_fname(r->p, e->loc, e->line));
 		else if (plain)
 			snprintf(buf, len, "%s", f->name);
 		else if (sfp_rep_sym(r->p, e->loc) & SYM_UNKNOWN_BIT)
@@ -83,11 +86,16 @@ static void key_text(const struct rep *r, const struct rep_entry *e,
  * perf prints it ("%#lx" of the runtime address).  The buffer holds one
  * name at a time: each is printed before the next is asked for.
  */
-static const char *frame_name(const struct rep *r, uint32_t loc)
+static const char *frame_name(const struct rep *r, uint32_t loc, int32_t line)
 {
-	static char buf[24];
+	static char buf[4096];
 	const struct sfp_profile_func *f = sfp_rep_func(r->p, loc);
 
+	if (line >= 0) {
+		snprintf(buf, sizeof(buf), "%s (inlined)",
+			 sfp_rep_fname(r->p, loc, line));
+		return buf;
+	}
 	if (strcmp(f->name, "[unknown]"))
 		return f->name;
 	snprintf(buf, sizeof(buf), "%#" PRIx64, sfp_profile__loc(r->p, loc)->ip);
@@ -141,7 +149,7 @@ static int print_sub(const struct rep *r, FILE *out, uint32_t n,
 	if (depth > 4096)	/* a bound on recursion, far above real stacks */
 		goto out;
 	if (nk == 1 && r->g[v[0]].period == r->g[n].period) {
-		fprintf(out, "%s%s\n", prefix, frame_name(r, r->g[v[0]].loc));
+		fprintf(out, "%s%s\n", prefix, frame_name(r, r->g[v[0]].loc, r->g[v[0]].line));
 		err = print_sub(r, out, v[0], prefix, depth + 1);
 		goto out;
 	}
@@ -160,7 +168,7 @@ static int print_sub(const struct rep *r, FILE *out, uint32_t n,
 		snprintf(p, sizeof(p), "%.2f%%", pct(r->g[v[j]].period, r->total));
 
 		fprintf(out, "%s%s--%s--%s\n", prefix, last ? " " : "|", p,
-			frame_name(r, r->g[v[j]].loc));
+			frame_name(r, r->g[v[j]].loc, r->g[v[j]].line));
 		/* perf indents what follows a branch by a fixed 11 columns,
 		 * whatever the width of its percentage */
 		memcpy(np, prefix, pl);
@@ -191,7 +199,8 @@ static int print_graph(const struct rep *r, FILE *out, const struct rep_entry *e
 	/* as perf: sorting by symbol first, a single root that is the
 	 * entry's own symbol is not shown again; the graph starts below */
 	if (nk == 1 && r->o->keys[0] == SFP_REPORT_SYM &&
-	    sfp_rep_sym(r->p, r->g[v[0]].loc) == sfp_rep_sym(r->p, e->loc)) {
+	    sfp_rep_fsym(r->p, r->g[v[0]].loc, r->g[v[0]].line) ==
+	    sfp_rep_fsym(r->p, e->loc, e->line)) {
 		top = v[0];
 		free(v);
 		nk = kids(r, top, &v);
@@ -205,7 +214,7 @@ static int print_graph(const struct rep *r, FILE *out, const struct rep_entry *e
 	}
 	if (nk == 1 && r->g[v[0]].period == r->g[top].period) {
 		fprintf(out, "            |\n            ---%s\n",
-			frame_name(r, r->g[v[0]].loc));
+			frame_name(r, r->g[v[0]].loc, r->g[v[0]].line));
 		err = print_sub(r, out, v[0], "               ", 0);
 	} else {
 		err = print_sub(r, out, top, "            ", 0);
@@ -238,13 +247,13 @@ static int print_paths(const struct rep *r, FILE *out, uint32_t n,
 			fprintf(out, "%s%.2f%% ", lead, q);
 			for (j = 0; j < depth; j++)
 				fprintf(out, "%s%s", j ? ";" : "",
-					frame_name(r, r->g[path[j]].loc));
+					frame_name(r, r->g[path[j]].loc, r->g[path[j]].line));
 			fprintf(out, "\n");
 		} else {
 			fprintf(out, "%s%.2f%%\n", lead, q);
 			for (j = 0; j < depth; j++)
 				fprintf(out, "%s    %s\n", lead,
-					frame_name(r, r->g[path[j]].loc));
+					frame_name(r, r->g[path[j]].loc, r->g[path[j]].line));
 			fprintf(out, "\n");
 		}
 	}
@@ -288,7 +297,7 @@ static int plain_paths(const struct rep *r, FILE *out, uint32_t n,
 		for (j = 0; j < depth; j++) {
 			if (j)
 				fputc(';', out);
-			plain_put(out, frame_name(r, r->g[path[j]].loc));
+			plain_put(out, frame_name(r, r->g[path[j]].loc, r->g[path[j]].line));
 		}
 		fprintf(out, "\n");
 	}

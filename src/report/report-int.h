@@ -11,11 +11,28 @@
 
 /* A frame's identity as perf groups it ("function" call-graph key). */
 #define SYM_UNKNOWN_BIT (1ull << 62)
+/* An inlined frame.  Call graphs match those by name (its interned
+ * pointer); entries by name and the real function it was inlined into
+ * (an index into rep.ikeys). */
+#define SYM_INLINE_BIT (1ull << 61)
+
+struct rep_ikey {
+	const char *name;
+	uint64_t base;		/* sfp_rep_sym() of the real function */
+};
+
+/* A frame of a sample's stack: a loc, or one inline level of it (line
+ * index into the loc's lines; -1: the loc's real function). */
+struct rep_frame {
+	uint32_t loc;
+	int32_t line;
+};
 
 struct rep_entry {
 	uint64_t key[SFP_REPORT_MAX_KEYS];
 	uint64_t self, children, nr_samples;
 	uint32_t loc;		/* a loc of the entry's symbol (display) */
+	int32_t line;		/* its inline level, -1: the real function */
 	uint32_t comm;		/* string index */
 	uint32_t tid;
 	uint32_t graph;		/* root graph node, NONE: not built */
@@ -27,6 +44,7 @@ struct rep_gnode {
 	uint64_t sym;
 	uint64_t period;
 	uint32_t loc;
+	int32_t line;
 	uint32_t parent;
 	uint32_t first_child, next;
 };
@@ -44,10 +62,15 @@ struct rep {
 	struct sfp_ptab gtab;
 	uint32_t *locs;		/* the sample at hand, leaf first */
 	size_t cap_locs;
+	struct rep_frame *fr;	/* its frames, inlines expanded */
+	size_t cap_fr;
 	uint32_t *fent;		/* entry of each of its frames (NONE: none) */
 	size_t cap_fent;
 	uint32_t *order;	/* shown entries, best first */
 	size_t nr_order;
+	struct rep_ikey *ikeys;	/* identities of inlined entries */
+	size_t nr_ikeys, cap_ikeys;
+	struct sfp_ptab iktab;
 };
 
 /* Tables of one event's section: entries, sorted and limited. */
@@ -69,5 +92,11 @@ SFP_HIDDEN long sfp_rep_stack(struct rep *r, const struct sfp_profile_sample *s)
 SFP_HIDDEN const struct sfp_profile_func *sfp_rep_func(const struct sfp_profile *p,
 						       uint32_t loc);
 SFP_HIDDEN uint64_t sfp_rep_sym(const struct sfp_profile *p, uint32_t loc);
+/* Identity and name of a frame (loc, inline level); *inlined: whether
+ * perf marks it "(inlined)". */
+SFP_HIDDEN uint64_t sfp_rep_fsym(const struct sfp_profile *p, uint32_t loc,
+				 int32_t line);
+SFP_HIDDEN const char *sfp_rep_fname(const struct sfp_profile *p, uint32_t loc,
+				     int32_t line);
 
 #endif /* SFP_REPORT_INT_H */

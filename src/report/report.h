@@ -51,6 +51,10 @@ struct sfp_report_opts {
 	bool has_time;
 	uint64_t time_start, time_stop;	/* ns; stop 0: open-ended */
 	bool plain;			/* docs/report.md's format */
+	/* inlined functions as frames of their own, where perf shows them:
+	 * user frames the dwarf unwinder found (needs a profile loaded
+	 * with srclines) */
+	bool inline_frames;
 	/* for the header */
 	const char *input;
 };

@@ -1,15 +1,19 @@
 # sfprof report on real recordings of a known workload (tests/progs/
 # report-work: main -> run -> work -> hot_leaf ~2/3, main -> run -> warm
 # ~1/3, no frame pointers), checked against the expected shares and
-# against Debian's perf report on the same perf.data files.
-# checks: 31
+# against Debian's perf report on the same perf.data files; and inlined
+# functions (tests/progs/report-inline) as perf report shows them on a
+# --call-graph dwarf file, and does not on a frame-pointer file.
+# checks: 40
 . "$(dirname "$0")/test-subr.sh"
 PROGS=${SFP_BUILD:?}/tests/progs
 RW="$PROGS/report-work"
 PW="$PROGS/perf-work"
 
+# (tried three times, as every perf record here: perf 6.1 aborts now
+# and then on this machine, see docs/perf-names.md)
 if ! command -v perf >/dev/null 2>&1 ||
-   ! perf record -q -e cpu-clock -o "$TMP/probe.data" true >/dev/null 2>&1; then
+   ! rec "$TMP/probe.data" true 2>/dev/null; then
 	skip "report tests" "perf record does not work here"
 	exit 0
 fi
@@ -63,7 +67,7 @@ sfp report -i "$TMP/rw.data" --no-children --sort sym --plain > "$TMP/nc.plain"
 top=$(awk -F '\t' '$1 == "entry" && $2 == 1 { print $NF, $4 }' "$TMP/nc.plain")
 hot=$(awk -F '\t' '$1 == "path" && $2 == 1' "$TMP/nc.plain" | sort -t "$(printf '\t')" -k3,3 -nr | head -1 | cut -f3,5)
 if echo "$top" | awk '{ exit !($1 == "hot_leaf" && $2 >= 58 && $2 <= 75) }' &&
-   echo "$hot" | awk -F '\t' '{ exit !($1 >= 55 && $2 ~ /^hot_leaf;work;run;main(;|$)/) }'; then
+   echo "$hot" | awk -F '\t' '{ exit !($1 >= 55 && $2 ~ /^(body \(inlined\);)?hot_leaf;work;run;main(;|$)/) }'; then
 	pass "report names hot_leaf first ($top%) called from work, run, main (perf's callee order)"
 else
 	fail "report of the known workload: top '$top', heaviest path '$hot'"
@@ -72,8 +76,11 @@ fi
 
 # the default stdio view shows the path under the hot_leaf entry in order
 sfp report -i "$TMP/rw.data" > "$TMP/def.txt"
-# (its heaviest branch: the whole stack, root to leaf)
+# (its heaviest branch: the whole stack, root to leaf; the inlined
+# frames perf shows on this dwarf file, "body (inlined)" in hot_leaf and
+# libc's start, left out)
 if awk '/\[\.\] hot_leaf *$/ { on = 1; next } on && /^ *[0-9.]+%/ { exit }
+	on && / \(inlined\)$/ { next }
 	on { gsub(/[0-9.]+%/, " "); gsub(/[-|]/, " ")
 	     if (NF == 1) seq = seq " " $1; else if (seq != "") exit }
 	END { exit !(seq ~ / main run work hot_leaf$/) }' "$TMP/def.txt"; then
@@ -157,6 +164,129 @@ else
 	fail "sfprof record of report-work failed"
 fi
 
+# --- inlined functions, on a dwarf file -----------------------------------
+# perf 6.1 expands the frames its dwarf unwinder found with addr2line -i
+# (tests/progs/report-inline: main -> hot -> mix_many -> mix, main ->
+# warm -> mix, both inlined; main -> scaled.constprop.0): "mix (inlined)"
+# frames, entries of their own with children, one per function mix was
+# inlined into; the real function marked so too where DWARF names it
+# differently from its symbol ("scaled (inlined)"); self time on the real
+# function; never in frame-pointer chains; --no-inline off.  Compared as
+# above: to the hundredth, line for line, equal overheads in either order.
+# The full views differ elsewhere (a vDSO address perf names twice; under
+# ASan libasan's C++ inlines, which addr2line names with their
+# namespace): the entries whose lines involve the program's inlined
+# functions are compared in the full view, all of the --percent-limit 2
+# views.  The workload is built here without sanitizers (with its
+# progs.mk flags): under ASan, libasan's clock_gettime interceptor and
+# LeakSanitizer's exit-time thread unwind differently from perf, which is
+# not what these checks are about; sfprof itself still runs sanitized.
+RI=$PROGS/report-inline
+if cc -O2 -g -fno-omit-frame-pointer -o "$TMP/report-inline" \
+	"$(dirname "$0")/../progs/report-inline.c" 2>/dev/null; then
+	RI=$TMP/report-inline
+fi
+view() {	# out file, data file, perf|sfp, report options...
+	o=$1 d=$2 who=$3
+	shift 3
+	if [ "$who" = perf ]; then
+		perf report --stdio "$@" -i "$d" 2>/dev/null
+	else
+		sfp report "$@" -i "$d"
+	fi | grep -v '^#' | sed 's/[[:space:]]*$//' | grep -v '^$' > "$o"
+}
+INL='(mix|mix_many|scaled) \(inlined\)'
+if rec "$TMP/ri.data" -F 1000 --call-graph dwarf,16384 -- "$RI" 1500; then
+	D=$TMP/ri.data
+	for mode in --children --no-children; do
+		view "$TMP/pi.txt" "$D" perf $mode
+		view "$TMP/si.txt" "$D" sfp $mode
+		entries "$TMP/pi.txt" | grep -E "$INL" > "$TMP/pi.ent"
+		entries "$TMP/si.txt" | grep -E "$INL" > "$TMP/si.ent"
+		n=$(wc -l < "$TMP/pi.ent")
+		if [ "$n" -ge 1 ] && grep -q 'mix_many (inlined)' "$TMP/pi.ent" &&
+		   cmp -s "$TMP/pi.ent" "$TMP/si.ent"; then
+			pass "report $mode on a dwarf file: the $n entries with the program's inlined frames equal perf report's"
+		else
+			fail "report $mode on a dwarf file: entries with inlined frames differ from perf report's ($n)"
+			diff "$TMP/pi.ent" "$TMP/si.ent" | cut -c1-200 | head -10 | sed 's/^/  /'
+		fi
+		if [ $mode = --children ]; then
+			# perf's rules, each seen in perf's own view first
+			np=$(grep -c '\] mix (inlined)$' "$TMP/pi.txt")
+			ns=$(grep -c '\] mix (inlined)$' "$TMP/si.txt")
+			if [ "$np" = 2 ] && [ "$ns" = 2 ]; then
+				pass "report: mix inlined into hot and into warm is two entries, as in perf report"
+			else
+				fail "report: entries of mix (inlined): perf $np, sfprof $ns (want 2)"
+			fi
+			# (the self entry stays the symbol's, perf's entry of
+			# the sample ip)
+			sp=$(grep -c -e '\] scaled (inlined)$' -e '\] scaled\.constprop\.0$' "$TMP/pi.txt")
+			ss=$(grep -c -e '\] scaled (inlined)$' -e '\] scaled\.constprop\.0$' "$TMP/si.txt")
+			if [ "$sp" = 2 ] && [ "$ss" = 2 ] && nm "$RI" | grep -q ' scaled\.constprop\.0$' &&
+			   grep -q '\] scaled (inlined)$' "$TMP/si.txt"; then
+				pass "report: scaled.constprop.0 is also 'scaled (inlined)', DWARF's name, as in perf report"
+			else
+				fail "report: scaled.constprop.0 and 'scaled (inlined)' entries: perf $sp, sfprof $ss (want 2)"
+			fi
+		fi
+		view "$TMP/pl.txt" "$D" perf $mode --percent-limit 2
+		view "$TMP/sl.txt" "$D" sfp $mode --percent-limit 2
+		t=$(wc -l < "$TMP/pl.txt")
+		entries "$TMP/pl.txt" > "$TMP/pl.ent"
+		entries "$TMP/sl.txt" > "$TMP/sl.ent"
+		if grep -q 'mix_many (inlined)' "$TMP/pl.txt" && cmp -s "$TMP/pl.ent" "$TMP/sl.ent"; then
+			pass "report $mode --percent-limit 2 on a dwarf file, inlines shown: all $t lines as perf report's"
+		else
+			fail "report $mode --percent-limit 2 with inlines differs from perf report's ($t lines)"
+			diff "$TMP/pl.txt" "$TMP/sl.txt" | head -20 | sed 's/^/  /'
+		fi
+		view "$TMP/pn.txt" "$D" perf $mode --no-inline --percent-limit 2
+		view "$TMP/sn.txt" "$D" sfp $mode --no-inline --percent-limit 2
+		view "$TMP/sa.txt" "$D" sfp $mode --no-inline
+		t=$(wc -l < "$TMP/pn.txt")
+		entries "$TMP/pn.txt" > "$TMP/pn.ent"
+		entries "$TMP/sn.txt" > "$TMP/sn.ent"
+		if [ "$t" -ge 5 ] && cmp -s "$TMP/pn.ent" "$TMP/sn.ent" &&
+		   ! grep -q '(inlined)' "$TMP/sa.txt"; then
+			pass "report $mode --no-inline: no inlined frames, all $t lines as perf report --no-inline's"
+		else
+			fail "report $mode --no-inline differs from perf report --no-inline ($t lines)"
+			diff "$TMP/pn.txt" "$TMP/sn.txt" | head -20 | sed 's/^/  /'
+		fi
+	done
+else
+	fail "perf record --call-graph dwarf of report-inline failed three times"
+fi
+# frame-pointer chains are never expanded, by perf or by us.  (A vDSO
+# sample perf names by its address, we by its function, can pass 2 % when
+# the loaded machine gives the workload few samples: entries of [vdso]
+# are left out on both sides.)
+if rec "$TMP/rif.data" -F 1000 -g -- "$RI" 1500; then
+	bad=
+	for mode in --children --no-children; do
+		view "$TMP/pf.txt" "$TMP/rif.data" perf $mode --percent-limit 2
+		view "$TMP/sf.txt" "$TMP/rif.data" sfp $mode --percent-limit 2
+		view "$TMP/sfa.txt" "$TMP/rif.data" sfp $mode
+		entries "$TMP/pf.txt" | grep -v '^ *[0-9.]*%.* \[vdso\] ' > "$TMP/pf.ent"
+		entries "$TMP/sf.txt" | grep -v '^ *[0-9.]*%.* \[vdso\] ' > "$TMP/sf.ent"
+		if grep -q '(inlined)' "$TMP/pf.txt" "$TMP/sfa.txt" ||
+		   ! grep -q '\] hot$' "$TMP/pf.txt" ||
+		   ! cmp -s "$TMP/pf.ent" "$TMP/sf.ent"; then
+			bad="$bad $mode"
+			diff "$TMP/pf.txt" "$TMP/sf.txt" | head -10 | sed 's/^/  /'
+		fi
+	done
+	if [ -z "$bad" ]; then
+		pass "report on a frame-pointer file: no inlined frames, --percent-limit 2 views as perf report's"
+	else
+		fail "report on a frame-pointer file of report-inline:$bad"
+	fi
+else
+	fail "perf record -g of report-inline failed three times"
+fi
+
 # --- sort keys and filters on a two-program recording -----------------------
 if ! rec "$TMP/mix.data" -F 1000 -g -- sh -c "'$RW' 400 & '$PW' 400; wait"; then
 	fail "perf record of the two-program workload failed three times"
@@ -174,7 +304,21 @@ done
 # sym,dso: the user symbols of both programs as perf has them
 perf report --stdio --no-children --sort dso,sym -g none -i "$TMP/mix.data" 2>/dev/null | norm | grep -E 'report-work|perf-work' > "$TMP/p.txt"
 sfp report --no-children --sort dso,sym -g none -i "$TMP/mix.data" | norm | grep -E 'report-work|perf-work' > "$TMP/s.txt"
-check_eq "report --sort dso,sym: the programs' symbols equal perf report's" "$TMP/p.txt" "$TMP/s.txt"
+# (docs/perf-names.md's plt-stub rule: a sample in a program's PLT stub
+# is "_init" to perf 6.1, its size-less _init stretched over .plt, and
+# "NAME@plt" to sfprof where objdump -d labels the stub so; such a line
+# counts as perf's)
+while IFS= read -r line; do
+	name=${line##*\] }
+	case $line in *" perf-work "*) prog=$PW ;; *) prog=$RW ;; esac
+	case $name in
+	*@plt) if objdump -d -j .plt -j .plt.sec "$prog" 2>/dev/null | grep -q "<$name>:\$"; then
+			line="${line%"$name"}_init"
+		fi ;;
+	esac
+	printf '%s\n' "$line"
+done < "$TMP/s.txt" | sort > "$TMP/s-plt.txt"
+check_eq "report --sort dso,sym: the programs' symbols equal perf report's" "$TMP/p.txt" "$TMP/s-plt.txt"
 
 sfp report --no-children --sort comm -g none --plain -i "$TMP/mix.data" > "$TMP/comm.plain"
 share=$(ours "$TMP/comm.plain" report-work | cut -d' ' -f2)
@@ -250,8 +394,9 @@ sfp report -i "$TMP/rw.data" --no-children --sort sym -g folded,caller > "$TMP/f
 sfp report -i "$TMP/rw.data" --no-children --sort sym -g folded,callee > "$TMP/foldc.txt"
 sfp report -i "$TMP/rw.data" --no-children --sort sym -g flat,caller > "$TMP/flat.txt"
 sfp report -i "$TMP/rw.data" --no-children --sort sym -g none > "$TMP/none.txt"
-if grep -Eq '^ +[0-9.]+% ([^ ;]+;)*main;run;work;hot_leaf$' "$TMP/fold.txt" &&
-   grep -Eq '^ +[0-9.]+% hot_leaf;work;run;main(;[^ ;]+)*$' "$TMP/foldc.txt" &&
+# (with the inlined frames perf shows on this dwarf file)
+if grep -Eq '^ +[0-9.]+% ([^;]+;)*main;run;work;hot_leaf(;body \(inlined\))?$' "$TMP/fold.txt" &&
+   grep -Eq '^ +[0-9.]+% (body \(inlined\);)?hot_leaf;work;run;main(;[^;]+)*$' "$TMP/foldc.txt" &&
    awk '/^ +main$/ { m = NR } /^ +run$/ && m == NR - 1 { r = NR } /^ +work$/ && r == NR - 1 { ok = 1 } END { exit !ok }' "$TMP/flat.txt" &&
    ! grep -q -- '---' "$TMP/none.txt" && ! grep -q -- '---' "$TMP/fold.txt"; then
 	pass "report -g folded,caller, folded,callee, flat,caller and none"

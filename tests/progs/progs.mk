@@ -20,6 +20,9 @@ PROG_CFLAGS_record-spin := -O2 -fomit-frame-pointer -fno-optimize-sibling-calls 
 PROG_CFLAGS_flame-work := -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -pthread
 # export tests: inlined functions with DWARF line info, frame pointers.
 PROG_CFLAGS_export-inline := -O2 -g -fno-omit-frame-pointer
+# report tests: inlined functions as perf report shows them (DWARF, frame
+# pointers for the fp recording).
+PROG_CFLAGS_report-inline := -O2 -g -fno-omit-frame-pointer
 # report tests: a known call path, no frame pointers, no tail calls.
 PROG_CFLAGS_report-work := -O2 -fomit-frame-pointer -fno-optimize-sibling-calls
 PROG_CFLAGS_report-work-dbg := -g -O2 -fomit-frame-pointer -fno-optimize-sibling-calls

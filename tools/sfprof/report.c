@@ -50,6 +50,9 @@ static void usage(FILE *f)
 "                            off-CPU time (offcpu-time, record --off-cpu) and\n"
 "                            their sum, the wall-clock view\n"
 "      --no-merge-callchains leave deferred user callchains unstitched\n"
+"      --inline, --no-inline inlined functions as frames of their own (\"mix\n"
+"                            (inlined)\") in frames the dwarf unwinder found,\n"
+"                            as perf (default: on)\n"
 "      --buildid-dir DIR     build-id cache to read DSO copies from (default\n"
 "                            $PERF_BUILDID_DIR, else ~/.debug)\n"
 "      --symfs DIR           look for files under DIR too: an unpacked\n"
@@ -184,7 +187,7 @@ static int parse_graph(const char *s, struct sfp_report_opts *o,
 enum {
 	OPT_CHILDREN = 256, OPT_NO_CHILDREN, OPT_PERCENT_LIMIT, OPT_PID,
 	OPT_TID, OPT_COMM, OPT_DSO, OPT_TIME, OPT_STDIO, OPT_PLAIN, OPT_THREADS,
-	OPT_NO_MERGE, OPT_BUILDID_DIR, OPT_SYMFS,
+	OPT_NO_MERGE, OPT_BUILDID_DIR, OPT_SYMFS, OPT_INLINE, OPT_NO_INLINE,
 };
 
 int cmd_report(int argc, char **argv)
@@ -208,6 +211,8 @@ int cmd_report(int argc, char **argv)
 		{ "plain", no_argument, NULL, OPT_PLAIN },
 		{ "threads", no_argument, NULL, OPT_THREADS },
 		{ "no-merge-callchains", no_argument, NULL, OPT_NO_MERGE },
+		{ "inline", no_argument, NULL, OPT_INLINE },
+		{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 		CLI_DEBUGINFOD_LONGOPTS,
 		{ "buildid-dir", required_argument, NULL, OPT_BUILDID_DIR },
 		{ "symfs", required_argument, NULL, OPT_SYMFS },
@@ -220,6 +225,7 @@ int cmd_report(int argc, char **argv)
 		.nr_keys = 3,
 		.graph = SFP_REPORT_GRAPH,
 		.graph_limit = 0.5,
+		.inline_frames = true,
 	};
 	const char *input = "perf.data";
 	uint32_t *pids = NULL, *tids = NULL;
@@ -313,6 +319,12 @@ int cmd_report(int argc, char **argv)
 		case OPT_NO_MERGE:
 			no_merge = true;
 			break;
+		case OPT_INLINE:
+			o.inline_frames = true;
+			break;
+		case OPT_NO_INLINE:
+			o.inline_frames = false;
+			break;
 		case OPT_BUILDID_DIR:
 			err = sfp_buildid_set_dirs(optarg, NULL);
 			break;
@@ -356,7 +368,10 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	{
+		/* inline chains (libdw) only where perf shows them: the
+		 * frames of the dwarf unwinder, so an fp file costs nothing */
 		SFP_OPTS(sfp_profile_opts, po, .no_merge = no_merge,
+			 .dwarf_inlines = o.inline_frames,
 			 .debuginfod = di.mode,
 			 .debuginfod_timeout_ms = di.timeout_ms);
 
