@@ -132,6 +132,43 @@ oom:
 	return 0;
 }
 
+/*
+ * Sample labels repeat from sample to sample (pid, tid of one process):
+ * one attribute_table entry per distinct pprof label.
+ */
+struct label_slot {
+	int64_t key, str, num, unit;
+	int32_t idx;		/* 0: empty */
+};
+
+struct label_set {
+	struct label_slot *slots;
+	size_t nr_slots;
+};
+
+static int32_t *label_find(struct label_set *ls, const Sfppprof__Label *lb)
+{
+	uint64_t h = (uint64_t)lb->key * 0x9E3779B97F4A7C15ull ^
+		     (uint64_t)lb->str * 0xC2B2AE3D27D4EB4Full ^
+		     (uint64_t)lb->num * 0x165667B19E3779F9ull ^
+		     (uint64_t)lb->num_unit;
+	size_t j = (h ^ (h >> 29)) & (ls->nr_slots - 1);
+
+	for (;; j = (j + 1) & (ls->nr_slots - 1)) {
+		struct label_slot *sl = &ls->slots[j];
+		if (!sl->idx) {
+			sl->key = lb->key;
+			sl->str = lb->str;
+			sl->num = lb->num;
+			sl->unit = lb->num_unit;
+			return &sl->idx;
+		}
+		if (sl->key == lb->key && sl->str == lb->str &&
+		    sl->num == lb->num && sl->unit == lb->num_unit)
+			return &sl->idx;
+	}
+}
+
 struct id_map {
 	uint64_t id;
 	int32_t idx;
@@ -438,6 +475,12 @@ static int build(struct conv *c, const struct sink_item *it,
 	if (!d->stack_table || !stacks || !sattr)
 		return -ENOMEM;
 	d->n_stack_table = ns + 1;
+	struct label_set ls = { 0 };
+	for (ls.nr_slots = 16; ls.nr_slots < 2 * nslabel + 2; ls.nr_slots *= 2)
+		;
+	ls.slots = CONV_ARRAY(c, struct label_slot, ls.nr_slots);
+	if (!ls.slots)
+		return -ENOMEM;
 	for (size_t i = 0; i <= ns; i++) {
 		sfpotlp__stack__init(&stacks[i]);
 		d->stack_table[i] = &stacks[i];
@@ -464,6 +507,11 @@ static int build(struct conv *c, const struct sink_item *it,
 			return -ENOMEM;
 		for (size_t j = 0; j < s->n_label; j++) {
 			const Sfppprof__Label *lb = s->label[j];
+			int32_t *known = label_find(&ls, lb);
+			if (*known) {
+				sattr[i][j] = *known;
+				continue;
+			}
 			Sfpotlp__KeyValueAndUnit *a = &attrs[nattr];
 			Sfpotlp__AnyValue *v = &avals[nattr];
 			const char *key = pstr(p, lb->key), *str = pstr(p, lb->str);
@@ -483,6 +531,7 @@ static int build(struct conv *c, const struct sink_item *it,
 			}
 			a->value = v;
 			d->attribute_table[nattr] = a;
+			*known = (int32_t)nattr;
 			sattr[i][j] = (int32_t)nattr++;
 		}
 	}

@@ -6,6 +6,8 @@
 #                                  merged and sorted
 #   totals-pprof FILE              "TYPE/UNIT TOTAL"
 #   buildids-pprof|buildids-otlp   "FILE BUILD-ID" of each mapping with one
+#   labels-pprof|labels-otlp FILE  each sample's labels / attributes,
+#                                  sorted (the first Profile's samples)
 #   resource-otlp FILE             "key=value" of the resource attributes
 #                                  (ints as "key=int:N")
 #   dict-otlp FILE                 "ok" if every dictionary table starts
@@ -68,6 +70,39 @@ def pprof_stacks(p):
     return out
 
 
+def pprof_labels(p):
+    strs = p["string_table"]
+    out = []
+    for smp in p["sample"]:
+        ls = []
+        for lb in smp["label"]:
+            v = strs[one(lb, "str")] if one(lb, "str") else "%d%s" % (
+                one(lb, "num"), strs[one(lb, "num_unit")])
+            ls.append("%s=%s" % (strs[one(lb, "key")], v))
+        out.append(",".join(sorted(ls)))
+    return sorted(out)
+
+
+def otlp_labels(r):
+    d = r["dictionary"][0]
+    strs = d["string_table"]
+    attrs = d["attribute_table"]
+    pr = r["resource_profiles"][0]["scope_profiles"][0]["profiles"][0]
+    out = []
+    for smp in pr["samples"]:
+        ls = []
+        for ai in smp["attribute_indices"]:
+            a = attrs[ai]
+            v = one(a, "value", {})
+            if "string_value" in v:
+                val = one(v, "string_value")
+            else:
+                val = "%d%s" % (one(v, "int_value"), strs[one(a, "unit_strindex")])
+            ls.append("%s=%s" % (strs[one(a, "key_strindex")], val))
+        out.append(",".join(sorted(ls)))
+    return sorted(out)
+
+
 def otlp_stacks(r):
     d = r["dictionary"][0]
     strs = d["string_table"]
@@ -100,6 +135,12 @@ def main():
         for (t, stack), v in sorted(st.items()):
             if v:
                 print("%s\t%s\t%d" % (t, stack, v))
+    elif cmd == "labels-pprof":
+        print("\n".join(pprof_labels(m)))
+    elif cmd == "labels-otlp":
+        print("\n".join(otlp_labels(m)))
+        print("attributes=%d" % len(m["dictionary"][0]["attribute_table"]),
+              file=sys.stderr)
     elif cmd == "totals-pprof":
         tot = defaultdict(int)
         for (t, _), v in pprof_stacks(m).items():

@@ -9,7 +9,7 @@
 # accepting and never reading.  Every outcome is counted (what the server
 # logged, what the sink counted), never timed, except that close() must
 # end near its deadline when the backend hangs.
-# checks: 33
+# checks: 32
 . "$(dirname "$0")/test-subr.sh"
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -19,7 +19,7 @@ CHECK=$HERE/push-check.py
 
 if ! command -v protoc > /dev/null || ! command -v python3 > /dev/null ||
    ! command -v go > /dev/null || [ ! -f "$PROTO/pprof/profile.proto" ]; then
-	for i in $(seq 33); do skip "push check $i" "protoc, python3, go or $PROTO missing (make deps)"; done
+	for i in $(seq 32); do skip "push check $i" "protoc, python3, go or $PROTO missing (make deps)"; done
 	exit 0
 fi
 
@@ -234,6 +234,18 @@ for i in 1 2; do
 done
 [ $ok = 1 ] && pass "otlp: stacks and values per sample type equal the pprof's ($(wc -l < "$TMP/in1.stacks") + $(wc -l < "$TMP/in2.stacks") stacks)" ||
 	{ fail "otlp: stacks equal the pprof's"; diff "$TMP/in1.stacks" "$SRV_DIR/req-000.otlp.txt.stacks" | head -6 | sed 's/^/  /'; }
+python3 "$CHECK" labels-pprof "$TMP/in1.txt" > "$TMP/lab.exp"
+python3 "$CHECK" labels-otlp "$SRV_DIR/req-000.otlp.txt" > "$TMP/lab.got" 2> "$TMP/lab.err"
+nattr=$(sed -n 's/^attributes=//p' "$TMP/lab.err")
+ndist=$(tr ',' '\n' < "$TMP/lab.exp" | sort -u | grep -c .)
+nbid=$(python3 "$CHECK" buildids-pprof "$TMP/in1.txt" | grep -c .)
+if [ -s "$TMP/lab.exp" ] && cmp -s "$TMP/lab.exp" "$TMP/lab.got" &&
+   [ "$nattr" = $((1 + nbid + ndist)) ]; then
+	pass "otlp: sample attributes equal the pprof's sample labels, one table entry per distinct label ($ndist)"
+else
+	fail "otlp: sample attributes equal the pprof's sample labels ($nattr attributes, $ndist distinct labels, $nbid build-ids)"
+	diff "$TMP/lab.exp" "$TMP/lab.got" | head -5 | sed 's/^/  /'
+fi
 python3 "$CHECK" resource-otlp "$SRV_DIR/req-000.otlp.txt" | sort > "$TMP/res.got"
 main_exe=$(python3 "$CHECK" buildids-pprof "$TMP/in1.txt" | head -1 | sed 's|^.*/||; s| .*||')
 printf 'container.id=c0ffee\nhost.name=h1\nprocess.executable.name=%s\nprocess.pid=int:4242\nservice.name=perf-work\n' "$main_exe" > "$TMP/res.exp"
