@@ -157,7 +157,7 @@ fuzz:
 		LDFLAGS="-fsanitize=address,undefined" $(FUZZ_BUILD)/libsfprof.a
 	$(Q)for f in $(FUZZ_SRCS); do n=$$(basename $$f .c); \
 		echo "  FUZZ     $(FUZZ_BUILD)/$$n"; \
-		clang $(BASE_CFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined \
+		clang $(BASE_CFLAGS) -I$(FUZZ_BUILD)/gen/proto -O1 -g -fsanitize=fuzzer,address,undefined \
 			-DSFP_DEBUG_BUILD -o $(FUZZ_BUILD)/$$n $$f \
 			$(FUZZ_BUILD)/libsfprof.a $(LIBS) || exit 1; done
 
@@ -234,9 +234,11 @@ $(BUILD)/gen/proto/%.pb-c.c $(BUILD)/gen/proto/%.pb-c.h: src/agent/proto/%.proto
 $(BUILD)/gen/proto/%.pb-c.o: $(BUILD)/gen/proto/%.pb-c.c
 	$(call msg,CC,$<)
 	$(Q)$(CC) $(ALL_CFLAGS) -I$(BUILD)/gen/proto -c $< -o $@
-# Every agent source may include the generated headers.
+# Every agent source (and the OTLP fuzz target) may include the generated
+# headers.
 $(patsubst %.c,$(BUILD)/%.o,$(wildcard src/agent/*.c)): ALL_CFLAGS += -I$(BUILD)/gen/proto
 $(patsubst %.c,$(BUILD)/%.o,$(wildcard src/agent/*.c)): $(PROTO_GEN_C)
+$(BUILD)/fuzz/fuzz-otlp: ALL_CFLAGS += -I$(BUILD)/gen/proto
 
 # Browser tests (tests/cli/run-browser.sh): Debian's chromium and nodejs
 # from mk/deps.sh, then the npm packages of tests/browser when missing.
