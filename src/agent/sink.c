@@ -228,29 +228,23 @@ static uint64_t next_rand(struct agent_sink *s)
 	return x * 0x2545F4914F6CDD1Dull;
 }
 
-/* Wait until ABS_NS or close()'s deadline, whichever is first; lock held. */
+/*
+ * Wait until ABS_NS (CLOCK_MONOTONIC, the condvar's clock) or close()'s
+ * deadline, whichever comes first; close() may bring the deadline
+ * forward while we wait.  Lock held.
+ */
 static void wait_until(struct agent_sink *s, uint64_t abs_ns)
 {
-	uint64_t dl = atomic_load(&s->deadline_ns);
-	struct timespec ts;
+	for (;;) {
+		uint64_t dl = atomic_load(&s->deadline_ns);
+		uint64_t end = dl < abs_ns ? dl : abs_ns;
+		struct timespec ts;
 
-	if (dl < abs_ns)
-		abs_ns = dl;
-	while (sink_now_ns() < abs_ns) {
-		uint64_t now_mono = sink_now_ns();
-		uint64_t left = abs_ns - now_mono;
-		struct timespec rt;
-
-		/* The condvar waits on CLOCK_MONOTONIC (see agent_sink__new). */
-		clock_gettime(CLOCK_MONOTONIC, &rt);
-		uint64_t t = (uint64_t)rt.tv_sec * 1000000000ull +
-			     (uint64_t)rt.tv_nsec + left;
-		ts.tv_sec = (time_t)(t / 1000000000ull);
-		ts.tv_nsec = (long)(t % 1000000000ull);
+		if (sink_now_ns() >= end)
+			return;
+		ts.tv_sec = (time_t)(end / 1000000000ull);
+		ts.tv_nsec = (long)(end % 1000000000ull);
 		pthread_cond_timedwait(&s->cond, &s->lock, &ts);
-		dl = atomic_load(&s->deadline_ns);
-		if (dl < abs_ns)
-			abs_ns = dl;
 	}
 }
 
