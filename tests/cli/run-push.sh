@@ -9,7 +9,7 @@
 # accepting and never reading.  Every outcome is counted (what the server
 # logged, what the sink counted), never timed, except that close() must
 # end near its deadline when the backend hangs.
-# checks: 32
+# checks: 34
 . "$(dirname "$0")/test-subr.sh"
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -19,7 +19,7 @@ CHECK=$HERE/push-check.py
 
 if ! command -v protoc > /dev/null || ! command -v python3 > /dev/null ||
    ! command -v go > /dev/null || [ ! -f "$PROTO/pprof/profile.proto" ]; then
-	for i in $(seq 32); do skip "push check $i" "protoc, python3, go or $PROTO missing (make deps)"; done
+	for i in $(seq 34); do skip "push check $i" "protoc, python3, go or $PROTO missing (make deps)"; done
 	exit 0
 fi
 
@@ -100,6 +100,9 @@ done
 [ $ok = 1 ] && pass "push --help lists every option" || fail "push --help lists every option"
 check_rc "push without a sink is a usage error" 2 $SFPROF push "$IN1"
 check_rc "push with two sinks is a usage error" 2 $SFPROF push --otlp http://127.0.0.1:1 --output-dir "$TMP/x" "$IN1"
+check_rc "push of a missing file is an I/O error" 2 $SFPROF push --output-dir "$TMP/x" "$TMP/nonexistent.pb.gz"
+head -c 100 "$IN2" > "$TMP/cut.pb.gz"
+check_rc "push of a truncated gzip file is invalid input" 1 $SFPROF push --output-dir "$TMP/x" "$TMP/cut.pb.gz"
 
 FROM=1764590400123456789 UNTIL=1764590410123456789
 printf 'alice:s3cret\n' > "$TMP/basic"
@@ -108,7 +111,7 @@ printf 'tok-123\n' > "$TMP/bearer"
 # --- Pyroscope: Connect push --------------------------------------------------
 SRV_DIR=$TMP/pyro
 start_server "$SRV_DIR"
-sfp push --pyroscope "http://127.0.0.1:$PORT/" --tenant team-a --auth-file "$TMP/basic" \
+sfp push --pyroscope "http://127.0.0.1:$PORT/" --pyroscope-tenant team-a --auth-file "$TMP/basic" \
 	-l pid=4242 -l service_name=perf-work -l host=h1 -l container_id=c0ffee \
 	--from $FROM --until $UNTIL --repeat 2 "$IN1" "$IN2" > "$TMP/pyro.out" 2> "$TMP/pyro.err"
 stop_server "pyroscope push"

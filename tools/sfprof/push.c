@@ -37,7 +37,8 @@ static void usage(FILE *f)
 "      --otlp URL          OpenTelemetry: URL/v1development/profiles\n"
 "      --output-dir DIR    rotated gzip pprof files in DIR\n"
 "      --max-disk BYTES    --output-dir: bytes kept (default 100 MiB)\n"
-"      --tenant ID         X-Scope-OrgID header\n"
+"      --tenant ID         X-Scope-OrgID header (or --pyroscope-tenant, as\n"
+"                          sfprof agent names it)\n"
 "      --auth-file FILE    credentials: \"user:password\" (basic) or a token\n"
 "                          (bearer); never on the command line\n"
 "  -l, --label KEY=VALUE   a window label (service_name, pid, host,\n"
@@ -45,7 +46,8 @@ static void usage(FILE *f)
 "      --from NS           window start, ns since the epoch (default: now-10s)\n"
 "      --until NS          window end (default: now)\n"
 "      --repeat N          submit each file N times (default 1)\n"
-"      --queue-bytes N     the queue's byte budget (default 16 MiB)\n"
+"      --queue-bytes N     the queue's byte budget (default 16 MiB; or\n"
+"                          --queue-size)\n"
 "      --timeout MS        one request's time limit (default 10000)\n"
 "      --deadline MS       close: stop delivering after MS (default 30000)\n"
 "  -v, --verbose           debug messages\n"
@@ -172,12 +174,14 @@ int cmd_push(int argc, char **argv)
 		{ "output-dir", required_argument, NULL, O_DIR },
 		{ "max-disk", required_argument, NULL, O_DISK },
 		{ "tenant", required_argument, NULL, O_TENANT },
+		{ "pyroscope-tenant", required_argument, NULL, O_TENANT },
 		{ "auth-file", required_argument, NULL, O_AUTH },
 		{ "label", required_argument, NULL, 'l' },
 		{ "from", required_argument, NULL, O_FROM },
 		{ "until", required_argument, NULL, O_UNTIL },
 		{ "repeat", required_argument, NULL, O_REPEAT },
 		{ "queue-bytes", required_argument, NULL, O_QUEUE },
+		{ "queue-size", required_argument, NULL, O_QUEUE },
 		{ "timeout", required_argument, NULL, O_TIMEOUT },
 		{ "deadline", required_argument, NULL, O_DEADLINE },
 		{ "verbose", no_argument, NULL, 'v' },
