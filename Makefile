@@ -46,8 +46,6 @@ ALL_CFLAGS = $(BASE_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
 LIBS := -lelf -lzstd -llzma -lz -lpthread -ldl
 LIBS += -ldw -liberty
 LIBS += -lbpf
-# Agent sinks: HTTP through libcurl, protobuf through protobuf-c.
-LIBS += -lcurl -lprotobuf-c
 ALL_LDFLAGS = $(SAN_LDFLAGS) $(LDFLAGS)
 
 # ---- sources: one folder per component, picked up automatically ----------
@@ -61,6 +59,8 @@ PROTO_SRCS := $(sort $(wildcard src/agent/proto/*.proto))
 PROTO_GEN_C := $(patsubst src/agent/proto/%.proto,$(BUILD)/gen/proto/%.pb-c.c,$(PROTO_SRCS))
 PROTO_OBJS := $(PROTO_GEN_C:.c=.o)
 LIB_OBJS += $(PROTO_OBJS)
+# The sinks' libraries: HTTP through libcurl, protobuf through protobuf-c.
+LIBS += -lcurl -lprotobuf-c
 CLI_SRCS := $(sort $(wildcard tools/sfprof/*.c))
 CLI_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(CLI_SRCS))
 TEST_SRCS := $(sort $(wildcard tests/unit/test-*.c))
