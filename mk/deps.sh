@@ -23,6 +23,10 @@ PKGS="$PKGS chromium nodejs"
 # Export tests: protoc decodes pprof output, `go tool pprof` reads it, node
 # checks the pprof and Firefox Profiler output.
 PKGS="$PKGS protobuf-compiler golang-go nodejs"
+# sfprof agent's sinks: libcurl (HTTP pushes to Pyroscope and OTLP),
+# protobuf-c (its protoc-c generates the C of the push messages at build
+# time, the library encodes and decodes them).
+PKGS="$PKGS libcurl4-openssl-dev protobuf-c-compiler libprotobuf-c-dev"
 # --call-graph bpf-defer: libbpf, bpftool (vmlinux.h, skeleton); clang/llvm
 # above compile the BPF object.
 PKGS="$PKGS libbpf-dev bpftool llvm"

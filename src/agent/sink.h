@@ -43,6 +43,13 @@ enum agent_sink_kind {
 	AGENT_SINK_OTLP,	/* OTLP/HTTP ExportProfilesServiceRequest */
 };
 
+/*
+ * What a queued window costs of the queue's byte budget: its pprof bytes,
+ * its labels' key and value bytes, and this fixed overhead (the copy's
+ * housekeeping), so that a budget can be given in windows exactly.
+ */
+#define AGENT_SINK_WINDOW_OVERHEAD 256
+
 struct agent_sink_opts {
 	size_t sz;		/* sizeof(struct agent_sink_opts) */
 	enum agent_sink_kind kind;
@@ -61,6 +68,7 @@ struct agent_sink_stats {
 	uint64_t failed;	/* windows given up on (4xx other than 429) */
 	uint64_t retries;	/* requests repeated after a retryable error */
 	uint64_t queue_bytes;	/* bytes waiting now */
+	uint64_t unsent;	/* windows still queued when close() gave up */
 };
 
 struct agent_sink;

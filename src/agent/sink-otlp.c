@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The OpenTelemetry sink: each window is converted to an OTLP
+ * ExportProfilesServiceRequest (otlp-convert.c) and posted, gzip, as
+ * application/x-protobuf to BASE/v1development/profiles (OTLP/HTTP, the
+ * HTTP mapping of the profiles service).  A URL that already ends in
+ * /v1development/profiles is used as it is.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/sink-int.h"
+
+#define OTLP_PATH "/v1development/profiles"
+
+struct otlp_sink {
+	struct sink_http *http;
+	char *url;
+	char *tenant_hdr;
+};
+
+static int otlp_init(struct agent_sink *s, const struct agent_sink_opts *o,
+		     void **priv)
+{
+	struct otlp_sink *p = calloc(1, sizeof(*p));
+	size_t n = strlen(o->target), pl = strlen(OTLP_PATH);
+	int err = -ENOMEM;
+
+	if (!p)
+		return -ENOMEM;
+	if (strncmp(o->target, "http://", 7) && strncmp(o->target, "https://", 8)) {
+		pr_warn("sink otlp: '%s' is not an http:// or https:// URL",
+			o->target);
+		free(p);
+		return -EINVAL;
+	}
+	while (n > 8 && o->target[n - 1] == '/')
+		n--;
+	if (n >= pl && !strncmp(o->target + n - pl, OTLP_PATH, pl))
+		err = asprintf(&p->url, "%.*s", (int)n, o->target);
+	else
+		err = asprintf(&p->url, "%.*s" OTLP_PATH, (int)n, o->target);
+	if (err < 0) {
+		p->url = NULL;
+		err = -ENOMEM;
+		goto fail;
+	}
+	/* Multi-tenant OTLP receivers (Pyroscope's among them) read it too. */
+	if (o->tenant && *o->tenant) {
+		if (strpbrk(o->tenant, "\r\n")) {
+			err = -EINVAL;
+			goto fail;
+		}
+		if (asprintf(&p->tenant_hdr, "X-Scope-OrgID: %s", o->tenant) < 0) {
+			p->tenant_hdr = NULL;
+			err = -ENOMEM;
+			goto fail;
+		}
+	}
+	err = sink_http_new(s, o->auth_file, &p->http);
+	if (err)
+		goto fail;
+	*priv = p;
+	return 0;
+fail:
+	free(p->url);
+	free(p->tenant_hdr);
+	free(p);
+	return err;
+}
+
+static enum sink_result otlp_deliver(struct agent_sink *s, void *priv,
+				     const struct sink_item *it)
+{
+	struct otlp_sink *p = priv;
+	const char *hdrs[4] = { "Content-Type: application/x-protobuf",
+				"Content-Encoding: gzip", p->tenant_hdr, NULL };
+	void *req = NULL, *gz = NULL;
+	size_t req_len, gz_len;
+	enum sink_result r;
+	int err;
+
+	err = otlp_convert(it, &req, &req_len);
+	if (err == -EINVAL) {
+		pr_warn("sink otlp: window %llu: its pprof does not convert; not sent",
+			(unsigned long long)it->seq);
+		return SINK_GIVE_UP;
+	}
+	if (err)
+		return SINK_RETRY;
+	err = sink_gzip(req, req_len, &gz, &gz_len);
+	free(req);
+	if (err)
+		return SINK_RETRY;
+	r = sink_http_post(p->http, p->url, hdrs, gz, gz_len);
+	free(gz);
+	return r;
+}
+
+static void otlp_fini(void *priv)
+{
+	struct otlp_sink *p = priv;
+
+	if (!p)
+		return;
+	sink_http_free(p->http);
+	free(p->url);
+	free(p->tenant_hdr);
+	free(p);
+}
+
+const struct sink_backend sink_otlp_backend = {
+	.name = "otlp",
+	.init = otlp_init,
+	.deliver = otlp_deliver,
+	.fini = otlp_fini,
+};
