@@ -48,6 +48,8 @@ if [ "${1:-}" = aarch64 ]; then
 	FOREIGN_ARCH=arm64
 	PKGS="$PKGS libelf-dev:arm64 zlib1g-dev:arm64 libzstd-dev:arm64"
 	PKGS="$PKGS liblzma-dev:arm64 libdw-dev:arm64 libiberty-dev:arm64"
+	# the delivery sinks (src/agent): HTTP and protobuf
+	PKGS="$PKGS libcurl4-openssl-dev:arm64 libprotobuf-c-dev:arm64"
 fi
 # sfprof archive (as perf archive): tar with bzip2.
 PKGS="$PKGS tar bzip2"
