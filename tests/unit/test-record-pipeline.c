@@ -348,8 +348,15 @@ static void run_check(const char *mode, bool inline_mode)
 	ASSERT_EQ(a.bad_order, 0);
 	ASSERT_EQ(a.missing_cookie, 0);
 	ASSERT_EQ(a.dup_cookie, 0);
+	/*
+	 * Most of the run is judged: the child spins 500 ms of its own CPU
+	 * time at 999 Hz, so about 500 samples fall while main runs,
+	 * whatever the load.  (Not a share of all its samples: the loader's
+	 * and ASan's start-up before main and exit after it grow with the
+	 * load -- 10.4 % of them in one ASan run beside two CPU hogs.)
+	 */
+	ASSERT_GE(a.in_main, 450);
 	/* leaf -> mid -> outer -> main in at least 99% of the samples */
-	ASSERT_GE(a.in_main * 10, a.child_user * 9);
 	ASSERT_GE(a.full * 100, a.in_main * 99);
 	if (inline_mode)
 		ASSERT_EQ(a.deferred_recs, 0);
