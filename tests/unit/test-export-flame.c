@@ -272,7 +272,13 @@ static void check_tree(const struct sfp_profile *p, const char *html,
 				break;
 			}
 	}
-	ASSERT_TRUE(want > ns / 2);	/* the hot leaf is most of the run */
+	/*
+	 * The check is not vacuous: flame-work spends 0.9 * 0.7 of its 400 ms
+	 * of CPU time in the hot leaf, about 252 samples at 999 Hz whatever
+	 * the load.  (Not a share of all samples: ASan's start-up and exit
+	 * grow with the load; beside two CPU hogs they passed half.)
+	 */
+	ASSERT_GE(want, 200);
 	ASSERT_EQ(got, want);
 out:
 	free(kids);
