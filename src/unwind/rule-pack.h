@@ -60,8 +60,6 @@ enum unw_pk_kind {
 #define UNW_PK_NOT_SAVED (-16)
 #define UNW_PK_TAG_SHIFT 29
 #define UNW_PK_EXACT (1ull << UNW_PK_PC_BITS)
-/* The lowest read of a rule, below its CFA. */
-#define UNW_PK_BELOW_CFA (-UNW_PK_SLOT_MIN * 8)
 
 /* The key of a PC looked up as is (exact) or as return address - 1. */
 static inline uint64_t unw_pk_key(uint64_t pc, bool exact)
