@@ -59,6 +59,7 @@ within() {
 		pass "$1 ($2 vs $3, +-$4 %)"
 	else
 		fail "$1 ($2 vs $3, +-$4 %)"
+		return 1
 	fi
 }
 
@@ -358,7 +359,7 @@ if ! grep -q "probes attached" "$TMP/bt.out" 2> /dev/null; then
 fi
 pass "off-cpu: bpftrace offcputime attached"
 sfp record -m 16M --off-cpu --off-cpu-thresh 0 -o "$TMP/bt.data" -- "$OW" \
-	> "$TMP/btw.out" 2> /dev/null
+	> "$TMP/btw.out" 2> "$TMP/btw.err"
 # SIGINT makes bpftrace print its maps; 0.17 can miss one that comes
 # while it is busy, so say it again until it is gone.
 i=0
@@ -374,8 +375,17 @@ for fn in nap wait_pipe wait_cond feed; do
 	tid=$(prog_field "$TMP/btw.out" $fn tid)
 	within "off-cpu: same blocked time as bpftrace for thread $fn" \
 		"$(awk -v t="$tid" '$1 == "offcpu-time" && $2 == t { s += $3 } END { printf "%.0f\n", s }' "$TMP/bt.s")" \
-		"$(sed -n "s/^@blocked\[$tid\]: //p" "$TMP/bt.out")" 5
+		"$(sed -n "s/^@blocked\[$tid\]: //p" "$TMP/bt.out")" 5 ||
+		bt_mismatch=1
 done
+# (One ASan run, 1 Dec 2026, gave 957 ms against bpftrace's 1,007 for
+# wait_pipe and feed, not seen again in 30 runs beside two CPU hogs: what
+# both tools saw, for the next time.)
+if [ -n "${bt_mismatch:-}" ]; then
+	grep "lost\|off-cpu" "$TMP/btw.err" | sed 's/^/  sfprof: /'
+	grep "^@blocked" "$TMP/bt.out" | sed 's/^/  bpftrace: /'
+	cat "$TMP/btw.out" | sed 's/^/  program: /'
+fi
 # User-stack completeness: sfprof's stacks against bpftrace's frame
 # pointer walks of the same threads (frames per stack).
 tids=$(for fn in nap wait_pipe wait_cond feed; do prog_field "$TMP/btw.out" $fn tid; done | tr '\n' ' ')
