@@ -264,6 +264,36 @@ static int jp_value(struct jp *jp, size_t depth, struct sfp_json **out);
 
 static void json_free_node(struct sfp_json *v);
 
+/* Past the opening '[' or '{': true, and past @close too, when the
+ * container is empty. */
+static bool jp_open(struct jp *jp, char close)
+{
+	jp->p++;
+	jp_ws(jp);
+	if (jp->p < jp->end && *jp->p == close) {
+		jp->p++;
+		return true;
+	}
+	return false;
+}
+
+/* After an item: 0 past a ',' (another item follows), 1 past @close (the
+ * container ends), or the error of anything else. */
+static int jp_next(struct jp *jp, char close)
+{
+	jp_ws(jp);
+	if (jp->p < jp->end && *jp->p == ',') {
+		jp->p++;
+		return 0;
+	}
+	if (jp->p < jp->end && *jp->p == close) {
+		jp->p++;
+		return 1;
+	}
+	return jp_err(jp, close == ']' ? "expected ',' or ']'"
+				       : "expected ',' or '}'");
+}
+
 /* An array whose items go to opts->on_item one by one, not into v. */
 static int jp_array_stream(struct jp *jp, size_t depth, struct sfp_json *v)
 {
@@ -271,12 +301,8 @@ static int jp_array_stream(struct jp *jp, size_t depth, struct sfp_json *v)
 	int err;
 
 	v->type = SFP_JSON_ARRAY;
-	jp->p++;
-	jp_ws(jp);
-	if (jp->p < jp->end && *jp->p == ']') {
-		jp->p++;
+	if (jp_open(jp, ']'))
 		return 0;
-	}
 	for (;;) {
 		struct sfp_json *item = NULL;
 
@@ -287,16 +313,9 @@ static int jp_array_stream(struct jp *jp, size_t depth, struct sfp_json *v)
 		json_free_node(item);
 		if (err)
 			return err;
-		jp_ws(jp);
-		if (jp->p < jp->end && *jp->p == ',') {
-			jp->p++;
-			continue;
-		}
-		if (jp->p < jp->end && *jp->p == ']') {
-			jp->p++;
-			return 0;
-		}
-		return jp_err(jp, "expected ',' or ']'");
+		err = jp_next(jp, ']');
+		if (err)
+			return err > 0 ? 0 : err;
 	}
 }
 
@@ -306,12 +325,8 @@ static int jp_array(struct jp *jp, size_t depth, struct sfp_json *v)
 	int err;
 
 	v->type = SFP_JSON_ARRAY;
-	jp->p++;
-	jp_ws(jp);
-	if (jp->p < jp->end && *jp->p == ']') {
-		jp->p++;
+	if (jp_open(jp, ']'))
 		return 0;
-	}
 	for (;;) {
 		if (v->arr.n == cap) {
 			size_t ncap = cap ? cap * 2 : 8;
@@ -328,16 +343,9 @@ static int jp_array(struct jp *jp, size_t depth, struct sfp_json *v)
 		v->arr.n++;
 		if (err)
 			return err;
-		jp_ws(jp);
-		if (jp->p < jp->end && *jp->p == ',') {
-			jp->p++;
-			continue;
-		}
-		if (jp->p < jp->end && *jp->p == ']') {
-			jp->p++;
-			return 0;
-		}
-		return jp_err(jp, "expected ',' or ']'");
+		err = jp_next(jp, ']');
+		if (err)
+			return err > 0 ? 0 : err;
 	}
 }
 
@@ -347,12 +355,8 @@ static int jp_object(struct jp *jp, size_t depth, struct sfp_json *v)
 	int err;
 
 	v->type = SFP_JSON_OBJECT;
-	jp->p++;
-	jp_ws(jp);
-	if (jp->p < jp->end && *jp->p == '}') {
-		jp->p++;
+	if (jp_open(jp, '}'))
 		return 0;
-	}
 	for (;;) {
 		struct sfp_json_member *m;
 
@@ -395,16 +399,9 @@ static int jp_object(struct jp *jp, size_t depth, struct sfp_json *v)
 		if (err)
 			return err;
 next:
-		jp_ws(jp);
-		if (jp->p < jp->end && *jp->p == ',') {
-			jp->p++;
-			continue;
-		}
-		if (jp->p < jp->end && *jp->p == '}') {
-			jp->p++;
-			return 0;
-		}
-		return jp_err(jp, "expected ',' or '}'");
+		err = jp_next(jp, '}');
+		if (err)
+			return err > 0 ? 0 : err;
 	}
 }
 
