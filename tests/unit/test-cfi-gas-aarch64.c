@@ -19,18 +19,14 @@
 #include <sfprof/cfi.h>
 #include <sfprof/sframe.h>
 
+#include "gas-compare.h"
 #include "test.h"
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 #define CROSS "aarch64-linux-gnu-"
 #define QEMU "qemu-aarch64 -L /usr/aarch64-linux-gnu"
 
 /* Functions where gas 2.40 is wrong, so sfprof differs on purpose. */
-static const struct {
-	const char *name;
-	const char *why;
-} gas_bugs[] = {
+static const struct gas_bug gas_bugs[] = {
 	/* gas 2.40 takes any CFA register that is not FP for SP (2.41+
 	 * skips the FDE, as sfprof does). */
 	{ "a64_cfa_x9", "CFA in x9 recorded as SP" },
@@ -39,63 +35,6 @@ static const struct {
 	 * skips the FDE ("FP without RA on stack"), as sfprof does. */
 	{ "a64_fp_no_ra", "FP offset written as the RA word" },
 };
-
-struct sym {
-	uint64_t addr;
-	char name[64];
-};
-
-static struct sym syms[512];
-static size_t nsyms;
-
-static void load_syms(const char *exe)
-{
-	char cmd[1200], line[256];
-	FILE *p;
-
-	nsyms = 0;
-	snprintf(cmd, sizeof(cmd), CROSS "nm --defined-only '%s'", exe);
-	p = popen(cmd, "r");
-	if (!p)
-		return;
-	while (nsyms < ARRAY_SIZE(syms) && fgets(line, sizeof(line), p)) {
-		unsigned long long a;
-		char t, n[64];
-
-		if (sscanf(line, "%llx %c %63s", &a, &t, n) == 3 &&
-		    (t == 't' || t == 'T')) {
-			syms[nsyms].addr = a;
-			snprintf(syms[nsyms].name, sizeof(syms[0].name), "%s", n);
-			nsyms++;
-		}
-	}
-	pclose(p);
-}
-
-static const char *sym_at(uint64_t a)
-{
-	for (size_t i = 0; i < nsyms; i++)
-		if (syms[i].addr == a)
-			return syms[i].name;
-	return "?";
-}
-
-static const char *known_bug(const char *name)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(gas_bugs); i++)
-		if (!strcmp(gas_bugs[i].name, name))
-			return gas_bugs[i].why;
-	return NULL;
-}
-
-static bool same_loc(const struct sfp_loc *a, const struct sfp_loc *b)
-{
-	if (a->kind != b->kind)
-		return false;
-	if (a->kind == SFP_LOC_NONE)
-		return true;
-	return a->reg == b->reg && a->offset == b->offset;
-}
 
 static void print_row(const char *who, const struct sfp_sframe_row *r)
 {
@@ -186,7 +125,7 @@ static int run_variant(const char *flags, int *compared, int *signed_rows)
 	snprintf(cmd, sizeof(cmd), QEMU " '%s' > /dev/null", exe);
 	if (!ASSERT_EQ(system(cmd), 0))
 		return -1;
-	load_syms(exe);
+	load_syms(CROSS "nm", exe);
 	if (!ASSERT_OK(sfp_sframe__open_file(exe, NULL, &gas)))
 		return -1;
 	for (uint8_t version = 2; version <= 3; version++) {
@@ -212,7 +151,8 @@ static int run_variant(const char *flags, int *compared, int *signed_rows)
 			struct sfp_sframe_row hit, gr;
 
 			sfp_sframe__func(gas, i, &gf);
-			if (known_bug(sym_at(gf.start))) {
+			if (gas_known_bug(gas_bugs, ARRAY_SIZE(gas_bugs),
+					  sym_at(gf.start))) {
 				/* We must differ (no FDE): a match would mean
 				 * the bug list is stale. */
 				if (!ASSERT_ERR(sfp_sframe__find(mine, gf.start,
@@ -304,7 +244,7 @@ TEST(cfi_aarch64_skips_and_forms)
 		 exe, test_data_dir(), test_data_dir());
 	if (!ASSERT_EQ(system(cmd), 0))
 		return;
-	load_syms(exe);
+	load_syms(CROSS "nm", exe);
 	if (!ASSERT_OK(sfp_sframe__build_from_elf(exe, &bo, &sec, &size, &addr,
 						  &st)))
 		return;

@@ -17,80 +17,19 @@
 #include <sfprof/cfi.h>
 #include <sfprof/sframe.h>
 
+#include "gas-compare.h"
 #include "test.h"
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /*
  * Functions where gas 2.40 is known to be wrong, so sfprof differs on
  * purpose.  Each entry says why.
  */
-static const struct {
-	const char *name;
-	const char *why;
-} gas_bugs[] = {
+static const struct gas_bug gas_bugs[] = {
 	/* .cfi_def_cfa_register %r11: gas 2.40 records "sp+8" (it takes any
 	 * register that is not FP for SP); 2.41+ skips the FDE.  sfprof
 	 * skips it in v2 and writes r11+8 in a v3 flexible FDE. */
 	{ "asm_cfa_r11", "CFA in r11 recorded as SP" },
 };
-
-struct sym {
-	uint64_t addr;
-	char name[64];
-};
-
-static struct sym syms[512];
-static size_t nsyms;
-
-static void load_syms(const char *exe)
-{
-	char cmd[1200], line[256];
-	FILE *p;
-
-	nsyms = 0;
-	snprintf(cmd, sizeof(cmd), "nm --defined-only '%s'", exe);
-	p = popen(cmd, "r");
-	if (!p)
-		return;
-	while (nsyms < ARRAY_SIZE(syms) && fgets(line, sizeof(line), p)) {
-		unsigned long long a;
-		char t, n[64];
-
-		if (sscanf(line, "%llx %c %63s", &a, &t, n) == 3 &&
-		    (t == 't' || t == 'T')) {
-			syms[nsyms].addr = a;
-			snprintf(syms[nsyms].name, sizeof(syms[0].name), "%s", n);
-			nsyms++;
-		}
-	}
-	pclose(p);
-}
-
-static const char *sym_at(uint64_t a)
-{
-	for (size_t i = 0; i < nsyms; i++)
-		if (syms[i].addr == a)
-			return syms[i].name;
-	return "?";
-}
-
-static const char *known_bug(const char *name)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(gas_bugs); i++)
-		if (!strcmp(gas_bugs[i].name, name))
-			return gas_bugs[i].why;
-	return NULL;
-}
-
-static bool same_loc(const struct sfp_loc *a, const struct sfp_loc *b)
-{
-	if (a->kind != b->kind)
-		return false;
-	if (a->kind == SFP_LOC_NONE)
-		return true;
-	return a->reg == b->reg && a->offset == b->offset;
-}
 
 /* Compare gas's function gi with ours.  Return true when equal. */
 static bool compare_func(const struct sfp_sframe *gas, uint32_t gi,
@@ -186,7 +125,7 @@ static int run_variant(const char *flags, bool ibt, uint8_t version,
 	snprintf(cmd, sizeof(cmd), "'%s' > /dev/null", exe);
 	if (!ASSERT_EQ(system(cmd), 0))
 		return -1;
-	load_syms(exe);
+	load_syms("nm", exe);
 	snprintf(label, sizeof(label), "%s, v%u", flags, version);
 	if (!ASSERT_OK(sfp_sframe__open_file(exe, NULL, &gas)))
 		return -1;
@@ -201,7 +140,8 @@ static int run_variant(const char *flags, bool ibt, uint8_t version,
 		const char *why;
 
 		sfp_sframe__func(gas, i, &gf);
-		why = known_bug(sym_at(gf.start));
+		why = gas_known_bug(gas_bugs, ARRAY_SIZE(gas_bugs),
+				    sym_at(gf.start));
 		if (ibt && gf.pc_type == SFP_SFRAME_PC_MASK)
 			continue;	/* ld 2.40's IBT PLT rows are wrong */
 		if (ibt && sym_at(gf.start)[0] == '?')
