@@ -36,6 +36,13 @@ struct thist {
 
 struct sfp_perf_unwinder {
 	const struct sfp_perf_header_info *hdr;
+	/* The recording machine's architecture (HEADER_ARCH), which says
+	 * whose perf_regs order the user registers are in and which
+	 * unwinder walks the snapshots; decided at the first record that
+	 * needs it (a pipe's header features arrive as records). */
+	enum { ARCH_UNDECIDED, ARCH_KNOWN, ARCH_UNSUPPORTED } arch_state;
+	enum sfp_arch arch;
+	bool arch_warned;
 	struct thist *hist;
 	struct aspace *tab;
 	size_t n, cap;
@@ -85,6 +92,30 @@ static int grow(struct sfp_perf_unwinder *u)
 	return 0;
 }
 
+/*
+ * The architecture the samples were recorded on, from perf's HEADER_ARCH
+ * (uname's machine there).  A file without it (a minimal or cut-off one)
+ * is taken as recorded on this host.  Any other machine's registers and
+ * stack layout are not ours to guess: those samples fail the read.
+ */
+static bool decide_arch(struct sfp_perf_unwinder *u)
+{
+	const char *a = u->hdr ? u->hdr->arch : NULL;
+
+	if (u->arch_state != ARCH_UNDECIDED)
+		return u->arch_state == ARCH_KNOWN;
+	u->arch_state = ARCH_KNOWN;
+	if (!a || !*a)
+		u->arch = SFP_ARCH_HOST;
+	else if (!strcmp(a, "x86_64") || !strcmp(a, "amd64"))
+		u->arch = SFP_ARCH_X86_64;
+	else if (!strcmp(a, "aarch64") || !strcmp(a, "arm64"))
+		u->arch = SFP_ARCH_AARCH64;
+	else
+		u->arch_state = ARCH_UNSUPPORTED;
+	return u->arch_state == ARCH_KNOWN;
+}
+
 /* The process's address space, created when asked to. */
 static struct sfp_addr_space *space(struct sfp_perf_unwinder *u, uint32_t pid,
 				    bool create)
@@ -96,7 +127,8 @@ static struct sfp_addr_space *space(struct sfp_perf_unwinder *u, uint32_t pid,
 	if (!create || grow(u))
 		return NULL;
 	a = slot(u, pid);
-	if (sfp_addr_space__new(NULL, &a->as))
+	SFP_OPTS(sfp_addr_space_opts, ao, .arch = (uint8_t)u->arch);
+	if (sfp_addr_space__new(&ao, &a->as))
 		return NULL;
 	a->used = true;
 	a->pid = pid;
@@ -154,6 +186,8 @@ SFP_HIDDEN int sfp_perf_unwinder__event(struct sfp_perf_unwinder *u,
 
 		if (ev->mmap.pid == UINT32_MAX || !ev->mmap.len)
 			return 0;	/* kernel maps: not ours to unwind */
+		if (!decide_arch(u))
+			return 0;	/* the first snapshot says why */
 		as = space(u, ev->mmap.pid, true);
 		if (!as)
 			return -ENOMEM;
@@ -206,26 +240,15 @@ SFP_HIDDEN int sfp_perf_unwinder__event(struct sfp_perf_unwinder *u,
 	}
 }
 
-/* Value of perf register `reg` in a sample's user registers. */
-static bool user_reg(const struct sfp_perf_sample *s, unsigned int reg,
-		     uint64_t *v)
-{
-	uint64_t below;
-
-	if (!s->user_regs || !(s->user_regs_mask & (1ull << reg)))
-		return false;
-	below = s->user_regs_mask & ((1ull << reg) - 1);
-	*v = s->user_regs[__builtin_popcountll(below)];
-	return true;
-}
-
+/*
+ * Whether the sample has user registers and stack bytes.  Which registers
+ * are ip and sp depends on the recording's architecture: the unwind reads
+ * them (and returns no frames when one is missing).
+ */
 SFP_HIDDEN bool sfp_perf_sample_has_snapshot(const struct sfp_perf_sample *s)
 {
-	uint64_t v;
-
-	return s->user_regs_abi && s->user_stack && s->user_stack_dyn_size &&
-	       user_reg(s, SFP_PERF_REG_X86_IP, &v) &&
-	       user_reg(s, SFP_PERF_REG_X86_SP, &v);
+	return s->user_regs_abi && s->user_regs && s->user_regs_mask &&
+	       s->user_stack && s->user_stack_dyn_size;
 }
 
 /*
@@ -293,11 +316,20 @@ SFP_HIDDEN int sfp_perf_unwinder__unwind(struct sfp_perf_unwinder *u,
 
 	if (!sfp_perf_sample_has_snapshot(s))
 		return 0;
-	user_reg(s, SFP_PERF_REG_X86_IP, &regs.ip);
-	user_reg(s, SFP_PERF_REG_X86_SP, &regs.sp);
-	regs.valid = SFP_REGS_IP | SFP_REGS_SP;
-	if (user_reg(s, SFP_PERF_REG_X86_BP, &regs.fp))
-		regs.valid |= SFP_REGS_FP;
+	if (!decide_arch(u)) {
+		if (!u->arch_warned)
+			pr_warn("perf.data recorded on '%s': its user stack "
+				"snapshots (--call-graph dwarf) can be unwound "
+				"only for x86_64 and aarch64", u->hdr->arch);
+		u->arch_warned = true;
+		return -EOPNOTSUPP;
+	}
+	/* the registers in the recording machine's perf_regs order
+	 * (x86-64: bp 6, sp 7, ip 8; arm64: x29 29, lr 30, sp 31, pc 32) */
+	if (sfp_regs__from_perf(u->arch, s->user_regs_mask, s->user_regs,
+				(size_t)__builtin_popcountll(s->user_regs_mask),
+				&regs))
+		return 0;
 	if (*cap < SFP_PERF_MAX_STACK) {
 		uint64_t *v = realloc(*ips, SFP_PERF_MAX_STACK * sizeof(*v));
 

@@ -3,6 +3,9 @@
  * perf's dwarf-mode samples (PERF_SAMPLE_REGS_USER + PERF_SAMPLE_STACK_USER)
  * unwound with sfprof's unwinder: one address space per process, fed from
  * the MMAP/MMAP2/FORK/COMM records, and a snapshot reader per sample.
+ * The registers are read in the perf_regs order of the machine that
+ * recorded the file (HEADER_ARCH: x86_64 or aarch64/arm64), whatever the
+ * host; samples of another architecture fail with -EOPNOTSUPP.
  */
 #ifndef SFP_PERF_DWARF_H
 #define SFP_PERF_DWARF_H
@@ -10,11 +13,6 @@
 #include <sfprof/perf.h>
 
 #include "common/internal.h"
-
-/* perf's x86-64 register numbers (arch/x86/include/uapi/asm/perf_regs.h) */
-#define SFP_PERF_REG_X86_BP 6
-#define SFP_PERF_REG_X86_SP 7
-#define SFP_PERF_REG_X86_IP 8
 
 /* Frames perf unwinds at most (sysctl kernel.perf_event_max_stack). */
 #define SFP_PERF_MAX_STACK 127
@@ -41,7 +39,9 @@ SFP_HIDDEN bool sfp_perf_sample_has_snapshot(const struct sfp_perf_sample *s);
  * needed) receives the user frames, the sample's user ip first.
  * callsite: give caller frames as ra - 1, the way perf script prints
  * dwarf-mode chains (a file's callchain holds return addresses as is).
- * Return: number of frames (0 when the sample has no snapshot), -ENOMEM.
+ * Return: number of frames (0 when the sample has no snapshot), -ENOMEM,
+ * -EOPNOTSUPP the file was recorded on an architecture sfprof cannot
+ * unwind (logged once).
  */
 SFP_HIDDEN int sfp_perf_unwinder__unwind(struct sfp_perf_unwinder *u,
 					 const struct sfp_perf_event *ev,

@@ -688,6 +688,8 @@ static int print_sample(struct script *s, const struct sfp_perf_event *ev)
 	/* perf's dwarf mode: the user part is unwound from the snapshot */
 	if (s->uw && sfp_perf_chain__unwind_user(&w, sm)) {
 		ufr = sfp_perf_unwinder__unwind(s->uw, ev, &s->chain, &s->chain_len, true);
+		if (ufr < 0)
+			return ufr;	/* unknown arch, no memory */
 		for (i = 0; ufr > 0 && i < (uint64_t)ufr; i++)
 			print_frame(s, sm->pid, s->chain[i], false, "\t", ugen);
 	}

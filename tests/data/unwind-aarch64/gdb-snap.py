@@ -3,6 +3,8 @@
 # gdb stub, break at every instruction of the functions named in
 # $SNAP_FUNCS, and at each first hit write the registers, gdb's backtrace
 # and the stack from sp to its top to $SNAP_OUT; then drop that breakpoint.
+# (x0..x28 too: test-unwind-gdb-aarch64 also writes the stops as perf
+# samples with arm64's full user register set.)
 import os
 import time
 
@@ -72,7 +74,9 @@ while bps:
     sp = regs[0]
     top = stack_top(sp)
     mem = bytes(gdb.selected_inferior().read_memory(sp, top - sp))
+    xregs = [int(f.read_register("x%d" % i)) & (2**64 - 1) for i in range(29)]
     out.write("stop %x %x %x %x\n" % (pc, regs[0], regs[1], regs[2]))
+    out.write("xregs %s\n" % " ".join("%x" % v for v in xregs))
     out.write("frames %d %s\n" % (len(frames), " ".join("%x" % a for a in frames)))
     out.write("tailcalls %d\n" % tailcalls)
     out.write("mem %x %s\n" % (sp, mem.hex()))
