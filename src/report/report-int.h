@@ -73,6 +73,13 @@ struct rep {
 	struct sfp_ptab iktab;
 };
 
+/* A period as a percentage of the total, as every threshold compares it
+ * (one formula, so hist.c's pruning agrees with print.c's limits). */
+static inline double sfp_rep_pct(uint64_t v, uint64_t total)
+{
+	return total ? 100.0 * (double)v / (double)total : 0.0;
+}
+
 /* Tables of one event's section: entries, sorted and limited. */
 SFP_HIDDEN int sfp_rep_build(struct rep *r);
 /* The call-graph trees of the shown entries. */
