@@ -810,7 +810,8 @@ int cmd_script(int argc, char **argv)
 	if ((err = sfp_machine__new(&s.m)) ||
 	    (err = sfp_symbolizer__new(&symo, &s.sym)) ||
 	    (err = sfp_stitcher__new(&so, on_event, &s, &st)) ||
-	    (err = sfp_perf_unwinder__new(sfp_perf_reader__header(s.rd), &s.uw))) {
+	    (sfp_perf_unwinder__wanted(s.rd) &&
+	     (err = sfp_perf_unwinder__new(sfp_perf_reader__header(s.rd), &s.uw)))) {
 		cli_err("script: %s", sfp_strerror(err));
 		ret = EXIT_USAGE;
 		goto out;
