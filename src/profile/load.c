@@ -280,6 +280,7 @@ out:
 	free(ld.chain_read);
 	free(ld.frames);
 	free(ld.chain);
+	free(ld.fcache);
 	if (err)
 		sfp_profile__free(&ld.p);
 	*out = ld.p;

@@ -482,6 +482,8 @@ static int add_path(struct rep *r, struct rep_entry *e, long from, long to,
 	}
 	cur = e->graph;
 	r->g[cur].period += period;
+	if (!e->graph_full)
+		return 0;	/* nothing below it could be shown */
 	for (j = from;; j += step) {
 		c = gnode_child(r, cur, graph_sym(r, &r->fr[j]), r->fr[j].loc,
 				r->fr[j].line);
@@ -578,19 +580,22 @@ int sfp_rep_graphs(struct rep *r)
 	if (!shown)
 		return -ENOMEM;
 	/*
-	 * Only entries whose graph can show a line get one.  Every printer
-	 * draws a node only when its period is at or above graph_limit % of
-	 * the total, and no node of an entry's tree weighs more than the
-	 * samples added to it: at most the entry's children (or self)
-	 * period.  A system-wide file has ~100k entries, nearly all far
-	 * below 0.5 %: their trees were 95 % of the graph nodes built.
+	 * Only entries whose graph can show a line get a whole tree.  Every
+	 * printer draws a node only when its period is at or above
+	 * graph_limit % of the total, and no node of an entry's tree weighs
+	 * more than the samples added to it: at most the entry's children
+	 * (or self) period.  A system-wide file has ~100k entries, nearly
+	 * all far below 0.5 %: their trees were 95 % of the graph nodes
+	 * built.  The others keep their root (whether an entry has a graph
+	 * at all still shows: folded output ends each with a blank line).
 	 */
 	for (k = 0; k < r->nr_order; k++) {
-		const struct rep_entry *e = &r->e[r->order[k]];
+		struct rep_entry *e = &r->e[r->order[k]];
 		uint64_t most = e->children > e->self ? e->children : e->self;
 
-		shown[r->order[k]] = sfp_rep_pct(most, r->total) >=
-				     r->o->graph_limit;
+		shown[r->order[k]] = true;
+		e->graph_full = sfp_rep_pct(most, r->total) >=
+				r->o->graph_limit;
 	}
 	for (i = 0; i < r->nr_e; i++)
 		r->e[i].stamp = 0;

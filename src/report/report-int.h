@@ -38,6 +38,7 @@ struct rep_entry {
 	uint32_t graph;		/* root graph node, NONE: not built */
 	size_t stamp;		/* last sample counted + 1 */
 	int inner, outer;	/* its frame positions in the sample at hand */
+	bool graph_full;	/* graph below the root: some line can show */
 };
 
 struct rep_gnode {
