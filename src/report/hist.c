@@ -320,17 +320,41 @@ static int entry_cmp(const void *a, const void *b, void *ctx)
 	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
-int sfp_rep_build(struct rep *r)
+/*
+ * Samples that count alike: the same stack (or, without one, the same ip
+ * loc), unwound the same way (expand_frames() gives inline frames to
+ * dwarf-unwound samples only), comm and, where the sort keys read it,
+ * thread -- frame_entry()'s key.  Entries and call-graph paths are then
+ * made once per group with its summed period.  Groups run in order of their first sample, so every
+ * entry and tree node is made by the same sample as before, in the same
+ * order (ties print in that order); an entry's comm is its latest
+ * sample's, kept by the groups' last samples.
+ */
+static bool group_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const struct rep_group *a = &((const struct rep *)ctx)->grp[idx];
+	const struct rep_group *b = key;
+
+	return a->stack == b->stack && a->ip_loc == b->ip_loc &&
+	       a->comm == b->comm && a->tid == b->tid && a->dwarf == b->dwarf;
+}
+
+/* The groups of the event's samples that pass the filters; r->total and
+ * r->nr_samples as perf counts them. */
+static int group_samples(struct rep *r)
 {
 	const struct sfp_profile *p = r->p;
-	size_t i, n = sfp_profile__nr_samples(p);
-	const uint32_t *locs;
-	long d, j, nf;
-	int64_t ei;
-	struct rep_entry *e;
+	size_t i, n = sfp_profile__nr_samples(p), k;
+	bool by_tid = false;
+	struct sfp_ptab tab = { 0 };
+	int err = 0;
 
+	for (k = 0; k < r->o->nr_keys; k++)
+		by_tid |= r->o->keys[k] == SFP_REPORT_PID;
 	for (i = 0; i < n; i++) {
 		const struct sfp_profile_sample *s = sfp_profile__sample(p, i);
+		struct rep_group key = { 0 }, *g;
+		uint32_t h, gi;
 
 		if (s->event != r->event || !sfp_rep_time_ok(r, s))
 			continue;
@@ -340,6 +364,50 @@ int sfp_rep_build(struct rep *r)
 		if (!sfp_rep_sample_ok(r, s))
 			continue;
 		r->nr_samples++;
+		key.stack = s->stack;
+		key.ip_loc = s->stack ? SFP_PROFILE_NONE : s->ip_loc;
+		key.comm = s->comm;
+		key.tid = by_tid ? s->tid : 0;
+		key.dwarf = s->dwarf;
+		h = sfp_hash64((uint64_t)key.comm << 32 | key.tid,
+			       key.stack ^ key.ip_loc ^
+			       (uint32_t)key.dwarf << 31);
+		gi = sfp_ptab__find(&tab, h, group_eq, r, &key);
+		if (gi == SFP_PROFILE_NONE) {
+			if (GROW(r->grp, r->cap_grp, r->nr_grp + 1) ||
+			    sfp_ptab__add(&tab, h, (uint32_t)r->nr_grp)) {
+				err = -ENOMEM;
+				break;
+			}
+			gi = (uint32_t)r->nr_grp++;
+			key.first = (uint32_t)i;
+			r->grp[gi] = key;
+		}
+		g = &r->grp[gi];
+		g->last = (uint32_t)i;
+		g->period += s->period;
+		g->count++;
+	}
+	sfp_ptab__free(&tab);
+	return err;
+}
+
+int sfp_rep_build(struct rep *r)
+{
+	const struct sfp_profile *p = r->p;
+	size_t i;
+	const uint32_t *locs;
+	long d, j, nf;
+	int64_t ei;
+	struct rep_entry *e;
+	int err = group_samples(r);
+
+	if (err)
+		return err;
+	for (i = 0; i < r->nr_grp; i++) {
+		const struct rep_group *g = &r->grp[i];
+		const struct sfp_profile_sample *s = sfp_profile__sample(p, g->first);
+
 		d = sfp_rep_stack(r, s);
 		if (d < 0)
 			return (int)d;
@@ -361,11 +429,14 @@ int sfp_rep_build(struct rep *r)
 			e = &r->e[ei];
 			/* a thread shows its latest comm (after exec), as
 			 * perf's pid column does */
-			e->comm = s->comm;
-			e->self += s->period;
-			e->nr_samples++;
+			if (g->last >= e->comm_at) {
+				e->comm = g->comm;
+				e->comm_at = g->last;
+			}
+			e->self += g->period;
+			e->nr_samples += g->count;
 			e->stamp = i + 1;
-			e->children += s->period;
+			e->children += g->period;
 		}
 		if (!r->o->children)
 			continue;
@@ -379,10 +450,15 @@ int sfp_rep_build(struct rep *r)
 			if (ei == SFP_PROFILE_NONE)
 				continue;
 			e = &r->e[ei];
-			e->comm = s->comm;
+			/* a thread shows its latest comm (after exec), as
+			 * perf's pid column does */
+			if (g->last >= e->comm_at) {
+				e->comm = g->comm;
+				e->comm_at = g->last;
+			}
 			if (e->stamp != i + 1) {
 				e->stamp = i + 1;
-				e->children += s->period;
+				e->children += g->period;
 			}
 		}
 	}
@@ -497,85 +573,14 @@ static int add_path(struct rep *r, struct rep_entry *e, long from, long to,
 	return 0;
 }
 
-/*
- * Samples that give the same call-graph paths: the same stack, unwound
- * the same way (expand_frames() reads inline chains only for dwarf-unwound
- * samples) and, where the sort keys read them, the same comm and thread
- * (frame_entry()'s key).
- * Only their summed period matters to the trees, so each group's paths
- * are added once.  Groups run in order of their first sample: every tree
- * node is then made by the same sample as before, in the same order, and
- * the children's chains (ties printed in that order) come out identical.
- */
-struct rep_group {
-	uint32_t first;		/* its first sample */
-	uint32_t stack, comm, tid;
-	bool dwarf;
-	uint64_t period;
-};
-
-struct rep_groups {
-	struct rep_group *g;
-	size_t n, cap;
-	struct sfp_ptab tab;
-};
-
-static bool group_eq(const void *ctx, uint32_t idx, const void *key)
-{
-	const struct rep_group *a = &((const struct rep_groups *)ctx)->g[idx];
-	const struct rep_group *b = key;
-
-	return a->stack == b->stack && a->comm == b->comm &&
-	       a->tid == b->tid && a->dwarf == b->dwarf;
-}
-
-static int group_samples(struct rep *r, struct rep_groups *gs)
-{
-	const struct sfp_profile *p = r->p;
-	size_t i, n = sfp_profile__nr_samples(p), k;
-	bool by_comm = false, by_tid = false;
-
-	for (k = 0; k < r->o->nr_keys; k++) {
-		by_comm |= r->o->keys[k] == SFP_REPORT_COMM;
-		by_tid |= r->o->keys[k] == SFP_REPORT_PID;
-	}
-	for (i = 0; i < n; i++) {
-		const struct sfp_profile_sample *s = sfp_profile__sample(p, i);
-		struct rep_group key = { 0 };
-		uint32_t h, gi;
-
-		if (!s->stack || !sfp_rep_sample_ok(r, s))
-			continue;
-		key.first = (uint32_t)i;
-		key.stack = s->stack;
-		key.comm = by_comm ? s->comm : 0;
-		key.tid = by_tid ? s->tid : 0;
-		key.dwarf = s->dwarf;
-		key.period = s->period;
-		h = sfp_hash64((uint64_t)key.comm << 32 | key.tid,
-			       key.stack ^ (uint32_t)key.dwarf << 31);
-		gi = sfp_ptab__find(&gs->tab, h, group_eq, gs, &key);
-		if (gi != SFP_PROFILE_NONE) {
-			gs->g[gi].period += s->period;
-			continue;
-		}
-		if (GROW(gs->g, gs->cap, gs->n + 1) ||
-		    sfp_ptab__add(&gs->tab, h, (uint32_t)gs->n))
-			return -ENOMEM;
-		gs->g[gs->n++] = key;
-	}
-	return 0;
-}
-
 int sfp_rep_graphs(struct rep *r)
 {
 	const struct sfp_profile *p = r->p;
-	struct rep_groups gs = { 0 };
 	size_t i, k;
 	bool *shown = calloc(r->nr_e ? r->nr_e : 1, sizeof(*shown));
 	long d, j, nf;
 	int64_t se;
-	int err;
+	int err = 0;
 
 	if (!shown)
 		return -ENOMEM;
@@ -599,11 +604,10 @@ int sfp_rep_graphs(struct rep *r)
 	}
 	for (i = 0; i < r->nr_e; i++)
 		r->e[i].stamp = 0;
-	err = group_samples(r, &gs);
-	for (i = 0; i < gs.n && !err; i++) {
+	for (i = 0; i < r->nr_grp && !err; i++) {
 		const struct sfp_profile_sample *s =
-			sfp_profile__sample(p, gs.g[i].first);
-		uint64_t period = gs.g[i].period;
+			sfp_profile__sample(p, r->grp[i].first);
+		uint64_t period = r->grp[i].period;
 
 		d = sfp_rep_stack(r, s);
 		if (d < 0) {
@@ -664,8 +668,6 @@ int sfp_rep_graphs(struct rep *r)
 				err = add_path(r, e, e->outer, 0, period);
 		}
 	}
-	free(gs.g);
-	sfp_ptab__free(&gs.tab);
 	free(shown);
 	return err;
 }
@@ -682,5 +684,6 @@ void sfp_rep_free(struct rep *r)
 	free(r->order);
 	free(r->ikeys);
 	sfp_ptab__free(&r->iktab);
+	free(r->grp);
 	memset(r, 0, sizeof(*r));
 }

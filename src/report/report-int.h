@@ -39,6 +39,7 @@ struct rep_entry {
 	size_t stamp;		/* last sample counted + 1 */
 	int inner, outer;	/* its frame positions in the sample at hand */
 	bool graph_full;	/* graph below the root: some line can show */
+	uint32_t comm_at;	/* the sample its comm came from */
 };
 
 struct rep_gnode {
@@ -48,6 +49,14 @@ struct rep_gnode {
 	int32_t line;
 	uint32_t parent;
 	uint32_t first_child, next;
+};
+
+/* Samples that count alike (hist.c's group_samples()). */
+struct rep_group {
+	uint32_t first, last;	/* its first and last sample */
+	uint32_t stack, ip_loc, comm, tid;
+	bool dwarf;		/* its user frames from the dwarf unwinder */
+	uint64_t period, count;
 };
 
 struct rep {
@@ -67,6 +76,8 @@ struct rep {
 	size_t cap_fr;
 	uint32_t *fent;		/* entry of each of its frames (NONE: none) */
 	size_t cap_fent;
+	struct rep_group *grp;	/* in order of their first samples */
+	size_t nr_grp, cap_grp;
 	uint32_t *order;	/* shown entries, best first */
 	size_t nr_order;
 	struct rep_ikey *ikeys;	/* identities of inlined entries */
