@@ -325,10 +325,10 @@ static int entry_cmp(const void *a, const void *b, void *ctx)
  * loc), unwound the same way (expand_frames() gives inline frames to
  * dwarf-unwound samples only), comm and, where the sort keys read it,
  * thread -- frame_entry()'s key.  Entries and call-graph paths are then
- * made once per group with its summed period.  Groups run in order of their first sample, so every
- * entry and tree node is made by the same sample as before, in the same
- * order (ties print in that order); an entry's comm is its latest
- * sample's, kept by the groups' last samples.
+ * made once per group with its summed period.  Groups run in order of
+ * their first sample, so every entry and tree node is made by the same
+ * sample as before, in the same order (ties print in that order); an
+ * entry's comm is its latest sample's, kept by the groups' last samples.
  */
 static bool group_eq(const void *ctx, uint32_t idx, const void *key)
 {
