@@ -39,7 +39,8 @@ static double children_cpu_s(void)
  * loaded machine the wall time is mostly waiting for a CPU; the CPU time
  * is the steadier figure.
  */
-static double best_of(const char *cmd, int runs, double *best_cpu)
+static __attribute__((unused)) double best_of(const char *cmd, int runs,
+					     double *best_cpu)
 {
 	double best = -1;
 

@@ -155,6 +155,20 @@ SFP_HIDDEN int sfp_perf_unwinder__new(const struct sfp_perf_header_info *hdr,
 	return 0;
 }
 
+SFP_HIDDEN bool sfp_perf_unwinder__wanted(const struct sfp_perf_reader *r)
+{
+	const struct sfp_perf_header_info *h = sfp_perf_reader__header(r);
+	size_t i, n = sfp_perf_reader__nr_evsels(r);
+
+	if (!h || h->pipe_mode || !n)
+		return true;
+	for (i = 0; i < n; i++)
+		if (sfp_perf_reader__evsel(r, i)->attr.sample_type &
+		    SFP_PERF_SAMPLE_STACK_USER)
+			return true;
+	return false;
+}
+
 SFP_HIDDEN void sfp_perf_unwinder__free(struct sfp_perf_unwinder **up)
 {
 	struct sfp_perf_unwinder *u;

@@ -251,7 +251,8 @@ static int load(struct sfp_perf_reader *rd, const char *name,
 	    (err = sfp_machine__new(&ld.m)) ||
 	    (err = sfp_symbolizer__new(&symo, &ld.sym)) ||
 	    (err = sfp_stitcher__new(&so, on_event, &ld, &st)) ||
-	    (err = sfp_perf_unwinder__new(ld.hdr, &ld.uw)))
+	    (sfp_perf_unwinder__wanted(rd) &&
+	     (err = sfp_perf_unwinder__new(ld.hdr, &ld.uw))))
 		goto out;
 	while ((err = sfp_perf_reader__next(rd, &ev)) > 0)
 		if ((err = sfp_stitcher__push(st, ev)))
@@ -279,6 +280,7 @@ out:
 	free(ld.chain_read);
 	free(ld.frames);
 	free(ld.chain);
+	free(ld.fcache);
 	if (err)
 		sfp_profile__free(&ld.p);
 	*out = ld.p;

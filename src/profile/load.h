@@ -41,6 +41,15 @@ struct sfp_profile_loader {
 	size_t cap_frames;
 	uint64_t *chain;	/* dwarf unwinder output */
 	size_t cap_chain;
+	/* locs of recent frames by (pid, ip, machine generation); kernel
+	 * frames by ip alone (pid and generation 0).  chain: made by a
+	 * lookup that read the loc's inline chain (dwarf_inlines).
+	 * Allocated on the first frame; freed with the loader. */
+	struct sfp_frame_cache_ent {
+		uint64_t ip, gen;
+		uint32_t pid, loc;
+		bool chain;
+	} *fcache;
 };
 
 /*

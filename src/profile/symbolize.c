@@ -324,9 +324,65 @@ static int dwarf_chain(struct sfp_profile *p, struct sfp_profile_loader *ld,
 	return sfp_profile_set_loc_lines(p, li, lines, nr, dn);
 }
 
+static int frame_uncached(struct sfp_profile *p, struct sfp_profile_loader *ld,
+			  uint32_t pid, uint64_t ip, bool kernel, bool dwarf,
+			  uint32_t *out);
+
+#define FRAME_CACHE_BITS 14
+
+/*
+ * A frame's loc depends on its ip and, for user frames, on the process's
+ * maps (the machine's generation counts every change): the same key gives
+ * the same loc, so recent ones are remembered.  A kernel frame was a
+ * kallsyms search every time, even when its loc existed (the mapping
+ * comes from the symbol's module): 9 % of a system-wide report.  A dwarf
+ * frame that wants its inline chain takes only an entry made by a lookup
+ * that wanted it too (that lookup read the chain of the loc): a loc first
+ * met in a non-dwarf frame has not had its chain read.
+ */
 int sfp_profile_frame(struct sfp_profile *p, struct sfp_profile_loader *ld,
 		      uint32_t pid, uint64_t ip, bool kernel, bool dwarf,
 		      uint32_t *out)
+{
+	struct sfp_frame_cache_ent *e;
+	uint64_t gen = kernel ? 0 : sfp_machine__gen(ld->m) + 1;
+	bool chain = !kernel && dwarf && ld->dwarf_inlines && !ld->srclines;
+	int err;
+
+	if (kernel)
+		pid = 0;
+	if (!ld->fcache) {
+		size_t i;
+
+		ld->fcache = malloc(((size_t)1 << FRAME_CACHE_BITS) *
+				    sizeof(*ld->fcache));
+		if (!ld->fcache)
+			return frame_uncached(p, ld, pid, ip, kernel, dwarf,
+					      out);
+		for (i = 0; i < (size_t)1 << FRAME_CACHE_BITS; i++)
+			ld->fcache[i].loc = SFP_PROFILE_NONE;	/* empty */
+	}
+	e = &ld->fcache[sfp_hash64(ip ^ gen, pid) &
+			(((size_t)1 << FRAME_CACHE_BITS) - 1)];
+	if (e->gen == gen && e->ip == ip && e->pid == pid &&
+	    e->loc != SFP_PROFILE_NONE && (e->chain || !chain)) {
+		*out = e->loc;
+		return 0;
+	}
+	err = frame_uncached(p, ld, pid, ip, kernel, dwarf, out);
+	if (!err) {
+		e->ip = ip;
+		e->gen = gen;
+		e->pid = pid;
+		e->loc = *out;
+		e->chain = chain;
+	}
+	return err;
+}
+
+static int frame_uncached(struct sfp_profile *p, struct sfp_profile_loader *ld,
+			  uint32_t pid, uint64_t ip, bool kernel, bool dwarf,
+			  uint32_t *out)
 {
 	struct sfp_profile_func f = { .kind = SFP_PROFILE_USER };
 	struct sfp_profile_loc l = { .ip = ip, .addr = ip };

@@ -17,6 +17,7 @@
  *    those dsos as entries;
  *  - the "pid" key is the thread, shown tid:comm, as in perf.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "report/report-int.h"
@@ -319,17 +320,41 @@ static int entry_cmp(const void *a, const void *b, void *ctx)
 	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
-int sfp_rep_build(struct rep *r)
+/*
+ * Samples that count alike: the same stack (or, without one, the same ip
+ * loc), unwound the same way (expand_frames() gives inline frames to
+ * dwarf-unwound samples only), comm and, where the sort keys read it,
+ * thread -- frame_entry()'s key.  Entries and call-graph paths are then
+ * made once per group with its summed period.  Groups run in order of
+ * their first sample, so every entry and tree node is made by the same
+ * sample as before, in the same order (ties print in that order); an
+ * entry's comm is its latest sample's, kept by the groups' last samples.
+ */
+static bool group_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const struct rep_group *a = &((const struct rep *)ctx)->grp[idx];
+	const struct rep_group *b = key;
+
+	return a->stack == b->stack && a->ip_loc == b->ip_loc &&
+	       a->comm == b->comm && a->tid == b->tid && a->dwarf == b->dwarf;
+}
+
+/* The groups of the event's samples that pass the filters; r->total and
+ * r->nr_samples as perf counts them. */
+static int group_samples(struct rep *r)
 {
 	const struct sfp_profile *p = r->p;
-	size_t i, n = sfp_profile__nr_samples(p);
-	const uint32_t *locs;
-	long d, j, nf;
-	int64_t ei;
-	struct rep_entry *e;
+	size_t i, n = sfp_profile__nr_samples(p), k;
+	bool by_tid = false;
+	struct sfp_ptab tab = { 0 };
+	int err = 0;
 
+	for (k = 0; k < r->o->nr_keys; k++)
+		by_tid |= r->o->keys[k] == SFP_REPORT_PID;
 	for (i = 0; i < n; i++) {
 		const struct sfp_profile_sample *s = sfp_profile__sample(p, i);
+		struct rep_group key = { 0 }, *g;
+		uint32_t h, gi;
 
 		if (s->event != r->event || !sfp_rep_time_ok(r, s))
 			continue;
@@ -339,6 +364,50 @@ int sfp_rep_build(struct rep *r)
 		if (!sfp_rep_sample_ok(r, s))
 			continue;
 		r->nr_samples++;
+		key.stack = s->stack;
+		key.ip_loc = s->stack ? SFP_PROFILE_NONE : s->ip_loc;
+		key.comm = s->comm;
+		key.tid = by_tid ? s->tid : 0;
+		key.dwarf = s->dwarf;
+		h = sfp_hash64((uint64_t)key.comm << 32 | key.tid,
+			       key.stack ^ key.ip_loc ^
+			       (uint32_t)key.dwarf << 31);
+		gi = sfp_ptab__find(&tab, h, group_eq, r, &key);
+		if (gi == SFP_PROFILE_NONE) {
+			if (GROW(r->grp, r->cap_grp, r->nr_grp + 1) ||
+			    sfp_ptab__add(&tab, h, (uint32_t)r->nr_grp)) {
+				err = -ENOMEM;
+				break;
+			}
+			gi = (uint32_t)r->nr_grp++;
+			key.first = (uint32_t)i;
+			r->grp[gi] = key;
+		}
+		g = &r->grp[gi];
+		g->last = (uint32_t)i;
+		g->period += s->period;
+		g->count++;
+	}
+	sfp_ptab__free(&tab);
+	return err;
+}
+
+int sfp_rep_build(struct rep *r)
+{
+	const struct sfp_profile *p = r->p;
+	size_t i;
+	const uint32_t *locs;
+	long d, j, nf;
+	int64_t ei;
+	struct rep_entry *e;
+	int err = group_samples(r);
+
+	if (err)
+		return err;
+	for (i = 0; i < r->nr_grp; i++) {
+		const struct rep_group *g = &r->grp[i];
+		const struct sfp_profile_sample *s = sfp_profile__sample(p, g->first);
+
 		d = sfp_rep_stack(r, s);
 		if (d < 0)
 			return (int)d;
@@ -360,11 +429,14 @@ int sfp_rep_build(struct rep *r)
 			e = &r->e[ei];
 			/* a thread shows its latest comm (after exec), as
 			 * perf's pid column does */
-			e->comm = s->comm;
-			e->self += s->period;
-			e->nr_samples++;
+			if (g->last >= e->comm_at) {
+				e->comm = g->comm;
+				e->comm_at = g->last;
+			}
+			e->self += g->period;
+			e->nr_samples += g->count;
 			e->stamp = i + 1;
-			e->children += s->period;
+			e->children += g->period;
 		}
 		if (!r->o->children)
 			continue;
@@ -378,10 +450,15 @@ int sfp_rep_build(struct rep *r)
 			if (ei == SFP_PROFILE_NONE)
 				continue;
 			e = &r->e[ei];
-			e->comm = s->comm;
+			/* a thread shows its latest comm (after exec), as
+			 * perf's pid column does */
+			if (g->last >= e->comm_at) {
+				e->comm = g->comm;
+				e->comm_at = g->last;
+			}
 			if (e->stamp != i + 1) {
 				e->stamp = i + 1;
-				e->children += s->period;
+				e->children += g->period;
 			}
 		}
 	}
@@ -481,6 +558,8 @@ static int add_path(struct rep *r, struct rep_entry *e, long from, long to,
 	}
 	cur = e->graph;
 	r->g[cur].period += period;
+	if (!e->graph_full)
+		return 0;	/* nothing below it could be shown */
 	for (j = from;; j += step) {
 		c = gnode_child(r, cur, graph_sym(r, &r->fr[j]), r->fr[j].loc,
 				r->fr[j].line);
@@ -497,7 +576,7 @@ static int add_path(struct rep *r, struct rep_entry *e, long from, long to,
 int sfp_rep_graphs(struct rep *r)
 {
 	const struct sfp_profile *p = r->p;
-	size_t i, n = sfp_profile__nr_samples(p), k;
+	size_t i, k;
 	bool *shown = calloc(r->nr_e ? r->nr_e : 1, sizeof(*shown));
 	long d, j, nf;
 	int64_t se;
@@ -505,15 +584,31 @@ int sfp_rep_graphs(struct rep *r)
 
 	if (!shown)
 		return -ENOMEM;
-	for (k = 0; k < r->nr_order; k++)
+	/*
+	 * Only entries whose graph can show a line get a whole tree.  Every
+	 * printer draws a node only when its period is at or above
+	 * graph_limit % of the total, and no node of an entry's tree weighs
+	 * more than the samples added to it: at most the entry's children
+	 * (or self) period.  A system-wide file has ~100k entries, nearly
+	 * all far below 0.5 %: their trees were 95 % of the graph nodes
+	 * built.  The others keep their root (whether an entry has a graph
+	 * at all still shows: folded output ends each with a blank line).
+	 */
+	for (k = 0; k < r->nr_order; k++) {
+		struct rep_entry *e = &r->e[r->order[k]];
+		uint64_t most = e->children > e->self ? e->children : e->self;
+
 		shown[r->order[k]] = true;
+		e->graph_full = sfp_rep_pct(most, r->total) >=
+				r->o->graph_limit;
+	}
 	for (i = 0; i < r->nr_e; i++)
 		r->e[i].stamp = 0;
-	for (i = 0; i < n && !err; i++) {
-		const struct sfp_profile_sample *s = sfp_profile__sample(p, i);
+	for (i = 0; i < r->nr_grp && !err; i++) {
+		const struct sfp_profile_sample *s =
+			sfp_profile__sample(p, r->grp[i].first);
+		uint64_t period = r->grp[i].period;
 
-		if (!sfp_rep_sample_ok(r, s))
-			continue;
 		d = sfp_rep_stack(r, s);
 		if (d < 0) {
 			err = (int)d;
@@ -533,8 +628,8 @@ int sfp_rep_graphs(struct rep *r)
 			se = SFP_PROFILE_NONE;
 		if (se != SFP_PROFILE_NONE)
 			err = r->o->callee ?
-				add_path(r, &r->e[se], 0, nf - 1, s->period) :
-				add_path(r, &r->e[se], nf - 1, 0, s->period);
+				add_path(r, &r->e[se], 0, nf - 1, period) :
+				add_path(r, &r->e[se], nf - 1, 0, period);
 		if (!r->o->children)
 			continue;
 		/* where each other entry sits in this stack: innermost,
@@ -568,9 +663,9 @@ int sfp_rep_graphs(struct rep *r)
 			 * frame up to the root.
 			 */
 			if (r->o->callee)
-				err = add_path(r, e, e->inner, nf - 1, s->period);
+				err = add_path(r, e, e->inner, nf - 1, period);
 			else
-				err = add_path(r, e, e->outer, 0, s->period);
+				err = add_path(r, e, e->outer, 0, period);
 		}
 	}
 	free(shown);
@@ -589,5 +684,6 @@ void sfp_rep_free(struct rep *r)
 	free(r->order);
 	free(r->ikeys);
 	sfp_ptab__free(&r->iktab);
+	free(r->grp);
 	memset(r, 0, sizeof(*r));
 }

@@ -11,7 +11,7 @@
 
 static double pct(uint64_t v, uint64_t total)
 {
-	return total ? 100.0 * (double)v / (double)total : 0.0;
+	return sfp_rep_pct(v, total);
 }
 
 static const char *basename_of(const char *path)

@@ -38,6 +38,8 @@ struct rep_entry {
 	uint32_t graph;		/* root graph node, NONE: not built */
 	size_t stamp;		/* last sample counted + 1 */
 	int inner, outer;	/* its frame positions in the sample at hand */
+	bool graph_full;	/* graph below the root: some line can show */
+	uint32_t comm_at;	/* the sample its comm came from */
 };
 
 struct rep_gnode {
@@ -47,6 +49,14 @@ struct rep_gnode {
 	int32_t line;
 	uint32_t parent;
 	uint32_t first_child, next;
+};
+
+/* Samples that count alike (hist.c's group_samples()). */
+struct rep_group {
+	uint32_t first, last;	/* its first and last sample */
+	uint32_t stack, ip_loc, comm, tid;
+	bool dwarf;		/* its user frames from the dwarf unwinder */
+	uint64_t period, count;
 };
 
 struct rep {
@@ -66,12 +76,21 @@ struct rep {
 	size_t cap_fr;
 	uint32_t *fent;		/* entry of each of its frames (NONE: none) */
 	size_t cap_fent;
+	struct rep_group *grp;	/* in order of their first samples */
+	size_t nr_grp, cap_grp;
 	uint32_t *order;	/* shown entries, best first */
 	size_t nr_order;
 	struct rep_ikey *ikeys;	/* identities of inlined entries */
 	size_t nr_ikeys, cap_ikeys;
 	struct sfp_ptab iktab;
 };
+
+/* A period as a percentage of the total, as every threshold compares it
+ * (one formula, so hist.c's pruning agrees with print.c's limits). */
+static inline double sfp_rep_pct(uint64_t v, uint64_t total)
+{
+	return total ? 100.0 * (double)v / (double)total : 0.0;
+}
 
 /* Tables of one event's section: entries, sorted and limited. */
 SFP_HIDDEN int sfp_rep_build(struct rep *r);
