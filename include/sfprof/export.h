@@ -32,9 +32,12 @@ struct sfp_export_opts {
 	 * period (blocked nanoseconds) and leaves them out unless named
 	 * here: a sample count and a time do not add up. */
 	const char *event;
+	/* the flame graph's initial view of a file with off-CPU samples:
+	 * "on", "off" or "both" (NULL: both); the page can switch */
+	const char *view;
 	size_t :0;
 };
-#define sfp_export_opts__last_field event
+#define sfp_export_opts__last_field view
 
 /**
  * sfp_profile__export() - write a profile in a named format

@@ -17,6 +17,19 @@
  *                    category, subcategory}, data [...] },
  *       stringTable [...], markers (empty) ] }
  *
+ * Off-CPU samples (offcpu-time: record --off-cpu's and perf's) are not
+ * samples there: the format has no weights, and a block is a span of time,
+ * not a moment.  They join their thread's on-CPU track as interval
+ * markers "Off-CPU" over the blocked span [switch-in - blocked ns,
+ * switch-in] in an "Off-CPU" category, with the blocking stack as the
+ * marker's stack (the profiler shows it as the marker's cause), and the
+ * on-CPU samples get a threadCPUDelta column (their period in µs, for
+ * clock events), so that the activity graph draws the thread as not
+ * running across its waits.  Blocks summed by the recorder (all stamped
+ * with one time, the end of the recording; perf stamps its own sums with
+ * ~0 << 32) have no interval: each is an instant "Off-CPU (summed)"
+ * marker with its total and stack.
+ *
  * A frame's location string is "function (in dso)": the profiler makes
  * its function and library tables from that text.  Inlined functions are
  * frames of their own (outermost first, each with its line when known).
@@ -34,6 +47,7 @@
 #define FF_GECKO_VERSION 24
 #define FF_CAT_USER 0
 #define FF_CAT_KERNEL 1
+#define FF_CAT_OFFCPU 2
 #define FF_NONE UINT32_MAX
 
 struct ff_frame {
@@ -69,6 +83,13 @@ struct ff_ctx {
 	bool user_only;
 	size_t nlocs, nnodes;
 	uint64_t t0;
+	/* off-CPU samples: their event, the event whose track they join
+	 * (FF_NONE: none), the stamp the recorder gave its sums (0: none),
+	 * and whether on-CPU periods are ns (a clock event) */
+	uint32_t off_event, on_event;
+	uint64_t sum_stamp;
+	uint64_t t_end;		/* the latest real stamp (not perf's ~0 << 32) */
+	bool on_is_clock;
 	struct ff_thread th;
 	int err;
 };
@@ -117,6 +138,15 @@ static void json_str(FILE *f, const char *s)
 		u += n + 1;
 	}
 	fputc('"', f);
+}
+
+/* "cpu-clock", "cpu-clock:pppH", "task-clock:u" but not "cpu-clocks" */
+static bool event_is(const struct sfp_profile_event *e, const char *what)
+{
+	size_t n = strlen(what);
+
+	return e && e->name && !strncmp(e->name, what, n) &&
+	       (!e->name[n] || e->name[n] == ':');
 }
 
 static int64_t ff_str(struct ff_ctx *c, const char *s)
@@ -282,6 +312,70 @@ static double ms_since_t0(const struct ff_ctx *c, uint64_t t)
 	return t > c->t0 ? (double)(t - c->t0) / 1e6 : 0.0;
 }
 
+static bool is_off(const struct ff_ctx *c, const struct sfp_profile_sample *s)
+{
+	return c->off_event != FF_NONE && s->event == c->off_event;
+}
+
+/* The event whose track a sample is drawn in. */
+static uint32_t track_event(const struct ff_ctx *c,
+			    const struct sfp_profile_sample *s)
+{
+	return is_off(c, s) && c->on_event != FF_NONE ? c->on_event : s->event;
+}
+
+/*
+ * The off-CPU markers of one thread (its off-CPU samples among idx[],
+ * whose stacks are stk[]): an interval over each block, an instant at the
+ * end for each sum (see the top of the file).  Return how many written.
+ */
+static size_t write_off_markers(struct ff_ctx *c, const uint32_t *idx,
+				const uint32_t *stk, size_t n, uint32_t tid)
+{
+	FILE *f = c->out;
+	uint32_t name_iv = (uint32_t)ff_str(c, "Off-CPU");
+	uint32_t name_sum = (uint32_t)ff_str(c, "Off-CPU (summed)");
+	uint64_t prev_end = 0;
+	size_t i, nm = 0;
+
+	for (i = 0; i < n; i++) {
+		const struct sfp_profile_sample *s = sfp_profile__sample(c->p, idx[i]);
+		bool sum;
+		double start, end;
+
+		if (!is_off(c, s))
+			continue;
+		/* a sum, or a block that cannot be one (it would start before
+		 * the thread's previous block ended, or before the clock) */
+		sum = (c->sum_stamp && s->time == c->sum_stamp) ||
+		      s->period > s->time || s->time - s->period < prev_end;
+		end = ms_since_t0(c, sum && s->time > c->t_end ? c->t_end : s->time);
+		start = sum ? end : ms_since_t0(c, s->time - s->period);
+		if (!sum)
+			prev_end = s->time;
+		fprintf(f, "%s[%" PRIu32 ",%.6f,", nm++ ? ",\n" : "\n",
+			sum ? name_sum : name_iv, start);
+		if (sum)
+			fputs("null,0", f);
+		else
+			fprintf(f, "%.6f,1", end);
+		fprintf(f, ",%d,{\"type\":\"OffCPU\",\"blockedMs\":%.6f",
+			FF_CAT_OFFCPU, (double)s->period / 1e6);
+		if (stk[i] != FF_NONE)
+			/* the shape of Gecko's marker stacks: a one-sample
+			 * thread whose sample is the stack */
+			fprintf(f, ",\"stack\":{\"tid\":%" PRIu32 ",\"markers\":"
+				   "{\"schema\":{\"name\":0,\"startTime\":1,"
+				   "\"endTime\":2,\"phase\":3,\"category\":4,"
+				   "\"data\":5},\"data\":[]},\"samples\":{\"schema\":"
+				   "{\"stack\":0,\"time\":1,\"responsiveness\":2},"
+				   "\"data\":[[%" PRIu32 ",%.6f,0]]}}",
+				tid, stk[i], start);
+		fputs("}]", f);
+	}
+	return nm;
+}
+
 /* One thread: samples idx[0..n) (all of one tid, in time order). */
 static int write_thread(struct ff_ctx *c, const uint32_t *idx, size_t n,
 			const char *process_name, bool first)
@@ -291,7 +385,9 @@ static int write_thread(struct ff_ctx *c, const uint32_t *idx, size_t n,
 	const struct sfp_profile_sample *sl = sfp_profile__sample(c->p, idx[n - 1]);
 	FILE *f = c->out;
 	uint32_t *stk;
-	size_t i;
+	size_t i, ntracks = sfp_profile__nr_events(c->p), nw = 0;
+	uint64_t reg = s0->time;
+	bool cpu_delta = c->off_event != FF_NONE && c->on_is_clock;
 
 	stk = malloc(n * sizeof(*stk));
 	if (!stk)
@@ -304,14 +400,27 @@ static int write_thread(struct ff_ctx *c, const uint32_t *idx, size_t n,
 		return c->err;
 	}
 
+	/* off-CPU samples share the on-CPU event's tracks */
+	if (c->off_event != FF_NONE && c->on_event != FF_NONE)
+		ntracks--;
+	for (i = 0; i < n; i++) {
+		const struct sfp_profile_sample *s = sfp_profile__sample(c->p, idx[i]);
+		uint64_t b = is_off(c, s) && s->period <= s->time &&
+			     !(c->sum_stamp && s->time == c->sum_stamp) ?
+			     s->time - s->period : s->time;
+
+		if (b && (!reg || b < reg))
+			reg = b;
+	}
+
 	fputs(first ? "\n" : ",\n", f);
 	fputs("{\"name\":", f);
 	/* the name it had last, like perf's own importer: a thread is
 	 * often renamed right after it was created; with several events,
 	 * one track per event, named after it */
-	if (sfp_profile__nr_events(c->p) > 1) {
+	if (ntracks > 1) {
 		const struct sfp_profile_event *ev =
-			sfp_profile__event(c->p, s0->event);
+			sfp_profile__event(c->p, track_event(c, s0));
 		struct exp_str b = { 0 };
 
 		exp_str__adds(&b, sfp_profile__string(c->p, sl->comm) ?: "");
@@ -328,21 +437,31 @@ static int write_thread(struct ff_ctx *c, const uint32_t *idx, size_t n,
 	fprintf(f, ",\"processType\":\"default\",\"pid\":%" PRIu32
 		   ",\"tid\":%" PRIu32 ",\"registerTime\":%.6f"
 		   ",\"unregisterTime\":null",
-		s0->pid, s0->tid, ms_since_t0(c, s0->time));
+		s0->pid, s0->tid, ms_since_t0(c, reg));
 	fputs(",\"markers\":{\"schema\":{\"name\":0,\"startTime\":1,"
 	      "\"endTime\":2,\"phase\":3,\"category\":4,\"data\":5},"
-	      "\"data\":[]}", f);
-	fputs(",\"samples\":{\"schema\":{\"stack\":0,\"time\":1,"
-	      "\"responsiveness\":2},\"data\":[", f);
+	      "\"data\":[", f);
+	if (c->off_event != FF_NONE)
+		write_off_markers(c, idx, stk, n, s0->tid);
+	fputs("]}", f);
+	fprintf(f, ",\"samples\":{\"schema\":{\"stack\":0,\"time\":1,"
+		   "\"responsiveness\":2%s},\"data\":[",
+		cpu_delta ? ",\"threadCPUDelta\":3" : "");
 	for (i = 0; i < n; i++) {
 		const struct sfp_profile_sample *s = sfp_profile__sample(c->p, idx[i]);
 
-		fputs(i ? ",\n[" : "\n[", f);
+		if (is_off(c, s))
+			continue;
+		fputs(nw++ ? ",\n[" : "\n[", f);
 		if (stk[i] == FF_NONE)
 			fputs("null", f);
 		else
 			fprintf(f, "%" PRIu32, stk[i]);
-		fprintf(f, ",%.6f,0]", ms_since_t0(c, s->time));
+		fprintf(f, ",%.6f,0", ms_since_t0(c, s->time));
+		/* the CPU time the sample stands for, in µs */
+		if (cpu_delta)
+			fprintf(f, ",%" PRIu64, (s->period + 500) / 1000);
+		putc(']', f);
 	}
 	free(stk);
 	fputs("]}", f);
@@ -392,6 +511,66 @@ struct ff_order {
 	uint32_t pid, tid, event, idx;
 };
 
+/*
+ * Which event is off-CPU time and which on-CPU track its markers join:
+ * the first clock event with samples, else the first other event with
+ * samples; the stamp of the recorder's sums (the latest off-CPU stamp when
+ * two or more samples carry it, or perf's ~0 << 32).
+ */
+static void pick_off_cpu(struct ff_ctx *c)
+{
+	size_t ne = sfp_profile__nr_events(c->p), ns = sfp_profile__nr_samples(c->p);
+	size_t i, at_max = 0;
+	uint32_t other = FF_NONE, e;
+	uint8_t *has = calloc(ne + 1, 1);
+
+	c->off_event = c->on_event = FF_NONE;
+	if (!has)
+		return;
+	for (i = 0; i < ns; i++) {
+		e = sfp_profile__sample(c->p, i)->event;
+		has[e < ne ? e : ne] = 1;
+	}
+	for (e = 0; e < ne; e++) {
+		const struct sfp_profile_event *ev = sfp_profile__event(c->p, e);
+
+		if (!has[e])
+			continue;
+		if (event_is(ev, "offcpu-time")) {
+			if (c->off_event == FF_NONE)
+				c->off_event = e;
+		} else if (event_is(ev, "cpu-clock") || event_is(ev, "task-clock")) {
+			if (c->on_event == FF_NONE || !c->on_is_clock)
+				c->on_event = e;
+			c->on_is_clock = true;
+		} else if (other == FF_NONE) {
+			other = e;
+		}
+	}
+	free(has);
+	if (c->off_event == FF_NONE) {
+		c->on_event = FF_NONE;
+		c->on_is_clock = false;
+		return;
+	}
+	if (c->on_event == FF_NONE)
+		c->on_event = other;
+	for (i = 0; i < ns; i++) {
+		const struct sfp_profile_sample *s = sfp_profile__sample(c->p, i);
+
+		if (s->event != c->off_event)
+			continue;
+		if (s->time > c->sum_stamp) {
+			c->sum_stamp = s->time;
+			at_max = 1;
+		} else if (s->time == c->sum_stamp) {
+			at_max++;
+		}
+	}
+	if (at_max < 2 && c->sum_stamp < 0xffffffff00000000ull)
+		c->sum_stamp = 0;
+}
+
 static int cmp_order(const void *a, const void *b)
 {
 	const struct ff_order *x = a, *y = b;
@@ -437,8 +616,25 @@ static void write_meta(struct ff_ctx *c, const struct sfp_export_opts *opts)
 	}
 	fputs(",\"categories\":["
 	      "{\"name\":\"User\",\"color\":\"yellow\",\"subcategories\":[\"Other\"]},"
-	      "{\"name\":\"Kernel\",\"color\":\"orange\",\"subcategories\":[\"Other\"]}"
-	      "],\"markerSchema\":[]},\n\"libs\":[],\"processes\":[],"
+	      "{\"name\":\"Kernel\",\"color\":\"orange\",\"subcategories\":[\"Other\"]}",
+	      f);
+	if (c->off_event == FF_NONE) {
+		fputs("],\"markerSchema\":[]", f);
+	} else {
+		fputs(",{\"name\":\"Off-CPU\",\"color\":\"blue\","
+		      "\"subcategories\":[\"Other\"]}]", f);
+		if (c->on_is_clock)
+			fputs(",\"sampleUnits\":{\"time\":\"ms\",\"eventDelay\":"
+			      "\"ms\",\"threadCPUDelta\":\"\u00b5s\"}", f);
+		fputs(",\"markerSchema\":[{\"name\":\"OffCPU\",\"display\":"
+		      "[\"marker-chart\",\"marker-table\",\"timeline-overview\"],"
+		      "\"tooltipLabel\":\"{marker.name}: blocked {marker.data.blockedMs}\","
+		      "\"tableLabel\":\"blocked {marker.data.blockedMs}\","
+		      "\"chartLabel\":\"{marker.data.blockedMs}\","
+		      "\"data\":[{\"key\":\"blockedMs\",\"label\":\"Blocked\","
+		      "\"format\":\"milliseconds\",\"searchable\":false}]}]", f);
+	}
+	fputs("},\n\"libs\":[],\"processes\":[],"
 	      "\"pausedRanges\":[],\n\"threads\":[", f);
 }
 
@@ -453,15 +649,23 @@ int sfp_export_firefox(const struct sfp_profile *p, FILE *out,
 	int err = 0;
 
 	c.user_only = SFP_OPTS_GET(opts, sfp_export_opts, user_only, false);
+	pick_off_cpu(&c);
 	c.nlocs = sfp_profile__nr_locs(p);
 	c.nnodes = sfp_profile__nr_nodes(p);
 	if (n > UINT32_MAX)
 		return -E2BIG;
 	for (i = 0; i < n; i++) {
-		uint64_t tm = sfp_profile__sample(p, i)->time;
+		const struct sfp_profile_sample *s = sfp_profile__sample(p, i);
+		uint64_t tm = s->time;
 
+		/* an off-CPU block's marker starts where the block began */
+		if (is_off(&c, s) && s->period < tm &&
+		    !(c.sum_stamp && tm == c.sum_stamp))
+			tm -= s->period;
 		if (tm && (!c.t0 || tm < c.t0))
 			c.t0 = tm;
+		if (s->time < 0xffffffff00000000ull && s->time > c.t_end)
+			c.t_end = s->time;
 	}
 	ord = calloc(n + 1, sizeof(*ord));
 	idx = calloc(n + 1, sizeof(*idx));
@@ -479,7 +683,8 @@ int sfp_export_firefox(const struct sfp_profile *p, FILE *out,
 	for (i = 0; i < n; i++) {
 		const struct sfp_profile_sample *s = sfp_profile__sample(p, i);
 
-		ord[i] = (struct ff_order){ s->pid, s->tid, s->event, (uint32_t)i };
+		ord[i] = (struct ff_order){ s->pid, s->tid, track_event(&c, s),
+					    (uint32_t)i };
 	}
 	/* threads by (pid, tid); each thread's samples stay in time order */
 	qsort(ord, n, sizeof(*ord), cmp_order);

@@ -25,7 +25,8 @@ struct fg_node {
 	uint32_t parent;
 	uint32_t func;		/* profile func index; UINT32_MAX at the root */
 	uint32_t first_child, next_sibling;
-	uint64_t value;
+	uint64_t value;		/* samples; in the time view on+off ns */
+	uint64_t off;		/* time view: the off-CPU ns of value */
 };
 
 struct fg {
@@ -38,6 +39,16 @@ struct fg {
 	size_t hash_cap;
 	uint32_t *fmap;		/* profile func -> output func, UINT32_MAX unused */
 	uint32_t nr_out_funcs;
+	/*
+	 * The time view, taken when the file has off-CPU samples: widths are
+	 * nanoseconds, off-CPU blocks weighed by their blocked time, on-CPU
+	 * samples of one event by their period (or 1e9 / frequency).
+	 */
+	bool timed;
+	uint32_t on_event, off_event;	/* NONE: none */
+	uint64_t on_ns_per_sample;	/* 0: the sample's own period */
+	size_t nr_on, nr_off;		/* samples of each */
+	const char *view;		/* the initial view: on, off, both */
 };
 
 #define NONE UINT32_MAX
@@ -107,6 +118,7 @@ static int64_t child(struct fg *g, uint32_t parent, uint32_t func)
 	n->first_child = NONE;
 	n->next_sibling = g->nodes[parent].first_child;
 	n->value = 0;
+	n->off = 0;
 	g->nodes[parent].first_child = (uint32_t)g->nr;
 	g->hash[s] = (uint32_t)g->nr;
 	return (int64_t)g->nr++;
@@ -131,13 +143,88 @@ static bool loc_is_kernel(const struct sfp_profile *p,
 	return false;
 }
 
+/* "cpu-clock", "cpu-clock:pppH", "task-clock:u" but not "cpu-clocks" */
+static bool event_is(const char *name, const char *what)
+{
+	size_t n = strlen(what);
+
+	return name && !strncmp(name, what, n) && (!name[n] || name[n] == ':');
+}
+
+/*
+ * Whether the time view applies and which events it shows: the off-CPU
+ * event (offcpu-time, record --off-cpu's and perf's) and as on-CPU time
+ * the first event that converts to time -- a clock event (its period is
+ * ns) or else one sampled at a frequency (a sample stands for 1 / freq s
+ * of CPU time, perf's -F keeps it so).  Any other event is left out:
+ * counts of page faults and nanoseconds do not add up.
+ */
+static void pick_time_view(struct fg *g)
+{
+	const struct sfp_profile *p = g->p;
+	size_t ne = sfp_profile__nr_events(p), ns = sfp_profile__nr_samples(p);
+	size_t e, i, *cnt = calloc(ne + 1, sizeof(*cnt));
+	uint32_t freq_event = NONE;
+
+	g->on_event = g->off_event = NONE;
+	if (!cnt)
+		return;
+	for (i = 0; i < ns; i++) {
+		uint32_t ev = sfp_profile__sample(p, i)->event;
+
+		cnt[ev < ne ? ev : ne]++;
+	}
+	for (e = 0; e < ne; e++) {
+		const struct sfp_profile_event *ev = sfp_profile__event(p, e);
+		const char *n = ev ? ev->name : NULL;
+
+		if (!cnt[e])
+			continue;
+		if (event_is(n, "offcpu-time")) {
+			if (g->off_event == NONE)
+				g->off_event = (uint32_t)e;
+		} else if (event_is(n, "cpu-clock") || event_is(n, "task-clock")) {
+			if (g->on_event == NONE)
+				g->on_event = (uint32_t)e;
+		} else if (ev && ev->sample_freq && freq_event == NONE) {
+			freq_event = (uint32_t)e;
+		}
+	}
+	if (g->off_event != NONE) {
+		g->timed = true;
+		if (g->on_event == NONE && freq_event != NONE) {
+			g->on_event = freq_event;
+			g->on_ns_per_sample = 1000000000ull /
+				sfp_profile__event(p, freq_event)->sample_freq;
+			if (!g->on_ns_per_sample)
+				g->on_ns_per_sample = 1;
+		}
+		g->nr_off = cnt[g->off_event];
+		g->nr_on = g->on_event != NONE ? cnt[g->on_event] : 0;
+	}
+	free(cnt);
+}
+
+/* A sample's weight in the time view (0: left out), and its side. */
+static uint64_t time_weight(const struct fg *g,
+			    const struct sfp_profile_sample *s, bool *off)
+{
+	*off = s->event == g->off_event;
+	if (*off)
+		return s->period;
+	if (s->event != g->on_event)
+		return 0;
+	return g->on_ns_per_sample ? g->on_ns_per_sample : s->period;
+}
+
 /*
  * Merge the profile's stacks into the call tree: every profile node maps
  * to the frame of its innermost line, reached from its parent's frame
  * through the loc's lines, outermost first.  Counts are samples.  A file
  * with several events gets one subtree per event below the root (func
  * index nr_funcs + event), since adding up cycles and page faults means
- * nothing.
+ * nothing -- except in the time view (pick_time_view()), where on-CPU and
+ * off-CPU nanoseconds share one tree, each frame knowing its off part.
  */
 static int build(struct fg *g, bool user_only)
 {
@@ -148,8 +235,11 @@ static int build(struct fg *g, bool user_only)
 	bool split = ne > 1;
 	uint32_t *map = NULL, *order = NULL;
 	size_t *cnt = NULL;
-	uint64_t *self = NULL, *sub = NULL;
+	uint64_t *self = NULL, *sub = NULL, *self_off = NULL;
 	int err = -ENOMEM;
+
+	if (g->timed)
+		split = false;
 
 	g->cap = 1024;
 	g->nodes = malloc(g->cap * sizeof(*g->nodes));
@@ -158,12 +248,15 @@ static int build(struct fg *g, bool user_only)
 	order = malloc((nn ? nn : 1) * sizeof(*order));
 	self = calloc(nn ? nn : 1, sizeof(*self));
 	sub = calloc(nn ? nn : 1, sizeof(*sub));
-	if (!g->nodes || !g->fmap || !map || !order || !self || !sub)
+	self_off = calloc(nn ? nn : 1, sizeof(*self_off));
+	if (!g->nodes || !g->fmap || !map || !order || !self || !sub ||
+	    !self_off)
 		goto out;
 	memset(g->fmap, 0xff, (nf + ne + 1) * sizeof(*g->fmap));
 	g->nodes[0] = (struct fg_node){ .parent = NONE, .func = NONE,
 					.first_child = NONE,
-					.next_sibling = NONE };
+					.next_sibling = NONE,
+					.value = 0, .off = 0 };
 	g->nr = 1;
 	if (grow_hash(g))
 		goto out;
@@ -194,9 +287,19 @@ static int build(struct fg *g, bool user_only)
 		memset(sub, 0, nn * sizeof(*sub));
 		for (i = 0; i < ns; i++) {
 			const struct sfp_profile_sample *s = sfp_profile__sample(p, i);
+			size_t at = s->stack < nn ? s->stack : 0;
+			bool off;
+			uint64_t w;
 
-			if (!split || s->event == e)
-				self[s->stack < nn ? s->stack : 0]++;
+			if (!g->timed) {
+				if (!split || s->event == e)
+					self[at]++;
+				continue;
+			}
+			w = time_weight(g, s, &off);
+			self[at] += w;
+			if (off)
+				self_off[at] += w;
 		}
 		for (i = nn; i-- > 0;) {
 			const struct sfp_profile_node *n = sfp_profile__node(p, order[i]);
@@ -246,14 +349,19 @@ static int build(struct fg *g, bool user_only)
 			}
 			map[id] = cur;
 		}
-		for (i = 0; i < nn; i++)
+		for (i = 0; i < nn; i++) {
 			g->nodes[map[i]].value += self[i];
+			g->nodes[map[i]].off += self_off[i];
+		}
 	}
 	/* children were made after their parents: sum up in reverse */
-	for (i = g->nr; i-- > 1;)
+	for (i = g->nr; i-- > 1;) {
 		g->nodes[g->nodes[i].parent].value += g->nodes[i].value;
+		g->nodes[g->nodes[i].parent].off += g->nodes[i].off;
+	}
 	err = 0;
 out:
+	free(self_off);
 	free(map);
 	free(order);
 	free(cnt);
@@ -346,36 +454,86 @@ static void write_u32_array(FILE *out, const char *key, const uint32_t *v,
 	putc(']', out);
 }
 
-static void write_sub(FILE *out, const struct sfp_profile *p, size_t total)
+static const char *event_name(const struct sfp_profile *p, uint32_t e)
 {
+	const struct sfp_profile_event *ev = sfp_profile__event(p, e);
+
+	return ev && ev->name ? ev->name : "?";
+}
+
+/* The line below the title: host, events, sample counts. */
+static void write_sub_text(FILE *m, const struct fg *g, size_t total)
+{
+	const struct sfp_profile *p = g->p;
 	const char *host = sfp_profile__hostname(p);
 	size_t i, ne = sfp_profile__nr_events(p);
-	char buf[64];
 
-	fputs(",\n\"sub\":", out);
-	/* assembled in a memory stream so that it can be escaped once */
-	{
-		char *s = NULL;
-		size_t len = 0;
-		FILE *m = open_memstream(&s, &len);
-
-		if (!m) {
-			sfp_flame_json_str(out, "");
-			return;
-		}
-		if (host)
-			fprintf(m, "%s \u00b7 ", host);
-		for (i = 0; i < ne; i++) {
-			const struct sfp_profile_event *e = sfp_profile__event(p, i);
-
-			fprintf(m, "%s%s", i ? ", " : "", e && e->name ? e->name : "?");
-		}
-		snprintf(buf, sizeof(buf), "%zu", total);
-		fprintf(m, "%s%s samples \u00b7 sfprof", ne ? " \u00b7 " : "", buf);
-		fclose(m);
-		sfp_flame_json_str(out, s);
-		free(s);
+	if (host)
+		fprintf(m, "%s \u00b7 ", host);
+	if (g->timed) {
+		if (g->on_event != NONE)
+			fprintf(m, "on-CPU: %s, %zu samples \u00b7 ",
+				event_name(p, g->on_event), g->nr_on);
+		fprintf(m, "off-CPU: %s, %zu blocks \u00b7 sfprof",
+			event_name(p, g->off_event), g->nr_off);
+		return;
 	}
+	for (i = 0; i < ne; i++)
+		fprintf(m, "%s%s", i ? ", " : "", event_name(p, (uint32_t)i));
+	fprintf(m, "%s%zu samples \u00b7 sfprof", ne ? " \u00b7 " : "", total);
+}
+
+/*
+ * The time view's statement of its unit (the page shows it beside the
+ * switch): what a width is made of, and which events were left out.
+ */
+static void write_unit_note(FILE *m, const struct fg *g)
+{
+	const struct sfp_profile *p = g->p;
+	size_t e, ne = sfp_profile__nr_events(p), left = 0;
+
+	fputs("Widths are time: off-CPU = blocked ns", m);
+	if (g->on_event == NONE)
+		fputs("; no on-CPU samples convert to time", m);
+	else if (g->on_ns_per_sample)
+		fprintf(m, "; on-CPU = %s samples \u00d7 %" PRIu64
+			" ns (1 / its sampling frequency)",
+			event_name(p, g->on_event), g->on_ns_per_sample);
+	else
+		fprintf(m, "; on-CPU = %s samples \u00d7 their period (ns)",
+			event_name(p, g->on_event));
+	for (e = 0; e < ne; e++) {
+		if (e == g->on_event || e == g->off_event)
+			continue;
+		fprintf(m, "%s%s", left++ ? ", " : ". Left out (not time): ",
+			event_name(p, (uint32_t)e));
+	}
+	putc('.', m);
+}
+
+/* @fn's text as one JSON string, assembled in a memory stream so that it
+ * is escaped once. */
+static void write_json_text(FILE *out, const struct fg *g, size_t total,
+			    void (*fn)(FILE *, const struct fg *, size_t))
+{
+	char *s = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&s, &len);
+
+	if (!m) {
+		sfp_flame_json_str(out, "");
+		return;
+	}
+	fn(m, g, total);
+	fclose(m);
+	sfp_flame_json_str(out, s);
+	free(s);
+}
+
+static void unit_note_fn(FILE *m, const struct fg *g, size_t total)
+{
+	(void)total;
+	write_unit_note(m, g);
 }
 
 static int write_data(struct fg *g, FILE *out, const char *title)
@@ -413,8 +571,18 @@ static int write_data(struct fg *g, FILE *out, const char *title)
 
 	fputs("{\"v\":1,\n\"title\":", out);
 	sfp_flame_json_str(out, title);
-	write_sub(out, p, sfp_profile__nr_samples(p));
-	fputs(",\n\"unit\":\"samples\",\n\"names\":[", out);
+	fputs(",\n\"sub\":", out);
+	write_json_text(out, g, sfp_profile__nr_samples(p), write_sub_text);
+	if (g->timed) {
+		/* values are ns; off[i] is the off-CPU part of value[i] */
+		fputs(",\n\"unit\":\"ns\",\n\"offcpu\":true,\n\"view\":", out);
+		sfp_flame_json_str(out, g->view);
+		fputs(",\n\"unitNote\":", out);
+		write_json_text(out, g, 0, unit_note_fn);
+	} else {
+		fputs(",\n\"unit\":\"samples\"", out);
+	}
+	fputs(",\n\"names\":[", out);
 	for (i = 0; i < nu; i++) {
 		if (i)
 			putc(',', out);
@@ -476,7 +644,15 @@ static int write_data(struct fg *g, FILE *out, const char *title)
 	for (i = 0; i < n; i++)
 		fprintf(out, i ? ",%" PRIu64 : "%" PRIu64,
 			g->nodes[order[i]].value);
-	fputs("]}", out);
+	putc(']', out);
+	if (g->timed) {
+		fputs(",\n\"off\":[", out);
+		for (i = 0; i < n; i++)
+			fprintf(out, i ? ",%" PRIu64 : "%" PRIu64,
+				g->nodes[order[i]].off);
+		putc(']', out);
+	}
+	putc('}', out);
 	err = 0;
 out:
 	free(order);
@@ -524,8 +700,18 @@ int sfp_export_flamegraph(const struct sfp_profile *p, FILE *out,
 {
 	const char *title = SFP_OPTS_GET(opts, sfp_export_opts, title, NULL);
 	bool user_only = SFP_OPTS_GET(opts, sfp_export_opts, user_only, false);
+	const char *view = SFP_OPTS_GET(opts, sfp_export_opts, view, NULL);
 	struct fg g = { .p = p };
 	int err;
+
+	if (!view || !*view)
+		view = "both";
+	if (strcmp(view, "on") && strcmp(view, "off") && strcmp(view, "both")) {
+		pr_warn("flamegraph: unknown view '%s' (on, off or both)", view);
+		return -EINVAL;
+	}
+	g.view = view;
+	pick_time_view(&g);
 
 	if (!title || !*title)
 		title = sfp_profile__cmdline(p);

@@ -2,12 +2,19 @@
 // points of the format that the Firefox Profiler's importer reads, then
 // print its stacks as folded lines without the comm ("root;...;leaf N",
 // named like sfprof's folded export) for the caller to compare.
-// Usage: node firefox-check.js PROFILE.json TIDS_OUT
+// Usage: node firefox-check.js PROFILE.json TIDS_OUT [OFF_OUT]
 //   TIDS_OUT gets "pid tid samples name" per thread.
+//   OFF_OUT (a profile with off-CPU markers) gets "tid T interval_ns I
+//   summed_ns S cpu_delta_us C" per thread and "fn NAME ns" per function
+//   named in the markers' stacks (blocked ns under it, each marker once).
+//   The markers are checked as the profiler's importer reads them: a
+//   category, a marker schema, intervals (phase 1) that overlap neither
+//   each other nor the thread's own samples, instants (phase 0) for sums,
+//   and a stack in the shape the importer turns into the marker's cause.
 // Exits 1 with the reasons on stderr when a check fails.
 'use strict';
 const fs = require('fs');
-const [, , file, tidsOut] = process.argv;
+const [, , file, tidsOut, offOut] = process.argv;
 // the profiler decodes the file as strict UTF-8 (fatal on bad bytes)
 const prof = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(fs.readFileSync(file)));
 const errs = [];
@@ -23,10 +30,25 @@ want(typeof meta.product === 'string' && meta.product.length > 0, 'no meta.produ
 for (const k of ['stackwalk', 'debug', 'gcpoison', 'asyncstack', 'processType'])
 	want(isNum(meta[k]), 'meta.' + k + ' missing');
 const cats = meta.categories || [];
-want(cats.length === 2 && cats[0].name === 'User' && cats[1].name === 'Kernel' &&
+// an off-CPU profile adds a third category for its markers
+const offCat = cats.length === 3 && cats[2].name === 'Off-CPU' ? 2 : -1;
+want((cats.length === 2 || offCat === 2) && cats[0].name === 'User' && cats[1].name === 'Kernel' &&
      cats.every((c) => typeof c.color === 'string' && Array.isArray(c.subcategories) &&
 			c.subcategories.length > 0),
-     'meta.categories are not [User, Kernel] with colours and subcategories');
+     'meta.categories are not [User, Kernel(, Off-CPU)] with colours and subcategories');
+const cpuDelta = !!(meta.sampleUnits && meta.sampleUnits.threadCPUDelta);
+if (cpuDelta)
+	want(meta.sampleUnits.threadCPUDelta === '\u00b5s' && meta.sampleUnits.time === 'ms',
+	     'meta.sampleUnits: threadCPUDelta not in \u00b5s');
+const schemas = meta.markerSchema || [];
+if (offCat === 2) {
+	const ms = schemas.find((m) => m.name === 'OffCPU');
+	want(ms && Array.isArray(ms.display) && ms.display.includes('marker-chart') &&
+	     ms.display.includes('timeline-overview') &&
+	     (ms.data || []).some((d) => d.key === 'blockedMs' && d.format === 'milliseconds'),
+	     'meta.markerSchema lacks OffCPU (marker-chart, timeline-overview, blockedMs in ms)');
+}
+const offLines = [], offFn = new Map();
 for (const k of ['libs', 'threads', 'processes', 'pausedRanges'])
 	want(Array.isArray(prof[k]), k + ' is not an array');
 
@@ -47,7 +69,8 @@ for (const th of prof.threads || []) {
 	     id + ': markers schema');
 	const smp = th.samples || {}, stk = th.stackTable || {}, frm = th.frameTable || {};
 	const strs = th.stringTable || [];
-	want(sameSchema(smp.schema, { stack: 0, time: 1, responsiveness: 2 }), id + ': samples schema');
+	want(sameSchema(smp.schema, cpuDelta ? { stack: 0, time: 1, responsiveness: 2, threadCPUDelta: 3 }
+		: { stack: 0, time: 1, responsiveness: 2 }), id + ': samples schema');
 	want(sameSchema(stk.schema, { prefix: 0, frame: 1 }), id + ': stackTable schema');
 	want(sameSchema(frm.schema, { location: 0, relevantForJS: 1, innerWindowID: 2,
 		implementation: 3, optimizations: 4, line: 5, column: 6, category: 7,
@@ -78,6 +101,63 @@ for (const th of prof.threads || []) {
 		if (n === '[unknown]' && m[1] !== '[unknown]') n = '[' + m[1].replace(/.*\//, '') + ']';
 		return n.replace(/;/g, ':').replace(/[\x00-\x1f\x7f]/g, '_');
 	};
+	// the off-CPU markers: intervals over blocks, instants for sums
+	const mk = (th.markers && th.markers.data) || [];
+	const ivs = [];
+	let ivNs = 0, sumNs = 0, cpuUs = 0;
+	for (const [k, m] of mk.entries()) {
+		const [nm, st, en, ph, cat, data] = m;
+		const mid = id + ': marker ' + k;
+		want(m.length === 6 && Number.isInteger(nm) && nm < strs.length, mid + ' name');
+		want(cat === offCat && data && data.type === 'OffCPU' && isNum(data.blockedMs) &&
+		     data.blockedMs >= 0, mid + ' not an OffCPU marker with blockedMs');
+		if (!data || data.type !== 'OffCPU') continue;
+		if (ph === 1) {
+			want(strs[nm] === 'Off-CPU' && isNum(st) && isNum(en) && en >= st &&
+			     Math.abs((en - st) - data.blockedMs) < 1e-3, mid + ' interval not its blocked time');
+			ivs.push([st, en]);
+			ivNs += data.blockedMs * 1e6;
+		} else {
+			want(ph === 0 && strs[nm] === 'Off-CPU (summed)' && isNum(st) && en === null,
+			     mid + ' neither an interval nor an instant sum');
+			sumNs += data.blockedMs * 1e6;
+		}
+		// the importer's cause: stack.samples.data[0][schema.stack]
+		const ss = data.stack && data.stack.samples;
+		if (data.stack !== undefined) {
+			want(ss && sameSchema(ss.schema, { stack: 0, time: 1, responsiveness: 2 }) &&
+			     ss.data.length === 1 && Number.isInteger(ss.data[0][0]) &&
+			     ss.data[0][0] >= 0 && ss.data[0][0] < stacks.length && data.stack.tid === th.tid,
+			     mid + ' stack not in the importer\'s shape');
+			if (ss && ss.data.length === 1 && ss.data[0][0] < stacks.length) {
+				const seenFn = new Set();
+				for (let q = ss.data[0][0]; q !== null && q !== undefined; q = stacks[q][0])
+					seenFn.add(name(stacks[q][1]));
+				for (const fn of seenFn) offFn.set(fn, (offFn.get(fn) || 0) + data.blockedMs * 1e6);
+			}
+		}
+	}
+	ivs.sort((x, y) => x[0] - y[0]);
+	for (let k = 1; k < ivs.length; k++)
+		want(ivs[k][0] >= ivs[k - 1][1] - 1e-6, id + ': off-CPU intervals overlap at ' + ivs[k][0]);
+	for (const row of smp.data || []) {
+		const t = row[1];
+		// a thread is not on a CPU while it is blocked
+		let lo = 0, hi = ivs.length - 1;
+		while (lo <= hi) {
+			const mid = (lo + hi) >> 1;
+			if (t <= ivs[mid][0]) hi = mid - 1;
+			else if (t >= ivs[mid][1]) lo = mid + 1;
+			else { want(false, id + ': sample at ' + t + ' inside an off-CPU interval'); break; }
+		}
+		if (cpuDelta) {
+			want(Number.isInteger(row[3]) && row[3] >= 0, id + ': threadCPUDelta not a count of \u00b5s');
+			cpuUs += row[3] || 0;
+		}
+	}
+	if (mk.length || cpuDelta)
+		offLines.push(`tid ${th.tid} interval_ns ${Math.round(ivNs)} summed_ns ${Math.round(sumNs)} cpu_delta_us ${cpuUs}`);
+
 	let last = -Infinity;
 	for (const [s, t, r] of smp.data || []) {
 		want(isNum(t) && t >= last && t >= 0, id + ': sample times not increasing from 0');
@@ -92,6 +172,10 @@ for (const th of prof.threads || []) {
 	if (errs.length > 20) break;
 }
 fs.writeFileSync(tidsOut, tids.join('\n') + '\n');
+if (offOut) {
+	for (const [k, v] of offFn) offLines.push(`fn ${k} ${Math.round(v)}`);
+	fs.writeFileSync(offOut, offLines.join('\n') + '\n');
+}
 if (errs.length) {
 	console.error(errs.slice(0, 20).join('\n'));
 	process.exit(1);

@@ -57,6 +57,8 @@ static void usage(FILE *f)
 "      --event NAME      folded: only this event's samples; offcpu-time\n"
 "                        (record --off-cpu) counts blocked nanoseconds and\n"
 "                        is left out unless named\n"
+"      --view on|off|both  flamegraph: the first view of a file with off-CPU\n"
+"                        samples (default both; the page has a switch)\n"
 "      --kallsyms FILE   kernel symbols (default: perf's build-id cache copy\n"
 "                        named by the file, else /proc/kallsyms)\n");
 	cli_debuginfod_usage(f, 24);
@@ -79,7 +81,7 @@ static bool known_format(const char *name)
 int cmd_export(int argc, char **argv)
 {
 	enum { OPT_USER_ONLY = 256, OPT_ANNOTATE, OPT_INLINE, OPT_NO_MERGE,
-	       OPT_TITLE, OPT_KALLSYMS, OPT_EVENT };
+	       OPT_TITLE, OPT_KALLSYMS, OPT_EVENT, OPT_VIEW };
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "input", required_argument, NULL, 'i' },
@@ -91,12 +93,14 @@ int cmd_export(int argc, char **argv)
 		{ "title", required_argument, NULL, OPT_TITLE },
 		{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
 		{ "event", required_argument, NULL, OPT_EVENT },
+		{ "view", required_argument, NULL, OPT_VIEW },
 		CLI_DEBUGINFOD_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *input = "perf.data", *output = NULL, *format = NULL;
 	const char *title = NULL, *kallsyms = NULL, *event = NULL;
+	const char *view = NULL;
 	bool user_only = false, annotate = false, srclines = false;
 	bool no_merge = false, to_stdout;
 	struct cli_debuginfod di = { 0 };
@@ -137,6 +141,15 @@ int cmd_export(int argc, char **argv)
 			break;
 		case OPT_EVENT:
 			event = optarg;
+			break;
+		case OPT_VIEW:
+			if (strcmp(optarg, "on") && strcmp(optarg, "off") &&
+			    strcmp(optarg, "both")) {
+				cli_err("export: --view takes on, off or both, not '%s'",
+					optarg);
+				return EXIT_USAGE;
+			}
+			view = optarg;
 			break;
 		case OPT_TITLE:
 			title = optarg;
@@ -196,7 +209,8 @@ int cmd_export(int argc, char **argv)
 		goto out;
 	}
 	SFP_OPTS(sfp_export_opts, eo, .title = title, .user_only = user_only,
-		 .annotate_kind = annotate, .event = event);
+		 .annotate_kind = annotate, .event = event,
+		 .view = view);
 	err = sfp_profile__export(p, format, out, &eo);
 	err = cli_out_finish(&co, err);
 	if (err) {

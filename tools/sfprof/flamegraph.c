@@ -19,6 +19,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: sfprof flamegraph [-i FILE] -o OUT.html [--title T] [--user-only]\n"
+"                         [--view on|off|both]\n"
 "\n"
 "Write the call stacks of a perf.data file as one self-contained HTML\n"
 "flame graph: click a frame to zoom, Esc to zoom out, search with\n"
@@ -29,6 +30,10 @@ static void usage(FILE *f)
 "  -o, --output FILE  the HTML file to write ('-': standard output)\n"
 "      --title T      title of the page (default: the recorded command line)\n"
 "      --user-only    leave kernel frames out\n"
+"      --view V       a file with off-CPU samples (record --off-cpu) is\n"
+"                     drawn in time, off-CPU frames in blues: show first\n"
+"                     on-CPU time, off-CPU time or both (default both;\n"
+"                     the page has a switch)\n"
 "      --kallsyms F   kernel symbols to use (default: perf's copy for the\n"
 "                     file's build-id, else /proc/kallsyms)\n"
 "  -v, --verbose      library debug messages\n");
@@ -45,13 +50,14 @@ int cmd_flamegraph(int argc, char **argv)
 		{ "title", required_argument, NULL, 'T' },
 		{ "user-only", no_argument, NULL, 'u' },
 		{ "kallsyms", required_argument, NULL, 'k' },
+		{ "view", required_argument, NULL, 'V' },
 		{ "verbose", no_argument, NULL, 'v' },
 		CLI_DEBUGINFOD_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *in = "perf.data", *outp = NULL, *title = NULL;
-	const char *kallsyms = NULL;
+	const char *kallsyms = NULL, *view = NULL;
 	bool user_only = false, verbose = false;
 	struct cli_debuginfod di = { 0 };
 	struct sfp_profile *p = NULL;
@@ -72,6 +78,15 @@ int cmd_flamegraph(int argc, char **argv)
 		case 'T': title = optarg; break;
 		case 'u': user_only = true; break;
 		case 'k': kallsyms = optarg; break;
+		case 'V':
+			if (strcmp(optarg, "on") && strcmp(optarg, "off") &&
+			    strcmp(optarg, "both")) {
+				cli_err("flamegraph: --view takes on, off or both, not '%s'",
+					optarg);
+				return EXIT_USAGE;
+			}
+			view = optarg;
+			break;
 		case 'v': verbose = true; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return EXIT_USAGE;
@@ -108,7 +123,7 @@ int cmd_flamegraph(int argc, char **argv)
 	}
 	{
 		SFP_OPTS(sfp_export_opts, eo, .title = title,
-			 .user_only = user_only);
+			 .user_only = user_only, .view = view);
 
 		err = sfp_profile__export(p, "flamegraph", out, &eo);
 	}

@@ -8,6 +8,10 @@
  *   value[i]  samples in the subtree of node i
  * and per function: names[f], dsos[fdso[f]], fkind[f] (0 user, 1 kernel,
  * 2 the subtree of one event when the file has several).
+ * A file with off-CPU samples comes in time (unit "ns", offcpu true): then
+ * value[i] is on-CPU + off-CPU nanoseconds and off[i] the off-CPU part, and
+ * the page switches between three views (on, off, both) by laying out the
+ * same tree with other widths; off-CPU frames are drawn in blues.
  * Pre-order lets everything be a linear scan: the subtree of i is the
  * range [i, end[i]), and a subtree too narrow to see is skipped whole.
  *
@@ -26,29 +30,45 @@
   var N = D.depth.length;
   var depth = Int32Array.from(D.depth);
   var func = Int32Array.from(D.func);
-  var value = Float64Array.from(D.value);
-  D.depth = D.func = D.value = null;
+  var valAll = Float64Array.from(D.value);
+  var timed = !!D.offcpu;
+  var valOff = timed ? Float64Array.from(D.off) : null;
+  D.depth = D.func = D.value = D.off = null;
   var names = D.names, dsos = D.dsos, fdso = D.fdso, fkind = D.fkind;
-  var total = N ? value[0] : 0;
   var unit = D.unit || 'samples';
+  /* the widths of the current view (valAll unless off-CPU data is split) */
+  var view = timed && /^(on|off|both)$/.test(D.view) ? D.view : 'both';
+  var value = valAll, total = 0;
 
-  /* subtree ends, parents and x offsets (in samples) from the pre-order */
+  /* subtree ends and parents from the pre-order */
   var end = new Int32Array(N), parent = new Int32Array(N), xoff = new Float64Array(N);
   var maxDepth = 0;
   (function () {
-    var stack = new Int32Array(N + 1), sp = 0, next = new Float64Array(N);
+    var stack = new Int32Array(N + 1), sp = 0;
     for (var i = 0; i < N; i++) {
       var d = depth[i];
       while (sp > 0 && depth[stack[sp - 1]] >= d) end[stack[--sp]] = i;
-      var p = sp > 0 ? stack[sp - 1] : -1;
-      parent[i] = p;
-      if (p >= 0) { xoff[i] = next[p]; next[p] += value[i]; } else xoff[i] = 0;
-      next[i] = 0;        /* children are placed relative to their parent */
+      parent[i] = sp > 0 ? stack[sp - 1] : -1;
       stack[sp++] = i;
       if (d > maxDepth) maxDepth = d;
     }
     while (sp > 0) end[stack[--sp]] = N;
   })();
+
+  /* The widths of view @v and each node's x offset within its parent. */
+  function layout(v) {
+    var i, p, next = new Float64Array(N);
+    view = v;
+    if (!timed || v === 'both') value = valAll;
+    else if (v === 'off') value = valOff;
+    else { value = new Float64Array(N); for (i = 0; i < N; i++) value[i] = valAll[i] - valOff[i]; }
+    for (i = 0; i < N; i++) {
+      p = parent[i];
+      if (p >= 0) { xoff[i] = next[p]; next[p] += value[i]; } else xoff[i] = 0;
+    }
+    total = N ? value[0] : 0;
+  }
+  layout(view);
 
   var $ = function (id) { return document.getElementById(id); };
   var canvas = $('fg'), ctx = canvas.getContext('2d');
@@ -74,6 +94,21 @@
     return (p >= 10 ? p.toFixed(1) : p >= 0.01 ? p.toFixed(2) : p.toPrecision(2)) + '%';
   }
   function fmtNum(v) { return Math.round(v).toLocaleString('en-US'); }
+  /* nanoseconds as people read them */
+  function fmtTime(ns) {
+    var a = Math.abs(ns);
+    if (a >= 1e9) return (ns / 1e9).toPrecision(4) + ' s';
+    if (a >= 1e6) return (ns / 1e6).toPrecision(4) + ' ms';
+    if (a >= 1e3) return (ns / 1e3).toPrecision(4) + ' \u00b5s';
+    return fmtNum(ns) + ' ns';
+  }
+  function fmtVal(v) { return timed ? fmtTime(v) : fmtNum(v) + ' ' + unit; }
+  /* A frame is drawn as off-CPU when, in this view, most of its width is
+   * blocked time. */
+  function isOff(i) {
+    if (!timed || view === 'on') return false;
+    return view === 'off' || 2 * valOff[i] > valAll[i];
+  }
 
   /* A stable colour per name, from one hue family per kind. */
   var colourCache = new Map();
@@ -86,16 +121,23 @@
     if (i === 0) return '#c8c8c0';
     var f = func[i];
     if (funcMatch && funcMatch[f]) return '#d63fd0';
-    var c = colourCache.get(f);
+    var off = isOff(i), key = off ? -1 - f : f;
+    var c = colourCache.get(key);
     if (c) return c;
     var nm = names[f], h = hash(nm), r = (h & 0xff) / 255, g = ((h >>> 8) & 0xff) / 255;
-    if (nm === '[unknown]') c = 'hsl(0,0%,' + (70 + 10 * r).toFixed(0) + '%)';
+    if (off && fkind[f] === 1) /* off-CPU, kernel: lavender blues */
+      c = 'hsl(' + (232 + 18 * r).toFixed(0) + ',' + (45 + 20 * g).toFixed(0) + '%,' + (72 + 8 * r).toFixed(0) + '%)';
+    else if (off) /* off-CPU, user: blues, as off-CPU flame graphs draw them */
+      c = 'hsl(' + (200 + 22 * r).toFixed(0) + ',' + (60 + 25 * g).toFixed(0) + '%,' + (52 + 12 * g).toFixed(0) + '%)';
+    else if (timed && fkind[f] === 1) /* on-CPU kernel beside off-CPU blues: tans */
+      c = 'hsl(' + (28 + 14 * r).toFixed(0) + ',' + (35 + 20 * g).toFixed(0) + '%,' + (58 + 10 * r).toFixed(0) + '%)';
+    else if (nm === '[unknown]') c = 'hsl(0,0%,' + (70 + 10 * r).toFixed(0) + '%)';
     else if (fkind[f] === 2) c = 'hsl(95,25%,' + (68 + 8 * r).toFixed(0) + '%)'; /* an event */
     else if (fkind[f] === 1) /* kernel: blues and teals */
       c = 'hsl(' + (190 + 30 * r).toFixed(0) + ',' + (45 + 25 * g).toFixed(0) + '%,' + (58 + 12 * r).toFixed(0) + '%)';
     else /* user: reds through yellows, like fire */
       c = 'hsl(' + (8 + 42 * r).toFixed(0) + ',' + (75 + 20 * g).toFixed(0) + '%,' + (55 + 10 * g).toFixed(0) + '%)';
-    colourCache.set(f, c);
+    colourCache.set(key, c);
     return c;
   }
 
@@ -206,11 +248,17 @@
   function describe(i) {
     var self = value[i], c;
     for (c = i + 1; c < end[i]; c = end[c]) self -= value[c];
-    return {
+    var d = {
       name: fname(i), dso: fdsoName(i), kernel: isKernel(i),
       value: value[i], self: self, share: total ? value[i] / total : 0,
       zoomShare: value[zoom] ? value[i] / value[zoom] : 0
     };
+    if (timed) {
+      d.on = valAll[i] - valOff[i];
+      d.off = valOff[i];
+      d.offCpu = isOff(i);
+    }
+    return d;
   }
 
   function showTip(i, ev) {
@@ -225,9 +273,13 @@
     }
     if (d.dso) line(d.kernel ? 'kernel' : 'dso', d.dso);
     if (func[i] >= 0 && fkind[func[i]] === 2) line('event', 'samples of this event below');
-    line(unit, fmtNum(d.value) + ' (' + pct(d.value, total) + ' of all' +
+    line(timed ? 'time' : unit, (timed ? fmtTime(d.value) : fmtNum(d.value)) + ' (' + pct(d.value, total) + ' of all' +
       (zoom ? ', ' + pct(d.value, value[zoom]) + ' of zoomed' : '') + ')');
-    line('self', fmtNum(d.self) + ' (' + pct(d.self, total) + ')');
+    line('self', (timed ? fmtTime(d.self) : fmtNum(d.self)) + ' (' + pct(d.self, total) + ')');
+    if (timed) {
+      line('on-CPU', fmtTime(d.on));
+      line('off-CPU (blocked)', fmtTime(d.off));
+    }
     tip.hidden = false;
     var tx = ev.clientX + 14, ty = ev.clientY + 14;
     var tw = tip.offsetWidth, th = tip.offsetHeight;
@@ -236,7 +288,7 @@
     tip.style.left = tx + 'px';
     tip.style.top = ty + 'px';
     details.textContent = d.name + (d.dso ? '  (' + d.dso + ')' : '') + '  \u2014  ' +
-      fmtNum(d.value) + ' ' + unit + ', ' + pct(d.value, total) + ' of total, self ' + pct(d.self, total);
+      fmtVal(d.value) + ', ' + pct(d.value, total) + ' of total, self ' + pct(d.self, total);
   }
 
   function setZoom(i) {
@@ -263,7 +315,7 @@
   function updateMatched() {
     if (!funcMatch) { matchedEl.textContent = ''; return; }
     var all = matchedValue(0), z = zoom ? matchedValue(zoom) : all;
-    matchedEl.textContent = 'Matched: ' + pct(all, total) + ' (' + fmtNum(all) + ' ' + unit + ')' +
+    matchedEl.textContent = 'Matched: ' + pct(all, total) + ' (' + fmtVal(all) + ')' +
       (zoom ? '; ' + pct(z, value[zoom]) + ' of zoomed' : '');
   }
 
@@ -278,6 +330,22 @@
     }
     render();
     updateMatched();
+  }
+
+  /* Switch between on-CPU, off-CPU and both: same tree, other widths.  A
+   * zoomed frame without time in the new view gives way to the root. */
+  function setView(v) {
+    if (!timed || !/^(on|off|both)$/.test(v)) return false;
+    layout(v);
+    colourCache.clear();
+    var r = document.querySelector('#views input[value="' + v + '"]');
+    if (r) r.checked = true;
+    if (!value[zoom]) zoom = 0;
+    hover = -1;
+    tip.hidden = true;
+    render();
+    updateMatched();
+    return true;
   }
 
   /* --- events ----------------------------------------------------------- */
@@ -328,6 +396,17 @@
   /* --- start -------------------------------------------------------------- */
   $('title').textContent = D.title || 'Flame graph';
   $('sub').textContent = D.sub || '';
+  if (timed) {
+    $('views').hidden = false;
+    $('unitnote').hidden = false;
+    $('unitnote').textContent = D.unitNote || 'Widths are time (ns).';
+    $('legend').hidden = true;
+    $('legend-time').hidden = false;
+    Array.prototype.forEach.call(document.querySelectorAll('#views input'), function (r) {
+      r.checked = r.value === view;
+      r.addEventListener('change', function () { if (r.checked) setView(r.value); });
+    });
+  }
   if (!N || !total) {
     details.textContent = 'This profile has no samples.';
   }
@@ -336,7 +415,12 @@
   /* A small scripting interface (used by sfprof's browser tests). */
   window.sfpFlame = {
     nodes: N,
-    total: total,
+    get total() { return total; },
+    timed: timed,
+    view: function () { return view; },
+    setView: setView,
+    /* the fill colour node i is drawn with now ('' if not drawn) */
+    colourOf: function (i) { return this.rect(i) ? colour(i) : ''; },
     loadMs: performance.now() - t0,
     find: function (name) {
       var out = [];

@@ -1,0 +1,182 @@
+#!/bin/sh
+# Off-CPU time in the viewers: the flame graph of a `sfprof record
+# --off-cpu` file in headless Chromium (the on/off/both switch clicked,
+# widths in time against what the program measured itself, off-CPU frames
+# read back from the canvas in blues) and the Firefox Profiler export (the
+# blocks as Off-CPU interval markers with their stacks on the thread's own
+# track, sums as instants, threadCPUDelta on the on-CPU samples), checked
+# as the profiler's importer reads it (tests/cli/firefox-check.js).  The
+# workload (tests/progs/offcpu-work) times its own waits: every comparison
+# is with its own figures from the same run.
+# checks: 29
+. "$(dirname "$0")/test-subr.sh"
+
+OW=$SFP_BUILD/tests/progs/offcpu-work
+B=$(cd "$(dirname "$0")/../browser" && pwd)
+HERE=$(cd "$(dirname "$0")" && pwd)
+SHOTS=$SFP_TEST_TMP/browser
+mkdir -p "$SHOTS"
+
+# the 15 checks of flamegraph-offcpu.mjs, by name, for a skip
+FG_CHECKS="page in time with a switch, unit stated, first view, both nap,
+both spin, both nap blue, both spin warm, off switch, off spin hidden,
+off nap wider, off all blue, on switch, on nap shrinks, on no blue,
+no network or script error"
+ALL="record, flamegraph page, export -f flamegraph same,
+$FG_CHECKS, firefox format, firefox nap, firefox wait_pipe,
+firefox wait_cond, firefox spin cpu delta, firefox no samples of blocks,
+record summed, firefox summed format, firefox summed nap, firefox summed instants"
+
+skip_all() {
+	echo "$ALL" | tr ',' '\n' | sed 's/^ *//' | grep . | while read -r t; do
+		skip "off-cpu view: $t" "$1"
+	done
+	exit 0
+}
+
+# --view is checked before anything is read
+check_rc "off-cpu view: flamegraph --view takes on, off or both" 2 \
+	"$SFPROF" flamegraph --view sideways -i "$TMP/none.data" -o "$TMP/x.html"
+
+# What the system allows, decided from the system (as run-offcpu.sh)
+[ "$(id -u)" = 0 ] || skip_all "not root"
+FMT=/sys/kernel/tracing/events/sched/sched_switch/format
+if [ ! -r $FMT ] && [ ! -r /sys/kernel/debug/tracing/events/sched/sched_switch/format ]; then
+	mount -t tracefs nodev /sys/kernel/tracing 2> /dev/null
+	[ -r $FMT ] || skip_all "no tracefs with sched:sched_switch"
+fi
+
+# prog_field OUT NAME FIELD: a field of the program's line for thread NAME
+prog_field() {
+	awk -v n="$2" -v f="$3" '$1 == "thread" && $2 == n {
+		for (i = 3; i <= NF; i++) { split($i, kv, "="); if (kv[1] == f) print kv[2] } }' "$1"
+}
+
+# within NAME GOT WANT PCT: |GOT - WANT| <= PCT % of WANT
+within() {
+	if awk -v g="$2" -v w="$3" -v p="$4" 'BEGIN { d = g - w; if (d < 0) d = -d;
+		exit !(w > 0 && d <= w * p / 100) }'; then
+		pass "$1 ($2 vs $3, +-$4 %)"
+	else
+		fail "$1 ($2 vs $3, +-$4 %)"
+	fi
+}
+
+# off_field FILE KEY: the value after KEY on the "fn"/"tid" line of OFF_OUT
+fn_ns() { awk -v f="$2" '$1 == "fn" && $2 == f { print $3 }' "$1"; }
+tid_field() { awk -v t="$2" -v k="$3" '$1 == "tid" && $2 == t {
+	for (i = 3; i < NF; i += 2) if ($i == k) print $(i + 1) }' "$1"; }
+
+# --- every block its own sample ----------------------------------------------
+if sfp record -q -m 16M --off-cpu --off-cpu-thresh 0 -o "$TMP/ow.data" -- "$OW" \
+	> "$TMP/ow.out" 2> "$TMP/ow.err" && [ -n "$(prog_field "$TMP/ow.out" nap blocked_ns)" ]; then
+	pass "off-cpu view: record --off-cpu of offcpu-work"
+else
+	fail "off-cpu view: record --off-cpu of offcpu-work"
+	tail -5 "$TMP/ow.err" | sed 's/^/  /'
+fi
+
+# the flame graph, first shown off-CPU
+if sfp flamegraph --view off -i "$TMP/ow.data" -o "$SHOTS/offcpu.html" \
+	> /dev/null 2> "$TMP/fg.err" &&
+   has '"offcpu":true' "$SHOTS/offcpu.html" && has '"view":"off"' "$SHOTS/offcpu.html"; then
+	pass "off-cpu view: flamegraph --view off writes a page in time"
+else
+	fail "off-cpu view: flamegraph --view off writes a page in time"
+	head -5 "$TMP/fg.err" | sed 's/^/  /'
+fi
+if sfp export -f flamegraph --view off -i "$TMP/ow.data" -o "$TMP/exp.html" 2> /dev/null &&
+   cmp -s "$TMP/exp.html" "$SHOTS/offcpu.html"; then
+	pass "off-cpu view: export -f flamegraph --view off writes the same page"
+else
+	fail "off-cpu view: export -f flamegraph --view off writes the same page"
+fi
+
+if [ ! -x /usr/bin/chromium ] || ! command -v node > /dev/null 2>&1 ||
+   [ ! -f "$B/node_modules/playwright-core/package.json" ]; then
+	fail "off-cpu view: chromium, node or tests/browser/node_modules missing (run make deps)"
+	echo "$FG_CHECKS" | tr ',' '\n' | sed 's/^ *//' | grep . | while read -r t; do
+		skip "off-cpu view: flame graph $t" "no browser"
+	done
+else
+	checker "browser flamegraph-offcpu.mjs" env -C "$B" SFP_TEST_TMP="$TMP" \
+		timeout 300 node flamegraph-offcpu.mjs --html "$SHOTS/offcpu.html" \
+		--tag off-cpu-flame --shots "$SHOTS" --initial off \
+		--off-fn nap --off-ns "$(prog_field "$TMP/ow.out" nap blocked_ns)" \
+		--on-fn spin --on-ns "$(prog_field "$TMP/ow.out" spin cpu_ns)"
+fi
+
+# --- Firefox Profiler -----------------------------------------------------------
+if ! command -v node > /dev/null 2>&1; then
+	for t in format nap wait_pipe wait_cond "spin cpu delta" "no samples of blocks"; do
+		skip "off-cpu view: firefox $t" "node missing (make deps)"
+	done
+else
+	if sfp export -f firefox -i "$TMP/ow.data" -o "$TMP/ow.json" 2> "$TMP/ff.err" &&
+	   node "$HERE/firefox-check.js" "$TMP/ow.json" "$TMP/ow.tids" "$TMP/ow.off" \
+		> /dev/null 2> "$TMP/ffc.err"; then
+		pass "off-cpu view: firefox profile with Off-CPU markers passes the importer's checks"
+	else
+		fail "off-cpu view: firefox profile with Off-CPU markers passes the importer's checks"
+		head -8 "$TMP/ff.err" "$TMP/ffc.err" | sed 's/^/  /'
+	fi
+	for fn in nap wait_pipe wait_cond; do
+		within "off-cpu view: firefox: $fn() markers span the program's blocked time" \
+			"$(fn_ns "$TMP/ow.off" $fn)" "$(prog_field "$TMP/ow.out" $fn blocked_ns)" 3
+	done
+	# the spinning thread's CPU deltas add up to its CPU time
+	within "off-cpu view: firefox: spin's threadCPUDelta sums to its CPU time" \
+		"$(( $(tid_field "$TMP/ow.off" "$(prog_field "$TMP/ow.out" spin tid)" cpu_delta_us) * 1000 ))" \
+		"$(prog_field "$TMP/ow.out" spin cpu_ns)" 10
+	# blocks are markers, not samples: the nap thread (never on a CPU
+	# long enough for a 1 ms sample to hit it often) has no more samples
+	# than its CPU time allows, and its track holds its 10 naps
+	nap_tid=$(prog_field "$TMP/ow.out" nap tid)
+	nap_cpu=$(prog_field "$TMP/ow.out" nap cpu_ns)
+	nsmp=$(awk -v t="$nap_tid" '$2 == t { print $3 }' "$TMP/ow.tids")
+	niv=$(node -e '
+		const p = JSON.parse(require("fs").readFileSync(process.argv[1]));
+		const th = p.threads.find((t) => t.tid === +process.argv[2]);
+		console.log(th ? th.markers.data.filter((m) => m[3] === 1).length : -1);' \
+		"$TMP/ow.json" "$nap_tid")
+	if [ -n "$nsmp" ] && [ "$nsmp" -le $(( nap_cpu / 1000000 + 2 )) ] && [ "$niv" -ge 10 ]; then
+		pass "off-cpu view: firefox: nap's track has $niv blocked intervals, $nsmp samples (its CPU time: $nap_cpu ns)"
+	else
+		fail "off-cpu view: firefox: nap's track has $niv blocked intervals (want >= 10), $nsmp samples (CPU time $nap_cpu ns)"
+	fi
+fi
+
+# --- the recorder's default threshold: short blocks summed ----------------------
+if sfp record -q -m 16M --off-cpu -o "$TMP/ows.data" -- "$OW" \
+	> "$TMP/ows.out" 2> "$TMP/ows.err" && [ -n "$(prog_field "$TMP/ows.out" nap blocked_ns)" ]; then
+	pass "off-cpu view: record --off-cpu (default threshold: short blocks summed)"
+else
+	fail "off-cpu view: record --off-cpu (default threshold: short blocks summed)"
+	tail -5 "$TMP/ows.err" | sed 's/^/  /'
+fi
+if ! command -v node > /dev/null 2>&1; then
+	for t in "summed format" "summed nap" "summed instants"; do
+		skip "off-cpu view: firefox $t" "node missing (make deps)"
+	done
+else
+	if sfp export -f firefox -i "$TMP/ows.data" -o "$TMP/ows.json" 2> "$TMP/ff.err" &&
+	   node "$HERE/firefox-check.js" "$TMP/ows.json" "$TMP/ows.tids" "$TMP/ows.off" \
+		> /dev/null 2> "$TMP/ffc.err"; then
+		pass "off-cpu view: firefox profile with summed blocks passes the importer's checks"
+	else
+		fail "off-cpu view: firefox profile with summed blocks passes the importer's checks"
+		head -8 "$TMP/ff.err" "$TMP/ffc.err" | sed 's/^/  /'
+	fi
+	within "off-cpu view: firefox: nap()'s summed markers hold the program's blocked time" \
+		"$(fn_ns "$TMP/ows.off" nap)" "$(prog_field "$TMP/ows.out" nap blocked_ns)" 3
+	# nap's 100 ms naps are all under the 500 ms threshold: one sum, an
+	# instant, no interval
+	t=$(prog_field "$TMP/ows.out" nap tid)
+	iv=$(tid_field "$TMP/ows.off" "$t" interval_ns)
+	sm=$(tid_field "$TMP/ows.off" "$t" summed_ns)
+	if [ "$iv" = 0 ] && [ -n "$sm" ] && [ "$sm" -gt 0 ]; then
+		pass "off-cpu view: firefox: summed blocks are instants, not intervals ($sm ns summed)"
+	else
+		fail "off-cpu view: firefox: summed blocks are instants, not intervals (interval $iv ns, summed $sm ns)"
+	fi
+fi
