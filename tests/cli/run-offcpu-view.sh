@@ -10,6 +10,7 @@
 # is with its own figures from the same run.
 # checks: 29
 . "$(dirname "$0")/test-subr.sh"
+. "$(dirname "$0")/offcpu-subr.sh"
 
 OW=$SFP_BUILD/tests/progs/offcpu-work
 B=$(cd "$(dirname "$0")/../browser" && pwd)
@@ -45,22 +46,6 @@ if [ ! -r $FMT ] && [ ! -r /sys/kernel/debug/tracing/events/sched/sched_switch/f
 	mount -t tracefs nodev /sys/kernel/tracing 2> /dev/null
 	[ -r $FMT ] || skip_all "no tracefs with sched:sched_switch"
 fi
-
-# prog_field OUT NAME FIELD: a field of the program's line for thread NAME
-prog_field() {
-	awk -v n="$2" -v f="$3" '$1 == "thread" && $2 == n {
-		for (i = 3; i <= NF; i++) { split($i, kv, "="); if (kv[1] == f) print kv[2] } }' "$1"
-}
-
-# within NAME GOT WANT PCT: |GOT - WANT| <= PCT % of WANT
-within() {
-	if awk -v g="$2" -v w="$3" -v p="$4" 'BEGIN { d = g - w; if (d < 0) d = -d;
-		exit !(w > 0 && d <= w * p / 100) }'; then
-		pass "$1 ($2 vs $3, +-$4 %)"
-	else
-		fail "$1 ($2 vs $3, +-$4 %)"
-	fi
-}
 
 # off_field FILE KEY: the value after KEY on the "fn"/"tid" line of OFF_OUT
 fn_ns() { awk -v f="$2" '$1 == "fn" && $2 == f { print $3 }' "$1"; }

@@ -10,6 +10,7 @@
 # run (same totals +-5 %; the user-stack completeness difference printed).
 # checks: 30
 . "$(dirname "$0")/test-subr.sh"
+. "$(dirname "$0")/offcpu-subr.sh"
 
 OW=$SFP_BUILD/tests/progs/offcpu-work
 AWKS="$(dirname "$0")/offcpu-samples.awk"
@@ -44,23 +45,6 @@ samples() {
 	sfp script -i "$_f" "$@" > "$TMP/script.txt" 2> "$TMP/script.err" ||
 		return 1
 	awk -f "$AWKS" "$TMP/script.txt"
-}
-
-# prog_field OUT NAME FIELD: a field of the program's line for thread NAME
-prog_field() {
-	awk -v n="$2" -v f="$3" '$1 == "thread" && $2 == n {
-		for (i = 3; i <= NF; i++) { split($i, kv, "="); if (kv[1] == f) print kv[2] } }' "$1"
-}
-
-# within NAME GOT WANT PCT: |GOT - WANT| <= PCT % of WANT
-within() {
-	if awk -v g="$2" -v w="$3" -v p="$4" 'BEGIN { d = g - w; if (d < 0) d = -d;
-		exit !(w > 0 && d <= w * p / 100) }'; then
-		pass "$1 ($2 vs $3, +-$4 %)"
-	else
-		fail "$1 ($2 vs $3, +-$4 %)"
-		return 1
-	fi
 }
 
 # off_in FILE FUNC: blocked ns of offcpu-time samples whose stack has FUNC

@@ -1,0 +1,19 @@
+# Helpers of the off-CPU scripts (run-offcpu.sh, run-offcpu-view.sh),
+# sourced after test-subr.sh.
+
+# prog_field OUT NAME FIELD: a field of the program's line for thread NAME
+prog_field() {
+	awk -v n="$2" -v f="$3" '$1 == "thread" && $2 == n {
+		for (i = 3; i <= NF; i++) { split($i, kv, "="); if (kv[1] == f) print kv[2] } }' "$1"
+}
+
+# within NAME GOT WANT PCT: |GOT - WANT| <= PCT % of WANT (status 1 when not)
+within() {
+	if awk -v g="$2" -v w="$3" -v p="$4" 'BEGIN { d = g - w; if (d < 0) d = -d;
+		exit !(w > 0 && d <= w * p / 100) }'; then
+		pass "$1 ($2 vs $3, +-$4 %)"
+	else
+		fail "$1 ($2 vs $3, +-$4 %)"
+		return 1
+	fi
+}
