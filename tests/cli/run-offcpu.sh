@@ -355,16 +355,34 @@ done
 kill -KILL $bt 2> /dev/null
 wait $bt
 samples "$TMP/bt.data" > "$TMP/bt.s"
+# near A B PCT: |A - B| <= PCT % of B (silent)
+near() {
+	awk -v g="$1" -v w="$2" -v p="$3" 'BEGIN { d = g - w; if (d < 0) d = -d
+		exit !(w > 0 && d <= w * p / 100) }'
+}
+# The program's own count is the referee when the two tools disagree:
+# bpftrace's program can miss a switch (1 Dec 2026, beside two CPU hogs:
+# nap 900.8 ms by bpftrace, one 100 ms block short, against sfprof's
+# 1,001.2 and the program's 1,001.5).  That is a SKIP naming bpftrace's
+# miss; sfprof away from the program's own count is a FAIL.
 for fn in nap wait_pipe wait_cond feed; do
 	tid=$(prog_field "$TMP/btw.out" $fn tid)
-	within "off-cpu: same blocked time as bpftrace for thread $fn" \
-		"$(awk -v t="$tid" '$1 == "offcpu-time" && $2 == t { s += $3 } END { printf "%.0f\n", s }' "$TMP/bt.s")" \
-		"$(sed -n "s/^@blocked\[$tid\]: //p" "$TMP/bt.out")" 5 ||
+	got=$(awk -v t="$tid" '$1 == "offcpu-time" && $2 == t { s += $3 } END { printf "%.0f\n", s }' "$TMP/bt.s")
+	bt=$(sed -n "s/^@blocked\[$tid\]: //p" "$TMP/bt.out")
+	# feed() does not time its sleeps: its wall time is its blocked time
+	own=$(prog_field "$TMP/btw.out" $fn blocked_ns)
+	[ "${own:-0}" -gt 0 ] || own=$(prog_field "$TMP/btw.out" $fn wall_ns)
+	name="off-cpu: same blocked time as bpftrace for thread $fn"
+	if near "$got" "$bt" 5; then
+		pass "$name ($got vs $bt, +-5 %)"
+	elif near "$got" "$own" 3 && ! near "$bt" "$own" 5; then
+		skip "$name" "bpftrace missed blocks: $bt ns against the program's own $own ns; sfprof $got ns"
 		bt_mismatch=1
+	else
+		fail "$name ($got vs $bt, +-5 %; the program's own $own)"
+		bt_mismatch=1
+	fi
 done
-# (One ASan run, 1 Dec 2026, gave 957 ms against bpftrace's 1,007 for
-# wait_pipe and feed, not seen again in 30 runs beside two CPU hogs: what
-# both tools saw, for the next time.)
 if [ -n "${bt_mismatch:-}" ]; then
 	grep "lost\|off-cpu" "$TMP/btw.err" | sed 's/^/  sfprof: /'
 	grep "^@blocked" "$TMP/bt.out" | sed 's/^/  bpftrace: /'
