@@ -64,6 +64,8 @@ LIBS += -ldw -liberty
 ifneq ($(NO_BPF),1)
 LIBS += -lbpf
 endif
+# sfprof agent: the pull listener (/debug/pprof/profile, /metrics).
+LIBS += -lmicrohttpd
 ALL_LDFLAGS = $(SAN_LDFLAGS) $(LDFLAGS)
 
 # ---- sources: one folder per component, picked up automatically ----------

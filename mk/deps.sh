@@ -50,11 +50,15 @@ if [ "${1:-}" = aarch64 ]; then
 	PKGS="$PKGS liblzma-dev:arm64 libdw-dev:arm64 libiberty-dev:arm64"
 	# the delivery sinks (src/agent): HTTP and protobuf
 	PKGS="$PKGS libcurl4-openssl-dev:arm64 libprotobuf-c-dev:arm64"
+	# the agent's pull listener
+	PKGS="$PKGS libmicrohttpd-dev:arm64"
 fi
 # sfprof archive (as perf archive): tar with bzip2.
 PKGS="$PKGS tar bzip2"
 # off-CPU tests: the reference offcputime program (sched_switch, kstack/ustack).
 PKGS="$PKGS bpftrace"
+# sfprof agent: the HTTP listener for pull delivery.
+PKGS="$PKGS libmicrohttpd-dev"
 # Extra packages named by the caller (e.g. later components).
 PKGS="$PKGS ${SFP_EXTRA_PKGS:-}"
 

@@ -15,4 +15,19 @@
 #include "formats.def"
 #undef SFP_EXPORT_FORMAT
 
+/* What the agent's windows add to a pprof Profile (sfprof agent). */
+struct sfp_pprof_window {
+	int64_t time_nanos;	/* the window's start, Unix time */
+	int64_t duration_nanos;	/* its length */
+	bool gzip;		/* gzip the bytes (HTTP), or leave them raw */
+};
+
+/*
+ * The pprof of p with x's facts, in a malloc'ed buffer (*out, *len).
+ * Return: 0, -ENOMEM.
+ */
+SFP_HIDDEN int sfp_pprof_encode(const struct sfp_profile *p,
+				const struct sfp_pprof_window *x, void **out,
+				size_t *len);
+
 #endif /* SFP_EXPORT_INT_H */

@@ -590,55 +590,114 @@ out:
 	return err;
 }
 
-int sfp_export_pprof(const struct sfp_profile *p, FILE *out,
-		     const struct sfp_export_opts *opts)
+/* The Profile message into pp->pb; x: the agent's window facts or NULL. */
+static int encode(struct pprof *pp, const struct sfp_profile *p,
+		  const struct sfp_pprof_window *x)
 {
-	struct pprof pp = { .p = p };
 	struct pp_tail tail;
 	size_t i;
 	int err;
 
-	pp.user_only = SFP_OPTS_GET(opts, sfp_export_opts, user_only, false);
-	pp.nev = sfp_profile__nr_events(p);
-	pp.ev_type = calloc(pp.nev + 1, sizeof(*pp.ev_type));
-	pp.ev_unit = calloc(pp.nev + 1, sizeof(*pp.ev_unit));
-	pp.fixed_period = calloc(pp.nev + 1, sizeof(*pp.fixed_period));
-	pp.loc_used = calloc(sfp_profile__nr_locs(p) + 1, 1);
-	pp.func_used = calloc(sfp_profile__nr_funcs(p) + 1, 1);
-	pp.maps = calloc(sfp_profile__nr_mappings(p) + 1, sizeof(*pp.maps));
-	if (!pp.ev_type || !pp.ev_unit || !pp.fixed_period || !pp.loc_used ||
-	    !pp.func_used || !pp.maps) {
+	pp->nev = sfp_profile__nr_events(p);
+	pp->ev_type = calloc(pp->nev + 1, sizeof(*pp->ev_type));
+	pp->ev_unit = calloc(pp->nev + 1, sizeof(*pp->ev_unit));
+	pp->fixed_period = calloc(pp->nev + 1, sizeof(*pp->fixed_period));
+	pp->loc_used = calloc(sfp_profile__nr_locs(p) + 1, 1);
+	pp->func_used = calloc(sfp_profile__nr_funcs(p) + 1, 1);
+	pp->maps = calloc(sfp_profile__nr_mappings(p) + 1, sizeof(*pp->maps));
+	if (!pp->ev_type || !pp->ev_unit || !pp->fixed_period || !pp->loc_used ||
+	    !pp->func_used || !pp->maps) {
 		err = -ENOMEM;
 		goto out;
 	}
-	S(&pp, "");		/* string_table[0] must be "" */
-	write_sample_types(&pp);
-	err = write_samples(&pp);
+	S(pp, "");		/* string_table[0] must be "" */
+	write_sample_types(pp);
+	err = write_samples(pp);
 	if (err)
 		goto out;
-	scan_locs(&pp);
-	err = find_main_map(&pp);
+	scan_locs(pp);
+	err = find_main_map(pp);
 	if (err)
 		goto out;
-	write_mappings(&pp);
-	write_locations(&pp);
-	write_functions(&pp);
-	prepare_tail(&pp, &tail);
-	for (i = 0; i < pp.st.n; i++)
-		pb_string_always(&pp.pb, PROFILE_STRING_TABLE, pp.st.strs[i]);
-	write_tail(&pp, &tail);
-	err = pp.err ? pp.err : pp.pb.err;
-	if (err)
-		goto out;
-	err = write_gzip(out, pp.pb.data, pp.pb.len);
+	write_mappings(pp);
+	write_locations(pp);
+	write_functions(pp);
+	prepare_tail(pp, &tail);
+	for (i = 0; i < pp->st.n; i++)
+		pb_string_always(&pp->pb, PROFILE_STRING_TABLE, pp->st.strs[i]);
+	if (x) {
+		/* a window's span, not its first to last sample */
+		tail.duration = x->duration_nanos;
+		pb_int(&pp->pb, PROFILE_TIME_NANOS, x->time_nanos);
+	}
+	write_tail(pp, &tail);
+	err = pp->err ? pp->err : pp->pb.err;
 out:
-	exp_strtab__free(&pp.st);
-	pb_buf__free(&pp.pb);
-	free(pp.ev_type);
-	free(pp.ev_unit);
-	free(pp.fixed_period);
-	free(pp.loc_used);
-	free(pp.func_used);
-	free(pp.maps);
+	return err;
+}
+
+static void pprof_free(struct pprof *pp)
+{
+	exp_strtab__free(&pp->st);
+	pb_buf__free(&pp->pb);
+	free(pp->ev_type);
+	free(pp->ev_unit);
+	free(pp->fixed_period);
+	free(pp->loc_used);
+	free(pp->func_used);
+	free(pp->maps);
+}
+
+int sfp_export_pprof(const struct sfp_profile *p, FILE *out,
+		     const struct sfp_export_opts *opts)
+{
+	struct pprof pp = { .p = p };
+	int err;
+
+	pp.user_only = SFP_OPTS_GET(opts, sfp_export_opts, user_only, false);
+	err = encode(&pp, p, NULL);
+	if (!err)
+		err = write_gzip(out, pp.pb.data, pp.pb.len);
+	pprof_free(&pp);
+	return err;
+}
+
+int sfp_pprof_encode(const struct sfp_profile *p,
+		     const struct sfp_pprof_window *x, void **out, size_t *len)
+{
+	struct pprof pp = { .p = p };
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *f;
+	int err;
+
+	*out = NULL;
+	*len = 0;
+	err = encode(&pp, p, x);
+	if (err)
+		goto out;
+	if (!x->gzip) {
+		/* hand over the encoder's buffer */
+		*out = pp.pb.data;
+		*len = pp.pb.len;
+		pp.pb.data = NULL;
+		goto out;
+	}
+	f = open_memstream(&buf, &n);
+	if (!f) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = write_gzip(f, pp.pb.data, pp.pb.len);
+	if (fclose(f) && !err)
+		err = -ENOMEM;
+	if (err) {
+		free(buf);
+		goto out;
+	}
+	*out = buf;
+	*len = n;
+out:
+	pprof_free(&pp);
 	return err;
 }

@@ -269,6 +269,53 @@ static struct thr *thr_new(struct sfp_machine *m, uint32_t tid)
 	return t;
 }
 
+/*
+ * Backward-shift deletion from a linear-probing table: the entries after
+ * the hole that hash at or before it move up, so no tombstones pile up
+ * in a table that sees a process come and go every few milliseconds.
+ */
+#define TABLE_DELETE(tab, cap, idx, keyf)                                    \
+	do {                                                                 \
+		size_t mask_ = (cap) - 1, i_ = (idx), j_ = i_;               \
+		for (;;) {                                                   \
+			size_t h_;                                           \
+			j_ = (j_ + 1) & mask_;                               \
+			if (!(tab)[j_].used)                                 \
+				break;                                       \
+			h_ = hash32((tab)[j_].keyf) & mask_;                 \
+			/* j_ may fill the hole unless h_ lies in (i_, j_] */ \
+			if (i_ <= j_ ? (h_ > i_ && h_ <= j_)                 \
+				     : (h_ > i_ || h_ <= j_))                \
+				continue;                                    \
+			(tab)[i_] = (tab)[j_];                               \
+			i_ = j_;                                             \
+		}                                                            \
+		memset(&(tab)[i_], 0, sizeof((tab)[i_]));                    \
+	} while (0)
+
+SFP_HIDDEN void sfp_machine__exit(struct sfp_machine *m, uint32_t pid,
+				  uint32_t tid)
+{
+	struct thr *t = thr_find(m, tid);
+	struct proc *p;
+
+	if (t) {
+		TABLE_DELETE(m->thrs, m->thr_cap, (size_t)(t - m->thrs), tid);
+		m->nthrs--;
+	}
+	if (pid != tid || !(p = proc_find(m, pid)))
+		return;
+	free(p->maps);
+	TABLE_DELETE(m->procs, m->proc_cap, (size_t)(p - m->procs), pid);
+	m->nprocs--;
+	m->gen++;	/* maps gone: cached lookups are stale */
+}
+
+size_t sfp_machine__nr_procs(const struct sfp_machine *m)
+{
+	return m->nprocs;
+}
+
 /* --- DSOs ---------------------------------------------------------------- */
 
 static int dso_intern(struct sfp_machine *m, const char *name, bool kernel,

@@ -41,6 +41,16 @@ SFP_HIDDEN void sfp_machine__free(struct sfp_machine **m);
 SFP_HIDDEN int sfp_machine__event(struct sfp_machine *m,
 				  const struct sfp_perf_event *ev);
 
+/*
+ * A thread exited (PERF_RECORD_EXIT): forget it, and its process with
+ * its maps when it was the leader (tid == pid), so that a long-running
+ * consumer (sfprof agent) does not grow with every process it outlives.
+ * The DSO table keeps its entries (indices stay valid).
+ */
+SFP_HIDDEN void sfp_machine__exit(struct sfp_machine *m, uint32_t pid,
+				  uint32_t tid);
+SFP_HIDDEN size_t sfp_machine__nr_procs(const struct sfp_machine *m);
+
 /* Command name of a thread ("" before any COMM; ":<tid>" like perf). */
 SFP_HIDDEN const char *sfp_machine__comm(struct sfp_machine *m, uint32_t tid);
 

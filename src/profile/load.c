@@ -50,8 +50,9 @@ static bool ip_in_kernel(const struct sfp_perf_event *ev)
 	return ev->sample.ip >= SFP_KERNEL_START;
 }
 
-static int add_sample(struct sfp_profile_loader *ld,
-		      const struct sfp_perf_event *ev, enum sfp_stitch_how how)
+int sfp_profile_loader_sample(struct sfp_profile_loader *ld,
+			      const struct sfp_perf_event *ev,
+			      enum sfp_stitch_how how)
 {
 	const struct sfp_perf_sample *sm = &ev->sample;
 	struct sfp_profile *p = ld->p;
@@ -144,7 +145,7 @@ static int on_event(void *ctx, const struct sfp_perf_event *ev,
 
 	switch (ev->type) {
 	case SFP_PERF_RECORD_SAMPLE:
-		return add_sample(ld, ev, how);
+		return sfp_profile_loader_sample(ld, ev, how);
 	case SFP_PERF_RECORD_CALLCHAIN_DEFERRED:
 		return 0;	/* only seen unmerged (no_merge): not a sample */
 	default:

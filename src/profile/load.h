@@ -37,6 +37,10 @@ struct sfp_profile_loader {
 	size_t cap_chain_read;
 	uint32_t max_depth;
 	bool no_symbols;
+	/* The processes are running (sfprof agent): a mapping's file is
+	 * read through /proc/PID/root of the process whose frame first met
+	 * it, so that binaries inside containers are found. */
+	bool live;
 	uint32_t *frames;	/* locs of the sample at hand, leaf first */
 	size_t cap_frames;
 	uint64_t *chain;	/* dwarf unwinder output */
@@ -61,6 +65,15 @@ SFP_HIDDEN int sfp_profile_frame(struct sfp_profile *p,
 				 struct sfp_profile_loader *ld, uint32_t pid,
 				 uint64_t ip, bool kernel, bool dwarf,
 				 uint32_t *out);
+
+/*
+ * Intern one stitched sample (a SAMPLE event, merged or passed through
+ * by the stitcher) into ld->p: its frames as perf script shows them,
+ * the thread's comm from ld->m.  Return: 0, -ENOMEM.
+ */
+SFP_HIDDEN int sfp_profile_loader_sample(struct sfp_profile_loader *ld,
+					 const struct sfp_perf_event *ev,
+					 enum sfp_stitch_how how);
 
 /*
  * perf's build-id cache copy of the recording kernel's kallsyms

@@ -101,7 +101,7 @@ static int64_t kernel_mapping(struct sfp_profile *p, struct sfp_profile_loader *
 /* Symbol handle of a user mapping's file, loaded once per mapping. */
 static struct sfp_symbolizer_dso *mapping_dso(struct sfp_profile *p,
 					      struct sfp_profile_loader *ld,
-					      uint32_t mi)
+					      uint32_t mi, uint32_t pid)
 {
 	const struct sfp_profile_mapping *m = &p->maps[mi];
 	char buf[4096];
@@ -131,7 +131,8 @@ static struct sfp_symbolizer_dso *mapping_dso(struct sfp_profile *p,
 	 * not lend its names (perf refuses it as well); the symbolizer then
 	 * looks for a copy by build-id (the cache, debug directories).  For
 	 * the vDSO, ours stands in when the recorded build-id is its own. */
-	if (sfp_symbolizer__get_dso(ld->sym, -1, path, m->build_id,
+	if (sfp_symbolizer__get_dso(ld->sym, ld->live ? (int)pid : -1, path,
+				    m->build_id,
 				    m->build_id_size, &ld->dh[mi].h))
 		ld->dh[mi].h = NULL;
 	return ld->dh[mi].h;
@@ -450,7 +451,7 @@ static int frame_uncached(struct sfp_profile *p, struct sfp_profile_loader *ld,
 						 : &sym,
 					 out);
 	}
-	dh = mapping_dso(p, ld, (uint32_t)mi);
+	dh = mapping_dso(p, ld, (uint32_t)mi, pid);
 	if (dh && !sfp_symbolizer_dso__vaddr(dh, pm->start, pm->pgoff, ip,
 					     &vaddr) &&
 	    !sfp_symbolizer_dso__find(dh, vaddr, &sym)) {

@@ -30,3 +30,5 @@ PROG_CFLAGS_report-work-dbg := -g -O2 -fomit-frame-pointer -fno-optimize-sibling
 PROG_CFLAGS_bpf-deep := -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -pthread
 # off-CPU tests: no frame pointers, no own .sframe, threads that wait.
 PROG_CFLAGS_offcpu-work := -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -pthread
+# agent tests: no frame pointers, no own .sframe, the hot path through qsort.
+PROG_CFLAGS_agent-work := -O2 -fomit-frame-pointer -fno-optimize-sibling-calls

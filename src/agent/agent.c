@@ -1,0 +1,757 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The agent's loop (see agent.h for the picture).
+ *
+ * It reuses `sfprof record`'s parts as they are: the session (every CPU,
+ * inherited by new processes), the record pipeline (synthesized maps of
+ * running processes, the unwinder, the deferral engine) or the bpf-defer
+ * backend, and the reader thread that only moves records from the rings
+ * to the session's queue, so the kernel never waits on us.  What record
+ * writes to perf.data the agent decodes (records.c), stitches (the
+ * deferred user chains onto their samples, as perf 6.19 does) and interns
+ * into per-service aggregates (window.c).
+ *
+ * State that would grow with the processes the agent outlives is dropped
+ * at their EXIT record: the machine model's maps and threads, the
+ * pipeline's address spaces (its own doing), the labels cached here.  The
+ * symbol tables are kept across windows for speed and let go of when the
+ * agent's resident size passes its symbol budget.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sfprof/symbols.h>
+
+#include "agent/agent.h"
+#include "bpf/bpf-defer.h"
+#include "perf/machine.h"
+#include "profile/profile-int.h"
+#include "record/pipeline.h"
+#include "record/record.h"
+
+/*
+ * The sinks are built beside this core (src/agent/sink.h).  Until their
+ * implementation is linked in, the references are weak and a build
+ * without them simply has no sinks (the CLI refuses sink options then).
+ * SINKS-NOT-MERGED: remove these once src/agent/ has the sinks.
+ */
+#pragma weak agent_sink__submit
+#pragma weak agent_sink__stats
+#pragma weak agent_sink__name
+#pragma weak agent_sink__close
+
+#define PROC_BUCKETS 4096
+#define DEFAULT_PROC_BUDGET 65536
+#define DEFAULT_SYMBOL_BUDGET (512ull << 20)
+#define LOOP_MS 50
+/* Samples kept waiting for their deferred user chain at most: a task
+ * that exits or execs before its chain comes leaves its samples behind,
+ * and they must not pile up for weeks. */
+#define MAX_WAITING 4096
+
+struct proc_info {
+	struct proc_info *next;
+	uint32_t pid;
+	bool kept;			/* passes the filters */
+	char service[128];
+	char container[72];
+};
+
+struct service {
+	char *key;			/* service \0 container \0 */
+	const char *name, *container;	/* inside key */
+	struct agent_agg *agg;
+};
+
+struct agent {
+	const struct agent_opts *o;
+	struct sfp_record *r;
+	struct sfp_rec_pipe *p;
+	struct sfp_stitcher *st;
+	struct sfp_machine *m;
+	struct sfp_symbolizer *sym;
+	struct sfp_perf_evsel evsel;
+	uint64_t *scratch;
+	size_t scratch_len;
+	char host[256];
+	/* labels by pid */
+	struct proc_info *procs[PROC_BUCKETS];
+	size_t nr_procs;
+	/* the open window */
+	struct service *svc;
+	size_t nr_svc, cap_svc;
+	uint64_t win_start_mono, win_start_real;
+	/* pulls being collected */
+	struct agent_pull *pulls;
+	struct agent_shared sh;
+	struct agent_metrics mt;	/* the loop's copy */
+	uint8_t *dso_seen;		/* machine dso index -> counted */
+	size_t cap_seen;
+	uint64_t sym_bytes;		/* file bytes behind the symbolizer */
+};
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* --- per-process labels and filters ----------------------------------- */
+
+static void proc_forget(struct agent *a, uint32_t pid)
+{
+	struct proc_info **pp = &a->procs[pid % PROC_BUCKETS], *p;
+
+	for (; (p = *pp); pp = &p->next)
+		if (p->pid == pid) {
+			*pp = p->next;
+			free(p);
+			a->nr_procs--;
+			return;
+		}
+}
+
+static void proc_forget_all(struct agent *a)
+{
+	size_t i;
+
+	for (i = 0; i < PROC_BUCKETS; i++)
+		while (a->procs[i]) {
+			struct proc_info *n = a->procs[i]->next;
+
+			free(a->procs[i]);
+			a->procs[i] = n;
+		}
+	a->nr_procs = 0;
+}
+
+static bool pid_listed(const struct agent_opts *o, uint32_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < o->nr_pids; i++)
+		if ((uint32_t)o->pids[i] == pid)
+			return true;
+	return false;
+}
+
+/* The executable's file name, "" when /proc has none (a kernel thread,
+ * or a process already gone). */
+static bool exe_name(uint32_t pid, char *out, size_t len, bool *kthread)
+{
+	char fn[64], buf[PATH_MAX];
+	ssize_t n;
+	const char *b;
+
+	*kthread = false;
+	snprintf(fn, sizeof(fn), "/proc/%u/exe", pid);
+	n = readlink(fn, buf, sizeof(buf) - 1);
+	if (n <= 0) {
+		snprintf(fn, sizeof(fn), "/proc/%u", pid);
+		/* there, but no executable: a kernel thread */
+		*kthread = errno == ENOENT && !access(fn, F_OK);
+		return false;
+	}
+	buf[n] = 0;
+	/* " (deleted)": the file was replaced or removed while running */
+	if (n > 10 && !strcmp(buf + n - 10, " (deleted)"))
+		buf[n - 10] = 0;
+	b = strrchr(buf, '/');
+	b = b ? b + 1 : buf;
+	n = (ssize_t)strlen(b);
+	if ((size_t)n >= len)
+		n = (ssize_t)len - 1;
+	memcpy(out, b, (size_t)n);
+	out[n] = 0;
+	return true;
+}
+
+static struct proc_info *proc_get(struct agent *a, uint32_t pid)
+{
+	const struct agent_opts *o = a->o;
+	struct proc_info *p;
+	char cg[1024] = "", exe[sizeof(((struct proc_info *)0)->service)];
+	const char *comm;
+	bool have_cg, kthread;
+
+	for (p = a->procs[pid % PROC_BUCKETS]; p; p = p->next)
+		if (p->pid == pid)
+			return p;
+	if (a->nr_procs >= (o->proc_budget ? o->proc_budget
+					   : DEFAULT_PROC_BUDGET))
+		proc_forget_all(a);	/* re-read lazily */
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	comm = sfp_machine__comm(a->m, pid);
+	if (comm[0] == ':')	/* perf's ":<tid>": no COMM seen yet */
+		comm = "unknown";
+	have_cg = agent_read_cgroup((pid_t)pid, cg, sizeof(cg));
+	if (have_cg)
+		agent_container_id(cg, p->container, sizeof(p->container));
+	switch (o->service_from) {
+	case AGENT_SERVICE_EXE:
+		if (exe_name(pid, exe, sizeof(exe), &kthread))
+			snprintf(p->service, sizeof(p->service), "%s", exe);
+		else if (kthread)
+			snprintf(p->service, sizeof(p->service), "kernel");
+		else
+			snprintf(p->service, sizeof(p->service), "%s", comm);
+		break;
+	case AGENT_SERVICE_COMM:
+		snprintf(p->service, sizeof(p->service), "%s", comm);
+		break;
+	case AGENT_SERVICE_CGROUP:
+		if (have_cg)
+			agent_cgroup_service(cg, p->service, sizeof(p->service));
+		else
+			snprintf(p->service, sizeof(p->service), "%s", comm);
+		break;
+	}
+	if (!p->service[0])
+		snprintf(p->service, sizeof(p->service), "unknown");
+	p->kept = pid != 0;	/* the idle task is not a service */
+	if (p->kept && o->nr_pids)
+		p->kept = pid_listed(o, pid);
+	if (p->kept && o->comm_re)
+		p->kept = !regexec(o->comm_re, comm, 0, NULL, 0);
+	if (p->kept && o->cgroup) {
+		size_t n = strlen(o->cgroup);
+
+		while (n > 1 && o->cgroup[n - 1] == '/')
+			n--;
+		p->kept = have_cg && !strncmp(cg, o->cgroup, n) &&
+			  (cg[n] == '/' || cg[n] == 0 || n == 1);
+	}
+	p->next = a->procs[pid % PROC_BUCKETS];
+	a->procs[pid % PROC_BUCKETS] = p;
+	a->nr_procs++;
+	return p;
+}
+
+/* --- the open window --------------------------------------------------- */
+
+static struct agent_agg_ctx agg_ctx(const struct agent *a)
+{
+	return (struct agent_agg_ctx){
+		.m = a->m, .sym = a->sym, .no_symbols = a->o->no_symbolize,
+		.freq = a->o->freq,
+	};
+}
+
+static struct service *service_get(struct agent *a, const struct proc_info *pi)
+{
+	struct agent_agg_ctx c = agg_ctx(a);
+	size_t kl = strlen(pi->service) + 1 + strlen(pi->container) + 1, i;
+	struct service *s;
+	char *key = malloc(kl);
+
+	if (!key)
+		return NULL;
+	memcpy(key, pi->service, strlen(pi->service) + 1);
+	memcpy(key + strlen(pi->service) + 1, pi->container,
+	       strlen(pi->container) + 1);
+	for (i = 0; i < a->nr_svc; i++)
+		if (!strcmp(a->svc[i].name, pi->service) &&
+		    !strcmp(a->svc[i].container, pi->container)) {
+			free(key);
+			return &a->svc[i];
+		}
+	if (a->nr_svc == a->cap_svc) {
+		size_t nc = a->cap_svc ? a->cap_svc * 2 : 16;
+		struct service *n = realloc(a->svc, nc * sizeof(*n));
+
+		if (!n) {
+			free(key);
+			return NULL;
+		}
+		a->svc = n;
+		a->cap_svc = nc;
+	}
+	s = &a->svc[a->nr_svc];
+	memset(s, 0, sizeof(*s));
+	if (agent_agg__new(&c, &s->agg)) {
+		free(key);
+		return NULL;
+	}
+	s->key = key;
+	s->name = key;
+	s->container = key + strlen(pi->service) + 1;
+	a->nr_svc++;
+	return s;
+}
+
+static void submit_window(struct agent *a, struct service *s, uint64_t start,
+			  uint64_t end)
+{
+	struct agent_label labels[4];
+	struct agent_window w = { .labels = labels };
+	char pid[16];
+	void *buf = NULL;
+	size_t len = 0, i;
+	uint32_t one_pid = agent_agg__pid(s->agg);
+	int err;
+
+	err = agent_agg__encode(s->agg, start, end, false, &buf, &len);
+	if (err) {
+		pr_warn("agent: window of %s not encoded: %s", s->name,
+			sfp_strerror(err));
+		return;
+	}
+	labels[w.nr_labels++] = (struct agent_label){ "service_name", s->name };
+	labels[w.nr_labels++] = (struct agent_label){ "host", a->host };
+	if (s->container[0])
+		labels[w.nr_labels++] =
+			(struct agent_label){ "container_id", s->container };
+	if (one_pid) {
+		snprintf(pid, sizeof(pid), "%u", one_pid);
+		labels[w.nr_labels++] = (struct agent_label){ "pid", pid };
+	}
+	w.start_ns = start;
+	w.end_ns = end;
+	w.pprof = buf;
+	w.pprof_len = len;
+	a->mt.profiles++;
+	for (i = 0; i < a->o->nr_sinks && agent_sink__submit; i++)
+		if ((err = agent_sink__submit(a->o->sinks[i], &w)))
+			pr_warn("agent: window of %s not queued for %s: %s",
+				s->name, agent_sink__name(a->o->sinks[i]),
+				sfp_strerror(err));
+	free(buf);
+}
+
+/*
+ * The symbol tables the symbolizer holds, estimated by the sizes of the
+ * files it was asked about (their symbol tables, line tables and the
+ * index over them are a fraction of that): each mapping a closed window
+ * used counts once per symbolizer.  Past the budget the symbolizer is
+ * replaced, and the tables are read again as frames need them.
+ */
+static void symbols_account(struct agent *a, struct agent_agg *g)
+{
+	const struct sfp_profile *p = agent_agg__profile(g);
+	size_t i;
+
+	for (i = 0; i < p->nr_maps; i++) {
+		const struct sfp_profile_mapping *mp = &p->maps[i];
+		uint32_t key = p->map_key[i];
+		struct stat sb;
+
+		if (mp->kind != SFP_PROFILE_USER || !mp->path ||
+		    mp->path[0] != '/')
+			continue;
+		if (key >= a->cap_seen) {
+			size_t nc = (size_t)key * 2 + 64;
+			uint8_t *n = realloc(a->dso_seen, nc);
+
+			if (!n)
+				continue;
+			memset(n + a->cap_seen, 0, nc - a->cap_seen);
+			a->dso_seen = n;
+			a->cap_seen = nc;
+		}
+		if (a->dso_seen[key])
+			continue;
+		a->dso_seen[key] = 1;
+		if (!stat(mp->path, &sb))
+			a->sym_bytes += (uint64_t)sb.st_size;
+	}
+}
+
+static void symbols_budget(struct agent *a)
+{
+	uint64_t budget = a->o->symbol_budget ? a->o->symbol_budget
+					      : DEFAULT_SYMBOL_BUDGET;
+	SFP_OPTS(sfp_symbolizer_opts, so, .no_demangle = true);
+	struct sfp_symbolizer *n = NULL;
+	struct agent_pull *pl;
+
+	if (a->sym_bytes <= budget)
+		return;
+	if (sfp_symbolizer__new(&so, &n))
+		return;
+	for (pl = a->pulls; pl; pl = pl->next)
+		agent_agg__drop_symbols(pl->agg);
+	sfp_symbolizer__free(&a->sym);
+	a->sym = n;
+	memset(a->dso_seen, 0, a->cap_seen);
+	pr_info("agent: symbol tables let go (%llu MB of files read)",
+		(unsigned long long)(a->sym_bytes >> 20));
+	a->sym_bytes = 0;
+	a->mt.symbol_resets++;
+	malloc_trim(0);
+}
+
+static void close_window(struct agent *a, uint64_t now_mono)
+{
+	uint64_t end_real = a->win_start_real + (now_mono - a->win_start_mono);
+	size_t i;
+
+	for (i = 0; i < a->nr_svc; i++) {
+		if (agent_agg__samples(a->svc[i].agg))
+			submit_window(a, &a->svc[i], a->win_start_real, end_real);
+		symbols_account(a, a->svc[i].agg);
+		agent_agg__free(&a->svc[i].agg);
+		free(a->svc[i].key);
+	}
+	a->nr_svc = 0;
+	a->mt.windows++;
+	a->win_start_mono = now_mono;
+	a->win_start_real = end_real;
+	symbols_budget(a);
+}
+
+/* --- pulls --------------------------------------------------------------- */
+
+static void take_pulls(struct agent *a, uint64_t now_mono)
+{
+	struct agent_pull *in, *p;
+	struct agent_agg_ctx c = agg_ctx(a);
+
+	pthread_mutex_lock(&a->sh.lock);
+	in = a->sh.incoming;
+	a->sh.incoming = NULL;
+	pthread_mutex_unlock(&a->sh.lock);
+	while ((p = in)) {
+		in = p->next;
+		p->start_mono = now_mono;
+		p->end_mono = now_mono + p->seconds * 1000000000ull;
+		p->start_real = clock_ns(CLOCK_REALTIME);
+		p->err = agent_agg__new(&c, &p->agg);
+		p->next = a->pulls;
+		a->pulls = p;
+	}
+}
+
+/* Encode the pulls whose span is over (all of them with force). */
+static void finish_pulls(struct agent *a, uint64_t now_mono, bool force)
+{
+	struct agent_pull **pp = &a->pulls, *p;
+
+	while ((p = *pp)) {
+		if (!force && now_mono < p->end_mono) {
+			pp = &p->next;
+			continue;
+		}
+		*pp = p->next;
+		if (!p->err)
+			p->err = agent_agg__encode(
+				p->agg, p->start_real,
+				p->start_real + (now_mono - p->start_mono), true,
+				&p->body, &p->len);
+		agent_agg__free(&p->agg);
+		a->mt.pulls++;
+		pthread_mutex_lock(&a->sh.lock);
+		p->done = true;		/* the request thread owns p now */
+		pthread_cond_broadcast(&a->sh.cond);
+		pthread_mutex_unlock(&a->sh.lock);
+	}
+}
+
+/* --- records -------------------------------------------------------------- */
+
+static int on_event(void *ctx, const struct sfp_perf_event *ev,
+		    enum sfp_stitch_how how)
+{
+	struct agent *a = ctx;
+	struct proc_info *pi;
+	struct service *s;
+	struct agent_pull *pl;
+	int err;
+
+	switch (ev->type) {
+	case SFP_PERF_RECORD_SAMPLE:
+		a->mt.samples++;
+		pi = proc_get(a, ev->sample.pid);
+		if (!pi)
+			return -ENOMEM;
+		if (!pi->kept)
+			return 0;
+		a->mt.samples_kept++;
+		s = service_get(a, pi);
+		if (!s)
+			return -ENOMEM;
+		if ((err = agent_agg__add(s->agg, ev, how)))
+			return err;
+		for (pl = a->pulls; pl; pl = pl->next)
+			if (!pl->err && (!pl->pid || pl->pid == ev->sample.pid) &&
+			    (err = agent_agg__add(pl->agg, ev, how)))
+				pl->err = err;
+		return 0;
+	case SFP_PERF_RECORD_EXIT:
+		/* the process (or thread) is gone: so is what we knew */
+		sfp_machine__exit(a->m, ev->fork.pid, ev->fork.tid);
+		if (ev->fork.pid == ev->fork.tid)
+			proc_forget(a, ev->fork.pid);
+		return 0;
+	case SFP_PERF_RECORD_COMM:
+		/* exec: another program, maybe another service */
+		if (ev->misc & (1u << 13) /* PERF_RECORD_MISC_COMM_EXEC */)
+			proc_forget(a, ev->comm.pid);
+		return sfp_machine__event(a->m, ev);
+	case SFP_PERF_RECORD_FORK:
+		/* a reused pid starts afresh */
+		if (ev->fork.pid != ev->fork.ppid &&
+		    ev->fork.pid == ev->fork.tid) {
+			proc_forget(a, ev->fork.pid);
+			sfp_machine__exit(a->m, ev->fork.pid, ev->fork.tid);
+		}
+		return sfp_machine__event(a->m, ev);
+	case SFP_PERF_RECORD_LOST:
+		a->mt.lost += ev->lost.lost;
+		return 0;
+	default:
+		return sfp_machine__event(a->m, ev);
+	}
+}
+
+/* The pipeline's output records (an sfp_rec_out_fn). */
+static int out_record(void *ctx, const void *rec, size_t size)
+{
+	struct agent *a = ctx;
+	struct sfp_perf_event ev;
+	int err;
+
+	if (size / 8 + 8 > a->scratch_len) {
+		size_t n = size / 8 + 8;
+		uint64_t *s = realloc(a->scratch, n * sizeof(*s));
+
+		if (!s)
+			return -ENOMEM;
+		a->scratch = s;
+		a->scratch_len = n;
+	}
+	err = agent_decode(&a->evsel, rec, size, &ev, a->scratch,
+			   a->scratch_len);
+	if (err < 0) {
+		pr_warn("agent: a malformed record of type %u (%zu bytes) "
+			"skipped", ((const uint32_t *)rec)[0], size);
+		return 0;
+	}
+	if (err > 0)
+		return 0;
+	return sfp_stitcher__push(a->st, &ev);
+}
+
+/* --- the reader thread ----------------------------------------------------- */
+
+struct reader {
+	struct sfp_record *r;
+	volatile int stop;
+	int err;
+};
+
+static void *reader_main(void *arg)
+{
+	struct reader *rd = arg;
+	int err;
+
+	while (!rd->stop) {
+		sfp_record__poll(rd->r, LOOP_MS);
+		err = sfp_record__drain(rd->r);
+		if (err < 0) {
+			rd->err = err;
+			break;
+		}
+	}
+	return NULL;
+}
+
+static void snapshot(struct agent *a)
+{
+	struct sfp_rec_pipe_stats ps;
+	size_t i;
+
+	sfp_rec_pipe__stats(a->p, &ps);
+	memcpy(a->mt.stops, ps.stops, sizeof(a->mt.stops));
+	if (a->o->bpf) {
+		struct sfp_bpf_defer_stats bs;
+
+		sfp_bpf_defer__stats(a->o->bpf, &bs);
+		memcpy(a->mt.stops, bs.stops, sizeof(a->mt.stops));
+	}
+	a->mt.lost = 0;
+	for (i = 0; i < (size_t)sfp_record__nr_cpus(a->r); i++)
+		a->mt.lost += sfp_record__lost(a->r, (int)i);
+	a->mt.procs = a->nr_procs;
+	a->mt.queued_records = sfp_record__queued(a->r);
+	a->mt.nr_sinks = 0;
+	for (i = 0; i < a->o->nr_sinks && i < AGENT_MAX_SINKS &&
+		    agent_sink__stats; i++) {
+		agent_sink__stats(a->o->sinks[i], &a->mt.sinks[i].st);
+		snprintf(a->mt.sinks[i].name, sizeof(a->mt.sinks[i].name),
+			 "%s", agent_sink__name(a->o->sinks[i]));
+		a->mt.nr_sinks++;
+	}
+	a->mt.call_graph = sfp_record__call_graph_name(a->o->call_graph);
+	pthread_mutex_lock(&a->sh.lock);
+	a->sh.metrics = a->mt;
+	pthread_mutex_unlock(&a->sh.lock);
+}
+
+static int setup(struct agent *a)
+{
+	const struct agent_opts *o = a->o;
+	SFP_OPTS(sfp_record_opts, ro, .call_graph = o->call_graph,
+		 .freq = o->freq, .system_wide = true,
+		 .mmap_pages = o->mmap_pages);
+	SFP_OPTS(sfp_rec_pipe_opts, po, .max_depth = o->max_depth);
+	SFP_OPTS(sfp_stitch_opts, so, .max_waiting = MAX_WAITING);
+	SFP_OPTS(sfp_symbolizer_opts, symo, .no_demangle = true);
+	int err;
+
+	if (gethostname(a->host, sizeof(a->host) - 1))
+		snprintf(a->host, sizeof(a->host), "localhost");
+	if ((err = sfp_record__open(&ro, &a->r))) {
+		pr_warn("agent: cannot sample: %s", sfp_strerror(err));
+		return err;
+	}
+	if ((err = sfp_rec_pipe__new(a->r, &po, out_record, a, &a->p)))
+		return err;
+	if (o->bpf && (err = sfp_bpf_defer__attach(o->bpf, a->r, a->p, NULL,
+						   NULL))) {
+		pr_warn("agent: bpf-defer: cannot attach: %s",
+			sfp_strerror(err));
+		return err;
+	}
+	sfp_record_perf_attr(sfp_rec_pipe__out_attr(a->p, 0), &a->evsel.attr);
+	if ((err = sfp_machine__new(&a->m)) ||
+	    (err = sfp_symbolizer__new(&symo, &a->sym)) ||
+	    (err = sfp_stitcher__new(&so, on_event, a, &a->st)))
+		return err;
+	return sfp_rec_pipe__synthesize_kernel(a->p);
+}
+
+static int read_records(struct agent *a, bool final)
+{
+	sfp_record_event_fn fn = a->o->bpf ? sfp_bpf_defer__record
+					   : sfp_rec_pipe__record;
+	void *ctx = a->o->bpf ? (void *)a->o->bpf : (void *)a->p;
+	int err;
+
+	if (a->o->bpf && (err = sfp_bpf_defer__poll(a->o->bpf)) < 0)
+		return err;
+	return sfp_record__read(a->r, final, fn, ctx);
+}
+
+int agent_run(const struct agent_opts *o)
+{
+	struct agent a = { .o = o };
+	struct agent_listener *l = NULL;
+	struct reader rd = { 0 };
+	pthread_t reader_thread;
+	bool reader_running = false;
+	uint64_t now;
+	size_t i;
+	int err;
+
+	pthread_mutex_init(&a.sh.lock, NULL);
+	pthread_cond_init(&a.sh.cond, NULL);
+	a.sh.max_seconds = o->max_pull_seconds ? o->max_pull_seconds : 3600;
+	if ((err = setup(&a)))
+		goto out;
+	if (o->listen) {
+		if ((err = agent_listener__start(o->listen, &a.sh, &l)))
+			goto out;
+		if (!o->quiet)
+			fprintf(stderr, "sfprof agent: listening on %s "
+				"(port %u)\n", o->listen,
+				agent_listener__port(l));
+	}
+	if ((err = sfp_record__start(a.r)))
+		goto out;
+	/* the processes already running: their maps from /proc */
+	if ((err = sfp_rec_pipe__synthesize(a.p, NULL, 0, true))) {
+		pr_warn("agent: reading /proc: %s", sfp_strerror(err));
+		goto out;
+	}
+	rd.r = a.r;
+	if (!pthread_create(&reader_thread, NULL, reader_main, &rd))
+		reader_running = true;
+	a.win_start_mono = clock_ns(CLOCK_MONOTONIC);
+	a.win_start_real = clock_ns(CLOCK_REALTIME);
+	if (!o->quiet)
+		fprintf(stderr, "sfprof agent: sampling every CPU at %llu Hz, "
+			"a window every %.3g s\n", (unsigned long long)o->freq,
+			(double)o->interval_ns / 1e9);
+	while (!*o->stop) {
+		if (reader_running)
+			usleep(LOOP_MS * 1000);
+		else
+			sfp_record__poll(a.r, LOOP_MS);
+		err = rd.err ? rd.err : read_records(&a, false);
+		if (err < 0) {
+			pr_warn("agent: reading the rings: %s",
+				sfp_strerror(err));
+			goto stop;
+		}
+		now = clock_ns(CLOCK_MONOTONIC);
+		take_pulls(&a, now);
+		finish_pulls(&a, now, false);
+		if (now - a.win_start_mono >= o->interval_ns)
+			close_window(&a, now);
+		snapshot(&a);
+	}
+	err = 0;
+stop:
+	/* no new pulls from here on */
+	pthread_mutex_lock(&a.sh.lock);
+	a.sh.stopping = true;
+	pthread_mutex_unlock(&a.sh.lock);
+	if (reader_running) {
+		rd.stop = 1;
+		pthread_join(reader_thread, NULL);
+	}
+	sfp_record__stop(a.r);
+	if (!err && read_records(&a, true) >= 0 &&
+	    sfp_rec_pipe__finish(a.p) >= 0)
+		sfp_stitcher__flush(a.st);
+	now = clock_ns(CLOCK_MONOTONIC);
+	take_pulls(&a, now);
+	finish_pulls(&a, now, true);
+	close_window(&a, now);
+	snapshot(&a);
+out:
+	/* pulls that came in while we ended get a 503 or what there was */
+	pthread_mutex_lock(&a.sh.lock);
+	a.sh.stopping = true;
+	pthread_mutex_unlock(&a.sh.lock);
+	now = clock_ns(CLOCK_MONOTONIC);
+	take_pulls(&a, now);
+	finish_pulls(&a, now, true);
+	if (agent_sink__close) {
+		uint64_t deadline = clock_ns(CLOCK_MONOTONIC) +
+				    (uint64_t)(o->flush_deadline_s * 1e9);
+
+		for (i = 0; i < o->nr_sinks; i++)
+			agent_sink__close(o->sinks[i], deadline);
+	}
+	agent_listener__stop(&l);
+	for (i = 0; i < a.nr_svc; i++) {
+		agent_agg__free(&a.svc[i].agg);
+		free(a.svc[i].key);
+	}
+	free(a.svc);
+	proc_forget_all(&a);
+	sfp_stitcher__free(&a.st);
+	sfp_rec_pipe__free(&a.p);
+	sfp_record__free(&a.r);
+	sfp_symbolizer__free(&a.sym);
+	sfp_machine__free(&a.m);
+	free(a.scratch);
+	free(a.dso_seen);
+	pthread_cond_destroy(&a.sh.cond);
+	pthread_mutex_destroy(&a.sh.lock);
+	return err;
+}

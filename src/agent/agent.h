@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `sfprof agent`: always-on, system-wide sampling cut into windows.
+ *
+ *   session (every CPU) ─► record pipeline (unwind, deferred form)
+ *        └─► reader thread drains the rings (sampling never waits)
+ *   main loop: records ─► stitcher ─► filters ─► per-service aggregates
+ *        every interval: one pprof Profile per service ─► every sink
+ *        pull requests (/debug/pprof/profile?seconds=N): an aggregate of
+ *        their own, encoded when their span ends
+ *   listener threads (libmicrohttpd) only wait for results and read a
+ *   snapshot of the counters; they never touch the sampling state.
+ *
+ * The pieces: agent.c (the loop), window.c (aggregates and their pprof),
+ * labels.c (service name, container id), records.c (ring records to
+ * events), listen.c (HTTP), metrics.c (Prometheus text).
+ */
+#ifndef SFP_AGENT_H
+#define SFP_AGENT_H
+
+#include <pthread.h>
+#include <regex.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include <sfprof/perf.h>
+#include <sfprof/record.h>
+#include <sfprof/stitch.h>
+#include <sfprof/unwind.h>
+
+#include "agent/sink.h"
+#include "common/internal.h"
+
+struct sfp_bpf_defer;
+struct sfp_machine;
+struct sfp_symbolizer;
+
+enum agent_service_from {
+	AGENT_SERVICE_EXE,	/* the executable's file name */
+	AGENT_SERVICE_COMM,	/* the process's comm */
+	AGENT_SERVICE_CGROUP,	/* the last component of its cgroup path */
+};
+
+struct agent_opts {
+	uint64_t freq;			/* Hz per CPU */
+	uint64_t interval_ns;		/* window length */
+	enum sfp_record_call_graph call_graph;
+	struct sfp_bpf_defer *bpf;	/* loaded when call_graph is bpf-defer */
+	uint32_t max_depth;		/* user frames, 0: 510 */
+	uint32_t mmap_pages;		/* per CPU ring */
+	/* filters (all that are given must match) */
+	const pid_t *pids;
+	size_t nr_pids;
+	const regex_t *comm_re;		/* NULL: any */
+	const char *cgroup;		/* path prefix (cgroup v2), NULL: any */
+	enum agent_service_from service_from;
+	bool no_symbolize;
+	const char *listen;		/* "ADDR:PORT", NULL: no listener */
+	struct agent_sink *const *sinks;
+	size_t nr_sinks;
+	double flush_deadline_s;	/* SIGTERM: time left for the sinks */
+	uint64_t max_pull_seconds;	/* cap of ?seconds= */
+	/* byte budgets (0: defaults) */
+	uint64_t symbol_budget;		/* symbol tables kept across windows */
+	uint64_t proc_budget;		/* per-process label cache entries */
+	const volatile sig_atomic_t *stop;	/* set by SIGINT/SIGTERM */
+	bool quiet;
+};
+
+/*
+ * Sample until *opts->stop; close the open window and hand it to the
+ * sinks, then give them until the deadline.  Return: 0, or -errno with
+ * the reason logged (the session could not be opened, the listener's
+ * address is taken ...).
+ */
+SFP_HIDDEN int agent_run(const struct agent_opts *opts);
+
+/* --- labels.c ------------------------------------------------------- */
+
+/*
+ * The container id in a cgroup v2 path (one line of /proc/PID/cgroup
+ * past "0::"): docker (docker-<64 hex>.scope, /docker/<64 hex>),
+ * containerd and CRI-O (cri-containerd-, crio-, kubepods .../<64 hex>),
+ * podman and libpod (libpod-<64 hex>.scope, libpod-conmon- excluded).
+ * Return: true and the id (lowercase hex) in id, or false (not a
+ * container, e.g. a systemd service or user slice).
+ */
+SFP_HIDDEN bool agent_container_id(const char *cgroup_path, char *id,
+				   size_t len);
+
+/* The cgroup v2 path of pid ("/system.slice/x.service"); false if none. */
+SFP_HIDDEN bool agent_read_cgroup(pid_t pid, char *path, size_t len);
+
+/* The service name a cgroup path stands for: its last component without
+ * a .service/.scope suffix ("nginx.service" -> "nginx"). */
+SFP_HIDDEN void agent_cgroup_service(const char *cgroup_path, char *out,
+				     size_t len);
+
+/* --- records.c ------------------------------------------------------ */
+
+/*
+ * Decode one record of the pipeline's output (host order, 8-aligned)
+ * into ev: SAMPLE through attr, the side-band records the machine model
+ * and the stitcher need (MMAP, MMAP2, COMM, FORK, EXIT, LOST,
+ * CALLCHAIN_DEFERRED).  Arrays point into rec or into scratch (at least
+ * size / 8 + 8 entries).  Return: 0, 1 for a type the agent ignores,
+ * -EBADMSG for a malformed record.
+ */
+SFP_HIDDEN int agent_decode(const struct sfp_perf_evsel *evsel,
+			    const void *rec, size_t size,
+			    struct sfp_perf_event *ev, uint64_t *scratch,
+			    size_t scratch_len);
+
+/* --- window.c ------------------------------------------------------- */
+
+/*
+ * An aggregate: the samples of one service over one span, interned into
+ * a profile model as they come (so a process that exits mid-window keeps
+ * its frames), encoded to pprof at the end.
+ */
+struct agent_agg;
+
+struct agent_agg_ctx {
+	struct sfp_machine *m;		/* shared, owned by the loop */
+	struct sfp_symbolizer *sym;	/* shared, owned by the loop */
+	bool no_symbols;
+	uint64_t freq;
+};
+
+SFP_HIDDEN int agent_agg__new(const struct agent_agg_ctx *c,
+			      struct agent_agg **out);
+SFP_HIDDEN int agent_agg__add(struct agent_agg *a,
+			      const struct sfp_perf_event *ev,
+			      enum sfp_stitch_how how);
+SFP_HIDDEN const struct sfp_profile *
+agent_agg__profile(const struct agent_agg *a);
+SFP_HIDDEN uint64_t agent_agg__samples(const struct agent_agg *a);
+/* The single pid of its samples, or 0 when several processes. */
+SFP_HIDDEN uint32_t agent_agg__pid(const struct agent_agg *a);
+/* Forget the cached symbol handles (the symbolizer is being replaced). */
+SFP_HIDDEN void agent_agg__drop_symbols(struct agent_agg *a);
+/* pprof bytes (malloc'ed) of what it holds over [start_ns, end_ns). */
+SFP_HIDDEN int agent_agg__encode(struct agent_agg *a, uint64_t start_ns,
+				 uint64_t end_ns, bool gzip, void **out,
+				 size_t *len);
+SFP_HIDDEN void agent_agg__free(struct agent_agg **a);
+
+/* --- metrics.c ------------------------------------------------------ */
+
+#define AGENT_MAX_SINKS 8
+
+/* The counters /metrics shows: a snapshot the loop refreshes. */
+struct agent_metrics {
+	uint64_t samples;		/* samples taken (before filters) */
+	uint64_t samples_kept;		/* ... that passed the filters */
+	uint64_t lost;			/* samples the kernel lost */
+	uint64_t stops[SFP_STOP__MAX];	/* unwind stops by reason */
+	uint64_t windows;		/* windows closed */
+	uint64_t profiles;		/* profiles made (one per service) */
+	uint64_t pulls;			/* /debug/pprof/profile answered */
+	uint64_t procs;			/* processes tracked now */
+	uint64_t queued_records;	/* records read, not yet processed */
+	uint64_t symbol_resets;		/* symbolizer replaced (budget) */
+	size_t nr_sinks;
+	struct {
+		char name[64];
+		struct agent_sink_stats st;
+	} sinks[AGENT_MAX_SINKS];
+	const char *call_graph;
+};
+
+/* Append the Prometheus text exposition of m (and of this process's RSS
+ * and CPU time) to f. */
+SFP_HIDDEN void agent_metrics_write(FILE *f, const struct agent_metrics *m);
+
+/* --- listen.c ------------------------------------------------------- */
+
+struct agent_listener;
+
+/* What a pull asks for, and what it gets. */
+struct agent_pull {
+	uint64_t seconds;
+	uint32_t pid;			/* 0: every process */
+	/* filled by the loop */
+	void *body;			/* gzip pprof, malloc'ed */
+	size_t len;
+	int err;
+	bool done;
+	struct agent_pull *next;	/* the loop's list */
+	struct agent_agg *agg;
+	uint64_t start_mono, end_mono;	/* CLOCK_MONOTONIC ns */
+	uint64_t start_real;
+};
+
+/*
+ * The loop's side of the listener: pulls to serve, and the metrics.
+ * Every field is guarded by lock.
+ */
+struct agent_shared {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;		/* a pull is done */
+	struct agent_pull *incoming;	/* new pulls, taken by the loop */
+	struct agent_metrics metrics;
+	uint64_t max_seconds;
+	bool stopping;
+};
+
+SFP_HIDDEN int agent_listener__start(const char *addr,
+				     struct agent_shared *sh,
+				     struct agent_listener **out);
+/* The port bound (the one asked for, or the kernel's pick for port 0). */
+SFP_HIDDEN uint16_t agent_listener__port(const struct agent_listener *l);
+SFP_HIDDEN void agent_listener__stop(struct agent_listener **l);
+
+#endif /* SFP_AGENT_H */

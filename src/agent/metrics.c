@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: MIT
+/*
+ * /metrics: the agent's counters in the Prometheus text exposition format
+ * (version 0.0.4): a # HELP and a # TYPE line per family, then one line
+ * per series, label values escaped (\\, \", \n).  Counters end in
+ * _total, as the format's conventions ask.
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "agent/agent.h"
+
+static void family(FILE *f, const char *name, const char *type,
+		   const char *help)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void one(FILE *f, const char *name, const char *type,
+		const char *help, uint64_t v)
+{
+	family(f, name, type, help);
+	fprintf(f, "%s %llu\n", name, (unsigned long long)v);
+}
+
+static void label_value(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"')
+			fprintf(f, "\\%c", *s);
+		else if (*s == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*s, f);
+	}
+}
+
+/* Resident set size from /proc/self/statm (pages), in bytes. */
+static uint64_t rss_bytes(void)
+{
+	unsigned long size = 0, resident = 0;
+	FILE *s = fopen("/proc/self/statm", "re");
+
+	if (!s)
+		return 0;
+	if (fscanf(s, "%lu %lu", &size, &resident) != 2)
+		resident = 0;
+	fclose(s);
+	return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+static void sink_family(FILE *f, const struct agent_metrics *m,
+			const char *name, const char *type, const char *help,
+			size_t off)
+{
+	size_t i;
+
+	family(f, name, type, help);
+	for (i = 0; i < m->nr_sinks; i++) {
+		uint64_t v;
+
+		memcpy(&v, (const char *)&m->sinks[i].st + off, sizeof(v));
+		fprintf(f, "%s{sink=\"", name);
+		label_value(f, m->sinks[i].name);
+		fprintf(f, "\"} %llu\n", (unsigned long long)v);
+	}
+}
+
+void agent_metrics_write(FILE *f, const struct agent_metrics *m)
+{
+	struct rusage ru;
+	size_t i;
+
+	one(f, "sfprof_agent_samples_total", "counter",
+	    "Samples read from the kernel, before the filters.", m->samples);
+	one(f, "sfprof_agent_samples_kept_total", "counter",
+	    "Samples that passed the filters and went into profiles.",
+	    m->samples_kept);
+	one(f, "sfprof_agent_lost_samples_total", "counter",
+	    "Samples the kernel could not write (ring buffer full).",
+	    m->lost);
+	family(f, "sfprof_agent_unwind_stops_total", "counter",
+	       "User-stack unwinds by the reason they stopped.");
+	for (i = 1; i < SFP_STOP__MAX; i++) {
+		fprintf(f, "sfprof_agent_unwind_stops_total{reason=\"");
+		label_value(f, sfp_unwind_stop_str((enum sfp_unwind_stop)i));
+		fprintf(f, "\"} %llu\n", (unsigned long long)m->stops[i]);
+	}
+	one(f, "sfprof_agent_windows_total", "counter",
+	    "Windows closed (every --interval).", m->windows);
+	one(f, "sfprof_agent_profiles_total", "counter",
+	    "Profiles made from closed windows, one per service.",
+	    m->profiles);
+	one(f, "sfprof_agent_pulls_total", "counter",
+	    "Profiles served on /debug/pprof/profile.", m->pulls);
+	one(f, "sfprof_agent_processes", "gauge",
+	    "Processes the agent keeps state for.", m->procs);
+	one(f, "sfprof_agent_queued_records", "gauge",
+	    "Records read from the rings and not yet processed.",
+	    m->queued_records);
+	one(f, "sfprof_agent_symbol_resets_total", "counter",
+	    "Times the symbol tables were let go for the symbol budget.",
+	    m->symbol_resets);
+	sink_family(f, m, "sfprof_agent_sink_windows_delivered_total", "counter",
+		    "Windows a sink delivered.",
+		    offsetof(struct agent_sink_stats, delivered));
+	sink_family(f, m, "sfprof_agent_sink_windows_dropped_total", "counter",
+		    "Windows a sink dropped because its queue was full.",
+		    offsetof(struct agent_sink_stats, dropped));
+	sink_family(f, m, "sfprof_agent_sink_windows_failed_total", "counter",
+		    "Windows a sink gave up on (rejected by the backend).",
+		    offsetof(struct agent_sink_stats, failed));
+	sink_family(f, m, "sfprof_agent_sink_retries_total", "counter",
+		    "Requests a sink repeated after a retryable error.",
+		    offsetof(struct agent_sink_stats, retries));
+	sink_family(f, m, "sfprof_agent_sink_queue_bytes", "gauge",
+		    "Bytes waiting in a sink's queue.",
+		    offsetof(struct agent_sink_stats, queue_bytes));
+	one(f, "sfprof_agent_resident_memory_bytes", "gauge",
+	    "Resident set size of the agent.", rss_bytes());
+	if (!getrusage(RUSAGE_SELF, &ru)) {
+		family(f, "sfprof_agent_cpu_seconds_total", "counter",
+		       "CPU time the agent used, user and system.");
+		fprintf(f, "sfprof_agent_cpu_seconds_total %.6f\n",
+			(double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+				(double)ru.ru_stime.tv_sec +
+				ru.ru_stime.tv_usec / 1e6);
+	}
+	family(f, "sfprof_agent_info", "gauge",
+	       "The agent's configuration: its call-graph mode.");
+	fprintf(f, "sfprof_agent_info{call_graph=\"");
+	label_value(f, m->call_graph ? m->call_graph : "");
+	fprintf(f, "\"} 1\n");
+}

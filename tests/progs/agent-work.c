@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Workload for the agent tests: one thread, no frame pointers, no own
+ * .sframe (tables come from .eh_frame), that spends nearly all its time
+ * in agent_hot(), called from a qsort() comparator, so the hot frame is
+ * reached only through libc:
+ *   main -> agent_sort_loop -> qsort (libc) -> agent_cmp -> agent_hot
+ * Runs for argv[1] seconds of wall time (default 30), or until killed.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+static volatile uint64_t sink;
+
+__attribute__((noinline)) static void agent_hot(unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		sink += i * 2654435761u;
+}
+
+__attribute__((noinline)) static int agent_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	agent_hot(200);
+	return x < y ? -1 : x > y;
+}
+
+__attribute__((noinline)) static void agent_sort_loop(time_t end)
+{
+	uint32_t v[256];
+	unsigned int i, round = 0;
+
+	while (time(NULL) < end) {
+		for (i = 0; i < 256; i++)
+			v[i] = ((i + round) * 2654435761u) >> 7;
+		qsort(v, 256, sizeof(v[0]), agent_cmp);
+		sink += v[3];
+		round++;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	long secs = argc > 1 ? atol(argv[1]) : 30;
+
+	printf("ready\n");
+	fflush(stdout);
+	agent_sort_loop(time(NULL) + secs);
+	return 0;
+}

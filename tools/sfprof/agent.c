@@ -1,0 +1,504 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `sfprof agent`: always-on, system-wide profiling cut into windows and
+ * delivered as pprof (pulled over HTTP, or pushed by the sinks).  The
+ * library does the work (src/agent/); this file parses options, picks the
+ * call-graph mode, starts the sinks and handles SIGINT/SIGTERM.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <regex.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sfprof/record.h>
+
+#include "agent/agent.h"
+#include "cli.h"
+#include "record-bpf.h"
+
+/* SINKS-NOT-MERGED: see src/agent/agent.c; remove once they are. */
+#pragma weak agent_sink__new
+#pragma weak agent_sink__free
+
+#define DEFAULT_FREQ 19
+#define DEFAULT_INTERVAL_S 10.0
+#define DEFAULT_FLUSH_S 5.0
+/* At 19 Hz a ring holds seconds of samples even with 16 KiB stack
+ * snapshots; the reader empties it every 50 ms. */
+#define DEFAULT_MMAP_PAGES 128
+
+static volatile sig_atomic_t stop_requested;
+
+/* The first SIGINT/SIGTERM ends the agent cleanly (the open window goes
+ * to the sinks); a second one ends it at once. */
+static void on_signal(int sig)
+{
+	if (stop_requested) {
+		signal(sig, SIG_DFL);
+		raise(sig);
+		return;
+	}
+	stop_requested = 1;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: sfprof agent [OPTIONS]\n"
+"\n"
+"Sample every CPU at a low rate until SIGINT or SIGTERM, with complete\n"
+"user stacks also for programs built without frame pointers, and cut the\n"
+"samples into windows: every --interval, one pprof profile per service.\n"
+"\n"
+"Sampling:\n"
+"  -F, --freq HZ         samples per second per CPU (default 19, off the\n"
+"                        common timer rates)\n"
+"      --call-graph MODE auto (default): bpf-defer where its BPF program\n"
+"                        loads, else sframe, saying which and why in one\n"
+"                        line; or sframe, bpf-defer, fp (see sfprof record\n"
+"                        --help).  Kernel stacks are always included\n"
+"      --max-depth N     at most N user frames (default and cap 510)\n"
+"  -m, --mmap-pages N    ring pages per CPU, a power of two (default 128)\n"
+"\n"
+"Which processes (every one by default, also those started later):\n"
+"  -p, --pid PID[,PID]   only these processes\n"
+"      --comm REGEX      only processes whose name (comm) matches REGEX\n"
+"                        (POSIX extended)\n"
+"      --cgroup PATH     only processes in the cgroup v2 PATH or below it\n"
+"                        (as /proc/PID/cgroup shows it: /system.slice/...)\n"
+"\n"
+"Windows:\n"
+"      --interval DURATION\n"
+"                        window length: seconds, or with suffix s, m, h\n"
+"                        (default 10 s)\n"
+"      --service-name-from exe|comm|cgroup\n"
+"                        the service_name label: the executable's file name\n"
+"                        (default), the process name, or the cgroup's last\n"
+"                        component (nginx.service -> nginx)\n"
+"      --no-symbolize    no function names: addresses, mappings and\n"
+"                        build-ids for the backend to symbolize\n"
+"  Each profile has sample types samples/count and cpu/nanoseconds, the\n"
+"  window's start and length, mappings with build-ids and file offsets,\n"
+"  and the labels service_name, host, container_id (docker, containerd,\n"
+"  CRI-O, podman: from the cgroup path) and pid (one process only).\n"
+"\n"
+"Delivery (any combination):\n"
+"      --listen ADDR:PORT\n"
+"                        serve over HTTP (ADDR 127.0.0.1 when only :PORT):\n"
+"                        /debug/pprof/profile?seconds=N[&pid=P] blocks N\n"
+"                        seconds and answers them as gzip pprof (Go's\n"
+"                        net/http/pprof contract: go tool pprof reads it);\n"
+"                        /metrics (Prometheus text); /healthz\n"
+"      --max-pull-seconds N\n"
+"                        longest ?seconds= accepted (default 3600)\n"
+"      --output-dir DIR  rotated pprof files in DIR\n"
+"      --max-disk SIZE   bytes kept in --output-dir, oldest removed first\n"
+"      --pyroscope URL   push to Grafana Pyroscope (Connect API)\n"
+"      --pyroscope-api push|ingest\n"
+"                        the Connect push (default) or the legacy /ingest\n"
+"      --pyroscope-tenant ID\n"
+"                        X-Scope-OrgID\n"
+"      --otlp URL        OTLP/HTTP profiles (ExportProfilesServiceRequest)\n"
+"      --auth-file FILE  credentials for --pyroscope/--otlp: user:password\n"
+"                        (basic) or a bearer token; never on the command line\n"
+"      --queue-size SIZE byte budget of each sink's queue (K/M/G suffix);\n"
+"                        when full the oldest window is dropped and counted\n"
+"      --flush-timeout DURATION\n"
+"                        at SIGTERM, time the sinks get to deliver what is\n"
+"                        queued (default 5 s)\n"
+"\n"
+"  -q, --quiet           no start lines\n"
+"  -v, --verbose         library diagnostics\n"
+"  -h, --help            this help\n"
+"\n"
+"Needs CAP_PERFMON (or root, or perf_event_paranoid <= -1), CAP_BPF for\n"
+"bpf-defer, CAP_SYS_PTRACE to read other processes' files; see\n"
+"docs/agent.md and contrib/sfprof-agent.service.\n"
+"Exit: 0 after SIGINT/SIGTERM, 1 the agent could not run, 2 usage error.\n");
+}
+
+/* seconds, or a number with s/m/h */
+static bool parse_duration(const char *s, double *out)
+{
+	char num[64];
+	size_t len = strlen(s);
+	double mult = 1, v;
+
+	if (!len || len >= sizeof(num))
+		return false;
+	if (s[len - 1] == 's' || s[len - 1] == 'm' || s[len - 1] == 'h') {
+		mult = s[len - 1] == 'm' ? 60 : s[len - 1] == 'h' ? 3600 : 1;
+		len--;
+	}
+	memcpy(num, s, len);
+	num[len] = 0;
+	if (!cli_parse_double(num, 0, 1e7, &v))
+		return false;
+	*out = v * mult;
+	return true;
+}
+
+static bool parse_size(const char *s, uint64_t *out)
+{
+	size_t len = strlen(s);
+	char num[64];
+	int shift = 0;
+	uint64_t v;
+
+	if (!len || len >= sizeof(num))
+		return false;
+	memcpy(num, s, len + 1);
+	switch (num[len - 1]) {
+	case 'k': case 'K': shift = 10; break;
+	case 'm': case 'M': shift = 20; break;
+	case 'g': case 'G': shift = 30; break;
+	default: break;
+	}
+	if (shift)
+		num[len - 1] = 0;
+	if (!cli_parse_u64(num, &v) || v > (UINT64_MAX >> shift))
+		return false;
+	*out = v << shift;
+	return true;
+}
+
+enum {
+	OPT_CALL_GRAPH = 256,
+	OPT_MAX_DEPTH,
+	OPT_COMM,
+	OPT_CGROUP,
+	OPT_INTERVAL,
+	OPT_SERVICE_FROM,
+	OPT_NO_SYMBOLIZE,
+	OPT_LISTEN,
+	OPT_MAX_PULL,
+	OPT_OUTPUT_DIR,
+	OPT_MAX_DISK,
+	OPT_PYROSCOPE,
+	OPT_PYROSCOPE_API,
+	OPT_PYROSCOPE_TENANT,
+	OPT_OTLP,
+	OPT_AUTH_FILE,
+	OPT_QUEUE_SIZE,
+	OPT_FLUSH_TIMEOUT,
+};
+
+#define MAX_PIDS 1024
+
+int cmd_agent(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "freq", required_argument, NULL, 'F' },
+		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
+		{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
+		{ "mmap-pages", required_argument, NULL, 'm' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "comm", required_argument, NULL, OPT_COMM },
+		{ "cgroup", required_argument, NULL, OPT_CGROUP },
+		{ "interval", required_argument, NULL, OPT_INTERVAL },
+		{ "service-name-from", required_argument, NULL,
+		  OPT_SERVICE_FROM },
+		{ "no-symbolize", no_argument, NULL, OPT_NO_SYMBOLIZE },
+		{ "listen", required_argument, NULL, OPT_LISTEN },
+		{ "max-pull-seconds", required_argument, NULL, OPT_MAX_PULL },
+		{ "output-dir", required_argument, NULL, OPT_OUTPUT_DIR },
+		{ "max-disk", required_argument, NULL, OPT_MAX_DISK },
+		{ "pyroscope", required_argument, NULL, OPT_PYROSCOPE },
+		{ "pyroscope-api", required_argument, NULL, OPT_PYROSCOPE_API },
+		{ "pyroscope-tenant", required_argument, NULL,
+		  OPT_PYROSCOPE_TENANT },
+		{ "otlp", required_argument, NULL, OPT_OTLP },
+		{ "auth-file", required_argument, NULL, OPT_AUTH_FILE },
+		{ "queue-size", required_argument, NULL, OPT_QUEUE_SIZE },
+		{ "flush-timeout", required_argument, NULL, OPT_FLUSH_TIMEOUT },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct agent_opts o = {
+		.freq = DEFAULT_FREQ,
+		.interval_ns = (uint64_t)(DEFAULT_INTERVAL_S * 1e9),
+		.mmap_pages = DEFAULT_MMAP_PAGES,
+		.flush_deadline_s = DEFAULT_FLUSH_S,
+		.stop = &stop_requested,
+	};
+	struct agent_sink_opts so[3];
+	struct agent_sink *sinks[3];
+	size_t nr_so = 0, nr_sinks = 0, i;
+	const char *output_dir = NULL, *pyroscope = NULL, *otlp = NULL;
+	const char *tenant = NULL, *auth_file = NULL;
+	bool legacy = false, auto_cg = true, have_re = false;
+	uint64_t max_disk = 0, queue = 0, v;
+	pid_t pids[MAX_PIDS];
+	regex_t re;
+	struct sfp_bpf_defer *bd = NULL;
+	char why[4096];
+	double d;
+	int opt, err, ret = 0, k;
+
+	while ((opt = getopt_long(argc, argv, "F:m:p:qvh", longopts, NULL)) !=
+	       -1) {
+		switch (opt) {
+		case 'F':
+			if (!cli_parse_u64(optarg, &v) || !v || v > 100000) {
+				cli_err("-F: bad frequency '%s'", optarg);
+				goto usage_err;
+			}
+			o.freq = v;
+			break;
+		case OPT_CALL_GRAPH:
+			auto_cg = !strcmp(optarg, "auto");
+			if (auto_cg)
+				break;
+			if (!strcmp(optarg, "sframe"))
+				o.call_graph = SFP_RECORD_CG_SFRAME;
+			else if (!strcmp(optarg, "bpf-defer"))
+				o.call_graph = SFP_RECORD_CG_BPF_DEFER;
+			else if (!strcmp(optarg, "fp"))
+				o.call_graph = SFP_RECORD_CG_FP;
+			else {
+				cli_err("--call-graph: '%s' is not auto, sframe, "
+					"bpf-defer or fp", optarg);
+				goto usage_err;
+			}
+			break;
+		case OPT_MAX_DEPTH:
+			if (!cli_parse_u64(optarg, &v) || !v || v > 510) {
+				cli_err("--max-depth: want 1..510");
+				goto usage_err;
+			}
+			o.max_depth = (uint32_t)v;
+			break;
+		case 'm':
+			if (!cli_parse_u64(optarg, &v) || !v || v > (1u << 20) ||
+			    (v & (v - 1))) {
+				cli_err("-m: want a power-of-two page count, "
+					"not '%s'", optarg);
+				goto usage_err;
+			}
+			o.mmap_pages = (uint32_t)v;
+			break;
+		case 'p': {
+			const char *s = optarg;
+
+			while (*s) {
+				char *end;
+				long n;
+
+				errno = 0;
+				n = strtol(s, &end, 10);
+				if (errno || end == s || n <= 0 ||
+				    n > 0x3fffffff || (*end && *end != ',') ||
+				    o.nr_pids >= MAX_PIDS) {
+					cli_err("--pid: bad list '%s' (want "
+						"PID[,PID...])", optarg);
+					goto usage_err;
+				}
+				pids[o.nr_pids++] = (pid_t)n;
+				s = *end ? end + 1 : end;
+			}
+			o.pids = pids;
+			break;
+		}
+		case OPT_COMM:
+			if (have_re)
+				regfree(&re);
+			if ((err = regcomp(&re, optarg, REG_EXTENDED | REG_NOSUB))) {
+				char msg[256];
+
+				regerror(err, &re, msg, sizeof(msg));
+				cli_err("--comm: bad regular expression '%s': %s",
+					optarg, msg);
+				have_re = false;
+				goto usage_err;
+			}
+			have_re = true;
+			o.comm_re = &re;
+			break;
+		case OPT_CGROUP:
+			if (optarg[0] != '/') {
+				cli_err("--cgroup: want a path as /proc/PID/cgroup "
+					"shows it (/system.slice/...), not '%s'",
+					optarg);
+				goto usage_err;
+			}
+			o.cgroup = optarg;
+			break;
+		case OPT_INTERVAL:
+			if (!parse_duration(optarg, &d) || d < 0.1) {
+				cli_err("--interval: want a duration of at least "
+					"0.1 s, not '%s'", optarg);
+				goto usage_err;
+			}
+			o.interval_ns = (uint64_t)(d * 1e9);
+			break;
+		case OPT_SERVICE_FROM:
+			if (!strcmp(optarg, "exe"))
+				o.service_from = AGENT_SERVICE_EXE;
+			else if (!strcmp(optarg, "comm"))
+				o.service_from = AGENT_SERVICE_COMM;
+			else if (!strcmp(optarg, "cgroup"))
+				o.service_from = AGENT_SERVICE_CGROUP;
+			else {
+				cli_err("--service-name-from: want exe, comm or "
+					"cgroup, not '%s'", optarg);
+				goto usage_err;
+			}
+			break;
+		case OPT_NO_SYMBOLIZE:
+			o.no_symbolize = true;
+			break;
+		case OPT_LISTEN:
+			o.listen = optarg;
+			break;
+		case OPT_MAX_PULL:
+			if (!cli_parse_u64(optarg, &v) || !v) {
+				cli_err("--max-pull-seconds: bad number '%s'",
+					optarg);
+				goto usage_err;
+			}
+			o.max_pull_seconds = v;
+			break;
+		case OPT_OUTPUT_DIR:
+			output_dir = optarg;
+			break;
+		case OPT_MAX_DISK:
+			if (!parse_size(optarg, &max_disk) || !max_disk) {
+				cli_err("--max-disk: bad size '%s'", optarg);
+				goto usage_err;
+			}
+			break;
+		case OPT_PYROSCOPE:
+			pyroscope = optarg;
+			break;
+		case OPT_PYROSCOPE_API:
+			if (!strcmp(optarg, "ingest"))
+				legacy = true;
+			else if (!strcmp(optarg, "push"))
+				legacy = false;
+			else {
+				cli_err("--pyroscope-api: want push or ingest");
+				goto usage_err;
+			}
+			break;
+		case OPT_PYROSCOPE_TENANT:
+			tenant = optarg;
+			break;
+		case OPT_OTLP:
+			otlp = optarg;
+			break;
+		case OPT_AUTH_FILE:
+			auth_file = optarg;
+			break;
+		case OPT_QUEUE_SIZE:
+			if (!parse_size(optarg, &queue) || !queue) {
+				cli_err("--queue-size: bad size '%s'", optarg);
+				goto usage_err;
+			}
+			break;
+		case OPT_FLUSH_TIMEOUT:
+			if (!parse_duration(optarg, &o.flush_deadline_s)) {
+				cli_err("--flush-timeout: bad duration '%s'",
+					optarg);
+				goto usage_err;
+			}
+			break;
+		case 'q':
+			o.quiet = true;
+			break;
+		case 'v':
+			cli_setup_logging(true);
+			break;
+		case 'h':
+			usage(stdout);
+			if (have_re)
+				regfree(&re);
+			return 0;
+		default:
+			goto usage_err;
+		}
+	}
+	if (optind < argc) {
+		cli_err("unexpected argument '%s' (the agent samples every "
+			"process; use --pid, --comm or --cgroup to choose)",
+			argv[optind]);
+		goto usage_err;
+	}
+	if (output_dir)
+		so[nr_so++] = (struct agent_sink_opts){
+			.sz = sizeof(so[0]), .kind = AGENT_SINK_FILES,
+			.target = output_dir, .queue_bytes = queue,
+			.max_disk = max_disk,
+		};
+	if (pyroscope)
+		so[nr_so++] = (struct agent_sink_opts){
+			.sz = sizeof(so[0]), .kind = AGENT_SINK_PYROSCOPE,
+			.target = pyroscope, .queue_bytes = queue,
+			.tenant = tenant, .auth_file = auth_file,
+			.legacy_ingest = legacy,
+		};
+	if (otlp)
+		so[nr_so++] = (struct agent_sink_opts){
+			.sz = sizeof(so[0]), .kind = AGENT_SINK_OTLP,
+			.target = otlp, .queue_bytes = queue,
+			.auth_file = auth_file,
+		};
+	if (nr_so && !agent_sink__new) {
+		cli_err("this build has no delivery sinks yet (--output-dir, "
+			"--pyroscope, --otlp); use --listen");
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	if (!nr_so && !o.listen && !o.quiet)
+		cli_err("warning: no --listen and no sink: the windows go "
+			"nowhere");
+	for (i = 0; i < nr_so; i++) {
+		err = agent_sink__new(&so[i], &sinks[nr_sinks]);
+		if (err) {
+			cli_err("cannot start the sink for %s: %s",
+				so[i].target, sfp_strerror(err));
+			ret = EXIT_INVALID;
+			goto out;
+		}
+		nr_sinks++;
+	}
+	o.sinks = sinks;
+	o.nr_sinks = nr_sinks;
+
+	if (auto_cg) {
+		SFP_OPTS(sfp_record_opts, ro, .system_wide = true);
+
+		o.call_graph = record_auto_choose(&ro, o.max_depth, &bd, why,
+						  sizeof(why));
+		if (!o.quiet)
+			cli_err("--call-graph auto: %s", why);
+	} else if (o.call_graph == SFP_RECORD_CG_BPF_DEFER) {
+		record_bpf_load(&o.call_graph, o.max_depth, &bd);
+	}
+	o.bpf = bd;
+
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGPIPE, SIG_IGN);
+	err = agent_run(&o);
+	if (err) {
+		cli_err("agent: %s", sfp_strerror(err));
+		ret = EXIT_INVALID;
+	}
+out:
+	for (k = (int)nr_sinks - 1; k >= 0; k--)
+		agent_sink__free(sinks[k]);
+	sfp_bpf_defer__free(&bd);
+	if (have_re)
+		regfree(&re);
+	return ret;
+usage_err:
+	usage(stderr);
+	if (have_re)
+		regfree(&re);
+	return EXIT_USAGE;
+}
