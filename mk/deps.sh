@@ -59,6 +59,8 @@ PKGS="$PKGS tar bzip2"
 PKGS="$PKGS bpftrace"
 # sfprof agent: the HTTP listener for pull delivery.
 PKGS="$PKGS libmicrohttpd-dev"
+# Agent tests: an independent parser of its /metrics (Prometheus text).
+PKGS="$PKGS python3-prometheus-client"
 # Extra packages named by the caller (e.g. later components).
 PKGS="$PKGS ${SFP_EXTRA_PKGS:-}"
 

@@ -303,7 +303,13 @@ static void submit_window(struct agent *a, struct service *s, uint64_t start,
 	uint32_t one_pid = agent_agg__pid(s->agg);
 	int err;
 
-	err = agent_agg__encode(s->agg, start, end, false, &buf, &len);
+	const char *sl[3][2] = { { "service_name", s->name },
+				 { "host", a->host },
+				 { "container_id", s->container } };
+
+	err = agent_agg__encode(s->agg, start, end, false,
+				(const char *const (*)[2])sl,
+				s->container[0] ? 3 : 2, &buf, &len);
 	if (err) {
 		pr_warn("agent: window of %s not encoded: %s", s->name,
 			sfp_strerror(err));
@@ -429,6 +435,16 @@ static void take_pulls(struct agent *a, uint64_t now_mono)
 		p->end_mono = now_mono + p->seconds * 1000000000ull;
 		p->start_real = clock_ns(CLOCK_REALTIME);
 		p->err = agent_agg__new(&c, &p->agg);
+		if (p->pid) {
+			struct proc_info *pi = proc_get(a, p->pid);
+
+			if (pi) {
+				snprintf(p->service, sizeof(p->service), "%s",
+					 pi->service);
+				snprintf(p->container, sizeof(p->container),
+					 "%s", pi->container);
+			}
+		}
 		p->next = a->pulls;
 		a->pulls = p;
 	}
@@ -445,11 +461,20 @@ static void finish_pulls(struct agent *a, uint64_t now_mono, bool force)
 			continue;
 		}
 		*pp = p->next;
-		if (!p->err)
+		if (!p->err) {
+			const char *sl[3][2] = {
+				{ "host", a->host },
+				{ "service_name", p->service },
+				{ "container_id", p->container },
+			};
+
 			p->err = agent_agg__encode(
 				p->agg, p->start_real,
 				p->start_real + (now_mono - p->start_mono), true,
+				(const char *const (*)[2])sl,
+				!p->service[0] ? 1 : p->container[0] ? 3 : 2,
 				&p->body, &p->len);
+		}
 		agent_agg__free(&p->agg);
 		a->mt.pulls++;
 		pthread_mutex_lock(&a->sh.lock);

@@ -145,8 +145,9 @@ SFP_HIDDEN uint32_t agent_agg__pid(const struct agent_agg *a);
 SFP_HIDDEN void agent_agg__drop_symbols(struct agent_agg *a);
 /* pprof bytes (malloc'ed) of what it holds over [start_ns, end_ns). */
 SFP_HIDDEN int agent_agg__encode(struct agent_agg *a, uint64_t start_ns,
-				 uint64_t end_ns, bool gzip, void **out,
-				 size_t *len);
+				 uint64_t end_ns, bool gzip,
+				 const char *const (*labels)[2],
+				 size_t nr_labels, void **out, size_t *len);
 SFP_HIDDEN void agent_agg__free(struct agent_agg **a);
 
 /* --- metrics.c ------------------------------------------------------ */
@@ -194,6 +195,8 @@ struct agent_pull {
 	struct agent_agg *agg;
 	uint64_t start_mono, end_mono;	/* CLOCK_MONOTONIC ns */
 	uint64_t start_real;
+	char service[128];		/* with pid: its labels */
+	char container[72];
 };
 
 /*

@@ -90,13 +90,16 @@ void agent_agg__drop_symbols(struct agent_agg *a)
 }
 
 int agent_agg__encode(struct agent_agg *a, uint64_t start_ns, uint64_t end_ns,
-		      bool gzip, void **out, size_t *len)
+		      bool gzip, const char *const (*labels)[2], size_t nr_labels,
+		      void **out, size_t *len)
 {
 	struct sfp_profile *p = a->ld.p;
 	struct sfp_pprof_window x = {
 		.time_nanos = (int64_t)start_ns,
 		.duration_nanos = (int64_t)(end_ns - start_ns),
 		.gzip = gzip,
+		.labels = labels,
+		.nr_labels = nr_labels,
 	};
 
 	/* one event: cpu-clock at the agent's frequency, which the pprof

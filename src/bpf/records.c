@@ -14,6 +14,7 @@
  * of bounds.
  */
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 
 #include <bpf/bpf.h>
@@ -240,7 +241,12 @@ int sfp_bpf_defer__record(const void *rec, size_t size, int cpu, void *ctx)
 
 		memcpy(&pid, p + 8, sizeof(pid));
 		if ((prot & 0x4) && memchr(name, 0, size - 72) && name[0] == '/') {
-			sfb_tables__ensure(b->tables, name, 0, 0);
+			char alt[PATH_MAX + 32];
+
+			sfb_tables__ensure(b->tables,
+					   sfb_tables__path_of((pid_t)pid, name,
+							       alt, sizeof(alt)),
+					   0, 0);
 			/* the VMAs the BPF side remembered may be stale now */
 			bpf_map_delete_elem(b->vmas_fd, &pid);
 		}

@@ -7,11 +7,13 @@
  * row, as the user-space unwinder does for a row it cannot evaluate.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
 
@@ -390,8 +392,19 @@ static bool parse_maps_line(char *line, uint64_t *start, bool *exec,
 	return true;
 }
 
+const char *sfb_tables__path_of(pid_t pid, const char *path, char *buf,
+				size_t len)
+{
+	if (!access(path, F_OK))
+		return path;
+	/* a mount namespace of its own (a container): its root */
+	snprintf(buf, len, "/proc/%d/root%s", (int)pid, path);
+	return buf;
+}
+
 int sfb_tables__preload_pid(struct sfb_tables *t, pid_t pid, const char *only)
 {
+	char alt[PATH_MAX + 32];
 	char fname[64], line[4096], *path;
 	uint64_t start;
 	bool exec;
@@ -405,7 +418,9 @@ int sfb_tables__preload_pid(struct sfb_tables *t, pid_t pid, const char *only)
 	while (!err && fgets(line, sizeof(line), f))
 		if (parse_maps_line(line, &start, &exec, &path) && exec &&
 		    path && (!only || strstr(path, only)))
-			err = sfb_tables__ensure(t, path, 0, 0);
+			err = sfb_tables__ensure(
+				t, sfb_tables__path_of(pid, path, alt, sizeof(alt)),
+				0, 0);
 	fclose(f);
 	return err;
 }
@@ -413,7 +428,7 @@ int sfb_tables__preload_pid(struct sfb_tables *t, pid_t pid, const char *only)
 int sfb_tables__resolve_miss(struct sfb_tables *t, pid_t pid, uint64_t dev,
 			     uint64_t ino, uint64_t vm_start)
 {
-	char fname[64], line[4096], *path;
+	char fname[64], line[4096], *path, alt[PATH_MAX + 32];
 	uint64_t start;
 	bool exec;
 	FILE *f;
@@ -431,7 +446,9 @@ int sfb_tables__resolve_miss(struct sfb_tables *t, pid_t pid, uint64_t dev,
 		if (!parse_maps_line(line, &start, &exec, &path) || !path ||
 		    start != vm_start)
 			continue;
-		/* The path must still name the mapped file. */
+		/* The path must still name the mapped file (in the
+		 * process's own root when it has one). */
+		path = (char *)sfb_tables__path_of(pid, path, alt, sizeof(alt));
 		if (stat(path, &st) || (uint64_t)st.st_ino != ino ||
 		    sfb_kernel_dev(st.st_dev) != dev)
 			break;

@@ -45,6 +45,11 @@ SFP_HIDDEN int sfb_tables__new(int mods_fd, void *fde_mem, uint32_t fde_cap,
 SFP_HIDDEN int sfb_tables__ensure(struct sfb_tables *t, const char *path,
 				  uint64_t dev, uint64_t ino);
 
+/* path as pid sees it: path itself when this process sees a file there,
+ * else /proc/PID/root/path (a process in its own mount namespace). */
+SFP_HIDDEN const char *sfb_tables__path_of(pid_t pid, const char *path,
+					   char *buf, size_t len);
+
 /* The executable file mappings of a live process (/proc/PID/maps) whose
  * path contains only (every one when NULL). */
 SFP_HIDDEN int sfb_tables__preload_pid(struct sfb_tables *t, pid_t pid,

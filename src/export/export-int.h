@@ -20,6 +20,9 @@ struct sfp_pprof_window {
 	int64_t time_nanos;	/* the window's start, Unix time */
 	int64_t duration_nanos;	/* its length */
 	bool gzip;		/* gzip the bytes (HTTP), or leave them raw */
+	/* string labels every sample gets (key, value) */
+	const char *const (*labels)[2];
+	size_t nr_labels;
 };
 
 /*

@@ -84,6 +84,7 @@ struct pprof {
 	uint8_t *loc_used, *func_used;
 	struct pp_mapinfo *maps;
 	uint32_t main_map;		/* UINT32_MAX: none found */
+	const struct sfp_pprof_window *x;	/* the agent's, or NULL */
 	int err;
 };
 
@@ -209,7 +210,7 @@ static int stack_ids(struct pprof *pp, struct exp_stack *st, uint32_t node,
 
 static int write_samples(struct pprof *pp)
 {
-	size_t n = sfp_profile__nr_samples(pp->p), i, j, ncap = 0;
+	size_t n = sfp_profile__nr_samples(pp->p), i, j, l, ncap = 0;
 	struct pp_key *keys;
 	int64_t *vals = NULL;
 	uint64_t *ids = NULL;
@@ -257,6 +258,12 @@ static int write_samples(struct pprof *pp)
 		pb_int(&pp->pb, LABEL_STR,
 		       S(pp, sfp_profile__string(pp->p, keys[i].comm)));
 		pb_end(&pp->pb);
+		for (l = 0; pp->x && l < pp->x->nr_labels; l++) {
+			pb_begin(&pp->pb, SAMPLE_LABEL);
+			pb_int(&pp->pb, LABEL_KEY, S(pp, pp->x->labels[l][0]));
+			pb_int(&pp->pb, LABEL_STR, S(pp, pp->x->labels[l][1]));
+			pb_end(&pp->pb);
+		}
 		pb_end(&pp->pb);
 	}
 out:
@@ -598,6 +605,7 @@ static int encode(struct pprof *pp, const struct sfp_profile *p,
 	size_t i;
 	int err;
 
+	pp->x = x;
 	pp->nev = sfp_profile__nr_events(p);
 	pp->ev_type = calloc(pp->nev + 1, sizeof(*pp->ev_type));
 	pp->ev_unit = calloc(pp->nev + 1, sizeof(*pp->ev_unit));

@@ -240,6 +240,10 @@ int cmd_agent(int argc, char **argv)
 	double d;
 	int opt, err, ret = 0, k;
 
+	/* at once: loading BPF and reading /proc take a while */
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGPIPE, SIG_IGN);
 	while ((opt = getopt_long(argc, argv, "F:m:p:qvh", longopts, NULL)) !=
 	       -1) {
 		switch (opt) {
@@ -481,9 +485,6 @@ int cmd_agent(int argc, char **argv)
 	}
 	o.bpf = bd;
 
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	signal(SIGPIPE, SIG_IGN);
 	err = agent_run(&o);
 	if (err) {
 		cli_err("agent: %s", sfp_strerror(err));

@@ -1,0 +1,228 @@
+#!/bin/sh
+# sfprof agent, through the clients that consume it:
+#  - go tool pprof pulls /debug/pprof/profile?seconds=3&pid=P of a
+#    program without frame pointers whose hot function is reached only
+#    through qsort's callback: -top names it first, -traces shows >= 99 %
+#    of its samples reaching main, through qsort;
+#  - /metrics parses with the Prometheus client library's own parser;
+#    /healthz; a bad ?seconds= is a 400, as Go's net/http/pprof answers;
+#  - a program in its own mount and pid namespaces, from a tmpfs only it
+#    sees, in a cgroup named like docker's (docker-<id>.scope): unwound to
+#    main, named, and labeled with that container id;
+#  - SIGTERM ends the agent, exit 0, within its deadline.
+# Needs root (system-wide sampling), go, curl, python3-prometheus-client;
+# unshare and a writable cgroup v2 for the container checks.
+# checks: 12
+. "$(dirname "$0")/test-subr.sh"
+
+if [ "$(id -u)" != 0 ]; then
+	skip "agent" "needs root for system-wide sampling"
+	exit 0
+fi
+WORK=$SFP_BUILD/tests/progs/agent-work
+export PPROF_TMPDIR="$TMP" HOME="$TMP"
+AGENT_PID=
+NS_UPID=
+NS_PID=
+WPID=
+CG=
+cleanup() {
+	[ -n "$AGENT_PID" ] && kill -9 "$AGENT_PID" 2>/dev/null
+	[ -n "$WPID" ] && kill -9 "$WPID" 2>/dev/null
+	[ -n "$NS_UPID" ] && kill -9 "$NS_UPID" 2>/dev/null
+	[ -n "$NS_PID" ] && kill -9 "$NS_PID" 2>/dev/null
+	if [ -n "$CG" ]; then
+		sleep 0.2
+		rmdir "$CG" "$(dirname "$CG")" 2>/dev/null
+	fi
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+check_rc "agent: --help" 0 "$SFPROF" agent --help
+check_rc "agent: unknown option is a usage error" 2 "$SFPROF" agent --bogus
+
+# --- a container: own namespaces, own tmpfs, a docker-like cgroup -------
+CID=$(printf '5f%.0s' $(seq 32))	# 64 hex digits, as docker's ids
+CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+if [ -n "$CG2" ] && mkdir -p "$CG2/sfprof-test-$$/docker-$CID.scope" 2>/dev/null; then
+	CG=$CG2/sfprof-test-$$/docker-$CID.scope
+fi
+NS=$TMP/nsroot
+mkdir -p "$NS"
+if unshare --mount --pid --fork true 2>/dev/null &&
+   gcc -O2 -fomit-frame-pointer -fno-inline -DPFX=alpha -o "$TMP/alpha" \
+	"$SFP_TEST_DATA/containers/ns-work.c" 2>"$TMP/cc.err"; then
+	# the shell joins the cgroup, then becomes unshare: all in it
+	sh -c "[ -z '$CG' ] || echo \$\$ > '$CG/cgroup.procs'; exec unshare --mount --pid --fork sh -c \"mount -t tmpfs tmpfs '$NS' && cp '$TMP/alpha' '$NS/prog' && exec '$NS/prog'\"" \
+		> "$TMP/ns.out" 2>&1 &
+	NS_UPID=$!
+	i=0
+	while ! grep -q ready "$TMP/ns.out" 2>/dev/null && [ $i -lt 200 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	NS_PID=$(tr -d ' \n' < /proc/$NS_UPID/task/$NS_UPID/children 2>/dev/null)
+fi
+
+# --- the agent ---------------------------------------------------------
+"$WORK" 120 > "$TMP/work.out" 2>&1 &
+WPID=$!
+"$SFPROF" agent -F 199 --interval 2 --listen 127.0.0.1:0 \
+	> "$TMP/agent.out" 2> "$TMP/agent.err" &
+AGENT_PID=$!
+i=0
+while ! grep -q "sampling every CPU" "$TMP/agent.err" && [ $i -lt 600 ] &&
+      kill -0 "$AGENT_PID" 2>/dev/null; do
+	sleep 0.1
+	i=$((i + 1))
+done
+PORT=$(sed -n 's/.*(port \([0-9][0-9]*\)).*/\1/p' "$TMP/agent.err")
+if [ -z "$PORT" ] || ! grep -q "call-graph auto: " "$TMP/agent.err"; then
+	fail "agent: starts, says its call-graph choice and port"
+	sed 's/^/  /' "$TMP/agent.err" | head -10
+	for n in 1 2 3 4 5 6 7 8 9; do fail "agent: (not started)"; done
+	exit 0
+fi
+pass "agent: starts, says its call-graph choice and port"
+URL=http://127.0.0.1:$PORT
+# the first window closed: every running program's tables were read
+i=0
+while [ $i -lt 300 ] && ! curl -s "$URL/metrics" |
+      grep -q '^sfprof_agent_windows_total [1-9]'; do
+	sleep 0.1
+	i=$((i + 1))
+done
+
+# -top of the workload alone: its hot function first
+go tool pprof -timeout 60 -top -sample_index=samples \
+	"$URL/debug/pprof/profile?seconds=3&pid=$WPID" > "$TMP/top.out" 2>&1
+first=$(awk 'p && NF { print $NF; exit } /flat%/ { p = 1 }' "$TMP/top.out")
+case $first in
+agent_hot*) pass "agent: go tool pprof -top names the hot function first" ;;
+*)	fail "agent: go tool pprof -top names the hot function first"
+	head -14 "$TMP/top.out" | sed 's/^/  /' ;;
+esac
+
+# -traces: samples per trace (sample_index=samples), which reach main,
+# which run agent_hot called from agent_cmp through qsort
+traces() {
+	awk '
+	/^-+\+-+/ { flush(); next }
+	/^ *[0-9]+ +[^ ]/ && !v { v = $1; f[++n] = $2; next }
+	v && NF == 1 { f[++n] = $1 }
+	function flush(   i, j, q) {
+		if (v) {
+			total += v
+			for (i = 1; i <= n; i++) if (f[i] == "main") { m += v; break }
+			# agent_hot <- agent_cmp <- ... qsort ... <- agent_sort_loop <- main
+			if (f[1] ~ /^agent_hot/ && f[2] == "agent_cmp") {
+				for (j = 3; j <= n; j++) {
+					if (f[j] ~ /qsort/) q = 1
+					if (q && f[j] == "agent_sort_loop") { cb += v; break }
+				}
+			}
+		}
+		v = 0; n = 0
+	}
+	END { flush(); printf "%d %d %d\n", total, m, cb }' "$1"
+}
+go tool pprof -timeout 60 -traces -sample_index=samples \
+	"$URL/debug/pprof/profile?seconds=3&pid=$WPID" > "$TMP/traces.out" 2>&1
+set -- $(traces "$TMP/traces.out")
+if [ "${1:-0}" -ge 20 ] && [ $(($2 * 100)) -ge $(($1 * 99)) ]; then
+	pass "agent: go tool pprof -traces: >= 99 % of the samples reach main"
+else
+	fail "agent: go tool pprof -traces: >= 99 % of the samples reach main"
+	echo "  ${1:-0} samples, ${2:-0} reach main"
+	head -30 "$TMP/traces.out" | sed 's/^/  /'
+fi
+if [ "${3:-0}" -gt 0 ] && [ $(($3 * 2)) -ge "${1:-0}" ]; then
+	pass "agent: the hot function is reached through qsort's callback"
+else
+	fail "agent: the hot function is reached through qsort's callback"
+	echo "  ${1:-0} samples, ${3:-0} agent_hot <- agent_cmp <- qsort"
+fi
+
+# /metrics through the Prometheus client's parser
+curl -sf "$URL/metrics" > "$TMP/metrics.txt"
+if /usr/bin/python3 - "$TMP/metrics.txt" > "$TMP/metrics.out" 2>&1 <<'EOF'
+import sys
+from prometheus_client.parser import text_string_to_metric_families
+fams = list(text_string_to_metric_families(open(sys.argv[1]).read()))
+# (the parser names a counter's family without _total, its samples with)
+samples = [s for f in fams for s in f.samples]
+def val(name, **labels):
+    for s in samples:
+        if s.name == name and all(s.labels.get(k) == v for k, v in labels.items()):
+            return s.value
+    raise SystemExit("no sample of %s %s" % (name, labels))
+assert val("sfprof_agent_samples_total") > 0, "no samples"
+assert val("sfprof_agent_windows_total") >= 1, "no window closed"
+assert val("sfprof_agent_resident_memory_bytes") > 0
+assert val("sfprof_agent_cpu_seconds_total") > 0
+val("sfprof_agent_unwind_stops_total", reason="outermost")
+val("sfprof_agent_lost_samples_total")
+print("ok", len(fams), "families")
+EOF
+then
+	pass "agent: /metrics parses (prometheus_client) with the counters"
+else
+	fail "agent: /metrics parses (prometheus_client) with the counters"
+	sed 's/^/  /' "$TMP/metrics.out" | tail -5
+fi
+if [ "$(curl -s "$URL/healthz")" = ok ] &&
+   [ "$(curl -s -o /dev/null -w '%{http_code}' "$URL/debug/pprof/profile?seconds=x")" = 400 ]; then
+	pass "agent: /healthz, and a bad ?seconds= is a 400"
+else
+	fail "agent: /healthz, and a bad ?seconds= is a 400"
+fi
+
+# the container
+if [ -z "$NS_PID" ]; then
+	skip "agent: container process unwound and named" "unshare --mount --pid or gcc not usable here"
+	skip "agent: container process labeled with its container id" "no container process"
+else
+	go tool pprof -timeout 60 -traces -sample_index=samples \
+		"$URL/debug/pprof/profile?seconds=3&pid=$NS_PID" > "$TMP/ns.traces" 2>&1
+	set -- $(traces "$TMP/ns.traces")
+	if [ "${1:-0}" -ge 10 ] && [ $(($2 * 100)) -ge $(($1 * 99)) ] &&
+	   grep -q "alpha_leaf" "$TMP/ns.traces"; then
+		pass "agent: container process unwound and named"
+	else
+		fail "agent: container process unwound and named"
+		echo "  ${1:-0} samples, ${2:-0} reach main"
+		head -30 "$TMP/ns.traces" | sed 's/^/  /'
+	fi
+	if [ -z "$CG" ]; then
+		skip "agent: container process labeled with its container id" "no writable cgroup v2 here"
+	elif grep -q "container_id: *$CID" "$TMP/ns.traces"; then
+		pass "agent: container process labeled with its container id"
+	else
+		fail "agent: container process labeled with its container id"
+		grep -m3 -i "container\|service" "$TMP/ns.traces" | sed 's/^/  /'
+	fi
+fi
+
+# SIGTERM: out within the deadline (5 s for the sinks, plus the rest)
+kill -TERM "$AGENT_PID"
+i=0
+while kill -0 "$AGENT_PID" 2>/dev/null && [ $i -lt 150 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+if kill -0 "$AGENT_PID" 2>/dev/null; then
+	fail "agent: SIGTERM ends it within 15 s, exit 0"
+else
+	wait "$AGENT_PID"
+	rc=$?
+	AGENT_PID=
+	if [ "$rc" -eq 0 ] &&
+	   ! grep -qE 'runtime error:|Sanitizer' "$TMP/agent.err"; then
+		pass "agent: SIGTERM ends it within 15 s, exit 0"
+	else
+		fail "agent: SIGTERM ends it within 15 s, exit 0"
+		echo "  exit $rc"
+		tail -5 "$TMP/agent.err" | sed 's/^/  /'
+	fi
+fi
