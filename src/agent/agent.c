@@ -52,6 +52,9 @@
 #define DEFAULT_PROC_BUDGET 65536
 #define DEFAULT_SYMBOL_BUDGET (512ull << 20)
 #define LOOP_MS 50
+/* A pull answers at most this late when the loop lags behind the rings
+ * (loading a large program's unwind table, say): what came in by then. */
+#define PULL_GRACE_NS 1000000000ull
 /* Samples kept waiting for their deferred user chain at most: a task
  * that exits or execs before its chain comes leaves its samples behind,
  * and they must not pile up for weeks. */
@@ -96,6 +99,8 @@ struct agent {
 	uint8_t *dso_seen;		/* machine dso index -> counted */
 	size_t cap_seen;
 	uint64_t sym_bytes;		/* file bytes behind the symbolizer */
+	uint64_t last_time;		/* of the newest record processed */
+	uint64_t events;
 };
 
 static uint64_t clock_ns(clockid_t id)
@@ -456,7 +461,10 @@ static void finish_pulls(struct agent *a, uint64_t now_mono, bool force)
 	struct agent_pull **pp = &a->pulls, *p;
 
 	while ((p = *pp)) {
-		if (!force && now_mono < p->end_mono) {
+		/* over when the records have passed its end (they come in
+		 * time order), or, when the loop lags, a grace later */
+		if (!force && a->last_time < p->end_mono &&
+		    now_mono < p->end_mono + PULL_GRACE_NS) {
 			pp = &p->next;
 			continue;
 		}
@@ -495,6 +503,10 @@ static int on_event(void *ctx, const struct sfp_perf_event *ev,
 	struct agent_pull *pl;
 	int err;
 
+	if (ev->sample.time > a->last_time)
+		a->last_time = ev->sample.time;
+	if (a->pulls && !(++a->events & 255))
+		finish_pulls(a, clock_ns(CLOCK_MONOTONIC), false);
 	switch (ev->type) {
 	case SFP_PERF_RECORD_SAMPLE:
 		a->mt.samples++;
@@ -511,6 +523,8 @@ static int on_event(void *ctx, const struct sfp_perf_event *ev,
 			return err;
 		for (pl = a->pulls; pl; pl = pl->next)
 			if (!pl->err && (!pl->pid || pl->pid == ev->sample.pid) &&
+			    ev->sample.time >= pl->start_mono &&
+			    ev->sample.time < pl->end_mono &&
 			    (err = agent_agg__add(pl->agg, ev, how)))
 				pl->err = err;
 		return 0;
