@@ -21,6 +21,7 @@
 #include <limits.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,9 +53,14 @@
 #define DEFAULT_PROC_BUDGET 65536
 #define DEFAULT_SYMBOL_BUDGET (512ull << 20)
 #define LOOP_MS 50
-/* A pull answers at most this late when the loop lags behind the rings
- * (loading a large program's unwind table, say): what came in by then. */
+/* A pull is over when the records have passed its end; on a machine
+ * with no records coming, a grace after its end with nothing queued; and
+ * when the loop lags far behind the rings (reading a large program's
+ * unwind table, say), at the latest this long after, with what came. */
 #define PULL_GRACE_NS 1000000000ull
+#define PULL_MAX_LAG_NS 30000000000ull
+/* At SIGINT/SIGTERM: what is queued is processed for at most this long. */
+#define FINAL_READ_NS 2000000000ull
 /* Samples kept waiting for their deferred user chain at most: a task
  * that exits or execs before its chain comes leaves its samples behind,
  * and they must not pile up for weeks. */
@@ -100,7 +106,9 @@ struct agent {
 	size_t cap_seen;
 	uint64_t sym_bytes;		/* file bytes behind the symbolizer */
 	uint64_t last_time;		/* of the newest record processed */
-	uint64_t events;
+	uint64_t events, records;
+	bool final;			/* the last read, after the signal */
+	uint64_t final_deadline;
 };
 
 static uint64_t clock_ns(clockid_t id)
@@ -404,6 +412,28 @@ static void symbols_budget(struct agent *a)
 	malloc_trim(0);
 }
 
+/* Labels of processes that are gone: a sample delivered after its
+ * process's EXIT (it waited for its user chain) makes an entry that no
+ * EXIT will remove. */
+static void proc_sweep(struct agent *a)
+{
+	size_t i;
+
+	for (i = 0; i < PROC_BUCKETS; i++) {
+		struct proc_info **pp = &a->procs[i], *p;
+
+		while ((p = *pp)) {
+			if (p->pid && kill((pid_t)p->pid, 0) && errno == ESRCH) {
+				*pp = p->next;
+				free(p);
+				a->nr_procs--;
+			} else {
+				pp = &p->next;
+			}
+		}
+	}
+}
+
 static void close_window(struct agent *a, uint64_t now_mono)
 {
 	uint64_t end_real = a->win_start_real + (now_mono - a->win_start_mono);
@@ -421,6 +451,7 @@ static void close_window(struct agent *a, uint64_t now_mono)
 	a->win_start_mono = now_mono;
 	a->win_start_real = end_real;
 	symbols_budget(a);
+	proc_sweep(a);
 }
 
 /* --- pulls --------------------------------------------------------------- */
@@ -464,7 +495,9 @@ static void finish_pulls(struct agent *a, uint64_t now_mono, bool force)
 		/* over when the records have passed its end (they come in
 		 * time order), or, when the loop lags, a grace later */
 		if (!force && a->last_time < p->end_mono &&
-		    now_mono < p->end_mono + PULL_GRACE_NS) {
+		    !(now_mono >= p->end_mono + PULL_GRACE_NS &&
+		      !sfp_record__queued(a->r)) &&
+		    now_mono < p->end_mono + PULL_MAX_LAG_NS) {
 			pp = &p->next;
 			continue;
 		}
@@ -548,8 +581,7 @@ static int on_event(void *ctx, const struct sfp_perf_event *ev,
 		}
 		return sfp_machine__event(a->m, ev);
 	case SFP_PERF_RECORD_LOST:
-		a->mt.lost += ev->lost.lost;
-		return 0;
+		return 0;	/* the session counts them (snapshot()) */
 	default:
 		return sfp_machine__event(a->m, ev);
 	}
@@ -570,6 +602,12 @@ static int out_record(void *ctx, const void *rec, size_t size)
 			return -ENOMEM;
 		a->scratch = s;
 		a->scratch_len = n;
+	}
+	/* a signal, or the end's time is up: leave the rest unread */
+	if (!(++a->records & 255)) {
+		if (a->final ? clock_ns(CLOCK_MONOTONIC) > a->final_deadline
+			     : *a->o->stop != 0)
+			return -ECANCELED;
 	}
 	err = agent_decode(&a->evsel, rec, size, &ev, a->scratch,
 			   a->scratch_len);
@@ -623,7 +661,8 @@ static void snapshot(struct agent *a)
 	a->mt.lost = 0;
 	for (i = 0; i < (size_t)sfp_record__nr_cpus(a->r); i++)
 		a->mt.lost += sfp_record__lost(a->r, (int)i);
-	a->mt.procs = a->nr_procs;
+	a->mt.procs = sfp_machine__nr_procs(a->m);
+	a->mt.labeled = a->nr_procs;
 	a->mt.queued_records = sfp_record__queued(a->r);
 	a->mt.nr_sinks = 0;
 	for (i = 0; i < a->o->nr_sinks && i < AGENT_MAX_SINKS &&
@@ -730,6 +769,8 @@ int agent_run(const struct agent_opts *o)
 		else
 			sfp_record__poll(a.r, LOOP_MS);
 		err = rd.err ? rd.err : read_records(&a, false);
+		if (err == -ECANCELED)
+			break;		/* the signal came while reading */
 		if (err < 0) {
 			pr_warn("agent: reading the rings: %s",
 				sfp_strerror(err));
@@ -753,9 +794,14 @@ stop:
 		pthread_join(reader_thread, NULL);
 	}
 	sfp_record__stop(a.r);
-	if (!err && read_records(&a, true) >= 0 &&
-	    sfp_rec_pipe__finish(a.p) >= 0)
-		sfp_stitcher__flush(a.st);
+	a.final = true;
+	a.final_deadline = clock_ns(CLOCK_MONOTONIC) + FINAL_READ_NS;
+	if (!err) {
+		int e = read_records(&a, true);
+
+		if ((e >= 0 || e == -ECANCELED) && sfp_rec_pipe__finish(a.p) >= 0)
+			sfp_stitcher__flush(a.st);
+	}
 	now = clock_ns(CLOCK_MONOTONIC);
 	take_pulls(&a, now);
 	finish_pulls(&a, now, true);

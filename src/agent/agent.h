@@ -163,7 +163,8 @@ struct agent_metrics {
 	uint64_t windows;		/* windows closed */
 	uint64_t profiles;		/* profiles made (one per service) */
 	uint64_t pulls;			/* /debug/pprof/profile answered */
-	uint64_t procs;			/* processes tracked now */
+	uint64_t procs;			/* processes in the machine model now */
+	uint64_t labeled;		/* processes with cached labels now */
 	uint64_t queued_records;	/* records read, not yet processed */
 	uint64_t symbol_resets;		/* symbolizer replaced (budget) */
 	size_t nr_sinks;

@@ -97,7 +97,11 @@ void agent_metrics_write(FILE *f, const struct agent_metrics *m)
 	one(f, "sfprof_agent_pulls_total", "counter",
 	    "Profiles served on /debug/pprof/profile.", m->pulls);
 	one(f, "sfprof_agent_processes", "gauge",
-	    "Processes the agent keeps state for.", m->procs);
+	    "Processes whose maps the agent keeps (dropped at their exit).",
+	    m->procs);
+	one(f, "sfprof_agent_labeled_processes", "gauge",
+	    "Processes whose labels the agent keeps (dropped at their exit).",
+	    m->labeled);
 	one(f, "sfprof_agent_queued_records", "gauge",
 	    "Records read from the rings and not yet processed.",
 	    m->queued_records);

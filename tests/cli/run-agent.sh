@@ -9,10 +9,12 @@
 #  - a program in its own mount and pid namespaces, from a tmpfs only it
 #    sees, in a cgroup named like docker's (docker-<id>.scope): unwound to
 #    main, named, and labeled with that container id;
+#  - 1000 short-lived processes leave no state behind (the processes the
+#    agent keeps maps for, from /metrics);
 #  - SIGTERM ends the agent, exit 0, within its deadline.
 # Needs root (system-wide sampling), go, curl, python3-prometheus-client;
 # unshare and a writable cgroup v2 for the container checks.
-# checks: 11
+# checks: 12
 . "$(dirname "$0")/test-subr.sh"
 
 if [ "$(id -u)" != 0 ]; then
@@ -213,6 +215,29 @@ if [ "$(curl -s "$URL/healthz")" = ok ] &&
 	pass "agent: /healthz, and a bad ?seconds= is a 400"
 else
 	fail "agent: /healthz, and a bad ?seconds= is a 400"
+fi
+
+# short-lived processes: their state goes with them
+procs() {
+	curl -s "$URL/metrics" | awk '$1 == "sfprof_agent_processes" { print $2 }'
+}
+windows() {
+	curl -s "$URL/metrics" | awk '$1 == "sfprof_agent_windows_total" { print $2 }'
+}
+before=$(procs)
+sh -c 'i=0; while [ $i -lt 1000 ]; do /bin/true; i=$((i + 1)); done'
+w=$(windows)
+i=0
+while [ "$(windows)" = "$w" ] && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+after=$(procs)
+if [ -n "$before" ] && [ -n "$after" ] && [ "$after" -le $((before + 100)) ]; then
+	pass "agent: 1000 short-lived processes leave no state behind"
+else
+	fail "agent: 1000 short-lived processes leave no state behind"
+	echo "  processes tracked: ${before:-?} before, ${after:-?} after"
 fi
 
 # the container
