@@ -38,17 +38,6 @@
 #include "record/pipeline.h"
 #include "record/record.h"
 
-/*
- * The sinks are built beside this core (src/agent/sink.h).  Until their
- * implementation is linked in, the references are weak and a build
- * without them simply has no sinks (the CLI refuses sink options then).
- * SINKS-NOT-MERGED: remove these once src/agent/ has the sinks.
- */
-#pragma weak agent_sink__submit
-#pragma weak agent_sink__stats
-#pragma weak agent_sink__name
-#pragma weak agent_sink__close
-
 #define PROC_BUCKETS 4096
 #define DEFAULT_PROC_BUDGET 65536
 #define DEFAULT_SYMBOL_BUDGET (512ull << 20)
@@ -342,7 +331,7 @@ static void submit_window(struct agent *a, struct service *s, uint64_t start,
 	w.pprof = buf;
 	w.pprof_len = len;
 	a->mt.profiles++;
-	for (i = 0; i < a->o->nr_sinks && agent_sink__submit; i++)
+	for (i = 0; i < a->o->nr_sinks; i++)
 		if ((err = agent_sink__submit(a->o->sinks[i], &w)))
 			pr_warn("agent: window of %s not queued for %s: %s",
 				s->name, agent_sink__name(a->o->sinks[i]),
@@ -665,8 +654,7 @@ static void snapshot(struct agent *a)
 	a->mt.labeled = a->nr_procs;
 	a->mt.queued_records = sfp_record__queued(a->r);
 	a->mt.nr_sinks = 0;
-	for (i = 0; i < a->o->nr_sinks && i < AGENT_MAX_SINKS &&
-		    agent_sink__stats; i++) {
+	for (i = 0; i < a->o->nr_sinks && i < AGENT_MAX_SINKS; i++) {
 		agent_sink__stats(a->o->sinks[i], &a->mt.sinks[i].st);
 		snprintf(a->mt.sinks[i].name, sizeof(a->mt.sinks[i].name),
 			 "%s", agent_sink__name(a->o->sinks[i]));
@@ -815,7 +803,7 @@ out:
 	now = clock_ns(CLOCK_MONOTONIC);
 	take_pulls(&a, now);
 	finish_pulls(&a, now, true);
-	if (agent_sink__close) {
+	{
 		uint64_t deadline = clock_ns(CLOCK_MONOTONIC) +
 				    (uint64_t)(o->flush_deadline_s * 1e9);
 

@@ -295,7 +295,8 @@ static int chain_seen(struct sfp_profile_loader *ld, uint32_t li)
  * loc li, made before without them: its inline chain, read once per loc.
  */
 static int dwarf_chain(struct sfp_profile *p, struct sfp_profile_loader *ld,
-		       const struct sfp_pmap *pm, uint32_t mi, uint32_t li)
+		       const struct sfp_pmap *pm, uint32_t mi, uint32_t li,
+		       uint32_t pid)
 {
 	struct sfp_profile_line lines[SFP_PROFILE_MAX_INLINE];
 	const struct sfp_profile_loc *l = &p->locs[li];
@@ -312,7 +313,7 @@ static int dwarf_chain(struct sfp_profile *p, struct sfp_profile_loader *ld,
 	/* perf expands resolved frames only: it needs their symbol */
 	if (!strcmp(outer.name, unknown))
 		return 0;
-	dh = mapping_dso(p, ld, mi);
+	dh = mapping_dso(p, ld, mi, pid);
 	if (!dh || sfp_symbolizer_dso__vaddr(dh, pm->start, pm->pgoff, l->ip,
 					     &vaddr))
 		return 0;
@@ -434,7 +435,8 @@ static int frame_uncached(struct sfp_profile *p, struct sfp_profile_loader *ld,
 	li = sfp_profile_find_loc(p, (uint32_t)mi, ip);
 	if (li != SFP_PROFILE_NONE) {
 		*out = li;
-		return chain && !d->jit ? dwarf_chain(p, ld, pm, (uint32_t)mi, li)
+		return chain && !d->jit ? dwarf_chain(p, ld, pm, (uint32_t)mi, li,
+						    pid)
 					: 0;
 	}
 	l.mapping = (uint32_t)mi;

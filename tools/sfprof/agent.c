@@ -19,10 +19,6 @@
 #include "cli.h"
 #include "record-bpf.h"
 
-/* SINKS-NOT-MERGED: see src/agent/agent.c; remove once they are. */
-#pragma weak agent_sink__new
-#pragma weak agent_sink__free
-
 #define DEFAULT_FREQ 19
 #define DEFAULT_INTERVAL_S 10.0
 #define DEFAULT_FLUSH_S 5.0
@@ -451,12 +447,6 @@ int cmd_agent(int argc, char **argv)
 			.target = otlp, .queue_bytes = queue,
 			.auth_file = auth_file,
 		};
-	if (nr_so && !agent_sink__new) {
-		cli_err("this build has no delivery sinks yet (--output-dir, "
-			"--pyroscope, --otlp); use --listen");
-		ret = EXIT_USAGE;
-		goto out;
-	}
 	if (!nr_so && !o.listen && !o.quiet)
 		cli_err("warning: no --listen and no sink: the windows go "
 			"nowhere");
