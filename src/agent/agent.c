@@ -37,6 +37,7 @@
 #include "profile/profile-int.h"
 #include "record/pipeline.h"
 #include "record/record.h"
+#include "unwind/module.h"
 
 #define PROC_BUCKETS 4096
 #define DEFAULT_PROC_BUDGET 65536
@@ -423,10 +424,31 @@ static void proc_sweep(struct agent *a)
 	}
 }
 
+/* How far processing trails the rings now (0 when nothing waits). */
+static uint64_t lag_now(struct agent *a, uint64_t now_mono)
+{
+	uint64_t lag = 0;
+
+	if (sfp_record__queued(a->r) && a->last_time &&
+	    now_mono > a->last_time)
+		lag = now_mono - a->last_time;
+	a->mt.lag_ns = lag;
+	if (lag > a->mt.lag_max_ns)
+		a->mt.lag_max_ns = lag;
+	return lag;
+}
+
 static void close_window(struct agent *a, uint64_t now_mono)
 {
 	uint64_t end_real = a->win_start_real + (now_mono - a->win_start_mono);
+	uint64_t late = lag_now(a, now_mono);
 	size_t i;
+
+	a->mt.window_lateness_ns = late;
+	if (late > a->mt.window_lateness_max_ns)
+		a->mt.window_lateness_max_ns = late;
+	if (late > 1000000000ull)
+		a->mt.windows_late++;
 
 	for (i = 0; i < a->nr_svc; i++) {
 		if (agent_agg__samples(a->svc[i].agg))
@@ -641,11 +663,24 @@ static void snapshot(struct agent *a)
 
 	sfp_rec_pipe__stats(a->p, &ps);
 	memcpy(a->mt.stops, ps.stops, sizeof(a->mt.stops));
+	{
+		struct unw_async_stats us;
+
+		unw_module_async_stats(&us);
+		a->mt.tables_pending = us.pending;
+		a->mt.tables_built = us.built;
+		a->mt.tables_dropped = 0;
+		a->mt.before_table = us.not_ready;
+	}
 	if (a->o->bpf) {
 		struct sfp_bpf_defer_stats bs;
 
 		sfp_bpf_defer__stats(a->o->bpf, &bs);
 		memcpy(a->mt.stops, bs.stops, sizeof(a->mt.stops));
+		a->mt.tables_pending += bs.tables_pending;
+		a->mt.tables_built += bs.tables_loaded + bs.tables_failed;
+		a->mt.tables_dropped += bs.tables_dropped;
+		a->mt.before_table += bs.no_table_unwinds;
 	}
 	a->mt.lost = 0;
 	for (i = 0; i < (size_t)sfp_record__nr_cpus(a->r); i++)
@@ -653,6 +688,7 @@ static void snapshot(struct agent *a)
 	a->mt.procs = sfp_machine__nr_procs(a->m);
 	a->mt.labeled = a->nr_procs;
 	a->mt.queued_records = sfp_record__queued(a->r);
+	lag_now(a, clock_ns(CLOCK_MONOTONIC));
 	a->mt.nr_sinks = 0;
 	for (i = 0; i < a->o->nr_sinks && i < AGENT_MAX_SINKS; i++) {
 		agent_sink__stats(a->o->sinks[i], &a->mt.sinks[i].st);
@@ -688,6 +724,14 @@ static int setup(struct agent *a)
 	if (o->bpf && (err = sfp_bpf_defer__attach(o->bpf, a->r, a->p, NULL,
 						   NULL))) {
 		pr_warn("agent: bpf-defer: cannot attach: %s",
+			sfp_strerror(err));
+		return err;
+	}
+	/* tables are built off the reading thread: a program the machine
+	 * starts must not make the agent fall behind the rings */
+	if ((err = unw_module_async_start()) ||
+	    (o->bpf && (err = sfp_bpf_defer__async_tables(o->bpf)))) {
+		pr_warn("agent: cannot start the tables' thread: %s",
 			sfp_strerror(err));
 		return err;
 	}
@@ -817,6 +861,7 @@ out:
 	}
 	free(a.svc);
 	proc_forget_all(&a);
+	unw_module_async_stop();
 	sfp_stitcher__free(&a.st);
 	sfp_rec_pipe__free(&a.p);
 	sfp_record__free(&a.r);

@@ -167,6 +167,20 @@ struct agent_metrics {
 	uint64_t labeled;		/* processes with cached labels now */
 	uint64_t queued_records;	/* records read, not yet processed */
 	uint64_t symbol_resets;		/* symbolizer replaced (budget) */
+	/* How far processing trails the rings: now - the newest processed
+	 * record's time while records wait (0 when none wait). */
+	uint64_t lag_ns, lag_max_ns;
+	/* ... when the last window closed, the worst, and the windows
+	 * closed more than a second behind */
+	uint64_t window_lateness_ns, window_lateness_max_ns, windows_late;
+	/* unwind tables built off the reading thread */
+	uint64_t tables_pending;	/* waiting to be built now */
+	uint64_t tables_built;		/* built (or found missing) */
+	uint64_t tables_dropped;	/* requests its full queue refused */
+	uint64_t before_table;		/* unwinds (bpf-defer) or rule
+					   lookups (sframe) that met a
+					   table still being built: frame
+					   pointers stood in */
 	size_t nr_sinks;
 	struct {
 		char name[64];

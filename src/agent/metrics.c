@@ -26,6 +26,13 @@ static void one(FILE *f, const char *name, const char *type,
 	fprintf(f, "%s %llu\n", name, (unsigned long long)v);
 }
 
+static void seconds(FILE *f, const char *name, const char *type,
+		    const char *help, uint64_t ns)
+{
+	family(f, name, type, help);
+	fprintf(f, "%s %.3f\n", name, (double)ns / 1e9);
+}
+
 static void label_value(FILE *f, const char *s)
 {
 	for (; *s; s++) {
@@ -108,6 +115,32 @@ void agent_metrics_write(FILE *f, const struct agent_metrics *m)
 	one(f, "sfprof_agent_symbol_resets_total", "counter",
 	    "Times the symbol tables were let go for the symbol budget.",
 	    m->symbol_resets);
+	seconds(f, "sfprof_agent_lag_seconds", "gauge",
+		"How far processing trails sampling: now minus the newest "
+		"processed record's time, while records wait (0 when none do).",
+		m->lag_ns);
+	seconds(f, "sfprof_agent_lag_max_seconds", "gauge",
+		"The largest sfprof_agent_lag_seconds seen.", m->lag_max_ns);
+	seconds(f, "sfprof_agent_window_lateness_seconds", "gauge",
+		"The lag when the last window closed (its newest samples "
+		"were this old).", m->window_lateness_ns);
+	seconds(f, "sfprof_agent_window_lateness_max_seconds", "gauge",
+		"The largest window lateness seen.", m->window_lateness_max_ns);
+	one(f, "sfprof_agent_windows_late_total", "counter",
+	    "Windows closed more than a second behind sampling.",
+	    m->windows_late);
+	one(f, "sfprof_agent_unwind_tables_pending", "gauge",
+	    "Unwind tables waiting to be built on the tables' thread.",
+	    m->tables_pending);
+	one(f, "sfprof_agent_unwind_tables_built_total", "counter",
+	    "Unwind tables the tables' thread built (or found missing).",
+	    m->tables_built);
+	one(f, "sfprof_agent_unwind_table_requests_dropped_total", "counter",
+	    "Table requests refused because the tables' queue was full.",
+	    m->tables_dropped);
+	one(f, "sfprof_agent_unwinds_before_table_total", "counter",
+	    "Unwinds (bpf-defer) or rule lookups (sframe) that met a table "
+	    "still being built; frame pointers stood in.", m->before_table);
 	sink_family(f, m, "sfprof_agent_sink_windows_delivered_total", "counter",
 		    "Windows a sink delivered.",
 		    offsetof(struct agent_sink_stats, delivered));

@@ -47,6 +47,9 @@ struct sfp_bpf_defer_stats {
 	uint64_t stale;			/* callbacks that never came */
 	uint64_t kernel[16];		/* the BPF side's counters (SFB_ST_*) */
 	uint64_t tables_loaded, tables_evicted, tables_failed;
+	uint64_t tables_pending;	/* requests the tables' thread has
+					   not answered yet */
+	uint64_t tables_dropped;	/* requests its full queue refused */
 };
 
 /*
@@ -78,6 +81,13 @@ SFP_HIDDEN int sfp_bpf_defer__record(const void *rec, size_t size, int cpu,
 
 SFP_HIDDEN void sfp_bpf_defer__stats(const struct sfp_bpf_defer *b,
 				     struct sfp_bpf_defer_stats *st);
+
+/*
+ * From now on, build the tables on a thread of their own, not in
+ * sfp_bpf_defer__record() and __poll() (sfprof agent: the reader must keep
+ * up with the rings whatever programs start).  Return: 0 or -errno.
+ */
+SFP_HIDDEN int sfp_bpf_defer__async_tables(struct sfp_bpf_defer *b);
 
 SFP_HIDDEN void sfp_bpf_defer__free(struct sfp_bpf_defer **b);
 

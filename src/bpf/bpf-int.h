@@ -36,8 +36,19 @@ struct sfp_bpf_defer {
 	int vmas_fd;		/* the BPF side's per-process VMA cache */
 	struct cookie_slot *cookies;
 	struct sfp_bpf_defer_stats st;
+	struct sfb_worker *tw;	/* tables built off the reader (or NULL) */
 };
 
 SFP_HIDDEN int sfb_ring_record(void *ctx, void *data, size_t size);
+
+/* table-worker.c: requests for the tables' thread (b->tw set) */
+SFP_HIDDEN void sfb_worker__mapping(struct sfp_bpf_defer *b, pid_t pid,
+				   const char *path);
+SFP_HIDDEN void sfb_worker__miss(struct sfp_bpf_defer *b, pid_t pid,
+				uint64_t dev, uint64_t ino, uint64_t vm_start);
+SFP_HIDDEN void sfb_worker__stats(const struct sfp_bpf_defer *b,
+				 struct sfb_tables_stats *ts,
+				 uint64_t *pending, uint64_t *dropped);
+SFP_HIDDEN void sfb_worker__stop(struct sfp_bpf_defer *b);
 
 #endif /* SFP_BPF_INT_H */

@@ -338,7 +338,11 @@ void sfp_bpf_defer__stats(const struct sfp_bpf_defer *b,
 	uint32_t k;
 
 	*st = b->st;
-	sfb_tables__stats(b->tables, &ts);
+	if (b->tw)
+		sfb_worker__stats(b, &ts, &st->tables_pending,
+				  &st->tables_dropped);
+	else
+		sfb_tables__stats(b->tables, &ts);
 	st->tables_loaded = ts.loaded;
 	st->tables_evicted = ts.evicted;
 	st->tables_failed = ts.failed;
@@ -366,6 +370,7 @@ void sfp_bpf_defer__free(struct sfp_bpf_defer **bp)
 	for (i = 0; i < b->nr_links; i++)
 		bpf_link__destroy(b->links[i]);
 	ring_buffer__free(b->ring);
+	sfb_worker__stop(b);
 	sfb_tables__free(&b->tables);
 	if (b->fde_mem)
 		munmap(b->fde_mem, b->fde_len);

@@ -42,6 +42,11 @@ void sfp_bpf_defer__stats(const struct sfp_bpf_defer *b,
 	memset(st, 0, sizeof(*st));
 }
 
+int sfp_bpf_defer__async_tables(struct sfp_bpf_defer *b)
+{
+	return -EOPNOTSUPP;
+}
+
 void sfp_bpf_defer__free(struct sfp_bpf_defer **b)
 {
 	if (b)

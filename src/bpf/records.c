@@ -196,8 +196,13 @@ int sfb_ring_record(void *ctx, void *data, size_t size)
 			const struct sfb_miss *m = data;
 
 			b->st.misses++;
-			sfb_tables__resolve_miss(b->tables, (pid_t)m->pid,
-						 m->dev, m->ino, m->vm_start);
+			if (b->tw)
+				sfb_worker__miss(b, (pid_t)m->pid, m->dev,
+						 m->ino, m->vm_start);
+			else
+				sfb_tables__resolve_miss(b->tables,
+							 (pid_t)m->pid, m->dev,
+							 m->ino, m->vm_start);
 		}
 		break;
 	case SFB_REC_STALE:
@@ -240,7 +245,11 @@ int sfp_bpf_defer__record(const void *rec, size_t size, int cpu, void *ctx)
 		uint32_t pid;
 
 		memcpy(&pid, p + 8, sizeof(pid));
-		if ((prot & 0x4) && memchr(name, 0, size - 72) && name[0] == '/') {
+		if ((prot & 0x4) && memchr(name, 0, size - 72) &&
+		    name[0] == '/' && b->tw) {
+			sfb_worker__mapping(b, (pid_t)pid, name);
+		} else if ((prot & 0x4) && memchr(name, 0, size - 72) &&
+			   name[0] == '/') {
 			char alt[PATH_MAX + 32];
 
 			sfb_tables__ensure(b->tables,

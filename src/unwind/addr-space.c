@@ -433,8 +433,14 @@ static struct unw_module *map_module(struct sfp_addr_space *as,
 	if (!m->mod)
 		return NULL;
 	if (!m->loaded) {
+		/* with async loading on (the agent), a table not built yet
+		 * is "no module" for now: frame pointers step over it, and
+		 * the lookup is not cached (lookup_pending) */
+		if (unw_module_load_nowait(m->mod, &as->topts) == -EAGAIN) {
+			as->lookup_pending = true;
+			return NULL;
+		}
 		m->loaded = true;
-		unw_module_load(m->mod, &as->topts);
 		m->bias_ok = unw_module_bias(m->mod, m->start, m->pgoff,
 					     &m->bias) == 0;
 	}
@@ -453,6 +459,7 @@ int sfp_addr_space__find(struct sfp_addr_space *as, uint64_t addr,
 	if (!m)
 		return -ENOENT;
 	memset(info, 0, sizeof(*info));
+	as->lookup_pending = false;
 	mod = map_module(as, m);
 	info->start = m->start;
 	info->end = m->end;
@@ -461,7 +468,9 @@ int sfp_addr_space__find(struct sfp_addr_space *as, uint64_t addr,
 	info->path = m->path;
 	info->bias = m->bias;
 	info->bias_known = m->bias_ok;
-	info->has_table = mod && mod->table;
+	/* a table being built is not missing (no "no table" note) */
+	info->has_table = (mod && mod->table) ||
+			  (m->mod && !mod && as->lookup_pending);
 	if (mod && mod->build_id_len) {
 		info->build_id = mod->build_id;
 		info->build_id_len = mod->build_id_len;
@@ -528,6 +537,9 @@ static __attribute__((noinline)) void lookup_slow(struct sfp_addr_space *as, str
 
 		if (fb && sfp_sframe__find(fb, pc - m->bias, &row) == 0)
 			unw_rule_from_row(rule, &row);
+		else if (!fb &&
+			 !__atomic_load_n(&mod->fb_loaded, __ATOMIC_ACQUIRE))
+			as->lookup_pending = true;	/* being built */
 	}
 }
 
@@ -548,8 +560,13 @@ void unw_as_lookup_miss(struct sfp_addr_space *as, struct sfp_reader *r,
 			uint64_t pc, uint64_t ip, struct unw_cache_ent *e,
 			struct unw_rule *rule)
 {
+	as->lookup_pending = false;
 	lookup_slow(as, r, pc, ip, rule);
-	e->key = (ip << 1) | (pc == ip);
-	e->rule = *rule;
 	as->cache_misses++;
+	/* a table on its way: this answer is for now only (key 0 is the
+	 * empty slot's), the next lookup asks again */
+	e->key = as->lookup_pending ? 0 : (ip << 1) | (pc == ip);
+	e->rule = *rule;
+	if (as->lookup_pending)
+		unw_module_note_not_ready();
 }

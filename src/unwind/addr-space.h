@@ -38,6 +38,8 @@ struct sfp_addr_space {
 	uint32_t cache_mask;
 	uint64_t cache_hits;
 	uint64_t cache_misses;
+	/* the last lookup met a table the loader thread is building */
+	bool lookup_pending;
 	char *cache_dir;
 	char *root_dir;
 	int pid;		/* the process, for its files; 0 unknown */

@@ -2,8 +2,9 @@
 /*
  * The module registry: one entry per (path, build-id), reference-counted,
  * so that forked and sibling address spaces share tables instead of
- * loading libc once per process.  The registry lock covers the list and
- * the one-time load; lookups after a load read only immutable data.
+ * loading libc once per process.  The registry lock covers the list; each
+ * module's load lock its one-time load; lookups after a load read only
+ * immutable data.
  */
 #include <fcntl.h>
 #include <sys/auxv.h>
@@ -59,6 +60,7 @@ struct unw_module *unw_module_get(const char *path, const uint8_t *build_id,
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		goto out;
+	pthread_mutex_init(&m->load_lock, NULL);
 	m->path = strdup(path);
 	m->is_vdso = !strcmp(path, "[vdso]");
 	m->open_path = m->is_vdso ? strdup(path) : join_root(root_dir, path);
@@ -97,6 +99,7 @@ struct unw_module *unw_module_get(const char *path, const uint8_t *build_id,
 	registry = m;
 	goto out;
 fail:
+	pthread_mutex_destroy(&m->load_lock);
 	free(m->path);
 	free(m->open_path);
 	free(m);
@@ -121,6 +124,7 @@ static void module_free(struct unw_module *m)
 		munmap((void *)m->image, m->image_size);
 	else
 		free((void *)m->image);
+	pthread_mutex_destroy(&m->load_lock);
 	free(m->path);
 	free(m->open_path);
 	free(m);
@@ -271,13 +275,187 @@ out:
 	return err;
 }
 
+/* --- the loader thread (unw_module_async_start) ------------------------- */
+
+struct async_req {
+	struct async_req *next;
+	struct unw_module *m;		/* a reference */
+	bool fallback;			/* the CFI fallback, not the table */
+	struct unw_table_opts o;	/* its strings owned */
+};
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_t thread;
+	bool on, stop;
+	struct async_req *head, **tail;
+	struct unw_async_stats st;
+} as_ = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+
+static void req_free(struct async_req *r)
+{
+	unw_module_put(r->m);
+	free((char *)r->o.cache_dir);
+	free((char *)r->o.root_dir);
+	free(r);
+}
+
+static const struct sfp_sframe *fallback_build(struct unw_module *m);
+
+static void *async_main(void *arg)
+{
+	struct async_req *r;
+
+	(void)arg;
+	pthread_mutex_lock(&as_.lock);
+	for (;;) {
+		while (!as_.head && !as_.stop)
+			pthread_cond_wait(&as_.cond, &as_.lock);
+		if (as_.stop)
+			break;
+		r = as_.head;
+		as_.head = r->next;
+		if (!as_.head)
+			as_.tail = &as_.head;
+		pthread_mutex_unlock(&as_.lock);
+		if (r->fallback)
+			fallback_build(r->m);
+		else
+			unw_module_load(r->m, &r->o);
+		req_free(r);
+		pthread_mutex_lock(&as_.lock);
+		as_.st.built++;
+		as_.st.pending--;
+	}
+	pthread_mutex_unlock(&as_.lock);
+	return NULL;
+}
+
+int unw_module_async_start(void)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&as_.lock);
+	if (!as_.on) {
+		as_.stop = false;
+		as_.head = NULL;
+		as_.tail = &as_.head;
+		err = -pthread_create(&as_.thread, NULL, async_main, NULL);
+		as_.on = !err;
+	}
+	pthread_mutex_unlock(&as_.lock);
+	return err;
+}
+
+void unw_module_async_stop(void)
+{
+	struct async_req *r;
+
+	pthread_mutex_lock(&as_.lock);
+	if (!as_.on) {
+		pthread_mutex_unlock(&as_.lock);
+		return;
+	}
+	as_.stop = true;
+	pthread_cond_broadcast(&as_.cond);
+	pthread_mutex_unlock(&as_.lock);
+	pthread_join(as_.thread, NULL);
+	pthread_mutex_lock(&as_.lock);
+	as_.on = false;
+	while ((r = as_.head)) {
+		as_.head = r->next;
+		/* not built: the next load (synchronous now) builds it */
+		if (r->fallback)
+			r->m->fb_queued = false;
+		else
+			r->m->queued = false;
+		as_.st.pending--;
+		pthread_mutex_unlock(&as_.lock);
+		req_free(r);
+		pthread_mutex_lock(&as_.lock);
+	}
+	as_.tail = &as_.head;
+	pthread_mutex_unlock(&as_.lock);
+}
+
+void unw_module_async_stats(struct unw_async_stats *st)
+{
+	pthread_mutex_lock(&as_.lock);
+	*st = as_.st;
+	pthread_mutex_unlock(&as_.lock);
+	st->not_ready = __atomic_load_n(&as_.st.not_ready, __ATOMIC_RELAXED);
+}
+
+void unw_module_note_not_ready(void)
+{
+	__atomic_fetch_add(&as_.st.not_ready, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * Queue m's table (or its fallback) for the loader thread.  Return:
+ * true when the caller must not build it (queued now or before), false
+ * when async loading is off (or the queue cannot grow: build it here).
+ */
+static bool async_queue(struct unw_module *m, const struct unw_table_opts *o,
+			bool fallback)
+{
+	struct async_req *r;
+	bool *flag = fallback ? &m->fb_queued : &m->queued;
+
+	pthread_mutex_lock(&as_.lock);
+	if (!as_.on || as_.stop) {
+		pthread_mutex_unlock(&as_.lock);
+		return false;
+	}
+	if (*flag) {
+		pthread_mutex_unlock(&as_.lock);
+		return true;
+	}
+	r = calloc(1, sizeof(*r));
+	if (r && o) {
+		r->o.no_cache = o->no_cache;
+		if ((o->cache_dir && !(r->o.cache_dir = strdup(o->cache_dir))) ||
+		    (o->root_dir && !(r->o.root_dir = strdup(o->root_dir)))) {
+			free((char *)r->o.cache_dir);
+			free(r);
+			r = NULL;
+		}
+	}
+	if (!r) {
+		pthread_mutex_unlock(&as_.lock);
+		return false;
+	}
+	*flag = true;
+	unw_module_ref(m);
+	r->m = m;
+	r->fallback = fallback;
+	*as_.tail = r;
+	as_.tail = &r->next;
+	as_.st.queued++;
+	as_.st.pending++;
+	pthread_cond_signal(&as_.cond);
+	pthread_mutex_unlock(&as_.lock);
+	return true;
+}
+
+int unw_module_load_nowait(struct unw_module *m,
+			   const struct unw_table_opts *opts)
+{
+	if (__atomic_load_n(&m->loaded, __ATOMIC_ACQUIRE))
+		return m->load_err;
+	if (async_queue(m, opts, false))
+		return -EAGAIN;
+	return unw_module_load(m, opts);
+}
+
 int unw_module_load(struct unw_module *m, const struct unw_table_opts *opts)
 {
 	int err;
 
 	if (__atomic_load_n(&m->loaded, __ATOMIC_ACQUIRE))
 		return m->load_err;
-	pthread_mutex_lock(&registry_lock);
+	pthread_mutex_lock(&m->load_lock);
 	if (m->loaded)
 		goto out;
 	if (!m->is_vdso && m->pid > 0)
@@ -301,19 +479,16 @@ int unw_module_load(struct unw_module *m, const struct unw_table_opts *opts)
 	m->load_err = err;
 	__atomic_store_n(&m->loaded, 1, __ATOMIC_RELEASE);
 out:
-	pthread_mutex_unlock(&registry_lock);
+	pthread_mutex_unlock(&m->load_lock);
 	return m->load_err;
 }
 
-const struct sfp_sframe *unw_module_fallback(struct unw_module *m)
+/* Build the fallback (once), here. */
+static const struct sfp_sframe *fallback_build(struct unw_module *m)
 {
 	int err;
 
-	if (!m->own_sframe || m->is_vdso || !m->table)
-		return NULL;
-	if (__atomic_load_n(&m->fb_loaded, __ATOMIC_ACQUIRE))
-		return m->fallback;
-	pthread_mutex_lock(&registry_lock);
+	pthread_mutex_lock(&m->load_lock);
 	if (!m->fb_loaded) {
 		err = unw_open_cfi_table(m->open_path, &m->fallback);
 		if (err)
@@ -324,8 +499,19 @@ const struct sfp_sframe *unw_module_fallback(struct unw_module *m)
 				 "out", m->path);
 		__atomic_store_n(&m->fb_loaded, 1, __ATOMIC_RELEASE);
 	}
-	pthread_mutex_unlock(&registry_lock);
+	pthread_mutex_unlock(&m->load_lock);
 	return m->fallback;
+}
+
+const struct sfp_sframe *unw_module_fallback(struct unw_module *m)
+{
+	if (!m->own_sframe || m->is_vdso || !m->table)
+		return NULL;
+	if (__atomic_load_n(&m->fb_loaded, __ATOMIC_ACQUIRE))
+		return m->fallback;
+	if (async_queue(m, NULL, true))
+		return NULL;	/* the loader thread builds it */
+	return fallback_build(m);
 }
 
 int unw_module_bias(const struct unw_module *m, uint64_t start,

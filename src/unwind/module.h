@@ -23,6 +23,11 @@ struct unw_load {
 struct unw_module {
 	struct unw_module *next;	/* registry list */
 	int refcnt;			/* under the registry lock */
+	/* The one-time loads (table, fallback) take this, not the registry
+	 * lock: a table built on the loader thread must not stall the
+	 * address spaces that look modules up meanwhile. */
+	pthread_mutex_t load_lock;
+	bool queued, fb_queued;		/* given to the loader thread */
 	char *path;			/* key, as mapped */
 	char *open_path;		/* root_dir + path, or where the
 					   first mapper's process sees it */
@@ -84,6 +89,32 @@ SFP_HIDDEN int unw_module_load(struct unw_module *m,
  * on the first call.  Return: the table, or NULL (no own .sframe, no CFI).
  */
 SFP_HIDDEN const struct sfp_sframe *unw_module_fallback(struct unw_module *m);
+
+/*
+ * Tables built off the caller's path (sfprof agent): once turned on,
+ * unw_module_load_nowait() and unw_module_fallback() do not build a
+ * missing table themselves but queue it for a loader thread and answer
+ * "not yet" (-EAGAIN / NULL); the unwinder then steps such frames by
+ * their frame pointer, and the next lookup after the build finds the
+ * table.  The loader thread takes references, so modules outlive their
+ * address spaces while queued.
+ */
+struct unw_async_stats {
+	uint64_t queued;	/* tables given to the loader thread */
+	uint64_t built;		/* ... and built (or found to have none) */
+	uint64_t pending;	/* waiting now */
+	uint64_t not_ready;	/* lookups that met a table still pending */
+};
+
+SFP_HIDDEN int unw_module_async_start(void);
+/* Stop the loader thread, dropping what is still queued. */
+SFP_HIDDEN void unw_module_async_stop(void);
+SFP_HIDDEN void unw_module_async_stats(struct unw_async_stats *st);
+/* As unw_module_load, or -EAGAIN (queued) when async loading is on. */
+SFP_HIDDEN int unw_module_load_nowait(struct unw_module *m,
+				      const struct unw_table_opts *opts);
+/* Count a lookup that met a pending table. */
+SFP_HIDDEN void unw_module_note_not_ready(void);
 
 /* Runtime - link-time address for a mapping at (start, pgoff). */
 SFP_HIDDEN int unw_module_bias(const struct unw_module *m, uint64_t start,

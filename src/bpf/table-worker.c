@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: MIT
+/*
+ * bpf-defer's tables built off the reading thread (sfprof agent).
+ *
+ * Loading a module's table (its .sframe, or one built from .eh_frame on a
+ * cache miss) takes from microseconds to seconds; done where the records
+ * are read, a machine that starts many new programs makes the reader fall
+ * behind the rings by as much.  With the worker on, the MMAP2 records and
+ * the BPF side's misses only queue a request; this thread owns the tables
+ * from then on and answers them in order.  Until a table is in the maps
+ * the BPF side steps that module's frames by frame pointer and says so
+ * (SFB_D_NO_TABLE, counted as no_table_unwinds).
+ *
+ * The queue is bounded: a burst of mappings beyond it is dropped and
+ * counted; the BPF side's next miss of such a module asks again.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+
+#include "bpf/bpf-int.h"
+
+#define MAX_QUEUED 4096
+
+struct req {
+	struct req *next;
+	bool miss;		/* a BPF-side miss, else a new mapping */
+	pid_t pid;
+	uint64_t dev, ino, vm_start;
+	char path[];		/* the mapping's path (not for a miss) */
+};
+
+struct sfb_worker {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_t thread;
+	bool stop;
+	struct req *head, **tail;
+	size_t nr;
+	uint64_t dropped;
+	struct sfb_tables_stats ts;	/* the tables' stats, as of the last
+					   request (the thread owns them) */
+};
+
+static void answer(struct sfp_bpf_defer *b, const struct req *r)
+{
+	char alt[PATH_MAX + 32];
+
+	if (r->miss) {
+		sfb_tables__resolve_miss(b->tables, r->pid, r->dev, r->ino,
+					 r->vm_start);
+		return;
+	}
+	sfb_tables__ensure(b->tables,
+			   sfb_tables__path_of(r->pid, r->path, alt,
+					       sizeof(alt)),
+			   0, 0);
+	/* the VMAs the BPF side remembered may be stale now */
+	bpf_map_delete_elem(b->vmas_fd, &r->pid);
+}
+
+static void *worker_main(void *arg)
+{
+	struct sfp_bpf_defer *b = arg;
+	struct sfb_worker *w = b->tw;
+	struct req *r;
+
+	pthread_mutex_lock(&w->lock);
+	for (;;) {
+		while (!w->head && !w->stop)
+			pthread_cond_wait(&w->cond, &w->lock);
+		if (w->stop)
+			break;
+		r = w->head;
+		w->head = r->next;
+		if (!w->head)
+			w->tail = &w->head;
+		w->nr--;
+		pthread_mutex_unlock(&w->lock);
+		answer(b, r);
+		free(r);
+		pthread_mutex_lock(&w->lock);
+		sfb_tables__stats(b->tables, &w->ts);
+	}
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+int sfp_bpf_defer__async_tables(struct sfp_bpf_defer *b)
+{
+	struct sfb_worker *w;
+	int err;
+
+	if (b->tw)
+		return 0;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->cond, NULL);
+	w->tail = &w->head;
+	sfb_tables__stats(b->tables, &w->ts);
+	b->tw = w;
+	err = pthread_create(&w->thread, NULL, worker_main, b);
+	if (err) {
+		b->tw = NULL;
+		pthread_cond_destroy(&w->cond);
+		pthread_mutex_destroy(&w->lock);
+		free(w);
+		return -err;
+	}
+	return 0;
+}
+
+static void enqueue(struct sfb_worker *w, struct req *r)
+{
+	pthread_mutex_lock(&w->lock);
+	if (w->nr >= MAX_QUEUED) {
+		w->dropped++;
+		pthread_mutex_unlock(&w->lock);
+		free(r);
+		return;
+	}
+	*w->tail = r;
+	w->tail = &r->next;
+	w->nr++;
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+}
+
+void sfb_worker__mapping(struct sfp_bpf_defer *b, pid_t pid, const char *path)
+{
+	size_t len = strlen(path) + 1;
+	struct req *r = malloc(sizeof(*r) + len);
+
+	if (!r) {
+		__atomic_fetch_add(&b->tw->dropped, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	memset(r, 0, sizeof(*r));
+	r->pid = pid;
+	memcpy(r->path, path, len);
+	enqueue(b->tw, r);
+}
+
+void sfb_worker__miss(struct sfp_bpf_defer *b, pid_t pid, uint64_t dev,
+		      uint64_t ino, uint64_t vm_start)
+{
+	struct req *r = calloc(1, sizeof(*r));
+
+	if (!r) {
+		__atomic_fetch_add(&b->tw->dropped, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	r->miss = true;
+	r->pid = pid;
+	r->dev = dev;
+	r->ino = ino;
+	r->vm_start = vm_start;
+	enqueue(b->tw, r);
+}
+
+void sfb_worker__stats(const struct sfp_bpf_defer *b,
+		       struct sfb_tables_stats *ts, uint64_t *pending,
+		       uint64_t *dropped)
+{
+	struct sfb_worker *w = b->tw;
+
+	pthread_mutex_lock(&w->lock);
+	*ts = w->ts;
+	*pending = w->nr;
+	*dropped = w->dropped;
+	pthread_mutex_unlock(&w->lock);
+}
+
+void sfb_worker__stop(struct sfp_bpf_defer *b)
+{
+	struct sfb_worker *w = b->tw;
+	struct req *r;
+
+	if (!w)
+		return;
+	pthread_mutex_lock(&w->lock);
+	w->stop = true;
+	pthread_cond_broadcast(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	pthread_join(w->thread, NULL);
+	while ((r = w->head)) {
+		w->head = r->next;
+		free(r);
+	}
+	pthread_cond_destroy(&w->cond);
+	pthread_mutex_destroy(&w->lock);
+	free(w);
+	b->tw = NULL;
+}
