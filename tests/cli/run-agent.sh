@@ -4,7 +4,8 @@
 #    program without frame pointers whose hot function is reached only
 #    through qsort's callback: -top names it first, -traces shows >= 99 %
 #    of its samples reaching main, through qsort;
-#  - /metrics parses with the Prometheus client library's own parser;
+#  - /metrics parses with the Prometheus client library's own parser,
+#    with the lag and the tables built off the reading loop;
 #    /healthz; a bad ?seconds= is a 400, as Go's net/http/pprof answers;
 #  - a program in its own mount and pid namespaces, from a tmpfs only it
 #    sees, in a cgroup named like docker's (docker-<id>.scope): unwound to
@@ -12,6 +13,7 @@
 #  - 1000 short-lived processes leave no state behind (the processes the
 #    agent keeps maps for, from /metrics);
 #  - SIGTERM ends the agent, exit 0, within its deadline.
+# No agent outlives the script: traps, and PR_SET_PDEATHSIG (setpriv).
 # Needs root (system-wide sampling), go, curl, python3-prometheus-client;
 # unshare and a writable cgroup v2 for the container checks.
 # checks: 12
@@ -40,6 +42,15 @@ cleanup() {
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
+# killed (the harness's timeout, ^C): still through cleanup, so that no
+# agent is left sampling the machine (it breaks every perf record here)
+trap 'exit 130' INT TERM HUP
+# and killed by SIGKILL, where no trap runs: the kernel ends the agent
+# with this shell (PR_SET_PDEATHSIG, kept across the exec)
+PDEATH=
+if setpriv --pdeathsig KILL true 2>/dev/null; then
+	PDEATH="setpriv --pdeathsig KILL"
+fi
 
 check_rc "agent: --help" 0 "$SFPROF" agent --help
 check_rc "agent: unknown option is a usage error" 2 "$SFPROF" agent --bogus
@@ -56,7 +67,7 @@ if unshare --mount --pid --fork true 2>/dev/null &&
    gcc -O2 -fomit-frame-pointer -fno-inline -DPFX=alpha -o "$TMP/alpha" \
 	"$SFP_TEST_DATA/containers/ns-work.c" 2>"$TMP/cc.err"; then
 	# the shell joins the cgroup, then becomes unshare: all in it
-	sh -c "[ -z '$CG' ] || echo \$\$ > '$CG/cgroup.procs'; exec unshare --mount --pid --fork sh -c \"mount -t tmpfs tmpfs '$NS' && cp '$TMP/alpha' '$NS/prog' && exec '$NS/prog'\"" \
+	$PDEATH sh -c "[ -z '$CG' ] || echo \$\$ > '$CG/cgroup.procs'; exec unshare --mount --pid --fork --kill-child sh -c \"mount -t tmpfs tmpfs '$NS' && cp '$TMP/alpha' '$NS/prog' && exec '$NS/prog'\"" \
 		> "$TMP/ns.out" 2>&1 &
 	NS_UPID=$!
 	i=0
@@ -69,7 +80,7 @@ fi
 
 # start_agent ARGS...: the agent in the background until it samples
 start_agent() {
-	"$SFPROF" agent --listen 127.0.0.1:0 "$@" \
+	$PDEATH "$SFPROF" agent --listen 127.0.0.1:0 "$@" \
 		> "$TMP/agent.out" 2> "$TMP/agent.err" &
 	AGENT_PID=$!
 	i=0
@@ -116,7 +127,7 @@ fi
 # sframe: unwinding in the agent itself, so that the checks do not
 # depend on how fast bpf-defer's tables follow the programs that other
 # jobs start on this machine (run-bpf-*.sh test bpf-defer).
-"$WORK" 120 > "$TMP/work.out" 2>&1 &
+$PDEATH "$WORK" 120 > "$TMP/work.out" 2>&1 &
 WPID=$!
 start_agent -F 199 --interval 2 --call-graph sframe
 if [ -z "$PORT" ]; then
@@ -202,6 +213,15 @@ assert val("sfprof_agent_resident_memory_bytes") > 0
 assert val("sfprof_agent_cpu_seconds_total") > 0
 val("sfprof_agent_unwind_stops_total", reason="outermost")
 val("sfprof_agent_lost_samples_total")
+# tables are built off the reading loop, which says how far it trails
+assert val("sfprof_agent_unwind_tables_built_total") > 0, "no table built"
+for n in ("sfprof_agent_lag_seconds", "sfprof_agent_lag_max_seconds",
+          "sfprof_agent_window_lateness_seconds",
+          "sfprof_agent_window_lateness_max_seconds",
+          "sfprof_agent_windows_late_total",
+          "sfprof_agent_unwind_tables_pending",
+          "sfprof_agent_unwinds_before_table_total"):
+    val(n)
 print("ok", len(fams), "families")
 EOF
 then
