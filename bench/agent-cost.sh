@@ -13,19 +13,25 @@ set -u
 B=${1:-build}
 S=${BENCH_SECONDS:-30}
 T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+w1= w2= pp=
+# no profiler or workload outlives the benchmark (a leftover agent breaks
+# every perf record on the machine): killed on the way out, and with
+# this shell even on SIGKILL (setpriv --pdeathsig)
+trap 'kill -9 $w1 $w2 $pp 2>/dev/null; rm -rf "$T"' EXIT
+trap 'exit 130' INT TERM HUP
 tick=$(getconf CLK_TCK)
 
 # run NAME CMD...: the profiler for S seconds beside two busy programs
 run() {
 	name=$1
 	shift
-	"$B/tests/progs/agent-work" $((S + 20)) > /dev/null &
+	setpriv --pdeathsig KILL "$B/tests/progs/agent-work" $((S + 20)) > /dev/null &
 	w1=$!
-	"$B/tests/progs/agent-work" $((S + 20)) > /dev/null &
+	setpriv --pdeathsig KILL "$B/tests/progs/agent-work" $((S + 20)) > /dev/null &
 	w2=$!
 	sleep 1
-	/usr/bin/time -f "%U %S %M" -o "$T/$name.time" "$@" > "$T/$name.out" 2>&1 &
+	/usr/bin/time -f "%U %S %M" -o "$T/$name.time" \
+		setpriv --pdeathsig KILL "$@" > "$T/$name.out" 2>&1 &
 	tp=$!
 	sleep 5
 	pp=$(pgrep -P "$tp")
@@ -36,6 +42,7 @@ run() {
 	wait "$tp"
 	kill "$w1" "$w2"
 	wait "$w1" "$w2" 2>/dev/null
+	w1= w2= pp=
 	set -- $(tail -1 "$T/$name.time")
 	printf "%-26s cpu %6.2f %% of a core (after 5 s: %5.2f %%)  peak RSS %6.1f MB\n" \
 		"$name" "$(echo "($1 + $2) * 100 / $S" | bc -l)" \
