@@ -391,7 +391,7 @@ static void symbols_budget(struct agent *a)
 	if (sfp_symbolizer__new(&so, &n))
 		return;
 	for (pl = a->pulls; pl; pl = pl->next)
-		agent_agg__drop_symbols(pl->agg);
+		agent_agg__drop_symbols(pl->agg, n);
 	sfp_symbolizer__free(&a->sym);
 	a->sym = n;
 	memset(a->dso_seen, 0, a->cap_seen);

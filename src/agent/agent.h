@@ -142,7 +142,8 @@ SFP_HIDDEN uint64_t agent_agg__samples(const struct agent_agg *a);
 /* The single pid of its samples, or 0 when several processes. */
 SFP_HIDDEN uint32_t agent_agg__pid(const struct agent_agg *a);
 /* Forget the cached symbol handles (the symbolizer is being replaced). */
-SFP_HIDDEN void agent_agg__drop_symbols(struct agent_agg *a);
+SFP_HIDDEN void agent_agg__drop_symbols(struct agent_agg *a,
+					 struct sfp_symbolizer *sym);
 /* pprof bytes (malloc'ed) of what it holds over [start_ns, end_ns). */
 SFP_HIDDEN int agent_agg__encode(struct agent_agg *a, uint64_t start_ns,
 				 uint64_t end_ns, bool gzip,

@@ -79,9 +79,12 @@ uint32_t agent_agg__pid(const struct agent_agg *a)
 	return a->pid == UINT32_MAX ? 0 : a->pid;
 }
 
-void agent_agg__drop_symbols(struct agent_agg *a)
+void agent_agg__drop_symbols(struct agent_agg *a, struct sfp_symbolizer *sym)
 {
 	size_t i;
+
+	/* the old symbolizer is freed next: its handles and itself */
+	a->ld.sym = sym;
 
 	for (i = 0; i < a->ld.cap_dh; i++) {
 		a->ld.dh[i].h = NULL;

@@ -247,7 +247,10 @@ int sfp_bpf_defer__record(const void *rec, size_t size, int cpu, void *ctx)
 		memcpy(&pid, p + 8, sizeof(pid));
 		if ((prot & 0x4) && memchr(name, 0, size - 72) &&
 		    name[0] == '/' && b->tw) {
+			/* the table on the tables' thread (which drops the
+			 * VMAs again once it is in); the stale VMAs now */
 			sfb_worker__mapping(b, (pid_t)pid, name);
+			bpf_map_delete_elem(b->vmas_fd, &pid);
 		} else if ((prot & 0x4) && memchr(name, 0, size - 72) &&
 			   name[0] == '/') {
 			char alt[PATH_MAX + 32];
