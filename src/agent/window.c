@@ -128,9 +128,7 @@ void agent_agg__free(struct agent_agg **ap)
 	if (!a)
 		return;
 	sfp_profile__free(&a->ld.p);
-	free(a->ld.dh);
-	free(a->ld.frames);
-	free(a->ld.chain);
+	sfp_profile_loader_release(&a->ld);
 	free(a);
 	*ap = NULL;
 }

@@ -38,8 +38,6 @@ static int push_frame(struct sfp_profile_loader *ld, size_t *n, uint32_t pid,
 	return 0;
 }
 
-/* Whose address the sample ip is, by the record's cpumode (as perf
- * resolves it for its sample entry). */
 /*
  * The sample's own address: perf looks it up in the maps of the sample's
  * cpumode, then in those of the address's mode (thread__find_map_fb()):
@@ -48,6 +46,20 @@ static int push_frame(struct sfp_profile_loader *ld, size_t *n, uint32_t pid,
 static bool ip_in_kernel(const struct sfp_perf_event *ev)
 {
 	return ev->sample.ip >= SFP_KERNEL_START;
+}
+
+void sfp_profile_loader_release(struct sfp_profile_loader *ld)
+{
+	free(ld->dh);
+	free(ld->chain_read);
+	free(ld->frames);
+	free(ld->chain);
+	free(ld->fcache);
+	ld->dh = NULL;
+	ld->chain_read = NULL;
+	ld->frames = NULL;
+	ld->chain = NULL;
+	ld->fcache = NULL;
 }
 
 int sfp_profile_loader_sample(struct sfp_profile_loader *ld,
@@ -277,11 +289,7 @@ out:
 	sfp_stitcher__free(&st);
 	sfp_symbolizer__free(&ld.sym);
 	sfp_machine__free(&ld.m);
-	free(ld.dh);
-	free(ld.chain_read);
-	free(ld.frames);
-	free(ld.chain);
-	free(ld.fcache);
+	sfp_profile_loader_release(&ld);
 	if (err)
 		sfp_profile__free(&ld.p);
 	*out = ld.p;

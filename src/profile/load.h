@@ -71,6 +71,14 @@ SFP_HIDDEN int sfp_profile_frame(struct sfp_profile *p,
  * by the stitcher) into ld->p: its frames as perf script shows them,
  * the thread's comm from ld->m.  Return: 0, -ENOMEM.
  */
+/*
+ * Free the loader's own buffers (handles, frames, chains, frame cache);
+ * the profile, machine, symbolizer and unwinder belong to whoever set
+ * them.  The file loader and the agent's windows both end with it, so a
+ * buffer added to the loader is freed in one place.
+ */
+SFP_HIDDEN void sfp_profile_loader_release(struct sfp_profile_loader *ld);
+
 SFP_HIDDEN int sfp_profile_loader_sample(struct sfp_profile_loader *ld,
 					 const struct sfp_perf_event *ev,
 					 enum sfp_stitch_how how);
