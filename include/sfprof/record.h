@@ -88,9 +88,15 @@ struct sfp_record_opts {
 	 * switch (period 1, raw data for prev_state), and context-switch
 	 * records on the first event for the switch-in times. */
 	bool off_cpu;
+	/* MMAP2 records without build-ids (attr.build_id 0).  For long-lived
+	 * samplers that read build-ids from the files themselves: while any
+	 * session on the machine has attr.build_id set, perf 6.1's own
+	 * `perf record` aborts in its build-id code (kernel 6.18), and a
+	 * profiling agent must not break the perf its users run. */
+	bool no_build_id;
 	size_t :0;
 };
-#define sfp_record_opts__last_field off_cpu
+#define sfp_record_opts__last_field no_build_id
 
 /*
  * A sample as the session parsed it.  Pointers point into the record

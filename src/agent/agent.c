@@ -707,7 +707,10 @@ static int setup(struct agent *a)
 	const struct agent_opts *o = a->o;
 	SFP_OPTS(sfp_record_opts, ro, .call_graph = o->call_graph,
 		 .freq = o->freq, .system_wide = true,
-		 .mmap_pages = o->mmap_pages);
+		 .mmap_pages = o->mmap_pages,
+		 /* build-ids from the files (profile/symbolize.c): with
+		  * attr.build_id, the perf its users run would abort */
+		 .no_build_id = true);
 	SFP_OPTS(sfp_rec_pipe_opts, po, .max_depth = o->max_depth);
 	SFP_OPTS(sfp_stitch_opts, so, .max_waiting = MAX_WAITING);
 	SFP_OPTS(sfp_symbolizer_opts, symo, .no_demangle = true);

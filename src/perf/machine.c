@@ -8,6 +8,8 @@
  * (and as perf's maps__fixup_overlap does).  DSOs are interned by name.
  * Kernel maps (MMAP records of pid -1) go to one extra process.
  */
+#include <sys/sysmacros.h>
+
 #include "perf/machine.h"
 
 #define KERNEL_PID 0xffffffffu
@@ -456,6 +458,12 @@ SFP_HIDDEN int sfp_machine__event(struct sfp_machine *m,
 
 			memcpy(d->build_id, ev->mmap.build_id, 20);
 			d->build_id_size = ev->mmap.build_id_size;
+		} else if (ev->type == SFP_PERF_RECORD_MMAP2 &&
+			   !(ev->misc & SFP_PERF_MISC_MMAP_BUILD_ID)) {
+			struct sfp_pdso *d = &m->dsos[nm.dso];
+
+			d->dev = makedev(ev->mmap.maj, ev->mmap.min);
+			d->ino = ev->mmap.ino;
 		}
 		nm.start = ev->mmap.start;
 		nm.end = end;

@@ -21,6 +21,10 @@ struct sfp_pdso {
 	char *name;		/* path as recorded, or "[kernel.kallsyms]" */
 	uint8_t build_id[20];
 	uint8_t build_id_size;	/* 0: unknown */
+	bool build_id_read;	/* the file's own was looked for (live) */
+	/* The file's device and inode as the last MMAP2 without a build-id
+	 * gave them (0: not known): whether a path still names that file. */
+	uint64_t dev, ino;
 	bool kernel;
 	bool jit;		/* executable anon memory: perf's name is
 				 * "/tmp/perf-PID.map", symbols from that map */

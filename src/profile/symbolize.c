@@ -14,8 +14,10 @@
  * Each distinct (mapping, address) is symbolized once; recursion and hot
  * loops repeat return addresses, so most frames are a hash lookup.
  */
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "elf/elf.h"
 #include "perf/buildid-cache.h"
 #include "perf/machine.h"
 #include "profile/load.h"
@@ -96,6 +98,42 @@ static int64_t kernel_mapping(struct sfp_profile *p, struct sfp_profile_loader *
 	m.path = p->strs[key];
 	header_build_id(ld->hdr, dso, &m);
 	return sfp_profile_mapping(p, key, &m);
+}
+
+/*
+ * A running process's file whose MMAP2 carried no build-id (the agent
+ * samples without attr.build_id: see sfp_record_opts.no_build_id): the
+ * file's own note, read once per DSO through the process's root, so that
+ * a container's file is the one read.  A process already gone (a
+ * compiler that ran 50 ms) leaves the path as the host sees it, used only
+ * when its device and inode are the ones the MMAP2 gave: a wrong file's
+ * build-id would be worse than none.
+ */
+static void live_build_id(struct sfp_pdso *d, uint32_t pid)
+{
+	char path[4096];
+	struct sfp_elf *e;
+	const uint8_t *id;
+	size_t len;
+
+	if (d->build_id_read || d->name[0] != '/')
+		return;
+	d->build_id_read = true;
+	if ((size_t)snprintf(path, sizeof(path), "/proc/%u/root%s", pid,
+			     d->name) >= sizeof(path))
+		return;
+	if (sfp_elf_open(path, &e)) {
+		struct stat st;
+
+		if (!d->ino || stat(d->name, &st) || st.st_dev != d->dev ||
+		    st.st_ino != d->ino || sfp_elf_open(d->name, &e))
+			return;
+	}
+	if (!sfp_elf_build_id(e, &id, &len) && len && len <= 20) {
+		memcpy(d->build_id, id, len);
+		d->build_id_size = (uint8_t)len;
+	}
+	sfp_elf_close(&e);
 }
 
 /* Symbol handle of a user mapping's file, loaded once per mapping. */
@@ -423,6 +461,8 @@ static int frame_uncached(struct sfp_profile *p, struct sfp_profile_loader *ld,
 	m.pgoff = pm->pgoff;
 	if (!(m.path = sfp_profile_str(p, d->name)))
 		return -ENOMEM;
+	if (ld->live && !d->build_id_size && !d->jit)
+		live_build_id(d, pid);
 	if (d->build_id_size && d->build_id_size <= 20) {
 		memcpy(m.build_id, d->build_id, d->build_id_size);
 		m.build_id_size = d->build_id_size;

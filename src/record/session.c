@@ -364,7 +364,7 @@ static void init_attr(struct sfp_record *r, const struct sfp_record_opts *o,
 		a->comm = 1;
 		a->comm_exec = 1;
 		a->task = 1;
-		a->build_id = 1;
+		a->build_id = r->has_build_ids;
 		/* The switch-in ends a block: PERF_RECORD_SWITCH(_CPU_WIDE)
 		 * is the one record the kernel writes for it per task. */
 		a->context_switch = r->off_cpu_evsel >= 0;
@@ -700,7 +700,8 @@ int sfp_record__open(const struct sfp_record_opts *o,
 	pthread_mutex_init(&r->lock, NULL);
 	r->go_fd = -1;
 	r->workload_status = -1;
-	r->has_build_ids = true;
+	r->has_build_ids = !SFP_OPTS_GET(o, sfp_record_opts, no_build_id,
+					 false);
 	r->off_cpu_evsel = -1;
 	r->cg = SFP_OPTS_GET(o, sfp_record_opts, call_graph,
 			     SFP_RECORD_CG_SFRAME);
