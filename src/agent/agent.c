@@ -702,6 +702,38 @@ static void snapshot(struct agent *a)
 	pthread_mutex_unlock(&a->sh.lock);
 }
 
+/*
+ * The account at exit, the figures /metrics gave while running, so that
+ * what happened to every window is known after the last scrape: each is
+ * delivered, dropped (queue full), failed (refused) or unsent (still
+ * queued when the flush deadline passed).
+ */
+static void summary(const struct agent *a)
+{
+	size_t i;
+
+	fprintf(stderr, "sfprof agent: %llu samples, %llu kept, %llu lost; "
+		"%llu windows, %llu profiles\n",
+		(unsigned long long)a->mt.samples,
+		(unsigned long long)a->mt.samples_kept,
+		(unsigned long long)a->mt.lost,
+		(unsigned long long)a->mt.windows,
+		(unsigned long long)a->mt.profiles);
+	for (i = 0; i < a->o->nr_sinks; i++) {
+		struct agent_sink_stats st;
+
+		agent_sink__stats(a->o->sinks[i], &st);
+		fprintf(stderr, "sfprof agent: sink %s: delivered=%llu "
+			"dropped=%llu failed=%llu retries=%llu unsent=%llu\n",
+			agent_sink__name(a->o->sinks[i]),
+			(unsigned long long)st.delivered,
+			(unsigned long long)st.dropped,
+			(unsigned long long)st.failed,
+			(unsigned long long)st.retries,
+			(unsigned long long)st.unsent);
+	}
+}
+
 static int setup(struct agent *a)
 {
 	const struct agent_opts *o = a->o;
@@ -857,6 +889,8 @@ out:
 		for (i = 0; i < o->nr_sinks; i++)
 			agent_sink__close(o->sinks[i], deadline);
 	}
+	if (!o->quiet && a.r)
+		summary(&a);
 	agent_listener__stop(&l);
 	for (i = 0; i < a.nr_svc; i++) {
 		agent_agg__free(&a.svc[i].agg);

@@ -10,6 +10,7 @@
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/procfs.h"
@@ -284,14 +285,30 @@ struct async_req {
 	struct unw_table_opts o;	/* its strings owned */
 };
 
+/*
+ * A sample that needs a queued table waits for it, briefly: its request
+ * goes to the front of the queue and the caller waits at most
+ * ASYNC_WAIT_NS for it, and at most ASYNC_WAIT_BUDGET_NS in any second
+ * of all such waits.  A program that just started gets whole stacks from
+ * its first samples (its small table and libc's cached one take a few
+ * milliseconds), while a table that takes long (a browser's .eh_frame)
+ * never holds the reading loop for more than a fifth of a second per
+ * second: the rings hold seconds of samples at an agent's rates.
+ */
+#define ASYNC_WAIT_NS		(50 * 1000000ull)
+#define ASYNC_WAIT_BUDGET_NS	(200 * 1000000ull)
+
 static struct {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
+	pthread_cond_t done;		/* a table was built */
 	pthread_t thread;
 	bool on, stop;
 	struct async_req *head, **tail;
 	struct unw_async_stats st;
-} as_ = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+	uint64_t budget_start, waited;	/* this second's waits */
+} as_ = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER,
+	  .done = PTHREAD_COND_INITIALIZER };
 
 static void req_free(struct async_req *r)
 {
@@ -327,6 +344,7 @@ static void *async_main(void *arg)
 		pthread_mutex_lock(&as_.lock);
 		as_.st.built++;
 		as_.st.pending--;
+		pthread_cond_broadcast(&as_.done);
 	}
 	pthread_mutex_unlock(&as_.lock);
 	return NULL;
@@ -439,13 +457,68 @@ static bool async_queue(struct unw_module *m, const struct unw_table_opts *o,
 	return true;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * m's table is queued and a sample needs it now: move its request to the
+ * front and wait for it within the budget.  Return: true when it is built.
+ */
+static bool async_wait(struct unw_module *m)
+{
+	struct async_req **pp, *r;
+	uint64_t now = mono_ns(), until;
+	struct timespec ts;
+
+	pthread_mutex_lock(&as_.lock);
+	for (pp = &as_.head; (r = *pp); pp = &r->next) {
+		if (r->m != m || r->fallback || pp == &as_.head)
+			continue;
+		*pp = r->next;
+		if (as_.tail == &r->next)
+			as_.tail = pp;
+		r->next = as_.head;
+		as_.head = r;
+		break;
+	}
+	if (now - as_.budget_start >= 1000000000ull) {
+		as_.budget_start = now;
+		as_.waited = 0;
+	}
+	until = now + ASYNC_WAIT_NS;
+	if (as_.waited >= ASYNC_WAIT_BUDGET_NS)
+		until = now;
+	else if (until - now > ASYNC_WAIT_BUDGET_NS - as_.waited)
+		until = now + (ASYNC_WAIT_BUDGET_NS - as_.waited);
+	/* pthread_cond_timedwait's clock is CLOCK_REALTIME by default */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += (time_t)((until - now) / 1000000000ull);
+	ts.tv_nsec += (long)((until - now) % 1000000000ull);
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	while (!__atomic_load_n(&m->loaded, __ATOMIC_ACQUIRE) && as_.on &&
+	       !as_.stop && mono_ns() < until)
+		if (pthread_cond_timedwait(&as_.done, &as_.lock, &ts))
+			break;
+	as_.waited += mono_ns() - now;
+	pthread_mutex_unlock(&as_.lock);
+	return __atomic_load_n(&m->loaded, __ATOMIC_ACQUIRE);
+}
+
 int unw_module_load_nowait(struct unw_module *m,
 			   const struct unw_table_opts *opts)
 {
 	if (__atomic_load_n(&m->loaded, __ATOMIC_ACQUIRE))
 		return m->load_err;
 	if (async_queue(m, opts, false))
-		return -EAGAIN;
+		return async_wait(m) ? m->load_err : -EAGAIN;
 	return unw_module_load(m, opts);
 }
 

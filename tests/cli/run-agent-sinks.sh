@@ -1,0 +1,303 @@
+#!/bin/sh
+# sfprof agent delivering its windows to the backends, end to end: one
+# agent with a Pyroscope (Connect push), an OTLP/HTTP and a files sink,
+# against the test backend (push-server.py) that is down when the agent
+# starts and comes up two windows later.  What the backend got is read
+# back with the real decoders (protoc with the upstream pprof and
+# OpenTelemetry schemas, go tool pprof) and counted against the samples
+# the agent took (its exit summary):
+#  - while the backend is down the windows wait in the queues (retries and
+#    queue bytes on /metrics); once it is up every one is delivered, none
+#    dropped, none failed, none unsent;
+#  - every push has the series labels __name__, service_name, pid, host;
+#    every rawProfile decodes and go tool pprof reads it;
+#  - the windows' time ranges follow each other without gap or overlap;
+#  - the pushed samples add up to the samples the agent kept, and
+#    cpu/nanoseconds to that many periods at -F;
+#  - the OTLP bodies decode, with the resource attributes, and their stacks
+#    equal the pprof stacks; the files sink wrote the same windows.
+# Needs root (system-wide sampling), protoc, python3, go.
+# checks: 10
+. "$(dirname "$0")/test-subr.sh"
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+PROTO=$ROOT/../shared/testdata/proto
+SERVER=$HERE/push-server.py
+CHECK=$HERE/push-check.py
+NCHECKS=10
+
+if [ "$(id -u)" != 0 ]; then
+	for i in $(seq $NCHECKS); do skip "agent sinks $i" "needs root for system-wide sampling"; done
+	exit 0
+fi
+if ! command -v protoc > /dev/null || ! command -v python3 > /dev/null ||
+   ! command -v go > /dev/null || [ ! -f "$PROTO/pprof/profile.proto" ]; then
+	for i in $(seq $NCHECKS); do skip "agent sinks $i" "protoc, python3, go or $PROTO missing (make deps)"; done
+	exit 0
+fi
+. "$HERE/push-subr.sh"
+
+WORK=$SFP_BUILD/tests/progs/agent-work
+export PPROF_TMPDIR="$TMP" HOME="$TMP"
+AGENT_PID=
+WPID=
+cleanup() {
+	[ -n "$AGENT_PID" ] && kill -9 "$AGENT_PID" 2>/dev/null
+	[ -n "$WPID" ] && kill -9 "$WPID" 2>/dev/null
+	[ -n "$SRV_PID" ] && kill "$SRV_PID" 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+# SIGKILLed with this shell: no agent left sampling the machine
+PDEATH=
+if setpriv --pdeathsig KILL true 2>/dev/null; then
+	PDEATH="setpriv --pdeathsig KILL"
+fi
+
+# metric NAME [SINK]: a value from the agent's /metrics (a sink's label
+# is its kind and where it delivers: sink="pyroscope http://...")
+metric() {
+	curl -s "http://127.0.0.1:$APORT/metrics" |
+		awk -v n="$1" -v s="$2" '
+		s == "" && $1 == n { print $2; exit }
+		s != "" && $1 == n "{sink=\"" s { print $NF; exit }'
+}
+# wait_metric NAME MIN [SINK] [SECONDS]: until NAME >= MIN
+wait_metric() {
+	_i=0
+	while [ "$(metric "$1" "$3" | cut -d. -f1)" -lt "$2" ] 2>/dev/null ||
+	      [ -z "$(metric "$1" "$3")" ]; do
+		[ $_i -ge $((${4:-60} * 10)) ] && return 1
+		kill -0 "$AGENT_PID" 2>/dev/null || return 1
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+}
+
+# A port nothing listens on yet: the backend is down at the start.
+DPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+URL=http://127.0.0.1:$DPORT
+FREQ=199
+$PDEATH "$WORK" 600 > "$TMP/work.out" 2>&1 &
+WPID=$!
+$PDEATH "$SFPROF" agent --pid "$WPID" -F $FREQ --interval 2 --call-graph sframe \
+	--listen 127.0.0.1:0 --pyroscope "$URL" --otlp "$URL" \
+	--output-dir "$TMP/files" > "$TMP/agent.out" 2> "$TMP/agent.err" &
+AGENT_PID=$!
+i=0
+while ! grep -q "sampling every CPU" "$TMP/agent.err" &&
+      [ $i -lt 600 ] && kill -0 "$AGENT_PID" 2>/dev/null; do
+	sleep 0.1
+	i=$((i + 1))
+done
+APORT=$(sed -n 's/.*(port \([0-9][0-9]*\)).*/\1/p' "$TMP/agent.err")
+if [ -z "$APORT" ]; then
+	for i in $(seq $NCHECKS); do fail "agent sinks: the agent did not start"; done
+	sed 's/^/  /' "$TMP/agent.err" | head -10
+	exit 0
+fi
+
+# Two windows while the backend is down: queued, retried.
+wait_metric sfprof_agent_windows_total 2
+wait_metric sfprof_agent_sink_retries_total 1 pyroscope 30
+q=$(metric sfprof_agent_sink_queue_bytes pyroscope)
+r=$(metric sfprof_agent_sink_retries_total otlp)
+d=$(metric sfprof_agent_sink_windows_delivered_total pyroscope)
+if [ "${q:-0}" -gt 0 ] && [ "${r:-0}" -gt 0 ] && [ "$d" = 0 ]; then
+	pass "agent sinks: backend down: windows wait in the queues, retried (/metrics: $q bytes queued)"
+else
+	fail "agent sinks: backend down: windows wait in the queues, retried"
+	echo "  queue bytes ${q:-?}, otlp retries ${r:-?}, delivered ${d:-?}"
+fi
+
+# The backend comes up; two more windows; then the workload stops
+# (no more samples) and two windows later the agent is told to end.
+SRV_DIR=$TMP/srv
+start_server "$SRV_DIR" --port "$DPORT"
+wait_metric sfprof_agent_sink_windows_delivered_total 4 pyroscope 60
+kill -STOP "$WPID"
+w=$(metric sfprof_agent_windows_total)
+wait_metric sfprof_agent_windows_total $((${w:-0} + 2))
+kill -TERM "$AGENT_PID"
+i=0
+while kill -0 "$AGENT_PID" 2>/dev/null && [ $i -lt 200 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+if kill -0 "$AGENT_PID" 2>/dev/null; then
+	rc=timeout
+else
+	wait "$AGENT_PID"
+	rc=$?
+	AGENT_PID=
+fi
+kill -9 "$WPID" 2>/dev/null
+wait "$WPID" 2>/dev/null
+WPID_WAS=$WPID
+WPID=
+stop_server "agent sinks"
+
+# The exit summary: what became of every window.
+sumline() {
+	sed -n "s/^sfprof agent: sink $1 .*: \\(delivered=.*\\)/\\1/p" "$TMP/agent.err"
+}
+kept=$(sed -n 's/^sfprof agent: [0-9]* samples, \([0-9]*\) kept.*/\1/p' "$TMP/agent.err")
+profiles=$(sed -n 's/.* windows, \([0-9]*\) profiles$/\1/p' "$TMP/agent.err")
+ok=1
+for s in pyroscope otlp files; do
+	echo "$(sumline $s)" | grep -qx "delivered=$profiles dropped=0 failed=0 retries=[0-9]* unsent=0" || ok=0
+done
+if [ "$rc" = 0 ] && [ $ok = 1 ] && [ "${profiles:-0}" -ge 4 ] &&
+   ! grep -qE 'runtime error:|Sanitizer' "$TMP/agent.err"; then
+	pass "agent sinks: SIGTERM ends it (exit 0); all $profiles windows delivered by each sink, none dropped, failed or unsent"
+else
+	fail "agent sinks: SIGTERM ends it (exit 0); all windows delivered by each sink"
+	echo "  exit $rc, ${profiles:-?} profiles"
+	grep '^sfprof agent' "$TMP/agent.err" | sed 's/^/  /'
+	tail -5 "$TMP/agent.err" | sed 's/^/  /'
+fi
+n200=$(count_log "$SRV_DIR" '^[0-9]+ /push.v1.PusherService/Push 200 id=')
+o200=$(count_log "$SRV_DIR" '^[0-9]+ /v1development/profiles 200')
+if [ "$n200" = "$profiles" ] && [ "$o200" = "$profiles" ] &&
+   [ "$(count_log "$SRV_DIR" ' [^2][0-9][0-9]( |$)')" = 0 ]; then
+	pass "agent sinks: the backend got $n200 Connect pushes and $o200 OTLP posts, all answered 200"
+else
+	fail "agent sinks: the backend got every window once"
+	echo "  push ${n200:-0}, otlp ${o200:-0}, profiles ${profiles:-?}"
+	sed 's/^/  /' "$SRV_DIR/requests.log" | head -10
+fi
+
+# Series labels of every push.
+printf '__name__=process_cpu\nservice_name=agent-work\npid=%s\nhost=%s\n' \
+	"$WPID_WAS" "$(uname -n)" | sort > "$TMP/labels.exp"
+ok=1 n=0
+for l in "$SRV_DIR"/req-*.labels; do
+	[ -f "$l" ] || continue
+	n=$((n + 1))
+	sort "$l" | cmp -s - "$TMP/labels.exp" || ok=0
+done
+if [ $ok = 1 ] && [ $n = "$n200" ] && [ $n -gt 0 ]; then
+	pass "agent sinks: every push labeled __name__=process_cpu, service_name, pid, host"
+else
+	fail "agent sinks: every push labeled __name__=process_cpu, service_name, pid, host"
+	sed 's/^/  /' "$(ls "$SRV_DIR"/req-*.labels | head -1)" 2>/dev/null
+fi
+
+# Every rawProfile: protoc decodes it, go tool pprof reads it.  Collect
+# each window's (time_nanos, duration_nanos) and totals.
+ok=1 n=0
+: > "$TMP/ranges" ; : > "$TMP/pushed.stacks"
+for r in "$SRV_DIR"/req-*.s0-0.pb.gz; do
+	[ -f "$r" ] || continue
+	n=$((n + 1))
+	if ! decode_pprof "$r" "$r.txt" || ! go tool pprof -raw "$r" > "$r.raw" 2>&1 ||
+	   ! grep -q '^Samples:' "$r.raw"; then
+		ok=0
+		continue
+	fi
+	awk '/^time_nanos:/ { t = $2 } /^duration_nanos:/ { d = $2 } END { print t, d }' "$r.txt" >> "$TMP/ranges"
+	python3 "$CHECK" stacks-pprof "$r.txt" >> "$TMP/pushed.stacks"
+done
+if [ $ok = 1 ] && [ $n = "$n200" ] && [ $n -gt 0 ]; then
+	pass "agent sinks: all $n rawProfiles decode with protoc (upstream profile.proto) and go tool pprof reads them"
+else
+	fail "agent sinks: all rawProfiles decode with protoc and go tool pprof reads them ($n)"
+fi
+
+# Windows follow each other: each starts where the one before ended, and
+# each but the last (cut by SIGTERM) lasts about the interval.
+sort -n "$TMP/ranges" > "$TMP/ranges.sorted"
+# (nanoseconds since 1970 are past awk's exact integers: python)
+if python3 - "$TMP/ranges.sorted" <<'EOF'
+import sys
+w = [tuple(map(int, l.split())) for l in open(sys.argv[1]) if l.strip()]
+ok = len(w) >= 4
+for (t0, d0), (t1, _) in zip(w, w[1:]):
+    ok = ok and t1 == t0 + d0 and 1.5e9 <= d0 <= 4e9
+sys.exit(not ok)
+EOF
+then
+	pass "agent sinks: the windows' time ranges follow each other, no gap, no overlap"
+else
+	fail "agent sinks: the windows' time ranges follow each other, no gap, no overlap"
+	sed 's/^/  /' "$TMP/ranges.sorted"
+fi
+
+# Totals: the samples pushed are the samples the agent kept.
+tot() {
+	awk -F'\t' -v t="$2" '$1 == t { s += $3 } END { printf "%.0f\n", s }' "$1"
+}
+ps=$(tot "$TMP/pushed.stacks" samples/count)
+pn=$(tot "$TMP/pushed.stacks" cpu/nanoseconds)
+want_ns=$(awk -v k="$kept" -v f=$FREQ 'BEGIN { printf "%.0f\n", k * int(1e9 / f) }')
+if [ -n "$kept" ] && [ "$kept" -gt 0 ] && [ "$ps" = "$kept" ] && [ "$pn" = "$want_ns" ]; then
+	pass "agent sinks: pushed samples/count = the $kept samples the agent kept; cpu/nanoseconds = that many periods at $FREQ Hz"
+else
+	fail "agent sinks: pushed totals = the samples the agent kept"
+	echo "  kept ${kept:-?}, pushed samples $ps, cpu ns $pn (want $want_ns)"
+fi
+
+# OTLP: decodes with the upstream protos, resource attributes, and the
+# same stacks as the pprof windows (summed over the windows).
+ok=1 n=0
+: > "$TMP/otlp.stacks" ; : > "$TMP/res"
+for b in "$SRV_DIR"/req-*.otlp; do
+	[ -f "$b" ] || continue
+	n=$((n + 1))
+	decode_otlp "$b" "$b.txt" || { ok=0; continue; }
+	python3 "$CHECK" stacks-otlp "$b.txt" >> "$TMP/otlp.stacks" || ok=0
+	python3 "$CHECK" resource-otlp "$b.txt" >> "$TMP/res" || ok=0
+done
+merge() {
+	awk -F'\t' '{ s[$1 "\t" $2] += $3 } END { for (k in s) printf "%s\t%.0f\n", k, s[k] }' "$1" | sort
+}
+merge "$TMP/pushed.stacks" > "$TMP/pushed.merged"
+merge "$TMP/otlp.stacks" > "$TMP/otlp.merged"
+if [ $ok = 1 ] && [ $n = "$o200" ] && [ -s "$TMP/otlp.merged" ] &&
+   cmp -s "$TMP/pushed.merged" "$TMP/otlp.merged" &&
+   grep -qx "service.name=agent-work" "$TMP/res" &&
+   grep -qx "process.pid=int:$WPID_WAS" "$TMP/res" &&
+   grep -qx "host.name=$(uname -n)" "$TMP/res"; then
+	pass "agent sinks: OTLP bodies decode (upstream protos), resource attributes, stacks equal the pprof's ($(wc -l < "$TMP/otlp.merged") stacks)"
+else
+	fail "agent sinks: OTLP bodies decode, resource attributes, stacks equal the pprof's"
+	diff "$TMP/pushed.merged" "$TMP/otlp.merged" | head -6 | sed 's/^/  /'
+	sort -u "$TMP/res" | head -8 | sed 's/^/  /'
+fi
+
+# Files: the same windows, rotated into the directory.
+: > "$TMP/files.stacks"
+n=0
+for f in "$TMP/files"/*; do
+	[ -f "$f" ] || continue
+	n=$((n + 1))
+	decode_pprof "$f" "$f.txt.tmp" && python3 "$CHECK" stacks-pprof "$f.txt.tmp" >> "$TMP/files.stacks"
+	rm -f "$f.txt.tmp" "$f.txt.tmp.pb" "$f.txt.tmp.err"
+done
+merge "$TMP/files.stacks" > "$TMP/files.merged"
+if [ $n = "$profiles" ] && cmp -s "$TMP/pushed.merged" "$TMP/files.merged"; then
+	pass "agent sinks: --output-dir holds the same $n windows (protoc decodes them, same stacks)"
+else
+	fail "agent sinks: --output-dir holds the same windows"
+	echo "  $n files, ${profiles:-?} profiles"
+	ls "$TMP/files" | head -5 | sed 's/^/  /'
+fi
+
+# The delivered stacks are whole: the workload has no frame pointers.
+if python3 - "$TMP/pushed.merged" <<'EOF'
+import sys
+t = m = 0
+for l in open(sys.argv[1]):
+    typ, stack, v = l.rstrip("\n").split("\t")
+    if typ == "samples/count":
+        t += int(v)
+        m += int(v) if "main" in stack.split(";") else 0
+sys.exit(not (t > 0 and m * 100 >= t * 99))
+EOF
+then
+	pass "agent sinks: >= 99 % of the pushed samples reach main"
+else
+	fail "agent sinks: >= 99 % of the pushed samples reach main"
+	grep '^samples/count' "$TMP/pushed.merged" | grep -v ';main;' | head -5 | cut -c1-200 | sed 's/^/  /'
+fi
