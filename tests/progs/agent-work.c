@@ -5,7 +5,8 @@
  * in agent_hot(), called from a qsort() comparator, so the hot frame is
  * reached only through libc:
  *   main -> agent_sort_loop -> qsort (libc) -> agent_cmp -> agent_hot
- * Runs for argv[1] seconds of wall time (default 30), or until killed.
+ * Runs for argv[1] seconds of wall time (default 30), or until killed;
+ * "20ms": that many milliseconds (the soak test's short-lived programs).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -30,12 +31,20 @@ __attribute__((noinline)) static int agent_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-__attribute__((noinline)) static void agent_sort_loop(time_t end)
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+__attribute__((noinline)) static void agent_sort_loop(uint64_t end_ms)
 {
 	uint32_t v[256];
 	unsigned int i, round = 0;
 
-	while (time(NULL) < end) {
+	while (now_ms() < end_ms) {
 		for (i = 0; i < 256; i++)
 			v[i] = ((i + round) * 2654435761u) >> 7;
 		qsort(v, 256, sizeof(v[0]), agent_cmp);
@@ -46,10 +55,12 @@ __attribute__((noinline)) static void agent_sort_loop(time_t end)
 
 int main(int argc, char **argv)
 {
-	long secs = argc > 1 ? atol(argv[1]) : 30;
+	char *unit = NULL;
+	long n = argc > 1 ? strtol(argv[1], &unit, 10) : 30;
+	uint64_t ms = unit && unit[0] == 'm' ? (uint64_t)n : (uint64_t)n * 1000;
 
 	printf("ready\n");
 	fflush(stdout);
-	agent_sort_loop(time(NULL) + secs);
+	agent_sort_loop(now_ms() + ms);
 	return 0;
 }
