@@ -29,9 +29,13 @@ struct sfp_bpf_defer_opts {
 	uint32_t max_fdes;	/* FDE array entries (0: 262144) */
 	uint32_t max_fres;	/* FRE array entries (0: 1048576) */
 	const char *cache_dir;	/* for tables built from .eh_frame */
+	/* BPF ring buffer bytes, a power of two of at least a page
+	 * (0: 16 MiB, for record's rates; the agent's 19 Hz needs far less,
+	 * and the ring's pages are resident: mapped twice, counted twice) */
+	uint32_t ring_bytes;
 	size_t :0;
 };
-#define sfp_bpf_defer_opts__last_field cache_dir
+#define sfp_bpf_defer_opts__last_field ring_bytes
 
 struct sfp_bpf_defer_stats {
 	uint64_t samples;		/* sample records received */

@@ -118,7 +118,7 @@ int sfp_bpf_defer__load(const struct sfp_bpf_defer_opts *o,
 {
 	struct sfp_bpf_defer *b;
 	const char *env;
-	uint32_t depth;
+	uint32_t depth, ring;
 	long page = sysconf(_SC_PAGESIZE);
 	int err;
 
@@ -154,6 +154,16 @@ int sfp_bpf_defer__load(const struct sfp_bpf_defer_opts *o,
 		goto fail;
 	}
 	b->skel->rodata->max_depth = depth;
+	ring = SFP_OPTS_GET(o, sfp_bpf_defer_opts, ring_bytes, 0);
+	if (ring) {
+		if (ring < (uint32_t)page || (ring & (ring - 1))) {
+			pr_warn("bpf-defer: ring of %u bytes: not a power of "
+				"two of at least a page", ring);
+			err = -EINVAL;
+			goto fail;
+		}
+		bpf_map__set_max_entries(b->skel->maps.rb, ring);
+	}
 	bpf_map__set_max_entries(b->skel->maps.fdes, b->fde_cap);
 	bpf_map__set_max_entries(b->skel->maps.fres, b->fre_cap);
 	/* user space writes the tables through mmap, not a syscall each */

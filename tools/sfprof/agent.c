@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <sfprof/record.h>
 
@@ -463,6 +464,19 @@ int cmd_agent(int argc, char **argv)
 	o.sinks = sinks;
 	o.nr_sinks = nr_sinks;
 
+	/* bpf-defer sized for an agent's rates and memory budget: the ring
+	 * 256 KiB per CPU (1 to 16 MiB; record's 16 MiB would be 32 MiB
+	 * resident, mapped twice), tables half of record's arrays (10 MiB
+	 * at most, least recently used evicted) */
+	{
+		long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+		uint32_t ring = 1u << 20;
+
+		while (ring < (1u << 24) && ncpu > 0 &&
+		       (uint64_t)ring < (uint64_t)ncpu * (256u << 10))
+			ring <<= 1;
+		record_bpf_size(ring, 1u << 17, 1u << 19);
+	}
 	if (auto_cg) {
 		SFP_OPTS(sfp_record_opts, ro, .system_wide = true);
 

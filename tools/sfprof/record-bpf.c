@@ -12,9 +12,21 @@
 #include "cli.h"
 #include "record-bpf.h"
 
+/* Sizes a caller asked for (record_bpf_size()); 0: the library's. */
+static uint32_t size_ring, size_fdes, size_fres;
+
+void record_bpf_size(uint32_t ring_bytes, uint32_t max_fdes, uint32_t max_fres)
+{
+	size_ring = ring_bytes;
+	size_fdes = max_fdes;
+	size_fres = max_fres;
+}
+
 int record_bpf_try(uint32_t max_depth, struct sfp_bpf_defer **out)
 {
-	SFP_OPTS(sfp_bpf_defer_opts, bo, .max_depth = max_depth);
+	SFP_OPTS(sfp_bpf_defer_opts, bo, .max_depth = max_depth,
+		 .ring_bytes = size_ring, .max_fdes = size_fdes,
+		 .max_fres = size_fres);
 	const char *e;
 
 	/* Table array sizes (entries), for tests of the eviction path and
