@@ -27,32 +27,19 @@ if [ "$(id -u)" != 0 ]; then
 fi
 WORK=$SFP_BUILD/tests/progs/agent-work
 export PPROF_TMPDIR="$TMP" HOME="$TMP"
-AGENT_PID=
+. "$(dirname "$0")/agent-subr.sh"
 NS_UPID=
 NS_PID=
-WPID=
 CG=
-cleanup() {
-	[ -n "$AGENT_PID" ] && kill -9 "$AGENT_PID" 2>/dev/null
-	[ -n "$WPID" ] && kill -9 "$WPID" 2>/dev/null
+ns_cleanup() {
 	[ -n "$NS_UPID" ] && kill -9 "$NS_UPID" 2>/dev/null
 	[ -n "$NS_PID" ] && kill -9 "$NS_PID" 2>/dev/null
 	if [ -n "$CG" ]; then
 		sleep 0.2
 		rmdir "$CG" "$(dirname "$CG")" 2>/dev/null
 	fi
-	rm -rf "$TMP"
 }
-trap cleanup EXIT
-# killed (the harness's timeout, ^C): still through cleanup, so that no
-# agent is left sampling the machine (it breaks every perf record here)
-trap 'exit 130' INT TERM HUP
-# and killed by SIGKILL, where no trap runs: the kernel ends the agent
-# with this shell (PR_SET_PDEATHSIG, kept across the exec)
-PDEATH=
-if setpriv --pdeathsig KILL true 2>/dev/null; then
-	PDEATH="setpriv --pdeathsig KILL"
-fi
+EXTRA_CLEANUP=ns_cleanup
 
 check_rc "agent: --help" 0 "$SFPROF" agent --help
 check_rc "agent: unknown option is a usage error" 2 "$SFPROF" agent --bogus
@@ -80,42 +67,11 @@ if unshare --mount --pid --fork true 2>/dev/null &&
 	NS_PID=$(tr -d ' \n' < /proc/$NS_UPID/task/$NS_UPID/children 2>/dev/null)
 fi
 
-# start_agent ARGS...: the agent in the background until it samples
-start_agent() {
-	$PDEATH "$SFPROF" agent --listen 127.0.0.1:0 "$@" \
-		> "$TMP/agent.out" 2> "$TMP/agent.err" &
-	AGENT_PID=$!
-	i=0
-	while ! grep -q "sampling every CPU" "$TMP/agent.err" &&
-	      [ $i -lt 600 ] && kill -0 "$AGENT_PID" 2>/dev/null; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	PORT=$(sed -n 's/.*(port \([0-9][0-9]*\)).*/\1/p' "$TMP/agent.err")
-}
-
-# wait_end SECONDS: the agent gone by then?  rc: its exit status
-wait_end() {
-	i=0
-	while kill -0 "$AGENT_PID" 2>/dev/null && [ $i -lt $(($1 * 10)) ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	if kill -0 "$AGENT_PID" 2>/dev/null; then
-		rc=timeout
-		return 1
-	fi
-	wait "$AGENT_PID"
-	rc=$?
-	AGENT_PID=
-	! grep -qE 'runtime error:|Sanitizer' "$TMP/agent.err"
-}
-
 # --- the defaults: --call-graph auto says which and why ------------------
-start_agent
-if [ -n "$PORT" ] &&
+agent_start
+if [ -n "$APORT" ] &&
    grep -qE "call-graph auto: (bpf-defer|sframe) \(" "$TMP/agent.err" &&
-   kill -INT "$AGENT_PID" && wait_end 15 && [ "$rc" -eq 0 ]; then
+   kill -INT "$AGENT_PID" && agent_end 15 && [ "$rc" -eq 0 ]; then
 	pass "agent: default auto mode says which and why; SIGINT ends it"
 else
 	fail "agent: default auto mode says which and why; SIGINT ends it"
@@ -131,13 +87,13 @@ fi
 # jobs start on this machine (run-bpf-*.sh test bpf-defer).
 $PDEATH "$WORK" 120 > "$TMP/work.out" 2>&1 &
 WPID=$!
-start_agent -F 199 --interval 2 --call-graph sframe
-if [ -z "$PORT" ]; then
+agent_start -F 199 --interval 2 --call-graph sframe
+if [ -z "$APORT" ]; then
 	for n in $(seq 11); do fail "agent: (did not start)"; done
 	sed 's/^/  /' "$TMP/agent.err" | head -10
 	exit 0
 fi
-URL=http://127.0.0.1:$PORT
+URL=http://127.0.0.1:$APORT
 # the first window closed: every running program's tables were read
 i=0
 while [ $i -lt 300 ] && ! curl -s "$URL/metrics" |
@@ -331,7 +287,7 @@ fi
 
 # SIGTERM: out within the deadline (5 s for the sinks, plus the rest)
 kill -TERM "$AGENT_PID"
-if wait_end 15 && [ "$rc" -eq 0 ]; then
+if agent_end 15 && [ "$rc" -eq 0 ]; then
 	pass "agent: SIGTERM ends it within 15 s, exit 0"
 else
 	fail "agent: SIGTERM ends it within 15 s, exit 0"
