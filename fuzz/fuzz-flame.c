@@ -70,23 +70,30 @@ static void must_decode(const char *html, const struct sfp_json *j,
 			bool preview)
 {
 	struct sfp_flame_tree t;
-	uint64_t n, fb;
+	const struct sfp_json *code = sfp_json_get(j, "funcCode");
+	uint32_t count[SFP_FLAME_CODE_MAX + 1] = { 0 };
+	uint64_t n, c;
 	const char *b;
-	size_t len;
+	size_t len, l;
 	char err[128];
 
 	b = script_text(html, preview ? "sfp-preview" : "sfp-tree", &len);
 	if (sfp_json_u64(sfp_json_get(j, preview ? "previewNodes" : "nodes"), &n) ||
-	    sfp_json_u64(sfp_json_get(j, "funcBits"), &fb))
+	    !code || sfp_json_len(code) > SFP_FLAME_CODE_MAX)
 		abort();
+	for (l = 0; l < sfp_json_len(code); l++) {
+		if (sfp_json_u64(sfp_json_at(code, l), &c) || c > UINT32_MAX)
+			abort();
+		count[l + 1] = (uint32_t)c;
+	}
 	if (preview && !n) {
 		if (len)
 			abort();
 		return;
 	}
-	if (sfp_flame_tree_decode(b, len, n, sfp_json_len(sfp_json_get(j, "names")),
-				  (unsigned int)fb, sfp_json_get(j, "offcpu") != NULL,
-				  preview, &t, err, sizeof(err)))
+	if (sfp_flame_tree_decode(b, len, n, count, (unsigned int)sfp_json_len(code),
+				  sfp_json_get(j, "offcpu") != NULL, preview, &t,
+				  err, sizeof(err)))
 		abort();
 	sfp_flame_tree_free(&t);
 }

@@ -5,10 +5,10 @@
  * bytes themselves must be few: a million-frame tree as JSON arrays of
  * numbers was 9 MB, and the browser's time to first draw follows the
  * bytes it must read.  The tree is a bit string -- per frame in pre-order
- * its function in a fixed number of bits, how many levels the next frame
- * climbs (Elias gamma), its samples (Elias delta) -- written 13 bits to
- * two characters of a 91-letter alphabet that never forms "</script", "//"
- * or a character HTML or JSON would escape.
+ * its function in a canonical Huffman code, how many levels the next
+ * frame climbs (Elias gamma), its samples (Elias delta) -- written 13 bits
+ * to two characters of a 91-letter alphabet that never forms "</script",
+ * "//" or a character HTML or JSON would escape.
  *
  * The writer (flamegraph.c) uses the encoder; the decoder, which checks
  * every bit, serves the unit tests and the fuzz target, which read a page
@@ -48,8 +48,26 @@ SFP_HIDDEN void sfp_flame_bits_delta(struct sfp_flame_bits *b, uint64_t v);
 SFP_HIDDEN void sfp_flame_bits_end(struct sfp_flame_bits *b);
 
 /*
+ * The functions' code: canonical Huffman, count[l] codes of l bits
+ * (1 <= l <= max_len), given to the functions in the page's order -- the
+ * first count[1] functions get the 1-bit codes, and so on -- so the page
+ * only states the counts.  The functions of a profile are far from
+ * equally frequent (even random addresses pick big functions more often),
+ * and the function is most of a frame's bits.
+ */
+#define SFP_FLAME_CODE_MAX 30
+
+/*
+ * Code lengths for @n symbols of frequencies @freq (each >= 1): a Huffman
+ * code, flattened until no length exceeds SFP_FLAME_CODE_MAX.  0 or
+ * -ENOMEM.
+ */
+SFP_HIDDEN int sfp_flame_code_lengths(const uint64_t *freq, size_t n,
+				      uint8_t *len);
+
+/*
  * One frame's record (the root has no function and no climb):
- *   func   @func_bits bits
+ *   func   its code (@code_len bits)
  *   climb  gamma(up + 1): the next frame's depth is this depth + 1 - up
  *          (the frame after the last one would be at depth 1)
  *   value  delta(value), the samples (or ns) of its subtree, >= 1;
@@ -63,11 +81,9 @@ SFP_HIDDEN void sfp_flame_bits_end(struct sfp_flame_bits *b);
 SFP_HIDDEN void sfp_flame_tree_put_root(struct sfp_flame_bits *b,
 					uint64_t value, bool timed,
 					uint64_t off);
-SFP_HIDDEN void sfp_flame_tree_put(struct sfp_flame_bits *b, uint32_t func,
-				   unsigned int func_bits, uint64_t up,
+SFP_HIDDEN void sfp_flame_tree_put(struct sfp_flame_bits *b, uint32_t code,
+				   unsigned int code_len, uint64_t up,
 				   uint64_t value, bool timed, uint64_t off);
-/* bits for function indexes 0 .. nr_funcs - 1 (at least 1) */
-SFP_HIDDEN unsigned int sfp_flame_tree_func_bits(size_t nr_funcs);
 
 /* A tree read back: arrays of @n frames in pre-order, the root first. */
 struct sfp_flame_tree {
@@ -81,13 +97,14 @@ struct sfp_flame_tree {
 
 /*
  * Read @n frames from the text @s (@len bytes), a preview's with their
- * gaps if @preview.  Every character, bit,
- * function index (< @nr_funcs), depth and off-CPU part is checked, and the
- * text must end where the tree does.  0, -EBADMSG (with a message in
- * @err) or -ENOMEM.
+ * gaps if @preview; @count[1 .. @max_len] is the functions' code.  Every
+ * character, bit, code, depth and off-CPU part is checked, and the text
+ * must end where the tree does.  0, -EBADMSG (with a message in @err) or
+ * -ENOMEM.
  */
 SFP_HIDDEN int sfp_flame_tree_decode(const char *s, size_t len, size_t n,
-				     size_t nr_funcs, unsigned int func_bits,
+				     const uint32_t *count,
+				     unsigned int max_len,
 				     bool timed, bool preview,
 				     struct sfp_flame_tree *t,
 				     char *err, size_t err_len);

@@ -57,6 +57,12 @@ struct fg {
 	uint32_t max_depth;
 	uint64_t preview_min;		/* 0: no preview */
 	size_t nr_preview;
+	/* the functions' canonical code: per output function, and how many
+	 * codes of each length (flame-tree.h) */
+	uint32_t *code;
+	uint8_t *code_len;
+	uint32_t code_count[SFP_FLAME_CODE_MAX + 1];
+	unsigned int code_max;
 };
 
 #define NONE UINT32_MAX
@@ -462,9 +468,79 @@ static void write_u32_array(FILE *out, const char *key, const uint32_t *v,
 	putc(']', out);
 }
 
+static const uint8_t *sort_len;
+
+static int cmp_code_order(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (sort_len[x] != sort_len[y])
+		return sort_len[x] < sort_len[y] ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The functions' code: Huffman lengths from how many frames use each,
+ * then the functions renumbered in the canonical order (shorter codes
+ * first, ties in order of first use) so that function r gets the r-th
+ * code and the page needs only the count of codes of each length.
+ */
+static int make_code(struct fg *g)
+{
+	size_t nu = g->nr_used, i, r;
+	uint64_t *freq = calloc(nu ? nu : 1, sizeof(*freq));
+	uint8_t *len = malloc(nu ? nu : 1);
+	uint32_t *perm = malloc((nu ? nu : 1) * sizeof(*perm));
+	uint32_t *rank = malloc((nu ? nu : 1) * sizeof(*rank));
+	uint32_t *used = malloc((nu ? nu : 1) * sizeof(*used));
+	uint32_t code = 0;
+	unsigned int l;
+	int err = -ENOMEM;
+
+	g->code = malloc((nu ? nu : 1) * sizeof(*g->code));
+	g->code_len = malloc(nu ? nu : 1);
+	if (!freq || !len || !perm || !rank || !used || !g->code || !g->code_len)
+		goto out;
+	for (i = 1; i < g->nr_order; i++)
+		freq[g->ofunc[i]]++;
+	err = sfp_flame_code_lengths(freq, nu, len);
+	if (err)
+		goto out;
+	for (i = 0; i < nu; i++)
+		perm[i] = (uint32_t)i;
+	sort_len = len;
+	qsort(perm, nu, sizeof(*perm), cmp_code_order);
+	sort_len = NULL;
+	for (r = 0; r < nu; r++) {
+		rank[perm[r]] = (uint32_t)r;
+		used[r] = g->used[perm[r]];
+		g->code_len[r] = len[perm[r]];
+		g->code_count[len[perm[r]]]++;
+		if (len[perm[r]] > g->code_max)
+			g->code_max = len[perm[r]];
+	}
+	memcpy(g->used, used, nu * sizeof(*used));
+	for (i = 1; i < g->nr_order; i++)
+		g->ofunc[i] = rank[g->ofunc[i]];
+	/* canonical codes: consecutive within a length, then one bit longer */
+	for (l = 1, r = 0; l <= g->code_max; l++) {
+		for (i = 0; i < g->code_count[l]; i++)
+			g->code[r++] = code++;
+		code <<= 1;
+	}
+	err = 0;
+out:
+	free(freq);
+	free(len);
+	free(perm);
+	free(rank);
+	free(used);
+	return err;
+}
+
 /*
  * The frames in output order and the functions they use, numbered in
- * order of first use.
+ * order of first use (then in the order of their codes, make_code()).
  */
 static int prepare_output(struct fg *g)
 {
@@ -498,7 +574,7 @@ static int prepare_output(struct fg *g)
 		}
 		g->ofunc[i] = g->fmap[f];
 	}
-	return 0;
+	return make_code(g);
 }
 
 /* A frame's width in the view the page opens with. */
@@ -556,7 +632,6 @@ static uint64_t preview_min(const struct fg *g, size_t *nr)
 static int write_tree(const struct fg *g, FILE *out, uint64_t min)
 {
 	struct sfp_flame_bits b;
-	unsigned int fb = sfp_flame_tree_func_bits(g->nr_used);
 	size_t i, n = g->nr_order, k, np = 0;
 	uint32_t *idx = NULL, *pdepth = NULL;
 	uint64_t *gap = NULL, *acc = NULL;
@@ -599,8 +674,9 @@ static int write_tree(const struct fg *g, FILE *out, uint64_t min)
 		const struct fg_node *f = &g->nodes[g->order[idx[k]]];
 		/* the frame after the last would be at depth 1 */
 		uint32_t next = k + 1 < np ? pdepth[k + 1] : 1;
+		uint32_t fn = g->ofunc[idx[k]];
 
-		sfp_flame_tree_put(&b, g->ofunc[idx[k]], fb,
+		sfp_flame_tree_put(&b, g->code[fn], g->code_len[fn],
 				   (uint64_t)pdepth[k] + 1 - next, f->value,
 				   g->timed, f->off);
 		if (min)
@@ -722,8 +798,12 @@ static int write_data(struct fg *g, FILE *out, const char *title)
 		fputs(",\n\"unit\":\"samples\"", out);
 	}
 	/* what the viewer needs to read the tree (sfp-tree) */
-	fprintf(out, ",\n\"nodes\":%zu,\n\"funcBits\":%u,\n\"maxDepth\":%" PRIu32,
-		g->nr_order, sfp_flame_tree_func_bits(nu), g->max_depth);
+	fprintf(out, ",\n\"nodes\":%zu,\n\"maxDepth\":%" PRIu32 ",\n\"funcCode\":[",
+		g->nr_order, g->max_depth);
+	/* how many functions have codes of 1, 2, ... bits */
+	for (i = 1; i <= g->code_max; i++)
+		fprintf(out, i > 1 ? ",%" PRIu32 : "%" PRIu32, g->code_count[i]);
+	putc(']', out);
 	/* sfp-preview: the frames of at least previewMin */
 	fprintf(out, ",\n\"previewNodes\":%zu,\n\"previewMin\":%" PRIu64,
 		g->nr_preview, g->preview_min);
@@ -845,6 +925,8 @@ int sfp_export_flamegraph(const struct sfp_profile *p, FILE *out,
 		g.preview_min = preview_min(&g, &g.nr_preview);
 	if (!err)
 		err = write_page(&g, out, title);
+	free(g.code);
+	free(g.code_len);
 	free(g.order);
 	free(g.depth);
 	free(g.ofunc);

@@ -206,22 +206,28 @@ static int page_data(const char *html, struct sfp_json **out)
 static int page_tree(const char *html, const struct sfp_json *j, bool preview,
 		     struct sfp_flame_tree *t)
 {
-	uint64_t n = 0, fb = 0;
+	uint64_t n = 0, c;
 	bool timed = sfp_json_get(j, "offcpu") != NULL;
+	const struct sfp_json *code = sfp_json_get(j, "funcCode");
+	uint32_t count[SFP_FLAME_CODE_MAX + 1] = { 0 };
 	const char *b;
-	size_t len;
+	size_t len, l;
 	char err[256];
 	int rc;
 
 	if (sfp_json_u64(sfp_json_get(j, preview ? "previewNodes" : "nodes"), &n) ||
-	    sfp_json_u64(sfp_json_get(j, "funcBits"), &fb))
+	    !code || sfp_json_len(code) > SFP_FLAME_CODE_MAX)
 		return -EBADMSG;
+	for (l = 0; l < sfp_json_len(code); l++) {
+		if (sfp_json_u64(sfp_json_at(code, l), &c) || c > UINT32_MAX)
+			return -EBADMSG;
+		count[l + 1] = (uint32_t)c;
+	}
 	rc = script_text(html, preview ? "sfp-preview" : "sfp-tree", &b, &len);
 	if (rc)
 		return rc;
-	rc = sfp_flame_tree_decode(b, len, n, sfp_json_len(sfp_json_get(j, "names")),
-				   (unsigned int)fb, timed, preview, t, err,
-				   sizeof(err));
+	rc = sfp_flame_tree_decode(b, len, n, count, (unsigned int)sfp_json_len(code),
+				   timed, preview, t, err, sizeof(err));
 	if (rc)
 		fprintf(stderr, "  the page's %s: %s\n",
 			preview ? "preview" : "tree", err);
@@ -574,7 +580,8 @@ TEST(flame_tree_codes_round_trip)
 	struct sfp_flame_tree t = { 0 };
 	struct packed pk;
 	char err[200];
-	uint32_t fb = 13;
+	/* 8192 codes of 13 bits: function f's code is f */
+	uint32_t count[14] = { [13] = 8192 }, fb = 13;
 
 	if (!ASSERT_TRUE(pack_open(&pk)))
 		return;
@@ -590,7 +597,7 @@ TEST(flame_tree_codes_round_trip)
 	/* only letters of the alphabet: nothing HTML or a URL scan sees */
 	ASSERT_TRUE(strpbrk(pk.buf, "<\"/ \n\r\t") == NULL);
 	ASSERT_EQ(pk.len % 2, 0);
-	if (ASSERT_OK(sfp_flame_tree_decode(pk.buf, pk.len, n, 8001, fb, true,
+	if (ASSERT_OK(sfp_flame_tree_decode(pk.buf, pk.len, n, count, fb, true,
 					    true, &t, err, sizeof(err)))) {
 		for (i = 0; i < n; i++) {
 			ASSERT_EQ(t.depth[i], depth[i]);
@@ -602,27 +609,29 @@ TEST(flame_tree_codes_round_trip)
 		}
 		sfp_flame_tree_free(&t);
 	}
-	/* a function beyond the names */
-	ASSERT_ERR(sfp_flame_tree_decode(pk.buf, pk.len, n, 7000, fb, true,
+	/* a code no function has */
+	count[13] = 7000;
+	ASSERT_ERR(sfp_flame_tree_decode(pk.buf, pk.len, n, count, fb, true,
 					 true, &t, err, sizeof(err)), -EBADMSG);
-	ASSERT_TRUE(strstr(err, "function 7000") != NULL);
+	ASSERT_TRUE(strstr(err, "no function has this code") != NULL);
+	count[13] = 8192;
 	/* truncated, one letter more, a letter not in the alphabet */
-	ASSERT_ERR(sfp_flame_tree_decode(pk.buf, pk.len - 2, n, 8001, fb, true,
+	ASSERT_ERR(sfp_flame_tree_decode(pk.buf, pk.len - 2, n, count, fb, true,
 					 true, &t, err, sizeof(err)), -EBADMSG);
 	ASSERT_TRUE(strstr(err, "ends inside") != NULL);
 	pk.buf = realloc(pk.buf, pk.len + 3);
 	if (!ASSERT_TRUE(pk.buf != NULL))
 		return;
 	memcpy(pk.buf + pk.len, "!!", 3);
-	ASSERT_ERR(sfp_flame_tree_decode(pk.buf, pk.len + 2, n, 8001, fb, true,
+	ASSERT_ERR(sfp_flame_tree_decode(pk.buf, pk.len + 2, n, count, fb, true,
 					 true, &t, err, sizeof(err)), -EBADMSG);
 	ASSERT_TRUE(strstr(err, "after the last frame") != NULL);
 	pk.buf[3] = '<';
-	ASSERT_ERR(sfp_flame_tree_decode(pk.buf, pk.len, n, 8001, fb, true,
+	ASSERT_ERR(sfp_flame_tree_decode(pk.buf, pk.len, n, count, fb, true,
 					 true, &t, err, sizeof(err)), -EBADMSG);
 	ASSERT_TRUE(strstr(err, "0x3c") != NULL);
 	/* more frames than the text can hold */
-	ASSERT_ERR(sfp_flame_tree_decode(pk.buf, pk.len, (size_t)1 << 40, 8001,
+	ASSERT_ERR(sfp_flame_tree_decode(pk.buf, pk.len, (size_t)1 << 40, count,
 					 fb, true, true, &t, err, sizeof(err)),
 		   -EBADMSG);
 	free(pk.buf);
@@ -633,10 +642,48 @@ TEST(flame_tree_codes_round_trip)
 	sfp_flame_tree_put_root(&pk.b, 1, false, 0);
 	sfp_flame_tree_put(&pk.b, 0, 1, 2, 1, false, 0);
 	pack_close(&pk);
-	ASSERT_ERR(sfp_flame_tree_decode(pk.buf, pk.len, 2, 1, 1, false, false,
+	count[1] = 1;
+	ASSERT_ERR(sfp_flame_tree_decode(pk.buf, pk.len, 2, count, 1, false, false,
 					 &t, err, sizeof(err)), -EBADMSG);
 	ASSERT_TRUE(strstr(err, "climbs 2 levels") != NULL);
 	free(pk.buf);
+}
+
+/*
+ * The functions' code lengths: a complete prefix code (Kraft sum 1), a
+ * more frequent function never with a longer code, and no code longer
+ * than SFP_FLAME_CODE_MAX even for Fibonacci frequencies, whose Huffman
+ * code is as deep as there are symbols.
+ */
+TEST(flame_code_lengths)
+{
+	uint64_t freq[60], kraft = 0;
+	uint8_t len[60];
+	size_t i, j;
+
+	for (i = 0; i < 60; i++)
+		freq[i] = i < 2 ? 1 : freq[i - 1] + freq[i - 2];
+	if (!ASSERT_OK(sfp_flame_code_lengths(freq, 60, len)))
+		return;
+	for (i = 0; i < 60; i++) {
+		ASSERT_TRUE(len[i] >= 1 && len[i] <= SFP_FLAME_CODE_MAX);
+		kraft += 1ull << (SFP_FLAME_CODE_MAX - len[i]);
+		for (j = 0; j < 60; j++)
+			if (freq[i] > freq[j])
+				ASSERT_TRUE(len[i] <= len[j]);
+	}
+	ASSERT_EQ(kraft, 1ull << SFP_FLAME_CODE_MAX);
+	/* a few: the textbook lengths */
+	{
+		static const uint64_t f[] = { 5, 9, 12, 13, 16, 45 };
+		static const uint8_t want[] = { 4, 4, 3, 3, 3, 1 };
+
+		if (ASSERT_OK(sfp_flame_code_lengths(f, 6, len)))
+			for (i = 0; i < 6; i++)
+				ASSERT_EQ(len[i], want[i]);
+	}
+	ASSERT_OK(sfp_flame_code_lengths(freq, 1, len));
+	ASSERT_EQ(len[0], 1);
 }
 
 /*

@@ -46,8 +46,9 @@
 
   /*
    * Unpacking (the format: docs/flamegraph.md).  Two letters of the
-   * 91-letter alphabet carry 13 bits; per frame its function (funcBits
-   * bits), gamma(up + 1) -- the next frame is up - 1 levels shallower --
+   * 91-letter alphabet carry 13 bits; per frame its function (a canonical
+   * Huffman code: funcCode[l - 1] functions have codes of l bits, given in
+   * the order of names[]), gamma(up + 1) -- the next frame is up - 1 levels shallower --
    * delta(value), in time a 2-bit off-CPU kind (0 none, 1 all, 2 then
    * delta(off)) and in the preview delta(gap + 1).  The root has only
    * delta(value + 1) and its off-CPU part.
@@ -88,6 +89,23 @@
     var n = this.gamma() - 1;
     return n <= 16 ? ((1 << n) >>> 0) + this.bits(n) : Math.pow(2, n) + this.wide(n);
   };
+  /* a function by its canonical code: the codes of l bits are first ..
+   * first + cl[l - 1] - 1, for the functions from index on */
+  Reader.prototype.func = function (cl) {
+    var code = 0, first = 0, index = 0, l, c, nb;
+    for (l = 0; l < cl.length; l++) {
+      if (this.nb === 0) this.fill();
+      nb = --this.nb;
+      code |= this.acc >>> nb;
+      this.acc &= (1 << nb) - 1;
+      c = cl[l];
+      if (code - first < c) return index + code - first;
+      index += c;
+      first = (first + c) << 1;
+      code <<= 1;
+    }
+    throw new Error('the flame graph data is damaged');
+  };
   /* the next bit is a 1 (gamma(1), delta(1)): take it */
   Reader.prototype.one = function () {
     if (this.nb === 0) this.fill();
@@ -109,7 +127,7 @@
     if (!n) return t;
     var r = new Reader(document.getElementById(id).textContent);
     var dep = t.depth, fn = t.func, par = t.parent, en = t.end, va = t.valAll, vo = t.valOff, gp = t.gap;
-    var open = new Int32Array(maxDepth + 2), fb = D.funcBits || 1;
+    var open = new Int32Array(maxDepth + 2), cl = Int32Array.from(D.funcCode || []);
     var i, d = 1, up, f;
     function off(i) {
       if (!va[i]) return;
@@ -121,7 +139,7 @@
     if (timed) off(0);
     for (i = 1; i < n; i++) {
       dep[i] = d;
-      fn[i] = fb <= 16 ? r.bits(fb) : r.wide(fb);
+      fn[i] = r.func(cl);
       par[i] = open[d - 1];
       open[d] = i;
       /* most frames: next is my child (up 0), one sample */
