@@ -47,11 +47,11 @@
   /*
    * Unpacking (the format: docs/flamegraph.md).  Two letters of the
    * 91-letter alphabet carry 13 bits; per frame its function (a canonical
-   * Huffman code: funcCode[l - 1] functions have codes of l bits, given in
-   * the order of names[]), gamma(up + 1) -- the next frame is up - 1 levels shallower --
-   * delta(value), in time a 2-bit off-CPU kind (0 none, 1 all, 2 then
-   * delta(off)) and in the preview delta(gap + 1).  The root has only
-   * delta(value + 1) and its off-CPU part.
+   * Huffman code: funcCode[l - 1] functions have codes of l bits, given
+   * in the order of names[]), gamma(up + 1) -- the next frame is up - 1
+   * levels shallower -- delta(value), in time a 2-bit off-CPU kind (0
+   * none, 1 all, 2 then delta(off)) and in the preview delta(gap + 1).
+   * The root has only delta(value + 1) and its off-CPU part.
    */
   var ALPHA = "!#$%&'()*+,-.0123456789:;=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~";
   var DIG = new Int32Array(128);
