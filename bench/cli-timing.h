@@ -66,7 +66,7 @@ static __attribute__((unused)) double best_of(const char *cmd, int runs,
 
 /* The samples in a perf.data file, read with sfprof's reader; -1 if it
  * cannot be read. */
-static long count_samples(const char *path)
+static __attribute__((unused)) long count_samples(const char *path)
 {
 	struct sfp_perf_reader *r = NULL;
 	const struct sfp_perf_event *ev;

@@ -3,8 +3,9 @@
  * Fuzz target: perf.data bytes through sfp_profile__load_mem(), then the
  * flamegraph and speedscope writers.  Whatever the input, both must write
  * JSON that parses (the page's data block and the speedscope file), with
- * every template marker filled: a name with odd bytes or a broken tree
- * must never produce a page the browser cannot read.  The first byte picks
+ * every template marker filled, and a packed tree (and preview) that the
+ * checking decoder reads back whole: a name with odd bytes or a broken
+ * tree must never produce a page the browser cannot read.  The first byte picks
  * options unless the input starts like a real perf.data file.
  */
 #include <stdint.h>
@@ -16,6 +17,7 @@
 #include <sfprof/profile.h>
 
 #include "common/json.h"
+#include "export/flame-tree.h"
 #include "perfdata-input.h"
 
 #define MAX_INPUT (1u << 20)
@@ -46,11 +48,61 @@ static void must_parse(const char *s, size_t len)
 	sfp_json_free(&j);
 }
 
+/* The text of the page's <script id="@id" ...> element; abort if none. */
+static const char *script_text(const char *html, const char *id, size_t *len)
+{
+	char tag[64];
+	const char *b, *e;
+
+	snprintf(tag, sizeof(tag), "<script id=\"%s\" type=\"", id);
+	b = strstr(html, tag);
+	if (!b || !(b = strchr(b + strlen(tag), '>')))
+		abort();
+	e = strstr(++b, "</script>");
+	if (!e)
+		abort();
+	*len = (size_t)(e - b);
+	return b;
+}
+
+/* The tree or preview of the page, as the data block sizes it. */
+static void must_decode(const char *html, const struct sfp_json *j,
+			bool preview)
+{
+	struct sfp_flame_tree t;
+	const struct sfp_json *code = sfp_json_get(j, "funcCode");
+	uint32_t count[SFP_FLAME_CODE_MAX + 1] = { 0 };
+	uint64_t n, c;
+	const char *b;
+	size_t len, l;
+	char err[128];
+
+	b = script_text(html, preview ? "sfp-preview" : "sfp-tree", &len);
+	if (sfp_json_u64(sfp_json_get(j, preview ? "previewNodes" : "nodes"), &n) ||
+	    !code || sfp_json_len(code) > SFP_FLAME_CODE_MAX)
+		abort();
+	for (l = 0; l < sfp_json_len(code); l++) {
+		if (sfp_json_u64(sfp_json_at(code, l), &c) || c > UINT32_MAX)
+			abort();
+		count[l + 1] = (uint32_t)c;
+	}
+	if (preview && !n) {
+		if (len)
+			abort();
+		return;
+	}
+	if (sfp_flame_tree_decode(b, len, n, count, (unsigned int)sfp_json_len(code),
+				  sfp_json_get(j, "offcpu") != NULL, preview, &t,
+				  err, sizeof(err)))
+		abort();
+	sfp_flame_tree_free(&t);
+}
+
 static void check(const struct sfp_profile *p, bool user_only)
 {
-	static const char tag[] = "<script id=\"sfp-data\" type=\"application/json\">";
 	SFP_OPTS(sfp_export_opts, o, .user_only = user_only);
-	const char *b, *e;
+	struct sfp_json *j = NULL;
+	const char *b;
 	size_t len = 0;
 	char *s;
 
@@ -59,14 +111,12 @@ static void check(const struct sfp_profile *p, bool user_only)
 		abort();	/* only -ENOMEM could fail, and not at this size */
 	if (strstr(s, "@@SFP_"))
 		abort();
-	b = strstr(s, tag);
-	if (!b)
+	b = script_text(s, "sfp-data", &len);
+	if (sfp_json_parse(b, len, NULL, &j))
 		abort();
-	b += sizeof(tag) - 1;
-	e = strstr(b, "</script>");
-	if (!e)
-		abort();
-	must_parse(b, (size_t)(e - b));
+	must_decode(s, j, false);
+	must_decode(s, j, true);
+	sfp_json_free(&j);
 	free(s);
 
 	s = export_mem(p, "speedscope", &o, &len);

@@ -4,12 +4,13 @@
  *
  * The profile's prefix tree of locations becomes a call tree of functions
  * (inlined functions as frames of their own, outermost first), siblings
- * merged by function and sorted by name as flame graphs do.  It is written
- * into the page in depth-first pre-order as three flat arrays (depth,
- * function, samples) plus the per-function names, DSOs and kinds, which
- * keeps even a million-frame tree a few megabytes and lets the viewer
- * (src/export/flamegraph/viewer.js, compiled in by mk/embed.sh) work by
- * linear scans.  The page loads nothing: CSS, script and data are inline.
+ * merged by function and sorted by name as flame graphs do.  The page
+ * carries the per-function names, DSOs and kinds as JSON and the tree in
+ * depth-first pre-order packed into text (flame-tree.h: about 15 bits a
+ * frame, so a million-frame tree is 2.5 MB, not the 9 MB of JSON arrays),
+ * which the viewer (src/export/flamegraph/viewer.js, compiled in by
+ * mk/embed.sh) unpacks in one linear pass.  The page loads nothing: CSS,
+ * script and data are inline.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -18,6 +19,7 @@
 
 #include "export-int.h"
 #include "flame-json.h"
+#include "flame-tree.h"
 #include "flamegraph-assets.h"	/* generated: sfp_asset_* */
 
 /* A frame of the merged call tree.  Children are a singly linked list. */
@@ -49,6 +51,18 @@ struct fg {
 	uint64_t on_ns_per_sample;	/* 0: the sample's own period */
 	size_t nr_on, nr_off;		/* samples of each */
 	const char *view;		/* the initial view: on, off, both */
+	/* the output: frames in pre-order, functions in order of use */
+	uint32_t *order, *depth, *ofunc, *used;
+	size_t nr_order, nr_used;
+	uint32_t max_depth;
+	uint64_t preview_min;		/* 0: no preview */
+	size_t nr_preview;
+	/* the functions' canonical code: per output function, and how many
+	 * codes of each length (flame-tree.h) */
+	uint32_t *code;
+	uint8_t *code_len;
+	uint32_t code_count[SFP_FLAME_CODE_MAX + 1];
+	unsigned int code_max;
 };
 
 #define NONE UINT32_MAX
@@ -454,6 +468,231 @@ static void write_u32_array(FILE *out, const char *key, const uint32_t *v,
 	putc(']', out);
 }
 
+static const uint8_t *sort_len;
+
+static int cmp_code_order(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (sort_len[x] != sort_len[y])
+		return sort_len[x] < sort_len[y] ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The functions' code: Huffman lengths from how many frames use each,
+ * then the functions renumbered in the canonical order (shorter codes
+ * first, ties in order of first use) so that function r gets the r-th
+ * code and the page needs only the count of codes of each length.
+ */
+static int make_code(struct fg *g)
+{
+	size_t nu = g->nr_used, i, r;
+	uint64_t *freq = calloc(nu ? nu : 1, sizeof(*freq));
+	uint8_t *len = malloc(nu ? nu : 1);
+	uint32_t *perm = malloc((nu ? nu : 1) * sizeof(*perm));
+	uint32_t *rank = malloc((nu ? nu : 1) * sizeof(*rank));
+	uint32_t *used = malloc((nu ? nu : 1) * sizeof(*used));
+	uint32_t code = 0;
+	unsigned int l;
+	int err = -ENOMEM;
+
+	g->code = malloc((nu ? nu : 1) * sizeof(*g->code));
+	g->code_len = malloc(nu ? nu : 1);
+	if (!freq || !len || !perm || !rank || !used || !g->code || !g->code_len)
+		goto out;
+	for (i = 1; i < g->nr_order; i++)
+		freq[g->ofunc[i]]++;
+	err = sfp_flame_code_lengths(freq, nu, len);
+	if (err)
+		goto out;
+	for (i = 0; i < nu; i++)
+		perm[i] = (uint32_t)i;
+	sort_len = len;
+	qsort(perm, nu, sizeof(*perm), cmp_code_order);
+	sort_len = NULL;
+	for (r = 0; r < nu; r++) {
+		rank[perm[r]] = (uint32_t)r;
+		used[r] = g->used[perm[r]];
+		g->code_len[r] = len[perm[r]];
+		g->code_count[len[perm[r]]]++;
+		if (len[perm[r]] > g->code_max)
+			g->code_max = len[perm[r]];
+	}
+	memcpy(g->used, used, nu * sizeof(*used));
+	for (i = 1; i < g->nr_order; i++)
+		g->ofunc[i] = rank[g->ofunc[i]];
+	/* canonical codes: consecutive within a length, then one bit longer */
+	for (l = 1, r = 0; l <= g->code_max; l++) {
+		for (i = 0; i < g->code_count[l]; i++)
+			g->code[r++] = code++;
+		code <<= 1;
+	}
+	err = 0;
+out:
+	free(freq);
+	free(len);
+	free(perm);
+	free(rank);
+	free(used);
+	return err;
+}
+
+/*
+ * The frames in output order and the functions they use, numbered in
+ * order of first use (then in the order of their codes, make_code()).
+ */
+static int prepare_output(struct fg *g)
+{
+	const struct sfp_profile *p = g->p;
+	size_t i, nf = sfp_profile__nr_funcs(p), n;
+	int err;
+
+	g->order = malloc(g->nr * sizeof(*g->order));
+	g->depth = malloc(g->nr * sizeof(*g->depth));
+	g->ofunc = malloc(g->nr * sizeof(*g->ofunc));
+	g->used = malloc((nf + sfp_profile__nr_events(p) + 1) *
+			 sizeof(*g->used));
+	if (!g->order || !g->depth || !g->ofunc || !g->used)
+		return -ENOMEM;
+	err = preorder(g, g->order, g->depth, &g->nr_order);
+	if (err)
+		return err;
+	n = g->nr_order;
+	for (i = 0; i < n; i++) {
+		uint32_t f = g->nodes[g->order[i]].func;
+
+		if (g->depth[i] > g->max_depth)
+			g->max_depth = g->depth[i];
+		if (f == NONE) {
+			g->ofunc[i] = NONE;
+			continue;
+		}
+		if (g->fmap[f] == NONE) {
+			g->fmap[f] = (uint32_t)g->nr_used;
+			g->used[g->nr_used++] = f;
+		}
+		g->ofunc[i] = g->fmap[f];
+	}
+	return make_code(g);
+}
+
+/* A frame's width in the view the page opens with. */
+static uint64_t view_value(const struct fg *g, const struct fg_node *n)
+{
+	if (!g->timed || !strcmp(g->view, "both"))
+		return n->value;
+	if (!strcmp(g->view, "off"))
+		return n->off;
+	return n->value - n->off;
+}
+
+/*
+ * The preview: the frames the first draw can show.  At the page's full
+ * view a frame is drawn when at least half a pixel wide, so on a canvas
+ * up to PREVIEW_PX wide only frames of at least total / (2 * PREVIEW_PX)
+ * can appear, and those are an ancestor-closed top of the tree -- a few
+ * thousand frames of a million.  The viewer draws them before the page's
+ * big tree is even parsed (it comes after the script), then reads the
+ * whole tree.  Small trees get no preview: reading them is quick anyway.
+ */
+#define PREVIEW_PX 8192
+#define PREVIEW_MIN_FRAMES 20000
+
+static uint64_t preview_min(const struct fg *g, size_t *nr)
+{
+	uint64_t t;
+	size_t i, k = 0;
+
+	*nr = 0;
+	if (g->nr_order < PREVIEW_MIN_FRAMES)
+		return 0;
+	t = view_value(g, &g->nodes[g->order[0]]) / (2 * PREVIEW_PX);
+	if (!view_value(g, &g->nodes[g->order[0]]))
+		return 0;
+	if (!t)
+		t = 1;
+	for (i = 0; i < g->nr_order; i++)
+		k += view_value(g, &g->nodes[g->order[i]]) >= t;
+	/* worth it only when it is a small part of the tree */
+	if (k > g->nr_order / 8)
+		return 0;
+	*nr = k;
+	return t;
+}
+
+/*
+ * The packed tree (flame-tree.h): the root's samples, then per frame its
+ * function, the levels the next frame climbs, its samples and, in the
+ * time view, its off-CPU part.  With @min, only the frames of at least
+ * @min in the first view, each followed by delta(gap + 1), gap being what
+ * its left-out siblings before it weigh in that view (so that the preview
+ * places its frames where the whole tree does).
+ */
+static int write_tree(const struct fg *g, FILE *out, uint64_t min)
+{
+	struct sfp_flame_bits b;
+	size_t i, n = g->nr_order, k, np = 0;
+	uint32_t *idx = NULL, *pdepth = NULL;
+	uint64_t *gap = NULL, *acc = NULL;
+	bool *in = NULL;
+	int err = -ENOMEM;
+
+	if (!n)
+		return 0;
+	idx = malloc(n * sizeof(*idx));
+	pdepth = malloc(n * sizeof(*pdepth));
+	gap = calloc(n, sizeof(*gap));
+	acc = calloc(g->max_depth + 2, sizeof(*acc));
+	in = calloc(g->max_depth + 2, sizeof(*in));
+	if (!idx || !pdepth || !gap || !acc || !in)
+		goto out;
+	/* the frames to write, with their depth and (preview) gap */
+	for (i = 0; i < n; i++) {
+		uint32_t d = g->depth[i];
+		uint64_t v = view_value(g, &g->nodes[g->order[i]]);
+
+		if (min && i && !in[d - 1]) {
+			in[d] = false;	/* below a left-out frame */
+			continue;
+		}
+		in[d] = !min || !i || v >= min;
+		if (!in[d]) {
+			acc[d] += v;
+			continue;
+		}
+		gap[np] = acc[d];
+		acc[d] = 0;
+		acc[d + 1] = 0;
+		pdepth[np] = d;
+		idx[np++] = (uint32_t)i;
+	}
+	sfp_flame_bits_init(&b, out);
+	sfp_flame_tree_put_root(&b, g->nodes[g->order[0]].value, g->timed,
+				g->nodes[g->order[0]].off);
+	for (k = 1; k < np; k++) {
+		const struct fg_node *f = &g->nodes[g->order[idx[k]]];
+		/* the frame after the last would be at depth 1 */
+		uint32_t next = k + 1 < np ? pdepth[k + 1] : 1;
+		uint32_t fn = g->ofunc[idx[k]];
+
+		sfp_flame_tree_put(&b, g->code[fn], g->code_len[fn],
+				   (uint64_t)pdepth[k] + 1 - next, f->value,
+				   g->timed, f->off);
+		if (min)
+			sfp_flame_bits_delta(&b, gap[k] + 1);
+	}
+	sfp_flame_bits_end(&b);
+	err = 0;
+out:
+	free(idx);
+	free(pdepth);
+	free(gap);
+	free(acc);
+	free(in);
+	return err;
+}
+
 static const char *event_name(const struct sfp_profile *p, uint32_t e)
 {
 	const struct sfp_profile_event *ev = sfp_profile__event(p, e);
@@ -539,42 +778,18 @@ static void unit_note_fn(FILE *m, const struct fg *g, size_t total)
 static int write_data(struct fg *g, FILE *out, const char *title)
 {
 	const struct sfp_profile *p = g->p;
-	uint32_t *order = malloc(g->nr * sizeof(*order));
-	uint32_t *depth = malloc(g->nr * sizeof(*depth));
-	uint32_t *ofunc = NULL, *used = NULL;
-	size_t n = 0, i, nf = sfp_profile__nr_funcs(p), nu = 0;
-	int err = -ENOMEM;
+	size_t i, nf = sfp_profile__nr_funcs(p), nu = g->nr_used;
+	const uint32_t *used = g->used;
+	const char **seen;
+	uint32_t *fd;
+	size_t nd = 0, j;
 
-	if (!order || !depth)
-		goto out;
-	err = preorder(g, order, depth, &n);
-	if (err)
-		goto out;
-	err = -ENOMEM;
-	ofunc = malloc(n * sizeof(*ofunc));
-	used = malloc((nf + sfp_profile__nr_events(p) + 1) * sizeof(*used));
-	if (!ofunc || !used)
-		goto out;
-	for (i = 0; i < n; i++) {
-		uint32_t f = g->nodes[order[i]].func;
-
-		if (f == NONE) {
-			ofunc[i] = NONE;
-			continue;
-		}
-		if (g->fmap[f] == NONE) {
-			g->fmap[f] = (uint32_t)nu;
-			used[nu++] = f;
-		}
-		ofunc[i] = g->fmap[f];
-	}
-
-	fputs("{\"v\":1,\n\"title\":", out);
+	fputs("{\"v\":2,\n\"title\":", out);
 	sfp_flame_json_str(out, title);
 	fputs(",\n\"sub\":", out);
 	write_json_text(out, g, sfp_profile__nr_samples(p), write_sub_text);
 	if (g->timed) {
-		/* values are ns; off[i] is the off-CPU part of value[i] */
+		/* values are ns, each frame with its off-CPU part */
 		fputs(",\n\"unit\":\"ns\",\n\"offcpu\":true,\n\"view\":", out);
 		sfp_flame_json_str(out, g->view);
 		fputs(",\n\"unitNote\":", out);
@@ -582,6 +797,16 @@ static int write_data(struct fg *g, FILE *out, const char *title)
 	} else {
 		fputs(",\n\"unit\":\"samples\"", out);
 	}
+	/* what the viewer needs to read the tree (sfp-tree) */
+	fprintf(out, ",\n\"nodes\":%zu,\n\"maxDepth\":%" PRIu32 ",\n\"funcCode\":[",
+		g->nr_order, g->max_depth);
+	/* how many functions have codes of 1, 2, ... bits */
+	for (i = 1; i <= g->code_max; i++)
+		fprintf(out, i > 1 ? ",%" PRIu32 : "%" PRIu32, g->code_count[i]);
+	putc(']', out);
+	/* sfp-preview: the frames of at least previewMin */
+	fprintf(out, ",\n\"previewNodes\":%zu,\n\"previewMin\":%" PRIu64,
+		g->nr_preview, g->preview_min);
 	fputs(",\n\"names\":[", out);
 	for (i = 0; i < nu; i++) {
 		if (i)
@@ -590,76 +815,43 @@ static int write_data(struct fg *g, FILE *out, const char *title)
 	}
 	/* DSO names: interned by pointer (the profile's strings are) */
 	fputs("],\n\"dsos\":[", out);
-	{
-		const char **seen = malloc((nu ? nu : 1) * sizeof(*seen));
-		size_t nd = 0, j;
-		uint32_t *fd = malloc((nu ? nu : 1) * sizeof(*fd));
-
-		if (!seen || !fd) {
-			free(seen);
-			free(fd);
-			goto out;
-		}
-		for (i = 0; i < nu; i++) {
-			const struct sfp_profile_func *f =
-				used[i] < nf ? sfp_profile__func(p, used[i]) : NULL;
-			const char *d = f && f->dso ? f->dso : "";
-
-			for (j = 0; j < nd; j++)
-				if (seen[j] == d || !strcmp(seen[j], d))
-					break;
-			if (j == nd) {
-				if (nd)
-					putc(',', out);
-				sfp_flame_json_str(out, d);
-				seen[nd++] = d;
-			}
-			fd[i] = (uint32_t)j;
-		}
-		putc(']', out);
-		write_u32_array(out, "fdso", fd, nu);
-		/* 0 user, 1 kernel, 2 an event's subtree */
-		for (i = 0; i < nu; i++) {
-			const struct sfp_profile_func *f =
-				used[i] < nf ? sfp_profile__func(p, used[i]) : NULL;
-
-			fd[i] = used[i] >= nf ? 2 :
-				f && f->kind == SFP_PROFILE_KERNEL;
-		}
-		write_u32_array(out, "fkind", fd, nu);
+	seen = malloc((nu ? nu : 1) * sizeof(*seen));
+	fd = malloc((nu ? nu : 1) * sizeof(*fd));
+	if (!seen || !fd) {
 		free(seen);
 		free(fd);
+		return -ENOMEM;
 	}
-	write_u32_array(out, "depth", depth, n);
-	fputs(",\n\"func\":[", out);
-	for (i = 0; i < n; i++) {
-		if (i)
-			putc(',', out);
-		if (ofunc[i] == NONE)
-			fputs("-1", out);
-		else
-			fprintf(out, "%" PRIu32, ofunc[i]);
+	for (i = 0; i < nu; i++) {
+		const struct sfp_profile_func *f =
+			used[i] < nf ? sfp_profile__func(p, used[i]) : NULL;
+		const char *d = f && f->dso ? f->dso : "";
+
+		for (j = 0; j < nd; j++)
+			if (seen[j] == d || !strcmp(seen[j], d))
+				break;
+		if (j == nd) {
+			if (nd)
+				putc(',', out);
+			sfp_flame_json_str(out, d);
+			seen[nd++] = d;
+		}
+		fd[i] = (uint32_t)j;
 	}
-	fputs("],\n\"value\":[", out);
-	for (i = 0; i < n; i++)
-		fprintf(out, i ? ",%" PRIu64 : "%" PRIu64,
-			g->nodes[order[i]].value);
 	putc(']', out);
-	if (g->timed) {
-		fputs(",\n\"off\":[", out);
-		for (i = 0; i < n; i++)
-			fprintf(out, i ? ",%" PRIu64 : "%" PRIu64,
-				g->nodes[order[i]].off);
-		putc(']', out);
+	write_u32_array(out, "fdso", fd, nu);
+	/* 0 user, 1 kernel, 2 an event's subtree */
+	for (i = 0; i < nu; i++) {
+		const struct sfp_profile_func *f =
+			used[i] < nf ? sfp_profile__func(p, used[i]) : NULL;
+
+		fd[i] = used[i] >= nf ? 2 : f && f->kind == SFP_PROFILE_KERNEL;
 	}
+	write_u32_array(out, "fkind", fd, nu);
 	putc('}', out);
-	err = 0;
-out:
-	free(order);
-	free(depth);
-	free(ofunc);
-	free(used);
-	return err;
+	free(seen);
+	free(fd);
+	return 0;
 }
 
 /* The template with its @@SFP_<NAME>@@ markers filled in. */
@@ -682,6 +874,15 @@ static int write_page(struct fg *g, FILE *out, const char *title)
 			fputs(sfp_asset_viewer_js, out);
 		} else if (!strncmp(name, "DATA@@", 6)) {
 			err = write_data(g, out, title);
+			if (err)
+				return err;
+		} else if (!strncmp(name, "TREE@@", 6)) {
+			err = write_tree(g, out, 0);
+			if (err)
+				return err;
+		} else if (!strncmp(name, "PREVIEW@@", 9)) {
+			err = g->preview_min ?
+				write_tree(g, out, g->preview_min) : 0;
 			if (err)
 				return err;
 		} else {
@@ -719,7 +920,17 @@ int sfp_export_flamegraph(const struct sfp_profile *p, FILE *out,
 		title = "sfprof flame graph";
 	err = build(&g, user_only);
 	if (!err)
+		err = prepare_output(&g);
+	if (!err)
+		g.preview_min = preview_min(&g, &g.nr_preview);
+	if (!err)
 		err = write_page(&g, out, title);
+	free(g.code);
+	free(g.code_len);
+	free(g.order);
+	free(g.depth);
+	free(g.ofunc);
+	free(g.used);
 	free(g.nodes);
 	free(g.hash);
 	free(g.fmap);

@@ -39,9 +39,12 @@ try {
   await page.waitForFunction(() => window.sfpFlame !== undefined, null, { timeout: 120000 });
   const loadMs = Date.now() - t0;
   const st = await page.evaluate(() => ({ nodes: sfpFlame.nodes, total: sfpFlame.total,
-    drawn: sfpFlame.drawnCount(), ms: sfpFlame.loadMs }));
+    drawn: sfpFlame.drawnCount(), ms: sfpFlame.loadMs, first: sfpFlame.firstDrawMs,
+    previewed: sfpFlame.previewed }));
   console.log(`  ${tag}: ${st.nodes} frames in the tree, ${st.total} samples, ` +
-    `${st.drawn} drawn; page load ${loadMs} ms (parse+layout+first draw ${Math.round(st.ms)} ms)`);
+    `${st.drawn} drawn; first draw ${Math.round(st.first)} ms after navigation` +
+    `${st.previewed ? ' (the preview)' : ''}, interactive after ${loadMs} ms ` +
+    `(viewer script ${Math.round(st.ms)} ms)`);
   if (a.empty) {
     const msg = await page.evaluate(() => document.getElementById('details').textContent);
     check(`${tag}: an empty profile says so`, st.total === 0 && /no samples/.test(msg), msg);

@@ -15,6 +15,7 @@
 
 #include "common/json.h"
 #include "export/flame-json.h"
+#include "export/flame-tree.h"
 #include "profile-test.h"
 #include "test.h"
 
@@ -160,27 +161,77 @@ out:
 	free(buf);
 }
 
-/* The data block of a flame graph page, parsed. */
-static int page_data(const char *html, struct sfp_json **out)
-{
-	static const char open_tag[] = "<script id=\"sfp-data\" type=\"application/json\">";
-	const char *b = strstr(html, open_tag), *e;
-
-	if (!b)
-		return -ENOENT;
-	b += sizeof(open_tag) - 1;
-	e = strstr(b, "</script>");
-	if (!e)
-		return -EBADMSG;
-	return sfp_json_parse(b, (size_t)(e - b), NULL, out);
-}
-
 static uint64_t u64_at(const struct sfp_json *a, size_t i)
 {
 	uint64_t v = UINT64_MAX;
 
 	sfp_json_u64(sfp_json_at(a, i), &v);
 	return v;
+}
+
+/* The text of the page's <script id="@id" ...> element. */
+static int script_text(const char *html, const char *id, const char **b,
+		       size_t *len)
+{
+	char open_tag[128];
+	const char *s, *e;
+
+	snprintf(open_tag, sizeof(open_tag), "<script id=\"%s\" type=\"", id);
+	s = strstr(html, open_tag);
+	if (!s || !(s = strchr(s + strlen(open_tag), '>')))
+		return -ENOENT;
+	s++;
+	e = strstr(s, "</script>");
+	if (!e)
+		return -EBADMSG;
+	*b = s;
+	*len = (size_t)(e - s);
+	return 0;
+}
+
+/* The data block of a flame graph page, parsed. */
+static int page_data(const char *html, struct sfp_json **out)
+{
+	const char *b;
+	size_t len;
+	int err = script_text(html, "sfp-data", &b, &len);
+
+	return err ? err : sfp_json_parse(b, len, NULL, out);
+}
+
+/*
+ * A page's tree (or its preview), unpacked with the checking decoder; the
+ * sizes it needs come from the data block @j.
+ */
+static int page_tree(const char *html, const struct sfp_json *j, bool preview,
+		     struct sfp_flame_tree *t)
+{
+	uint64_t n = 0, c;
+	bool timed = sfp_json_get(j, "offcpu") != NULL;
+	const struct sfp_json *code = sfp_json_get(j, "funcCode");
+	uint32_t count[SFP_FLAME_CODE_MAX + 1] = { 0 };
+	const char *b;
+	size_t len, l;
+	char err[256];
+	int rc;
+
+	if (sfp_json_u64(sfp_json_get(j, preview ? "previewNodes" : "nodes"), &n) ||
+	    !code || sfp_json_len(code) > SFP_FLAME_CODE_MAX)
+		return -EBADMSG;
+	for (l = 0; l < sfp_json_len(code); l++) {
+		if (sfp_json_u64(sfp_json_at(code, l), &c) || c > UINT32_MAX)
+			return -EBADMSG;
+		count[l + 1] = (uint32_t)c;
+	}
+	rc = script_text(html, preview ? "sfp-preview" : "sfp-tree", &b, &len);
+	if (rc)
+		return rc;
+	rc = sfp_flame_tree_decode(b, len, n, count, (unsigned int)sfp_json_len(code),
+				   timed, preview, t, err, sizeof(err));
+	if (rc)
+		fprintf(stderr, "  the page's %s: %s\n",
+			preview ? "preview" : "tree", err);
+	return rc;
 }
 
 /*
@@ -192,8 +243,9 @@ static uint64_t u64_at(const struct sfp_json *a, size_t i)
 static void check_tree(const struct sfp_profile *p, const char *html,
 		       const char *func, bool user_only)
 {
-	const struct sfp_json *depth, *fn, *val, *names, *fkind;
+	const struct sfp_json *names, *fkind;
 	struct sfp_json *j = NULL;
+	struct sfp_flame_tree t = { 0 };
 	const char *stack[2048];
 	size_t n, i, ns = sfp_profile__nr_samples(p), want = 0;
 	uint64_t *kids = NULL, got = 0;
@@ -203,19 +255,15 @@ static void check_tree(const struct sfp_profile *p, const char *html,
 	ASSERT_TRUE(strstr(html, "@@SFP_") == NULL);	/* every marker filled */
 	ASSERT_TRUE(strstr(html, "http://") == NULL);
 	ASSERT_TRUE(strstr(html, "Content-Security-Policy") != NULL);
-	if (!ASSERT_OK(page_data(html, &j)))
-		return;
-	depth = sfp_json_get(j, "depth");
-	fn = sfp_json_get(j, "func");
-	val = sfp_json_get(j, "value");
+	if (!ASSERT_OK(page_data(html, &j)) || !ASSERT_OK(page_tree(html, j, false, &t)))
+		goto out;
 	names = sfp_json_get(j, "names");
 	fkind = sfp_json_get(j, "fkind");
-	n = sfp_json_len(depth);
-	if (!ASSERT_TRUE(n > 1) || !ASSERT_EQ(sfp_json_len(fn), n) ||
-	    !ASSERT_EQ(sfp_json_len(val), n))
+	n = t.n;
+	if (!ASSERT_TRUE(n > 1))
 		goto out;
-	ASSERT_EQ(u64_at(depth, 0), 0);
-	ASSERT_EQ(u64_at(val, 0), ns);
+	ASSERT_EQ(t.depth[0], 0);
+	ASSERT_EQ(t.value[0], ns);
 	for (i = 0; i < sfp_json_len(names); i++) {
 		const char *s;
 
@@ -235,30 +283,27 @@ static void check_tree(const struct sfp_profile *p, const char *html,
 	if (!ASSERT_TRUE(kids && endi && st))
 		goto out;
 	for (i = 0; i < n; i++) {
-		uint64_t d = u64_at(depth, i);
+		uint64_t d = t.depth[i];
 
-		while (sp && u64_at(depth, st[sp - 1]) >= d)
+		while (sp && t.depth[st[sp - 1]] >= d)
 			endi[st[--sp]] = i;
-		if (i && !ASSERT_TRUE(sp && u64_at(depth, st[sp - 1]) + 1 == d))
+		if (i && !ASSERT_TRUE(sp && t.depth[st[sp - 1]] + 1 == d))
 			goto out;	/* a child is one deeper than its parent */
 		if (sp)
-			kids[st[sp - 1]] += u64_at(val, i);
+			kids[st[sp - 1]] += t.value[i];
 		st[sp++] = i;
 	}
 	while (sp)
 		endi[st[--sp]] = n;
 	for (i = 0; i < n; i++) {
-		if (!ASSERT_GE(u64_at(val, i), kids[i]) || !ASSERT_TRUE(u64_at(val, i) > 0))
+		if (!ASSERT_GE(t.value[i], kids[i]) || !ASSERT_TRUE(t.value[i] > 0))
 			goto out;
 	}
 	for (i = 1; i < n; i++) {
-		int64_t f = -1;
-
 		if ((int64_t)i < cover)
 			continue;
-		sfp_json_i64(sfp_json_at(fn, i), &f);
-		if (f == target) {
-			got += u64_at(val, i);
+		if (t.func[i] == target) {
+			got += t.value[i];
 			cover = (int64_t)endi[i];
 		}
 	}
@@ -284,6 +329,7 @@ out:
 	free(kids);
 	free(endi);
 	free(st);
+	sfp_flame_tree_free(&t);
 	sfp_json_free(&j);
 }
 
@@ -368,7 +414,8 @@ TEST(two_events_are_kept_apart)
 {
 	struct sfp_profile *p = NULL;
 	struct sfp_json *j = NULL;
-	const struct sfp_json *depth, *fn, *val, *names;
+	struct sfp_flame_tree t = { 0 };
+	const struct sfp_json *names;
 	char path[4096], cmd[4096], *buf = NULL;
 	size_t len = 0, i, ns, per_ev[2] = { 0, 0 }, seen = 0;
 
@@ -385,25 +432,20 @@ TEST(two_events_are_kept_apart)
 	for (i = 0; i < ns; i++)
 		per_ev[sfp_profile__sample(p, i)->event & 1]++;
 	if (!ASSERT_OK(export_mem(p, "flamegraph", NULL, &buf, &len)) ||
-	    !ASSERT_OK(page_data(buf, &j)))
+	    !ASSERT_OK(page_data(buf, &j)) || !ASSERT_OK(page_tree(buf, j, false, &t)))
 		goto out;
-	depth = sfp_json_get(j, "depth");
-	fn = sfp_json_get(j, "func");
-	val = sfp_json_get(j, "value");
 	names = sfp_json_get(j, "names");
-	for (i = 1; i < sfp_json_len(depth); i++) {
-		int64_t f = -1;
+	for (i = 1; i < t.n; i++) {
 		const char *name = NULL;
 		size_t e;
 
-		if (u64_at(depth, i) != 1)
+		if (t.depth[i] != 1)
 			continue;
-		sfp_json_i64(sfp_json_at(fn, i), &f);
-		sfp_json_str(sfp_json_at(names, (size_t)f), &name, NULL);
+		sfp_json_str(sfp_json_at(names, (size_t)t.func[i]), &name, NULL);
 		for (e = 0; e < 2; e++) {
 			if (strcmp(name, sfp_profile__event(p, (uint32_t)e)->name))
 				continue;
-			ASSERT_EQ(u64_at(val, i), per_ev[e]);
+			ASSERT_EQ(t.value[i], per_ev[e]);
 			seen++;
 		}
 	}
@@ -444,6 +486,7 @@ TEST(two_events_are_kept_apart)
 	}
 out:
 	free(buf);
+	sfp_flame_tree_free(&t);
 	sfp_json_free(&j);
 	sfp_profile__free(&p);
 }
@@ -489,6 +532,228 @@ TEST(speedscope_one_profile_per_thread)
 	ASSERT_EQ(total, ns);
 out:
 	free(buf);
+	sfp_json_free(&j);
+	sfp_profile__free(&p);
+}
+
+/* An encoded tree in memory. */
+struct packed {
+	char *buf;
+	size_t len;
+	FILE *m;
+	struct sfp_flame_bits b;
+};
+
+static bool pack_open(struct packed *pk)
+{
+	pk->buf = NULL;
+	pk->m = open_memstream(&pk->buf, &pk->len);
+	if (!pk->m)
+		return false;
+	sfp_flame_bits_init(&pk->b, pk->m);
+	return true;
+}
+
+static void pack_close(struct packed *pk)
+{
+	sfp_flame_bits_end(&pk->b);
+	fclose(pk->m);
+}
+
+/*
+ * The codes at their edges: values of 1, around 2^13, 2^32, 2^53 and up
+ * to 2^64 - 2, a climb of many levels, every off-CPU kind; what goes in
+ * comes out.  Then damaged texts are refused, never read past.
+ */
+TEST(flame_tree_codes_round_trip)
+{
+	/* depth: root, a(1) b(2) c(3) d(4) [climb 3] e(2)... */
+	static const uint32_t depth[] = { 0, 1, 2, 3, 4, 2, 3, 1, 2 };
+	static const uint64_t value[] = {
+		UINT64_MAX - 2, 1, 8192, 8191, 1, (1ull << 53) + 1,
+		(1ull << 32) - 1, UINT64_MAX - 3, 1ull << 32,
+	};
+	static const uint64_t off[] = {
+		7, 0, 8192, 1, 1, 1ull << 40, 0, UINT64_MAX - 4, 1ull << 32,
+	};
+	size_t n = ARRAY_SIZE(depth), i;
+	struct sfp_flame_tree t = { 0 };
+	struct packed pk;
+	char err[200];
+	/* 8192 codes of 13 bits: function f's code is f */
+	uint32_t count[14] = { [13] = 8192 }, fb = 13;
+
+	if (!ASSERT_TRUE(pack_open(&pk)))
+		return;
+	sfp_flame_tree_put_root(&pk.b, value[0], true, off[0]);
+	for (i = 1; i < n; i++) {
+		uint32_t next = i + 1 < n ? depth[i + 1] : 1;
+
+		sfp_flame_tree_put(&pk.b, (uint32_t)(i * 1000), fb,
+				   depth[i] + 1 - next, value[i], true, off[i]);
+		sfp_flame_bits_delta(&pk.b, i * 77777777777ull + 1);	/* a gap */
+	}
+	pack_close(&pk);
+	/* only letters of the alphabet: nothing HTML or a URL scan sees */
+	ASSERT_TRUE(strpbrk(pk.buf, "<\"/ \n\r\t") == NULL);
+	ASSERT_EQ(pk.len % 2, 0);
+	if (ASSERT_OK(sfp_flame_tree_decode(pk.buf, pk.len, n, count, fb, true,
+					    true, &t, err, sizeof(err)))) {
+		for (i = 0; i < n; i++) {
+			ASSERT_EQ(t.depth[i], depth[i]);
+			ASSERT_EQ(t.func[i], i ? (int64_t)i * 1000 : -1);
+			ASSERT_EQ(t.value[i], value[i]);
+			ASSERT_EQ(t.off[i], off[i] < value[i] ? off[i] : value[i]);
+			if (i)
+				ASSERT_EQ(t.gap[i], i * 77777777777ull);
+		}
+		sfp_flame_tree_free(&t);
+	}
+	/* a code no function has */
+	count[13] = 7000;
+	ASSERT_ERR(sfp_flame_tree_decode(pk.buf, pk.len, n, count, fb, true,
+					 true, &t, err, sizeof(err)), -EBADMSG);
+	ASSERT_TRUE(strstr(err, "no function has this code") != NULL);
+	count[13] = 8192;
+	/* truncated, one letter more, a letter not in the alphabet */
+	ASSERT_ERR(sfp_flame_tree_decode(pk.buf, pk.len - 2, n, count, fb, true,
+					 true, &t, err, sizeof(err)), -EBADMSG);
+	ASSERT_TRUE(strstr(err, "ends inside") != NULL);
+	pk.buf = realloc(pk.buf, pk.len + 3);
+	if (!ASSERT_TRUE(pk.buf != NULL))
+		return;
+	memcpy(pk.buf + pk.len, "!!", 3);
+	ASSERT_ERR(sfp_flame_tree_decode(pk.buf, pk.len + 2, n, count, fb, true,
+					 true, &t, err, sizeof(err)), -EBADMSG);
+	ASSERT_TRUE(strstr(err, "after the last frame") != NULL);
+	pk.buf[3] = '<';
+	ASSERT_ERR(sfp_flame_tree_decode(pk.buf, pk.len, n, count, fb, true,
+					 true, &t, err, sizeof(err)), -EBADMSG);
+	ASSERT_TRUE(strstr(err, "0x3c") != NULL);
+	/* more frames than the text can hold */
+	ASSERT_ERR(sfp_flame_tree_decode(pk.buf, pk.len, (size_t)1 << 40, count,
+					 fb, true, true, &t, err, sizeof(err)),
+		   -EBADMSG);
+	free(pk.buf);
+
+	/* a frame that climbs above the root */
+	if (!ASSERT_TRUE(pack_open(&pk)))
+		return;
+	sfp_flame_tree_put_root(&pk.b, 1, false, 0);
+	sfp_flame_tree_put(&pk.b, 0, 1, 2, 1, false, 0);
+	pack_close(&pk);
+	count[1] = 1;
+	ASSERT_ERR(sfp_flame_tree_decode(pk.buf, pk.len, 2, count, 1, false, false,
+					 &t, err, sizeof(err)), -EBADMSG);
+	ASSERT_TRUE(strstr(err, "climbs 2 levels") != NULL);
+	free(pk.buf);
+}
+
+/*
+ * The functions' code lengths: a complete prefix code (Kraft sum 1), a
+ * more frequent function never with a longer code, and no code longer
+ * than SFP_FLAME_CODE_MAX even for Fibonacci frequencies, whose Huffman
+ * code is as deep as there are symbols.
+ */
+TEST(flame_code_lengths)
+{
+	uint64_t freq[60], kraft = 0;
+	uint8_t len[60];
+	size_t i, j;
+
+	for (i = 0; i < 60; i++)
+		freq[i] = i < 2 ? 1 : freq[i - 1] + freq[i - 2];
+	if (!ASSERT_OK(sfp_flame_code_lengths(freq, 60, len)))
+		return;
+	for (i = 0; i < 60; i++) {
+		ASSERT_TRUE(len[i] >= 1 && len[i] <= SFP_FLAME_CODE_MAX);
+		kraft += 1ull << (SFP_FLAME_CODE_MAX - len[i]);
+		for (j = 0; j < 60; j++)
+			if (freq[i] > freq[j])
+				ASSERT_TRUE(len[i] <= len[j]);
+	}
+	ASSERT_EQ(kraft, 1ull << SFP_FLAME_CODE_MAX);
+	/* a few: the textbook lengths */
+	{
+		static const uint64_t f[] = { 5, 9, 12, 13, 16, 45 };
+		static const uint8_t want[] = { 4, 4, 3, 3, 3, 1 };
+
+		if (ASSERT_OK(sfp_flame_code_lengths(f, 6, len)))
+			for (i = 0; i < 6; i++)
+				ASSERT_EQ(len[i], want[i]);
+	}
+	ASSERT_OK(sfp_flame_code_lengths(freq, 1, len));
+	ASSERT_EQ(len[0], 1);
+}
+
+/*
+ * A big profile (flame-synth: 40,000 samples, nearly every stack distinct,
+ * ~7 frames each; the preview takes frames of 2 or more samples) gets a
+ * preview: exactly the frames of at least previewMin, in
+ * pre-order, each with the same function and values as in the whole tree
+ * and the gap its left-out siblings before it weigh, and small enough to
+ * be worth it.  With that the preview's picture is the whole tree's.
+ */
+TEST(flamegraph_preview_is_the_top_of_the_tree)
+{
+	struct sfp_profile *p = NULL;
+	struct sfp_json *j = NULL;
+	struct sfp_flame_tree t = { 0 }, pv = { 0 };
+	char path[4096], cmd[8192], *buf = NULL;
+	size_t len = 0, i, k = 0, *open = NULL;
+	uint64_t min = 0, *gap = NULL;
+	uint32_t maxd = 0;
+
+	pt_tmp(path, sizeof(path), "flame-synth.data");
+	snprintf(cmd, sizeof(cmd), "%s/flame-synth %s 40000 > /dev/null", pt_progs(),
+		 path);
+	if (!ASSERT_EQ(system(cmd), 0) || !ASSERT_OK(sfp_profile__load(path, NULL, &p)))
+		goto out;
+	if (!ASSERT_OK(export_mem(p, "flamegraph", NULL, &buf, &len)) ||
+	    !ASSERT_OK(page_data(buf, &j)) || !ASSERT_OK(page_tree(buf, j, false, &t)) ||
+	    !ASSERT_OK(sfp_json_u64(sfp_json_get(j, "previewMin"), &min)) ||
+	    !ASSERT_OK(page_tree(buf, j, true, &pv)))
+		goto out;
+	ASSERT_GE(t.n, 20000);
+	ASSERT_TRUE(pv.n > 1 && pv.n <= t.n / 8);
+	/* wide enough for a canvas of 8192 px */
+	ASSERT_TRUE(min >= 1 && min <= t.value[0] / 16384 + 1);
+	for (i = 0; i < t.n; i++)
+		if (t.depth[i] > maxd)
+			maxd = t.depth[i];
+	gap = calloc(maxd + 2, sizeof(*gap));
+	open = calloc(maxd + 2, sizeof(*open));
+	if (!ASSERT_TRUE(gap && open))
+		goto out;
+	/* walk the whole tree; k follows the preview */
+	for (i = 0; i < t.n; i++) {
+		uint32_t d = t.depth[i];
+
+		if (i && !open[d - 1]) {	/* below a left-out frame */
+			open[d] = 0;
+			continue;
+		}
+		open[d] = !i || t.value[i] >= min;
+		if (!open[d]) {
+			gap[d] += t.value[i];
+			continue;
+		}
+		if (!ASSERT_TRUE(k < pv.n) || !ASSERT_EQ(pv.depth[k], d) ||
+		    !ASSERT_EQ(pv.func[k], t.func[i]) ||
+		    !ASSERT_EQ(pv.value[k], t.value[i]) ||
+		    (k && !ASSERT_EQ(pv.gap[k], gap[d])))
+			goto out;
+		gap[d] = 0;
+		gap[d + 1] = 0;
+		k++;
+	}
+	ASSERT_EQ(k, pv.n);
+out:
+	free(gap);
+	free(open);
+	free(buf);
+	sfp_flame_tree_free(&t);
+	sfp_flame_tree_free(&pv);
 	sfp_json_free(&j);
 	sfp_profile__free(&p);
 }

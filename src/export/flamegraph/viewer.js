@@ -1,22 +1,28 @@
 /*
  * sfprof flame graph viewer.
  *
- * The data (the <script id="sfp-data"> block) is the merged call tree in
- * depth-first pre-order, as parallel arrays:
+ * The data: per function names[f], dsos[fdso[f]], fkind[f] (0 user,
+ * 1 kernel, 2 the subtree of one event when the file has several) in the
+ * <script id="sfp-data"> JSON, and the merged call tree in depth-first
+ * pre-order packed into the text of <script id="sfp-tree"> (the format:
+ * docs/flamegraph.md and src/export/flame-tree.h).  Unpacked, in typed
+ * arrays:
  *   depth[i]  0 for the root, a child is one deeper than its parent
  *   func[i]   index into the per-function arrays (-1 for the root)
- *   value[i]  samples in the subtree of node i
- * and per function: names[f], dsos[fdso[f]], fkind[f] (0 user, 1 kernel,
- * 2 the subtree of one event when the file has several).
+ *   valAll[i] samples in the subtree of node i
+ *   parent[i], end[i]  the subtree of i is the range [i, end[i])
  * A file with off-CPU samples comes in time (unit "ns", offcpu true): then
- * value[i] is on-CPU + off-CPU nanoseconds and off[i] the off-CPU part, and
- * the page switches between three views (on, off, both) by laying out the
- * same tree with other widths; off-CPU frames are drawn in blues.
- * Pre-order lets everything be a linear scan: the subtree of i is the
- * range [i, end[i]), and a subtree too narrow to see is skipped whole.
+ * valAll[i] is on-CPU + off-CPU nanoseconds and valOff[i] the off-CPU
+ * part, and the page switches between three views (on, off, both) by
+ * drawing the same tree with other widths; off-CPU frames are drawn in
+ * blues.
  *
- * Drawing is on one canvas; only frames at least MIN_PX wide are drawn,
- * so the cost follows what is visible, not the size of the profile.
+ * Nothing before the first draw costs more than one pass over the packed
+ * text: x positions are not laid out ahead but found while drawing (a
+ * frame starts where its previous drawn or skipped sibling ended), and
+ * only frames at least MIN_PX wide are visited -- a narrower subtree is
+ * skipped whole -- so drawing costs what is visible, not what is in the
+ * file.
  */
 (function () {
   'use strict';
@@ -27,49 +33,141 @@
   var t0 = performance.now();
 
   var D = JSON.parse(document.getElementById('sfp-data').textContent);
-  var N = D.depth.length;
-  var depth = Int32Array.from(D.depth);
-  var func = Int32Array.from(D.func);
-  var valAll = Float64Array.from(D.value);
   var timed = !!D.offcpu;
-  var valOff = timed ? Float64Array.from(D.off) : null;
-  D.depth = D.func = D.value = D.off = null;
+  var maxDepth = D.maxDepth || 0;
   var names = D.names, dsos = D.dsos, fdso = D.fdso, fkind = D.fkind;
   var unit = D.unit || 'samples';
   /* the widths of the current view (valAll unless off-CPU data is split) */
   var view = timed && /^(on|off|both)$/.test(D.view) ? D.view : 'both';
-  var value = valAll, total = 0;
+  var value = null, total = 0;
+  /* the tree drawn: the preview first, then the whole tree (use()) */
+  var N = 0, depth, func, parent, end, valAll, valOff, gap = null;
+  var ready = false;       /* the whole tree is in: the page is interactive */
 
-  /* subtree ends and parents from the pre-order */
-  var end = new Int32Array(N), parent = new Int32Array(N), xoff = new Float64Array(N);
-  var maxDepth = 0;
-  (function () {
-    var stack = new Int32Array(N + 1), sp = 0;
-    for (var i = 0; i < N; i++) {
-      var d = depth[i];
-      while (sp > 0 && depth[stack[sp - 1]] >= d) end[stack[--sp]] = i;
-      parent[i] = sp > 0 ? stack[sp - 1] : -1;
-      stack[sp++] = i;
-      if (d > maxDepth) maxDepth = d;
+  /*
+   * Unpacking (the format: docs/flamegraph.md).  Two letters of the
+   * 91-letter alphabet carry 13 bits; per frame its function (a canonical
+   * Huffman code: funcCode[l - 1] functions have codes of l bits, given
+   * in the order of names[]), gamma(up + 1) -- the next frame is up - 1
+   * levels shallower -- delta(value), in time a 2-bit off-CPU kind (0
+   * none, 1 all, 2 then delta(off)) and in the preview delta(gap + 1).
+   * The root has only delta(value + 1) and its off-CPU part.
+   */
+  var ALPHA = "!#$%&'()*+,-.0123456789:;=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~";
+  var DIG = new Int32Array(128);
+  for (var k0 = 0; k0 < ALPHA.length; k0++) DIG[ALPHA.charCodeAt(k0)] = k0;
+
+  function Reader(text) { this.t = text; this.pos = 0; this.acc = 0; this.nb = 0; }
+  /* the next 13 bits into acc, which holds nb unread bits */
+  Reader.prototype.fill = function () {
+    var t = this.t, p = this.pos;
+    if (p + 1 >= t.length) throw new Error('the flame graph data ends early (a truncated page?)');
+    this.acc = this.acc << 13 | (DIG[t.charCodeAt(p)] * 91 + DIG[t.charCodeAt(p + 1)]);
+    this.pos = p + 2;
+    this.nb += 13;
+  };
+  /* the next n <= 16 bits */
+  Reader.prototype.bits = function (n) {
+    while (this.nb < n) this.fill();
+    var nb = this.nb - n, v = this.acc >>> nb;
+    this.nb = nb;
+    this.acc &= (1 << nb) - 1;
+    return v;
+  };
+  /* n up to 64 bits (exact up to 2^53) */
+  Reader.prototype.wide = function (n) {
+    var v = 0;
+    for (; n > 16; n -= 16) v = v * 65536 + this.bits(16);
+    return v * (1 << n) + this.bits(n);
+  };
+  Reader.prototype.gamma = function () {
+    var z = 0;
+    while (this.bits(1) === 0) if (++z > 64) throw new Error('the flame graph data is damaged');
+    return z <= 16 ? (1 << z | this.bits(z)) >>> 0 : Math.pow(2, z) + this.wide(z);
+  };
+  Reader.prototype.delta = function () {
+    var n = this.gamma() - 1;
+    return n <= 16 ? ((1 << n) >>> 0) + this.bits(n) : Math.pow(2, n) + this.wide(n);
+  };
+  /* a function by its canonical code: the codes of l bits are first ..
+   * first + cl[l - 1] - 1, for the functions from index on */
+  Reader.prototype.func = function (cl) {
+    var code = 0, first = 0, index = 0, l, c, nb;
+    for (l = 0; l < cl.length; l++) {
+      if (this.nb === 0) this.fill();
+      nb = --this.nb;
+      code |= this.acc >>> nb;
+      this.acc &= (1 << nb) - 1;
+      c = cl[l];
+      if (code - first < c) return index + code - first;
+      index += c;
+      first = (first + c) << 1;
+      code <<= 1;
     }
-    while (sp > 0) end[stack[--sp]] = N;
-  })();
+    throw new Error('the flame graph data is damaged');
+  };
+  /* the next bit is a 1 (gamma(1), delta(1)): take it */
+  Reader.prototype.one = function () {
+    if (this.nb === 0) this.fill();
+    var nb = this.nb - 1;
+    if ((this.acc >>> nb) === 0) return false;
+    this.nb = nb;
+    this.acc &= (1 << nb) - 1;
+    return true;
+  };
 
-  /* The widths of view @v and each node's x offset within its parent. */
+  /* @n frames from the text of element @id, in typed arrays */
+  function unpack(id, n, withGap) {
+    var t = {
+      n: n, depth: new Int32Array(n), func: new Int32Array(n),
+      parent: new Int32Array(n), end: new Int32Array(n),
+      valAll: new Float64Array(n), valOff: timed ? new Float64Array(n) : null,
+      gap: withGap ? new Float64Array(n) : null
+    };
+    if (!n) return t;
+    var r = new Reader(document.getElementById(id).textContent);
+    var dep = t.depth, fn = t.func, par = t.parent, en = t.end, va = t.valAll, vo = t.valOff, gp = t.gap;
+    var open = new Int32Array(maxDepth + 2), cl = Int32Array.from(D.funcCode || []);
+    var i, d = 1, up, f;
+    function off(i) {
+      if (!va[i]) return;
+      var kind = r.bits(2);
+      vo[i] = kind === 0 ? 0 : kind === 1 ? va[i] : r.delta();
+    }
+    fn[0] = -1; par[0] = -1; en[0] = n;
+    va[0] = r.delta() - 1;
+    if (timed) off(0);
+    for (i = 1; i < n; i++) {
+      dep[i] = d;
+      fn[i] = r.func(cl);
+      par[i] = open[d - 1];
+      open[d] = i;
+      /* most frames: next is my child (up 0), one sample */
+      up = r.one() ? 0 : r.gamma() - 1;
+      va[i] = r.one() ? 1 : r.delta();
+      if (timed) off(i);
+      if (withGap) gp[i] = r.delta() - 1;
+      for (f = 0; f < up; f++) en[open[d - f]] = i + 1;
+      d += 1 - up;
+    }
+    return t;
+  }
+
+  function use(t) {
+    N = t.n; depth = t.depth; func = t.func; parent = t.parent; end = t.end;
+    valAll = t.valAll; valOff = t.valOff; gap = t.gap;
+    layout(view);
+  }
+
+  /* The widths of view @v. */
   function layout(v) {
-    var i, p, next = new Float64Array(N);
+    var i;
     view = v;
     if (!timed || v === 'both') value = valAll;
     else if (v === 'off') value = valOff;
     else { value = new Float64Array(N); for (i = 0; i < N; i++) value[i] = valAll[i] - valOff[i]; }
-    for (i = 0; i < N; i++) {
-      p = parent[i];
-      if (p >= 0) { xoff[i] = next[p]; next[p] += value[i]; } else xoff[i] = 0;
-    }
     total = N ? value[0] : 0;
   }
-  layout(view);
-
   var $ = function (id) { return document.getElementById(id); };
   var canvas = $('fg'), ctx = canvas.getContext('2d');
   var tip = $('tip'), details = $('details'), crumbs = $('crumbs');
@@ -157,12 +255,21 @@
     if (cssW < 100) cssW = 100;
     scale = value[zoom] > 0 ? cssW / value[zoom] : 0;
 
-    var vis = [], visDepth = zd;
+    /* x positions as we go: a frame starts where the previous frame at
+     * its depth (a sibling, drawn or skipped) ended, a first child where
+     * its parent starts */
+    var vis = [], visX = [], visDepth = zd, curX = new Float64Array(maxDepth + 2);
     for (i = zoom; i < end[zoom];) {
+      d = depth[i];
       w = value[i] * scale;
+      x = curX[d];
+      if (gap) x += gap[i] * scale;   /* the preview's left-out siblings */
+      curX[d] = x + w;
       if (w < MIN_PX) { i = end[i]; continue; }
+      curX[d + 1] = x;
       vis.push(i);
-      if (depth[i] > visDepth) visDepth = depth[i];
+      visX.push(x);
+      if (d > visDepth) visDepth = d;
       i++;
     }
     rows = Math.min(visDepth + 1, Math.floor(MAX_CANVAS_PX / ROW));
@@ -206,14 +313,7 @@
 
     /* the zoomed frame's ancestors span the width, dimmed: click one to zoom out */
     for (k = 0; k < zpath.length - 1; k++) box(zpath[k], 0, cssW, true);
-    /* x offsets are relative to each parent; accumulate down the path */
-    var absX = new Map();
-    absX.set(zoom, 0);
-    for (k = 0; k < vis.length; k++) {
-      i = vis[k];
-      if (i === zoom) { x = 0; } else { x = absX.get(parent[i]) + xoff[i] * scale; absX.set(i, x); }
-      box(i, x, value[i] * scale, false);
-    }
+    for (k = 0; k < vis.length; k++) box(vis[k], visX[k], value[vis[k]] * scale, false);
     ctx.globalAlpha = 1;
     renderCrumbs(zpath);
   }
@@ -292,7 +392,7 @@
   }
 
   function setZoom(i) {
-    if (i < 0 || i >= N) return;
+    if (!ready || i < 0 || i >= N) return;
     zoom = i;
     hover = -1;
     tip.hidden = true;
@@ -320,6 +420,7 @@
   }
 
   function setSearch(text) {
+    if (!ready) return;   /* finish() takes what the box holds then */
     matchRe = null;
     funcMatch = null;
     if (text) {
@@ -335,7 +436,7 @@
   /* Switch between on-CPU, off-CPU and both: same tree, other widths.  A
    * zoomed frame without time in the new view gives way to the root. */
   function setView(v) {
-    if (!timed || !/^(on|off|both)$/.test(v)) return false;
+    if (!ready || !timed || !/^(on|off|both)$/.test(v)) return false;
     layout(v);
     colourCache.clear();
     var r = document.querySelector('#views input[value="' + v + '"]');
@@ -353,22 +454,27 @@
     var r = canvas.getBoundingClientRect();
     return { x: ev.clientX - r.left, y: ev.clientY - r.top };
   }
+  /* (until the whole tree is in, the preview on the canvas is a picture
+   * only: its frames are not the page's) */
   canvas.addEventListener('mousemove', function (ev) {
+    if (!ready) return;
     var p = local(ev), i = hit(p.x, p.y);
     if (i !== hover) { hover = i; render(); }
     showTip(i, ev);
   });
   canvas.addEventListener('mouseleave', function () {
+    if (!ready) return;
     tip.hidden = true;
     if (hover >= 0) { hover = -1; render(); }
   });
   canvas.addEventListener('click', function (ev) {
+    if (!ready) return;
     var p = local(ev), i = hit(p.x, p.y);
     if (i >= 0) setZoom(i);
   });
   $('reset').addEventListener('click', function () { setZoom(0); });
   $('clear').addEventListener('click', function () { searchBox.value = ''; setSearch(''); });
-  $('invert').addEventListener('change', function (ev) { inverted = ev.target.checked; render(); });
+  $('invert').addEventListener('change', function (ev) { inverted = ev.target.checked; if (ready) render(); });
   var searchTimer = 0;
   searchBox.addEventListener('input', function () {
     clearTimeout(searchTimer);
@@ -390,7 +496,7 @@
   var resizeTimer = 0;
   window.addEventListener('resize', function () {
     clearTimeout(resizeTimer);
-    resizeTimer = setTimeout(render, 100);
+    resizeTimer = setTimeout(function () { if (ready) render(); }, 100);
   });
 
   /* --- start -------------------------------------------------------------- */
@@ -407,49 +513,84 @@
       r.addEventListener('change', function () { if (r.checked) setView(r.value); });
     });
   }
-  if (!N || !total) {
-    details.textContent = 'This profile has no samples.';
+
+  /*
+   * The first picture from the preview, if the page has one wide enough
+   * for this canvas (every frame of at least half a pixel in it), drawn
+   * while the browser still reads the whole tree below this script.
+   */
+  var firstDrawAt = 0, previewed = false;
+  if (D.previewNodes > 0) {
+    use(unpack('sfp-preview', D.previewNodes, true));
+    if (D.previewMin * 2 * Math.max(canvas.parentNode.clientWidth - 20, 100) <= total) {
+      render();
+      firstDrawAt = performance.now();
+      previewed = true;
+    }
   }
-  if (N) render();
+
+  /* The whole tree: the page becomes what it shows. */
+  function finish() {
+    use(unpack('sfp-tree', D.nodes || 0, false));
+    ready = true;
+    /* what was clicked or typed while the page was loading */
+    inverted = $('invert').checked;
+    var r = document.querySelector('#views input:checked');
+    if (timed && r && r.value !== view) layout(r.value);
+    if (!N || !total) details.textContent = 'This profile has no samples.';
+    if (searchBox.value) setSearch(searchBox.value);
+    else if (N) render();
+    if (!firstDrawAt) firstDrawAt = performance.now();
+    publish();
+  }
+  if ($('sfp-tree')) finish();
+  else document.addEventListener('DOMContentLoaded', finish);
 
   /* A small scripting interface (used by sfprof's browser tests). */
-  window.sfpFlame = {
-    nodes: N,
-    get total() { return total; },
-    timed: timed,
-    view: function () { return view; },
-    setView: setView,
-    /* the fill colour node i is drawn with now ('' if not drawn) */
-    colourOf: function (i) { return this.rect(i) ? colour(i) : ''; },
-    loadMs: performance.now() - t0,
-    find: function (name) {
-      var out = [];
-      for (var i = 1; i < N; i++) if (names[func[i]] === name) out.push(i);
-      return out;
-    },
-    info: function (i) { return describe(i); },
-    /* where node i is drawn, in page (CSS) pixels, or null if not drawn */
-    rect: function (i) {
-      var lv = depth[i], r = drawn[lv];
-      if (!r) return null;
-      var k = r.ids.indexOf(i);
-      if (k < 0) return null;
-      var b = canvas.getBoundingClientRect();
-      return { x: b.left + r.x0[k], y: b.top + rowY(lv), w: r.x1[k] - r.x0[k], h: ROW - 1,
-               canvasWidth: cssW };
-    },
-    parent: function (i) { return parent[i]; },
-    zoomed: function () { return zoom; },
-    zoom: setZoom,
-    search: function (t) { searchBox.value = t; setSearch(t); },
-    matched: function () { return { value: matchedValue(0), share: total ? matchedValue(0) / total : 0 }; },
-    /* frames currently drawn in the match colour */
-    highlighted: function () {
-      var n = 0;
-      if (!funcMatch) return 0;
-      drawn.forEach(function (r) { r.ids.forEach(function (id) { if (func[id] >= 0 && funcMatch[func[id]]) n++; }); });
-      return n;
-    },
-    drawnCount: function () { var n = 0; drawn.forEach(function (r) { n += r.ids.length; }); return n; }
-  };
+  function publish() {
+    window.sfpFlame = {
+      nodes: N,
+      get total() { return total; },
+      timed: timed,
+      view: function () { return view; },
+      setView: setView,
+      /* the fill colour node i is drawn with now ('' if not drawn) */
+      colourOf: function (i) { return this.rect(i) ? colour(i) : ''; },
+      /* this script's start to the whole tree drawn, ms */
+      loadMs: performance.now() - t0,
+      /* the first picture (the preview's, if it had one), ms from the
+       * start of the navigation */
+      firstDrawMs: firstDrawAt,
+      previewed: previewed,
+      find: function (name) {
+        var out = [];
+        for (var i = 1; i < N; i++) if (names[func[i]] === name) out.push(i);
+        return out;
+      },
+      info: function (i) { return describe(i); },
+      /* where node i is drawn, in page (CSS) pixels, or null if not drawn */
+      rect: function (i) {
+        var lv = depth[i], r = drawn[lv];
+        if (!r) return null;
+        var k = r.ids.indexOf(i);
+        if (k < 0) return null;
+        var b = canvas.getBoundingClientRect();
+        return { x: b.left + r.x0[k], y: b.top + rowY(lv), w: r.x1[k] - r.x0[k], h: ROW - 1,
+                 canvasWidth: cssW };
+      },
+      parent: function (i) { return parent[i]; },
+      zoomed: function () { return zoom; },
+      zoom: setZoom,
+      search: function (t) { searchBox.value = t; setSearch(t); },
+      matched: function () { return { value: matchedValue(0), share: total ? matchedValue(0) / total : 0 }; },
+      /* frames currently drawn in the match colour */
+      highlighted: function () {
+        var n = 0;
+        if (!funcMatch) return 0;
+        drawn.forEach(function (r) { r.ids.forEach(function (id) { if (func[id] >= 0 && funcMatch[func[id]]) n++; }); });
+        return n;
+      },
+      drawnCount: function () { var n = 0; drawn.forEach(function (r) { n += r.ids.length; }); return n; }
+    };
+  }
 })();
