@@ -35,6 +35,8 @@ struct sfp_bpf_defer {
 	int err;		/* first error met in the ring callback */
 	int vmas_fd;		/* the BPF side's per-process VMA cache */
 	struct cookie_slot *cookies;
+	bool off_cpu;			/* the sched_switch program runs */
+	int off_evsel;			/* the session's offcpu-time evsel */
 	struct sfp_bpf_defer_stats st;
 	struct sfb_worker *tw;	/* tables built off the reader (or NULL) */
 };

@@ -291,6 +291,7 @@ static __always_inline __u64 entry_cookie(struct task_struct *task, __u32 tid,
 	cookie = new_cookie(cpu);
 	if (!cookie)
 		return 0;
+	*flags |= SFB_S_NEW_ENTRY;
 	ent->cookie = cookie;
 	ent->pid = pid;
 	ent->cpu = cpu;
@@ -444,6 +445,200 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	if (bpf_ringbuf_output(&rb, s, n, BPF_RB_NO_WAKEUP))
 		count(SFB_ST_RB_FULL);
 	/* perf writes nothing: the sample went out through the ring. */
+	return 0;
+}
+
+/* --- off-CPU time (--off-cpu) ------------------------------------------- */
+
+/*
+ * Set by the loader for --off-cpu: every task's blocks (-a), else those of
+ * the tasks in `targets`; forked processes of a target process become
+ * targets (perf's inherit).
+ */
+const volatile __u32 offcpu_all = 0;
+const volatile __u32 offcpu_follow = 0;
+/* Kernel frames bpf_get_stack() gives before __schedule's caller chain
+ * begins (the BPF program and the tracepoint's trampolines), measured by
+ * the loader. */
+const volatile __u32 offcpu_kskip = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, __u32);	/* SFB_TGT_* */
+} targets SEC(".maps");
+
+/* Blocked target tasks, by tid: their record, written at the switch-in.
+ * Not preallocated: an entry exists while its task is blocked. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct sfb_offcpu);
+} blocked SEC(".maps");
+
+/* The block being built (sched_switch runs with interrupts off). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sfb_offcpu);
+} off_scratch SEC(".maps");
+
+static __always_inline bool is_target(struct task_struct *t)
+{
+	__u32 tgid = t->tgid, tid = t->pid, *v;
+
+	if (offcpu_all)
+		return true;
+	v = bpf_map_lookup_elem(&targets, &tgid);
+	if (v && (*v & SFB_TGT_PROCESS))
+		return true;
+	if (tid == tgid)
+		return false;
+	v = bpf_map_lookup_elem(&targets, &tid);
+	return v && (*v & SFB_TGT_THREAD);
+}
+
+/*
+ * The state letter sched:sched_switch reports for prev (the kernel's
+ * __trace_sched_switch_state()): preempted 0x100; else the highest bit of
+ * (state | exit_state) & TASK_REPORT, TASK_IDLE as I (0x80), an rtlock
+ * wait as D; R (running) 0.  The tracepoint path (record/offcpu.c) reads
+ * the same letters from the event, so both count blocks alike.
+ */
+static __always_inline __u32 report_state(bool preempt, struct task_struct *t,
+					  unsigned int ps)
+{
+	__u32 st = (ps | (__u32)t->exit_state) & 0x7f;
+
+	if (preempt)
+		return 0x100;
+	if ((ps & 0x402) == 0x402)	/* TASK_IDLE */
+		st = 0x80;
+	if (ps & 0x1000)		/* TASK_RTLOCK_WAIT */
+		st = 0x2;
+	if (st & 0x80)
+		return 0x80;
+	if (st & 0x40)
+		return 0x40;
+	if (st & 0x20)
+		return 0x20;
+	if (st & 0x10)
+		return 0x10;
+	if (st & 0x8)
+		return 0x8;
+	if (st & 0x4)
+		return 0x4;
+	if (st & 0x2)
+		return 0x2;
+	return st & 0x1;
+}
+
+/*
+ * Every context switch.  next: if it is a blocked target, its block ends
+ * now and goes to the ring.  prev (the current task): a blocking
+ * switch-out of a target takes its kernel stack and the cookie of its
+ * kernel entry -- shared when the entry already has one (a sample, an
+ * earlier block of the same entry), else new with the entry's one user
+ * unwind scheduled (the same task_work as the samples') -- and waits in
+ * `blocked` for the switch-in.
+ */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_switch, bool preempt, struct task_struct *prev,
+	     struct task_struct *next, unsigned int prev_state)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u32 ntid = next->pid, ptid = prev->pid, pid, zero = 0, rep, cpu;
+	struct task_struct *task;
+	struct sfb_offcpu *o;
+	long n;
+
+	if (ntid) {
+		o = bpf_map_lookup_elem(&blocked, &ntid);
+		if (o) {
+			o->time_in = now;
+			n = offsetof(struct sfb_offcpu, kstack) +
+			    (__u64)o->nr_kstack * 8;
+			if (n < (long)offsetof(struct sfb_offcpu, kstack) ||
+			    n > (long)sizeof(*o))
+				n = sizeof(*o);
+			if (bpf_ringbuf_output(&rb, o, n, BPF_RB_NO_WAKEUP))
+				count(SFB_ST_RB_FULL);
+			else
+				count(SFB_ST_OFF_WOKEN);
+			bpf_map_delete_elem(&blocked, &ntid);
+		}
+	}
+	if (!ptid || !is_target(prev))
+		return 0;
+	count(SFB_ST_OFF_SWITCHES);
+	rep = report_state(preempt, prev, prev_state);
+	if (!(rep & 0xcf)) {
+		count(rep & 0x30 ? SFB_ST_OFF_EXITS : SFB_ST_OFF_PREEMPTED);
+		return 0;
+	}
+	count(SFB_ST_OFF_BLOCKS);
+	o = bpf_map_lookup_elem(&off_scratch, &zero);
+	if (!o)
+		return 0;
+	task = bpf_get_current_task_btf();	/* prev */
+	pid = task->tgid;
+	cpu = bpf_get_smp_processor_id();
+	o->type = SFB_REC_OFFCPU;
+	o->flags = SFB_S_KERNEL;
+	o->pid = pid;
+	o->tid = ptid;
+	o->cpu = cpu;
+	o->time_out = now;
+	o->time_in = 0;
+	o->cookie = 0;
+	n = bpf_get_stack(ctx, o->kstack, sizeof(o->kstack),
+			  offcpu_kskip & BPF_F_SKIP_FIELD_MASK);
+	o->nr_kstack = n > 0 ? (__u32)((__u64)n / 8) : 0;
+	if (!(task->flags & PF_KTHREAD) && task->pid == ptid) {
+		if (task->flags & PF_EXITING) {
+			o->flags |= SFB_S_EXITING;
+			count(SFB_ST_EXITING);
+		} else {
+			o->cookie = entry_cookie(task, ptid, pid, cpu, false,
+						 now, &o->flags);
+		}
+	}
+	if (bpf_map_update_elem(&blocked, &ptid, o, BPF_ANY))
+		count(SFB_ST_OFF_LOST);
+	return 0;
+}
+
+/* A target process's children are targets (perf's inherit). */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = parent->tgid, ctgid = child->tgid, *v,
+	      kind = SFB_TGT_PROCESS;
+
+	if (offcpu_all || !offcpu_follow || ptgid == ctgid)
+		return 0;
+	v = bpf_map_lookup_elem(&targets, &ptgid);
+	if (v && (*v & SFB_TGT_PROCESS))
+		bpf_map_update_elem(&targets, &ctgid, &kind, BPF_ANY);
+	return 0;
+}
+
+/* The command is a target from its exec on (perf's enable_on_exec): its
+ * blocks before, in sfprof's own code, are not the command's. */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid,
+	     struct linux_binprm *bprm)
+{
+	__u32 tgid = p->tgid, *v;
+
+	v = bpf_map_lookup_elem(&targets, &tgid);
+	if (v && (*v & SFB_TGT_AT_EXEC))
+		*v = SFB_TGT_PROCESS;
 	return 0;
 }
 

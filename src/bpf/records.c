@@ -129,6 +129,62 @@ static int on_sample(struct sfp_bpf_defer *b, const struct sfb_sample *bs,
 		      (int)bs->cpu);
 }
 
+/*
+ * --off-cpu: a block the program on sched_switch matched with its
+ * switch-in, into the off-CPU samples of record/offcpu.c (the same
+ * threshold, rate bound and sums as the tracepoint path) through the
+ * pipeline: its kernel part as perf writes it, its entry's cookie.
+ */
+static int on_offcpu(struct sfp_bpf_defer *b, const struct sfb_offcpu *bo,
+		     size_t size)
+{
+	const struct perf_event_attr *oa;
+	struct sfp_record_sample s;
+	struct sfp_defer_user u = { .kind = SFP_DEFER_USER_NONE };
+	const uint64_t *ids;
+	size_t nk = 0, i;
+
+	if (size < offsetof(struct sfb_offcpu, kstack) ||
+	    bo->nr_kstack > SFB_MAX_KSTACK ||
+	    size < offsetof(struct sfb_offcpu, kstack) + bo->nr_kstack * 8)
+		return -EBADMSG;
+	oa = sfp_rec_pipe__out_attr(b->p, b->off_evsel);
+	if (!b->off_cpu || !oa)
+		return -EBADMSG;
+	memset(&s, 0, sizeof(s));
+	s.sample_type = oa->sample_type;
+	s.evsel = b->off_evsel;
+	s.misc = PERF_RECORD_MISC_KERNEL;
+	if (sfp_record__ids(b->r, b->off_evsel, &ids))
+		s.id = ids[0];
+	s.stream_id = s.id;
+	s.pid = bo->pid;
+	s.tid = bo->tid;
+	s.time = bo->time_out;
+	s.cpu = bo->cpu;
+	for (i = 0; i < bo->nr_kstack; i++) {
+		if (bo->kstack[i] >= PERF_CONTEXT_MAX_U)
+			continue;
+		if (!nk)
+			b->chain[nk++] = PERF_CONTEXT_KERNEL;
+		b->chain[nk++] = bo->kstack[i];
+	}
+	s.ip = nk > 1 ? b->chain[1] : 0;
+	s.callchain = b->chain;
+	s.nr_callchain = nk;
+	if (bo->cookie) {
+		/* the deferred record serves this block too */
+		struct cookie_slot *cs = cookie_slot(b, bo->cookie, true);
+
+		if (cs)
+			cs->samples++;
+		u.kind = SFP_DEFER_USER_DEFERRED;
+		u.cookie = bo->cookie;
+	}
+	return sfp_rec_pipe__offcpu_block(b->p, &s, &u, bo->time_in,
+					  bo->flags & SFB_S_NEW_ENTRY);
+}
+
 static int on_deferred(struct sfp_bpf_defer *b, const struct sfb_deferred *d,
 		       size_t size)
 {
@@ -136,6 +192,8 @@ static int on_deferred(struct sfp_bpf_defer *b, const struct sfb_deferred *d,
 	struct cookie_slot *cs;
 	const uint64_t *ids;
 	uint64_t served = 0, id = 0;
+	bool none;
+	int err;
 
 	if (size < offsetof(struct sfb_deferred, ips) ||
 	    d->nr > SFB_MAX_DEPTH ||
@@ -146,8 +204,17 @@ static int on_deferred(struct sfp_bpf_defer *b, const struct sfb_deferred *d,
 		served = cs->samples;
 		cookie_del(b, cs);
 	}
-	if (d->flags & (SFB_D_EXEC | SFB_D_EXITING | SFB_D_WRONG_TASK) ||
-	    !d->nr) {
+	none = (d->flags & (SFB_D_EXEC | SFB_D_EXITING | SFB_D_WRONG_TASK)) ||
+	       !d->nr;
+	/* the entry's short blocks, summed per stack, wait for this */
+	if (b->off_cpu) {
+		err = sfp_rec_pipe__offcpu_user(b->p, d->cookie,
+						none ? NULL : d->ips,
+						none ? 0 : d->nr);
+		if (err)
+			return err;
+	}
+	if (none) {
 		/* No stack of the sampled image: the samples keep their
 		 * kernel part only (the stitcher delivers them unmerged). */
 		b->st.deferred_dropped++;
@@ -208,6 +275,9 @@ int sfb_ring_record(void *ctx, void *data, size_t size)
 	case SFB_REC_STALE:
 		b->st.stale++;
 		break;
+	case SFB_REC_OFFCPU:
+		err = on_offcpu(b, data, size);
+		break;
 	default:
 		err = -EBADMSG;
 		break;
@@ -227,6 +297,19 @@ int sfp_bpf_defer__poll(struct sfp_bpf_defer *b)
 	if (b->err)
 		return b->err;
 	return n;
+}
+
+void sfp_bpf_defer__finish(struct sfp_bpf_defer *b)
+{
+	struct sfp_bpf_defer_stats st;
+
+	if (!b->off_cpu)
+		return;
+	sfp_bpf_defer__stats(b, &st);
+	sfp_rec_pipe__offcpu_switches(b->p, st.kernel[SFB_ST_OFF_SWITCHES],
+				      st.kernel[SFB_ST_OFF_PREEMPTED],
+				      st.kernel[SFB_ST_OFF_EXITS],
+				      st.kernel[SFB_ST_OFF_BLOCKS]);
 }
 
 int sfp_bpf_defer__record(const void *rec, size_t size, int cpu, void *ctx)

@@ -409,6 +409,10 @@ static void summary_off_cpu(const struct sfp_offcpu_stats *o)
 		(unsigned long long)o->sums, (unsigned long long)o->summed,
 		(unsigned long long)o->over_rate,
 		(unsigned long long)o->unmatched);
+	if (o->no_user)	/* bpf-defer: an entry's unwind that never came */
+		fprintf(stderr, "  off-cpu: %llu summed kernel entries without "
+			"their user stack (kernel part only)\n",
+			(unsigned long long)o->no_user);
 }
 
 static void summary(const struct ctx *c, const struct sfp_record *r,
@@ -448,6 +452,8 @@ static void summary(const struct ctx *c, const struct sfp_record *r,
 			fprintf(stderr, "  call graph: %s (records written as "
 				"the kernel gave them)\n",
 				sfp_record__call_graph_name(cg));
+		if (st.off_cpu)		/* bpf-defer's */
+			summary_off_cpu(&st.offcpu);
 		return;
 	}
 	fprintf(stderr, "  call graph: sframe, %s form; %llu samples with a "
@@ -713,6 +719,7 @@ int cmd_record(int argc, char **argv)
 	char *events = NULL;
 	bool quiet = false, tty = false, inline_mode = false, auto_cg = false;
 	char auto_why[4096] = "";
+	const char *off_why = NULL;
 	double duration = 0, t0 = now_s(), t_stop = 0, last_status = 0;
 	uint64_t v, bid_budget = 2ull << 30;
 	const char *bid_dir = NULL;
@@ -921,8 +928,10 @@ int cmd_record(int argc, char **argv)
 			"or -a");
 		goto usage_err;
 	}
-	if (ro.off_cpu && (ro.call_graph != SFP_RECORD_CG_SFRAME || auto_cg)) {
-		cli_err("--off-cpu works with --call-graph sframe only");
+	if (ro.off_cpu && !auto_cg && ro.call_graph != SFP_RECORD_CG_SFRAME &&
+	    ro.call_graph != SFP_RECORD_CG_BPF_DEFER) {
+		cli_err("--off-cpu works with --call-graph sframe, bpf-defer "
+			"or auto only");
 		goto usage_err;
 	}
 	if (inline_mode && (ro.call_graph != SFP_RECORD_CG_SFRAME || auto_cg)) {
@@ -941,8 +950,24 @@ int cmd_record(int argc, char **argv)
 		if (!quiet)
 			cli_err("--call-graph auto: %s", auto_why);
 	} else {
-		record_bpf_load(&ro.call_graph, po.max_depth, &bd);
+		enum sfp_record_call_graph asked = ro.call_graph;
+
+		record_bpf_load(&ro.call_graph, &ro, po.max_depth, &bd);
+		if (asked != ro.call_graph)
+			off_why = "bpf-defer did not load, see above";
 	}
+	/* which off-CPU path, and why, as auto says its choice */
+	if (ro.off_cpu && !quiet && ro.call_graph == SFP_RECORD_CG_BPF_DEFER)
+		cli_err("--off-cpu: BPF program on sched_switch (bpf-defer "
+			"loaded): kernel stack at each block, one user unwind "
+			"per kernel entry by its task_work");
+	else if (ro.off_cpu && !quiet)
+		cli_err("--off-cpu: sched:sched_switch tracepoint with a user "
+			"stack copy per block (%s)",
+			off_why ? off_why
+			: auto_cg ? "--call-graph auto chose sframe"
+			: "--call-graph sframe; bpf-defer or auto use BPF "
+			  "where it loads");
 
 	err = sfp_record__open(&ro, &r);
 	if (err) {
@@ -967,7 +992,7 @@ int cmd_record(int argc, char **argv)
 	if (bd) {
 		err = sfp_bpf_defer__attach(bd, r, p,
 					    (const char *const *)ro.argv,
-					    ro.pids);
+					    ro.pids, ro.tids);
 		if (err) {
 			cli_err("bpf-defer: cannot attach: %s",
 				sfp_strerror(err));
@@ -1102,6 +1127,8 @@ stop:
 		if (err >= 0)
 			err = sfp_record__read(r, true, rec_fn,
 					       rec_ctx ? rec_ctx : p);
+		if (err >= 0 && bd)
+			sfp_bpf_defer__finish(bd);
 		if (err >= 0)
 			err = sfp_rec_pipe__finish(p);
 		if (err < 0 && !c.write_err) {
