@@ -83,7 +83,12 @@ SFP_HIDDEN int sfp_bpf_defer__attach(struct sfp_bpf_defer *b,
 				     const char *const *argv,
 				     const char *pids, const char *tids);
 
-/* After the last poll: the BPF side's switch counters into the off-CPU
+/* After the last poll: the deferred records still held (entries walked
+ * at a block, docs/record-bpf.md) into the session, before its last read.
+ * Return: 0 or -errno. */
+SFP_HIDDEN int sfp_bpf_defer__flush(struct sfp_bpf_defer *b);
+
+/* After the last read: the BPF side's switch counters into the off-CPU
  * statistics of the pipeline. */
 SFP_HIDDEN void sfp_bpf_defer__finish(struct sfp_bpf_defer *b);
 

@@ -19,6 +19,16 @@ struct cookie_slot {
 	uint64_t samples;
 };
 
+/* A deferred record walked at a block (SFB_D_HELD), kept until its
+ * kernel entry's last block or sample has come (by tid, open). */
+struct held_rec {
+	uint32_t tid;		/* 0: empty */
+	uint64_t cookie;
+	uint64_t last;		/* newest time of what it serves */
+	struct sfb_deferred *d;	/* copy (size bytes) */
+	size_t size;
+};
+
 struct sfp_bpf_defer {
 	struct sfp_defer_bpf *skel;
 	struct ring_buffer *ring;
@@ -37,6 +47,8 @@ struct sfp_bpf_defer {
 	struct cookie_slot *cookies;
 	bool off_cpu;			/* the sched_switch program runs */
 	int off_evsel;			/* the session's offcpu-time evsel */
+	struct held_rec *held;
+	size_t held_cap, held_nr;
 	struct sfp_bpf_defer_stats st;
 	struct sfb_worker *tw;	/* tables built off the reader (or NULL) */
 };

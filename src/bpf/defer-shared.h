@@ -76,6 +76,9 @@ struct sfb_sample {
 #define SFB_D_EXITING 0x2	/* callback ran in an exiting task */
 #define SFB_D_NO_TABLE 0x4	/* a frame's module had no table loaded */
 #define SFB_D_WRONG_TASK 0x8	/* ran in another task than sampled */
+#define SFB_D_HELD 0x10		/* walked at a block, before the entry's
+				   end: user space writes it after the
+				   entry's last block or sample */
 
 /* Why a walk stopped: the values of enum sfp_unwind_stop. */
 #define SFB_STOP_OUTERMOST 1
@@ -239,6 +242,7 @@ enum sfb_stat {
 	SFB_ST_OFF_BLOCKS,	/* of which blocking */
 	SFB_ST_OFF_WOKEN,	/* blocks ended by a switch-in (written) */
 	SFB_ST_OFF_LOST,	/* blocks not kept: the blocked map was full */
+	SFB_ST_OFF_WALKED,	/* kernel entries of blocks walked at once */
 	SFB_ST__MAX,
 };
 

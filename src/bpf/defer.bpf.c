@@ -71,7 +71,11 @@ struct task_ent {
 	__u32 pid;
 	__u32 cpu;
 	__u32 pending;
-	__u32 pad;
+	/* An entry walked at once at a block (block_entry()): its cookie
+	 * and a hash of the user registers it was entered with. */
+	__u32 sync_open;
+	__u64 sync_cookie;
+	__u64 sync_regs;
 };
 
 /*
@@ -183,6 +187,8 @@ static int on_task_work(struct bpf_map *map, void *key, void *value)
 	}
 	rec->time = bpf_ktime_get_ns();
 	bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
+	/* the task returns to user space: any entry is over */
+	ent->sync_open = 0;
 	/* Last: a sample that comes meanwhile still shares this cookie. */
 	ent->pending = 0;
 	return 0;
@@ -292,6 +298,7 @@ static __always_inline __u64 entry_cookie(struct task_struct *task, __u32 tid,
 	if (!cookie)
 		return 0;
 	*flags |= SFB_S_NEW_ENTRY;
+	ent->sync_open = 0;
 	ent->cookie = cookie;
 	ent->pid = pid;
 	ent->cpu = cpu;
@@ -345,6 +352,9 @@ static __always_inline __u64 sync_unwind(struct bpf_perf_event_data *ctx,
 	struct walk w = {};
 	__u64 cookie;
 
+	/* in user mode: a block's entry walked at once is over */
+	if (ent)
+		ent->sync_open = 0;
 	/* pending work: the stale-callback rules of entry_cookie() apply */
 	if (ent && ent->pending)
 		return 0;
@@ -471,11 +481,12 @@ struct {
 } targets SEC(".maps");
 
 /* Blocked target tasks, by tid: their record, written at the switch-in.
- * Not preallocated: an entry exists while its task is blocked. */
+ * Preallocated (18 MiB): an allocation in sched_switch may fail when the
+ * per-CPU free lists run dry (their refill is an irq_work), and a block
+ * lost is time lost. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384);
 	__type(key, __u32);
 	__type(value, struct sfb_offcpu);
 } blocked SEC(".maps");
@@ -536,6 +547,148 @@ static __always_inline __u32 report_state(bool preempt, struct task_struct *t,
 	if (st & 0x2)
 		return 0x2;
 	return st & 0x1;
+}
+
+/* The user registers of a blocking task (the per-CPU copy). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct pt_regs);
+} regs_scratch SEC(".maps");
+
+/* The record of a block's entry walked at once (sched_switch runs with
+ * interrupts off: one per CPU is enough). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sfb_deferred);
+} held_scratch SEC(".maps");
+
+static __always_inline __u64 mix64(__u64 h, __u64 v)
+{
+	h ^= v;
+	h *= 0x100000001b3ULL;
+	return h ^ (h >> 29);
+}
+
+/*
+ * The cookie of a blocking task's kernel entry without a task_work when
+ * the entry can be unwound at once: scheduling one sends a self-IPI
+ * (irq_work), tens of microseconds on a VM, and a task blocking in a
+ * syscall is a new entry nearly every time (a pipe ping-pong: every
+ * read).  Its user stack cannot change until it returns to user space,
+ * so the walk at the block is the walk the task_work would do -- when it
+ * needs no fault (resident stack, VMAs the callbacks met, tables loaded),
+ * as for a user-mode sample (sync_unwind()).  The record goes to the ring
+ * flagged SFB_D_HELD: user space writes it after the entry's last block
+ * (the stitcher wants it after the samples it serves).
+ *
+ * Later blocks share the cookie while the entry is open: from the walk
+ * until the task is seen in user mode (a user-mode sample, a callback)
+ * or blocks with other user registers (ip, sp, bp, flags, orig_ax and
+ * the general registers but ax: another entry from the same call site
+ * nearly always differs in a loop counter or pointer -- the rule the
+ * user-space deferral engine applies to the tracepoint path's blocks).
+ * Return: the cookie, 0 when the task_work path must decide.
+ */
+static __always_inline __u64 block_entry(struct task_struct *task, __u32 tid,
+					 __u32 pid, __u32 cpu, __u32 *flags)
+{
+	struct task_ent *ent = bpf_map_lookup_elem(&tasks, &tid), zero = {};
+	__u64 start = task->start_time, h = 0xcbf29ce484222325ULL, cookie;
+	struct sfb_deferred *rec;
+	struct walk w = {};
+	struct pt_regs *r;
+	__u32 z = 0;
+	long n;
+
+	if (ent && (ent->start_time != start || ent->pending))
+		return 0;	/* tid reuse, pending work: entry_cookie() */
+	r = bpf_map_lookup_elem(&regs_scratch, &z);
+	if (!r || bpf_probe_read_kernel(r, sizeof(*r),
+					(void *)bpf_task_pt_regs(task)))
+		return 0;
+	h = mix64(h, r->ip);
+	h = mix64(h, r->sp);
+	h = mix64(h, r->bp);
+	h = mix64(h, r->bx);
+	h = mix64(h, r->cx);
+	h = mix64(h, r->dx);
+	h = mix64(h, r->si);
+	h = mix64(h, r->di);
+	h = mix64(h, r->r8);
+	h = mix64(h, r->r9);
+	h = mix64(h, r->r10);
+	h = mix64(h, r->r11);
+	h = mix64(h, r->r12);
+	h = mix64(h, r->r13);
+	h = mix64(h, r->r14);
+	h = mix64(h, r->r15);
+	h = mix64(h, r->flags);
+	h = mix64(h, r->orig_ax);
+	if (ent && ent->sync_open && ent->sync_regs == h) {
+		count(SFB_ST_SHARED);
+		return ent->sync_cookie;
+	}
+	if (ent)
+		ent->sync_open = 0;
+	if ((r->cs & 3) != 3)
+		return 0;	/* no user context */
+	/* walked into a per-CPU copy, written with its frames only: a
+	 * switch-heavy task would fill the ring with 4 KiB reservations */
+	rec = bpf_map_lookup_elem(&held_scratch, &z);
+	if (!rec)
+		return 0;
+	rec->type = SFB_REC_DEFERRED;
+	rec->flags = SFB_D_HELD;
+	rec->pid = pid;
+	rec->tid = tid;
+	rec->cpu = cpu;
+	rec->nr = 0;
+	rec->stop = 0;
+	rec->sframe_frames = 0;
+	rec->fp_frames = 0;
+	w.rec = rec;
+	w.task = task;
+	w.ip = r->ip;
+	w.sp = r->sp;
+	w.fp = r->bp;
+	w.fp_valid = 1;
+	w.top = 1;
+	w.pid = pid;
+	w.exec_id = task->self_exec_id;
+	w.max = max_depth < SYNC_MAX_DEPTH ? max_depth : SYNC_MAX_DEPTH;
+	bpf_loop(SYNC_MAX_DEPTH + 1, walk_step_nofault, &w, 0);
+	if (w.sync_fail || w.no_table || rec->stop == SFB_STOP_UNREADABLE ||
+	    (rec->stop == SFB_STOP_DEPTH && w.n < max_depth))
+		return 0;
+	if (!ent) {
+		zero.start_time = start;
+		bpf_map_update_elem(&tasks, &tid, &zero, BPF_NOEXIST);
+		ent = bpf_map_lookup_elem(&tasks, &tid);
+	}
+	cookie = new_cookie(cpu);
+	if (!ent || !cookie)
+		return 0;
+	rec->nr = w.n;
+	rec->cookie = cookie;
+	rec->time = bpf_ktime_get_ns();
+	n = offsetof(struct sfb_deferred, ips) + (__u64)(w.n & 1023) * 8;
+	if (n > (long)sizeof(*rec))
+		n = sizeof(*rec);
+	if (bpf_ringbuf_output(&rb, rec, n, BPF_RB_NO_WAKEUP)) {
+		count(SFB_ST_RB_FULL);
+		return 0;
+	}
+	ent->pid = pid;
+	ent->sync_open = 1;
+	ent->sync_regs = h;
+	ent->sync_cookie = cookie;
+	*flags |= SFB_S_NEW_ENTRY;
+	count(SFB_ST_OFF_WALKED);
+	return cookie;
 }
 
 /*
@@ -604,8 +757,10 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev,
 			o->flags |= SFB_S_EXITING;
 			count(SFB_ST_EXITING);
 		} else {
-			o->cookie = entry_cookie(task, ptid, pid, cpu, false,
-						 now, &o->flags);
+			o->cookie = block_entry(task, ptid, pid, cpu, &o->flags);
+			if (!o->cookie)
+				o->cookie = entry_cookie(task, ptid, pid, cpu,
+							 false, now, &o->flags);
 		}
 	}
 	if (bpf_map_update_elem(&blocked, &ptid, o, BPF_ANY))

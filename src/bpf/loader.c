@@ -476,6 +476,9 @@ void sfp_bpf_defer__free(struct sfp_bpf_defer **bp)
 	if (b->fre_mem)
 		munmap(b->fre_mem, b->fre_len);
 	sfp_defer_bpf__destroy(b->skel);
+	for (i = 0; i < b->held_cap; i++)
+		free(b->held[i].d);
+	free(b->held);
 	free(b->links);
 	free(b->obuf);
 	free(b->chain);

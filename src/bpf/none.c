@@ -26,6 +26,11 @@ int sfp_bpf_defer__attach(struct sfp_bpf_defer *b, struct sfp_record *r,
 	return -EOPNOTSUPP;
 }
 
+int sfp_bpf_defer__flush(struct sfp_bpf_defer *b)
+{
+	return 0;
+}
+
 void sfp_bpf_defer__finish(struct sfp_bpf_defer *b)
 {
 }

@@ -65,6 +65,129 @@ static void cookie_del(struct sfp_bpf_defer *b, struct cookie_slot *s)
 	}
 }
 
+/* --- deferred records held until their entry's end (SFB_D_HELD) --------- */
+
+static struct held_rec *held_slot(struct sfp_bpf_defer *b, uint32_t tid)
+{
+	size_t h = (size_t)(tid * 0x9e3779b1u) & (b->held_cap - 1);
+
+	while (b->held[h].tid && b->held[h].tid != tid)
+		h = (h + 1) & (b->held_cap - 1);
+	return &b->held[h];
+}
+
+static struct held_rec *held_find(struct sfp_bpf_defer *b, uint32_t tid)
+{
+	struct held_rec *h;
+
+	if (!b->held_nr || !tid)
+		return NULL;
+	h = held_slot(b, tid);
+	return h->tid ? h : NULL;
+}
+
+static int deliver_deferred(struct sfp_bpf_defer *b,
+			    const struct sfb_deferred *d);
+
+/* Write a held record, stamped after what it serves, and forget it. */
+static int held_flush(struct sfp_bpf_defer *b, struct held_rec *h)
+{
+	struct held_rec tmp = *h;
+	size_t i = (size_t)(h - b->held), j;
+	int err;
+
+	memset(h, 0, sizeof(*h));
+	b->held_nr--;
+	/* linear probing deletion: re-insert the rest of the cluster */
+	for (j = (i + 1) & (b->held_cap - 1); b->held[j].tid;
+	     j = (j + 1) & (b->held_cap - 1)) {
+		struct held_rec m = b->held[j];
+
+		memset(&b->held[j], 0, sizeof(m));
+		*held_slot(b, m.tid) = m;
+	}
+	if (tmp.last > tmp.d->time)
+		tmp.d->time = tmp.last;
+	err = deliver_deferred(b, tmp.d);
+	free(tmp.d);
+	return err;
+}
+
+static int held_grow(struct sfp_bpf_defer *b)
+{
+	struct held_rec *old = b->held;
+	size_t i, cap = b->held_cap;
+
+	b->held = calloc(cap ? cap * 2 : 64, sizeof(*b->held));
+	if (!b->held) {
+		b->held = old;
+		return -ENOMEM;
+	}
+	b->held_cap = cap ? cap * 2 : 64;
+	for (i = 0; i < cap; i++)
+		if (old[i].tid)
+			*held_slot(b, old[i].tid) = old[i];
+	free(old);
+	return 0;
+}
+
+/* Keep d until its entry's end; a record still held for the task goes
+ * first (its entry is over: the task walked a new one). */
+static int held_put(struct sfp_bpf_defer *b, const struct sfb_deferred *d,
+		    size_t size)
+{
+	struct held_rec *h = held_find(b, d->tid);
+	int err;
+
+	if (h && (err = held_flush(b, h)))
+		return err;
+	if ((b->held_nr + 1) * 4 > b->held_cap * 3 && (err = held_grow(b)))
+		return err;
+	h = held_slot(b, d->tid);
+	h->d = malloc(size);
+	if (!h->d)
+		return -ENOMEM;
+	memcpy(h->d, d, size);
+	h->size = size;
+	h->tid = d->tid;
+	h->cookie = d->cookie;
+	h->last = d->time;
+	b->held_nr++;
+	return 0;
+}
+
+/* A record of task tid (cookie, at time): a held record of another
+ * cookie is over; of this cookie, it serves one more.  Return: the held
+ * record of this cookie or NULL, *err. */
+static struct held_rec *held_touch(struct sfp_bpf_defer *b, uint32_t tid,
+				   uint64_t cookie, uint64_t time, int *err)
+{
+	struct held_rec *h = held_find(b, tid);
+
+	*err = 0;
+	if (!h)
+		return NULL;
+	if (h->cookie != cookie) {
+		*err = held_flush(b, h);
+		return NULL;
+	}
+	if (time > h->last)
+		h->last = time;
+	return h;
+}
+
+int sfp_bpf_defer__flush(struct sfp_bpf_defer *b)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; b->held_nr && i < b->held_cap; i++)
+		while (b->held[i].tid)	/* deletion may move one here */
+			if ((err = held_flush(b, &b->held[i])))
+				return err;
+	return 0;
+}
+
 static int inject(struct sfp_bpf_defer *b, int n, int cpu)
 {
 	if (n < 0) {
@@ -83,6 +206,7 @@ static int on_sample(struct sfp_bpf_defer *b, const struct sfb_sample *bs,
 	struct sfp_defer_user u = { .kind = SFP_DEFER_USER_NONE };
 	const uint64_t *ids;
 	size_t nk = 0, i;
+	int err;
 
 	if (size < offsetof(struct sfb_sample, kstack) ||
 	    bs->nr_kstack > SFB_MAX_KSTACK ||
@@ -91,6 +215,9 @@ static int on_sample(struct sfp_bpf_defer *b, const struct sfb_sample *bs,
 	oa = sfp_rec_pipe__out_attr(b->p, (int)bs->evsel);
 	if (!oa)
 		return -EBADMSG;
+	held_touch(b, bs->tid, bs->cookie, bs->time, &err);
+	if (err)
+		return err;
 	b->st.samples++;
 	memset(&s, 0, sizeof(s));
 	s.sample_type = oa->sample_type;
@@ -141,8 +268,10 @@ static int on_offcpu(struct sfp_bpf_defer *b, const struct sfb_offcpu *bo,
 	const struct perf_event_attr *oa;
 	struct sfp_record_sample s;
 	struct sfp_defer_user u = { .kind = SFP_DEFER_USER_NONE };
+	const struct held_rec *h;
 	const uint64_t *ids;
 	size_t nk = 0, i;
+	int err;
 
 	if (size < offsetof(struct sfb_offcpu, kstack) ||
 	    bo->nr_kstack > SFB_MAX_KSTACK ||
@@ -181,12 +310,41 @@ static int on_offcpu(struct sfp_bpf_defer *b, const struct sfb_offcpu *bo,
 		u.kind = SFP_DEFER_USER_DEFERRED;
 		u.cookie = bo->cookie;
 	}
+	/* an entry walked at its first block: its chain is known already */
+	h = held_touch(b, bo->tid, bo->cookie, bo->time_in, &err);
+	if (err)
+		return err;
+	if (h) {
+		u.unwound = h->d->ips;
+		u.nr_unwound = h->d->nr;
+	}
 	return sfp_rec_pipe__offcpu_block(b->p, &s, &u, bo->time_in,
 					  bo->flags & SFB_S_NEW_ENTRY);
 }
 
 static int on_deferred(struct sfp_bpf_defer *b, const struct sfb_deferred *d,
 		       size_t size)
+{
+	struct held_rec *h;
+	int err;
+
+	if (size < offsetof(struct sfb_deferred, ips) ||
+	    d->nr > SFB_MAX_DEPTH ||
+	    size < offsetof(struct sfb_deferred, ips) + d->nr * 8)
+		return -EBADMSG;
+	if (d->flags & SFB_D_HELD)
+		return held_put(b, d, offsetof(struct sfb_deferred, ips) +
+				      d->nr * 8);
+	/* the task is back in user space: a held entry of it is over */
+	h = held_find(b, d->tid);
+	if (h && (err = held_flush(b, h)))
+		return err;
+	return deliver_deferred(b, d);
+}
+
+/* One unwind into the session (its samples' cookie slot, the sums). */
+static int deliver_deferred(struct sfp_bpf_defer *b,
+			    const struct sfb_deferred *d)
 {
 	struct sfp_defer_origin o;
 	struct cookie_slot *cs;
@@ -195,10 +353,6 @@ static int on_deferred(struct sfp_bpf_defer *b, const struct sfb_deferred *d,
 	bool none;
 	int err;
 
-	if (size < offsetof(struct sfb_deferred, ips) ||
-	    d->nr > SFB_MAX_DEPTH ||
-	    size < offsetof(struct sfb_deferred, ips) + d->nr * 8)
-		return -EBADMSG;
 	cs = cookie_slot(b, d->cookie, false);
 	if (cs) {
 		served = cs->samples;

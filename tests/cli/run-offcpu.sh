@@ -211,7 +211,8 @@ wait $rec
 samples "$TMP/p.data" > "$TMP/p.s"
 for fn in nap wait_pipe; do
 	within "$OC: -p: blocked time in $fn()" \
-		"$(off_in "$TMP/p.s" $fn)" "$(prog_field "$TMP/p.out" $fn blocked_ns)" 3
+		"$(off_in "$TMP/p.s" $fn)" "$(prog_field "$TMP/p.out" $fn blocked_ns)" 3 ||
+		grep "off-cpu\|lost\|kernel side" "$TMP/p.err" | sed 's/^/  /'
 done
 rm -f "$TMP/go"
 "$OW" start "$TMP/go" > "$TMP/a.out" &
@@ -230,7 +231,8 @@ for fn in nap wait_cond; do
 	tid=$(prog_field "$TMP/a.out" $fn tid)
 	within "$OC: -a: blocked time in $fn()" \
 		"$(awk -v t="$tid" '$2 == t' "$TMP/a.s" > "$TMP/a1.s"; off_in "$TMP/a1.s" $fn)" \
-		"$(prog_field "$TMP/a.out" $fn blocked_ns)" 3
+		"$(prog_field "$TMP/a.out" $fn blocked_ns)" 3 ||
+		grep "off-cpu\|lost\|kernel side" "$TMP/a.err" | sed 's/^/  /'
 done
 
 # --- 5. perf 6.1 reads the inline form ----------------------------------

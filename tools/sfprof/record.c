@@ -1124,6 +1124,8 @@ stop:
 	sfp_record__stop(r);
 	if (!c.write_err) {
 		err = bd ? sfp_bpf_defer__poll(bd) : 0;
+		if (err >= 0 && bd)
+			err = sfp_bpf_defer__flush(bd);
 		if (err >= 0)
 			err = sfp_record__read(r, true, rec_fn,
 					       rec_ctx ? rec_ctx : p);
