@@ -257,8 +257,9 @@ static int add_sum(struct sfp_offcpu *o, const struct pend *p, uint64_t ns)
 		if (sm->hash == h && sm->s.pid == p->s.pid &&
 		    sm->s.tid == p->s.tid && sm->nr_k == p->s.nr_callchain &&
 		    sm->nr_u == p->nr_u &&
-		    !memcmp(sm->chain, p->kchain, sm->nr_k * 8) &&
-		    !memcmp(sm->chain + sm->nr_k, p->uips, sm->nr_u * 8)) {
+		    (!sm->nr_k || !memcmp(sm->chain, p->kchain, sm->nr_k * 8)) &&
+		    (!sm->nr_u ||
+		     !memcmp(sm->chain + sm->nr_k, p->uips, sm->nr_u * 8))) {
 			sm->ns += ns;
 			return 0;
 		}
@@ -274,8 +275,10 @@ static int add_sum(struct sfp_offcpu *o, const struct pend *p, uint64_t ns)
 	sm->s = p->s;
 	sm->nr_k = p->s.nr_callchain;
 	sm->nr_u = p->nr_u;
-	memcpy(sm->chain, p->kchain, sm->nr_k * 8);
-	memcpy(sm->chain + sm->nr_k, p->uips, sm->nr_u * 8);
+	if (sm->nr_k)
+		memcpy(sm->chain, p->kchain, sm->nr_k * 8);
+	if (sm->nr_u)	/* (no user chain: uips may be NULL) */
+		memcpy(sm->chain + sm->nr_k, p->uips, sm->nr_u * 8);
 	sm->s.callchain = sm->chain;
 	sm->ns = ns;
 	sm->next = o->sums[h % SUM_BUCKETS];
@@ -298,7 +301,7 @@ static int add_wait(struct sfp_offcpu *o, const struct pend *p, uint64_t ns)
 	for (w = *head; w; w = w->next)
 		if (w->cookie == p->cookie && w->s.tid == p->s.tid &&
 		    w->s.pid == p->s.pid && w->nr_k == nk &&
-		    !memcmp(w->kchain, p->kchain, nk * 8)) {
+		    (!nk || !memcmp(w->kchain, p->kchain, nk * 8))) {
 			w->ns += ns;
 			return 0;
 		}
@@ -310,7 +313,8 @@ static int add_wait(struct sfp_offcpu *o, const struct pend *p, uint64_t ns)
 		free(w);
 		return -ENOMEM;
 	}
-	memcpy(w->kchain, p->kchain, nk * 8);
+	if (nk)
+		memcpy(w->kchain, p->kchain, nk * 8);
 	w->cookie = p->cookie;
 	w->s = p->s;
 	w->s.callchain = w->kchain;

@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <sfprof/record.h>
 
@@ -22,13 +23,24 @@ void record_bpf_size(uint32_t ring_bytes, uint32_t max_fdes, uint32_t max_fres)
 	size_fres = max_fres;
 }
 
+/* -m's size when larger than the library's 16 MiB: -a and --off-cpu on
+ * busy machines fill the default ring (0: the default). */
+static uint32_t record_ring(const struct sfp_record_opts *ro)
+{
+	uint64_t n = (uint64_t)ro->mmap_pages * (uint64_t)sysconf(_SC_PAGESIZE);
+
+	return n > (16ULL << 20) && n <= (1ULL << 30) && !(n & (n - 1))
+		       ? (uint32_t)n : 0;
+}
+
 int record_bpf_try(const struct sfp_record_opts *ro, uint32_t max_depth,
 		   struct sfp_bpf_defer **out)
 {
 	SFP_OPTS(sfp_bpf_defer_opts, bo, .max_depth = max_depth,
-		 .ring_bytes = size_ring, .max_fdes = size_fdes,
-		 .max_fres = size_fres, .off_cpu = ro->off_cpu,
-		 .off_cpu_all = ro->system_wide, .no_inherit = ro->no_inherit);
+		 .ring_bytes = size_ring ? size_ring : record_ring(ro),
+		 .max_fdes = size_fdes, .max_fres = size_fres,
+		 .off_cpu = ro->off_cpu, .off_cpu_all = ro->system_wide,
+		 .no_inherit = ro->no_inherit);
 	const char *e;
 
 	/* Table array sizes (entries), for tests of the eviction path and
