@@ -19,14 +19,15 @@ struct cookie_slot {
 	uint64_t samples;
 };
 
-/* A deferred record walked at a block (SFB_D_HELD), kept until its
- * kernel entry's last block or sample has come (by tid, open). */
+/* A deferred record walked at a block (SFB_D_HELD), kept per task and
+ * written after what it served (records.c; by tid, open). */
 struct held_rec {
 	uint32_t tid;		/* 0: empty */
 	uint64_t cookie;
 	uint64_t last;		/* newest time of what it serves */
-	struct sfb_deferred *d;	/* copy (size bytes) */
-	size_t size;
+	struct sfb_deferred *d;	/* copy */
+	bool dirty;		/* served something since last written */
+	bool written;
 };
 
 struct sfp_bpf_defer {

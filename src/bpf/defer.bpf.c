@@ -330,6 +330,81 @@ static __always_inline __u64 entry_cookie(struct task_struct *task, __u32 tid,
 	return cookie;
 }
 
+/* The user registers of a blocking task (the per-CPU copy). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct pt_regs);
+} regs_scratch SEC(".maps");
+
+static __always_inline __u64 mix64(__u64 h, __u64 v)
+{
+	h ^= v;
+	h *= 0x100000001b3ULL;
+	return h ^ (h >> 29);
+}
+
+/*
+ * A hash of the task's user registers as its kernel entry saved them
+ * (ip, sp, bp, flags, orig_ax, the general registers but ax): what tells
+ * one kernel entry from the next at the same call site (block_entry()).
+ * Return: 0 or -1 (not readable).
+ */
+static __always_inline int user_regs_hash(struct task_struct *task, __u64 *hash,
+					  struct pt_regs **regs)
+{
+	__u64 h = 0xcbf29ce484222325ULL;
+	struct pt_regs *r;
+	__u32 z = 0;
+
+	r = bpf_map_lookup_elem(&regs_scratch, &z);
+	if (!r || bpf_probe_read_kernel(r, sizeof(*r),
+					(void *)bpf_task_pt_regs(task)))
+		return -1;
+	h = mix64(h, r->ip);
+	h = mix64(h, r->sp);
+	h = mix64(h, r->bp);
+	h = mix64(h, r->bx);
+	h = mix64(h, r->cx);
+	h = mix64(h, r->dx);
+	h = mix64(h, r->si);
+	h = mix64(h, r->di);
+	h = mix64(h, r->r8);
+	h = mix64(h, r->r9);
+	h = mix64(h, r->r10);
+	h = mix64(h, r->r11);
+	h = mix64(h, r->r12);
+	h = mix64(h, r->r13);
+	h = mix64(h, r->r14);
+	h = mix64(h, r->r15);
+	h = mix64(h, r->flags);
+	h = mix64(h, r->orig_ax);
+	*hash = h;
+	*regs = r;
+	return 0;
+}
+
+/*
+ * A kernel-mode sample of a task whose entry was walked at a block and is
+ * still open (same user registers): the entry's cookie, no task_work.
+ * 0: none open.
+ */
+static __always_inline __u64 open_entry_cookie(struct task_struct *task,
+					       __u32 tid)
+{
+	struct task_ent *ent = bpf_map_lookup_elem(&tasks, &tid);
+	struct pt_regs *r;
+	__u64 h;
+
+	if (!ent || !ent->sync_open || ent->pending ||
+	    ent->start_time != task->start_time ||
+	    user_regs_hash(task, &h, &r) || h != ent->sync_regs)
+		return 0;
+	count(SFB_ST_SHARED);
+	return ent->sync_cookie;
+}
+
 /* Frames the perf_event program walks itself (deeper stacks: deferred). */
 #define SYNC_MAX_DEPTH 128
 
@@ -442,6 +517,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		} else {
 			if (user_mode)
 				s->cookie = sync_unwind(ctx, task, tid, pid, cpu);
+			else
+				s->cookie = open_entry_cookie(task, tid);
 			if (!s->cookie)
 				s->cookie = entry_cookie(task, tid, pid, cpu,
 							 user_mode, now,
@@ -549,14 +626,6 @@ static __always_inline __u32 report_state(bool preempt, struct task_struct *t,
 	return st & 0x1;
 }
 
-/* The user registers of a blocking task (the per-CPU copy). */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct pt_regs);
-} regs_scratch SEC(".maps");
-
 /* The record of a block's entry walked at once (sched_switch runs with
  * interrupts off: one per CPU is enough). */
 struct {
@@ -565,13 +634,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct sfb_deferred);
 } held_scratch SEC(".maps");
-
-static __always_inline __u64 mix64(__u64 h, __u64 v)
-{
-	h ^= v;
-	h *= 0x100000001b3ULL;
-	return h ^ (h >> 29);
-}
 
 /*
  * The cookie of a blocking task's kernel entry without a task_work when
@@ -597,7 +659,7 @@ static __always_inline __u64 block_entry(struct task_struct *task, __u32 tid,
 					 __u32 pid, __u32 cpu, __u32 *flags)
 {
 	struct task_ent *ent = bpf_map_lookup_elem(&tasks, &tid), zero = {};
-	__u64 start = task->start_time, h = 0xcbf29ce484222325ULL, cookie;
+	__u64 start = task->start_time, h, cookie;
 	struct sfb_deferred *rec;
 	struct walk w = {};
 	struct pt_regs *r;
@@ -606,28 +668,8 @@ static __always_inline __u64 block_entry(struct task_struct *task, __u32 tid,
 
 	if (ent && (ent->start_time != start || ent->pending))
 		return 0;	/* tid reuse, pending work: entry_cookie() */
-	r = bpf_map_lookup_elem(&regs_scratch, &z);
-	if (!r || bpf_probe_read_kernel(r, sizeof(*r),
-					(void *)bpf_task_pt_regs(task)))
+	if (user_regs_hash(task, &h, &r))
 		return 0;
-	h = mix64(h, r->ip);
-	h = mix64(h, r->sp);
-	h = mix64(h, r->bp);
-	h = mix64(h, r->bx);
-	h = mix64(h, r->cx);
-	h = mix64(h, r->dx);
-	h = mix64(h, r->si);
-	h = mix64(h, r->di);
-	h = mix64(h, r->r8);
-	h = mix64(h, r->r9);
-	h = mix64(h, r->r10);
-	h = mix64(h, r->r11);
-	h = mix64(h, r->r12);
-	h = mix64(h, r->r13);
-	h = mix64(h, r->r14);
-	h = mix64(h, r->r15);
-	h = mix64(h, r->flags);
-	h = mix64(h, r->orig_ax);
 	if (ent && ent->sync_open && ent->sync_regs == h) {
 		count(SFB_ST_SHARED);
 		return ent->sync_cookie;

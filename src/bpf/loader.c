@@ -411,8 +411,12 @@ int sfp_bpf_defer__attach(struct sfp_bpf_defer *b, struct sfp_record *r,
 	 */
 	/* The vDSO is the same image in every process: ours. */
 	sfb_tables__ensure(b->tables, "[vdso]", SFB_VDSO_DEV, SFB_VDSO_INO);
-	if (argv && argv[0]) {
+	if (argv && argv[0])
 		preload_command(b, argv[0]);
+	/* The command and -a: libc and ld.so are nearly everyone's (with
+	 * -a, the processes already running would otherwise meet them
+	 * without a table until their first unwinds have reported them). */
+	if (!pids && !tids) {
 		sfb_tables__preload_pid(b->tables, getpid(), "libc.so");
 		sfb_tables__preload_pid(b->tables, getpid(), "ld-linux");
 	}

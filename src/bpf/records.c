@@ -67,6 +67,17 @@ static void cookie_del(struct sfp_bpf_defer *b, struct cookie_slot *s)
 
 /* --- deferred records held until their entry's end (SFB_D_HELD) --------- */
 
+/*
+ * A record walked at a block comes before the blocks it serves (they are
+ * written at their switch-in), and readers want it after them.  So it is
+ * kept per task and written ("flushed") after what it served: at each
+ * poll when it served something new since, and when the task's entry is
+ * over (a record of another cookie of the task).  An entry blocking again
+ * after a flush (a long write() to a full pipe) gets the record once more
+ * after its new blocks: the readers merge each sample with the next
+ * record of its cookie.
+ */
+
 static struct held_rec *held_slot(struct sfp_bpf_defer *b, uint32_t tid)
 {
 	size_t h = (size_t)(tid * 0x9e3779b1u) & (b->held_cap - 1);
@@ -87,15 +98,31 @@ static struct held_rec *held_find(struct sfp_bpf_defer *b, uint32_t tid)
 }
 
 static int deliver_deferred(struct sfp_bpf_defer *b,
-			    const struct sfb_deferred *d);
+			    const struct sfb_deferred *d, bool again);
 
-/* Write a held record, stamped after what it serves, and forget it. */
-static int held_flush(struct sfp_bpf_defer *b, struct held_rec *h)
+/* Write a held record if it served something since it was last
+ * written, stamped with the newest time of what it served. */
+static int held_write(struct sfp_bpf_defer *b, struct held_rec *h)
 {
-	struct held_rec tmp = *h;
-	size_t i = (size_t)(h - b->held), j;
 	int err;
 
+	if (!h->dirty)
+		return 0;
+	if (h->last > h->d->time)
+		h->d->time = h->last;
+	err = deliver_deferred(b, h->d, h->written);
+	h->dirty = false;
+	h->written = true;
+	return err;
+}
+
+/* The entry is over: write what is owed, forget the record. */
+static int held_drop(struct sfp_bpf_defer *b, struct held_rec *h)
+{
+	size_t i = (size_t)(h - b->held), j;
+	int err = held_write(b, h);
+
+	free(h->d);
 	memset(h, 0, sizeof(*h));
 	b->held_nr--;
 	/* linear probing deletion: re-insert the rest of the cluster */
@@ -106,10 +133,6 @@ static int held_flush(struct sfp_bpf_defer *b, struct held_rec *h)
 		memset(&b->held[j], 0, sizeof(m));
 		*held_slot(b, m.tid) = m;
 	}
-	if (tmp.last > tmp.d->time)
-		tmp.d->time = tmp.last;
-	err = deliver_deferred(b, tmp.d);
-	free(tmp.d);
 	return err;
 }
 
@@ -131,15 +154,15 @@ static int held_grow(struct sfp_bpf_defer *b)
 	return 0;
 }
 
-/* Keep d until its entry's end; a record still held for the task goes
- * first (its entry is over: the task walked a new one). */
+/* Keep d until its entry's end; a record still held for the task is
+ * dropped first (its entry is over: the task walked a new one). */
 static int held_put(struct sfp_bpf_defer *b, const struct sfb_deferred *d,
 		    size_t size)
 {
 	struct held_rec *h = held_find(b, d->tid);
 	int err;
 
-	if (h && (err = held_flush(b, h)))
+	if (h && (err = held_drop(b, h)))
 		return err;
 	if ((b->held_nr + 1) * 4 > b->held_cap * 3 && (err = held_grow(b)))
 		return err;
@@ -148,10 +171,11 @@ static int held_put(struct sfp_bpf_defer *b, const struct sfb_deferred *d,
 	if (!h->d)
 		return -ENOMEM;
 	memcpy(h->d, d, size);
-	h->size = size;
 	h->tid = d->tid;
 	h->cookie = d->cookie;
 	h->last = d->time;
+	h->dirty = false;
+	h->written = false;
 	b->held_nr++;
 	return 0;
 }
@@ -168,12 +192,25 @@ static struct held_rec *held_touch(struct sfp_bpf_defer *b, uint32_t tid,
 	if (!h)
 		return NULL;
 	if (h->cookie != cookie) {
-		*err = held_flush(b, h);
+		*err = held_drop(b, h);
 		return NULL;
 	}
 	if (time > h->last)
 		h->last = time;
+	h->dirty = true;
 	return h;
+}
+
+/* At each poll: what the held records served since. */
+static int held_write_all(struct sfp_bpf_defer *b)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; b->held_nr && i < b->held_cap; i++)
+		if (b->held[i].tid && (err = held_write(b, &b->held[i])))
+			return err;
+	return 0;
 }
 
 int sfp_bpf_defer__flush(struct sfp_bpf_defer *b)
@@ -183,7 +220,7 @@ int sfp_bpf_defer__flush(struct sfp_bpf_defer *b)
 
 	for (i = 0; b->held_nr && i < b->held_cap; i++)
 		while (b->held[i].tid)	/* deletion may move one here */
-			if ((err = held_flush(b, &b->held[i])))
+			if ((err = held_drop(b, &b->held[i])))
 				return err;
 	return 0;
 }
@@ -337,14 +374,15 @@ static int on_deferred(struct sfp_bpf_defer *b, const struct sfb_deferred *d,
 				      d->nr * 8);
 	/* the task is back in user space: a held entry of it is over */
 	h = held_find(b, d->tid);
-	if (h && (err = held_flush(b, h)))
+	if (h && (err = held_drop(b, h)))
 		return err;
-	return deliver_deferred(b, d);
+	return deliver_deferred(b, d, false);
 }
 
-/* One unwind into the session (its samples' cookie slot, the sums). */
+/* One unwind into the session (its samples' cookie slot, the sums);
+ * again: a held record written once more (not counted again). */
 static int deliver_deferred(struct sfp_bpf_defer *b,
-			    const struct sfb_deferred *d)
+			    const struct sfb_deferred *d, bool again)
 {
 	struct sfp_defer_origin o;
 	struct cookie_slot *cs;
@@ -375,15 +413,17 @@ static int deliver_deferred(struct sfp_bpf_defer *b,
 		return 0;
 	}
 	if (d->flags & SFB_D_NO_TABLE) {
-		b->st.no_table_unwinds++;
+		b->st.no_table_unwinds += !again;
 		b->st.no_table_samples += served;
 	}
-	if (d->stop < SFP_STOP__MAX)
-		b->st.stops[d->stop]++;
-	b->st.deferred++;
-	b->st.frames += d->nr;
-	b->st.sframe_frames += d->sframe_frames;
-	b->st.fp_frames += d->fp_frames;
+	if (!again) {
+		if (d->stop < SFP_STOP__MAX)
+			b->st.stops[d->stop]++;
+		b->st.deferred++;
+		b->st.frames += d->nr;
+		b->st.sframe_frames += d->sframe_frames;
+		b->st.fp_frames += d->fp_frames;
+	}
 	o.pid = d->pid;
 	o.tid = d->tid;
 	o.cpu = d->cpu;
@@ -446,11 +486,14 @@ int sfb_ring_record(void *ctx, void *data, size_t size)
 
 int sfp_bpf_defer__poll(struct sfp_bpf_defer *b)
 {
-	int n = ring_buffer__consume(b->ring);
+	int n = ring_buffer__consume(b->ring), err;
 
 	if (b->err)
 		return b->err;
-	return n;
+	/* what the held records served meanwhile: their record now, so
+	 * that readers need not keep those samples waiting for long */
+	err = held_write_all(b);
+	return err < 0 ? err : n;
 }
 
 void sfp_bpf_defer__finish(struct sfp_bpf_defer *b)

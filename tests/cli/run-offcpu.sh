@@ -73,7 +73,10 @@ done
 # __libc_start_main -- ends at ld.so's _dl_start_user or at _start, the
 # entry point: complete, counted apart; so is a block inside execve itself,
 # loading the cold binary, whose user stack is not the program's yet: seen
-# in fresh clones, bprm_execve among its kernel frames)
+# in fresh clones, bprm_execve among its kernel frames; and so is a block
+# of an exiting thread, do_exit among its kernel frames, whose memory may
+# be gone: the kernel itself defers no user stack there, seen under ASan
+# as a wait for the mmap lock in exit_mmap)
 # Only the program's own threads and its main thread: a sanitizer build
 # adds LeakSanitizer's tracer, a raw clone() without start_thread.
 sfp report --threads --plain -i "$TMP/ow.data" > "$TMP/threads.txt" 2> /dev/null
@@ -81,7 +84,7 @@ mine=$(for t in nap wait_pipe wait_cond spin feed; do prog_field "$TMP/ow.out" $
 mine="$mine $(awk -F'\t' -v t="$(prog_field "$TMP/ow.out" nap tid)" '$1 == "thread" && $3 == t { print $2 }' "$TMP/threads.txt")"
 awk -v mine="$mine" 'BEGIN { k = split(mine, a, " "); for (i = 1; i <= k; i++) want[a[i]] = 1 }
 	$1 == "offcpu-time" && ($2 in want) { n++
-	for (i = 4; i <= NF; i++) if ($i == "bprm_execve") { ld++; next }
+	for (i = 4; i <= NF; i++) if ($i == "bprm_execve" || $i == "do_exit") { ld++; next }
 	for (i = 4; i <= NF; i++)
 	if ($i == "start_thread" || $i == "__libc_start_call_main") { ok++; next }
 	if ($NF == "_dl_start_user" || $NF == "_start") { ld++; next }
@@ -89,7 +92,7 @@ awk -v mine="$mine" 'BEGIN { k = split(mine, a, " "); for (i = 1; i <= k; i++) w
 	END { printf "%d %d %d\n", ok, n - ld, ld }' "$TMP/ow.s" > "$TMP/complete"
 read -r ok n ld < "$TMP/complete"
 if [ "${n:-0}" -gt 50 ] && [ $((ok * 100)) -ge $((n * 99)) ]; then
-	pass "$OC: $ok of $n off-CPU stacks reach main or start_thread (>= 99 %; $ld more before main: execve, loader or _start)"
+	pass "$OC: $ok of $n off-CPU stacks reach main or start_thread (>= 99 %; $ld more before main or in exit: execve, loader, _start, do_exit)"
 else
 	fail "$OC: $ok of $n off-CPU stacks reach main or start_thread (want >= 99 %; $ld before main)"
 fi
@@ -217,9 +220,14 @@ done
 rm -f "$TMP/go"
 "$OW" start "$TMP/go" > "$TMP/a.out" &
 pid=$!
+# (bpf-defer's SFrame tables live in BPF arrays, by default 1M rows, least
+# recently used evicted: -a on a machine that runs compilers loads each
+# cc1's table, which is most of that; larger arrays keep the workload's)
+[ -n "$CG" ] && export SFPROF_BPF_MAX_FRES=8388608 SFPROF_BPF_MAX_FDES=2097152
 sfp record $CG -a -m 32M --stack-size 8192 --off-cpu --off-cpu-thresh 0 -o "$TMP/a.data" \
 	--duration 20 > /dev/null 2> "$TMP/a.err" &
 rec=$!
+unset SFPROF_BPF_MAX_FRES SFPROF_BPF_MAX_FDES
 i=0
 while [ ! -s "$TMP/a.data" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 touch "$TMP/go"
