@@ -1004,6 +1004,12 @@ int cmd_record(int argc, char **argv)
 			ret = EXIT_INVALID;
 			goto out;
 		}
+		/* -a: every program the machine starts brings tables to
+		 * build; off the reading thread, as the agent does, so that
+		 * the rings do not fill meanwhile */
+		if (ro.system_wide && (err = sfp_bpf_defer__async_tables(bd)))
+			cli_err("bpf-defer: tables built on the reading thread "
+				"(%s)", sfp_strerror(err));
 		rec_fn = sfp_bpf_defer__record;
 		rec_ctx = bd;
 	}
