@@ -11,24 +11,26 @@
 #    delivered is what the backends logged with 200;
 #  - the processes it keeps state for do not grow with the programs
 #    started (~2,000 of them);
-#  - its resident size after the first minute (SOAK_WARMUP) grows by at most 10 %
-#    (plain builds; under ASan the allocator's quarantine holds freed
-#    memory by design, so the figure is printed, not checked).
+#  - its resident size is printed every 5 s.  It is checked only by the
+#    30-minute run (bench/agent-soak.sh: growth after the first 5 minutes
+#    <= 5 %): over two minutes of a system-wide agent it still follows
+#    whatever else starts on the machine (every new program's symbols),
+#    which a test must not depend on.
 # bench/agent-soak.sh runs this script for 30 minutes through SOAK_SECONDS,
 # SOAK_LIFE (seconds a backend lives), SOAK_WARMUP (seconds before the RSS
 # baseline) and SOAK_RSS_PCT (growth allowed after it).
 # Needs root (system-wide sampling) and python3.
-# checks: 4
+# checks: 3
 . "$(dirname "$0")/test-subr.sh"
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 PROTO=$ROOT/../shared/testdata/proto
 SERVER=$HERE/push-server.py
-NCHECKS=4
+NCHECKS=3
 SECONDS_TOTAL=${SOAK_SECONDS:-120}
 LIFE=${SOAK_LIFE:-20}
 WARMUP=${SOAK_WARMUP:-60}
-RSS_PCT=${SOAK_RSS_PCT:-10}
+RSS_PCT=${SOAK_RSS_PCT:-}
 LIVES=$((SECONDS_TOTAL / LIFE))
 [ $LIVES -ge 1 ] || LIVES=1
 
@@ -43,44 +45,21 @@ fi
 . "$HERE/push-subr.sh"
 
 WORK=$SFP_BUILD/tests/progs/agent-work
-AGENT_PID=
-WPID=
+. "$HERE/agent-subr.sh"
 SPAWN_PID=
-cleanup() {
+spawn_cleanup() {
 	[ -n "$SPAWN_PID" ] && kill -9 "$SPAWN_PID" 2>/dev/null
-	[ -n "$AGENT_PID" ] && kill -9 "$AGENT_PID" 2>/dev/null
-	[ -n "$WPID" ] && kill -9 "$WPID" 2>/dev/null
-	[ -n "$SRV_PID" ] && kill -9 "$SRV_PID" 2>/dev/null
-	rm -rf "$TMP"
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM HUP
-PDEATH=
-if setpriv --pdeathsig KILL true 2>/dev/null; then
-	PDEATH="setpriv --pdeathsig KILL"
-fi
+EXTRA_CLEANUP=spawn_cleanup
 
-metric() {
-	curl -s "http://127.0.0.1:$APORT/metrics" |
-		awk -v n="$1" '$1 == n { print $2; exit }'
-}
 rss_kb() {
 	awk '/^VmRSS:/ { print $2 }' "/proc/$AGENT_PID/status" 2>/dev/null
 }
 
 DPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-$PDEATH "$WORK" 600 > /dev/null 2>&1 &
+$PDEATH "$WORK" $((SECONDS_TOTAL + 120)) > /dev/null 2>&1 &
 WPID=$!
-$PDEATH "$SFPROF" agent --interval 5 --listen 127.0.0.1:0 \
-	--pyroscope "http://127.0.0.1:$DPORT" > "$TMP/agent.out" 2> "$TMP/agent.err" &
-AGENT_PID=$!
-i=0
-while ! grep -q "sampling every CPU" "$TMP/agent.err" &&
-      [ $i -lt 600 ] && kill -0 "$AGENT_PID" 2>/dev/null; do
-	sleep 0.1
-	i=$((i + 1))
-done
-APORT=$(sed -n 's/.*(port \([0-9][0-9]*\)).*/\1/p' "$TMP/agent.err")
+agent_start --interval 5 --pyroscope "http://127.0.0.1:$DPORT"
 if [ -z "$APORT" ]; then
 	for i in $(seq $NCHECKS); do fail "agent soak: the agent did not start"; done
 	sed 's/^/  /' "$TMP/agent.err" | head -10
@@ -127,18 +106,7 @@ SPAWN_PID=
 sleep 1
 procs1=$(metric sfprof_agent_processes)
 kill -TERM "$AGENT_PID"
-i=0
-while kill -0 "$AGENT_PID" 2>/dev/null && [ $i -lt 300 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
-if kill -0 "$AGENT_PID" 2>/dev/null; then
-	rc=timeout
-else
-	wait "$AGENT_PID"
-	rc=$?
-	AGENT_PID=
-fi
+agent_end 30
 kill -9 "$SRV_PID" 2>/dev/null
 SRV_PID=
 
@@ -177,7 +145,9 @@ fi
 r0=$(awk -v w=$WARMUP '$1 >= w && $2 { print $2; exit }' "$TMP/rss")
 r1=$(awk '$2 { r = $2 } END { print r }' "$TMP/rss")
 [ -n "$SOAK_RSS_LOG" ] && cp "$TMP/rss" "$SOAK_RSS_LOG"
-if [ -z "$r0" ] || [ -z "$r1" ]; then
+if [ -z "$RSS_PCT" ]; then
+	echo "  resident size (s kB): $(awk '$1 % 30 == 0' "$TMP/rss" | tr '\n' ';')"
+elif [ -z "$r0" ] || [ -z "$r1" ]; then
 	fail "agent soak: resident size after ${WARMUP} s"
 	sed 's/^/  /' "$TMP/rss"
 elif ldd "$SFPROF" 2>/dev/null | grep -q libasan; then
