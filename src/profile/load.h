@@ -45,7 +45,7 @@ struct sfp_profile_loader {
 	size_t cap_frames;
 	uint64_t *chain;	/* dwarf unwinder output */
 	size_t cap_chain;
-	/* locs of recent frames by (pid, ip, machine generation); kernel
+	/* locs of recent frames by (pid, ip, pid's map generation); kernel
 	 * frames by ip alone (pid and generation 0).  chain: made by a
 	 * lookup that read the loc's inline chain (dwarf_inlines).
 	 * Allocated on the first frame; freed with the loader. */

@@ -372,7 +372,10 @@ static int frame_uncached(struct sfp_profile *p, struct sfp_profile_loader *ld,
 
 /*
  * A frame's loc depends on its ip and, for user frames, on the process's
- * maps (the machine's generation counts every change): the same key gives
+ * maps (sfp_machine__pid_gen() counts their changes; the machine-wide
+ * generation, bumped by any process's mmap, voided the user entries of a
+ * system-wide file all the time: a third of its report was this miss
+ * path): the same key gives
  * the same loc, so recent ones are remembered.  A kernel frame was a
  * kallsyms search every time, even when its loc existed (the mapping
  * comes from the symbol's module): 9 % of a system-wide report.  A dwarf
@@ -385,7 +388,7 @@ int sfp_profile_frame(struct sfp_profile *p, struct sfp_profile_loader *ld,
 		      uint32_t *out)
 {
 	struct sfp_frame_cache_ent *e;
-	uint64_t gen = kernel ? 0 : sfp_machine__gen(ld->m) + 1;
+	uint64_t gen = kernel ? 0 : sfp_machine__pid_gen(ld->m, pid) + 1;
 	bool chain = !kernel && dwarf && ld->dwarf_inlines && !ld->srclines;
 	int err;
 
