@@ -98,6 +98,12 @@ SFP_HIDDEN const char *sfp_profile_str(struct sfp_profile *p, const char *s);
  */
 SFP_HIDDEN int64_t sfp_profile_mapping(struct sfp_profile *p, uint32_t key,
 				       const struct sfp_profile_mapping *m);
+/* The mapping sfp_profile_mapping() would answer for (key, m's kind,
+ * start, end, pgoff) if it exists, else SFP_PROFILE_NONE; m's path and
+ * build-id are not looked at. */
+SFP_HIDDEN uint32_t sfp_profile_find_mapping(const struct sfp_profile *p,
+					     uint32_t key,
+					     const struct sfp_profile_mapping *m);
 /* f's strings must be interned. */
 SFP_HIDDEN int64_t sfp_profile_func(struct sfp_profile *p,
 				    const struct sfp_profile_func *f);

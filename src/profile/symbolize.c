@@ -462,19 +462,24 @@ static int frame_uncached(struct sfp_profile *p, struct sfp_profile_loader *ld,
 	m.start = pm->start;
 	m.end = pm->end;
 	m.pgoff = pm->pgoff;
-	if (!(m.path = sfp_profile_str(p, d->name)))
-		return -ENOMEM;
 	if (ld->live && !d->build_id_size && !d->jit)
 		live_build_id(d, pid);
-	if (d->build_id_size && d->build_id_size <= 20) {
-		memcpy(m.build_id, d->build_id, d->build_id_size);
-		m.build_id_size = d->build_id_size;
-	} else {
-		header_build_id(ld->hdr, d->name, &m);
+	/* a known mapping: no path interning and no search of the header's
+	 * build-ids (a strcmp per DSO) for every new frame in it */
+	mi = sfp_profile_find_mapping(p, pm->dso, &m);
+	if (mi == SFP_PROFILE_NONE) {
+		if (!(m.path = sfp_profile_str(p, d->name)))
+			return -ENOMEM;
+		if (d->build_id_size && d->build_id_size <= 20) {
+			memcpy(m.build_id, d->build_id, d->build_id_size);
+			m.build_id_size = d->build_id_size;
+		} else {
+			header_build_id(ld->hdr, d->name, &m);
+		}
+		mi = sfp_profile_mapping(p, pm->dso, &m);
+		if (mi < 0)
+			return (int)mi;
 	}
-	mi = sfp_profile_mapping(p, pm->dso, &m);
-	if (mi < 0)
-		return (int)mi;
 	li = sfp_profile_find_loc(p, (uint32_t)mi, ip);
 	if (li != SFP_PROFILE_NONE) {
 		*out = li;

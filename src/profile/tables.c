@@ -222,6 +222,14 @@ static bool map_eq(const void *ctx, uint32_t idx, const void *key)
 	       a->pgoff == k->m->pgoff;
 }
 
+uint32_t sfp_profile_find_mapping(const struct sfp_profile *p, uint32_t key,
+				  const struct sfp_profile_mapping *m)
+{
+	struct map_key k = { key, m };
+
+	return sfp_ptab__find(&p->map_tab, map_hash(key, m), map_eq, p, &k);
+}
+
 int64_t sfp_profile_mapping(struct sfp_profile *p, uint32_t key,
 			    const struct sfp_profile_mapping *m)
 {
