@@ -156,23 +156,36 @@ static int sym_cmp(const void *pa, const void *pb)
 
 /*
  * Stable LSD radix sort of the symbols by start, a byte per pass, only
- * the bytes in which starts differ (a DSO's span 3 or 4): equal starts
+ * the bytes in which starts differ (a DSO's span 3 or 4), on 16-byte
+ * (start, index) keys; the symbols are then moved once.  Equal starts
  * keep table order.  glibc's qsort with sym_cmp through a function
  * pointer was 8 % of a system-wide script (hundreds of DSOs, libLLVM's
  * 100k symbols among them).  Return: false without memory.
  */
+struct sort_key {
+	uint64_t start;
+	uint64_t idx;
+};
+
 static bool sort_by_start(struct sfp_symtab *t)
 {
-	struct sfp_sym *src = t->syms, *dst, *tmp;
+	struct sort_key *src, *dst, *tmp;
+	struct sfp_sym *out;
 	uint64_t any = 0, all = ~(uint64_t)0, diff;
 	size_t i, n = t->nr, cnt[256];
 	unsigned int shift;
 
-	tmp = malloc(n * sizeof(*tmp));
-	if (!tmp)
+	src = malloc(2 * n * sizeof(*src));
+	out = malloc(n * sizeof(*out));
+	if (!src || !out) {
+		free(src);
+		free(out);
 		return false;
-	dst = tmp;
+	}
+	dst = src + n;
 	for (i = 0; i < n; i++) {
+		src[i].start = t->syms[i].start;
+		src[i].idx = i;
 		any |= src[i].start;
 		all &= src[i].start;
 	}
@@ -196,12 +209,12 @@ static bool sort_by_start(struct sfp_symtab *t)
 		src = dst;
 		dst = tmp;
 	}
-	if (src != t->syms) {
-		memcpy(t->syms, src, n * sizeof(*src));
-		free(src);
-	} else {
-		free(dst);
-	}
+	for (i = 0; i < n; i++)
+		out[i] = t->syms[src[i].idx];
+	free(src < dst ? src : dst);
+	free(t->syms);
+	t->syms = out;
+	t->cap = n;
 	return true;
 }
 
