@@ -35,10 +35,16 @@ static void put_col(FILE *out, const char *s, size_t w)
 {
 	size_t n = strlen(s);
 
+	static const char sp[] = "                                ";
+
 	fputs("  ", out);
 	fwrite(s, 1, n, out);
-	for (; n < w; n++)
-		fputc(' ', out);
+	while (n < w) {
+		size_t k = w - n < sizeof(sp) - 1 ? w - n : sizeof(sp) - 1;
+
+		fwrite(sp, 1, k, out);
+		n += k;
+	}
 }
 
 /*
