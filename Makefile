@@ -84,8 +84,9 @@ PROTO_SRCS := $(sort $(wildcard src/agent/proto/*.proto))
 PROTO_GEN_C := $(patsubst src/agent/proto/%.proto,$(BUILD)/gen/proto/%.pb-c.c,$(PROTO_SRCS))
 PROTO_OBJS := $(PROTO_GEN_C:.c=.o)
 LIB_OBJS += $(PROTO_OBJS)
-# The sinks' libraries: HTTP through libcurl, protobuf through protobuf-c.
-LIBS += -lcurl -lprotobuf-c
+# The sinks' libraries: protobuf through protobuf-c; HTTP through libcurl,
+# dlopen()ed by src/agent/sink-http.c (only its header is needed here).
+LIBS += -lprotobuf-c
 CLI_SRCS := $(sort $(wildcard tools/sfprof/*.c))
 CLI_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(CLI_SRCS))
 TEST_SRCS := $(sort $(wildcard tests/unit/test-*.c))

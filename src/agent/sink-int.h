@@ -77,6 +77,9 @@ struct sink_http;
 SFP_HIDDEN int sink_http_new(struct agent_sink *s, const char *auth_file,
 			     struct sink_http **out);
 SFP_HIDDEN void sink_http_free(struct sink_http *h);
+/* s URL-encoded (malloc()ed; free()), NULL if libcurl is missing or on
+ * -ENOMEM. */
+SFP_HIDDEN char *sink_http_escape(const char *s);
 /*
  * POST BODY to URL with the extra HEADERS (NULL-terminated "Name: value"
  * lines).  Classifies the outcome: 2xx delivered; connect errors,

@@ -23,7 +23,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <curl/curl.h>
 
 #include "agent/sink-int.h"
 #include "pyroscope-push.pb-c.h"
@@ -196,11 +195,7 @@ static enum sink_result push_ingest(struct agent_sink *s, struct pyro_sink *p,
 	fputc('}', m);
 	if (fclose(m))
 		goto out;
-	CURL *c = curl_easy_init();
-	if (!c)
-		goto out;
-	esc = curl_easy_escape(c, name, 0);
-	curl_easy_cleanup(c);
+	esc = sink_http_escape(name);
 	if (!esc)
 		goto out;
 	/* from/until: whole seconds that cover the window. */
@@ -214,7 +209,7 @@ static enum sink_result push_ingest(struct agent_sink *s, struct pyro_sink *p,
 	}
 	r = sink_http_post(p->http, url, hdrs, gz, gz_len);
 out:
-	curl_free(esc);
+	free(esc);
 	free(name);
 	free(url);
 	return r;

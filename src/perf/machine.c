@@ -18,6 +18,7 @@
 struct proc {
 	uint32_t pid;
 	bool used;
+	uint64_t gen;		/* m->gen when this map table last changed */
 	struct sfp_pmap *maps;
 	size_t nr, cap;
 };
@@ -43,6 +44,9 @@ struct sfp_machine {
 	const struct sfp_pmap *last;
 	uint32_t last_pid;
 	uint64_t last_gen;
+	/* the last sfp_machine__pid_gen() answer, valid while gen stays */
+	uint32_t pg_pid;
+	uint64_t pg_gen, pg_val;
 	char tmp[COMM_LEN];
 };
 
@@ -471,6 +475,7 @@ SFP_HIDDEN int sfp_machine__event(struct sfp_machine *m,
 		p = proc_new(m, kernel ? KERNEL_PID : ev->mmap.pid);
 		if (!p || proc_reserve(p, 1))
 			return -ENOMEM;
+		p->gen = m->gen;
 		return proc_insert(p, &nm);
 	}
 	case SFP_PERF_RECORD_COMM: {
@@ -502,6 +507,7 @@ SFP_HIDDEN int sfp_machine__event(struct sfp_machine *m,
 			c = proc_new(m, ev->fork.pid);
 			if (!c)
 				return -ENOMEM;
+			c->gen = m->gen;
 			pp = proc_find(m, ev->fork.ppid);	/* may have moved */
 			if (n && !c->nr) {
 				if (proc_reserve(c, n))
@@ -572,6 +578,19 @@ SFP_HIDDEN struct sfp_pdso *sfp_machine__dso(struct sfp_machine *m,
 SFP_HIDDEN uint64_t sfp_machine__gen(const struct sfp_machine *m)
 {
 	return m->gen;
+}
+
+SFP_HIDDEN uint64_t sfp_machine__pid_gen(struct sfp_machine *m, uint32_t pid)
+{
+	struct proc *p;
+
+	if (m->pg_gen == m->gen && m->pg_pid == pid && m->gen)
+		return m->pg_val;
+	p = proc_find(m, pid);
+	m->pg_pid = pid;
+	m->pg_gen = m->gen;
+	m->pg_val = p ? p->gen : 0;
+	return m->pg_val;
 }
 
 SFP_HIDDEN size_t sfp_machine__nr_dsos(const struct sfp_machine *m)

@@ -77,6 +77,16 @@ SFP_HIDDEN size_t sfp_machine__nr_dsos(const struct sfp_machine *m);
 SFP_HIDDEN uint64_t sfp_machine__gen(const struct sfp_machine *m);
 
 /*
+ * The same for one process's map table: changes whenever pid's maps may
+ * have changed (an MMAP into pid, the FORK that made it), never back to
+ * an earlier value (it is sfp_machine__gen() at the change; 0 while pid
+ * has no maps).  What sfp_machine__find() answers for (pid, addr) with a
+ * user address holds while it stays the same: in a system-wide file,
+ * other processes' mmaps no longer void callers' caches.
+ */
+SFP_HIDDEN uint64_t sfp_machine__pid_gen(struct sfp_machine *m, uint32_t pid);
+
+/*
  * The file to read for a DSO recorded as `name`: perf's build-id cache
  * copy (~/.debug/.build-id/xx/rest/elf) when the recording names the DSO's
  * build-id (id, or else the header's HEADER_BUILD_ID entry) and the copy

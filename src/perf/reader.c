@@ -33,6 +33,16 @@
  * sample dwarf-mode file: 4 and 16 headers ahead, 8, 12 and 48 lines
  * were no better. */
 #define HDR_AHEAD 8
+/*
+ * Files larger than WIN_MIN are not populated whole: a window of WIN bytes
+ * ahead of the reader is (in one go, as MAP_POPULATE did for the whole
+ * file), and what lies before every record still queued is dropped from
+ * the mapping (MADV_DONTNEED: a clean private file mapping refaults the
+ * same bytes if touched again).  Peak RSS on a 550 MB dwarf-mode file was
+ * the file's size, as perf's.
+ */
+#define WIN (8ull << 20)
+#define WIN_MIN (4 * WIN)
 #define PREFETCH_LINES 24
 
 struct qitem {
@@ -56,6 +66,10 @@ struct sfp_perf_reader {
 	size_t mem_size;
 	void *map;
 	size_t map_len;
+	/* a big file is made resident a window at a time and let go behind
+	 * the reader: [win_dropped, win_ahead) may be resident */
+	bool windowed;
+	uint64_t win_ahead, win_dropped;
 	uint64_t pos, data_end;
 	/* stream source */
 	bool stream;
@@ -690,6 +704,46 @@ static bool cut_off(struct sfp_perf_reader *r)
  * The next record from the decompressed buffer, the mapped data or the
  * stream.  Return: 1, 0 at the end, or -errno.
  */
+/* Populate [from, from + len) of the mapping (clamped). */
+static void populate(struct sfp_perf_reader *r, uint64_t from, uint64_t len)
+{
+	if (from >= r->map_len)
+		return;
+	if (len > r->map_len - from)
+		len = r->map_len - from;
+#ifdef MADV_POPULATE_READ
+	if (!madvise((uint8_t *)r->map + from, len, MADV_POPULATE_READ))
+		return;
+#endif
+	(void)madvise((uint8_t *)r->map + from, len, MADV_WILLNEED);
+}
+
+/*
+ * The reader is within WIN of the populated end: populate the next
+ * window, and drop the pages before the lowest record still needed (the
+ * one just read at `cur`, and every mapped one in the queue).
+ */
+static void slide_window(struct sfp_perf_reader *r, uint64_t cur)
+{
+	uint64_t low = cur, pg = (uint64_t)sysconf(_SC_PAGESIZE);
+	size_t i;
+
+	if (!pg || (pg & (pg - 1)))
+		pg = 4096;
+	populate(r, r->win_ahead, WIN);
+	r->win_ahead += WIN;
+	for (i = 0; i < r->nheap; i++)
+		if (r->heap[i]->rec != r->heap[i]->data &&
+		    r->heap[i]->off < low)
+			low = r->heap[i]->off;
+	low &= ~(pg - 1);
+	if (low > r->win_dropped + WIN) {
+		(void)madvise((uint8_t *)r->map + r->win_dropped,
+			      low - r->win_dropped, MADV_DONTNEED);
+		r->win_dropped = low;
+	}
+}
+
 static int read_raw(struct sfp_perf_reader *r, const uint8_t **rec,
 		    size_t *size, uint64_t *off, bool *from_decomp)
 {
@@ -734,6 +788,8 @@ static int read_raw(struct sfp_perf_reader *r, const uint8_t **rec,
 		if (pl > r->data_end - r->pos)
 			return bad(r, *off, "record payload past the end");
 		r->pos += pl;
+		if (r->windowed && r->pos + WIN > r->win_ahead)
+			slide_window(r, *off);
 		/*
 		 * Headers are a pointer chase through cold pages (each size
 		 * leads to the next record).  Records of one kind often have
@@ -1393,10 +1449,12 @@ SFP_API int sfp_perf_reader__open_fd(int fd, const char *name,
 	}
 	if (S_ISREG(st.st_mode) && st.st_size > 0) {
 		r->map_len = (size_t)st.st_size;
+		r->windowed = r->map_len > WIN_MIN;
 		/* read ahead in one go: page faults one page at a time were a
-		 * fifth of a big script run */
+		 * fifth of a big script run (big files: a window at a time) */
 		r->map = mmap(NULL, r->map_len, PROT_READ,
-			      MAP_PRIVATE | MAP_POPULATE, fd, 0);
+			      MAP_PRIVATE | (r->windowed ? 0 : MAP_POPULATE),
+			      fd, 0);
 		if (r->map == MAP_FAILED) {
 			err = -errno;
 			r->map = NULL;

@@ -38,6 +38,69 @@ static int push_frame(struct sfp_profile_loader *ld, size_t *n, uint32_t pid,
 	return 0;
 }
 
+#define LAST_STACK_SLOTS 256
+
+/*
+ * The node of the stack ld->frames[0..n) (leaf first).  The tree grows
+ * from the outermost caller down to the leaf, one interned (parent, loc)
+ * node per frame; the frames a sample shares, from the root on, with the
+ * previous sample of its thread have the nodes that sample got (a node
+ * is a function of its parent and loc), so only the rest is looked up.
+ * On a system-wide file the hash lookups were a fifth of a report.
+ */
+static int intern_stack(struct sfp_profile_loader *ld, uint32_t tid, size_t n,
+			uint32_t *out)
+{
+	struct sfp_last_stack *ls;
+	int64_t node = 0;
+	size_t i, j = 0, k;
+
+	if (!ld->last) {
+		ld->last = calloc(LAST_STACK_SLOTS, sizeof(*ld->last));
+		if (!ld->last)
+			return -ENOMEM;
+	}
+	ls = &ld->last[(tid * 0x9e3779b1u) >> 24];
+	if (n > ls->cap) {
+		size_t cap = ls->cap ? ls->cap : 32;
+		uint32_t *a, *b;
+
+		while (cap < n)
+			cap *= 2;
+		if (cap > UINT32_MAX)
+			return -ENOMEM;
+		a = realloc(ls->locs, cap * sizeof(*a));
+		if (a)
+			ls->locs = a;
+		b = a ? realloc(ls->nodes, cap * sizeof(*b)) : NULL;
+		if (!b)
+			return -ENOMEM;
+		ls->nodes = b;
+		ls->cap = (uint32_t)cap;
+	}
+	if (ls->tid == tid) {
+		/* frames[n - 1 - j] is the j-th from the root */
+		while (j < n && j < ls->n && ls->locs[j] == ld->frames[n - 1 - j])
+			j++;
+		if (j)
+			node = ls->nodes[j - 1];
+	}
+	for (k = j; k < n; k++) {
+		i = n - 1 - k;
+		node = sfp_profile_node(ld->p, (uint32_t)node, ld->frames[i]);
+		if (node < 0) {
+			ls->n = 0;
+			return (int)node;
+		}
+		ls->locs[k] = ld->frames[i];
+		ls->nodes[k] = (uint32_t)node;
+	}
+	ls->tid = tid;
+	ls->n = (uint32_t)n;
+	*out = (uint32_t)node;
+	return 0;
+}
+
 /*
  * The sample's own address: perf looks it up in the maps of the sample's
  * cpumode, then in those of the address's mode (thread__find_map_fb()):
@@ -55,6 +118,16 @@ void sfp_profile_loader_release(struct sfp_profile_loader *ld)
 	free(ld->frames);
 	free(ld->chain);
 	free(ld->fcache);
+	if (ld->last) {
+		size_t i;
+
+		for (i = 0; i < LAST_STACK_SLOTS; i++) {
+			free(ld->last[i].locs);
+			free(ld->last[i].nodes);
+		}
+		free(ld->last);
+		ld->last = NULL;
+	}
 	ld->dh = NULL;
 	ld->chain_read = NULL;
 	ld->frames = NULL;
@@ -82,7 +155,6 @@ int sfp_profile_loader_sample(struct sfp_profile_loader *ld,
 	struct sfp_perf_chain_walk w;
 	size_t n = 0, i, kept;
 	uint64_t ip;
-	int64_t node = 0;
 	int err;
 
 	if (!(sm->present & SFP_PERF_SAMPLE_CALLCHAIN)) {
@@ -135,13 +207,9 @@ intern:
 		kept = ld->max_depth;
 		out.truncated = true;
 	}
-	/* the tree grows from the outermost caller down to the leaf */
-	for (i = kept; i-- > 0;) {
-		node = sfp_profile_node(p, (uint32_t)node, ld->frames[i]);
-		if (node < 0)
-			return (int)node;
-	}
-	out.stack = (uint32_t)node;
+	err = intern_stack(ld, sm->tid, kept, &out.stack);
+	if (err)
+		return err;
 	err = sfp_profile_intern(p, sfp_machine__comm(ld->m, sm->tid),
 				 &out.comm);
 	if (err)

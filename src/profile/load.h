@@ -45,7 +45,7 @@ struct sfp_profile_loader {
 	size_t cap_frames;
 	uint64_t *chain;	/* dwarf unwinder output */
 	size_t cap_chain;
-	/* locs of recent frames by (pid, ip, machine generation); kernel
+	/* locs of recent frames by (pid, ip, pid's map generation); kernel
 	 * frames by ip alone (pid and generation 0).  chain: made by a
 	 * lookup that read the loc's inline chain (dwarf_inlines).
 	 * Allocated on the first frame; freed with the loader. */
@@ -54,6 +54,15 @@ struct sfp_profile_loader {
 		uint32_t pid, loc;
 		bool chain;
 	} *fcache;
+	/* per thread slot (tid hashed): the last sample's stack root-first,
+	 * as locs and their nodes, so that the next sample of the thread
+	 * takes the nodes of the frames it shares with it (its outer
+	 * callers, mostly) without a hash lookup each */
+	struct sfp_last_stack {
+		uint32_t tid;
+		uint32_t n, cap;
+		uint32_t *locs, *nodes;
+	} *last;
 };
 
 /*

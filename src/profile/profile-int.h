@@ -15,7 +15,12 @@
 
 #define SFP_PROFILE_NONE UINT32_MAX
 
-/* Open-addressed index of table rows by a caller-computed hash. */
+/*
+ * Open-addressed index of table rows by a caller-computed hash.  (The two
+ * busiest tables, locs and nodes, have indexes of their own that hold
+ * the key in the slot: a probe then reads no row, one cache miss less
+ * for every frame and stack node of a file.)
+ */
 struct sfp_ptab {
 	struct sfp_ptab_slot {
 		uint32_t idx;	/* SFP_PROFILE_NONE: empty */
@@ -60,14 +65,27 @@ struct sfp_profile {
 	struct sfp_profile_loc *locs;
 	size_t *loc_line0;		/* first line of each loc in `lines` */
 	size_t nr_locs, cap_locs;
-	struct sfp_ptab loc_tab;
+	struct sfp_loc_index {
+		struct sfp_loc_slot {
+			uint64_t ip;
+			uint32_t mapping;
+			uint32_t idx;	/* SFP_PROFILE_NONE: empty */
+		} *slots;
+		size_t cap, n;
+	} loc_tab;
 
 	struct sfp_profile_line *lines;
 	size_t nr_lines, cap_lines;
 
 	struct sfp_profile_node *nodes;
 	size_t nr_nodes, cap_nodes;
-	struct sfp_ptab node_tab;
+	struct sfp_node_index {
+		struct sfp_node_slot {
+			uint32_t parent, loc;
+			uint32_t idx;	/* SFP_PROFILE_NONE: empty */
+		} *slots;
+		size_t cap, n;
+	} node_tab;
 
 	struct sfp_profile_sample *samples;
 	size_t nr_samples, cap_samples;
@@ -98,6 +116,12 @@ SFP_HIDDEN const char *sfp_profile_str(struct sfp_profile *p, const char *s);
  */
 SFP_HIDDEN int64_t sfp_profile_mapping(struct sfp_profile *p, uint32_t key,
 				       const struct sfp_profile_mapping *m);
+/* The mapping sfp_profile_mapping() would answer for (key, m's kind,
+ * start, end, pgoff) if it exists, else SFP_PROFILE_NONE; m's path and
+ * build-id are not looked at. */
+SFP_HIDDEN uint32_t sfp_profile_find_mapping(const struct sfp_profile *p,
+					     uint32_t key,
+					     const struct sfp_profile_mapping *m);
 /* f's strings must be interned. */
 SFP_HIDDEN int64_t sfp_profile_func(struct sfp_profile *p,
 				    const struct sfp_profile_func *f);

@@ -372,7 +372,10 @@ static int frame_uncached(struct sfp_profile *p, struct sfp_profile_loader *ld,
 
 /*
  * A frame's loc depends on its ip and, for user frames, on the process's
- * maps (the machine's generation counts every change): the same key gives
+ * maps (sfp_machine__pid_gen() counts their changes; the machine-wide
+ * generation, bumped by any process's mmap, voided the user entries of a
+ * system-wide file all the time: a third of its report was this miss
+ * path): the same key gives
  * the same loc, so recent ones are remembered.  A kernel frame was a
  * kallsyms search every time, even when its loc existed (the mapping
  * comes from the symbol's module): 9 % of a system-wide report.  A dwarf
@@ -385,7 +388,7 @@ int sfp_profile_frame(struct sfp_profile *p, struct sfp_profile_loader *ld,
 		      uint32_t *out)
 {
 	struct sfp_frame_cache_ent *e;
-	uint64_t gen = kernel ? 0 : sfp_machine__gen(ld->m) + 1;
+	uint64_t gen = kernel ? 0 : sfp_machine__pid_gen(ld->m, pid) + 1;
 	bool chain = !kernel && dwarf && ld->dwarf_inlines && !ld->srclines;
 	int err;
 
@@ -459,19 +462,24 @@ static int frame_uncached(struct sfp_profile *p, struct sfp_profile_loader *ld,
 	m.start = pm->start;
 	m.end = pm->end;
 	m.pgoff = pm->pgoff;
-	if (!(m.path = sfp_profile_str(p, d->name)))
-		return -ENOMEM;
 	if (ld->live && !d->build_id_size && !d->jit)
 		live_build_id(d, pid);
-	if (d->build_id_size && d->build_id_size <= 20) {
-		memcpy(m.build_id, d->build_id, d->build_id_size);
-		m.build_id_size = d->build_id_size;
-	} else {
-		header_build_id(ld->hdr, d->name, &m);
+	/* a known mapping: no path interning and no search of the header's
+	 * build-ids (a strcmp per DSO) for every new frame in it */
+	mi = sfp_profile_find_mapping(p, pm->dso, &m);
+	if (mi == SFP_PROFILE_NONE) {
+		if (!(m.path = sfp_profile_str(p, d->name)))
+			return -ENOMEM;
+		if (d->build_id_size && d->build_id_size <= 20) {
+			memcpy(m.build_id, d->build_id, d->build_id_size);
+			m.build_id_size = d->build_id_size;
+		} else {
+			header_build_id(ld->hdr, d->name, &m);
+		}
+		mi = sfp_profile_mapping(p, pm->dso, &m);
+		if (mi < 0)
+			return (int)mi;
 	}
-	mi = sfp_profile_mapping(p, pm->dso, &m);
-	if (mi < 0)
-		return (int)mi;
 	li = sfp_profile_find_loc(p, (uint32_t)mi, ip);
 	if (li != SFP_PROFILE_NONE) {
 		*out = li;

@@ -222,6 +222,14 @@ static bool map_eq(const void *ctx, uint32_t idx, const void *key)
 	       a->pgoff == k->m->pgoff;
 }
 
+uint32_t sfp_profile_find_mapping(const struct sfp_profile *p, uint32_t key,
+				  const struct sfp_profile_mapping *m)
+{
+	struct map_key k = { key, m };
+
+	return sfp_ptab__find(&p->map_tab, map_hash(key, m), map_eq, p, &k);
+}
+
 int64_t sfp_profile_mapping(struct sfp_profile *p, uint32_t key,
 			    const struct sfp_profile_mapping *m)
 {
@@ -282,26 +290,74 @@ int64_t sfp_profile_func(struct sfp_profile *p, const struct sfp_profile_func *f
 
 /* --- locations: (mapping, ip) --- */
 
-struct loc_key {
-	uint32_t mapping;
-	uint64_t ip;
-};
-
-static bool loc_eq(const void *ctx, uint32_t idx, const void *key)
+static size_t loc_slot_hash(uint64_t ip, uint32_t mapping)
 {
-	const struct sfp_profile *p = ctx;
-	const struct loc_key *k = key;
+	return sfp_hash64(ip, mapping);
+}
 
-	return p->locs[idx].ip == k->ip && p->locs[idx].mapping == k->mapping;
+/* The slot of (mapping, ip): its row, or the empty slot to put it in. */
+static struct sfp_loc_slot *loc_slot(const struct sfp_loc_index *t,
+				     uint32_t mapping, uint64_t ip)
+{
+	size_t mask = t->cap - 1, i;
+
+	for (i = loc_slot_hash(ip, mapping) & mask;
+	     t->slots[i].idx != SFP_PROFILE_NONE; i = (i + 1) & mask)
+		if (t->slots[i].ip == ip && t->slots[i].mapping == mapping)
+			break;
+	return &t->slots[i];
 }
 
 uint32_t sfp_profile_find_loc(const struct sfp_profile *p, uint32_t mapping,
 			      uint64_t ip)
 {
-	struct loc_key k = { mapping, ip };
+	if (!p->loc_tab.cap)
+		return SFP_PROFILE_NONE;
+	return loc_slot(&p->loc_tab, mapping, ip)->idx;
+}
 
-	return sfp_ptab__find(&p->loc_tab, sfp_hash64(ip, mapping), loc_eq, p,
-			      &k);
+/* Room for one more key at a load under 1/2.  Return: 0, -ENOMEM. */
+#define INDEX_RESERVE(t, rehash)					\
+	do {								\
+		if (((t)->n + 1) * 2 > (t)->cap) {			\
+			__typeof__((t)->slots) old_ = (t)->slots, ns_;	\
+			size_t ocap_ = (t)->cap, ncap_ = ocap_ ? ocap_ * 2 : 256, \
+			       i_;					\
+									\
+			if (ncap_ > ((size_t)1 << 40))			\
+				return -ENOMEM;				\
+			ns_ = malloc(ncap_ * sizeof(*ns_));		\
+			if (!ns_)					\
+				return -ENOMEM;				\
+			for (i_ = 0; i_ < ncap_; i_++)			\
+				ns_[i_].idx = SFP_PROFILE_NONE;		\
+			(t)->slots = ns_;				\
+			(t)->cap = ncap_;				\
+			for (i_ = 0; i_ < ocap_; i_++)			\
+				if (old_[i_].idx != SFP_PROFILE_NONE)	\
+					*rehash(t, &old_[i_]) = old_[i_]; \
+			free(old_);					\
+		}							\
+	} while (0)
+
+static struct sfp_loc_slot *loc_rehash(const struct sfp_loc_index *t,
+				       const struct sfp_loc_slot *o)
+{
+	return loc_slot(t, o->mapping, o->ip);
+}
+
+static int loc_index_add(struct sfp_loc_index *t, uint32_t mapping,
+			 uint64_t ip, uint32_t idx)
+{
+	struct sfp_loc_slot *sl;
+
+	INDEX_RESERVE(t, loc_rehash);
+	sl = loc_slot(t, mapping, ip);
+	sl->ip = ip;
+	sl->mapping = mapping;
+	sl->idx = idx;
+	t->n++;
+	return 0;
 }
 
 int64_t sfp_profile_add_loc(struct sfp_profile *p,
@@ -325,7 +381,7 @@ int64_t sfp_profile_add_loc(struct sfp_profile *p,
 	    GROW(p->lines, p->cap_lines, p->nr_lines + nr_lines))
 		return -ENOMEM;
 	i = (uint32_t)p->nr_locs;
-	if (sfp_ptab__add(&p->loc_tab, sfp_hash64(l->ip, l->mapping), i))
+	if (loc_index_add(&p->loc_tab, l->mapping, l->ip, i))
 		return -ENOMEM;
 	p->locs[i] = *l;
 	p->locs[i].nr_lines = (uint32_t)nr_lines;
@@ -357,31 +413,42 @@ int sfp_profile_set_loc_lines(struct sfp_profile *p, uint32_t loc,
 
 /* --- nodes: (parent, loc) --- */
 
-struct node_key {
-	uint32_t parent, loc;
-};
-
-static bool node_eq(const void *ctx, uint32_t idx, const void *key)
+static struct sfp_node_slot *node_slot(const struct sfp_node_index *t,
+				       uint32_t parent, uint32_t loc)
 {
-	const struct sfp_profile *p = ctx;
-	const struct node_key *k = key;
+	size_t mask = t->cap - 1, i;
 
-	return p->nodes[idx].parent == k->parent && p->nodes[idx].loc == k->loc;
+	for (i = sfp_hash64(((uint64_t)parent << 32) | loc, 5) & mask;
+	     t->slots[i].idx != SFP_PROFILE_NONE; i = (i + 1) & mask)
+		if (t->slots[i].parent == parent && t->slots[i].loc == loc)
+			break;
+	return &t->slots[i];
+}
+
+static struct sfp_node_slot *node_rehash(const struct sfp_node_index *t,
+					 const struct sfp_node_slot *o)
+{
+	return node_slot(t, o->parent, o->loc);
 }
 
 int64_t sfp_profile_node(struct sfp_profile *p, uint32_t parent, uint32_t loc)
 {
-	struct node_key k = { parent, loc };
-	uint32_t h = sfp_hash64(((uint64_t)parent << 32) | loc, 5), i;
+	struct sfp_node_index *t = &p->node_tab;
+	struct sfp_node_slot *sl;
+	uint32_t i;
 
-	i = sfp_ptab__find(&p->node_tab, h, node_eq, p, &k);
-	if (i != SFP_PROFILE_NONE)
-		return i;
+	/* room first, so that the probe's empty slot is where it goes */
+	INDEX_RESERVE(t, node_rehash);
+	sl = node_slot(t, parent, loc);
+	if (sl->idx != SFP_PROFILE_NONE)
+		return sl->idx;
 	if (GROW(p->nodes, p->cap_nodes, p->nr_nodes + 1))
 		return -ENOMEM;
 	i = (uint32_t)p->nr_nodes;
-	if (sfp_ptab__add(&p->node_tab, h, i))
-		return -ENOMEM;
+	sl->parent = parent;
+	sl->loc = loc;
+	sl->idx = i;
+	t->n++;
 	p->nodes[i].parent = parent;
 	p->nodes[i].loc = loc;
 	p->nodes[i].depth = p->nodes[parent].depth + 1;
@@ -426,10 +493,10 @@ void sfp_profile__free(struct sfp_profile **pp)
 	sfp_ptab__free(&p->func_tab);
 	free(p->locs);
 	free(p->loc_line0);
-	sfp_ptab__free(&p->loc_tab);
+	free(p->loc_tab.slots);
 	free(p->lines);
 	free(p->nodes);
-	sfp_ptab__free(&p->node_tab);
+	free(p->node_tab.slots);
 	free(p->samples);
 	free(p->events);
 	free(p);

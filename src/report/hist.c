@@ -261,6 +261,8 @@ static bool entry_eq(const void *ctx, uint32_t idx, const void *key)
 	return !memcmp(r->e[idx].key, key, r->o->nr_keys * sizeof(uint64_t));
 }
 
+#define FEC_SLOTS 4096
+
 /* The entry of a frame (created on first sight); NONE when filtered. */
 static int64_t frame_entry(struct rep *r, const struct sfp_profile_sample *s,
 			   uint32_t loc, int32_t line, bool create)
@@ -268,8 +270,23 @@ static int64_t frame_entry(struct rep *r, const struct sfp_profile_sample *s,
 	uint64_t key[SFP_REPORT_MAX_KEYS] = { 0 };
 	uint32_t h, i;
 	struct rep_entry *e;
+	struct rep_fe_cache *c = NULL;
 	int err;
 
+	if (!r->fec) {
+		r->fec = malloc(FEC_SLOTS * sizeof(*r->fec));
+		for (i = 0; r->fec && i < FEC_SLOTS; i++)
+			r->fec[i].entry = SFP_PROFILE_NONE;
+	}
+	if (r->fec) {
+		c = &r->fec[sfp_hash64(((uint64_t)loc << 32) ^ s->comm ^
+					       ((uint64_t)s->tid << 12),
+				       (uint32_t)line) &
+			    (FEC_SLOTS - 1)];
+		if (c->entry != SFP_PROFILE_NONE && c->loc == loc &&
+		    c->line == line && c->comm == s->comm && c->tid == s->tid)
+			return c->entry;
+	}
 	if (!dso_ok(r->o, sfp_rep_func(r->p, loc)->dso))
 		return SFP_PROFILE_NONE;
 	err = frame_key(r, s, loc, line, key);
@@ -277,8 +294,12 @@ static int64_t frame_entry(struct rep *r, const struct sfp_profile_sample *s,
 		return err;
 	h = key_hash(key, r->o->nr_keys);
 	i = sfp_ptab__find(&r->etab, h, entry_eq, r, key);
-	if (i != SFP_PROFILE_NONE || !create)
+	if (i != SFP_PROFILE_NONE || !create) {
+		if (i != SFP_PROFILE_NONE && c)
+			*c = (struct rep_fe_cache){ loc, s->comm, s->tid, i,
+						    line };
 		return i;
+	}
 	if (GROW(r->e, r->cap_e, r->nr_e + 1))
 		return -ENOMEM;
 	i = (uint32_t)r->nr_e;
@@ -292,6 +313,8 @@ static int64_t frame_entry(struct rep *r, const struct sfp_profile_sample *s,
 	e->comm = s->comm;
 	e->tid = s->tid;
 	e->graph = SFP_PROFILE_NONE;
+	if (c)
+		*c = (struct rep_fe_cache){ loc, s->comm, s->tid, i, line };
 	return i;
 }
 
@@ -685,5 +708,6 @@ void sfp_rep_free(struct rep *r)
 	free(r->ikeys);
 	sfp_ptab__free(&r->iktab);
 	free(r->grp);
+	free(r->fec);
 	memset(r, 0, sizeof(*r));
 }

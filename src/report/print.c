@@ -14,6 +14,69 @@ static double pct(uint64_t v, uint64_t total)
 	return sfp_rep_pct(v, total);
 }
 
+/* snprintf(buf, len, "%s%s", a, b) without the format parsing. */
+static void cat2(char *buf, size_t len, const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+
+	if (!len)
+		return;
+	if (la >= len)
+		la = len - 1;
+	memcpy(buf, a, la);
+	if (lb >= len - la)
+		lb = len - la - 1;
+	memcpy(buf + la, b, lb);
+	buf[la + lb] = 0;
+}
+
+/* fprintf(out, "  %-*s", w, s) without the format parsing. */
+static void put_col(FILE *out, const char *s, size_t w)
+{
+	size_t n = strlen(s);
+
+	static const char sp[] = "                                ";
+
+	fputs("  ", out);
+	fwrite(s, 1, n, out);
+	while (n < w) {
+		size_t k = w - n < sizeof(sp) - 1 ? w - n : sizeof(sp) - 1;
+
+		fwrite(sp, 1, k, out);
+		n += k;
+	}
+}
+
+/*
+ * "  %7.2f%%" of v's share of the total.  A system-wide report has 100k
+ * entries, most of them a sample or two: the same few values, whose
+ * printf_fp formatting was most of the printing.  The text is a
+ * function of v (total is fixed), so recent ones are kept.
+ */
+#define PCT_SLOTS 256
+
+struct pct_cache {
+	uint64_t total;
+	struct {
+		uint64_t v;
+		bool used;
+		char text[24];
+	} e[PCT_SLOTS];
+};
+
+static const char *pct_text(struct pct_cache *c, uint64_t v)
+{
+	size_t i = (size_t)((v * 0x9e3779b97f4a7c15ull) >> 56) % PCT_SLOTS;
+
+	if (!c->e[i].used || c->e[i].v != v) {
+		snprintf(c->e[i].text, sizeof(c->e[i].text), "  %7.2f%%",
+			 pct(v, c->total));
+		c->e[i].v = v;
+		c->e[i].used = true;
+	}
+	return c->e[i].text;
+}
+
 static const char *basename_of(const char *path)
 {
 	const char *b = strrchr(path, '/');
@@ -59,21 +122,21 @@ static void key_text(const struct rep *r, const struct rep_entry *e,
 			snprintf(buf, len, "%s%s (inlined)", plain ? "" : "[.] ",
 				 sfp_rep_fname(r->p, e->loc, e->line));
 		else if (plain)
-			snprintf(buf, len, "%s", f->name);
+			cat2(buf, len, f->name, "");
 		else if (sfp_rep_sym(r->p, e->loc) & SYM_UNKNOWN_BIT)
 			snprintf(buf, len, "[%c] 0x%016" PRIx64,
 				 f->kind == SFP_PROFILE_KERNEL ? 'k' : '.',
 				 sfp_profile__loc(r->p, e->loc)->addr);
 		else
-			snprintf(buf, len, "[%c] %s",
-				 f->kind == SFP_PROFILE_KERNEL ? 'k' : '.',
-				 f->name);
+			cat2(buf, len,
+			     f->kind == SFP_PROFILE_KERNEL ? "[k] " : "[.] ",
+			     f->name);
 		break;
 	case SFP_REPORT_DSO:
-		snprintf(buf, len, "%s", plain ? f->dso : basename_of(f->dso));
+		cat2(buf, len, plain ? f->dso : basename_of(f->dso), "");
 		break;
 	case SFP_REPORT_COMM:
-		snprintf(buf, len, "%s", comm ? comm : "");
+		cat2(buf, len, comm ? comm : "", "");
 		break;
 	case SFP_REPORT_PID:
 		snprintf(buf, len, "%d:%s", (int)e->tid, comm ? comm : "");
@@ -318,8 +381,12 @@ static int print_stdio(const struct rep *r, FILE *out, const char *ev_name)
 	size_t w[SFP_REPORT_MAX_KEYS], i, k;
 	char buf[4096];
 	uint32_t *path = NULL;
+	struct pct_cache *pc = calloc(1, sizeof(*pc));
 	int err = 0;
 
+	if (!pc)
+		return -ENOMEM;
+	pc->total = r->total;
 	/* perf's unit_number__scnprintf(): 970, 1K, 12M */
 	if (r->nr_samples >= 1000000)
 		fprintf(out, "#\n# Samples: %" PRIu64 "M of event '%s'\n",
@@ -357,23 +424,22 @@ static int print_stdio(const struct rep *r, FILE *out, const char *ev_name)
 	fprintf(out, "\n#\n");
 	if (o->graph == SFP_REPORT_FLAT || o->graph == SFP_REPORT_FOLDED) {
 		path = malloc(4096 * sizeof(*path));
-		if (!path)
+		if (!path) {
+			free(pc);
 			return -ENOMEM;
+		}
 	}
 	for (i = 0; i < r->nr_order && !err; i++) {
 		const struct rep_entry *e = &r->e[r->order[i]];
 
 		if (o->children)
-			fprintf(out, "  %7.2f%%  %7.2f%%", pct(e->children, r->total),
-				pct(e->self, r->total));
-		else
-			fprintf(out, "  %7.2f%%", pct(e->self, r->total));
+			fputs(pct_text(pc, e->children), out);
+		fputs(pct_text(pc, e->self), out);
 		for (k = 0; k < o->nr_keys; k++) {
 			key_text(r, e, o->keys[k], false, buf, sizeof(buf));
-			fprintf(out, "  %-*s", k + 1 < o->nr_keys ? (int)w[k] : 0,
-				buf);
+			put_col(out, buf, k + 1 < o->nr_keys ? w[k] : 0);
 		}
-		fprintf(out, "\n");
+		fputc('\n', out);
 		switch (o->graph) {
 		case SFP_REPORT_GRAPH:
 			err = print_graph(r, out, e);
@@ -393,6 +459,7 @@ static int print_stdio(const struct rep *r, FILE *out, const char *ev_name)
 		}
 	}
 	free(path);
+	free(pc);
 	fprintf(out, "\n");
 	return err;
 }

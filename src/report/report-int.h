@@ -83,6 +83,13 @@ struct rep {
 	struct rep_ikey *ikeys;	/* identities of inlined entries */
 	size_t nr_ikeys, cap_ikeys;
 	struct sfp_ptab iktab;
+	/* entries of recent frames by what their key is made of (loc,
+	 * line, comm, thread): a hit skips the key, its hash and the
+	 * table probe (frame_entry() was the top of a system-wide report) */
+	struct rep_fe_cache {
+		uint32_t loc, comm, tid, entry;	/* entry NONE: empty */
+		int32_t line;
+	} *fec;
 };
 
 /* A period as a percentage of the total, as every threshold compares it

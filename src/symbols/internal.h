@@ -41,6 +41,15 @@ struct sfp_symbolizer_dso {
 	struct sfp_symtab tab;
 	struct sfp_dwarf *dw;		/* NULL: not tried yet */
 	bool dw_tried;
+	/* The PT_LOAD headers of elf, read when it is loaded (libelf's
+	 * gelf_getphdr() per header per address translation was 5 % of a
+	 * system-wide script) */
+	struct sfp_load_seg {
+		uint64_t vaddr, offset, filesz, memsz;
+	} *segs;
+	size_t nsegs;
+	bool segs_lost;			/* offsets_lost() */
+	uint64_t segs_base;
 };
 
 struct sfp_jitmap {

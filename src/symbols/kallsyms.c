@@ -372,7 +372,15 @@ struct sfp_kallsyms_index {
 	struct kmat *mat;	/* open addressing, idx + 1 (0: empty) */
 	size_t mat_cap, mat_n;
 	struct sfp_symtab tab;	/* its pool holds the names we hand out */
+	/* the address of every STRIDE-th entry, parsed on the first lookup:
+	 * a search narrows to STRIDE entries without parsing, instead of
+	 * parsing the hex of each of ~17 entries (7 % of a system-wide
+	 * script) */
+	uint64_t *coarse;
+	size_t ncoarse;
 };
+
+#define STRIDE 64
 
 #define ZEROS 0x3030303030303030ull	/* "00000000" as a key word */
 
@@ -635,6 +643,33 @@ struct sfp_sym *sfp_kallsyms_index__find(struct sfp_kallsyms_index *k,
 	struct sfp_sym *s;
 
 	*tab = &k->tab;
+	if (!k->coarse && k->n) {
+		size_t i;
+
+		k->ncoarse = (k->n + STRIDE - 1) / STRIDE;
+		k->coarse = malloc(k->ncoarse * sizeof(*k->coarse));
+		for (i = 0; k->coarse && i < k->ncoarse; i++)
+			k->coarse[i] = ent_addr(k, i * STRIDE);
+	}
+	if (k->coarse) {
+		size_t clo = 0, chi = k->ncoarse;
+
+		/* the last sampled entry with start <= addr, c: the answer
+		 * is in [c * STRIDE, (c + 1) * STRIDE) */
+		while (clo < chi) {
+			size_t mid = clo + (chi - clo) / 2;
+
+			if (k->coarse[mid] <= addr)
+				clo = mid + 1;
+			else
+				chi = mid;
+		}
+		if (!clo)
+			return NULL;
+		lo = (clo - 1) * STRIDE + 1;
+		if (clo * STRIDE < hi)
+			hi = clo * STRIDE;
+	}
 	/* the last entry with start <= addr: the winning alias of its start */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -718,6 +753,7 @@ void sfp_kallsyms_index__free(struct sfp_kallsyms_index **kp)
 		if (k->mat[i].idx)
 			free(k->mat[i].sym);
 	free(k->mat);
+	free(k->coarse);
 	sfp_symtab_free(&k->tab);
 	free(k->e);
 	free(k->mods);

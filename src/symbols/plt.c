@@ -77,33 +77,43 @@ static const char *got_find(const struct got_map *m, uint64_t addr)
 	return NULL;
 }
 
-/* Name of symbol idx of the symbol table in section symndx, or NULL. */
-static const char *sym_name(struct sfp_elf *e, size_t symndx, uint64_t idx)
+/* A relocation section's symbol table and its strings, found once. */
+struct symref {
+	const uint8_t *syms, *strs;
+	size_t nsyms, nstrs;	/* bytes */
+};
+
+/* The symbol table in section symndx.  Return: false if unusable. */
+static bool sym_table(struct sfp_elf *e, size_t symndx, struct symref *r)
 {
 	struct sfp_elf_section symsec, strsec;
-	const uint8_t *syms, *strs;
-	size_t nsyms, nstrs;
-	struct sfp_cursor c;
-	uint32_t name;
 	Elf_Scn *scn;
 	GElf_Shdr sh;
 
 	if (sfp_elf_section(e, symndx, &symsec) ||
 	    (symsec.type != SHT_DYNSYM && symsec.type != SHT_SYMTAB) ||
-	    sfp_elf_section_data(e, &symsec, &syms, &nsyms) || !nsyms)
-		return NULL;
+	    sfp_elf_section_data(e, &symsec, &r->syms, &r->nsyms) || !r->nsyms)
+		return false;
 	scn = elf_getscn(sfp_elf_handle(e), symndx);
-	if (!scn || !gelf_getshdr(scn, &sh) ||
-	    sfp_elf_section(e, sh.sh_link, &strsec) ||
-	    sfp_elf_section_data(e, &strsec, &strs, &nstrs))
+	return scn && gelf_getshdr(scn, &sh) &&
+	       !sfp_elf_section(e, sh.sh_link, &strsec) &&
+	       !sfp_elf_section_data(e, &strsec, &r->strs, &r->nstrs);
+}
+
+/* Name of symbol idx of r, or NULL. */
+static const char *sym_name(const struct symref *r, uint64_t idx)
+{
+	struct sfp_cursor c;
+	uint32_t name;
+
+	sfp_cursor_init(&c, r->syms, r->nsyms, false);	/* host layout */
+	if (idx > r->nsyms / 24 || sfp_cursor_seek(&c, idx * 24) ||
+	    sfp_cursor_u32(&c, &name) || name >= r->nstrs ||
+	    strnlen((const char *)r->strs + name, r->nstrs - name) ==
+		    r->nstrs - name ||
+	    !r->strs[name])
 		return NULL;
-	sfp_cursor_init(&c, syms, nsyms, false);	/* host layout */
-	if (idx > nsyms / 24 || sfp_cursor_seek(&c, idx * 24) ||
-	    sfp_cursor_u32(&c, &name) || name >= nstrs ||
-	    strnlen((const char *)strs + name, nstrs - name) == nstrs - name ||
-	    !strs[name])
-		return NULL;
-	return (const char *)strs + name;
+	return (const char *)r->strs + name;
 }
 
 /*
@@ -129,6 +139,8 @@ static int collect_got(struct sfp_elf *e, struct got_map *m,
 		const uint8_t *data;
 		size_t size, k;
 		struct sfp_cursor c;
+		struct symref syms;
+		bool have_syms;
 		Elf_Scn *scn;
 		GElf_Shdr sh;
 		int err;
@@ -139,6 +151,10 @@ static int collect_got(struct sfp_elf *e, struct got_map *m,
 		if (!scn || !gelf_getshdr(scn, &sh) ||
 		    sfp_elf_section_data(e, &sec, &data, &size) || !size)
 			continue;
+		/* once per section, not per relocation (a C++ library's
+		 * .rela.dyn has 100k GLOB_DATs: this was 5 % of a
+		 * system-wide script) */
+		have_syms = sym_table(e, sh.sh_link, &syms);
 		sfp_cursor_init(&c, data, size, false);	/* host layout */
 		for (k = 0; k < size / 24; k++) {
 			uint64_t off, info;
@@ -154,7 +170,9 @@ static int collect_got(struct sfp_elf *e, struct got_map *m,
 				name = irelative_name(pool, addend);
 			else if (type == R_X86_64_JUMP_SLOT ||
 				 type == R_X86_64_GLOB_DAT)
-				name = sym_name(e, sh.sh_link, ELF64_R_SYM(info));
+				name = have_syms ? sym_name(&syms,
+							    ELF64_R_SYM(info))
+						 : NULL;
 			else
 				continue;
 			if (!name)

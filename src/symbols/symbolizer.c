@@ -135,6 +135,7 @@ static void dso_free(struct sfp_symbolizer_dso *d)
 	sfp_elf_close(&d->mini);
 	sfp_elf_close(&d->debug);
 	sfp_elf_close(&d->elf);
+	free(d->segs);
 	free(d);
 }
 
@@ -412,6 +413,8 @@ plt:
 	return 0;
 }
 
+static int read_segs(struct sfp_symbolizer_dso *d);
+
 int sfp_symbolizer__get_dso(struct sfp_symbolizer *s, int pid,
 			    const char *path, const uint8_t *build_id,
 			    size_t build_id_len,
@@ -486,6 +489,8 @@ int sfp_symbolizer__get_dso(struct sfp_symbolizer *s, int pid,
 		}
 	}
 	err = load_symbols(s, d);
+	if (!err)
+		err = read_segs(d);
 	if (err)
 		goto fail;
 	if (!sfp_elf_build_id(d->elf, &fid, &flen) && flen <= SFP_BUILD_ID_MAX) {
@@ -497,6 +502,9 @@ int sfp_symbolizer__get_dso(struct sfp_symbolizer *s, int pid,
 fail:
 	/* Keep the entry with its error: the next call answers at once. */
 	d->err = err;
+	free(d->segs);
+	d->segs = NULL;
+	d->nsegs = 0;
 	sfp_symtab_free(&d->tab);
 	sfp_elf_close(&d->mini);
 	sfp_elf_close(&d->debug);
@@ -611,14 +619,38 @@ static bool offsets_lost(struct sfp_elf *e, uint64_t *base)
 	return any && lost;
 }
 
+/* d's PT_LOAD headers into d->segs, when d is loaded (so that lookups
+ * only read it).  Return: 0, -ENOMEM. */
+static int read_segs(struct sfp_symbolizer_dso *d)
+{
+	size_t i, n = sfp_elf_num_phdrs(d->elf);
+	GElf_Phdr ph;
+
+	d->segs = calloc(n ? n : 1, sizeof(*d->segs));
+	if (!d->segs)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		struct sfp_load_seg *g = &d->segs[d->nsegs];
+
+		if (sfp_elf_phdr(d->elf, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		g->vaddr = ph.p_vaddr;
+		g->offset = ph.p_offset;
+		g->filesz = ph.p_filesz;
+		g->memsz = ph.p_memsz;
+		d->nsegs++;
+	}
+	d->segs_lost = offsets_lost(d->elf, &d->segs_base);
+	return 0;
+}
+
 int sfp_symbolizer_dso__vaddr(struct sfp_symbolizer_dso *dso,
 			      uint64_t map_start, uint64_t map_pgoff,
 			      uint64_t addr, uint64_t *vaddr)
 {
 	struct sfp_symbolizer_dso *d;
-	uint64_t off, base = 0;
-	GElf_Phdr ph;
-	size_t i, n;
+	uint64_t off;
+	size_t i;
 	int pass;
 
 	if (!dso || !vaddr)
@@ -628,16 +660,15 @@ int sfp_symbolizer_dso__vaddr(struct sfp_symbolizer_dso *dso,
 		return -ENOENT;
 	if (sfp_add_overflow(addr - map_start, map_pgoff, &off))
 		return -ENOENT;
-	n = sfp_elf_num_phdrs(d->elf);
-	if (offsets_lost(d->elf, &base)) {
+	if (d->segs_lost) {
 		uint64_t va;
 
-		if (sfp_add_overflow(base, off, &va))
+		if (sfp_add_overflow(d->segs_base, off, &va))
 			return -ENOENT;
-		for (i = 0; i < n; i++) {
-			if (sfp_elf_phdr(d->elf, i, &ph) || ph.p_type != PT_LOAD)
-				continue;
-			if (va >= ph.p_vaddr && va - ph.p_vaddr < ph.p_memsz) {
+		for (i = 0; i < d->nsegs; i++) {
+			const struct sfp_load_seg *g = &d->segs[i];
+
+			if (va >= g->vaddr && va - g->vaddr < g->memsz) {
 				*vaddr = va;
 				return 0;
 			}
@@ -646,15 +677,13 @@ int sfp_symbolizer_dso__vaddr(struct sfp_symbolizer_dso *dso,
 	}
 	/* File-backed parts first: segments may share a page of the file. */
 	for (pass = 0; pass < 2; pass++) {
-		for (i = 0; i < n; i++) {
-			uint64_t len;
+		for (i = 0; i < d->nsegs; i++) {
+			const struct sfp_load_seg *g = &d->segs[i];
+			uint64_t len = pass ? g->memsz : g->filesz;
 
-			if (sfp_elf_phdr(d->elf, i, &ph) || ph.p_type != PT_LOAD)
+			if (off < g->offset || off - g->offset >= len)
 				continue;
-			len = pass ? ph.p_memsz : ph.p_filesz;
-			if (off < ph.p_offset || off - ph.p_offset >= len)
-				continue;
-			*vaddr = ph.p_vaddr + (off - ph.p_offset);
+			*vaddr = g->vaddr + (off - g->offset);
 			return 0;
 		}
 	}

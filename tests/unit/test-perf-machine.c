@@ -5,7 +5,8 @@
  * map array and a FORK may move the process table, so the remembered
  * mapping must never be answered after either (the ASan tier of make
  * check turns a stale one into a use-after-free report).  Also
- * sfp_machine__gen(), which callers key their own caches on.
+ * sfp_machine__gen() and sfp_machine__pid_gen(), which callers key their
+ * own caches on.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -104,4 +105,55 @@ TEST(machine_find_across_map_changes)
 	ASSERT_EQ(sfp_machine__gen(m), g1);
 	sfp_machine__free(&m);
 	ASSERT_TRUE(m == NULL);
+}
+
+/*
+ * sfp_machine__pid_gen(): a process's maps changing changes its value and
+ * no other process's; it never returns to a value it had (a cache keyed
+ * on it would answer a stale mapping).
+ */
+TEST(machine_pid_gen_per_process)
+{
+	struct sfp_machine *m = NULL;
+	struct sfp_perf_event ev;
+	uint64_t a0, a1, b0, b1, c0;
+
+	if (!ASSERT_OK(sfp_machine__new(&m)))
+		return;
+	ASSERT_EQ(sfp_machine__pid_gen(m, 100), 0);	/* no maps yet */
+	ev = mmap_ev(100, 0x400000, 0x10000, 0, "/bin/a");
+	ASSERT_OK(sfp_machine__event(m, &ev));
+	a0 = sfp_machine__pid_gen(m, 100);
+	ASSERT_NE(a0, 0);
+	ev = mmap_ev(200, 0x400000, 0x10000, 0, "/bin/b");
+	ASSERT_OK(sfp_machine__event(m, &ev));
+	b0 = sfp_machine__pid_gen(m, 200);
+	/* 200's mmap left 100's maps, and their generation, alone */
+	ASSERT_EQ(sfp_machine__pid_gen(m, 100), a0);
+	ASSERT_NE(b0, 0);
+	ev = mmap_ev(100, 0x500000, 0x1000, 0, "/bin/c");
+	ASSERT_OK(sfp_machine__event(m, &ev));
+	a1 = sfp_machine__pid_gen(m, 100);
+	ASSERT_NE(a1, a0);
+	ASSERT_TRUE(a1 > a0);
+	ASSERT_EQ(sfp_machine__pid_gen(m, 200), b0);
+	/* a thread of 200 (same pid): no new maps */
+	memset(&ev, 0, sizeof(ev));
+	ev.type = SFP_PERF_RECORD_FORK;
+	ev.fork.pid = ev.fork.ppid = 200;
+	ev.fork.tid = 201;
+	ev.fork.ptid = 200;
+	ASSERT_OK(sfp_machine__event(m, &ev));
+	b1 = sfp_machine__pid_gen(m, 200);
+	ASSERT_EQ(b1, b0);
+	/* a new process from 100: its copy of the maps is a change of its
+	 * own, the parent's stays */
+	ev.fork.pid = ev.fork.tid = 300;
+	ev.fork.ppid = ev.fork.ptid = 100;
+	ASSERT_OK(sfp_machine__event(m, &ev));
+	c0 = sfp_machine__pid_gen(m, 300);
+	ASSERT_TRUE(c0 > a1);
+	ASSERT_EQ(sfp_machine__pid_gen(m, 100), a1);
+	ASSERT_STREQ(dso_at(m, 300, 0x500000), "/bin/c");
+	sfp_machine__free(&m);
 }

@@ -343,6 +343,71 @@ out:
 	free(p.b);
 }
 
+/*
+ * A file bigger than the reader's window (it maps big files a window at a
+ * time and drops the pages behind the oldest queued record): every
+ * record comes back whole and in time order, also those that wait in the
+ * queue across windows (each round written newest first) and those
+ * queued before the pages around them were dropped.
+ */
+TEST(reader_big_file_windows)
+{
+	enum { NR_IPS = 1000, PER_ROUND = 600, ROUNDS = 12 };
+	uint64_t *ips = malloc(NR_IPS * sizeof(*ips));
+	struct sfp_perf_reader *r = NULL;
+	const struct sfp_perf_event *ev;
+	uint64_t prev = 0, n = 0, bad = 0, k;
+	char path[4096];
+	struct pb p;
+	int fd, i, j;
+
+	if (!ASSERT_NOT_NULL(ips))
+		return;
+	pb_begin(&p, false, PB_SAMPLE_TYPE, 1ull << 18, 136);
+	for (i = 0; i < ROUNDS; i++) {
+		for (j = PER_ROUND; j-- > 0;) {
+			uint64_t t = 1000 + (uint64_t)i * PER_ROUND + (uint64_t)j;
+
+			ips[0] = PB_CTX_KERNEL;
+			for (k = 1; k < NR_IPS; k++)
+				ips[k] = 0xffffffff81000000ull + t * 4096 + k;
+			pb_sample(&p, 1, t, 0, ips[1], ips, NR_IPS);
+		}
+		pb_round(&p);
+	}
+	pb_end(&p);
+	ASSERT_TRUE(p.len > (40u << 20));	/* past the 32 MiB threshold */
+	snprintf(path, sizeof(path), "%s/big-windows.data", test_tmp_dir());
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (!ASSERT_TRUE(fd >= 0))
+		goto out;
+	ASSERT_EQ(write(fd, p.b, p.len), (ssize_t)p.len);
+	close(fd);
+	if (!ASSERT_OK(sfp_perf_reader__open(path, NULL, &r)))
+		goto out;
+	while (sfp_perf_reader__next(r, &ev) > 0) {
+		uint64_t t = ev->sample.time;
+
+		if (ev->type != SFP_PERF_RECORD_SAMPLE)
+			continue;
+		if (t < prev || ev->sample.nr_ips != NR_IPS ||
+		    ev->sample.ips[NR_IPS - 1] !=
+			    0xffffffff81000000ull + t * 4096 + NR_IPS - 1 ||
+		    ev->sample.ip != 0xffffffff81000000ull + t * 4096 + 1)
+			bad++;
+		prev = t;
+		n++;
+	}
+	ASSERT_EQ(n, (uint64_t)ROUNDS * PER_ROUND);
+	ASSERT_EQ(bad, 0);
+	ASSERT_EQ(sfp_perf_reader__stats(r)->nr_bad_records, 0);
+	unlink(path);
+out:
+	sfp_perf_reader__free(&r);
+	free(p.b);
+	free(ips);
+}
+
 /* zstd-compressed records inside a pipe-mode stream, split mid-record. */
 TEST(reader_compressed_split_record)
 {

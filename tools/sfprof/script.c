@@ -55,7 +55,7 @@ struct script {
 	bool ob_err;
 	uint64_t *chain;
 	size_t chain_len;
-	/* frame lines already built, by (pid, ip, machine generation):
+	/* frame lines already built, by (pid, ip, pid's map generation):
 	 * recursion and hot loops repeat the same return addresses, and a
 	 * hit is then two memcpy()s instead of a map search, a symbol
 	 * lookup and the formatting */
@@ -484,7 +484,9 @@ frame_miss(struct script *s, struct fc_ent *fc, uint32_t pid, uint64_t ip,
 /*
  * One frame line through the line cache.  Kernel lines do not depend on
  * the maps (generation 0 in their key); user lines do: ugen is the
- * machine's generation + 1, taken once per sample.  Inline: this runs
+ * generation of the sample's process's maps + 1, taken once per sample
+ * (the machine-wide one changed with every mmap of any process: in a
+ * system-wide file nearly every user line missed).  Inline: this runs
  * for every frame, and a hit is a few compares and one copy.
  */
 static inline __attribute__((always_inline)) void
@@ -656,7 +658,7 @@ static int print_sample(struct script *s, const struct sfp_perf_event *ev)
 	bool has_chain = sm->present & SFP_PERF_SAMPLE_CALLCHAIN;
 	struct sfp_perf_chain_walk w;
 	uint64_t ip, i;
-	uint64_t ugen = sfp_machine__gen(s->m) + 1;
+	uint64_t ugen = sfp_machine__pid_gen(s->m, sm->pid) + 1;
 	int ufr;
 
 	print_start(s, ev, has_chain);
@@ -705,7 +707,7 @@ static int print_sample(struct script *s, const struct sfp_perf_event *ev)
 
 static int print_deferred(struct script *s, const struct sfp_perf_event *ev)
 {
-	uint64_t ugen = sfp_machine__gen(s->m) + 1, i;
+	uint64_t ugen = sfp_machine__pid_gen(s->m, ev->sample.pid) + 1, i;
 
 	print_start(s, ev, true);
 	ob_printf(s, "DEFERRED CALLCHAIN [cookie: %" PRIx64 "]\n",
