@@ -152,18 +152,17 @@ else
 fi
 
 # Windows follow each other: each starts where the one before ended, and
-# each but the first and the last (cut by SIGTERM) lasts about the
-# interval.
+# each but the last (cut by SIGTERM) lasts at least about the interval.
 sort -n "$TMP/ranges" > "$TMP/ranges.sorted"
 # (nanoseconds since 1970 are past awk's exact integers: python)
 if python3 - "$TMP/ranges.sorted" <<'EOF'
 import sys
 w = [tuple(map(int, l.split())) for l in open(sys.argv[1]) if l.strip()]
 ok = len(w) >= 4
-for i, ((t0, d0), (t1, _)) in enumerate(zip(w, w[1:])):
-    # the first window also holds the start (every running program's
-    # maps and tables read): it may close late, never early
-    ok = ok and t1 == t0 + d0 and 1.5e9 <= d0 and (i == 0 or d0 <= 4e9)
+for (t0, d0), (t1, _) in zip(w, w[1:]):
+    # a window may close late (the start's reading; a loaded machine,
+    # an ASan build: the lateness is on /metrics), never early
+    ok = ok and t1 == t0 + d0 and 1.5e9 <= d0
 sys.exit(not ok)
 EOF
 then
