@@ -80,6 +80,8 @@ struct agent {
 	struct sfp_perf_evsel evsel;
 	uint64_t *scratch;
 	size_t scratch_len;
+	char *str;		/* a record's strings, NUL-terminated */
+	size_t str_cap;
 	char host[256];
 	/* labels by pid */
 	struct proc_info *procs[PROC_BUCKETS];
@@ -614,6 +616,14 @@ static int out_record(void *ctx, const void *rec, size_t size)
 		a->scratch = s;
 		a->scratch_len = n;
 	}
+	if (size + 1 > a->str_cap) {
+		char *s = realloc(a->str, size + 1);
+
+		if (!s)
+			return -ENOMEM;
+		a->str = s;
+		a->str_cap = size + 1;
+	}
 	/* a signal, or the end's time is up: leave the rest unread */
 	if (!(++a->records & 255)) {
 		if (a->final ? clock_ns(CLOCK_MONOTONIC) > a->final_deadline
@@ -621,7 +631,7 @@ static int out_record(void *ctx, const void *rec, size_t size)
 			return -ECANCELED;
 	}
 	err = agent_decode(&a->evsel, rec, size, &ev, a->scratch,
-			   a->scratch_len);
+			   a->scratch_len, a->str);
 	if (err < 0) {
 		pr_warn("agent: a malformed record of type %u (%zu bytes) "
 			"skipped", ((const uint32_t *)rec)[0], size);
@@ -905,6 +915,7 @@ out:
 	sfp_symbolizer__free(&a.sym);
 	sfp_machine__free(&a.m);
 	free(a.scratch);
+	free(a.str);
 	free(a.dso_seen);
 	pthread_cond_destroy(&a.sh.cond);
 	pthread_mutex_destroy(&a.sh.lock);

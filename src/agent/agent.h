@@ -106,14 +106,14 @@ SFP_HIDDEN void agent_cgroup_service(const char *cgroup_path, char *out,
  * Decode one record of the pipeline's output (host order, 8-aligned)
  * into ev: SAMPLE through attr, the side-band records the machine model
  * and the stitcher need (MMAP, MMAP2, COMM, FORK, EXIT, LOST,
- * CALLCHAIN_DEFERRED).  Arrays point into rec or into scratch (at least
- * size / 8 + 8 entries).  Return: 0, 1 for a type the agent ignores,
- * -EBADMSG for a malformed record.
+ * CALLCHAIN_DEFERRED).  Arrays land in scratch (at least size / 8 + 8
+ * entries), strings in str (at least size + 1 bytes).  Return: 0, 1 for
+ * a type the agent ignores, -EBADMSG for a malformed record.
  */
 SFP_HIDDEN int agent_decode(const struct sfp_perf_evsel *evsel,
 			    const void *rec, size_t size,
 			    struct sfp_perf_event *ev, uint64_t *scratch,
-			    size_t scratch_len);
+			    size_t scratch_len, char *str);
 
 /* --- window.c ------------------------------------------------------- */
 

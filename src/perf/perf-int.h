@@ -40,6 +40,20 @@ SFP_HIDDEN int sfp_perf_sample_id_parse(const struct sfp_perf_attr *attr,
 					struct sfp_perf_sample *s);
 
 /*
+ * Decode the body of one record (record.c) into ev, whose type, misc and
+ * size the caller has set from the header (in the file's byte order).
+ * Samples go through e's attr; other records get their fixed fields and
+ * their sample_id trailer.  Arrays land in scratch (at least size / 8
+ * entries), strings in str (at least size + 1 bytes), NUL-terminated.
+ * Return: 0 or -EBADMSG.
+ */
+SFP_HIDDEN int sfp_perf_record_decode(const struct sfp_perf_evsel *e,
+				      const uint8_t *rec, size_t size,
+				      bool swap, struct sfp_perf_event *ev,
+				      uint64_t *scratch, size_t scratch_len,
+				      char *str);
+
+/*
  * Decode a perf_event_attr of `avail` bytes at the cursor (its own size
  * field says how much of it there is; the cursor moves past that much).
  * Return: 0 or -EBADMSG.

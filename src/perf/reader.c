@@ -975,24 +975,10 @@ static int ensure_scratch(struct sfp_perf_reader *r, size_t size)
 	return 0;
 }
 
-/* A NUL-terminated copy of the string field from p up to end. */
-static const char *take_str(struct sfp_perf_reader *r, const uint8_t *p,
-			    const uint8_t *end)
-{
-	size_t n = end > p ? strnlen((const char *)p, (size_t)(end - p)) : 0;
-
-	memcpy(r->str, p, n);
-	r->str[n] = 0;
-	return r->str;
-}
-
 static int decode(struct sfp_perf_reader *r, const uint8_t *rec, size_t size,
 		  uint64_t off, struct sfp_perf_evsel *e)
 {
 	struct sfp_perf_event *ev = &r->ev;
-	struct sfp_cursor c;
-	size_t body = 0, tail = 0;
-	uint64_t v;
 	int err;
 
 	if ((err = ensure_scratch(r, size)))
@@ -1003,134 +989,17 @@ static int decode(struct sfp_perf_reader *r, const uint8_t *rec, size_t size,
 	ev->raw = rec;
 	ev->swapped = r->swap;
 	ev->evsel = e;
-	sfp_cursor_init(&c, rec, size, r->swap);
-	c.pos += 8;
-
-	if (ev->type == SFP_PERF_RECORD_SAMPLE) {
-		if (sfp_perf_sample_parse(&e->attr, &c, &ev->sample, r->scratch,
-					  r->scratch_len))
-			goto bad_rec;
-		return 0;
+	if (sfp_perf_record_decode(e, rec, size, r->swap, ev, r->scratch,
+				   r->scratch_len, r->str)) {
+		r->stats.nr_bad_records++;
+		pr_warn("%s: offset %llu: malformed %s record (size %zu), "
+			"skipped", r->name, (unsigned long long)off,
+			sfp_perf_record_name(ev->type) ?: "?", size);
+		return -EBADMSG;
 	}
-	if (e && (e->attr.flags & SFP_PERF_ATTR_FLAG_SAMPLE_ID_ALL))
-		tail = sfp_perf_id_trailer_size(e->attr.sample_type);
-	if (tail + 8 > size)
-		goto bad_rec;
-	c.end = rec + size - tail;	/* fixed fields must not eat the trailer */
-
-#define R(fn, dst) do { if (fn(&c, dst)) goto bad_rec; } while (0)
-	switch (ev->type) {
-	case SFP_PERF_RECORD_MMAP:
-	case SFP_PERF_RECORD_MMAP2:
-		R(sfp_cursor_u32, &ev->mmap.pid);
-		R(sfp_cursor_u32, &ev->mmap.tid);
-		R(sfp_cursor_u64, &ev->mmap.start);
-		R(sfp_cursor_u64, &ev->mmap.len);
-		R(sfp_cursor_u64, &ev->mmap.pgoff);
-		if (ev->type == SFP_PERF_RECORD_MMAP2) {
-			if (ev->misc & SFP_PERF_MISC_MMAP_BUILD_ID) {
-				uint8_t hb[4];
-
-				R(sfp_cursor_u8, &ev->mmap.build_id_size);
-				if (sfp_cursor_bytes(&c, hb, 3) ||
-				    sfp_cursor_bytes(&c, ev->mmap.build_id, 20))
-					goto bad_rec;
-				if (ev->mmap.build_id_size > 20)
-					ev->mmap.build_id_size = 20;
-			} else {
-				R(sfp_cursor_u32, &ev->mmap.maj);
-				R(sfp_cursor_u32, &ev->mmap.min);
-				R(sfp_cursor_u64, &ev->mmap.ino);
-				R(sfp_cursor_u64, &ev->mmap.ino_generation);
-			}
-			R(sfp_cursor_u32, &ev->mmap.prot);
-			R(sfp_cursor_u32, &ev->mmap.flags);
-		}
-		ev->mmap.filename = take_str(r, c.pos, c.end);
-		break;
-	case SFP_PERF_RECORD_COMM:
-		R(sfp_cursor_u32, &ev->comm.pid);
-		R(sfp_cursor_u32, &ev->comm.tid);
-		ev->comm.comm = take_str(r, c.pos, c.end);
-		break;
-	case SFP_PERF_RECORD_FORK:
-	case SFP_PERF_RECORD_EXIT:
-		R(sfp_cursor_u32, &ev->fork.pid);
-		R(sfp_cursor_u32, &ev->fork.ppid);
-		R(sfp_cursor_u32, &ev->fork.tid);
-		R(sfp_cursor_u32, &ev->fork.ptid);
-		R(sfp_cursor_u64, &ev->fork.time);
-		break;
-	case SFP_PERF_RECORD_LOST:
-		R(sfp_cursor_u64, &ev->lost.id);
-		R(sfp_cursor_u64, &ev->lost.lost);
+	if (ev->type == SFP_PERF_RECORD_LOST)
 		r->stats.nr_lost += ev->lost.lost;
-		break;
-	case SFP_PERF_RECORD_LOST_SAMPLES:
-		R(sfp_cursor_u64, &ev->lost_samples.lost);
-		break;
-	case SFP_PERF_RECORD_THROTTLE:
-	case SFP_PERF_RECORD_UNTHROTTLE:
-		R(sfp_cursor_u64, &ev->throttle.time);
-		R(sfp_cursor_u64, &ev->throttle.id);
-		R(sfp_cursor_u64, &ev->throttle.stream_id);
-		break;
-	case SFP_PERF_RECORD_SWITCH_CPU_WIDE:
-		R(sfp_cursor_u32, &ev->context_switch.next_prev_pid);
-		R(sfp_cursor_u32, &ev->context_switch.next_prev_tid);
-		break;
-	case SFP_PERF_RECORD_KSYMBOL:
-		R(sfp_cursor_u64, &ev->ksymbol.addr);
-		R(sfp_cursor_u32, &ev->ksymbol.len);
-		R(sfp_cursor_u16, &ev->ksymbol.ksym_type);
-		R(sfp_cursor_u16, &ev->ksymbol.flags);
-		ev->ksymbol.name = take_str(r, c.pos, c.end);
-		break;
-	case SFP_PERF_RECORD_CALLCHAIN_DEFERRED:
-		R(sfp_cursor_u64, &ev->deferred.cookie);
-		R(sfp_cursor_u64, &v);
-		if (v > sfp_cursor_left(&c) / 8 || v > r->scratch_len)
-			goto bad_rec;
-		ev->deferred.nr = v;
-		for (uint64_t i = 0; i < v; i++)
-			sfp_cursor_u64(&c, &r->scratch[i]);
-		ev->deferred.ips = r->scratch;
-		break;
-	case SFP_PERF_RECORD_READ:
-	case SFP_PERF_RECORD_ITRACE_START:
-	case SFP_PERF_RECORD_NAMESPACES:
-		body = 8;	/* pid, tid */
-		break;
-	case SFP_PERF_RECORD_AUX:
-		body = 24;
-		break;
-	case SFP_PERF_RECORD_BPF_EVENT:
-		body = 16;
-		break;
-	case SFP_PERF_RECORD_CGROUP:
-	case SFP_PERF_RECORD_AUX_OUTPUT_HW_ID:
-		body = 8;
-		break;
-	case SFP_PERF_RECORD_TEXT_POKE:
-		body = 12;
-		break;
-	default:
-		break;	/* SWITCH: header only */
-	}
-#undef R
-	if (body > sfp_cursor_left(&c))
-		goto bad_rec;
-	if (e && sfp_perf_sample_id_parse(&e->attr, rec, size, r->swap, 8,
-					  &ev->sample))
-		goto bad_rec;
 	return 0;
-
-bad_rec:
-	r->stats.nr_bad_records++;
-	pr_warn("%s: offset %llu: malformed %s record (size %zu), skipped",
-		r->name, (unsigned long long)off,
-		sfp_perf_record_name(ev->type) ?: "?", size);
-	return -EBADMSG;
 }
 
 /* --- the time-ordered queue ---------------------------------------------- */
