@@ -24,60 +24,7 @@
 #include <sfprof/perf.h>
 
 #include "cli-timing.h"
-
-static volatile uint64_t sink;
-static int64_t deadline;
-
-__attribute__((noinline)) static void spin(unsigned int n)
-{
-	unsigned int i;
-
-	for (i = 0; i < n; i++)
-		sink += i * 2654435761u;
-}
-
-__attribute__((noinline)) static void recurse(int d)
-{
-	if (d > 0) {
-		recurse(d - 1);
-		sink++;
-		return;
-	}
-	spin(20000);
-}
-
-__attribute__((noinline)) static int cmp(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	spin(8);
-	return x < y ? -1 : x > y;
-}
-
-__attribute__((noinline)) static void *work(void *arg)
-{
-	uint32_t v[512];
-	unsigned int i;
-
-	while (mono_ns() < deadline) {
-		recurse((int)(intptr_t)arg);
-		for (i = 0; i < 512; i++)
-			v[i] = (i * 2654435761u) >> 7;
-		qsort(v, 512, sizeof(v[0]), cmp);
-	}
-	return NULL;
-}
-
-static int workload(long ms)
-{
-	pthread_t t;
-
-	deadline = mono_ns() + ms * 1000000;
-	pthread_create(&t, NULL, work, (void *)(intptr_t)30);
-	work((void *)(intptr_t)20);
-	pthread_join(t, NULL);
-	return 0;
-}
+#include "cli-workload.h"
 
 int main(int argc, char **argv)
 {
