@@ -84,6 +84,9 @@ enum sfp_perf_record_type {
 #define SFP_PERF_MISC_USER		2
 #define SFP_PERF_MISC_MMAP_BUILD_ID	(1u << 14)
 
+/* KSYMBOL flags: the range goes away (a BPF program unloaded). */
+#define SFP_PERF_KSYMBOL_UNREGISTER	(1u << 0)
+
 /* sample_type bits. */
 #define SFP_PERF_SAMPLE_IP		(1ull << 0)
 #define SFP_PERF_SAMPLE_TID		(1ull << 1)

@@ -47,6 +47,10 @@ struct sfp_machine {
 	/* the last sfp_machine__pid_gen() answer, valid while gen stays */
 	uint32_t pg_pid;
 	uint64_t pg_gen, pg_val;
+	/* KSYMBOL ranges, sorted and disjoint */
+	struct sfp_ksym *ksyms;
+	size_t nksyms, ksym_cap;
+	uint64_t ksym_gen;
 	char tmp[COMM_LEN];
 };
 
@@ -93,6 +97,9 @@ SFP_HIDDEN void sfp_machine__free(struct sfp_machine **mp)
 		free(m->dsos[i].name);
 	free(m->dsos);
 	free(m->dso_hash);
+	for (i = 0; i < m->nksyms; i++)
+		free(m->ksyms[i].name);
+	free(m->ksyms);
 	free(m);
 	*mp = NULL;
 }
@@ -417,6 +424,90 @@ static bool jit_map(const struct sfp_perf_event *ev)
 	       !strcmp(f, "[heap]");
 }
 
+/* --- KSYMBOL ranges --------------------------------------------------------- */
+
+/* The first range that ends above addr (nksyms: none). */
+static size_t ksym_lower(const struct sfp_machine *m, uint64_t addr)
+{
+	size_t lo = 0, hi = m->nksyms;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->ksyms[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Forget the ranges that overlap [start, end). */
+static void ksym_remove(struct sfp_machine *m, uint64_t start, uint64_t end)
+{
+	size_t i = ksym_lower(m, start), j = i;
+
+	while (j < m->nksyms && m->ksyms[j].start < end)
+		free(m->ksyms[j++].name);
+	memmove(m->ksyms + i, m->ksyms + j,
+		(m->nksyms - j) * sizeof(*m->ksyms));
+	m->nksyms -= j - i;
+}
+
+/*
+ * A KSYMBOL record: a registration replaces whatever overlapped it (the
+ * kernel reuses the addresses of unloaded programs); an unregistration
+ * removes the range, as perf removes its map.  A zero length is taken as
+ * one byte, so that the address itself still names it.
+ */
+static int ksym_event(struct sfp_machine *m, const struct sfp_perf_event *ev)
+{
+	uint64_t start = ev->ksymbol.addr, end;
+	size_t i;
+
+	m->ksym_gen++;
+	if (sfp_add_overflow(start, ev->ksymbol.len ? ev->ksymbol.len : 1,
+			     &end))
+		end = UINT64_MAX;
+	ksym_remove(m, start, end);
+	if (ev->ksymbol.flags & SFP_PERF_KSYMBOL_UNREGISTER)
+		return 0;
+	if (m->nksyms == m->ksym_cap) {
+		size_t nc = m->ksym_cap ? m->ksym_cap * 2 : 16;
+		struct sfp_ksym *n = realloc(m->ksyms, nc * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		m->ksyms = n;
+		m->ksym_cap = nc;
+	}
+	i = ksym_lower(m, start);
+	memmove(m->ksyms + i + 1, m->ksyms + i,
+		(m->nksyms - i) * sizeof(*m->ksyms));
+	m->ksyms[i] = (struct sfp_ksym){ start, end,
+					 strdup(ev->ksymbol.name ?: "") };
+	m->nksyms++;
+	if (!m->ksyms[i].name) {
+		ksym_remove(m, start, end);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+SFP_HIDDEN const struct sfp_ksym *sfp_machine__ksym(struct sfp_machine *m,
+						    uint64_t addr)
+{
+	size_t i = m->nksyms ? ksym_lower(m, addr) : 0;
+
+	return i < m->nksyms && m->ksyms[i].start <= addr ? &m->ksyms[i]
+							  : NULL;
+}
+
+SFP_HIDDEN uint64_t sfp_machine__ksym_gen(const struct sfp_machine *m)
+{
+	return m->ksym_gen;
+}
+
 SFP_HIDDEN int sfp_machine__event(struct sfp_machine *m,
 				  const struct sfp_perf_event *ev)
 {
@@ -478,6 +569,8 @@ SFP_HIDDEN int sfp_machine__event(struct sfp_machine *m,
 		p->gen = m->gen;
 		return proc_insert(p, &nm);
 	}
+	case SFP_PERF_RECORD_KSYMBOL:
+		return ksym_event(m, ev);
 	case SFP_PERF_RECORD_COMM: {
 		struct thr *t = thr_new(m, ev->comm.tid);
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A light model of the recorded machine, built from the side-band records
- * of a perf.data stream (MMAP, MMAP2, COMM, FORK, EXIT): which file is
+ * of a perf.data stream (MMAP, MMAP2, COMM, FORK, EXIT, KSYMBOL): which file is
  * mapped where in each process, and each thread's command name.  It is
  * what `script` and `convert` need to name DSOs, compute perf's printed
  * addresses and collect the build-ids of the DSOs that samples hit.  (The
@@ -64,6 +64,27 @@ SFP_HIDDEN const char *sfp_machine__comm(struct sfp_machine *m, uint32_t tid);
  */
 SFP_HIDDEN const struct sfp_pmap *sfp_machine__find(struct sfp_machine *m,
 						    uint32_t pid, uint64_t addr);
+
+/*
+ * Kernel code that is not in kallsyms' files: BPF programs and
+ * out-of-line code (trampolines, kprobe slots), known from
+ * PERF_RECORD_KSYMBOL.  perf names a frame in one "NAME+0xOFF (NAME)":
+ * the symbol is its own DSO.  Registered ranges live until their
+ * unregistration, so a program unloaded before the file is read keeps
+ * its name, and one loaded later at the same address gets its own.
+ */
+struct sfp_ksym {
+	uint64_t start, end;
+	char *name;
+};
+
+/* The KSYMBOL range holding addr, or NULL. */
+SFP_HIDDEN const struct sfp_ksym *sfp_machine__ksym(struct sfp_machine *m,
+						    uint64_t addr);
+
+/* Changes with every KSYMBOL record: kernel names cached before it may
+ * no longer hold. */
+SFP_HIDDEN uint64_t sfp_machine__ksym_gen(const struct sfp_machine *m);
 
 SFP_HIDDEN struct sfp_pdso *sfp_machine__dso(struct sfp_machine *m,
 					     uint32_t idx);

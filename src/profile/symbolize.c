@@ -290,11 +290,25 @@ static int kernel_frame(struct sfp_profile *p, struct sfp_profile_loader *ld,
 	struct sfp_profile_func f = { .kind = SFP_PROFILE_KERNEL };
 	struct sfp_profile_loc l = { .ip = ip, .addr = ip };
 	struct sfp_symbol sym;
-	bool found = !ld->no_symbols && !sfp_symbolizer__kernel(ld->sym, ip,
-								 &sym);
-	const char *dso = found && sym.dso ? sym.dso : kernel_dso;
-	int64_t mi = kernel_mapping(p, ld, dso);
+	const struct sfp_ksym *ks = sfp_machine__ksym(ld->m, ip);
+	bool found;
+	const char *dso;
+	int64_t mi;
 	uint32_t li;
+
+	if (ks) {	/* a BPF program (KSYMBOL): its name is its DSO's */
+		sym = (struct sfp_symbol){ .name = ks->name,
+					   .start = ks->start,
+					   .size = ks->end - ks->start,
+					   .offset = ip - ks->start,
+					   .dso = ks->name };
+		found = true;
+	} else {
+		found = !ld->no_symbols &&
+			!sfp_symbolizer__kernel(ld->sym, ip, &sym);
+	}
+	dso = found && sym.dso ? sym.dso : kernel_dso;
+	mi = kernel_mapping(p, ld, dso);
 
 	if (mi < 0)
 		return (int)mi;
@@ -375,8 +389,8 @@ static int frame_uncached(struct sfp_profile *p, struct sfp_profile_loader *ld,
  * maps (sfp_machine__pid_gen() counts their changes; the machine-wide
  * generation, bumped by any process's mmap, voided the user entries of a
  * system-wide file all the time: a third of its report was this miss
- * path): the same key gives
- * the same loc, so recent ones are remembered.  A kernel frame was a
+ * path), for kernel frames on the KSYMBOL ranges (sfp_machine__ksym_gen()):
+ * the same key gives the same loc, so recent ones are remembered.  A kernel frame was a
  * kallsyms search every time, even when its loc existed (the mapping
  * comes from the symbol's module): 9 % of a system-wide report.  A dwarf
  * frame that wants its inline chain takes only an entry made by a lookup
@@ -388,7 +402,8 @@ int sfp_profile_frame(struct sfp_profile *p, struct sfp_profile_loader *ld,
 		      uint32_t *out)
 {
 	struct sfp_frame_cache_ent *e;
-	uint64_t gen = kernel ? 0 : sfp_machine__pid_gen(ld->m, pid) + 1;
+	uint64_t gen = kernel ? sfp_machine__ksym_gen(ld->m) :
+				sfp_machine__pid_gen(ld->m, pid) + 1;
 	bool chain = !kernel && dwarf && ld->dwarf_inlines && !ld->srclines;
 	int err;
 

@@ -5,7 +5,7 @@
 # with the reason otherwise.  Record sizes and chain depths are read from
 # the file itself (perfdata-records.py): `sfprof script` shows at most 127
 # frames, as perf does.
-# checks: 15
+# checks: 16
 . "$(dirname "$0")/test-subr.sh"
 
 DEEP=$SFP_BUILD/tests/progs/bpf-deep
@@ -53,7 +53,7 @@ if ! bpf_defer_expected; then
 	for t in "two-thread recording" "two threads through libc qsort" "syscall-heavy dedup" \
 		 "3000-frame recursion" "zero stack bytes" "table eviction" \
 		 "fork/exec churn" "-p attach" "tracepoint refusal" "vDSO" \
-		 "walked at once" "program's own .sframe"; do
+		 "walked at once" "program's own .sframe" "BPF program names"; do
 		skip "bpf-defer: $t" "$BPF_WHY"
 	done
 	exit 0
@@ -213,6 +213,54 @@ if [ "$1" -gt 50 ] && [ $(($2 * 100)) -ge $(($1 * 99)) ]; then
 	pass "bpf-defer -p: complete stacks in $2 of $1 worker samples"
 else
 	fail "bpf-defer -p: complete stacks in $2 of $1 worker samples"
+fi
+
+# perf names the BPF programs its samples land in from the KSYMBOL
+# records it writes (the programs may be gone when the file is read, as
+# these are): script and report must name them as perf does.  The agent
+# (it asks for no build-ids, which would make perf 6.1's record abort)
+# runs bpf-defer's programs at 999 Hz on a busy workload; perf's samples
+# land in them.
+if command -v perf > /dev/null; then
+	"$DEEP" threads 6000 &
+	dp=$!
+	$SFPROF agent --listen 127.0.0.1:0 -F 999 --call-graph bpf-defer \
+		--interval 60s > "$TMP/ka.out" 2> "$TMP/ka.err" &
+	ka=$!
+	i=0
+	while ! grep -q "sampling every CPU" "$TMP/ka.err" && [ $i -lt 300 ] &&
+	      kill -0 $ka 2> /dev/null; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	perf record -q -a -g -F 1999 -o "$TMP/k.data" -- sleep 3 > "$TMP/k.rec" 2>&1
+	prc=$?
+	kill -INT $ka 2> /dev/null
+	wait $ka
+	arc=$?
+	kill $dp 2> /dev/null
+	wait $dp 2> /dev/null
+	perf script -i "$TMP/k.data" 2> /dev/null | grep "bpf_prog_" > "$TMP/k.perf"
+	sfp script -i "$TMP/k.data" 2> "$TMP/k.err" | grep "bpf_prog_" > "$TMP/k.sfp"
+	src=$?
+	perf report -i "$TMP/k.data" --stdio --no-children --sort dso,sym 2> /dev/null |
+		grep "bpf_prog_" > "$TMP/k.prep"
+	sfp report -i "$TMP/k.data" --stdio --no-children --sort dso,sym 2> /dev/null |
+		grep "bpf_prog_" > "$TMP/k.srep"
+	n=$(wc -l < "$TMP/k.perf")
+	if [ $prc -eq 0 ] && [ $arc -eq 0 ] && [ $src -eq 0 ] && [ "$n" -gt 0 ] &&
+	   cmp -s "$TMP/k.perf" "$TMP/k.sfp" && [ -s "$TMP/k.prep" ] &&
+	   cmp -s "$TMP/k.prep" "$TMP/k.srep"; then
+		pass "script and report name BPF program frames as perf does (KSYMBOL): $n frames"
+	else
+		fail "script and report name BPF program frames as perf does (KSYMBOL): $n frames"
+		echo "  perf record $prc, agent $arc, script $src"
+		diff "$TMP/k.perf" "$TMP/k.sfp" | head -4 | sed 's/^/  /'
+		diff "$TMP/k.prep" "$TMP/k.srep" | head -4 | sed 's/^/  /'
+		tail -2 "$TMP/k.rec" "$TMP/ka.err" | sed 's/^/  /'
+	fi
+else
+	skip "BPF program names" "perf is not installed (make deps)"
 fi
 
 # Tracepoints need another program type: refused with the way out.

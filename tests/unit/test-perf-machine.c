@@ -6,7 +6,7 @@
  * mapping must never be answered after either (the ASan tier of make
  * check turns a stale one into a use-after-free report).  Also
  * sfp_machine__gen() and sfp_machine__pid_gen(), which callers key their
- * own caches on.
+ * own caches on, and the KSYMBOL ranges that name BPF programs.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -155,5 +155,78 @@ TEST(machine_pid_gen_per_process)
 	ASSERT_TRUE(c0 > a1);
 	ASSERT_EQ(sfp_machine__pid_gen(m, 100), a1);
 	ASSERT_STREQ(dso_at(m, 300, 0x500000), "/bin/c");
+	sfp_machine__free(&m);
+}
+
+static struct sfp_perf_event ksym_ev(uint64_t addr, uint32_t len,
+				     bool unregister, const char *name)
+{
+	struct sfp_perf_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.type = SFP_PERF_RECORD_KSYMBOL;
+	ev.ksymbol.addr = addr;
+	ev.ksymbol.len = len;
+	ev.ksymbol.ksym_type = 1;	/* BPF */
+	ev.ksymbol.flags = unregister ? SFP_PERF_KSYMBOL_UNREGISTER : 0;
+	ev.ksymbol.name = name;
+	return ev;
+}
+
+static const char *ksym_at(struct sfp_machine *m, uint64_t addr)
+{
+	const struct sfp_ksym *k = sfp_machine__ksym(m, addr);
+
+	return k ? k->name : NULL;
+}
+
+/*
+ * BPF programs come and go while perf records (KSYMBOL register and
+ * unregister); a frame is named by the program registered at its address
+ * when the sample was taken, and the kernel reuses freed addresses.
+ */
+TEST(machine_ksymbol_ranges)
+{
+	struct sfp_machine *m = NULL;
+	struct sfp_perf_event ev;
+	uint64_t g0, g1;
+
+	if (!ASSERT_OK(sfp_machine__new(&m)))
+		return;
+	ASSERT_TRUE(sfp_machine__ksym(m, 0xffffffffc0001000ull) == NULL);
+	g0 = sfp_machine__ksym_gen(m);
+	ev = ksym_ev(0xffffffffc0002000ull, 0x100, false, "bpf_prog_b");
+	ASSERT_OK(sfp_machine__event(m, &ev));
+	ev = ksym_ev(0xffffffffc0001000ull, 0x200, false, "bpf_prog_a");
+	ASSERT_OK(sfp_machine__event(m, &ev));
+	ev = ksym_ev(0xffffffffc0003000ull, 0x80, false, "bpf_prog_c");
+	ASSERT_OK(sfp_machine__event(m, &ev));
+	g1 = sfp_machine__ksym_gen(m);
+	ASSERT_NE(g0, g1);
+	ASSERT_STREQ(ksym_at(m, 0xffffffffc0001000ull), "bpf_prog_a");
+	ASSERT_STREQ(ksym_at(m, 0xffffffffc00011ffull), "bpf_prog_a");
+	ASSERT_TRUE(ksym_at(m, 0xffffffffc0001200ull) == NULL);	/* past a */
+	ASSERT_STREQ(ksym_at(m, 0xffffffffc0002080ull), "bpf_prog_b");
+	ASSERT_STREQ(ksym_at(m, 0xffffffffc000307full), "bpf_prog_c");
+	ASSERT_TRUE(ksym_at(m, 0xffffffffc0003080ull) == NULL);
+	/* b unloaded: its range names nothing any more */
+	ev = ksym_ev(0xffffffffc0002000ull, 0x100, true, "bpf_prog_b");
+	ASSERT_OK(sfp_machine__event(m, &ev));
+	ASSERT_NE(sfp_machine__ksym_gen(m), g1);
+	ASSERT_TRUE(ksym_at(m, 0xffffffffc0002080ull) == NULL);
+	ASSERT_STREQ(ksym_at(m, 0xffffffffc0001100ull), "bpf_prog_a");
+	ASSERT_STREQ(ksym_at(m, 0xffffffffc0003000ull), "bpf_prog_c");
+	/* a new program over a's and part of the hole: it replaces a */
+	ev = ksym_ev(0xffffffffc0001100ull, 0x1000, false, "bpf_prog_d");
+	ASSERT_OK(sfp_machine__event(m, &ev));
+	ASSERT_TRUE(ksym_at(m, 0xffffffffc0001000ull) == NULL);
+	ASSERT_STREQ(ksym_at(m, 0xffffffffc0001100ull), "bpf_prog_d");
+	ASSERT_STREQ(ksym_at(m, 0xffffffffc00020ffull), "bpf_prog_d");
+	ASSERT_STREQ(ksym_at(m, 0xffffffffc0003000ull), "bpf_prog_c");
+	/* a zero length still names its address */
+	ev = ksym_ev(0xffffffffc0009000ull, 0, false, "bpf_trampoline_1");
+	ASSERT_OK(sfp_machine__event(m, &ev));
+	ASSERT_STREQ(ksym_at(m, 0xffffffffc0009000ull), "bpf_trampoline_1");
+	ASSERT_TRUE(ksym_at(m, 0xffffffffc0009001ull) == NULL);
 	sfp_machine__free(&m);
 }

@@ -402,7 +402,12 @@ static void build_frame(struct script *s, uint32_t pid, uint64_t ip,
 	struct sfp_symbol sym;
 
 	if (kernel) {
-		if (!sfp_symbolizer__kernel(s->sym, ip, &sym))
+		const struct sfp_ksym *ks = sfp_machine__ksym(s->m, ip);
+
+		if (ks)		/* a BPF program: its name is its DSO's */
+			emit_frame(s, prefix, ip, ks->name, true,
+				   ip - ks->start, ks->name);
+		else if (!sfp_symbolizer__kernel(s->sym, ip, &sym))
 			emit_frame(s, prefix, ip,
 				   sym.raw_name ? sym.raw_name : sym.name, true,
 				   sym.offset,
@@ -483,10 +488,11 @@ frame_miss(struct script *s, struct fc_ent *fc, uint32_t pid, uint64_t ip,
 
 /*
  * One frame line through the line cache.  Kernel lines do not depend on
- * the maps (generation 0 in their key); user lines do: ugen is the
- * generation of the sample's process's maps + 1, taken once per sample
- * (the machine-wide one changed with every mmap of any process: in a
- * system-wide file nearly every user line missed).  Inline: this runs
+ * the maps, only on the KSYMBOL ranges (their generation is in the key);
+ * user lines do: ugen is the generation of the sample's process's maps
+ * + 1, taken once per sample (the machine-wide one changed with every
+ * mmap of any process: in a system-wide file nearly every user line
+ * missed).  Inline: this runs
  * for every frame, and a hit is a few compares and one copy.
  */
 static inline __attribute__((always_inline)) void
@@ -494,7 +500,7 @@ print_frame(struct script *s, uint32_t pid, uint64_t ip, bool kernel,
 	    const char *prefix, uint64_t ugen)
 {
 	bool k = kernel;
-	uint64_t gen = k ? 0 : ugen;
+	uint64_t gen = k ? sfp_machine__ksym_gen(s->m) : ugen;
 	struct fc_ent *fc;
 	char *p;
 
