@@ -64,8 +64,6 @@ LIBS += -ldw -liberty
 ifneq ($(NO_BPF),1)
 LIBS += -lbpf
 endif
-# sfprof agent: the pull listener (/debug/pprof/profile, /metrics).
-LIBS += -lmicrohttpd
 ALL_LDFLAGS = $(SAN_LDFLAGS) $(LDFLAGS)
 
 # ---- sources: one folder per component, picked up automatically ----------
@@ -85,7 +83,9 @@ PROTO_GEN_C := $(patsubst src/agent/proto/%.proto,$(BUILD)/gen/proto/%.pb-c.c,$(
 PROTO_OBJS := $(PROTO_GEN_C:.c=.o)
 LIB_OBJS += $(PROTO_OBJS)
 # The sinks' libraries: protobuf through protobuf-c; HTTP through libcurl,
-# dlopen()ed by src/agent/sink-http.c (only its header is needed here).
+# dlopen()ed by src/agent/sink-http.c, and the pull listener's
+# libmicrohttpd, dlopen()ed by src/agent/listen.c (only their headers are
+# needed here).
 LIBS += -lprotobuf-c
 CLI_SRCS := $(sort $(wildcard tools/sfprof/*.c))
 CLI_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(CLI_SRCS))

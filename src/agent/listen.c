@@ -14,8 +14,16 @@
  * for the main loop, which builds the profile from the samples it routes
  * anyway and signals when the span is over.  The threads wait, sampling
  * goes on.
+ *
+ * libmicrohttpd.so.12 is dlopen()ed by the first --listen, not linked:
+ * it brings GnuTLS and eight more libraries (p11-kit, nettle, gmp ...)
+ * whose loading and constructors cost every sfprof run a few ms of CPU,
+ * a fifth of `sfprof report` on a small file, though only the agent's
+ * listener uses it.  The pointers take their types from microhttpd.h,
+ * so a mismatch is a compile error.
  */
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
@@ -28,6 +36,58 @@
 
 #define MAX_CONNECTIONS 32
 #define DEFAULT_SECONDS 30
+
+#define MHD_SONAME "libmicrohttpd.so.12"
+
+static struct {
+	__typeof__(MHD_start_daemon) *start_daemon;
+	__typeof__(MHD_stop_daemon) *stop_daemon;
+	__typeof__(MHD_get_daemon_info) *get_daemon_info;
+	__typeof__(MHD_create_response_from_buffer) *create_response_from_buffer;
+	__typeof__(MHD_add_response_header) *add_response_header;
+	__typeof__(MHD_queue_response) *queue_response;
+	__typeof__(MHD_destroy_response) *destroy_response;
+	__typeof__(MHD_lookup_connection_value) *lookup_connection_value;
+} dl;
+
+#define MHD_start_daemon dl.start_daemon
+#define MHD_stop_daemon dl.stop_daemon
+#define MHD_get_daemon_info dl.get_daemon_info
+#define MHD_create_response_from_buffer dl.create_response_from_buffer
+#define MHD_add_response_header dl.add_response_header
+#define MHD_queue_response dl.queue_response
+#define MHD_destroy_response dl.destroy_response
+#define MHD_lookup_connection_value dl.lookup_connection_value
+
+static pthread_once_t mhd_once = PTHREAD_ONCE_INIT;
+static int mhd_rc = -ENOSYS;
+
+static void mhd_load(void)
+{
+	/* never dlclose()d: a daemon's threads run its code until stopped */
+	void *lib = dlopen(MHD_SONAME, RTLD_NOW | RTLD_LOCAL);
+
+	if (!lib) {
+		pr_warn("--listen: cannot load " MHD_SONAME
+			" (install libmicrohttpd12): %s", dlerror());
+		return;
+	}
+#define SYM(f, name)							\
+	if (!(dl.f = (__typeof__(dl.f))dlsym(lib, name))) {		\
+		pr_warn("--listen: " MHD_SONAME " lacks " name);	\
+		return;							\
+	}
+	SYM(start_daemon, "MHD_start_daemon")
+	SYM(stop_daemon, "MHD_stop_daemon")
+	SYM(get_daemon_info, "MHD_get_daemon_info")
+	SYM(create_response_from_buffer, "MHD_create_response_from_buffer")
+	SYM(add_response_header, "MHD_add_response_header")
+	SYM(queue_response, "MHD_queue_response")
+	SYM(destroy_response, "MHD_destroy_response")
+	SYM(lookup_connection_value, "MHD_lookup_connection_value")
+#undef SYM
+	mhd_rc = 0;
+}
 
 struct agent_listener {
 	struct MHD_Daemon *d;
@@ -251,6 +311,9 @@ int agent_listener__start(const char *addr, struct agent_shared *sh,
 			     MHD_USE_ERROR_LOG;
 
 	*out = NULL;
+	pthread_once(&mhd_once, mhd_load);
+	if (mhd_rc)
+		return mhd_rc;
 	if (parse_addr(addr, &ss, &slen, &v6)) {
 		pr_warn("--listen: '%s' is not ADDR:PORT (127.0.0.1:6060, "
 			"[::1]:6060, :6060)", addr);
