@@ -51,7 +51,9 @@ struct sfp_profile_loader {
 	 * Allocated on the first frame; freed with the loader. */
 	struct sfp_frame_cache_ent {
 		uint64_t ip, gen;
-		uint32_t pid, loc;
+		uint32_t pid;
+		uint32_t loc1;	/* loc + 1; 0: empty (zeroed pages: a
+				 * small file touches few of them) */
 		bool chain;
 	} *fcache;
 	/* per thread slot (tid hashed): the last sample's stack root-first,

@@ -410,21 +410,17 @@ int sfp_profile_frame(struct sfp_profile *p, struct sfp_profile_loader *ld,
 	if (kernel)
 		pid = 0;
 	if (!ld->fcache) {
-		size_t i;
-
-		ld->fcache = malloc(((size_t)1 << FRAME_CACHE_BITS) *
+		ld->fcache = calloc((size_t)1 << FRAME_CACHE_BITS,
 				    sizeof(*ld->fcache));
 		if (!ld->fcache)
 			return frame_uncached(p, ld, pid, ip, kernel, dwarf,
 					      out);
-		for (i = 0; i < (size_t)1 << FRAME_CACHE_BITS; i++)
-			ld->fcache[i].loc = SFP_PROFILE_NONE;	/* empty */
 	}
 	e = &ld->fcache[sfp_hash64(ip ^ gen, pid) &
 			(((size_t)1 << FRAME_CACHE_BITS) - 1)];
-	if (e->gen == gen && e->ip == ip && e->pid == pid &&
-	    e->loc != SFP_PROFILE_NONE && (e->chain || !chain)) {
-		*out = e->loc;
+	if (e->gen == gen && e->ip == ip && e->pid == pid && e->loc1 &&
+	    (e->chain || !chain)) {
+		*out = e->loc1 - 1;
 		return 0;
 	}
 	err = frame_uncached(p, ld, pid, ip, kernel, dwarf, out);
@@ -432,7 +428,7 @@ int sfp_profile_frame(struct sfp_profile *p, struct sfp_profile_loader *ld,
 		e->ip = ip;
 		e->gen = gen;
 		e->pid = pid;
-		e->loc = *out;
+		e->loc1 = *out + 1;
 		e->chain = chain;
 	}
 	return err;
