@@ -16,12 +16,12 @@
  */
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "common/procfs.h"
 
 #define ID_LEN 64
 
@@ -85,19 +85,10 @@ bool agent_container_id(const char *path, char *id, size_t len)
 
 bool agent_read_cgroup(pid_t pid, char *path, size_t len)
 {
-	char fn[64], buf[4096], *line, *save = NULL;
-	ssize_t n;
-	int fd;
+	char buf[4096], *line, *save = NULL;
 
-	snprintf(fn, sizeof(fn), "/proc/%d/cgroup", (int)pid);
-	fd = open(fn, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (sfp_proc_read((int)pid, "cgroup", buf, sizeof(buf)) < 0)
 		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = 0;
 	for (line = strtok_r(buf, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
 		/* the unified (v2) hierarchy: "0::/path" */

@@ -15,6 +15,28 @@
 #include "common/procfs.h"
 #include "elf/elf.h"
 
+ssize_t sfp_proc_read(int pid, const char *name, char *buf, size_t size)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	if (size < 2)
+		return -EINVAL;
+	snprintf(path, sizeof(path), "/proc/%d/%s", pid, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	if (n < 0)
+		n = -errno;
+	close(fd);
+	if (n == 0)
+		n = -ENODATA;
+	buf[n > 0 ? n : 0] = 0;
+	return n;
+}
+
 int sfp_proc_ns_pid(int pid)
 {
 	char path[64], line[512];

@@ -607,16 +607,12 @@ static int synth_proc(struct sfp_rec_pipe *p, pid_t pid)
 	struct dirent *de;
 	FILE *f;
 	DIR *d;
-	int fd, err = 0;
+	int err = 0;
 	ssize_t n;
 
-	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	n = sfp_proc_read(pid, "comm", comm, sizeof(comm));
+	if (n < 0 && n != -ENODATA)
 		return 0;	/* gone meanwhile */
-	n = read(fd, comm, sizeof(comm) - 1);
-	close(fd);
-	comm[n > 0 ? n : 0] = 0;
 	if (n > 0 && comm[n - 1] == '\n')
 		comm[n - 1] = 0;
 	/* One COMM per thread, so that every tid has a name. */

@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/procfs.h"
 #include "record/record.h"
 
 #define DEFAULT_FREQ 999
@@ -873,19 +874,10 @@ int sfp_record__poll(struct sfp_record *r, int timeout_ms)
 
 static bool target_alive(pid_t pid)
 {
-	char path[64], buf[256], *p;
-	ssize_t n;
-	int fd;
+	char buf[256], *p;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (sfp_proc_read(pid, "stat", buf, sizeof(buf)) < 0)
 		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = 0;
 	/* "pid (comm) S ...": the state follows the last ')'. */
 	p = strrchr(buf, ')');
 	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
