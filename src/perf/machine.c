@@ -449,6 +449,8 @@ static void ksym_remove(struct sfp_machine *m, uint64_t start, uint64_t end)
 
 	while (j < m->nksyms && m->ksyms[j].start < end)
 		free(m->ksyms[j++].name);
+	if (j == i)
+		return;		/* (also: no array yet) */
 	memmove(m->ksyms + i, m->ksyms + j,
 		(m->nksyms - j) * sizeof(*m->ksyms));
 	m->nksyms -= j - i;

@@ -243,10 +243,11 @@ if command -v perf > /dev/null; then
 	perf script -i "$TMP/k.data" 2> /dev/null | grep "bpf_prog_" > "$TMP/k.perf"
 	sfp script -i "$TMP/k.data" 2> "$TMP/k.err" | grep "bpf_prog_" > "$TMP/k.sfp"
 	src=$?
+	# (sorted: entries of equal percentage may come in another order)
 	perf report -i "$TMP/k.data" --stdio --no-children --sort dso,sym 2> /dev/null |
-		grep "bpf_prog_" > "$TMP/k.prep"
+		grep "bpf_prog_" | sort > "$TMP/k.prep"
 	sfp report -i "$TMP/k.data" --stdio --no-children --sort dso,sym 2> /dev/null |
-		grep "bpf_prog_" > "$TMP/k.srep"
+		grep "bpf_prog_" | sort > "$TMP/k.srep"
 	n=$(wc -l < "$TMP/k.perf")
 	if [ $prc -eq 0 ] && [ $arc -eq 0 ] && [ $src -eq 0 ] && [ "$n" -gt 0 ] &&
 	   cmp -s "$TMP/k.perf" "$TMP/k.sfp" && [ -s "$TMP/k.prep" ] &&
