@@ -68,6 +68,7 @@ struct service {
 	char *key;			/* service \0 container \0 */
 	const char *name, *container;	/* inside key */
 	struct agent_agg *agg;
+	struct agent_agg *off_agg;	/* --off-cpu: made at its first block */
 };
 
 struct agent {
@@ -78,6 +79,10 @@ struct agent {
 	struct sfp_machine *m;
 	struct sfp_symbolizer *sym;
 	struct sfp_perf_evsel evsel;
+	/* --off-cpu: the pipeline's offcpu-time output and its ids */
+	struct sfp_perf_evsel off_evsel;
+	const uint64_t *off_ids;
+	size_t nr_off_ids;
 	uint64_t *scratch;
 	size_t scratch_len;
 	char *str;		/* a record's strings, NUL-terminated */
@@ -99,6 +104,7 @@ struct agent {
 	uint64_t sym_bytes;		/* file bytes behind the symbolizer */
 	uint64_t last_time;		/* of the newest record processed */
 	uint64_t events, records;
+	bool in_flush;			/* writing off-CPU sums (out_record) */
 	bool final;			/* the last read, after the signal */
 	uint64_t final_deadline;
 };
@@ -297,22 +303,25 @@ static struct service *service_get(struct agent *a, const struct proc_info *pi)
 	return s;
 }
 
-static void submit_window(struct agent *a, struct service *s, uint64_t start,
-			  uint64_t end)
+/* One window of service s: its CPU profile (agg), or with name "off_cpu"
+ * its off-CPU one. */
+static void submit_agg(struct agent *a, struct service *s,
+		       struct agent_agg *agg, const char *name,
+		       uint64_t start, uint64_t end)
 {
 	struct agent_label labels[4];
-	struct agent_window w = { .labels = labels };
+	struct agent_window w = { .labels = labels, .name = name };
 	char pid[16];
 	void *buf = NULL;
 	size_t len = 0, i;
-	uint32_t one_pid = agent_agg__pid(s->agg);
+	uint32_t one_pid = agent_agg__pid(agg);
 	int err;
 
 	const char *sl[3][2] = { { "service_name", s->name },
 				 { "host", a->host },
 				 { "container_id", s->container } };
 
-	err = agent_agg__encode(s->agg, start, end, false,
+	err = agent_agg__encode(agg, start, end, false,
 				(const char *const (*)[2])sl,
 				s->container[0] ? 3 : 2, &buf, &len);
 	if (err) {
@@ -340,6 +349,12 @@ static void submit_window(struct agent *a, struct service *s, uint64_t start,
 				s->name, agent_sink__name(a->o->sinks[i]),
 				sfp_strerror(err));
 	free(buf);
+}
+
+static void submit_window(struct agent *a, struct service *s, uint64_t start,
+			  uint64_t end)
+{
+	submit_agg(a, s, s->agg, NULL, start, end);
 }
 
 /*
@@ -440,6 +455,18 @@ static uint64_t lag_now(struct agent *a, uint64_t now_mono)
 	return lag;
 }
 
+/* The off-CPU profile of a service's window, if it blocked at all. */
+static void off_window(struct agent *a, struct service *s, uint64_t end_real)
+{
+	if (!s->off_agg)
+		return;
+	if (agent_agg__samples(s->off_agg))
+		submit_agg(a, s, s->off_agg, "off_cpu", a->win_start_real,
+			   end_real);
+	symbols_account(a, s->off_agg);
+	agent_agg__free(&s->off_agg);
+}
+
 static void close_window(struct agent *a, uint64_t now_mono)
 {
 	uint64_t end_real = a->win_start_real + (now_mono - a->win_start_mono);
@@ -457,6 +484,7 @@ static void close_window(struct agent *a, uint64_t now_mono)
 			submit_window(a, &a->svc[i], a->win_start_real, end_real);
 		symbols_account(a, a->svc[i].agg);
 		agent_agg__free(&a->svc[i].agg);
+		off_window(a, &a->svc[i], end_real);
 		free(a->svc[i].key);
 	}
 	a->nr_svc = 0;
@@ -483,6 +511,7 @@ static void take_pulls(struct agent *a, uint64_t now_mono)
 		p->start_mono = now_mono;
 		p->end_mono = now_mono + p->seconds * 1000000000ull;
 		p->start_real = clock_ns(CLOCK_REALTIME);
+		c.off_cpu = p->off_cpu;
 		p->err = agent_agg__new(&c, &p->agg);
 		if (p->pid) {
 			struct proc_info *pi = proc_get(a, p->pid);
@@ -540,6 +569,41 @@ static void finish_pulls(struct agent *a, uint64_t now_mono, bool force)
 
 /* --- records -------------------------------------------------------------- */
 
+/* An off-CPU sample (--off-cpu): its period is the blocked ns. */
+static int on_off_cpu(struct agent *a, const struct sfp_perf_event *ev,
+		      enum sfp_stitch_how how)
+{
+	struct proc_info *pi = proc_get(a, ev->sample.pid);
+	struct agent_pull *pl;
+	struct service *s;
+	int err;
+
+	if (!pi)
+		return -ENOMEM;
+	if (!pi->kept)
+		return 0;
+	s = service_get(a, pi);
+	if (!s)
+		return -ENOMEM;
+	if (!s->off_agg) {
+		struct agent_agg_ctx c = agg_ctx(a);
+
+		c.off_cpu = true;
+		if ((err = agent_agg__new(&c, &s->off_agg)))
+			return err;
+	}
+	if ((err = agent_agg__add(s->off_agg, ev, how)))
+		return err;
+	for (pl = a->pulls; pl; pl = pl->next)
+		if (!pl->err && pl->off_cpu &&
+		    (!pl->pid || pl->pid == ev->sample.pid) &&
+		    ev->sample.time >= pl->start_mono &&
+		    ev->sample.time < pl->end_mono &&
+		    (err = agent_agg__add(pl->agg, ev, how)))
+			pl->err = err;
+	return 0;
+}
+
 static int on_event(void *ctx, const struct sfp_perf_event *ev,
 		    enum sfp_stitch_how how)
 {
@@ -555,6 +619,8 @@ static int on_event(void *ctx, const struct sfp_perf_event *ev,
 		finish_pulls(a, clock_ns(CLOCK_MONOTONIC), false);
 	switch (ev->type) {
 	case SFP_PERF_RECORD_SAMPLE:
+		if (ev->evsel == &a->off_evsel)
+			return on_off_cpu(a, ev, how);
 		a->mt.samples++;
 		pi = proc_get(a, ev->sample.pid);
 		if (!pi)
@@ -568,7 +634,8 @@ static int on_event(void *ctx, const struct sfp_perf_event *ev,
 		if ((err = agent_agg__add(s->agg, ev, how)))
 			return err;
 		for (pl = a->pulls; pl; pl = pl->next)
-			if (!pl->err && (!pl->pid || pl->pid == ev->sample.pid) &&
+			if (!pl->err && !pl->off_cpu &&
+			    (!pl->pid || pl->pid == ev->sample.pid) &&
 			    ev->sample.time >= pl->start_mono &&
 			    ev->sample.time < pl->end_mono &&
 			    (err = agent_agg__add(pl->agg, ev, how)))
@@ -598,6 +665,28 @@ static int on_event(void *ctx, const struct sfp_perf_event *ev,
 	default:
 		return sfp_machine__event(a->m, ev);
 	}
+}
+
+/*
+ * The evsel of a record: with --off-cpu two events share the output, and
+ * a sample's IDENTIFIER (its first field, perf's rule with several
+ * events) names the off-CPU one; side-band records are the first event's.
+ */
+static const struct sfp_perf_evsel *sample_evsel(const struct agent *a,
+						 const void *rec, size_t size)
+{
+	uint64_t id;
+	size_t i;
+
+	if (!a->nr_off_ids || size < 16 ||
+	    ((const uint32_t *)rec)[0] != SFP_PERF_RECORD_SAMPLE ||
+	    !(a->evsel.attr.sample_type & PERF_SAMPLE_IDENTIFIER))
+		return &a->evsel;
+	memcpy(&id, (const uint8_t *)rec + 8, sizeof(id));
+	for (i = 0; i < a->nr_off_ids; i++)
+		if (a->off_ids[i] == id)
+			return &a->off_evsel;
+	return &a->evsel;
 }
 
 /* The pipeline's output records (an sfp_rec_out_fn). */
@@ -630,8 +719,8 @@ static int out_record(void *ctx, const void *rec, size_t size)
 			     : *a->o->stop != 0)
 			return -ECANCELED;
 	}
-	err = agent_decode(&a->evsel, rec, size, &ev, a->scratch,
-			   a->scratch_len, a->str);
+	err = agent_decode(sample_evsel(a, rec, size), rec, size, &ev,
+			   a->scratch, a->scratch_len, a->str);
 	if (err < 0) {
 		pr_warn("agent: a malformed record of type %u (%zu bytes) "
 			"skipped", ((const uint32_t *)rec)[0], size);
@@ -639,6 +728,19 @@ static int out_record(void *ctx, const void *rec, size_t size)
 	}
 	if (err > 0)
 		return 0;
+	/* A task's sums of short blocks go out before its EXIT: after it,
+	 * its comm (and with the process its maps and labels) are
+	 * forgotten.  The EXIT record is the session's, not the pipeline's
+	 * buffer that the sums are written through, and an EXIT's ev holds
+	 * no pointer into the scratch or string buffers the sums' decoding
+	 * reuses. */
+	if (a->o->off_cpu && ev.type == SFP_PERF_RECORD_EXIT && !a->in_flush) {
+		a->in_flush = true;
+		err = sfp_rec_pipe__flush_offcpu(a->p);
+		a->in_flush = false;
+		if (err < 0)
+			return err;
+	}
 	return sfp_stitcher__push(a->st, &ev);
 }
 
@@ -695,6 +797,13 @@ static void snapshot(struct agent *a)
 	a->mt.lost = 0;
 	for (i = 0; i < (size_t)sfp_record__nr_cpus(a->r); i++)
 		a->mt.lost += sfp_record__lost(a->r, (int)i);
+	{
+		struct agent_pull *pl;
+
+		a->mt.pulls_open = 0;
+		for (pl = a->pulls; pl; pl = pl->next)
+			a->mt.pulls_open++;
+	}
 	a->mt.procs = sfp_machine__nr_procs(a->m);
 	a->mt.labeled = a->nr_procs;
 	a->mt.queued_records = sfp_record__queued(a->r);
@@ -752,8 +861,17 @@ static int setup(struct agent *a)
 		 .mmap_pages = o->mmap_pages,
 		 /* build-ids from the files (profile/symbolize.c): with
 		  * attr.build_id, the perf its users run would abort */
-		 .no_build_id = true);
-	SFP_OPTS(sfp_rec_pipe_opts, po, .max_depth = o->max_depth);
+		 .no_build_id = true,
+		 /* record's off-CPU machinery: sched_switch + switch-ins */
+		 .off_cpu = o->off_cpu);
+	/* With off-CPU time the user chains are inline: a block's sample
+	 * comes at its switch-in, and a thread that blocks again and again
+	 * from one stack keeps one cookie, whose deferred record would come
+	 * only when its stack changes, long after the window closed. */
+	SFP_OPTS(sfp_rec_pipe_opts, po, .max_depth = o->max_depth,
+		 .inline_mode = o->off_cpu,
+		 .off_cpu_thresh_ns = o->off_cpu_thresh_ns,
+		 .off_cpu_max_rate = o->off_cpu_max_rate);
 	SFP_OPTS(sfp_stitch_opts, so, .max_waiting = MAX_WAITING);
 	SFP_OPTS(sfp_symbolizer_opts, symo, .no_demangle = true);
 	int err;
@@ -781,6 +899,18 @@ static int setup(struct agent *a)
 		return err;
 	}
 	sfp_record_perf_attr(sfp_rec_pipe__out_attr(a->p, 0), &a->evsel.attr);
+	if (o->off_cpu) {
+		int oe = sfp_record__off_cpu_evsel(a->r);
+
+		if (oe < 0 || !sfp_rec_pipe__is_offcpu(a->p, oe) ||
+		    !(a->nr_off_ids = sfp_record__ids(a->r, oe, &a->off_ids))) {
+			pr_warn("agent: --off-cpu: no off-CPU event "
+				"(--call-graph sframe only)");
+			return -EOPNOTSUPP;
+		}
+		sfp_record_perf_attr(sfp_rec_pipe__out_attr(a->p, oe),
+				     &a->off_evsel.attr);
+	}
 	if ((err = sfp_machine__new(&a->m)) ||
 	    (err = sfp_symbolizer__new(&symo, &a->sym)) ||
 	    (err = sfp_stitcher__new(&so, on_event, a, &a->st)))
@@ -814,6 +944,7 @@ int agent_run(const struct agent_opts *o)
 	pthread_mutex_init(&a.sh.lock, NULL);
 	pthread_cond_init(&a.sh.cond, NULL);
 	a.sh.max_seconds = o->max_pull_seconds ? o->max_pull_seconds : 3600;
+	a.sh.off_cpu = o->off_cpu;
 	if ((err = setup(&a)))
 		goto out;
 	if (o->listen) {
@@ -851,6 +982,12 @@ int agent_run(const struct agent_opts *o)
 		if (err < 0) {
 			pr_warn("agent: reading the rings: %s",
 				sfp_strerror(err));
+			goto stop;
+		}
+		/* the short blocks' sums so far, into this window */
+		if (o->off_cpu && (err = sfp_rec_pipe__flush_offcpu(a.p)) < 0 &&
+		    err != -ECANCELED) {
+			pr_warn("agent: off-CPU sums: %s", sfp_strerror(err));
 			goto stop;
 		}
 		now = clock_ns(CLOCK_MONOTONIC);
@@ -904,6 +1041,7 @@ out:
 	agent_listener__stop(&l);
 	for (i = 0; i < a.nr_svc; i++) {
 		agent_agg__free(&a.svc[i].agg);
+		agent_agg__free(&a.svc[i].off_agg);
 		free(a.svc[i].key);
 	}
 	free(a.svc);

@@ -69,6 +69,13 @@ struct agent_opts {
 	uint64_t proc_budget;		/* per-process label cache entries */
 	const volatile sig_atomic_t *stop;	/* set by SIGINT/SIGTERM */
 	bool quiet;
+	/* Off-CPU time (record's --off-cpu machinery, sframe mode): a
+	 * second profile per service and window, off_cpu/nanoseconds.
+	 * Blocks shorter than the threshold are summed per stack and
+	 * written every loop turn; at most max_rate own samples a second. */
+	bool off_cpu;
+	uint64_t off_cpu_thresh_ns;
+	uint64_t off_cpu_max_rate;
 };
 
 /*
@@ -129,6 +136,7 @@ struct agent_agg_ctx {
 	struct sfp_symbolizer *sym;	/* shared, owned by the loop */
 	bool no_symbols;
 	uint64_t freq;
+	bool off_cpu;			/* its samples are offcpu-time */
 };
 
 SFP_HIDDEN int agent_agg__new(const struct agent_agg_ctx *c,
@@ -164,6 +172,7 @@ struct agent_metrics {
 	uint64_t windows;		/* windows closed */
 	uint64_t profiles;		/* profiles made (one per service) */
 	uint64_t pulls;			/* /debug/pprof/profile answered */
+	uint64_t pulls_open;		/* ... being collected now */
 	uint64_t procs;			/* processes in the machine model now */
 	uint64_t labeled;		/* processes with cached labels now */
 	uint64_t queued_records;	/* records read, not yet processed */
@@ -213,6 +222,7 @@ struct agent_pull {
 	uint64_t start_real;
 	char service[128];		/* with pid: its labels */
 	char container[72];
+	bool off_cpu;			/* /debug/pprof/offcpu: blocked time */
 };
 
 /*
@@ -226,6 +236,7 @@ struct agent_shared {
 	struct agent_metrics metrics;
 	uint64_t max_seconds;
 	bool stopping;
+	bool off_cpu;			/* the agent takes off-CPU time */
 };
 
 SFP_HIDDEN int agent_listener__start(const char *addr,

@@ -7,6 +7,9 @@
  *       answer the samples of that span as a gzip-compressed pprof
  *       Profile; pid= keeps one process.  A bad or too large N is a 400,
  *       as Go answers it.
+ *   GET /debug/pprof/offcpu?seconds=N[&pid=P]
+ *       the same for off-CPU time (`agent --off-cpu`): the blocks that
+ *       ended in the span, off_cpu/nanoseconds; a 404 without --off-cpu.
  *   GET /metrics    Prometheus text format (metrics.c)
  *   GET /healthz    "ok"
  *
@@ -145,7 +148,7 @@ static bool parse_num(const char *s, uint64_t max, uint64_t *v)
 }
 
 static enum MHD_Result profile(struct agent_listener *l,
-			       struct MHD_Connection *c)
+			       struct MHD_Connection *c, bool off_cpu)
 {
 	struct agent_shared *sh = l->sh;
 	const char *s = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
@@ -172,6 +175,7 @@ static enum MHD_Result profile(struct agent_listener *l,
 	if (!p)
 		return text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	p->seconds = secs;
+	p->off_cpu = off_cpu;
 	if (pid) {
 		if (!parse_num(pid, INT32_MAX, &v) || !v) {
 			free(p);
@@ -243,7 +247,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
 		return text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "GET only\n");
 	if (!strcmp(url, "/debug/pprof/profile"))
-		return profile(l, c);
+		return profile(l, c, false);
+	if (!strcmp(url, "/debug/pprof/offcpu"))
+		return l->sh->off_cpu ? profile(l, c, true) :
+			text(c, MHD_HTTP_NOT_FOUND, "no off-CPU profiles: the "
+			     "agent runs without --off-cpu\n");
 	if (!strcmp(url, "/metrics"))
 		return metrics(l, c);
 	if (!strcmp(url, "/healthz"))

@@ -103,6 +103,9 @@ void agent_metrics_write(FILE *f, const struct agent_metrics *m)
 	    m->profiles);
 	one(f, "sfprof_agent_pulls_total", "counter",
 	    "Profiles served on /debug/pprof/profile.", m->pulls);
+	one(f, "sfprof_agent_pulls_open", "gauge",
+	    "Pulls being collected now (their span has begun).",
+	    m->pulls_open);
 	one(f, "sfprof_agent_processes", "gauge",
 	    "Processes whose maps the agent keeps (dropped at their exit).",
 	    m->procs);

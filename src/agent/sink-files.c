@@ -2,9 +2,11 @@
 /*
  * The files sink: each window becomes DIR/profile-<UTC start>-<seq>-
  * <service>.pb.gz (gzip pprof, as `go tool pprof` reads it), written
- * through outfile.h (never half-written).  The names sort by time, so
- * rotation keeps the newest files within max_disk by removing the
- * oldest names first.  Only files with that pattern are ever removed.
+ * through outfile.h (never half-written); an off-CPU window (name
+ * "off_cpu") DIR/off_cpu-<UTC start>-<seq>-<service>.pb.gz.  Past the
+ * prefix the names sort by time, so rotation keeps the newest files
+ * within max_disk by removing the oldest first.  Only files with those
+ * patterns are ever removed.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -21,6 +23,7 @@
 
 #define DEFAULT_MAX_DISK (100ull << 20)
 #define PREFIX "profile-"
+#define PREFIX_OFF "off_cpu-"
 #define SUFFIX ".pb.gz"
 
 struct files_sink {
@@ -61,14 +64,20 @@ static int files_init(struct agent_sink *s, const struct agent_sink_opts *o,
 static bool ours(const char *name)
 {
 	size_t n = strlen(name), p = strlen(PREFIX), x = strlen(SUFFIX);
+	size_t po = strlen(PREFIX_OFF);
 
-	return n > p + x && !strncmp(name, PREFIX, p) &&
+	return ((n > p + x && !strncmp(name, PREFIX, p)) ||
+		(n > po + x && !strncmp(name, PREFIX_OFF, po))) &&
 	       !strcmp(name + n - x, SUFFIX);
 }
 
+/* By time (the text past the prefix), then by name. */
 static int cmp_names(const void *a, const void *b)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	const char *x = *(char *const *)a, *y = *(char *const *)b;
+	int c = strcmp(strchr(x, '-') + 1, strchr(y, '-') + 1);
+
+	return c ? c : strcmp(x, y);
 }
 
 /* Remove the oldest of our files until the rest fit in max_disk. */
@@ -149,8 +158,9 @@ static enum sink_result files_deliver(struct agent_sink *s, void *priv,
 	gmtime_r(&sec, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%S", &tm);
 	err = sink_gzip(it->pprof, it->pprof_len, &gz, &gz_len);
-	if (!err && asprintf(&path, "%s/" PREFIX "%s.%09llu-%06llu-%s" SUFFIX,
-			     f->dir, stamp,
+	if (!err && asprintf(&path, "%s/%s%s.%09llu-%06llu-%s" SUFFIX,
+			     f->dir, it->name && !strcmp(it->name, "off_cpu") ?
+			     PREFIX_OFF : PREFIX, stamp,
 			     (unsigned long long)(it->start_ns % 1000000000ull),
 			     (unsigned long long)(it->seq % 1000000), svc) < 0) {
 		path = NULL;

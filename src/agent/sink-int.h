@@ -23,6 +23,7 @@ struct sink_item {
 	size_t pprof_len;
 	size_t cost;		/* bytes charged to the queue's budget */
 	uint64_t seq;		/* 0, 1, ... in submission order */
+	char *name;		/* agent_window.name, NULL: CPU time */
 };
 
 /* What one delivery attempt came to. */

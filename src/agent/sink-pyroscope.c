@@ -3,8 +3,8 @@
  * The Pyroscope sink.
  *
  * Default: the Connect API, POST BASE/push.v1.PusherService/Push, one
- * PushRequest per window with one series: labels __name__=process_cpu and
- * the window's labels (service_name first), one sample whose rawProfile
+ * PushRequest per window with one series: labels __name__=process_cpu
+ * (off_cpu for an off-CPU window: `agent --off-cpu`) and the window's labels (service_name first), one sample whose rawProfile
  * is the window's pprof, gzip.  The body is the binary protobuf
  * (Content-Type: application/proto, Connect's unary encoding) rather than
  * its JSON form: the pprof goes in as it is instead of base64 (a third
@@ -13,7 +13,8 @@
  *
  * legacy_ingest: POST BASE/ingest?name=SERVICE{k=v,...}&from=S&until=S&
  * format=pprof with the gzip pprof as the body, for servers (and
- * proxies) that only take the old API.
+ * proxies) that only take the old API; an off-CPU window goes there under
+ * the same name, told apart by its pprof's sample type (off_cpu).
  *
  * X-Scope-OrgID carries the tenant; credentials come from a file
  * (sink-http.c).
@@ -135,7 +136,7 @@ static enum sink_result push_connect(struct agent_sink *s,
 		goto out;
 	sfppush__label_pair__init(&lp[n]);
 	lp[n].name = (char *)"__name__";
-	lp[n].value = (char *)"process_cpu";
+	lp[n].value = it->name ? it->name : (char *)"process_cpu";
 	lpp[n] = &lp[n];
 	n++;
 	for (size_t i = 0; i < it->nr_labels; i++, n++) {

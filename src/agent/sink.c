@@ -102,6 +102,7 @@ static void item_free(struct sink_item *it)
 	free(it->keys);
 	free(it->values);
 	free(it->pprof);
+	free(it->name);
 	free(it);
 }
 
@@ -131,6 +132,8 @@ static struct sink_item *item_copy(const struct agent_window *w)
 	it->pprof_len = w->pprof_len;
 	it->start_ns = w->start_ns;
 	it->end_ns = w->end_ns;
+	if (w->name && !(it->name = strdup(w->name)))
+		goto fail;
 	it->cost = cost;
 	return it;
 fail:

@@ -35,6 +35,10 @@ struct agent_window {
 	uint64_t end_ns;	/* ... and its end */
 	const void *pprof;	/* uncompressed perftools.profiles.Profile */
 	size_t pprof_len;
+	/* What the profile measures, as a series name: NULL for CPU time
+	 * (Pyroscope's process_cpu, files profile-*), "off_cpu" for blocked
+	 * time (__name__ off_cpu, files off_cpu-*). */
+	const char *name;
 };
 
 enum agent_sink_kind {

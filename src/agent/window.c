@@ -24,6 +24,7 @@ struct agent_agg {
 	uint64_t samples;
 	uint32_t pid;		/* the one pid seen, UINT32_MAX: several */
 	uint64_t freq;
+	bool off_cpu;		/* offcpu-time samples: blocked ns */
 };
 
 int agent_agg__new(const struct agent_agg_ctx *c, struct agent_agg **out)
@@ -45,6 +46,7 @@ int agent_agg__new(const struct agent_agg_ctx *c, struct agent_agg **out)
 	a->ld.live = true;
 	a->ld.max_depth = 1024;
 	a->freq = c->freq;
+	a->off_cpu = c->off_cpu;
 	*out = a;
 	return 0;
 }
@@ -111,10 +113,15 @@ int agent_agg__encode(struct agent_agg *a, uint64_t start_ns, uint64_t end_ns,
 		p->events = calloc(1, sizeof(*p->events));
 		if (!p->events)
 			return -ENOMEM;
-		p->events[0].name = sfp_profile_str(p, "cpu-clock");
+		/* or offcpu-time, which the pprof writer turns into
+		 * off_cpu/nanoseconds (each sample's period its blocked
+		 * ns), also the period type */
+		p->events[0].name = sfp_profile_str(p, a->off_cpu ?
+						    "offcpu-time" : "cpu-clock");
 		if (!p->events[0].name)
 			return -ENOMEM;
-		p->events[0].sample_freq = a->freq;
+		if (!a->off_cpu)
+			p->events[0].sample_freq = a->freq;
 		p->nr_events = 1;
 		sfp_profile_finish(p);
 	}

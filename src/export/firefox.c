@@ -17,18 +17,20 @@
  *                    category, subcategory}, data [...] },
  *       stringTable [...], markers (empty) ] }
  *
- * Off-CPU samples (offcpu-time: record --off-cpu's and perf's) are not
- * samples there: the format has no weights, and a block is a span of time,
- * not a moment.  They join their thread's on-CPU track as interval
- * markers "Off-CPU" over the blocked span [switch-in - blocked ns,
- * switch-in] in an "Off-CPU" category, with the blocking stack as the
- * marker's stack (the profiler shows it as the marker's cause), and the
- * on-CPU samples get a threadCPUDelta column (their period in µs, for
- * clock events), so that the activity graph draws the thread as not
- * running across its waits.  Blocks summed by the recorder (all stamped
- * with one time, the end of the recording; perf stamps its own sums with
- * ~0 << 32) have no interval: each is an instant "Off-CPU (summed)"
- * marker with its total and stack.
+ * Off-CPU samples (offcpu-time: record --off-cpu's and perf's) weigh a
+ * blocked time, and the format has no weights (the importer makes every
+ * sample weigh one).  So each block becomes samples, one per meta.interval
+ * of blocked time, spread over the blocked span on the thread's own track,
+ * whose stack is the blocking stack plus a leaf "Off-CPU" (category
+ * Off-CPU) and whose threadCPUDelta is 0: the call tree shows where the
+ * thread waited and for how long, the activity graph still shows it not
+ * running (on-CPU samples carry their period in µs).  Each block is also
+ * an interval marker "Off-CPU" over [switch-in - blocked ns, switch-in]
+ * with the blocking stack as the marker's stack (the profiler shows it as
+ * the marker's cause).  Blocks summed by the recorder (all stamped with
+ * one time, the end of the recording; perf stamps its own sums with
+ * ~0 << 32) have no span: each is an instant "Off-CPU (summed)" marker
+ * with its total and stack, and its samples fill the thread's gaps.
  *
  * A frame's location string is "function (in dso)": the profiler makes
  * its function and library tables from that text.  Inlined functions are
@@ -51,7 +53,8 @@
 #define FF_NONE UINT32_MAX
 
 struct ff_frame {
-	uint32_t loc, line;	/* line: index into loc->lines */
+	uint32_t loc, line;	/* line: index into loc->lines; loc FF_NONE:
+				   the "Off-CPU" leaf of off-CPU samples */
 	uint32_t location;	/* string index */
 };
 
@@ -88,8 +91,10 @@ struct ff_ctx {
 	 * and whether on-CPU periods are ns (a clock event) */
 	uint32_t off_event, on_event;
 	uint64_t sum_stamp;
-	uint64_t t_end;		/* the latest real stamp (not perf's ~0 << 32) */
+	uint64_t t_end;		/* the latest stamp of a sample or block (not
+				   the sums', not perf's ~0 << 32) */
 	bool on_is_clock;
+	double interval_ms;	/* meta.interval: what one sample stands for */
 	struct ff_thread th;
 	int err;
 };
@@ -324,35 +329,66 @@ static uint32_t track_event(const struct ff_ctx *c,
 	return is_off(c, s) && c->on_event != FF_NONE ? c->on_event : s->event;
 }
 
+/* How an off-CPU sample is drawn (the top of the file). */
+enum ff_kind { FF_ON, FF_BLOCK, FF_SUM };
+
+/*
+ * Classify the samples of one thread: on-CPU, a block with its interval,
+ * or a sum (the recorder's, or a block that cannot be one: it would start
+ * before the thread's previous block ended, or before the clock).
+ */
+static void classify(const struct ff_ctx *c, const uint32_t *idx, size_t n,
+		     uint8_t *kind)
+{
+	uint64_t prev_end = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const struct sfp_profile_sample *s = sfp_profile__sample(c->p, idx[i]);
+
+		if (!is_off(c, s)) {
+			kind[i] = FF_ON;
+			continue;
+		}
+		if ((c->sum_stamp && s->time == c->sum_stamp) ||
+		    s->period > s->time || s->time - s->period < prev_end) {
+			kind[i] = FF_SUM;
+		} else {
+			kind[i] = FF_BLOCK;
+			prev_end = s->time;
+		}
+	}
+}
+
+/* A sum's stamp, as drawn: perf's ~0 << 32 is taken as the end. */
+static uint64_t sum_time(const struct ff_ctx *c, const struct sfp_profile_sample *s)
+{
+	return s->time > c->t_end ? c->t_end : s->time;
+}
+
 /*
  * The off-CPU markers of one thread (its off-CPU samples among idx[],
  * whose stacks are stk[]): an interval over each block, an instant at the
  * end for each sum (see the top of the file).  Return how many written.
  */
 static size_t write_off_markers(struct ff_ctx *c, const uint32_t *idx,
-				const uint32_t *stk, size_t n, uint32_t tid)
+				const uint32_t *stk, const uint8_t *kind,
+				size_t n, uint32_t tid)
 {
 	FILE *f = c->out;
 	uint32_t name_iv = (uint32_t)ff_str(c, "Off-CPU");
 	uint32_t name_sum = (uint32_t)ff_str(c, "Off-CPU (summed)");
-	uint64_t prev_end = 0;
 	size_t i, nm = 0;
 
 	for (i = 0; i < n; i++) {
 		const struct sfp_profile_sample *s = sfp_profile__sample(c->p, idx[i]);
-		bool sum;
+		bool sum = kind[i] == FF_SUM;
 		double start, end;
 
-		if (!is_off(c, s))
+		if (kind[i] == FF_ON)
 			continue;
-		/* a sum, or a block that cannot be one (it would start before
-		 * the thread's previous block ended, or before the clock) */
-		sum = (c->sum_stamp && s->time == c->sum_stamp) ||
-		      s->period > s->time || s->time - s->period < prev_end;
-		end = ms_since_t0(c, sum && s->time > c->t_end ? c->t_end : s->time);
+		end = ms_since_t0(c, sum ? sum_time(c, s) : s->time);
 		start = sum ? end : ms_since_t0(c, s->time - s->period);
-		if (!sum)
-			prev_end = s->time;
 		fprintf(f, "%s[%" PRIu32 ",%.6f,", nm++ ? ",\n" : "\n",
 			sum ? name_sum : name_iv, start);
 		if (sum)
@@ -376,29 +412,250 @@ static size_t write_off_markers(struct ff_ctx *c, const uint32_t *idx,
 	return nm;
 }
 
-/* One thread: samples idx[0..n) (all of one tid, in time order). */
+/*
+ * The samples table of one thread, in time order.  On-CPU samples as they
+ * are; off-CPU time as samples too, so that the call tree (which counts
+ * samples: the Gecko format has no weights) shows where the thread waited:
+ * one sample per meta.interval of blocked time, whose stack is the
+ * blocking stack plus a leaf frame "Off-CPU" (category Off-CPU), and whose
+ * threadCPUDelta is 0, so that the activity graph still draws the thread
+ * as not running.  A block's samples are spread over its span; a sum's
+ * (it has no span) go into the thread's gaps, where it was on no CPU,
+ * from the first time of its process on (a thread that only ever blocked
+ * in short waits has no time of its own), and past the end of the
+ * recording if the gaps are full.  Rounding is carried per stack, so a stack's off-CPU samples
+ * are its blocked time / interval within half a sample.
+ */
+struct ff_smp {
+	double t;		/* ms since t0 */
+	uint32_t stack;		/* FF_NONE: no frames */
+	uint32_t seq;		/* ties keep their order */
+	int64_t cpu_us;		/* threadCPUDelta */
+};
+
+struct ff_off_stack {
+	uint32_t stack;		/* the stack with the Off-CPU leaf */
+	uint64_t ns;		/* blocked ns so far */
+	uint64_t emitted;	/* samples written for them */
+};
+
+struct ff_smps {
+	struct ff_smp *v;
+	size_t n, cap;
+};
+
+static bool smp_push(struct ff_smps *a, double t, uint32_t stack, int64_t cpu)
+{
+	if (!grow((void **)&a->v, &a->cap, a->n + 1, sizeof(*a->v)))
+		return false;
+	a->v[a->n] = (struct ff_smp){ t, stack, (uint32_t)a->n, cpu };
+	a->n++;
+	return true;
+}
+
+static int cmp_smp(const void *a, const void *b)
+{
+	const struct ff_smp *x = a, *y = b;
+
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* The frame "Off-CPU" of this thread, made once. */
+static uint32_t off_frame(struct ff_ctx *c, uint32_t *memo)
+{
+	struct ff_thread *t = &c->th;
+
+	if (*memo != FF_NONE)
+		return *memo;
+	if (!grow((void **)&t->frames, &t->cap_frames, t->nframes + 1,
+		  sizeof(*t->frames))) {
+		c->err = -ENOMEM;
+		return FF_NONE;
+	}
+	t->frames[t->nframes] = (struct ff_frame){
+		.loc = FF_NONE, .line = 0,
+		.location = (uint32_t)ff_str(c, "Off-CPU"),
+	};
+	*memo = (uint32_t)t->nframes++;
+	return *memo;
+}
+
+/* How many samples ns more of blocked time under os make: rounded on the
+ * stack's running total, so that errors do not add up across blocks. */
+static uint64_t off_samples(const struct ff_ctx *c, struct ff_off_stack *os,
+			    uint64_t ns)
+{
+	uint64_t want;
+
+	os->ns += ns;
+	want = (uint64_t)((double)os->ns / (c->interval_ms * 1e6) + 0.5);
+	ns = want > os->emitted ? want - os->emitted : 0;
+	os->emitted += ns;
+	return ns;
+}
+
+static int build_samples(struct ff_ctx *c, const uint32_t *idx,
+			 const uint32_t *stk, const uint8_t *kind, size_t n,
+			 uint64_t from, struct ff_smps *out)
+{
+	struct ff_thread *t = &c->th;
+	size_t nstk = t->nstacks, i, k = 0, nsum = 0;
+	struct ff_off_stack *os = NULL;
+	uint32_t offf = FF_NONE;
+	uint64_t *sum_n = NULL;	/* per sample: samples its sum makes */
+	double iv = c->interval_ms, p, q;
+	int64_t on_us = (int64_t)(iv * 1000.0 + 0.5);
+
+	os = calloc(nstk + 1, sizeof(*os));
+	sum_n = calloc(n + 1, sizeof(*sum_n));
+	if (!os || !sum_n)
+		goto nomem;
+	for (i = 0; i <= nstk; i++)
+		os[i].stack = FF_NONE;
+	for (i = 0; i < n; i++) {
+		const struct sfp_profile_sample *s = sfp_profile__sample(c->p, idx[i]);
+		struct ff_off_stack *o;
+		uint64_t m, j;
+
+		if (kind[i] == FF_ON) {
+			/* the CPU time the sample stands for, in µs */
+			if (!smp_push(out, ms_since_t0(c, s->time), stk[i],
+				      c->on_is_clock ?
+				      (int64_t)((s->period + 500) / 1000) : on_us))
+				goto nomem;
+			continue;
+		}
+		o = &os[stk[i] == FF_NONE ? nstk : stk[i]];
+		if (o->stack == FF_NONE) {
+			uint32_t fr = off_frame(c, &offf);
+
+			if (fr == FF_NONE)
+				goto err;
+			o->stack = push_stack(c, stk[i], fr);
+			if (o->stack == FF_NONE)
+				goto err;
+		}
+		m = off_samples(c, o, s->period);
+		if (kind[i] == FF_SUM) {
+			sum_n[i] = m;
+			nsum += m;
+			continue;
+		}
+		/* spread over the block */
+		p = ms_since_t0(c, s->time - s->period);
+		q = ms_since_t0(c, s->time);
+		for (j = 0; j < m; j++)
+			if (!smp_push(out, p + (q - p) * ((double)j + 0.5) / (double)m,
+				      o->stack, 0))
+				goto nomem;
+	}
+	qsort(out->v, out->n, sizeof(*out->v), cmp_smp);
+	if (nsum) {
+		/* the sums into the gaps: slots an interval apart, at least
+		 * an interval from the samples around them */
+		size_t nreal = out->n, r = 0;
+		uint64_t left = 0;
+
+		i = 0;
+		p = ms_since_t0(c, from) - iv;
+		for (;;) {
+			q = r < nreal ? out->v[r].t : ms_since_t0(c, c->t_end) + iv;
+			while (p + 2 * iv <= q + 1e-9) {
+				while (!left && i < n)
+					if ((left = sum_n[i++]))
+						k = i - 1;
+				if (!left)
+					break;
+				p += iv;
+				if (!smp_push(out, p, os[stk[k] == FF_NONE ? nstk :
+						       stk[k]].stack, 0))
+					goto nomem;
+				left--;
+			}
+			if (r >= nreal || (!left && i >= n))
+				break;
+			p = out->v[r++].t;
+		}
+		/* past the end: the gaps were full */
+		while (left || i < n) {
+			while (!left && i < n)
+				if ((left = sum_n[i++]))
+					k = i - 1;
+			if (!left)
+				break;
+			p += iv;
+			if (!smp_push(out, p, os[stk[k] == FF_NONE ? nstk :
+					       stk[k]].stack, 0))
+				goto nomem;
+			left--;
+		}
+		qsort(out->v, out->n, sizeof(*out->v), cmp_smp);
+	}
+	free(os);
+	free(sum_n);
+	return 0;
+nomem:
+	c->err = -ENOMEM;
+err:
+	free(os);
+	free(sum_n);
+	return c->err;
+}
+
+/* The earliest time a sample of idx[0..n) stands for: an on-CPU sample's
+ * time, a block's start (not a sum's stamp). */
+static uint64_t first_time(const struct ff_ctx *c, const uint32_t *idx, size_t n)
+{
+	uint64_t first = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const struct sfp_profile_sample *s = sfp_profile__sample(c->p, idx[i]);
+		uint64_t b = s->time;
+
+		if (is_off(c, s)) {
+			if ((c->sum_stamp && s->time == c->sum_stamp) ||
+			    s->period > s->time)
+				continue;
+			b = s->time - s->period;
+		}
+		if (b && (!first || b < first))
+			first = b;
+	}
+	return first;
+}
+
+/* One thread: samples idx[0..n) (all of one tid, in time order);
+ * proc_first: the first time of its process (first_time()). */
 static int write_thread(struct ff_ctx *c, const uint32_t *idx, size_t n,
-			const char *process_name, bool first)
+			const char *process_name, uint64_t proc_first,
+			bool first)
 {
 	struct ff_thread *t = &c->th;
 	const struct sfp_profile_sample *s0 = sfp_profile__sample(c->p, idx[0]);
 	const struct sfp_profile_sample *sl = sfp_profile__sample(c->p, idx[n - 1]);
 	FILE *f = c->out;
 	uint32_t *stk;
-	size_t i, ntracks = sfp_profile__nr_events(c->p), nw = 0;
+	uint8_t *kind;
+	struct ff_smps smps = { 0 };
+	size_t i, ntracks = sfp_profile__nr_events(c->p);
 	uint64_t reg = s0->time;
-	bool cpu_delta = c->off_event != FF_NONE && c->on_is_clock;
+	bool cpu_delta = c->off_event != FF_NONE;
+	int err;
 
 	stk = malloc(n * sizeof(*stk));
-	if (!stk)
+	kind = malloc(n);
+	if (!stk || !kind) {
+		free(stk);
+		free(kind);
 		return -ENOMEM;
+	}
 	thread_reset(t);
 	for (i = 0; i < n && !c->err; i++)
 		stk[i] = node_stack(c, sfp_profile__sample(c->p, idx[i])->stack);
-	if (c->err) {
-		free(stk);
-		return c->err;
-	}
+	classify(c, idx, n, kind);
 
 	/* off-CPU samples share the on-CPU event's tracks */
 	if (c->off_event != FF_NONE && c->on_event != FF_NONE)
@@ -411,6 +668,17 @@ static int write_thread(struct ff_ctx *c, const uint32_t *idx, size_t n,
 
 		if (b && (!reg || b < reg))
 			reg = b;
+	}
+	if (!c->err)
+		build_samples(c, idx, stk, kind, n,
+			      proc_first && proc_first < reg ? proc_first : reg,
+			      &smps);
+	if (c->err) {
+		err = c->err;
+		free(stk);
+		free(kind);
+		free(smps.v);
+		return err;
 	}
 
 	fputs(first ? "\n" : ",\n", f);
@@ -442,28 +710,27 @@ static int write_thread(struct ff_ctx *c, const uint32_t *idx, size_t n,
 	      "\"endTime\":2,\"phase\":3,\"category\":4,\"data\":5},"
 	      "\"data\":[", f);
 	if (c->off_event != FF_NONE)
-		write_off_markers(c, idx, stk, n, s0->tid);
+		write_off_markers(c, idx, stk, kind, n, s0->tid);
 	fputs("]}", f);
 	fprintf(f, ",\"samples\":{\"schema\":{\"stack\":0,\"time\":1,"
 		   "\"responsiveness\":2%s},\"data\":[",
 		cpu_delta ? ",\"threadCPUDelta\":3" : "");
-	for (i = 0; i < n; i++) {
-		const struct sfp_profile_sample *s = sfp_profile__sample(c->p, idx[i]);
+	for (i = 0; i < smps.n; i++) {
+		const struct ff_smp *sm = &smps.v[i];
 
-		if (is_off(c, s))
-			continue;
-		fputs(nw++ ? ",\n[" : "\n[", f);
-		if (stk[i] == FF_NONE)
+		fputs(i ? ",\n[" : "\n[", f);
+		if (sm->stack == FF_NONE)
 			fputs("null", f);
 		else
-			fprintf(f, "%" PRIu32, stk[i]);
-		fprintf(f, ",%.6f,0", ms_since_t0(c, s->time));
-		/* the CPU time the sample stands for, in µs */
+			fprintf(f, "%" PRIu32, sm->stack);
+		fprintf(f, ",%.6f,0", sm->t);
 		if (cpu_delta)
-			fprintf(f, ",%" PRIu64, (s->period + 500) / 1000);
+			fprintf(f, ",%" PRId64, sm->cpu_us);
 		putc(']', f);
 	}
 	free(stk);
+	free(kind);
+	free(smps.v);
 	fputs("]}", f);
 
 	fputs(",\"stackTable\":{\"schema\":{\"prefix\":0,\"frame\":1},"
@@ -484,11 +751,17 @@ static int write_thread(struct ff_ctx *c, const uint32_t *idx, size_t n,
 	      "\"subcategory\":8},\"data\":[", f);
 	for (i = 0; i < t->nframes; i++) {
 		const struct ff_frame *fr = &t->frames[i];
-		const struct sfp_profile_loc *loc = sfp_profile__loc(c->p, fr->loc);
-		uint32_t line = loc->lines[fr->line].line;
+		const struct sfp_profile_loc *loc;
+		uint32_t line;
 
 		fprintf(f, "%s[%" PRIu32 ",false,0,null,null,", i ? ",\n" : "\n",
 			fr->location);
+		if (fr->loc == FF_NONE) {	/* the Off-CPU leaf */
+			fprintf(f, "null,null,%d,0]", FF_CAT_OFFCPU);
+			continue;
+		}
+		loc = sfp_profile__loc(c->p, fr->loc);
+		line = loc->lines[fr->line].line;
 		if (line)
 			fprintf(f, "%" PRIu32, line);
 		else
@@ -601,6 +874,7 @@ static void write_meta(struct ff_ctx *c, const struct sfp_export_opts *opts)
 		 (!strncmp(ev->name, "cpu-clock", 9) ||
 		  !strncmp(ev->name, "task-clock", 10)))
 		interval = (double)ev->sample_period / 1e6;
+	c->interval_ms = interval;
 	if (!title)
 		title = sfp_profile__cmdline(c->p);
 	fprintf(f, "{\"meta\":{\"version\":%d,\"interval\":%.6f,"
@@ -623,9 +897,8 @@ static void write_meta(struct ff_ctx *c, const struct sfp_export_opts *opts)
 	} else {
 		fputs(",{\"name\":\"Off-CPU\",\"color\":\"blue\","
 		      "\"subcategories\":[\"Other\"]}]", f);
-		if (c->on_is_clock)
-			fputs(",\"sampleUnits\":{\"time\":\"ms\",\"eventDelay\":"
-			      "\"ms\",\"threadCPUDelta\":\"\u00b5s\"}", f);
+		fputs(",\"sampleUnits\":{\"time\":\"ms\",\"eventDelay\":"
+		      "\"ms\",\"threadCPUDelta\":\"\u00b5s\"}", f);
 		fputs(",\"markerSchema\":[{\"name\":\"OffCPU\",\"display\":"
 		      "[\"marker-chart\",\"marker-table\",\"timeline-overview\"],"
 		      "\"tooltipLabel\":\"{marker.name}: blocked {marker.data.blockedMs}\","
@@ -646,6 +919,7 @@ int sfp_export_firefox(const struct sfp_profile *p, FILE *out,
 	size_t n = sfp_profile__nr_samples(p), i, j, k;
 	struct ff_order *ord = NULL;
 	uint32_t *idx = NULL;
+	uint64_t proc_first = 0, t_all = 0;
 	int err = 0;
 
 	c.user_only = SFP_OPTS_GET(opts, sfp_export_opts, user_only, false);
@@ -664,9 +938,17 @@ int sfp_export_firefox(const struct sfp_profile *p, FILE *out,
 			tm -= s->period;
 		if (tm && (!c.t0 || tm < c.t0))
 			c.t0 = tm;
-		if (s->time < 0xffffffff00000000ull && s->time > c.t_end)
+		/* the end: the last sample or block, not the sums' stamp (the
+		 * recording's last record, after every sample: the profiler's
+		 * range ends at the last sample, and would leave them out) */
+		if (s->time < 0xffffffff00000000ull && s->time > t_all)
+			t_all = s->time;
+		if (s->time < 0xffffffff00000000ull && s->time > c.t_end &&
+		    !(c.sum_stamp && s->time == c.sum_stamp && is_off(&c, s)))
 			c.t_end = s->time;
 	}
+	if (!c.t_end)
+		c.t_end = t_all;
 	ord = calloc(n + 1, sizeof(*ord));
 	idx = calloc(n + 1, sizeof(*idx));
 	t->loc_frame = malloc((c.nlocs + 1) * sizeof(*t->loc_frame));
@@ -693,6 +975,13 @@ int sfp_export_firefox(const struct sfp_profile *p, FILE *out,
 	for (i = 0; i < n; i = j) {
 		const char *pname = NULL;
 
+		/* the first time of a process, at its first thread */
+		if (c.off_event != FF_NONE && (!i || ord[i].pid != ord[i - 1].pid)) {
+			for (k = i; k < n && ord[k].pid == ord[i].pid; k++)
+				idx[k - i] = ord[k].idx;
+			proc_first = first_time(&c, idx, k - i);
+		}
+
 		for (j = i; j < n && ord[j].pid == ord[i].pid &&
 			    ord[j].tid == ord[i].tid &&
 			    ord[j].event == ord[i].event; j++)
@@ -710,7 +999,8 @@ int sfp_export_firefox(const struct sfp_profile *p, FILE *out,
 		if (!pname)
 			pname = sfp_profile__string(p,
 				sfp_profile__sample(p, ord[i].idx)->comm);
-		err = write_thread(&c, idx, j - i, pname ? pname : "", i == 0);
+		err = write_thread(&c, idx, j - i, pname ? pname : "",
+				   proc_first, i == 0);
 		if (err)
 			goto out;
 	}

@@ -365,6 +365,36 @@ int sfp_offcpu__finish(struct sfp_offcpu *o, uint64_t time)
 	return err < 0 ? err : 0;
 }
 
+int sfp_offcpu__flush_sums(struct sfp_offcpu *o, uint64_t time)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < SUM_BUCKETS; i++) {
+		struct sum *sm, *n;
+
+		for (sm = o->sums[i]; sm; sm = n) {
+			struct sfp_defer_user u = {
+				.kind = sm->nr_u ? SFP_DEFER_USER_INLINE
+						 : SFP_DEFER_USER_NONE,
+				.ips = sm->chain + sm->nr_k, .nr = sm->nr_u,
+			};
+
+			n = sm->next;
+			sm->s.period = sm->ns;
+			sm->s.time = time;
+			sm->s.nr_callchain = sm->nr_k;
+			o->st.sums++;
+			if (!err)
+				err = o->emit(o->ctx, &sm->s, &u);
+			free(sm->chain);
+			free(sm);
+		}
+		o->sums[i] = NULL;
+	}
+	return err < 0 ? err : 0;
+}
+
 void sfp_offcpu__stats(const struct sfp_offcpu *o, struct sfp_offcpu_stats *st)
 {
 	*st = o->st;

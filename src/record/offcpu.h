@@ -90,6 +90,14 @@ SFP_HIDDEN void sfp_offcpu__task_exit(struct sfp_offcpu *o, uint32_t tid);
 /* End of recording: the per-stack sums, stamped with time. */
 SFP_HIDDEN int sfp_offcpu__finish(struct sfp_offcpu *o, uint64_t time);
 
+/*
+ * The per-stack sums so far, stamped with time, then forgotten: for a
+ * consumer that cuts time into windows (the agent), so that short blocks
+ * land in the window they happened in instead of all at the end.  The
+ * blocks still pending are kept.  Return: 0 or the emit callback's error.
+ */
+SFP_HIDDEN int sfp_offcpu__flush_sums(struct sfp_offcpu *o, uint64_t time);
+
 SFP_HIDDEN void sfp_offcpu__stats(const struct sfp_offcpu *o,
 				  struct sfp_offcpu_stats *st);
 SFP_HIDDEN void sfp_offcpu__add_unwind(struct sfp_offcpu *o);

@@ -861,6 +861,16 @@ int sfp_rec_pipe__finish(struct sfp_rec_pipe *p)
 	return p->engine ? sfp_defer_engine__flush(p->engine) : 0;
 }
 
+int sfp_rec_pipe__flush_offcpu(struct sfp_rec_pipe *p)
+{
+	return p->offcpu ? sfp_offcpu__flush_sums(p->offcpu, p->last_time) : 0;
+}
+
+bool sfp_rec_pipe__is_offcpu(const struct sfp_rec_pipe *p, int evsel)
+{
+	return p->offcpu && evsel == p->offcpu_evsel;
+}
+
 void sfp_rec_pipe__stats(const struct sfp_rec_pipe *p,
 			 struct sfp_rec_pipe_stats *st)
 {

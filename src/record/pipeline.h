@@ -95,6 +95,17 @@ SFP_HIDDEN int sfp_rec_pipe__record(const void *rec, size_t size, int cpu,
 /* End of recording: emit the deferred records still owed. */
 SFP_HIDDEN int sfp_rec_pipe__finish(struct sfp_rec_pipe *p);
 
+/*
+ * Off-CPU time (a session with opts.off_cpu, sframe mode): write the
+ * per-stack sums of the short blocks so far (sfp_offcpu__flush_sums()),
+ * stamped with the newest record's time.  Return: 0 or -errno.
+ */
+SFP_HIDDEN int sfp_rec_pipe__flush_offcpu(struct sfp_rec_pipe *p);
+
+/* True when evsel's output is the off-CPU event (offcpu-time). */
+SFP_HIDDEN bool sfp_rec_pipe__is_offcpu(const struct sfp_rec_pipe *p,
+					int evsel);
+
 SFP_HIDDEN void sfp_rec_pipe__stats(const struct sfp_rec_pipe *p,
 				    struct sfp_rec_pipe_stats *st);
 

@@ -1,6 +1,8 @@
 #!/bin/sh
 # Install the browser tests' npm packages (playwright-core: a driver only,
-# it downloads no browser; speedscope: the viewer's release build) exactly
+# it downloads no browser; speedscope: the viewer's release build;
+# @firefox-devtools/profiler-cli: the Firefox Profiler's own profile
+# processing and call tree, bundled, no dependencies) exactly
 # as package-lock.json pins them.  Run by `make deps`; does nothing when
 # node_modules already matches the lock file.
 set -eu
@@ -8,7 +10,8 @@ cd "$(dirname "$0")"
 stamp=node_modules/.sfp-lock
 if [ -f "$stamp" ] && cmp -s package-lock.json "$stamp" &&
    [ -f node_modules/playwright-core/package.json ] &&
-   [ -f node_modules/speedscope/package.json ]; then
+   [ -f node_modules/speedscope/package.json ] &&
+   [ -f node_modules/@firefox-devtools/profiler-cli/package.json ]; then
 	exit 0
 fi
 if ! command -v npm >/dev/null 2>&1; then

@@ -80,10 +80,15 @@ for (const th of prof.threads || []) {
 	frames.forEach((f, i) => {
 		want(f.length === 9 && Number.isInteger(f[0]) && f[0] >= 0 && f[0] < strs.length,
 		     id + ': frame ' + i + ' location');
+		const loc = strs[f[0]] || '';
+		// the leaf of off-CPU samples: a label frame "Off-CPU"
+		if (loc === 'Off-CPU' && offCat === 2) {
+			want(f[7] === offCat && f[5] === null, id + ': frame ' + i + ' Off-CPU not in its category');
+			return;
+		}
 		want(f[7] === 0 || f[7] === 1, id + ': frame ' + i + ' category');
 		want(f[8] === 0, id + ': frame ' + i + ' subcategory');
 		want(f[5] === null || (Number.isInteger(f[5]) && f[5] > 0), id + ': frame ' + i + ' line');
-		const loc = strs[f[0]] || '';
 		want(/ \(in .+\)$/.test(loc), id + ': frame ' + i + ' location "' + loc + '"');
 		const kernel = /\(in \[kernel\.kallsyms\]\)$/.test(loc);
 		if (kernel) want(f[7] === 1, id + ': kernel frame not in Kernel category: ' + loc);
@@ -97,6 +102,7 @@ for (const th of prof.threads || []) {
 	const name = (fi) => {
 		const loc = strs[frames[fi][0]];
 		const m = / \(in (.+)\)$/.exec(loc);
+		if (!m) return loc;
 		let n = loc.slice(0, m.index);
 		if (n === '[unknown]' && m[1] !== '[unknown]') n = '[' + m[1].replace(/.*\//, '') + ']';
 		return n.replace(/;/g, ':').replace(/[\x00-\x1f\x7f]/g, '_');
@@ -140,35 +146,52 @@ for (const th of prof.threads || []) {
 	ivs.sort((x, y) => x[0] - y[0]);
 	for (let k = 1; k < ivs.length; k++)
 		want(ivs[k][0] >= ivs[k - 1][1] - 1e-6, id + ': off-CPU intervals overlap at ' + ivs[k][0]);
+	// off-CPU time as samples: a stack ending in the Off-CPU leaf
+	const isOffSmp = (s) => s !== null && s !== undefined && s < stacks.length &&
+		strs[(frames[stacks[s][1]] || [])[0]] === 'Off-CPU';
+	let nOff = 0;
 	for (const row of smp.data || []) {
-		const t = row[1];
-		// a thread is not on a CPU while it is blocked
+		const t = row[1], off = isOffSmp(row[0]);
+		// a thread is not on a CPU while it is blocked: inside a block
+		// only its off-CPU samples, which use no CPU
 		let lo = 0, hi = ivs.length - 1;
-		while (lo <= hi) {
+		while (lo <= hi && !off) {
 			const mid = (lo + hi) >> 1;
 			if (t <= ivs[mid][0]) hi = mid - 1;
 			else if (t >= ivs[mid][1]) lo = mid + 1;
-			else { want(false, id + ': sample at ' + t + ' inside an off-CPU interval'); break; }
+			else { want(false, id + ': on-CPU sample at ' + t + ' inside an off-CPU interval'); break; }
+		}
+		if (off) {
+			nOff++;
+			want(cpuDelta && row[3] === 0, id + ': off-CPU sample at ' + t + ' has CPU time');
 		}
 		if (cpuDelta) {
 			want(Number.isInteger(row[3]) && row[3] >= 0, id + ': threadCPUDelta not a count of \u00b5s');
 			cpuUs += row[3] || 0;
 		}
 	}
+	// one off-CPU sample per interval of blocked time (rounded per stack)
+	if (mk.length) {
+		const want_n = (ivNs + sumNs) / (meta.interval * 1e6);
+		want(Math.abs(nOff - want_n) <= 0.5 * stacks.length + 1,
+		     id + ': ' + nOff + ' off-CPU samples for ' + want_n.toFixed(1) + ' intervals of blocked time');
+	}
 	if (mk.length || cpuDelta)
-		offLines.push(`tid ${th.tid} interval_ns ${Math.round(ivNs)} summed_ns ${Math.round(sumNs)} cpu_delta_us ${cpuUs}`);
+		offLines.push(`tid ${th.tid} interval_ns ${Math.round(ivNs)} summed_ns ${Math.round(sumNs)} ` +
+			`cpu_delta_us ${cpuUs} off_samples ${nOff}`);
 
 	let last = -Infinity;
 	for (const [s, t, r] of smp.data || []) {
 		want(isNum(t) && t >= last && t >= 0, id + ': sample times not increasing from 0');
 		want(r === 0, id + ': responsiveness');
 		last = t;
+		if (isOffSmp(s)) continue;
 		const names = [];
 		for (let k = s; k !== null && k !== undefined; k = stacks[k][0]) names.push(name(stacks[k][1]));
 		const key = names.reverse().join(';');
 		folded.set(key, (folded.get(key) || 0) + 1);
 	}
-	tids.push(th.pid + ' ' + th.tid + ' ' + (smp.data || []).length + ' ' + th.name);
+	tids.push(th.pid + ' ' + th.tid + ' ' + ((smp.data || []).length - nOff) + ' ' + th.name);
 	if (errs.length > 20) break;
 }
 fs.writeFileSync(tidsOut, tids.join('\n') + '\n');

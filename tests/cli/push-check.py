@@ -5,6 +5,7 @@
 #   stacks-pprof|stacks-otlp FILE  "TYPE/UNIT<TAB>root;...;leaf<TAB>VALUE",
 #                                  merged and sorted
 #   totals-pprof FILE              "TYPE/UNIT TOTAL"
+#   types-pprof FILE               "sample_type T/U ..." and "period_type T/U"
 #   buildids-pprof|buildids-otlp   "FILE BUILD-ID" of each mapping with one
 #   labels-pprof|labels-otlp FILE  each sample's labels / attributes,
 #                                  sorted (the first Profile's samples)
@@ -135,6 +136,15 @@ def main():
         for (t, stack), v in sorted(st.items()):
             if v:
                 print("%s\t%s\t%d" % (t, stack, v))
+    elif cmd == "types-pprof":
+        # "sample_type T/U ..." then "period_type T/U"
+        strs = m["string_table"]
+        s = lambda i: strs[i] if 0 <= i < len(strs) else "?"
+        print("sample_type " + " ".join("%s/%s" % (s(one(t, "type")), s(one(t, "unit")))
+                                        for t in m["sample_type"]))
+        pt = m["period_type"]
+        print("period_type " + ("%s/%s" % (s(one(pt[0], "type")), s(one(pt[0], "unit")))
+                                if pt else "none"))
     elif cmd == "labels-pprof":
         print("\n".join(pprof_labels(m)))
     elif cmd == "labels-otlp":

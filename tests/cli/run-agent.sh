@@ -230,10 +230,11 @@ else
 	sed 's/^/  /' "$TMP/metrics.out" | tail -5
 fi
 if [ "$(curl -s "$URL/healthz")" = ok ] &&
-   [ "$(curl -s -o /dev/null -w '%{http_code}' "$URL/debug/pprof/profile?seconds=x")" = 400 ]; then
-	pass "agent: /healthz, and a bad ?seconds= is a 400"
+   [ "$(curl -s -o /dev/null -w '%{http_code}' "$URL/debug/pprof/profile?seconds=x")" = 400 ] &&
+   [ "$(curl -s -o /dev/null -w '%{http_code}' "$URL/debug/pprof/offcpu?seconds=1")" = 404 ]; then
+	pass "agent: /healthz, a bad ?seconds= is a 400, /debug/pprof/offcpu without --off-cpu a 404"
 else
-	fail "agent: /healthz, and a bad ?seconds= is a 400"
+	fail "agent: /healthz, a bad ?seconds= is a 400, /debug/pprof/offcpu without --off-cpu a 404"
 fi
 
 # short-lived processes: their state goes with them

@@ -7,8 +7,13 @@
 # track, sums as instants, threadCPUDelta on the on-CPU samples), checked
 # as the profiler's importer reads it (tests/cli/firefox-check.js).  The
 # workload (tests/progs/offcpu-work) times its own waits: every comparison
-# is with its own figures from the same run.
-# checks: 29
+# is with its own figures from the same run.  The Firefox export is then
+# loaded into the Firefox Profiler's own code (its importer, call tree and
+# CPU-use logic, as its team ships them in @firefox-devtools/profiler-cli,
+# tests/browser/firefox-calltree.mjs): the call tree must show each
+# blocking function with its blocked time, the spinning one with its CPU
+# time, and the blocked threads as not running.
+# checks: 38
 . "$(dirname "$0")/test-subr.sh"
 . "$(dirname "$0")/offcpu-subr.sh"
 
@@ -26,7 +31,10 @@ no network or script error"
 ALL="record, flamegraph page, export -f flamegraph same,
 $FG_CHECKS, firefox format, firefox nap, firefox wait_pipe,
 firefox wait_cond, firefox spin cpu delta, firefox no samples of blocks,
-record summed, firefox summed format, firefox summed nap, firefox summed instants"
+profiler loads, profiler nap, profiler wait_pipe, profiler wait_cond,
+profiler spin, profiler nap not running,
+record summed, firefox summed format, firefox summed nap, firefox summed instants,
+profiler summed loads, profiler summed nap, profiler summed wait_pipe"
 
 skip_all() {
 	echo "$ALL" | tr ',' '\n' | sed 's/^ *//' | grep . | while read -r t; do
@@ -113,9 +121,10 @@ else
 	within "off-cpu view: firefox: spin's threadCPUDelta sums to its CPU time" \
 		"$(( $(tid_field "$TMP/ow.off" "$(prog_field "$TMP/ow.out" spin tid)" cpu_delta_us) * 1000 ))" \
 		"$(prog_field "$TMP/ow.out" spin cpu_ns)" 10
-	# blocks are markers, not samples: the nap thread (never on a CPU
-	# long enough for a 1 ms sample to hit it often) has no more samples
-	# than its CPU time allows, and its track holds its 10 naps
+	# blocks are markers and off-CPU samples, not CPU samples: the nap
+	# thread (never on a CPU long enough for a 1 ms sample to hit it
+	# often) has no more on-CPU samples than its CPU time allows, and its
+	# track holds its 10 naps
 	nap_tid=$(prog_field "$TMP/ow.out" nap tid)
 	nap_cpu=$(prog_field "$TMP/ow.out" nap cpu_ns)
 	nsmp=$(awk -v t="$nap_tid" '$2 == t { print $3 }' "$TMP/ow.tids")
@@ -129,6 +138,61 @@ else
 	else
 		fail "off-cpu view: firefox: nap's track has $niv blocked intervals (want >= 10), $nsmp samples (CPU time $nap_cpu ns)"
 	fi
+fi
+
+# profiler JSON OUT: what the Firefox Profiler shows of a profile
+PROFILER_OK=0
+if command -v node > /dev/null 2>&1 &&
+   [ -f "$B/node_modules/@firefox-devtools/profiler-cli/package.json" ]; then
+	PROFILER_OK=1
+fi
+profiler() {
+	env -C "$B" SFP_TEST_TMP="$TMP" timeout 300 node firefox-calltree.mjs "$1" "$2" \
+		> "$TMP/pq.out" 2>&1
+}
+# pq_fn OUT FN FIELD: FIELD (on_ns, off_ns) of function FN, all threads
+pq_fn() { awk -v f="$2" -v k="$3" '$1 == "fn" && $3 == f {
+	for (i = 4; i < NF; i += 2) if ($i == k) s += $(i + 1) } END { print s + 0 }' "$1"; }
+pq_thread() { awk -v t="$2" -v k="$3" '$1 == "thread" && $2 == t {
+	for (i = 3; i < NF; i += 2) if ($i == k) print $(i + 1) }' "$1"; }
+
+if [ $PROFILER_OK = 0 ]; then
+	fail "off-cpu view: firefox profiler: node or tests/browser/node_modules/@firefox-devtools/profiler-cli missing (run make deps)"
+	for t in nap wait_pipe wait_cond spin "nap not running"; do
+		skip "off-cpu view: firefox profiler $t" "no profiler"
+	done
+elif profiler "$TMP/ow.json" "$TMP/ow.pq"; then
+	pass "off-cpu view: firefox profiler loads the profile and computes its call trees"
+	# each blocking function with its blocked time in the call tree
+	for fn in nap wait_pipe wait_cond; do
+		within "off-cpu view: firefox profiler: call tree: $fn() off-CPU time" \
+			"$(pq_fn "$TMP/ow.pq" $fn off_ns)" "$(prog_field "$TMP/ow.out" $fn blocked_ns)" 3
+	done
+	# the CPU loop with its CPU time (1 ms samples under load: +-10 %),
+	# and no off-CPU time
+	if [ "$(pq_fn "$TMP/ow.pq" spin off_ns)" = 0 ]; then
+		within "off-cpu view: firefox profiler: call tree: spin() on-CPU time" \
+			"$(pq_fn "$TMP/ow.pq" spin on_ns)" "$(prog_field "$TMP/ow.out" spin cpu_ns)" 10
+	else
+		fail "off-cpu view: firefox profiler: call tree: spin() has off-CPU time"
+	fi
+	# the activity graph's CPU use: the nap thread does not run while it
+	# waits (at most its CPU time and two samples), and its 10 naps are
+	# its markers
+	cpu=$(pq_thread "$TMP/ow.pq" "$nap_tid" cpu_ms)
+	nmk=$(pq_thread "$TMP/ow.pq" "$nap_tid" markers)
+	if awk -v c="$cpu" -v n="$nap_cpu" 'BEGIN { exit !(c != "" && c <= n / 1e6 + 2.1) }' &&
+	   [ "${nmk:-0}" -ge 10 ]; then
+		pass "off-cpu view: firefox profiler: nap's thread uses $cpu ms of CPU (its own: $nap_cpu ns), $nmk Off-CPU markers"
+	else
+		fail "off-cpu view: firefox profiler: nap's thread uses $cpu ms of CPU (its own: $nap_cpu ns), $nmk Off-CPU markers (want >= 10)"
+	fi
+else
+	fail "off-cpu view: firefox profiler loads the profile and computes its call trees"
+	sed 's/^/  /' "$TMP/pq.out" | head -8
+	for t in nap wait_pipe wait_cond spin "nap not running"; do
+		skip "off-cpu view: firefox profiler $t" "the profiler failed"
+	done
 fi
 
 # --- the recorder's default threshold: short blocks summed ----------------------
@@ -164,4 +228,22 @@ else
 	else
 		fail "off-cpu view: firefox: summed blocks are instants, not intervals (interval $iv ns, summed $sm ns)"
 	fi
+fi
+# the sums have no span: their samples fill the thread's gaps, and the
+# call tree still holds them
+if [ $PROFILER_OK = 0 ]; then
+	fail "off-cpu view: firefox profiler (summed): profiler-cli missing (run make deps)"
+	skip "off-cpu view: firefox profiler summed nap" "no profiler"
+	skip "off-cpu view: firefox profiler summed wait_pipe" "no profiler"
+elif profiler "$TMP/ows.json" "$TMP/ows.pq"; then
+	pass "off-cpu view: firefox profiler loads the profile with summed blocks"
+	for fn in nap wait_pipe; do
+		within "off-cpu view: firefox profiler: call tree: $fn()'s summed off-CPU time" \
+			"$(pq_fn "$TMP/ows.pq" $fn off_ns)" "$(prog_field "$TMP/ows.out" $fn blocked_ns)" 3
+	done
+else
+	fail "off-cpu view: firefox profiler loads the profile with summed blocks"
+	sed 's/^/  /' "$TMP/pq.out" | head -8
+	skip "off-cpu view: firefox profiler summed nap" "the profiler failed"
+	skip "off-cpu view: firefox profiler summed wait_pipe" "the profiler failed"
 fi

@@ -60,7 +60,7 @@ static size_t window_cost(size_t len)
 TEST(agent_sink_drops_exactly_what_does_not_fit)
 {
 	static unsigned char pb[1000];
-	struct agent_window w = { labels, 2, 1, 2, pb, sizeof(pb) };
+	struct agent_window w = { labels, 2, 1, 2, pb, sizeof(pb), NULL };
 	struct agent_sink_stats st;
 	struct agent_sink *s = NULL;
 	char url[64];
@@ -95,7 +95,7 @@ out:
 TEST(agent_sink_window_over_budget_dropped)
 {
 	static unsigned char pb[4096];
-	struct agent_window w = { labels, 2, 1, 2, pb, sizeof(pb) };
+	struct agent_window w = { labels, 2, 1, 2, pb, sizeof(pb), NULL };
 	struct agent_sink_stats st;
 	struct agent_sink *s = NULL;
 	char url[64];
@@ -123,7 +123,7 @@ out:
 TEST(agent_sink_close_ends_at_deadline_when_backend_never_reads)
 {
 	static unsigned char pb[512];
-	struct agent_window w = { labels, 2, 1, 2, pb, sizeof(pb) };
+	struct agent_window w = { labels, 2, 1, 2, pb, sizeof(pb), NULL };
 	struct agent_sink_stats st;
 	struct agent_sink *s = NULL;
 	char url[64];
@@ -194,7 +194,10 @@ TEST(agent_sink_files_rotate_oldest_first)
 		struct agent_window w = { labels, 2,
 					  1700000000000000000ull + i * 10000000000ull,
 					  1700000000000000000ull + (i + 1) * 10000000000ull,
-					  pb, sizeof(pb) };
+					  pb, sizeof(pb),
+					  /* every other one off-CPU: rotation
+					   * goes by time, not by prefix */
+					  i & 1 ? "off_cpu" : NULL };
 		ASSERT_OK(agent_sink__submit(s, &w));
 	}
 	agent_sink__close(s, mono_ns() + 60000000000ull);
@@ -209,8 +212,10 @@ TEST(agent_sink_files_rotate_oldest_first)
 		char path[1024];
 		struct stat sb;
 
-		ASSERT_TRUE(strstr(names[i], "-000003-svc.pb.gz") ||
-			    strstr(names[i], "-000004-svc.pb.gz"));
+		ASSERT_TRUE((!strncmp(names[i], "off_cpu-", 8) &&
+			     strstr(names[i], "-000003-svc.pb.gz")) ||
+			    (!strncmp(names[i], "profile-", 8) &&
+			     strstr(names[i], "-000004-svc.pb.gz")));
 		snprintf(path, sizeof(path), "%.600s/%.200s", dir, names[i]);
 		ASSERT_OK(stat(path, &sb));
 		ASSERT_EQ((size_t)sb.st_size, gz_len);

@@ -216,3 +216,46 @@ TEST(offcpu_unmatched_and_exit)
 	ASSERT_EQ(st.unmatched, 2 + 1 + 148);
 	sfp_offcpu__free(&oc);
 }
+
+/* The agent's windows: sums written as they stand and forgotten, the
+ * blocks still pending kept, the next sums only what came after. */
+TEST(offcpu_flush_sums_per_window)
+{
+	SFP_OPTS(sfp_offcpu_opts, oo, .thresh_ns = 1000);
+	struct out o = { 0 };
+	struct sfp_offcpu *oc = NULL;
+	struct sfp_offcpu_stats st;
+
+	if (!ASSERT_EQ(sfp_offcpu__new(&oo, on_emit, &o, &oc), 0))
+		return;
+	block(oc, 7, 0, ustack_a, 3, 0x100000001);
+	ASSERT_EQ(sfp_offcpu__wake(oc, 7, 300), 0);
+	block(oc, 8, 100, ustack_b, 2, 0x200000001);	/* still blocked */
+	ASSERT_EQ(sfp_offcpu__flush_sums(oc, 500), 0);
+	if (!ASSERT_EQ(o.n, 1))
+		goto out;
+	ASSERT_EQ(o.tid[0], 7);
+	ASSERT_EQ(o.period[0], 300);
+	ASSERT_EQ(o.time[0], 500);
+	ASSERT_EQ(o.kind[0], SFP_DEFER_USER_INLINE);
+	ASSERT_EQ(o.nr_user[0], 3);
+	/* nothing new: nothing written */
+	ASSERT_EQ(sfp_offcpu__flush_sums(oc, 600), 0);
+	ASSERT_EQ(o.n, 1);
+	/* the pending block ends after the flush: in the next sums only */
+	ASSERT_EQ(sfp_offcpu__wake(oc, 8, 700), 0);
+	block(oc, 7, 800, ustack_a, 3, 0x100000003);
+	ASSERT_EQ(sfp_offcpu__wake(oc, 7, 900), 0);
+	ASSERT_EQ(sfp_offcpu__finish(oc, 1000), 0);
+	if (!ASSERT_EQ(o.n, 3))
+		goto out;
+	ASSERT_EQ(o.period[1] + o.period[2], 600 + 100);
+	ASSERT_EQ(o.time[1], 1000);
+	ASSERT_EQ(o.total, 300 + 600 + 100);
+	sfp_offcpu__stats(oc, &st);
+	ASSERT_EQ(st.sums, 3);
+	ASSERT_EQ(st.unmatched, 0);
+	ASSERT_EQ(st.blocked_ns, o.total);
+out:
+	sfp_offcpu__free(&oc);
+}

@@ -26,6 +26,11 @@
 /* At 19 Hz a ring holds seconds of samples even with 16 KiB stack
  * snapshots; the reader empties it every 50 ms. */
 #define DEFAULT_MMAP_PAGES 128
+/* With --off-cpu every blocking switch-out on the machine copies a 16 KiB
+ * stack snapshot into the ring: 512 KiB held 32 of them, and a busy
+ * 2-CPU machine lost a thousand records in 10 s; 4 MiB holds 250 per CPU
+ * between two reads (50 ms). */
+#define DEFAULT_MMAP_PAGES_OFF_CPU 1024
 
 static volatile sig_atomic_t stop_requested;
 
@@ -58,7 +63,20 @@ static void usage(FILE *f)
 "                        line; or sframe, bpf-defer, fp (see sfprof record\n"
 "                        --help).  Kernel stacks are always included\n"
 "      --max-depth N     at most N user frames (default and cap 510)\n"
-"  -m, --mmap-pages N    ring pages per CPU, a power of two (default 128)\n"
+"  -m, --mmap-pages N    ring pages per CPU, a power of two (default 128;\n"
+"                        1024 with --off-cpu)\n"
+"      --off-cpu         also where threads wait (record --off-cpu's\n"
+"                        sched:sched_switch path; --call-graph sframe, which\n"
+"                        auto then picks): a second profile per service and\n"
+"                        window, off_cpu/nanoseconds (Pyroscope __name__\n"
+"                        off_cpu, files off_cpu-*, /debug/pprof/offcpu)\n"
+"      --off-cpu-thresh MS\n"
+"                        blocks at least MS ms long are samples of their\n"
+"                        own (default " DEFAULT_OFF_CPU_THRESH_STR "); shorter ones are summed per\n"
+"                        thread and stack, in the window they ended in\n"
+"      --off-cpu-max-rate N\n"
+"                        at most N own off-CPU samples per second (default\n"
+"                        " DEFAULT_OFF_CPU_MAX_RATE_STR "; 0: no bound); the rest is summed\n"
 "\n"
 "Which processes (every one by default, also those started later):\n"
 "  -p, --pid PID[,PID]   only these processes\n"
@@ -77,7 +95,8 @@ static void usage(FILE *f)
 "                        component (nginx.service -> nginx)\n"
 "      --no-symbolize    no function names: addresses, mappings and\n"
 "                        build-ids for the backend to symbolize\n"
-"  Each profile has sample types samples/count and cpu/nanoseconds, the\n"
+"  Each profile has sample types samples/count and cpu/nanoseconds (an\n"
+"  off-CPU one samples/count and off_cpu/nanoseconds), the\n"
 "  window's start and length, mappings with build-ids and file offsets,\n"
 "  and the labels service_name, host, container_id (docker, containerd,\n"
 "  CRI-O, podman: from the cgroup path) and pid (one process only).\n"
@@ -88,6 +107,8 @@ static void usage(FILE *f)
 "                        /debug/pprof/profile?seconds=N[&pid=P] blocks N\n"
 "                        seconds and answers them as gzip pprof (Go's\n"
 "                        net/http/pprof contract: go tool pprof reads it);\n"
+"                        /debug/pprof/offcpu?seconds=N[&pid=P] the same\n"
+"                        for off-CPU time (--off-cpu);\n"
 "                        /metrics (Prometheus text); /healthz\n"
 "      --max-pull-seconds N\n"
 "                        longest ?seconds= accepted (default 3600)\n"
@@ -181,6 +202,9 @@ enum {
 	OPT_AUTH_FILE,
 	OPT_QUEUE_SIZE,
 	OPT_FLUSH_TIMEOUT,
+	OPT_OFF_CPU,
+	OPT_OFF_CPU_THRESH,
+	OPT_OFF_CPU_MAX_RATE,
 };
 
 #define MAX_PIDS 1024
@@ -211,6 +235,11 @@ int cmd_agent(int argc, char **argv)
 		{ "auth-file", required_argument, NULL, OPT_AUTH_FILE },
 		{ "queue-size", required_argument, NULL, OPT_QUEUE_SIZE },
 		{ "flush-timeout", required_argument, NULL, OPT_FLUSH_TIMEOUT },
+		{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
+		{ "off-cpu-thresh", required_argument, NULL,
+		  OPT_OFF_CPU_THRESH },
+		{ "off-cpu-max-rate", required_argument, NULL,
+		  OPT_OFF_CPU_MAX_RATE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -222,13 +251,15 @@ int cmd_agent(int argc, char **argv)
 		.mmap_pages = DEFAULT_MMAP_PAGES,
 		.flush_deadline_s = DEFAULT_FLUSH_S,
 		.stop = &stop_requested,
+		.off_cpu_thresh_ns = DEFAULT_OFF_CPU_THRESH_MS * 1000000ull,
+		.off_cpu_max_rate = DEFAULT_OFF_CPU_MAX_RATE,
 	};
 	struct agent_sink_opts so[3];
 	struct agent_sink *sinks[3];
 	size_t nr_so = 0, nr_sinks = 0, i;
 	const char *output_dir = NULL, *pyroscope = NULL, *otlp = NULL;
 	const char *tenant = NULL, *auth_file = NULL;
-	bool legacy = false, auto_cg = true, have_re = false;
+	bool legacy = false, auto_cg = true, have_re = false, mmap_given = false;
 	uint64_t max_disk = 0, queue = 0, v;
 	pid_t pids[MAX_PIDS];
 	regex_t re;
@@ -282,6 +313,7 @@ int cmd_agent(int argc, char **argv)
 				goto usage_err;
 			}
 			o.mmap_pages = (uint32_t)v;
+			mmap_given = true;
 			break;
 		case 'p': {
 			const char *s = optarg;
@@ -408,6 +440,25 @@ int cmd_agent(int argc, char **argv)
 				goto usage_err;
 			}
 			break;
+		case OPT_OFF_CPU:
+			o.off_cpu = true;
+			break;
+		case OPT_OFF_CPU_THRESH:
+			if (!cli_parse_double(optarg, 0, 1e9, &d)) {
+				cli_err("--off-cpu-thresh: want milliseconds, "
+					"not '%s'", optarg);
+				goto usage_err;
+			}
+			o.off_cpu_thresh_ns = (uint64_t)(d * 1e6 + 0.5);
+			break;
+		case OPT_OFF_CPU_MAX_RATE:
+			if (!cli_parse_u64(optarg, &v)) {
+				cli_err("--off-cpu-max-rate: bad rate '%s'",
+					optarg);
+				goto usage_err;
+			}
+			o.off_cpu_max_rate = v;
+			break;
 		case 'q':
 			o.quiet = true;
 			break;
@@ -429,6 +480,20 @@ int cmd_agent(int argc, char **argv)
 			argv[optind]);
 		goto usage_err;
 	}
+	/* off-CPU time is record's sframe path: the blocked task's user
+	 * stack is unwound from its snapshot */
+	if (o.off_cpu && auto_cg) {
+		auto_cg = false;
+		o.call_graph = SFP_RECORD_CG_SFRAME;
+		if (!o.quiet)
+			cli_err("--call-graph auto: sframe (--off-cpu takes the "
+				"blocked task's user stack from its snapshot)");
+	} else if (o.off_cpu && o.call_graph != SFP_RECORD_CG_SFRAME) {
+		cli_err("--off-cpu works with --call-graph sframe only");
+		goto usage_err;
+	}
+	if (o.off_cpu && !mmap_given)
+		o.mmap_pages = DEFAULT_MMAP_PAGES_OFF_CPU;
 	if (output_dir)
 		so[nr_so++] = (struct agent_sink_opts){
 			.sz = sizeof(so[0]), .kind = AGENT_SINK_FILES,

@@ -18,6 +18,14 @@
 #define EXIT_INVALID 1
 #define EXIT_USAGE 2
 
+/* --off-cpu-thresh (record, agent): perf's default (blocks shorter are
+ * summed per stack, as perf 6.16+ does); --off-cpu-max-rate: own samples
+ * per second before the rest is summed too. */
+#define DEFAULT_OFF_CPU_THRESH_MS 500
+#define DEFAULT_OFF_CPU_THRESH_STR "500"
+#define DEFAULT_OFF_CPU_MAX_RATE 10000
+#define DEFAULT_OFF_CPU_MAX_RATE_STR "10000"
+
 #define SFP_COMMAND(name, fn, summary) int fn(int argc, char **argv);
 #include "commands.def"
 #undef SFP_COMMAND

@@ -52,13 +52,6 @@ static volatile sig_atomic_t workload_pid;
 #define DEFAULT_ZLEVEL 5
 #define DEFAULT_ZLEVEL_STR "5"
 
-/* --off-cpu-thresh: perf's default (blocks shorter are summed per stack
- * and written at the end, as perf 6.16+ does); --off-cpu-max-rate: own
- * samples per second before the rest is summed too. */
-#define DEFAULT_OFF_CPU_THRESH_MS 500
-#define DEFAULT_OFF_CPU_THRESH_STR "500"
-#define DEFAULT_OFF_CPU_MAX_RATE 10000
-#define DEFAULT_OFF_CPU_MAX_RATE_STR "10000"
 
 /* At most this long between writes of the records to the file: what a
  * recording killed with SIGKILL (or a crash) loses at most. */
