@@ -55,10 +55,12 @@ static void answer(struct sfp_bpf_defer *b, const struct req *r)
 					 r->vm_start);
 		return;
 	}
-	sfb_tables__ensure(b->tables,
-			   sfb_tables__path_of(r->pid, r->path, alt,
-					       sizeof(alt)),
-			   0, 0);
+	/* a mapping only: loaded when it fits, the BPF side's first miss
+	 * of it evicts for it (a table per new mapping that evicts the
+	 * tables in use would thrash) */
+	sfb_tables__prefetch(b->tables,
+			     sfb_tables__path_of(r->pid, r->path, alt,
+						 sizeof(alt)));
 	/* the VMAs the BPF side remembered may be stale now */
 	bpf_map_delete_elem(b->vmas_fd, &r->pid);
 }

@@ -28,7 +28,10 @@
 struct tmod {
 	struct sfb_mod_key key;
 	char *path;
-	bool in_maps;		/* else: known to have no table */
+	bool in_maps;		/* else: known to have no table, or */
+	bool deferred;		/* not loaded for want of free room (its
+				   sizes known: the next prefetch checks
+				   the room without reading it again) */
 	uint32_t fde_base, nr_fdes;
 	uint32_t fre_base, nr_fres;
 	uint64_t last_use;
@@ -131,9 +134,10 @@ static void evict(struct sfb_tables *t, struct tmod *m)
 	*m = t->mods[--t->nr_mods];
 }
 
-/* Room for nf FDEs and nr FREs, evicting least recently used tables. */
+/* Room for nf FDEs and nr FREs, evicting least recently used tables
+ * when may_evict (else -ENOSPC when there is no free room). */
 static int make_room(struct sfb_tables *t, uint32_t nf, uint32_t nr,
-		     uint32_t *fb, uint32_t *rb)
+		     bool may_evict, uint32_t *fb, uint32_t *rb)
 {
 	for (;;) {
 		struct tmod *lru = NULL;
@@ -143,6 +147,8 @@ static int make_room(struct sfb_tables *t, uint32_t nf, uint32_t nr,
 		*rb = find_gap(t, true, nr);
 		if (*fb != UINT32_MAX && *rb != UINT32_MAX)
 			return 0;
+		if (!may_evict)
+			return -ENOSPC;
 		for (i = 0; i < t->nr_mods; i++)
 			if (t->mods[i].in_maps &&
 			    (!lru || t->mods[i].last_use < lru->last_use))
@@ -205,8 +211,10 @@ static bool conv_row(const struct sfp_sframe_row *r, struct sfb_fre *f)
 	return true;
 }
 
-/* Write m's table into the maps.  Return: 0, -ENOENT no table, -errno. */
-static int load_table(struct sfb_tables *t, struct tmod *tm, const char *path)
+/* Write m's table into the maps.  Return: 0, -ENOENT no table, -ENOSPC
+ * no free room and !may_evict, -errno. */
+static int load_table(struct sfb_tables *t, struct tmod *tm, const char *path,
+		      bool may_evict)
 {
 	struct unw_table_opts topts = { .cache_dir = t->cache_dir };
 	struct sfb_fde *fd = NULL;
@@ -253,7 +261,9 @@ static int load_table(struct sfb_tables *t, struct tmod *tm, const char *path)
 		err = -E2BIG;
 		goto out;
 	}
-	err = make_room(t, nf, nr, &fb, &rb);
+	tm->nr_fdes = nf;	/* for a deferred module: what it needs */
+	tm->nr_fres = nr;
+	err = make_room(t, nf, nr, may_evict, &fb, &rb);
 	if (err)
 		goto out;
 	/* FREs go straight into the mmap'ed array, FDEs via fd[] (sorted). */
@@ -331,8 +341,24 @@ out:
 	return err;
 }
 
-int sfb_tables__ensure(struct sfb_tables *t, const char *path, uint64_t dev,
-		       uint64_t ino)
+/* The list full (weeks of programs): what it knows of modules not in
+ * the maps (no table, deferred) is let go, and learned again if met. */
+static void forget_unloaded(struct sfb_tables *t)
+{
+	size_t i = 0;
+
+	while (i < t->nr_mods) {
+		if (t->mods[i].in_maps) {
+			i++;
+			continue;
+		}
+		free(t->mods[i].path);
+		t->mods[i] = t->mods[--t->nr_mods];
+	}
+}
+
+static int ensure(struct sfb_tables *t, const char *path, uint64_t dev,
+		  uint64_t ino, bool may_evict)
 {
 	struct tmod *tm, nm;
 	int err;
@@ -346,10 +372,21 @@ int sfb_tables__ensure(struct sfb_tables *t, const char *path, uint64_t dev,
 		ino = st.st_ino;
 	}
 	tm = find_mod(t, dev, ino);
-	if (tm) {
+	if (tm && !tm->deferred) {
 		tm->last_use = ++t->tick;
 		return 0;
 	}
+	if (tm) {
+		/* deferred before: still no room for a mere mapping? */
+		if (!may_evict &&
+		    (find_gap(t, false, tm->nr_fdes) == UINT32_MAX ||
+		     find_gap(t, true, tm->nr_fres) == UINT32_MAX))
+			return 0;
+		free(tm->path);
+		*tm = t->mods[--t->nr_mods];
+	}
+	if (t->nr_mods >= MAX_MODS)
+		forget_unloaded(t);
 	if (t->nr_mods >= MAX_MODS)
 		return -ENOSPC;
 	/* Loaded before it joins the list: evictions move list entries. */
@@ -359,9 +396,17 @@ int sfb_tables__ensure(struct sfb_tables *t, const char *path, uint64_t dev,
 	nm.path = strdup(path);
 	if (!nm.path)
 		return -ENOMEM;
-	err = load_table(t, &nm, path);
-	if (err) {
+	err = load_table(t, &nm, path, may_evict);
+	if (err == -ENOSPC && !may_evict) {
+		/* remembered with its sizes; the first unwind that needs
+		 * it asks (a miss), and that load evicts */
+		t->st.deferred++;
+		nm.deferred = true;
+		err = 0;
+		pr_debug("bpf-defer: %s: deferred (no free room)", path);
+	} else if (err) {
 		t->st.failed++;
+		nm.nr_fdes = nm.nr_fres = 0;
 		pr_debug("bpf-defer: %s: no table (%s)", path,
 			 sfp_strerror(err));
 	}
@@ -372,6 +417,17 @@ int sfb_tables__ensure(struct sfb_tables *t, const char *path, uint64_t dev,
 	nm.last_use = ++t->tick;
 	t->mods[t->nr_mods++] = nm;
 	return err == -ENOMEM ? err : 0;
+}
+
+int sfb_tables__ensure(struct sfb_tables *t, const char *path, uint64_t dev,
+		       uint64_t ino)
+{
+	return ensure(t, path, dev, ino, true);
+}
+
+int sfb_tables__prefetch(struct sfb_tables *t, const char *path)
+{
+	return ensure(t, path, 0, 0, false);
 }
 
 /* Parse a /proc/PID/maps line: start, perms, path (NULL when none). */
@@ -434,8 +490,14 @@ int sfb_tables__resolve_miss(struct sfb_tables *t, pid_t pid, uint64_t dev,
 	FILE *f;
 	int err = -ENOENT;
 
-	if (find_mod(t, dev, ino))
-		return 0;	/* known: loaded meanwhile, or has no table */
+	{
+		const struct tmod *tm = find_mod(t, dev, ino);
+
+		/* known: loaded meanwhile, or has no table (a deferred
+		 * one is loaded now: an unwind needs it) */
+		if (tm && !tm->deferred)
+			return 0;
+	}
 	snprintf(fname, sizeof(fname), "/proc/%d/maps", (int)pid);
 	f = fopen(fname, "re");
 	if (!f)

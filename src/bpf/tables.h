@@ -28,6 +28,8 @@ struct sfb_tables_stats {
 	uint64_t loaded;	/* tables written into the maps */
 	uint64_t evicted;	/* tables evicted for room (LRU) */
 	uint64_t failed;	/* modules without a usable table */
+	uint64_t deferred;	/* prefetches left to the first miss: no
+				   free room */
 	uint64_t fdes, fres;	/* entries in use now */
 };
 
@@ -44,6 +46,17 @@ SFP_HIDDEN int sfb_tables__new(int mods_fd, void *fde_mem, uint32_t fde_cap,
  */
 SFP_HIDDEN int sfb_tables__ensure(struct sfb_tables *t, const char *path,
 				  uint64_t dev, uint64_t ino);
+
+/*
+ * The same for a module that was only mapped, not yet met by an unwind:
+ * loaded when there is free room, never evicting another table for it
+ * (the BPF side's first miss of it loads it then, evicting).  On a
+ * machine whose programs' tables exceed the arrays (a compiler's 450,000
+ * rows and the libraries of every program started), evicting on every
+ * new mapping made the tables' thread reload the same tables many times
+ * a second.
+ */
+SFP_HIDDEN int sfb_tables__prefetch(struct sfb_tables *t, const char *path);
 
 /* path as pid sees it: path itself when this process sees a file there,
  * else /proc/PID/root/path (a process in its own mount namespace). */
