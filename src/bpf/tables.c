@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -32,6 +33,8 @@ struct tmod {
 	bool deferred;		/* not loaded for want of free room (its
 				   sizes known: the next prefetch checks
 				   the room without reading it again) */
+	bool evicted;		/* and it was in before: only an unwind
+				   that needs it brings it back */
 	uint32_t fde_base, nr_fdes;
 	uint32_t fre_base, nr_fres;
 	uint64_t last_use;
@@ -46,6 +49,11 @@ struct sfb_tables {
 	struct tmod *mods;
 	size_t nr_mods;
 	uint64_t tick;
+	/* Loads that evict, limited (sfb_tables__evict_budget()): rows
+	 * per second, what is left now, and when it was last topped up. */
+	uint32_t evict_rate;
+	double evict_left;
+	uint64_t evict_ns;
 	struct sfb_tables_stats st;
 };
 
@@ -129,16 +137,55 @@ static void evict(struct sfb_tables *t, struct tmod *m)
 	t->st.fres -= m->nr_fres;
 	t->st.evicted++;
 	pr_debug("bpf-defer: evicted the table of %s", m->path);
-	/* Forget it entirely, so that it is loaded again when met. */
-	free(m->path);
-	*m = t->mods[--t->nr_mods];
+	/* Known with its sizes, not loaded: an unwind that needs it
+	 * loads it again when the budget allows (a mere mapping does not:
+	 * a prefetch that refills the room evictions made would thrash). */
+	m->deferred = true;
+	m->evicted = true;
+}
+
+void sfb_tables__evict_budget(struct sfb_tables *t, uint32_t rows_per_s)
+{
+	t->evict_rate = rows_per_s;
+	t->evict_left = (double)t->fre_cap;
+	t->evict_ns = 0;
+}
+
+/* Whether a table of nr FREs may be loaded by evicting others now (and
+ * then it is paid for): the budget fills at evict_rate rows a second up
+ * to the whole array, so that the first load of any table goes at once
+ * and a working set larger than the arrays costs a bounded share of a
+ * CPU in reloads. */
+static bool evict_allowed(struct sfb_tables *t, uint32_t nr, bool pay)
+{
+	struct timespec ts;
+	uint64_t now;
+
+	if (!t->evict_rate)
+		return true;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	if (t->evict_ns)
+		t->evict_left += (double)(now - t->evict_ns) / 1e9 *
+				 t->evict_rate;
+	t->evict_ns = now;
+	if (t->evict_left > (double)t->fre_cap)
+		t->evict_left = (double)t->fre_cap;
+	if (t->evict_left < (double)nr)
+		return false;
+	if (pay)
+		t->evict_left -= (double)nr;
+	return true;
 }
 
 /* Room for nf FDEs and nr FREs, evicting least recently used tables
- * when may_evict (else -ENOSPC when there is no free room). */
+ * when may_evict (else -ENOSPC when there is no free room) and the
+ * eviction budget allows (else -EBUSY). */
 static int make_room(struct sfb_tables *t, uint32_t nf, uint32_t nr,
 		     bool may_evict, uint32_t *fb, uint32_t *rb)
 {
+	bool paid = false;
+
 	for (;;) {
 		struct tmod *lru = NULL;
 		size_t i;
@@ -149,6 +196,9 @@ static int make_room(struct sfb_tables *t, uint32_t nf, uint32_t nr,
 			return 0;
 		if (!may_evict)
 			return -ENOSPC;
+		if (!paid && !evict_allowed(t, nr, true))
+			return -EBUSY;
+		paid = true;
 		for (i = 0; i < t->nr_mods; i++)
 			if (t->mods[i].in_maps &&
 			    (!lru || t->mods[i].last_use < lru->last_use))
@@ -377,11 +427,17 @@ static int ensure(struct sfb_tables *t, const char *path, uint64_t dev,
 		return 0;
 	}
 	if (tm) {
-		/* deferred before: still no room for a mere mapping? */
-		if (!may_evict &&
-		    (find_gap(t, false, tm->nr_fdes) == UINT32_MAX ||
-		     find_gap(t, true, tm->nr_fres) == UINT32_MAX))
+		/* deferred or evicted before: its sizes are known, so
+		 * whether it fits is known without reading it again */
+		if (!may_evict && tm->evicted)
 			return 0;
+		if ((find_gap(t, false, tm->nr_fdes) == UINT32_MAX ||
+		     find_gap(t, true, tm->nr_fres) == UINT32_MAX) &&
+		    (!may_evict || !evict_allowed(t, tm->nr_fres, false))) {
+			if (may_evict)
+				t->st.throttled++;
+			return 0;
+		}
 		free(tm->path);
 		*tm = t->mods[--t->nr_mods];
 	}
@@ -397,13 +453,18 @@ static int ensure(struct sfb_tables *t, const char *path, uint64_t dev,
 	if (!nm.path)
 		return -ENOMEM;
 	err = load_table(t, &nm, path, may_evict);
-	if (err == -ENOSPC && !may_evict) {
+	if ((err == -ENOSPC && !may_evict) || err == -EBUSY) {
 		/* remembered with its sizes; the first unwind that needs
 		 * it asks (a miss), and that load evicts */
-		t->st.deferred++;
+		if (err == -EBUSY)
+			t->st.throttled++;
+		else
+			t->st.deferred++;
+		pr_debug("bpf-defer: %s: not loaded (%s)", path,
+			 err == -EBUSY ? "eviction budget spent"
+				       : "no free room");
 		nm.deferred = true;
 		err = 0;
-		pr_debug("bpf-defer: %s: deferred (no free room)", path);
 	} else if (err) {
 		t->st.failed++;
 		nm.nr_fdes = nm.nr_fres = 0;
@@ -427,7 +488,10 @@ int sfb_tables__ensure(struct sfb_tables *t, const char *path, uint64_t dev,
 
 int sfb_tables__prefetch(struct sfb_tables *t, const char *path)
 {
-	return ensure(t, path, 0, 0, false);
+	uint64_t loaded = t->st.loaded;
+	int err = ensure(t, path, 0, 0, false);
+
+	return err ? err : t->st.loaded != loaded;
 }
 
 /* Parse a /proc/PID/maps line: start, perms, path (NULL when none). */

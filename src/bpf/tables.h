@@ -30,6 +30,8 @@ struct sfb_tables_stats {
 	uint64_t failed;	/* modules without a usable table */
 	uint64_t deferred;	/* prefetches left to the first miss: no
 				   free room */
+	uint64_t throttled;	/* misses not loaded: the eviction budget
+				   was spent */
 	uint64_t fdes, fres;	/* entries in use now */
 };
 
@@ -54,9 +56,20 @@ SFP_HIDDEN int sfb_tables__ensure(struct sfb_tables *t, const char *path,
  * machine whose programs' tables exceed the arrays (a compiler's 450,000
  * rows and the libraries of every program started), evicting on every
  * new mapping made the tables' thread reload the same tables many times
- * a second.
+ * a second.  Return: 1 loaded now, 0 not (in already, or not loaded),
+ * -errno.
  */
 SFP_HIDDEN int sfb_tables__prefetch(struct sfb_tables *t, const char *path);
+
+/*
+ * Limit the loads that evict other tables to about rows_per_s FRE rows a
+ * second (0, the default: no limit).  A table evicted before and needed
+ * again beyond the budget stays out until its next miss (the BPF side
+ * reports one each second) finds budget; the unwinds step its frames by
+ * frame pointer meanwhile.
+ */
+SFP_HIDDEN void sfb_tables__evict_budget(struct sfb_tables *t,
+					 uint32_t rows_per_s);
 
 /* path as pid sees it: path itself when this process sees a file there,
  * else /proc/PID/root/path (a process in its own mount namespace). */
