@@ -42,7 +42,19 @@
 #define PROC_BUCKETS 4096
 #define DEFAULT_PROC_BUDGET 65536
 #define DEFAULT_SYMBOL_BUDGET (512ull << 20)
-#define LOOP_MS 50
+/* The loop's period: records are processed, windows closed and pulls
+ * answered this often.  Each round has a fixed cost (draining both
+ * rings and the BPF ring, sorting what came, the pulls' checks), so it
+ * is not shorter than it needs to be: a window closes at most this late,
+ * and the records trail the rings by this much. */
+#define LOOP_MS 100
+/* The reader thread waits this long for a ring's wakeup (a quarter of
+ * a ring full) before it drains anyway; the loop drains too every
+ * round, so this only matters while the loop is busy elsewhere. */
+#define READER_POLL_MS 500
+/* /metrics' figures are refreshed this often (and at every window's
+ * close): reading the BPF side's counters is a dozen system calls. */
+#define SNAPSHOT_NS 1000000000ull
 /* A pull is over when the records have passed its end; on a machine
  * with no records coming, a grace after its end with nothing queued; and
  * when the loop lags far behind the rings (reading a large program's
@@ -628,11 +640,15 @@ static int on_event(void *ctx, const struct sfp_perf_event *ev,
 		if (!pi->kept)
 			return 0;
 		a->mt.samples_kept++;
-		s = service_get(a, pi);
-		if (!s)
-			return -ENOMEM;
-		if ((err = agent_agg__add(s->agg, ev, how)))
-			return err;
+		/* windows are for the sinks: with none (pulls only), no
+		 * window is built, encoded or symbolized */
+		if (a->o->nr_sinks) {
+			s = service_get(a, pi);
+			if (!s)
+				return -ENOMEM;
+			if ((err = agent_agg__add(s->agg, ev, how)))
+				return err;
+		}
 		for (pl = a->pulls; pl; pl = pl->next)
 			if (!pl->err && !pl->off_cpu &&
 			    (!pl->pid || pl->pid == ev->sample.pid) &&
@@ -758,7 +774,7 @@ static void *reader_main(void *arg)
 	int err;
 
 	while (!rd->stop) {
-		sfp_record__poll(rd->r, LOOP_MS);
+		sfp_record__poll(rd->r, READER_POLL_MS);
 		err = sfp_record__drain(rd->r);
 		if (err < 0) {
 			rd->err = err;
@@ -937,7 +953,7 @@ int agent_run(const struct agent_opts *o)
 	struct reader rd = { 0 };
 	pthread_t reader_thread;
 	bool reader_running = false;
-	uint64_t now;
+	uint64_t now, last_snapshot = 0;
 	size_t i;
 	int err;
 
@@ -993,9 +1009,14 @@ int agent_run(const struct agent_opts *o)
 		now = clock_ns(CLOCK_MONOTONIC);
 		take_pulls(&a, now);
 		finish_pulls(&a, now, false);
-		if (now - a.win_start_mono >= o->interval_ns)
+		if (now - a.win_start_mono >= o->interval_ns) {
 			close_window(&a, now);
-		snapshot(&a);
+			last_snapshot = 0;
+		}
+		if (now - last_snapshot >= SNAPSHOT_NS) {
+			snapshot(&a);
+			last_snapshot = now;
+		}
 	}
 	err = 0;
 stop:

@@ -99,7 +99,8 @@ void agent_metrics_write(FILE *f, const struct agent_metrics *m)
 	one(f, "sfprof_agent_windows_total", "counter",
 	    "Windows closed (every --interval).", m->windows);
 	one(f, "sfprof_agent_profiles_total", "counter",
-	    "Profiles made from closed windows, one per service.",
+	    "Profiles made from closed windows, one per service "
+	    "(none without a sink).",
 	    m->profiles);
 	one(f, "sfprof_agent_pulls_total", "counter",
 	    "Profiles served on /debug/pprof/profile.", m->pulls);

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -28,7 +29,12 @@
 struct tmod {
 	struct sfb_mod_key key;
 	char *path;
-	bool in_maps;		/* else: known to have no table */
+	bool in_maps;		/* else: known to have no table, or */
+	bool deferred;		/* not loaded for want of free room (its
+				   sizes known: the next prefetch checks
+				   the room without reading it again) */
+	bool evicted;		/* and it was in before: only an unwind
+				   that needs it brings it back */
 	uint32_t fde_base, nr_fdes;
 	uint32_t fre_base, nr_fres;
 	uint64_t last_use;
@@ -43,6 +49,11 @@ struct sfb_tables {
 	struct tmod *mods;
 	size_t nr_mods;
 	uint64_t tick;
+	/* Loads that evict, limited (sfb_tables__evict_budget()): rows
+	 * per second, what is left now, and when it was last topped up. */
+	uint32_t evict_rate;
+	double evict_left;
+	uint64_t evict_ns;
 	struct sfb_tables_stats st;
 };
 
@@ -126,15 +137,55 @@ static void evict(struct sfb_tables *t, struct tmod *m)
 	t->st.fres -= m->nr_fres;
 	t->st.evicted++;
 	pr_debug("bpf-defer: evicted the table of %s", m->path);
-	/* Forget it entirely, so that it is loaded again when met. */
-	free(m->path);
-	*m = t->mods[--t->nr_mods];
+	/* Known with its sizes, not loaded: an unwind that needs it
+	 * loads it again when the budget allows (a mere mapping does not:
+	 * a prefetch that refills the room evictions made would thrash). */
+	m->deferred = true;
+	m->evicted = true;
 }
 
-/* Room for nf FDEs and nr FREs, evicting least recently used tables. */
-static int make_room(struct sfb_tables *t, uint32_t nf, uint32_t nr,
-		     uint32_t *fb, uint32_t *rb)
+void sfb_tables__evict_budget(struct sfb_tables *t, uint32_t rows_per_s)
 {
+	t->evict_rate = rows_per_s;
+	t->evict_left = (double)t->fre_cap;
+	t->evict_ns = 0;
+}
+
+/* Whether a table of nr FREs may be loaded by evicting others now (and
+ * then it is paid for): the budget fills at evict_rate rows a second up
+ * to the whole array, so that the first load of any table goes at once
+ * and a working set larger than the arrays costs a bounded share of a
+ * CPU in reloads. */
+static bool evict_allowed(struct sfb_tables *t, uint32_t nr, bool pay)
+{
+	struct timespec ts;
+	uint64_t now;
+
+	if (!t->evict_rate)
+		return true;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	if (t->evict_ns)
+		t->evict_left += (double)(now - t->evict_ns) / 1e9 *
+				 t->evict_rate;
+	t->evict_ns = now;
+	if (t->evict_left > (double)t->fre_cap)
+		t->evict_left = (double)t->fre_cap;
+	if (t->evict_left < (double)nr)
+		return false;
+	if (pay)
+		t->evict_left -= (double)nr;
+	return true;
+}
+
+/* Room for nf FDEs and nr FREs, evicting least recently used tables
+ * when may_evict (else -ENOSPC when there is no free room) and the
+ * eviction budget allows (else -EBUSY). */
+static int make_room(struct sfb_tables *t, uint32_t nf, uint32_t nr,
+		     bool may_evict, uint32_t *fb, uint32_t *rb)
+{
+	bool paid = false;
+
 	for (;;) {
 		struct tmod *lru = NULL;
 		size_t i;
@@ -143,6 +194,11 @@ static int make_room(struct sfb_tables *t, uint32_t nf, uint32_t nr,
 		*rb = find_gap(t, true, nr);
 		if (*fb != UINT32_MAX && *rb != UINT32_MAX)
 			return 0;
+		if (!may_evict)
+			return -ENOSPC;
+		if (!paid && !evict_allowed(t, nr, true))
+			return -EBUSY;
+		paid = true;
 		for (i = 0; i < t->nr_mods; i++)
 			if (t->mods[i].in_maps &&
 			    (!lru || t->mods[i].last_use < lru->last_use))
@@ -205,8 +261,10 @@ static bool conv_row(const struct sfp_sframe_row *r, struct sfb_fre *f)
 	return true;
 }
 
-/* Write m's table into the maps.  Return: 0, -ENOENT no table, -errno. */
-static int load_table(struct sfb_tables *t, struct tmod *tm, const char *path)
+/* Write m's table into the maps.  Return: 0, -ENOENT no table, -ENOSPC
+ * no free room and !may_evict, -errno. */
+static int load_table(struct sfb_tables *t, struct tmod *tm, const char *path,
+		      bool may_evict)
 {
 	struct unw_table_opts topts = { .cache_dir = t->cache_dir };
 	struct sfb_fde *fd = NULL;
@@ -253,7 +311,9 @@ static int load_table(struct sfb_tables *t, struct tmod *tm, const char *path)
 		err = -E2BIG;
 		goto out;
 	}
-	err = make_room(t, nf, nr, &fb, &rb);
+	tm->nr_fdes = nf;	/* for a deferred module: what it needs */
+	tm->nr_fres = nr;
+	err = make_room(t, nf, nr, may_evict, &fb, &rb);
 	if (err)
 		goto out;
 	/* FREs go straight into the mmap'ed array, FDEs via fd[] (sorted). */
@@ -331,8 +391,24 @@ out:
 	return err;
 }
 
-int sfb_tables__ensure(struct sfb_tables *t, const char *path, uint64_t dev,
-		       uint64_t ino)
+/* The list full (weeks of programs): what it knows of modules not in
+ * the maps (no table, deferred) is let go, and learned again if met. */
+static void forget_unloaded(struct sfb_tables *t)
+{
+	size_t i = 0;
+
+	while (i < t->nr_mods) {
+		if (t->mods[i].in_maps) {
+			i++;
+			continue;
+		}
+		free(t->mods[i].path);
+		t->mods[i] = t->mods[--t->nr_mods];
+	}
+}
+
+static int ensure(struct sfb_tables *t, const char *path, uint64_t dev,
+		  uint64_t ino, bool may_evict)
 {
 	struct tmod *tm, nm;
 	int err;
@@ -346,10 +422,27 @@ int sfb_tables__ensure(struct sfb_tables *t, const char *path, uint64_t dev,
 		ino = st.st_ino;
 	}
 	tm = find_mod(t, dev, ino);
-	if (tm) {
+	if (tm && !tm->deferred) {
 		tm->last_use = ++t->tick;
 		return 0;
 	}
+	if (tm) {
+		/* deferred or evicted before: its sizes are known, so
+		 * whether it fits is known without reading it again */
+		if (!may_evict && tm->evicted)
+			return 0;
+		if ((find_gap(t, false, tm->nr_fdes) == UINT32_MAX ||
+		     find_gap(t, true, tm->nr_fres) == UINT32_MAX) &&
+		    (!may_evict || !evict_allowed(t, tm->nr_fres, false))) {
+			if (may_evict)
+				t->st.throttled++;
+			return 0;
+		}
+		free(tm->path);
+		*tm = t->mods[--t->nr_mods];
+	}
+	if (t->nr_mods >= MAX_MODS)
+		forget_unloaded(t);
 	if (t->nr_mods >= MAX_MODS)
 		return -ENOSPC;
 	/* Loaded before it joins the list: evictions move list entries. */
@@ -359,9 +452,22 @@ int sfb_tables__ensure(struct sfb_tables *t, const char *path, uint64_t dev,
 	nm.path = strdup(path);
 	if (!nm.path)
 		return -ENOMEM;
-	err = load_table(t, &nm, path);
-	if (err) {
+	err = load_table(t, &nm, path, may_evict);
+	if ((err == -ENOSPC && !may_evict) || err == -EBUSY) {
+		/* remembered with its sizes; the first unwind that needs
+		 * it asks (a miss), and that load evicts */
+		if (err == -EBUSY)
+			t->st.throttled++;
+		else
+			t->st.deferred++;
+		pr_debug("bpf-defer: %s: not loaded (%s)", path,
+			 err == -EBUSY ? "eviction budget spent"
+				       : "no free room");
+		nm.deferred = true;
+		err = 0;
+	} else if (err) {
 		t->st.failed++;
+		nm.nr_fdes = nm.nr_fres = 0;
 		pr_debug("bpf-defer: %s: no table (%s)", path,
 			 sfp_strerror(err));
 	}
@@ -372,6 +478,20 @@ int sfb_tables__ensure(struct sfb_tables *t, const char *path, uint64_t dev,
 	nm.last_use = ++t->tick;
 	t->mods[t->nr_mods++] = nm;
 	return err == -ENOMEM ? err : 0;
+}
+
+int sfb_tables__ensure(struct sfb_tables *t, const char *path, uint64_t dev,
+		       uint64_t ino)
+{
+	return ensure(t, path, dev, ino, true);
+}
+
+int sfb_tables__prefetch(struct sfb_tables *t, const char *path)
+{
+	uint64_t loaded = t->st.loaded;
+	int err = ensure(t, path, 0, 0, false);
+
+	return err ? err : t->st.loaded != loaded;
 }
 
 /* Parse a /proc/PID/maps line: start, perms, path (NULL when none). */
@@ -434,8 +554,14 @@ int sfb_tables__resolve_miss(struct sfb_tables *t, pid_t pid, uint64_t dev,
 	FILE *f;
 	int err = -ENOENT;
 
-	if (find_mod(t, dev, ino))
-		return 0;	/* known: loaded meanwhile, or has no table */
+	{
+		const struct tmod *tm = find_mod(t, dev, ino);
+
+		/* known: loaded meanwhile, or has no table (a deferred
+		 * one is loaded now: an unwind needs it) */
+		if (tm && !tm->deferred)
+			return 0;
+	}
 	snprintf(fname, sizeof(fname), "/proc/%d/maps", (int)pid);
 	f = fopen(fname, "re");
 	if (!f)

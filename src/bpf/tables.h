@@ -28,6 +28,10 @@ struct sfb_tables_stats {
 	uint64_t loaded;	/* tables written into the maps */
 	uint64_t evicted;	/* tables evicted for room (LRU) */
 	uint64_t failed;	/* modules without a usable table */
+	uint64_t deferred;	/* prefetches left to the first miss: no
+				   free room */
+	uint64_t throttled;	/* misses not loaded: the eviction budget
+				   was spent */
 	uint64_t fdes, fres;	/* entries in use now */
 };
 
@@ -44,6 +48,28 @@ SFP_HIDDEN int sfb_tables__new(int mods_fd, void *fde_mem, uint32_t fde_cap,
  */
 SFP_HIDDEN int sfb_tables__ensure(struct sfb_tables *t, const char *path,
 				  uint64_t dev, uint64_t ino);
+
+/*
+ * The same for a module that was only mapped, not yet met by an unwind:
+ * loaded when there is free room, never evicting another table for it
+ * (the BPF side's first miss of it loads it then, evicting).  On a
+ * machine whose programs' tables exceed the arrays (a compiler's 450,000
+ * rows and the libraries of every program started), evicting on every
+ * new mapping made the tables' thread reload the same tables many times
+ * a second.  Return: 1 loaded now, 0 not (in already, or not loaded),
+ * -errno.
+ */
+SFP_HIDDEN int sfb_tables__prefetch(struct sfb_tables *t, const char *path);
+
+/*
+ * Limit the loads that evict other tables to about rows_per_s FRE rows a
+ * second (0, the default: no limit).  A table evicted before and needed
+ * again beyond the budget stays out until its next miss (the BPF side
+ * reports one each second) finds budget; the unwinds step its frames by
+ * frame pointer meanwhile.
+ */
+SFP_HIDDEN void sfb_tables__evict_budget(struct sfb_tables *t,
+					 uint32_t rows_per_s);
 
 /* path as pid sees it: path itself when this process sees a file there,
  * else /proc/PID/root/path (a process in its own mount namespace). */

@@ -4,7 +4,9 @@
  * converted into the compact FDE/FRE arrays, looked up with the same
  * binary searches the BPF walk does (re-done here in C over the arrays),
  * must give the rows sfp_sframe__find() gives; tables that do not fit are
- * evicted least recently used.  The module map is a real BPF hash map
+ * evicted least recently used; a mere mapping (prefetch) never evicts,
+ * and the agent's eviction budget keeps an evicted table out.  The
+ * module map is a real BPF hash map
  * (needs root); the arrays are plain memory here, as they are the mmap of
  * BPF arrays in a recording.
  */
@@ -259,6 +261,100 @@ out:
 	sfb_tables__free(&t);
 	if (fd >= 0)
 		close(fd);
+	free(fdes);
+	free(fres);
+}
+
+/* Clear the module map (the entries a previous table set left). */
+static void clear_map(int fd)
+{
+	struct sfb_mod_key key;
+
+	while (!bpf_map_get_next_key(fd, NULL, &key))
+		bpf_map_delete_elem(fd, &key);
+}
+
+TEST(bpf_tables_prefetch_and_eviction_budget)
+{
+	struct sfb_tables *t = NULL;
+	struct sfb_tables_stats st;
+	struct sfb_fde *fdes = calloc(1 << 16, sizeof(*fdes));
+	struct sfb_fre *fres = calloc(1 << 16, sizeof(*fres));
+	char path[4096], self[4096];
+	uint64_t lf = 0, ls = 0;
+	uint32_t cap;
+	ssize_t len;
+	int fd = mods_map();
+
+	if (fd < 0) {
+		test_skip("cannot create a BPF map (%s): not root?",
+			  strerror(errno));
+		goto out;
+	}
+	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (!ASSERT_TRUE(len > 0) || !ASSERT_TRUE(fdes && fres) ||
+	    !ASSERT_OK(libc_path(path, sizeof(path))))
+		goto out;
+	self[len] = 0;
+	/* both tables' sizes, measured with room for both */
+	if (!ASSERT_OK(sfb_tables__new(fd, fdes, 1 << 16, fres, 1 << 16,
+				       test_tmp_dir(), &t)) ||
+	    !ASSERT_OK(sfb_tables__ensure(t, path, 0, 0)))
+		goto out;
+	sfb_tables__stats(t, &st);
+	lf = st.fres;
+	if (!ASSERT_OK(sfb_tables__ensure(t, self, 0, 0)))
+		goto out;
+	sfb_tables__stats(t, &st);
+	ls = st.fres - lf;
+	sfb_tables__free(&t);
+	clear_map(fd);
+	if (!lf || !ls || st.failed) {
+		test_skip("libc or this binary has no table");
+		goto out;
+	}
+	/* room for the larger and half of the smaller: never both */
+	cap = (uint32_t)((lf > ls ? lf : ls) + (lf < ls ? lf : ls) / 2);
+	if (!ASSERT_OK(sfb_tables__new(fd, fdes, 1 << 16, fres, cap,
+				       test_tmp_dir(), &t)) ||
+	    !ASSERT_OK(sfb_tables__ensure(t, path, 0, 0)))
+		goto out;
+	/* a mapping of the other: no free room, not loaded, nothing
+	 * evicted; again: still not (its sizes are remembered) */
+	ASSERT_EQ(sfb_tables__prefetch(t, self), 0);
+	ASSERT_EQ(sfb_tables__prefetch(t, self), 0);
+	sfb_tables__stats(t, &st);
+	ASSERT_EQ(st.loaded, 1);
+	ASSERT_EQ(st.evicted, 0);
+	ASSERT_EQ(st.deferred, 1);
+	/* an unwind needs it (the budget starts with a whole array):
+	 * loaded, libc evicted */
+	sfb_tables__evict_budget(t, 1);
+	ASSERT_OK(sfb_tables__ensure(t, self, 0, 0));
+	sfb_tables__stats(t, &st);
+	ASSERT_EQ(st.loaded, 2);
+	ASSERT_EQ(st.evicted, 1);
+	/* libc evicted: a mapping does not bring it back, and an unwind
+	 * that needs it finds the budget spent (cap - ls rows are left,
+	 * fewer than libc's), at 1 row a second */
+	ASSERT_EQ(sfb_tables__prefetch(t, path), 0);
+	ASSERT_OK(sfb_tables__ensure(t, path, 0, 0));
+	sfb_tables__stats(t, &st);
+	ASSERT_EQ(st.loaded, 2);
+	ASSERT_EQ(st.evicted, 1);
+	ASSERT_EQ(st.throttled, 1);
+	/* with budget again it comes back, evicting the other */
+	sfb_tables__evict_budget(t, 1u << 30);
+	ASSERT_OK(sfb_tables__ensure(t, path, 0, 0));
+	sfb_tables__stats(t, &st);
+	ASSERT_EQ(st.loaded, 3);
+	ASSERT_EQ(st.evicted, 2);
+out:
+	sfb_tables__free(&t);
+	if (fd >= 0) {
+		clear_map(fd);
+		close(fd);
+	}
 	free(fdes);
 	free(fres);
 }
