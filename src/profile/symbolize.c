@@ -389,13 +389,14 @@ static int frame_uncached(struct sfp_profile *p, struct sfp_profile_loader *ld,
  * maps (sfp_machine__pid_gen() counts their changes; the machine-wide
  * generation, bumped by any process's mmap, voided the user entries of a
  * system-wide file all the time: a third of its report was this miss
- * path), for kernel frames on the KSYMBOL ranges (sfp_machine__ksym_gen()):
- * the same key gives the same loc, so recent ones are remembered.  A kernel frame was a
- * kallsyms search every time, even when its loc existed (the mapping
- * comes from the symbol's module): 9 % of a system-wide report.  A dwarf
- * frame that wants its inline chain takes only an entry made by a lookup
- * that wanted it too (that lookup read the chain of the loc): a loc first
- * met in a non-dwarf frame has not had its chain read.
+ * path), for kernel frames on the KSYMBOL ranges
+ * (sfp_machine__ksym_gen()): the same key gives the same loc, so recent
+ * ones are remembered.  A kernel frame was a kallsyms search every time,
+ * even when its loc existed (the mapping comes from the symbol's module):
+ * 9 % of a system-wide report.  A dwarf frame that wants its inline chain
+ * takes only an entry made by a lookup that wanted it too (that lookup
+ * read the chain of the loc): a loc first met in a non-dwarf frame has
+ * not had its chain read.
  */
 int sfp_profile_frame(struct sfp_profile *p, struct sfp_profile_loader *ld,
 		      uint32_t pid, uint64_t ip, bool kernel, bool dwarf,

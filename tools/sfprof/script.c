@@ -492,8 +492,8 @@ frame_miss(struct script *s, struct fc_ent *fc, uint32_t pid, uint64_t ip,
  * user lines do: ugen is the generation of the sample's process's maps
  * + 1, taken once per sample (the machine-wide one changed with every
  * mmap of any process: in a system-wide file nearly every user line
- * missed).  Inline: this runs
- * for every frame, and a hit is a few compares and one copy.
+ * missed).  Inline: this runs for every frame, and a hit is a few
+ * compares and one copy.
  */
 static inline __attribute__((always_inline)) void
 print_frame(struct script *s, uint32_t pid, uint64_t ip, bool kernel,
