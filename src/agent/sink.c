@@ -271,12 +271,20 @@ static void *delivery_thread(void *arg)
 		pthread_mutex_lock(&s->lock);
 		s->busy = NULL;
 		if (r == SINK_RETRY) {
-			if (sink_past_deadline(s))
-				break;
-			s->st.retries++;
 			uint64_t wait = backoff_ms / 2 +
 					next_rand(s) % (backoff_ms / 2 + 1);
-			wait_until(s, sink_now_ns() + wait * 1000000ull);
+			uint64_t at = sink_now_ns() + wait * 1000000ull;
+
+			/*
+			 * No retry starts after close()'s deadline, so none
+			 * is counted: a request whose time limit was cut to
+			 * what was left (sink_request_budget_ms) may time out
+			 * a few ms before the deadline, on curl's clock.
+			 */
+			if (at >= atomic_load(&s->deadline_ns))
+				break;
+			s->st.retries++;
+			wait_until(s, at);
 			backoff_ms = backoff_ms * 2 > BACKOFF_MAX_MS ?
 				     BACKOFF_MAX_MS : backoff_ms * 2;
 			continue;
