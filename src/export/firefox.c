@@ -496,6 +496,32 @@ static uint64_t off_samples(const struct ff_ctx *c, struct ff_off_stack *os,
 	return ns;
 }
 
+/* Walks the samples that summed blocks make (sum_n[i] for sample i), in
+ * sample order, one slot at a time. */
+struct sum_cursor {
+	const uint64_t *sum_n;
+	size_t n, i, k;
+	uint64_t left;
+};
+
+/* The next slot's sample index in *k; false when every sum is placed. */
+static bool sum_next(struct sum_cursor *sc, size_t *k)
+{
+	while (!sc->left && sc->i < sc->n)
+		if ((sc->left = sc->sum_n[sc->i++]))
+			sc->k = sc->i - 1;
+	if (!sc->left)
+		return false;
+	sc->left--;
+	*k = sc->k;
+	return true;
+}
+
+static bool sum_done(const struct sum_cursor *sc)
+{
+	return !sc->left && sc->i >= sc->n;
+}
+
 static int build_samples(struct ff_ctx *c, const uint32_t *idx,
 			 const uint32_t *stk, const uint8_t *kind, size_t n,
 			 uint64_t from, struct ff_smps *out)
@@ -555,41 +581,28 @@ static int build_samples(struct ff_ctx *c, const uint32_t *idx,
 	if (nsum) {
 		/* the sums into the gaps: slots an interval apart, at least
 		 * an interval from the samples around them */
+		struct sum_cursor sc = { .sum_n = sum_n, .n = n };
 		size_t nreal = out->n, r = 0;
-		uint64_t left = 0;
 
-		i = 0;
 		p = ms_since_t0(c, from) - iv;
 		for (;;) {
 			q = r < nreal ? out->v[r].t : ms_since_t0(c, c->t_end) + iv;
-			while (p + 2 * iv <= q + 1e-9) {
-				while (!left && i < n)
-					if ((left = sum_n[i++]))
-						k = i - 1;
-				if (!left)
-					break;
+			while (p + 2 * iv <= q + 1e-9 && sum_next(&sc, &k)) {
 				p += iv;
 				if (!smp_push(out, p, os[stk[k] == FF_NONE ? nstk :
 						       stk[k]].stack, 0))
 					goto nomem;
-				left--;
 			}
-			if (r >= nreal || (!left && i >= n))
+			if (r >= nreal || sum_done(&sc))
 				break;
 			p = out->v[r++].t;
 		}
 		/* past the end: the gaps were full */
-		while (left || i < n) {
-			while (!left && i < n)
-				if ((left = sum_n[i++]))
-					k = i - 1;
-			if (!left)
-				break;
+		while (sum_next(&sc, &k)) {
 			p += iv;
 			if (!smp_push(out, p, os[stk[k] == FF_NONE ? nstk :
 					       stk[k]].stack, 0))
 				goto nomem;
-			left--;
 		}
 		qsort(out->v, out->n, sizeof(*out->v), cmp_smp);
 	}

@@ -149,6 +149,10 @@ fi
 profiler() {
 	env -C "$B" SFP_TEST_TMP="$TMP" timeout 300 node firefox-calltree.mjs "$1" "$2" \
 		> "$TMP/pq.out" 2>&1
+	_rc=$?
+	[ $_rc = 124 ] && echo "firefox profiler: still running after 300 s, stopped" >> "$TMP/pq.out"
+	[ $_rc -gt 128 ] && echo "firefox profiler: node died of signal $((_rc - 128))" >> "$TMP/pq.out"
+	return $_rc
 }
 # pq_fn OUT FN FIELD: FIELD (on_ns, off_ns) of function FN, all threads
 pq_fn() { awk -v f="$2" -v k="$3" '$1 == "fn" && $3 == f {
