@@ -366,7 +366,9 @@ static void on_mmap2(struct sfp_rec_pipe *p, const void *rec, size_t size)
 		sfp_addr_space__add_map(as, &m);
 	return;
 bad:
-	pr_warn("malformed MMAP2 record (%zu bytes) ignored", size);
+	pr_warn("malformed MMAP2 record (%zu bytes, misc %#x, %zu bytes "
+		"from where parsing stopped for a %zu-byte sample_id) ignored",
+		size, h->misc, sfp_cursor_left(&c), trailer);
 }
 
 static int on_side_band(struct sfp_rec_pipe *p, const void *rec, size_t size)

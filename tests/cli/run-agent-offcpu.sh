@@ -170,6 +170,10 @@ else
 	fail "agent off-cpu: files: ${1:-0} of ${2:-0} off-CPU samples reach main or start_thread (want >= 99 %; tables ready: $ready)"
 	awk -F '\t' -v ROOTS="$ROOTS" '$1 == "samples/count" && $2 !~ ROOTS' \
 		"$TMP/files.ready" | head -3 | sed 's/^/  /'
+	# what the agent warned of (unnamed libc frames once came with
+	# "malformed MMAP2 record" warnings while other sessions ran)
+	grep -v '^sfprof agent: ' "$TMP/agent.err" | sed 's/[0-9][0-9]* bytes/N bytes/' |
+		sort | uniq -c | sort -rn | head -5 | sed 's/^/  /'
 fi
 # go tool pprof merges the files and reads the same time under nap()
 if go tool pprof -sample_index=off_cpu -top -nodecount=500 -unit=ns \

@@ -111,7 +111,27 @@ cmp_perf() {	# label, data file, our file (for sfprof record), tol
 			pass "report $mode $label $w: hot_leaf $(ours "$TMP/ours.txt" hot_leaf) vs $(theirs "$TMP/perf.txt" hot_leaf)"
 		else
 			fail "report $mode $label vs perf report:$bad"
+			[ "$tol" = exact ] && [ "$data" = "$src" ] &&
+				samples_apart "$data" "$(echo "$bad" | sed 's/(.*//; s/^ //')"
 		fi
+	done
+}
+# The samples of one file whose chains hold FN by perf script's reading and
+# not by ours, or the other way round: a failed exact comparison shows the
+# samples behind it (the first two of each side, both tools' chains).
+samples_apart() {	# data, fn
+	for t in perf sfp; do
+		if [ $t = perf ]; then perf script -i "$1" 2>/dev/null; else sfp script -i "$1"; fi |
+			awk -v f="$2" '/^[^ \t]/ { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) t = $i; m = 0; next }
+				/^[ \t]+[0-9a-f]+ / { s = $2; sub(/\+0x[0-9a-f]+$/, "", s); if (s == f) m = 1; next }
+				/^$/ { if (t != "") print t, m; t = "" }
+				END { if (t != "") print t, m }' > "$TMP/apart.$t"
+	done
+	diff "$TMP/apart.perf" "$TMP/apart.sfp" | awk '/^[<>]/ { print $2 }' | sort -u | head -2 |
+	while read -r ts; do
+		echo "  sample at ${ts%:}: $2 in one chain only; perf script, then sfprof script:"
+		perf script -i "$1" 2>/dev/null | awk -v t="$ts" '$0 ~ t { on = 1 } on && /^$/ { exit } on' | head -40 | sed 's/^/    /'
+		sfp script -i "$1" | awk -v t="$ts" '$0 ~ t { on = 1 } on && /^$/ { exit } on' | head -40 | sed 's/^/    /'
 	done
 }
 cmp_perf "(same perf dwarf file)" "$TMP/rw.data" "$TMP/rw.data" exact
