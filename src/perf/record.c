@@ -56,20 +56,30 @@ SFP_HIDDEN int sfp_perf_record_decode(const struct sfp_perf_evsel *e,
 		R(sfp_cursor_u64, &ev->mmap.len);
 		R(sfp_cursor_u64, &ev->mmap.pgoff);
 		if (ev->type == SFP_PERF_RECORD_MMAP2) {
-			if (ev->misc & SFP_PERF_MISC_MMAP_BUILD_ID) {
-				uint8_t hb[3];
+			uint8_t b[24];
 
-				R(sfp_cursor_u8, &ev->mmap.build_id_size);
-				if (sfp_cursor_bytes(&c, hb, 3) ||
-				    sfp_cursor_bytes(&c, ev->mmap.build_id, 20))
-					return -EBADMSG;
-				if (ev->mmap.build_id_size > 20)
-					ev->mmap.build_id_size = 20;
+			/* With the build-id flag: a size byte, 3 zero bytes
+			 * and 20 bytes.  A size over 20 or non-zero padding
+			 * is a flag the kernel left set in another session's
+			 * header over the device/inode layout (see the
+			 * record pipeline's mmap2_stray_build_id()), which
+			 * has the same size: read as that. */
+			struct sfp_cursor d;
+
+			if (sfp_cursor_bytes(&c, b, 24))
+				return -EBADMSG;
+			if ((ev->misc & SFP_PERF_MISC_MMAP_BUILD_ID) &&
+			    b[0] <= 20 && !b[1] && !b[2] && !b[3]) {
+				ev->mmap.build_id_size = b[0];
+				memcpy(ev->mmap.build_id, b + 4, 20);
 			} else {
-				R(sfp_cursor_u32, &ev->mmap.maj);
-				R(sfp_cursor_u32, &ev->mmap.min);
-				R(sfp_cursor_u64, &ev->mmap.ino);
-				R(sfp_cursor_u64, &ev->mmap.ino_generation);
+				ev->misc &= (uint16_t)~SFP_PERF_MISC_MMAP_BUILD_ID;
+				sfp_cursor_init(&d, b, sizeof(b), swap);
+				if (sfp_cursor_u32(&d, &ev->mmap.maj) ||
+				    sfp_cursor_u32(&d, &ev->mmap.min) ||
+				    sfp_cursor_u64(&d, &ev->mmap.ino) ||
+				    sfp_cursor_u64(&d, &ev->mmap.ino_generation))
+					return -EBADMSG;
 			}
 			R(sfp_cursor_u32, &ev->mmap.prot);
 			R(sfp_cursor_u32, &ev->mmap.flags);

@@ -38,6 +38,8 @@ struct bid_memo {
 };
 
 #define BID_MEMO 512
+/* The largest MMAP2 record: fixed fields, a PATH_MAX name, sample_id. */
+#define MMAP_FIX_MAX (8 + 64 + 4096 + 64)
 
 struct no_table {
 	char *path;
@@ -69,6 +71,8 @@ struct sfp_rec_pipe {
 	int offcpu_evsel;		/* -1: none */
 	uint32_t state_off, state_size;	/* sched_switch prev_state */
 	uint64_t last_time;		/* newest record time seen */
+	bool synthesizing;		/* the record comes from /proc */
+	uint64_t *mmap_fix;		/* MMAP2 with its stray flag cleared */
 	struct sfp_rec_pipe_stats st;
 };
 
@@ -491,6 +495,38 @@ static int offcpu_switch(struct sfp_rec_pipe *p, struct sfp_record_sample *s,
 	return err;
 }
 
+/*
+ * An MMAP2 record from the kernel with the build-id flag that this
+ * session, without attr.build_id, never asked for.  The kernel writes the
+ * device/inode layout for such a session's events whatever the flag says
+ * (the choice is made per event), but it prepares one header for all the
+ * sessions an mmap is reported to and sets the flag in it for a session
+ * that has attr.build_id, where the sessions after it see it too.  Read
+ * as a build-id, the device and inode bytes made a wrong one (the
+ * 'size' byte is the low byte of the device's major number), and the
+ * symbolizer refused libc: seen in the agent beside other sessions.  The
+ * two layouts have the same size, so clearing the flag gives every
+ * reader, the output file's included, the record the kernel meant.
+ */
+static const void *mmap2_stray_build_id(struct sfp_rec_pipe *p,
+					const void *rec, size_t size)
+{
+	struct perf_event_header *h;
+
+	if (!p->mmap_fix)
+		p->mmap_fix = malloc(MMAP_FIX_MAX);
+	if (!p->mmap_fix || size > MMAP_FIX_MAX)
+		return rec;
+	memcpy(p->mmap_fix, rec, size);
+	h = (struct perf_event_header *)p->mmap_fix;
+	h->misc &= (uint16_t)~PERF_RECORD_MISC_MMAP_BUILD_ID;
+	if (!p->st.mmap_stray_build_id++)
+		pr_info("MMAP2 records carry a build-id flag this session did "
+			"not ask for (another session on the machine records "
+			"build-ids): the flag is cleared");
+	return p->mmap_fix;
+}
+
 int sfp_rec_pipe__record(const void *rec, size_t size, int cpu, void *pipe)
 {
 	struct sfp_rec_pipe *p = pipe;
@@ -499,6 +535,10 @@ int sfp_rec_pipe__record(const void *rec, size_t size, int cpu, void *pipe)
 	int err;
 
 	p->st.records_in++;
+	if (h->type == PERF_RECORD_MMAP2 &&
+	    (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) && !p->synthesizing &&
+	    !sfp_record__has_build_ids(p->r))
+		rec = mmap2_stray_build_id(p, rec, size);
 	if (h->type != PERF_RECORD_SAMPLE)
 		return on_side_band(p, rec, size);
 	p->st.samples++;
@@ -551,10 +591,15 @@ static int engine_add(struct sfp_rec_pipe *p, struct sfp_record_sample *sp,
 
 static int synth_emit(struct sfp_rec_pipe *p, int n)
 {
+	int err;
+
 	if (n < 0)
 		return n;
 	p->st.synthesized++;
-	return sfp_rec_pipe__record(p->obuf, (size_t)n, 0, p);
+	p->synthesizing = true;
+	err = sfp_rec_pipe__record(p->obuf, (size_t)n, 0, p);
+	p->synthesizing = false;
+	return err;
 }
 
 /*
@@ -915,6 +960,7 @@ void sfp_rec_pipe__free(struct sfp_rec_pipe **pp)
 	free(p->frames);
 	free(p->out_attrs);
 	free(p->obuf);
+	free(p->mmap_fix);
 	free(p->cache_dir);
 	free(p);
 	*pp = NULL;

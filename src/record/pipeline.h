@@ -52,6 +52,7 @@ struct sfp_rec_pipe_stats {
 	uint64_t stops[SFP_STOP__MAX];	/* unwind stop reasons */
 	uint64_t synthesized;		/* records made from /proc */
 	uint64_t procs;			/* address spaces created */
+	uint64_t mmap_stray_build_id;	/* MMAP2 flags cleared (see .c) */
 	bool off_cpu;			/* the next field is valid */
 	struct sfp_offcpu_stats offcpu;
 };

@@ -11,10 +11,12 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <sfprof/record.h>
 
+#include "perf/perf-int.h"
 #include "record/pipeline.h"
 #include "record/record.h"
 #include "test.h"
@@ -421,4 +423,115 @@ out:
 	sfp_rec_pipe__free(&p);
 	sfp_record__free(&r);
 	out_free(&o);
+}
+
+/*
+ * An MMAP2 record as the kernel writes it for a session without
+ * attr.build_id (device 254:0, an inode) but with the build-id flag,
+ * which the kernel leaves set in the header it shares between sessions
+ * once another session's event asked for build-ids.
+ */
+static size_t stray_mmap2(const struct perf_event_attr *a, uint64_t *buf,
+			  bool flag)
+{
+	static const char name[] = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+	size_t trailer = sfp_sample_id_size(a->sample_type);
+	size_t nlen = (sizeof(name) + 7) & ~(size_t)7;
+	size_t size = 8 + 64 + nlen + trailer;
+	uint8_t *p = (uint8_t *)buf;
+	struct perf_event_header h = {
+		.type = PERF_RECORD_MMAP2,
+		.misc = PERF_RECORD_MISC_USER |
+			(flag ? PERF_RECORD_MISC_MMAP_BUILD_ID : 0),
+		.size = (uint16_t)size,
+	};
+	uint32_t u32[2] = { (uint32_t)getpid(), (uint32_t)getpid() };
+	uint64_t u64[3] = { 0x7f0000000000ull, 0x1000, 0 };
+	uint32_t dev[2] = { 254, 0 };
+	uint64_t ino[2] = { 332835, 0 };
+	uint32_t pf[2] = { PROT_READ | PROT_EXEC, MAP_PRIVATE };
+
+	memset(buf, 0, size);
+	memcpy(p, &h, 8);
+	memcpy(p + 8, u32, 8);
+	memcpy(p + 16, u64, 24);
+	memcpy(p + 40, dev, 8);
+	memcpy(p + 48, ino, 16);
+	memcpy(p + 64, pf, 8);
+	memcpy(p + 72, name, sizeof(name));
+	return size;
+}
+
+/* A reader of a file that kept the stray flag (made by another tool)
+ * reads the device and inode, not a build-id made of them. */
+static void stray_decode(const struct perf_event_attr *a, const uint64_t *rec,
+			 size_t size)
+{
+	struct sfp_perf_evsel e = { 0 };
+	struct sfp_perf_event ev = { 0 };
+	char str[256];
+
+	e.attr.sample_type = a->sample_type;
+	e.attr.flags = SFP_PERF_ATTR_FLAG_SAMPLE_ID_ALL;
+	ev.type = SFP_PERF_RECORD_MMAP2;
+	ev.misc = ((const struct perf_event_header *)rec)->misc;
+	if (!ASSERT_OK(sfp_perf_record_decode(&e, (const uint8_t *)rec, size,
+					      false, &ev, NULL, 0, str)))
+		return;
+	ASSERT_EQ(ev.mmap.build_id_size, 0);
+	ASSERT_EQ(ev.mmap.maj, 254);
+	ASSERT_EQ(ev.mmap.ino, 332835);
+	ASSERT_EQ(ev.misc & SFP_PERF_MISC_MMAP_BUILD_ID, 0);
+	ASSERT_STREQ(ev.mmap.filename, "/usr/lib/x86_64-linux-gnu/libc.so.6");
+}
+
+/* Without attr.build_id the session clears that stray flag, in what it
+ * writes too; with attr.build_id the flag means what it says. */
+TEST(pipeline_mmap2_stray_build_id_flag)
+{
+	char *argv[] = { "/bin/true", NULL };
+	uint64_t buf[64];
+	int pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		SFP_OPTS(sfp_record_opts, ro, .argv = argv,
+			 .no_build_id = pass == 0);
+		SFP_OPTS(sfp_rec_pipe_opts, po);
+		struct sfp_record *r = NULL;
+		struct sfp_rec_pipe *p = NULL;
+		struct sfp_rec_pipe_stats st;
+		struct out o = { 0 };
+		const struct perf_event_header *h;
+		size_t size, i;
+
+		if (!ASSERT_OK(sfp_record__open(&ro, &r)) ||
+		    !ASSERT_OK(sfp_rec_pipe__new(r, &po, collect, &o, &p)))
+			goto next;
+		size = stray_mmap2(sfp_rec_pipe__out_attr(p, 0), buf, true);
+		ASSERT_OK(sfp_rec_pipe__record(buf, size, 0, p));
+		sfp_rec_pipe__stats(p, &st);
+		h = NULL;
+		for (i = 0; i < o.n; i++)
+			if (((struct perf_event_header *)o.recs[i])->type ==
+			    PERF_RECORD_MMAP2)
+				h = (struct perf_event_header *)o.recs[i];
+		if (!ASSERT_TRUE(h != NULL))
+			goto next;
+		ASSERT_EQ(h->size, size);
+		if (pass == 0) {
+			ASSERT_EQ(st.mmap_stray_build_id, 1);
+			ASSERT_EQ(h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID, 0);
+			/* the rest as it came: device, inode, name */
+			ASSERT_EQ(memcmp((const uint8_t *)h + 8,
+					 (const uint8_t *)buf + 8, size - 8), 0);
+			stray_decode(sfp_rec_pipe__out_attr(p, 0), buf, size);
+		} else {
+			ASSERT_EQ(st.mmap_stray_build_id, 0);
+			ASSERT_TRUE(h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID);
+		}
+next:
+		sfp_rec_pipe__free(&p);
+		sfp_record__free(&r);
+		out_free(&o);
+	}
 }
