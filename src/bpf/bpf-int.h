@@ -19,6 +19,17 @@ struct cookie_slot {
 	uint64_t samples;
 };
 
+/* A deferred record walked at a block (SFB_D_HELD), kept per task and
+ * written after what it served (records.c; by tid, open). */
+struct held_rec {
+	uint32_t tid;		/* 0: empty */
+	uint64_t cookie;
+	uint64_t last;		/* newest time of what it serves */
+	struct sfb_deferred *d;	/* copy */
+	bool dirty;		/* served something since last written */
+	bool written;
+};
+
 struct sfp_bpf_defer {
 	struct sfp_defer_bpf *skel;
 	struct ring_buffer *ring;
@@ -35,6 +46,10 @@ struct sfp_bpf_defer {
 	int err;		/* first error met in the ring callback */
 	int vmas_fd;		/* the BPF side's per-process VMA cache */
 	struct cookie_slot *cookies;
+	bool off_cpu;			/* the sched_switch program runs */
+	int off_evsel;			/* the session's offcpu-time evsel */
+	struct held_rec *held;
+	size_t held_cap, held_nr;
 	struct sfp_bpf_defer_stats st;
 	struct sfb_worker *tw;	/* tables built off the reader (or NULL) */
 };
