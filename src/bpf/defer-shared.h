@@ -243,6 +243,9 @@ enum sfb_stat {
 	SFB_ST_OFF_WOKEN,	/* blocks ended by a switch-in (written) */
 	SFB_ST_OFF_LOST,	/* blocks not kept: the blocked map was full */
 	SFB_ST_OFF_WALKED,	/* kernel entries of blocks walked at once */
+	SFB_ST_VMA_BUSY,	/* callback VMA lookups that found the mmap
+				   lock write-held, answered by the cache */
+	SFB_ST_VMA_BUSY_CUT,	/* the same, not in the cache: walk cut */
 	SFB_ST__MAX,
 };
 

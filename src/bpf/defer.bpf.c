@@ -61,6 +61,9 @@ const volatile __u32 max_depth = SFB_MAX_DEPTH;
  * through the stale-work path.  0: off.
  */
 const volatile __u32 test_drop_every = 0;
+/* Test hook (SFPROF_BPF_TEST_NO_WALK_AT_ONCE): never walk at once, every
+ * kernel entry goes through the task_work callback. */
+const volatile __u32 test_no_sync = 0;
 
 struct task_ent {
 	struct bpf_task_work tw;
@@ -431,7 +434,7 @@ static __always_inline __u64 sync_unwind(struct bpf_perf_event_data *ctx,
 	if (ent)
 		ent->sync_open = 0;
 	/* pending work: the stale-callback rules of entry_cookie() apply */
-	if (ent && ent->pending)
+	if (test_no_sync || (ent && ent->pending))
 		return 0;
 	rec = bpf_ringbuf_reserve(&rb, sizeof(*rec), 0);
 	if (!rec)
@@ -666,7 +669,8 @@ static __always_inline __u64 block_entry(struct task_struct *task, __u32 tid,
 	__u32 z = 0;
 	long n;
 
-	if (ent && (ent->start_time != start || ent->pending))
+	if (test_no_sync ||
+	    (ent && (ent->start_time != start || ent->pending)))
 		return 0;	/* tid reuse, pending work: entry_cookie() */
 	if (user_regs_hash(task, &h, &r))
 		return 0;

@@ -181,6 +181,10 @@ int sfp_bpf_defer__load(const struct sfp_bpf_defer_opts *o,
 	env = getenv("SFPROF_BPF_TEST_DROP_CALLBACK");
 	if (env)
 		b->skel->rodata->test_drop_every = (uint32_t)strtoul(env, NULL, 0);
+	/* Test hook (docs/record-bpf.md): every entry by task_work. */
+	env = getenv("SFPROF_BPF_TEST_NO_WALK_AT_ONCE");
+	if (env && *env && strcmp(env, "0"))
+		b->skel->rodata->test_no_sync = 1;
 	/* --off-cpu: the programs on sched_switch, fork and exec; verified
 	 * only then. */
 	b->off_cpu = SFP_OPTS_GET(o, sfp_bpf_defer_opts, off_cpu, false);

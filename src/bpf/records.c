@@ -525,14 +525,21 @@ int sfp_bpf_defer__record(const void *rec, size_t size, int cpu, void *ctx)
 		uint32_t pid;
 
 		memcpy(&pid, p + 8, sizeof(pid));
-		if ((prot & 0x4) && memchr(name, 0, size - 72) &&
-		    name[0] == '/' && b->tw) {
+		/* perf's "//anon" (anonymous memory made executable, a
+		 * JIT's code) has no table to load; it may cover a module
+		 * the BPF side's VMAs still name: those go all the same */
+		if ((prot & 0x4) && !strncmp(name, "//anon", 6)) {
+			bpf_map_delete_elem(b->vmas_fd, &pid);
+			prot = 0;
+		}
+		if (!memchr(name, 0, size - 72) || name[0] != '/')
+			prot = 0;
+		if ((prot & 0x4) && b->tw) {
 			/* the table on the tables' thread (which drops the
 			 * VMAs again once it is in); the stale VMAs now */
 			sfb_worker__mapping(b, (pid_t)pid, name);
 			bpf_map_delete_elem(b->vmas_fd, &pid);
-		} else if ((prot & 0x4) && memchr(name, 0, size - 72) &&
-			   name[0] == '/') {
+		} else if (prot & 0x4) {
 			char alt[PATH_MAX + 32];
 
 			sfb_tables__ensure(b->tables,

@@ -24,6 +24,7 @@
 #define SFP_BPF_SFRAME_BPF_H
 
 #define VM_EXEC_FLAG 0x4
+#define EBUSY_ERRNO 16
 
 /* Map sizes are set by the loader before load (these are defaults). */
 struct {
@@ -355,8 +356,26 @@ static __always_inline long walk_step_body(struct walk *w, const bool faulting)
 	if (!w->vma_valid || pc < w->vma.start || pc >= w->vma.end) {
 		w->vma_valid = 0;
 		if (faulting) {
-			if (bpf_find_vma(w->task, pc, vma_cb, &w->vma, 0) == 0) {
+			long e = bpf_find_vma(w->task, pc, vma_cb, &w->vma, 0);
+
+			if (e == 0) {
 				w->vma_valid = 1;
+			} else if (e == -EBUSY_ERRNO) {
+				/*
+				 * bpf_find_vma() only try-locks the mmap
+				 * lock: another thread of the process holds
+				 * it for write (mmap, mprotect, a thread's
+				 * creation), often the very writer this task
+				 * just waited for in a page fault.  The VMAs
+				 * the callbacks met answer instead (the
+				 * perf_event program's trust, see cached_vma).
+				 */
+				if (cached_vma(&w->vma, w->pid, w->exec_id, pc)) {
+					w->vma_valid = 1;
+					count(SFB_ST_VMA_BUSY);
+				} else {
+					count(SFB_ST_VMA_BUSY_CUT);
+				}
 			}
 		} else if (cached_vma(&w->vma, w->pid, w->exec_id, pc)) {
 			w->vma_valid = 1;

@@ -77,7 +77,7 @@ static const char *const kstat_names[] = {
 	"ring-full", "stale", "tid-reuse", "exec", "exiting", "no-table",
 	"walked-at-once", "test-dropped", "off-switches", "off-preempted",
 	"off-exits", "off-blocks", "off-woken", "off-map-full",
-	"off-walked-at-once",
+	"off-walked-at-once", "vma-busy", "vma-busy-cut",
 };
 
 void record_bpf_summary(FILE *f, const struct sfp_bpf_defer *b)
