@@ -60,6 +60,9 @@ struct sfp_bpf_defer_stats {
 	uint64_t tables_pending;	/* requests the tables' thread has
 					   not answered yet */
 	uint64_t tables_dropped;	/* requests its full queue refused */
+	uint64_t prog_misses;		/* runs of the programs the kernel
+					   skipped (its recursion guard):
+					   on_switch's lose a block */
 };
 
 /*

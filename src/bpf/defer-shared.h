@@ -54,6 +54,9 @@ enum sfb_rec_type {
 #define SFB_S_SCHED_FAIL 0x4	/* the callback could not be scheduled */
 #define SFB_S_NEW_ENTRY 0x8	/* this record's cookie is new: it asked for
 				   the kernel entry's unwind */
+#define SFB_S_IN_UNSEEN 0x10	/* an off-CPU block whose switch-in the
+				   program did not see: time_in estimated
+				   at the task's next switch-out */
 
 struct sfb_sample {
 	sfb_u32 type;		/* SFB_REC_SAMPLE */
@@ -246,6 +249,8 @@ enum sfb_stat {
 	SFB_ST_VMA_BUSY,	/* callback VMA lookups that found the mmap
 				   lock write-held, answered by the cache */
 	SFB_ST_VMA_BUSY_CUT,	/* the same, not in the cache: walk cut */
+	SFB_ST_OFF_IN_UNSEEN,	/* blocks whose switch-in was not seen,
+				   written at the task's next switch-out */
 	SFB_ST__MAX,
 };
 

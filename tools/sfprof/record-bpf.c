@@ -77,7 +77,7 @@ static const char *const kstat_names[] = {
 	"ring-full", "stale", "tid-reuse", "exec", "exiting", "no-table",
 	"walked-at-once", "test-dropped", "off-switches", "off-preempted",
 	"off-exits", "off-blocks", "off-woken", "off-map-full",
-	"off-walked-at-once", "vma-busy", "vma-busy-cut",
+	"off-walked-at-once", "vma-busy", "vma-busy-cut", "off-in-unseen",
 };
 
 void record_bpf_summary(FILE *f, const struct sfp_bpf_defer *b)
@@ -118,6 +118,8 @@ void record_bpf_summary(FILE *f, const struct sfp_bpf_defer *b)
 		     strncmp(kstat_names[i], "off-", 4)) || st.kernel[i])
 			fprintf(f, " %s %llu", kstat_names[i],
 			(unsigned long long)st.kernel[i]);
-	fprintf(f, "; not written: %llu (exec/exit)\n",
-		(unsigned long long)st.deferred_dropped);
+	fprintf(f, "; not written: %llu (exec/exit); program runs skipped "
+		"by the kernel: %llu\n",
+		(unsigned long long)st.deferred_dropped,
+		(unsigned long long)st.prog_misses);
 }
