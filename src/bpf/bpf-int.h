@@ -52,6 +52,7 @@ struct sfp_bpf_defer {
 	size_t held_cap, held_nr;
 	struct sfp_bpf_defer_stats st;
 	struct sfb_worker *tw;	/* tables built off the reader (or NULL) */
+	struct sfb_uvmas *uv;	/* user space's table of the VMAs */
 };
 
 SFP_HIDDEN int sfb_ring_record(void *ctx, void *data, size_t size);
@@ -65,5 +66,18 @@ SFP_HIDDEN void sfb_worker__stats(const struct sfp_bpf_defer *b,
 				 struct sfb_tables_stats *ts,
 				 uint64_t *pending, uint64_t *dropped);
 SFP_HIDDEN void sfb_worker__stop(struct sfp_bpf_defer *b);
+
+/* user-vmas.c: user space's table of the processes' executable VMAs for
+ * the walks that find the mmap lock taken (docs/record-bpf.md) */
+SFP_HIDDEN int sfb_uvmas__new(struct sfp_bpf_defer *b);
+/* the attached processes (or threads), all of them when neither */
+SFP_HIDDEN int sfb_uvmas__attach(struct sfp_bpf_defer *b, const char *pids,
+				 const char *tids);
+/* an executable mapping of pid: re-read at the next flush */
+SFP_HIDDEN void sfb_uvmas__dirty(struct sfp_bpf_defer *b, pid_t pid);
+/* the process pid exited: its entry goes */
+SFP_HIDDEN void sfb_uvmas__exit(struct sfp_bpf_defer *b, pid_t pid);
+SFP_HIDDEN int sfb_uvmas__flush(struct sfp_bpf_defer *b);
+SFP_HIDDEN void sfb_uvmas__free(struct sfp_bpf_defer *b);
 
 #endif /* SFP_BPF_INT_H */

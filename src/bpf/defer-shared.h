@@ -224,6 +224,33 @@ struct proc_vmas {
 	struct vma_ent v[SFB_VMA_CACHE];
 };
 
+/*
+ * Every executable file VMA of a process, as user space last read them
+ * (hash by tgid, written only by user space, whole values: docs/record-
+ * bpf.md "The mmap lock"), sorted by start, for the task_work walk whose
+ * bpf_find_vma() found the mmap lock write-held.  User space learns them
+ * from the dump_vmas iterator, which reads them in the kernel with the
+ * process's self_exec_id: an entry is only trusted while the task's
+ * self_exec_id is still exec_id, so an exec after the read voids it.
+ */
+#define SFB_UVMA_MAX 256
+
+struct proc_uvmas {
+	sfb_u64 exec_id;
+	sfb_u32 nr;
+	sfb_u32 pad;
+	struct vma_ent v[SFB_UVMA_MAX];
+};
+
+/* One executable VMA as the dump_vmas iterator writes it. */
+struct sfb_uvma_rec {
+	sfb_u64 start, end, pgoff, dev, ino;
+	sfb_u64 exec_id;	/* the owner's self_exec_id, read before
+				   its mm was seen to be the VMA's */
+	sfb_u32 tgid;
+	sfb_u32 pad;
+};
+
 /* --- counters (an array map indexed by these) ------------------------------ */
 enum sfb_stat {
 	SFB_ST_SAMPLES,
@@ -248,9 +275,12 @@ enum sfb_stat {
 	SFB_ST_OFF_WALKED,	/* kernel entries of blocks walked at once */
 	SFB_ST_VMA_BUSY,	/* callback VMA lookups that found the mmap
 				   lock write-held, answered by the cache */
-	SFB_ST_VMA_BUSY_CUT,	/* the same, not in the cache: walk cut */
+	SFB_ST_VMA_BUSY_CUT,	/* the same, in neither cache: walk cut */
 	SFB_ST_OFF_IN_UNSEEN,	/* blocks whose switch-in was not seen,
 				   written at the task's next switch-out */
+	SFB_ST_VMA_BUSY_USER,	/* of vma-busy, those the callbacks' cache
+				   missed, answered by user space's table
+				   of the process's VMAs (proc_uvmas) */
 	SFB_ST__MAX,
 };
 

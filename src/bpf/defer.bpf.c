@@ -64,6 +64,10 @@ const volatile __u32 test_drop_every = 0;
 /* Test hook (SFPROF_BPF_TEST_NO_WALK_AT_ONCE): never walk at once, every
  * kernel entry goes through the task_work callback. */
 const volatile __u32 test_no_sync = 0;
+/* Test hook (SFPROF_BPF_TEST_BUSY_USER_TABLE): a walk that finds the mmap
+ * lock taken asks user space's table of the VMAs only, not the callbacks'
+ * cache, so that the tests see that table answer. */
+const volatile __u32 test_busy_user = 0;
 
 struct task_ent {
 	struct bpf_task_work tw;
@@ -872,6 +876,48 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid,
 	v = bpf_map_lookup_elem(&targets, &tgid);
 	if (v && (*v & SFB_TGT_AT_EXEC))
 		*v = SFB_TGT_PROCESS;
+	return 0;
+}
+
+/*
+ * The executable VMAs of a process (or of all), for user space's table
+ * (proc_uvmas): read here, under the mmap lock the iterator takes, with
+ * the self_exec_id that says which image they belong to.  exec() installs
+ * its new mm before it raises self_exec_id: with the id read first and
+ * the task's mm seen to be still the VMA's after, the id is the VMAs'
+ * image's (on an exec in between the VMA is left out, and the next MMAP2
+ * brings a new read).
+ */
+SEC("iter/task_vma")
+int dump_vmas(struct bpf_iter__task_vma *ctx)
+{
+	struct task_struct *task = ctx->task;
+	struct vm_area_struct *vma = ctx->vma;
+	struct sfb_uvma_rec r = {};
+	struct file *f;
+
+	if (!task || !vma || !(vma->vm_flags & VM_EXEC_FLAG))
+		return 0;
+	r.exec_id = task->self_exec_id;
+	asm volatile("" ::: "memory");
+	if (task->mm != vma->vm_mm)
+		return 0;
+	f = vma->vm_file;
+	if (f) {
+		r.ino = BPF_CORE_READ(f, f_inode, i_ino);
+		r.dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
+	} else if ((__u64)BPF_CORE_READ(vma, vm_mm, context.vdso) ==
+		   vma->vm_start) {
+		r.dev = SFB_VDSO_DEV;	/* as vma_cb names it */
+		r.ino = SFB_VDSO_INO;
+	} else {
+		return 0;		/* anonymous code: no table */
+	}
+	r.start = vma->vm_start;
+	r.end = vma->vm_end;
+	r.pgoff = vma->vm_pgoff;
+	r.tgid = task->tgid;
+	bpf_seq_write(ctx->meta->seq, &r, sizeof(r));
 	return 0;
 }
 

@@ -185,6 +185,11 @@ int sfp_bpf_defer__load(const struct sfp_bpf_defer_opts *o,
 	env = getenv("SFPROF_BPF_TEST_NO_WALK_AT_ONCE");
 	if (env && *env && strcmp(env, "0"))
 		b->skel->rodata->test_no_sync = 1;
+	/* Test hook (docs/record-bpf.md): the mmap lock taken, user
+	 * space's table of the VMAs only. */
+	env = getenv("SFPROF_BPF_TEST_BUSY_USER_TABLE");
+	if (env && *env && strcmp(env, "0"))
+		b->skel->rodata->test_busy_user = 1;
 	/* --off-cpu: the programs on sched_switch, fork and exec; verified
 	 * only then. */
 	b->off_cpu = SFP_OPTS_GET(o, sfp_bpf_defer_opts, off_cpu, false);
@@ -236,6 +241,9 @@ int sfp_bpf_defer__load(const struct sfp_bpf_defer_opts *o,
 		goto fail;
 	}
 	b->vmas_fd = bpf_map__fd(b->skel->maps.vmas);
+	err = sfb_uvmas__new(b);
+	if (err)
+		goto fail;
 	err = sfb_tables__new(bpf_map__fd(b->skel->maps.mods), b->fde_mem,
 			      b->fde_cap, b->fre_mem, b->fre_cap,
 			      SFP_OPTS_GET(o, sfp_bpf_defer_opts, cache_dir,
@@ -423,6 +431,17 @@ int sfp_bpf_defer__attach(struct sfp_bpf_defer *b, struct sfp_record *r,
 			sfb_tables__preload_pid(b->tables, (pid_t)pid, NULL);
 		p_ = *end ? end + 1 : end;
 	}
+	/* Every executable VMA of the processes already running, for the
+	 * walks that find the mmap lock taken (the command's come with its
+	 * MMAP2 records). */
+	if (!argv || !argv[0]) {
+		err = sfb_uvmas__attach(b, pids, tids);
+		if (err)
+			pr_warn("bpf-defer: reading the processes' VMAs: %s "
+				"(the walks that find the mmap lock taken "
+				"only have the VMAs met before)",
+				strerror(-err));
+	}
 	/*
 	 * The programs on sched_switch last, once the tables are in: they
 	 * run at once (the perf events wait for the start), and a block of
@@ -500,6 +519,7 @@ void sfp_bpf_defer__free(struct sfp_bpf_defer **bp)
 		bpf_link__destroy(b->links[i]);
 	ring_buffer__free(b->ring);
 	sfb_worker__stop(b);
+	sfb_uvmas__free(b);
 	sfb_tables__free(&b->tables);
 	if (b->fde_mem)
 		munmap(b->fde_mem, b->fde_len);

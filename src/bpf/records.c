@@ -490,6 +490,9 @@ int sfp_bpf_defer__poll(struct sfp_bpf_defer *b)
 
 	if (b->err)
 		return b->err;
+	/* the processes that mapped code since: their VMAs again (an error
+	 * only leaves their walks to the callbacks' cache) */
+	sfb_uvmas__flush(b);
 	/* what the held records served meanwhile: their record now, so
 	 * that readers need not keep those samples waiting for long */
 	err = held_write_all(b);
@@ -528,6 +531,8 @@ int sfp_bpf_defer__record(const void *rec, size_t size, int cpu, void *ctx)
 		/* perf's "//anon" (anonymous memory made executable, a
 		 * JIT's code) has no table to load; it may cover a module
 		 * the BPF side's VMAs still name: those go all the same */
+		if (prot & 0x4)
+			sfb_uvmas__dirty(b, (pid_t)pid);
 		if ((prot & 0x4) && !strncmp(name, "//anon", 6)) {
 			bpf_map_delete_elem(b->vmas_fd, &pid);
 			prot = 0;
@@ -549,6 +554,15 @@ int sfp_bpf_defer__record(const void *rec, size_t size, int cpu, void *ctx)
 			/* the VMAs the BPF side remembered may be stale now */
 			bpf_map_delete_elem(b->vmas_fd, &pid);
 		}
+	}
+	/* EXIT: pid, ppid, tid, ptid; the process's, when pid == tid */
+	if (h->type == PERF_RECORD_EXIT && size >= 24) {
+		uint32_t pid, tid;
+
+		memcpy(&pid, (const uint8_t *)rec + 8, sizeof(pid));
+		memcpy(&tid, (const uint8_t *)rec + 16, sizeof(tid));
+		if (pid == tid)
+			sfb_uvmas__exit(b, (pid_t)pid);
 	}
 	return sfp_rec_pipe__record(rec, size, cpu, b->p);
 }

@@ -78,6 +78,7 @@ static const char *const kstat_names[] = {
 	"walked-at-once", "test-dropped", "off-switches", "off-preempted",
 	"off-exits", "off-blocks", "off-woken", "off-map-full",
 	"off-walked-at-once", "vma-busy", "vma-busy-cut", "off-in-unseen",
+	"vma-busy-user",
 };
 
 void record_bpf_summary(FILE *f, const struct sfp_bpf_defer *b)
