@@ -16,7 +16,7 @@
 # has its user stack, walked at the block or, with the test hook
 # SFPROF_BPF_TEST_NO_WALK_AT_ONCE, by the task_work on the way out of the
 # fault, whose VMA look-ups find that lock taken.
-# checks: 30
+# checks: 33
 . "$(dirname "$0")/test-subr.sh"
 . "$(dirname "$0")/offcpu-subr.sh"
 
