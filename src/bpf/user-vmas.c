@@ -122,7 +122,7 @@ static int refresh(struct sfp_bpf_defer *b, pid_t pid, bool thread)
 	union bpf_iter_link_info li;
 	LIBBPF_OPTS(bpf_iter_attach_opts, o);
 	struct bpf_link *l;
-	size_t i, start;
+	size_t i, start, have;
 	int fd, err = 0;
 
 	memset(&li, 0, sizeof(li));
@@ -147,11 +147,12 @@ static int refresh(struct sfp_bpf_defer *b, pid_t pid, bool thread)
 		bpf_link__destroy(l);
 		return err;
 	}
-	u->nr_recs = 0;
+	/* bytes, not records per read(): a read may end anywhere */
+	have = 0;
 	for (;;) {
 		ssize_t got;
 
-		if (u->nr_recs == u->cap_recs) {
+		if (have == u->cap_recs * sizeof(*u->recs)) {
 			size_t cap = u->cap_recs ? 2 * u->cap_recs : 256;
 			void *p = realloc(u->recs, cap * sizeof(*u->recs));
 
@@ -162,9 +163,8 @@ static int refresh(struct sfp_bpf_defer *b, pid_t pid, bool thread)
 			u->recs = p;
 			u->cap_recs = cap;
 		}
-		/* the iterator writes whole records per read() */
-		got = read(fd, u->recs + u->nr_recs,
-			   (u->cap_recs - u->nr_recs) * sizeof(*u->recs));
+		got = read(fd, (char *)u->recs + have,
+			   u->cap_recs * sizeof(*u->recs) - have);
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got < 0) {
@@ -173,12 +173,11 @@ static int refresh(struct sfp_bpf_defer *b, pid_t pid, bool thread)
 		}
 		if (!got)
 			break;
-		if (got % (ssize_t)sizeof(*u->recs)) {
-			err = -EBADMSG;
-			break;
-		}
-		u->nr_recs += (size_t)got / sizeof(*u->recs);
+		have += (size_t)got;
 	}
+	if (!err && have % sizeof(*u->recs))
+		err = -EBADMSG;
+	u->nr_recs = have / sizeof(*u->recs);
 	close(fd);
 	bpf_link__destroy(l);
 	if (err)
