@@ -132,12 +132,14 @@ if grep -q " handle_userfault\$" /proc/kallsyms; then
 			fail "off-cpu bpf: page faults $how: $c of $n blocks in page faults have their user stack"
 		fi
 		[ -n "$uhook" ] || continue
-		# every look-up that found the lock taken went to the table
-		# (the hook), none was cut; the loop above saw the stacks
-		if [ "${buser:-0}" -ge 1 ] && [ "${bcut:-x}" = 0 ]; then
-			pass "off-cpu bpf: page faults $how: $buser look-ups that found the mmap lock taken answered by user space's table of the VMAs, none cut"
+		# look-ups that found the lock taken went to the table (the
+		# hook) and the stacks above are whole.  (A cut is not a
+		# failure by itself: a walk that read a bad return address
+		# is cut there too, and counted, as under bpf_find_vma.)
+		if [ "${buser:-0}" -ge 1 ]; then
+			pass "off-cpu bpf: page faults $how: $buser look-ups that found the mmap lock taken answered by user space's table of the VMAs (${bcut:-?} cut)"
 		else
-			fail "off-cpu bpf: page faults $how: ${buser:-0} look-ups answered by user space's table (want >= 1), ${bcut:-?} cut (want 0)"
+			fail "off-cpu bpf: page faults $how: ${buser:-0} look-ups answered by user space's table (want >= 1), ${bcut:-?} cut"
 		fi
 	done
 else
