@@ -65,6 +65,9 @@ SFP_HIDDEN void sfb_worker__miss(struct sfp_bpf_defer *b, pid_t pid,
 SFP_HIDDEN void sfb_worker__stats(const struct sfp_bpf_defer *b,
 				 struct sfb_tables_stats *ts,
 				 uint64_t *pending, uint64_t *dropped);
+/* re-read pid's VMAs (0: every process's), or drop them (gone) */
+SFP_HIDDEN void sfb_worker__vmas(struct sfp_bpf_defer *b, pid_t pid,
+				 bool gone);
 SFP_HIDDEN void sfb_worker__stop(struct sfp_bpf_defer *b);
 
 /* user-vmas.c: user space's table of the processes' executable VMAs for
@@ -78,6 +81,9 @@ SFP_HIDDEN void sfb_uvmas__dirty(struct sfp_bpf_defer *b, pid_t pid);
 /* the process pid exited: its entry goes */
 SFP_HIDDEN void sfb_uvmas__exit(struct sfp_bpf_defer *b, pid_t pid);
 SFP_HIDDEN int sfb_uvmas__flush(struct sfp_bpf_defer *b);
+/* on the tables' thread: a request of sfb_worker__vmas() */
+SFP_HIDDEN void sfb_uvmas__answer(struct sfp_bpf_defer *b, pid_t pid,
+				  bool gone);
 SFP_HIDDEN void sfb_uvmas__free(struct sfp_bpf_defer *b);
 
 #endif /* SFP_BPF_INT_H */

@@ -231,12 +231,15 @@ struct proc_vmas {
  * bpf_find_vma() found the mmap lock write-held.  User space learns them
  * from the dump_vmas iterator, which reads them in the kernel with the
  * process's self_exec_id: an entry is only trusted while the task's
- * self_exec_id is still exec_id, so an exec after the read voids it.
+ * self_exec_id is still exec_id, so an exec after the read voids it, and
+ * while its group leader's start_time is still start (a tgid reused by a
+ * new process may well reach the same self_exec_id).
  */
 #define SFB_UVMA_MAX 256
 
 struct proc_uvmas {
 	sfb_u64 exec_id;
+	sfb_u64 start;		/* group_leader->start_time */
 	sfb_u32 nr;
 	sfb_u32 pad;
 	struct vma_ent v[SFB_UVMA_MAX];
@@ -247,6 +250,7 @@ struct sfb_uvma_rec {
 	sfb_u64 start, end, pgoff, dev, ino;
 	sfb_u64 exec_id;	/* the owner's self_exec_id, read before
 				   its mm was seen to be the VMA's */
+	sfb_u64 lstart;		/* its group leader's start_time */
 	sfb_u32 tgid;
 	sfb_u32 pad;
 };

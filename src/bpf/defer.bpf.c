@@ -899,6 +899,8 @@ int dump_vmas(struct bpf_iter__task_vma *ctx)
 	if (!task || !vma || !(vma->vm_flags & VM_EXEC_FLAG))
 		return 0;
 	r.exec_id = task->self_exec_id;
+	/* (exec's de_thread() gives a new leader the old one's) */
+	r.lstart = BPF_CORE_READ(task, group_leader, start_time);
 	asm volatile("" ::: "memory");
 	if (task->mm != vma->vm_mm)
 		return 0;

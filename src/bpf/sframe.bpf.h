@@ -341,9 +341,10 @@ struct {
 } uvmas SEC(".maps");
 
 /* The VMA covering pc in user space's list (sorted by start), trusted for
- * the exec generation it was read in only. */
+ * the process (its leader's start time) and exec generation it was read
+ * in only. */
 __noinline int user_vma(struct vma_info *vi, __u32 pid, __u64 exec_id,
-			__u64 pc)
+			__u64 start, __u64 pc)
 {
 	struct proc_uvmas *pv;
 	__u32 lo = 0, hi, i, k;
@@ -351,7 +352,7 @@ __noinline int user_vma(struct vma_info *vi, __u32 pid, __u64 exec_id,
 	if (!vi)
 		return 0;
 	pv = bpf_map_lookup_elem(&uvmas, &pid);
-	if (!pv || pv->exec_id != exec_id)
+	if (!pv || pv->exec_id != exec_id || pv->start != start)
 		return 0;
 	hi = pv->nr;
 	if (hi > SFB_UVMA_MAX)
@@ -380,6 +381,13 @@ __noinline int user_vma(struct vma_info *vi, __u32 pid, __u64 exec_id,
 	vi->exec = 1;
 	vi->has_file = 1;
 	return 1;
+}
+
+/* The process's identity beside its tgid (exec's de_thread() gives a new
+ * leader the old one's start time). */
+static __always_inline __u64 leader_start(struct task_struct *t)
+{
+	return BPF_CORE_READ(t, group_leader, start_time);
 }
 
 /* One frame: 0 to go on, 1 to stop (rec->stop set). */
@@ -434,6 +442,7 @@ static __always_inline long walk_step_body(struct walk *w, const bool faulting)
 					w->vma_valid = 1;
 					count(SFB_ST_VMA_BUSY);
 				} else if (user_vma(&w->vma, w->pid, w->exec_id,
+						    leader_start(w->task),
 						    pc)) {
 					w->vma_valid = 1;
 					count(SFB_ST_VMA_BUSY);

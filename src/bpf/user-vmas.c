@@ -18,6 +18,11 @@
  * exec after the read raises the task's id and voids the entry until the
  * new image's MMAP2s bring the next read.  Entries are whole values
  * written here only, dropped at the process's EXIT record.
+ *
+ * With the tables' thread (the agent, record -a) the reads are its
+ * requests, in order with the drops at EXIT: the reader of the rings does
+ * not wait for them (a machine that starts many programs would make it
+ * fall behind).  The buffers here are then that thread's only.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -84,11 +89,12 @@ static void write_one(struct sfb_uvmas *u, const struct sfb_uvma_rec *r,
 	size_t i;
 
 	u->val.exec_id = last->exec_id;
+	u->val.start = last->lstart;
 	u->val.nr = 0;
 	for (i = 0; i < n; i++) {
 		struct vma_ent *e;
 
-		if (r[i].exec_id != last->exec_id)
+		if (r[i].exec_id != last->exec_id || r[i].lstart != last->lstart)
 			continue;
 		/* a process iterated twice (threads with their own files
 		 * table) gives its VMAs twice */
@@ -254,7 +260,18 @@ void sfb_uvmas__exit(struct sfp_bpf_defer *b, pid_t pid)
 			u->dirty[i] = u->dirty[--u->nr_dirty];
 			break;
 		}
-	bpf_map_delete_elem(u->fd, &(uint32_t){ (uint32_t)pid });
+	if (b->tw)
+		sfb_worker__vmas(b, pid, true);
+	else
+		bpf_map_delete_elem(u->fd, &(uint32_t){ (uint32_t)pid });
+}
+
+void sfb_uvmas__answer(struct sfp_bpf_defer *b, pid_t pid, bool gone)
+{
+	if (gone)
+		bpf_map_delete_elem(b->uv->fd, &(uint32_t){ (uint32_t)pid });
+	else
+		refresh(b, pid, false);
 }
 
 int sfb_uvmas__flush(struct sfp_bpf_defer *b)
@@ -265,7 +282,12 @@ int sfb_uvmas__flush(struct sfp_bpf_defer *b)
 
 	if (!u)
 		return 0;
-	if (u->all) {
+	if (b->tw) {
+		if (u->all)
+			sfb_worker__vmas(b, 0, false);
+		for (i = 0; !u->all && i < u->nr_dirty; i++)
+			sfb_worker__vmas(b, u->dirty[i], false);
+	} else if (u->all) {
 		err = refresh(b, 0, false);
 	} else {
 		for (i = 0; i < u->nr_dirty; i++) {
