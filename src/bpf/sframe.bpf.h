@@ -438,7 +438,8 @@ static __always_inline long walk_step_body(struct walk *w, const bool faulting)
 				 * the process's, see user_vma).
 				 */
 				if (!test_busy_user &&
-				    cached_vma(&w->vma, w->pid, w->exec_id, pc)) {
+				    cached_vma(&w->vma, w->pid, w->exec_id,
+					       pc)) {
 					w->vma_valid = 1;
 					count(SFB_ST_VMA_BUSY);
 				} else if (user_vma(&w->vma, w->pid, w->exec_id,

@@ -66,6 +66,13 @@ void sfb_uvmas__free(struct sfp_bpf_defer *b)
 	b->uv = NULL;
 }
 
+static void drop(struct sfb_uvmas *u, pid_t pid)
+{
+	uint32_t k = (uint32_t)pid;
+
+	bpf_map_delete_elem(u->fd, &k);
+}
+
 static int rec_cmp(const void *a, const void *b)
 {
 	const struct sfb_uvma_rec *x = a, *y = b;
@@ -94,7 +101,8 @@ static void write_one(struct sfb_uvmas *u, const struct sfb_uvma_rec *r,
 	for (i = 0; i < n; i++) {
 		struct vma_ent *e;
 
-		if (r[i].exec_id != last->exec_id || r[i].lstart != last->lstart)
+		if (r[i].exec_id != last->exec_id ||
+		    r[i].lstart != last->lstart)
 			continue;
 		/* a process iterated twice (threads with their own files
 		 * table) gives its VMAs twice */
@@ -144,7 +152,7 @@ static int refresh(struct sfp_bpf_defer *b, pid_t pid, bool thread)
 	if (!l) {
 		err = -errno;
 		if (pid > 0 && !thread)
-			bpf_map_delete_elem(u->fd, &(uint32_t){ (uint32_t)pid });
+			drop(u, pid);
 		return err;
 	}
 	fd = bpf_iter_create(bpf_link__fd(l));
@@ -191,7 +199,7 @@ static int refresh(struct sfp_bpf_defer *b, pid_t pid, bool thread)
 	if (!u->nr_recs) {
 		/* gone (a zombie) or no executable file mapping yet */
 		if (pid > 0 && !thread)
-			bpf_map_delete_elem(u->fd, &(uint32_t){ (uint32_t)pid });
+			drop(u, pid);
 		return 0;
 	}
 	qsort(u->recs, u->nr_recs, sizeof(*u->recs), rec_cmp);
@@ -263,13 +271,13 @@ void sfb_uvmas__exit(struct sfp_bpf_defer *b, pid_t pid)
 	if (b->tw)
 		sfb_worker__vmas(b, pid, true);
 	else
-		bpf_map_delete_elem(u->fd, &(uint32_t){ (uint32_t)pid });
+		drop(u, pid);
 }
 
 void sfb_uvmas__answer(struct sfp_bpf_defer *b, pid_t pid, bool gone)
 {
 	if (gone)
-		bpf_map_delete_elem(b->uv->fd, &(uint32_t){ (uint32_t)pid });
+		drop(b->uv, pid);
 	else
 		refresh(b, pid, false);
 }
