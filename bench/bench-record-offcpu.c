@@ -9,6 +9,10 @@
  *   - sfprof record --off-cpu --off-cpu-thresh 0 (every block a sample);
  *   - the same with --stack-size 2048 (the workload's stacks are shallow:
  *     the kernel copies 2 KiB per switch instead of 16);
+ *   - sfprof record --call-graph bpf-defer --off-cpu --off-cpu-thresh 0:
+ *     the BPF path (a program on sched_switch, no stack copies, one user
+ *     unwind per kernel entry by BPF task_work; docs/record-bpf.md), run
+ *     when bpf-defer loads here;
  *   - bpftrace running the classic offcputime program (sched_switch,
  *     per-tid time stamps and ustack, blocked time summed per stack in a
  *     map), filtered to this workload.
@@ -35,7 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define NCONF 4
+#define NCONF 5
 #define MAX_RUNS 51
 
 static int ping[2], pong[2];
@@ -124,10 +128,10 @@ static unsigned long long summary_blocks(const char *p)
 	FILE *f = fopen(p, "r");
 
 	while (f && fgets(line, sizeof(line), f)) {
-		const char *s = strstr(line, "off-cpu: ");
+		const char *s = strstr(line, "  off-cpu: ");
 
-		if (s)
-			n = strtoull(s + 9, NULL, 10);
+		if (s && strstr(s, " blocks ("))
+			n = strtoull(s + 11, NULL, 10);
 	}
 	if (f)
 		fclose(f);
@@ -225,12 +229,13 @@ int main(int argc, char **argv)
 		{ .name = "sfprof --off-cpu-thresh 0" },
 		{ .name = "sfprof ... --stack-size 2048" },
 		{ .name = "bpftrace offcputime" },
+		{ .name = "sfprof bpf-defer" },
 	};
 	char work[PATH_MAX * 2], cmd[PATH_MAX * 8], data[PATH_MAX + 16],
 		err[PATH_MAX + 16], *slash;
 	const char *e;
 	long n = 100000;
-	int runs = 5, r, k, have_bt;
+	int runs = 5, r, k, have_bt, have_bpf;
 	ssize_t len;
 
 	if (argc > 2 && !strcmp(argv[1], "pingpong"))
@@ -257,6 +262,12 @@ int main(int argc, char **argv)
 	if (!mkdtemp(tmpdir))
 		return 2;
 	have_bt = system("command -v bpftrace > /dev/null") == 0;
+	/* the BPF path where it loads here (else record falls back to the
+	 * tracepoint, which the other rows measure already) */
+	snprintf(cmd, sizeof(cmd), "%s record -q --call-graph bpf-defer -o "
+		 "%s/probe.data -- true 2>&1 | grep -q 'falling back'",
+		 sfprof, tmpdir);
+	have_bpf = system(cmd) != 0;
 	snprintf(work, sizeof(work), "%s pingpong %ld", self, n);
 	snprintf(data, sizeof(data), "%s/off.data", tmpdir);
 	snprintf(err, sizeof(err), "%s/err", tmpdir);
@@ -289,6 +300,16 @@ int main(int argc, char **argv)
 				if (have_bt)
 					ns[i] = run_bpftrace(work, &cf[i]);
 				break;
+			case 4:
+				if (!have_bpf)
+					break;
+				snprintf(cmd, sizeof(cmd),
+					 "%s record -m 64M --call-graph bpf-defer --off-cpu --off-cpu-thresh 0 -o %s -- %s 2> %s",
+					 sfprof, data, work, err);
+				ns[i] = run_cmd(cmd);
+				cf[i].bytes += file_size(data);
+				cf[i].events += summary_blocks(err);
+				break;
 			}
 		}
 		for (k = 0; k < NCONF; k++) {
@@ -306,7 +327,9 @@ int main(int argc, char **argv)
 		if (!cf[k].nr) {
 			printf("  %-28s %s\n", cf[k].name,
 			       k == 3 && !have_bt ? "not run (no bpftrace)"
-						  : "failed");
+			       : k == 4 && !have_bpf ? "not run (bpf-defer does "
+						      "not load here)"
+			       : "failed");
 			continue;
 		}
 		printf("  %-28s %12.1f %+9.1f%%", cf[k].name,

@@ -901,7 +901,7 @@ static int setup(struct agent *a)
 	if ((err = sfp_rec_pipe__new(a->r, &po, out_record, a, &a->p)))
 		return err;
 	if (o->bpf && (err = sfp_bpf_defer__attach(o->bpf, a->r, a->p, NULL,
-						   NULL))) {
+						   NULL, NULL))) {
 		pr_warn("agent: bpf-defer: cannot attach: %s",
 			sfp_strerror(err));
 		return err;

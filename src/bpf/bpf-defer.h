@@ -33,9 +33,15 @@ struct sfp_bpf_defer_opts {
 	 * (0: 16 MiB, for record's rates; the agent's 19 Hz needs far less,
 	 * and the ring's pages are resident: mapped twice, counted twice) */
 	uint32_t ring_bytes;
+	/* --off-cpu: the program on sched_switch too (record/offcpu.h),
+	 * for every task (-a) or the targets given at attach, following
+	 * their forks unless no_inherit. */
+	bool off_cpu;
+	bool off_cpu_all;
+	bool no_inherit;
 	size_t :0;
 };
-#define sfp_bpf_defer_opts__last_field ring_bytes
+#define sfp_bpf_defer_opts__last_field no_inherit
 
 struct sfp_bpf_defer_stats {
 	uint64_t samples;		/* sample records received */
@@ -49,11 +55,14 @@ struct sfp_bpf_defer_stats {
 	uint64_t no_table_samples;	/* samples served by those */
 	uint64_t misses;		/* modules reported missing by BPF */
 	uint64_t stale;			/* callbacks that never came */
-	uint64_t kernel[16];		/* the BPF side's counters (SFB_ST_*) */
+	uint64_t kernel[24];		/* the BPF side's counters (SFB_ST_*) */
 	uint64_t tables_loaded, tables_evicted, tables_failed;
 	uint64_t tables_pending;	/* requests the tables' thread has
 					   not answered yet */
 	uint64_t tables_dropped;	/* requests its full queue refused */
+	uint64_t prog_misses;		/* runs of the programs the kernel
+					   skipped (its recursion guard):
+					   on_switch's lose a block */
 };
 
 /*
@@ -68,12 +77,23 @@ SFP_HIDDEN int sfp_bpf_defer__load(const struct sfp_bpf_defer_opts *opts,
  * Attach to the session's events (left disabled: the session enables
  * them); p gives the output attrs.  The tables of the command (argv) or of
  * the attached processes ("PID[,PID...]") are loaded before any sample.
+ * With off_cpu, the sched_switch program is attached too, for the command
+ * (from its exec), the processes pids or the threads tids.
  */
 SFP_HIDDEN int sfp_bpf_defer__attach(struct sfp_bpf_defer *b,
 				     struct sfp_record *r,
 				     struct sfp_rec_pipe *p,
 				     const char *const *argv,
-				     const char *pids);
+				     const char *pids, const char *tids);
+
+/* After the last poll: the deferred records still held (entries walked
+ * at a block, docs/record-bpf.md) into the session, before its last read.
+ * Return: 0 or -errno. */
+SFP_HIDDEN int sfp_bpf_defer__flush(struct sfp_bpf_defer *b);
+
+/* After the last read: the BPF side's switch counters into the off-CPU
+ * statistics of the pipeline. */
+SFP_HIDDEN void sfp_bpf_defer__finish(struct sfp_bpf_defer *b);
 
 /* Move what the ring buffer holds into the session.  Return: records or
  * -errno. */

@@ -19,6 +19,17 @@ struct cookie_slot {
 	uint64_t samples;
 };
 
+/* A deferred record walked at a block (SFB_D_HELD), kept per task and
+ * written after what it served (records.c; by tid, open). */
+struct held_rec {
+	uint32_t tid;		/* 0: empty */
+	uint64_t cookie;
+	uint64_t last;		/* newest time of what it serves */
+	struct sfb_deferred *d;	/* copy */
+	bool dirty;		/* served something since last written */
+	bool written;
+};
+
 struct sfp_bpf_defer {
 	struct sfp_defer_bpf *skel;
 	struct ring_buffer *ring;
@@ -35,8 +46,13 @@ struct sfp_bpf_defer {
 	int err;		/* first error met in the ring callback */
 	int vmas_fd;		/* the BPF side's per-process VMA cache */
 	struct cookie_slot *cookies;
+	bool off_cpu;			/* the sched_switch program runs */
+	int off_evsel;			/* the session's offcpu-time evsel */
+	struct held_rec *held;
+	size_t held_cap, held_nr;
 	struct sfp_bpf_defer_stats st;
 	struct sfb_worker *tw;	/* tables built off the reader (or NULL) */
+	struct sfb_uvmas *uv;	/* user space's table of the VMAs */
 };
 
 SFP_HIDDEN int sfb_ring_record(void *ctx, void *data, size_t size);
@@ -49,6 +65,25 @@ SFP_HIDDEN void sfb_worker__miss(struct sfp_bpf_defer *b, pid_t pid,
 SFP_HIDDEN void sfb_worker__stats(const struct sfp_bpf_defer *b,
 				 struct sfb_tables_stats *ts,
 				 uint64_t *pending, uint64_t *dropped);
+/* re-read pid's VMAs (0: every process's), or drop them (gone) */
+SFP_HIDDEN void sfb_worker__vmas(struct sfp_bpf_defer *b, pid_t pid,
+				 bool gone);
 SFP_HIDDEN void sfb_worker__stop(struct sfp_bpf_defer *b);
+
+/* user-vmas.c: user space's table of the processes' executable VMAs for
+ * the walks that find the mmap lock taken (docs/record-bpf.md) */
+SFP_HIDDEN int sfb_uvmas__new(struct sfp_bpf_defer *b);
+/* the attached processes (or threads), all of them when neither */
+SFP_HIDDEN int sfb_uvmas__attach(struct sfp_bpf_defer *b, const char *pids,
+				 const char *tids);
+/* an executable mapping of pid: re-read at the next flush */
+SFP_HIDDEN void sfb_uvmas__dirty(struct sfp_bpf_defer *b, pid_t pid);
+/* the process pid exited: its entry goes */
+SFP_HIDDEN void sfb_uvmas__exit(struct sfp_bpf_defer *b, pid_t pid);
+SFP_HIDDEN int sfb_uvmas__flush(struct sfp_bpf_defer *b);
+/* on the tables' thread: a request of sfb_worker__vmas() */
+SFP_HIDDEN void sfb_uvmas__answer(struct sfp_bpf_defer *b, pid_t pid,
+				  bool gone);
+SFP_HIDDEN void sfb_uvmas__free(struct sfp_bpf_defer *b);
 
 #endif /* SFP_BPF_INT_H */

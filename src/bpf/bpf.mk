@@ -21,4 +21,4 @@ $(BPF_OUT)/defer.skel.h: $(BPF_OUT)/defer.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name sfp_defer_bpf > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/src/bpf/loader.o: $(BPF_OUT)/defer.skel.h
+$(BUILD)/src/bpf/loader.o $(BUILD)/src/bpf/user-vmas.o: $(BPF_OUT)/defer.skel.h

@@ -45,12 +45,18 @@ enum sfb_rec_type {
 	SFB_REC_DEFERRED,	/* one unwind per cookie (struct sfb_deferred) */
 	SFB_REC_MISS,		/* a module without a table (struct sfb_miss) */
 	SFB_REC_STALE,		/* a callback that never came (struct sfb_stale) */
+	SFB_REC_OFFCPU,		/* one block, at its switch-in (struct sfb_offcpu) */
 };
 
 /* Flags of struct sfb_sample. */
 #define SFB_S_KERNEL 0x1	/* the sample interrupted the kernel */
 #define SFB_S_EXITING 0x2	/* the task was exiting: no user part */
 #define SFB_S_SCHED_FAIL 0x4	/* the callback could not be scheduled */
+#define SFB_S_NEW_ENTRY 0x8	/* this record's cookie is new: it asked for
+				   the kernel entry's unwind */
+#define SFB_S_IN_UNSEEN 0x10	/* an off-CPU block whose switch-in the
+				   program did not see: time_in estimated
+				   at the task's next switch-out */
 
 struct sfb_sample {
 	sfb_u32 type;		/* SFB_REC_SAMPLE */
@@ -73,6 +79,9 @@ struct sfb_sample {
 #define SFB_D_EXITING 0x2	/* callback ran in an exiting task */
 #define SFB_D_NO_TABLE 0x4	/* a frame's module had no table loaded */
 #define SFB_D_WRONG_TASK 0x8	/* ran in another task than sampled */
+#define SFB_D_HELD 0x10		/* walked at a block, before the entry's
+				   end: user space writes it after the
+				   entry's last block or sample */
 
 /* Why a walk stopped: the values of enum sfp_unwind_stop. */
 #define SFB_STOP_OUTERMOST 1
@@ -97,6 +106,31 @@ struct sfb_deferred {
 	sfb_u32 pad;
 	sfb_u64 ips[SFB_MAX_DEPTH];
 };
+
+/*
+ * --off-cpu: one blocking switch-out of a target task, kept in a map by
+ * tid from the switch-out and written at the task's switch-in (the
+ * program on sched_switch).  flags: SFB_S_*.  The cookie is the task's
+ * kernel entry's, shared with the samples of that entry (0: kernel chain
+ * only).
+ */
+struct sfb_offcpu {
+	sfb_u32 type;		/* SFB_REC_OFFCPU */
+	sfb_u32 flags;		/* SFB_S_* */
+	sfb_u32 pid, tid;
+	sfb_u32 cpu;		/* of the switch-out */
+	sfb_u32 nr_kstack;
+	sfb_u64 time_out;	/* switch-out (CLOCK_MONOTONIC) */
+	sfb_u64 time_in;	/* switch-in */
+	sfb_u64 cookie;
+	sfb_u64 kstack[SFB_MAX_KSTACK];
+};
+
+/* Values of the off-CPU targets map (key: a tgid or a tid). */
+#define SFB_TGT_PROCESS 0x1	/* key is a process: all its threads */
+#define SFB_TGT_THREAD 0x2	/* key is a thread */
+#define SFB_TGT_AT_EXEC 0x4	/* a process from its next exec on (the
+				   command, forked and waiting to exec) */
 
 struct sfb_miss {
 	sfb_u32 type;		/* SFB_REC_MISS */
@@ -190,6 +224,37 @@ struct proc_vmas {
 	struct vma_ent v[SFB_VMA_CACHE];
 };
 
+/*
+ * Every executable file VMA of a process, as user space last read them
+ * (hash by tgid, written only by user space, whole values: docs/record-
+ * bpf.md "The mmap lock"), sorted by start, for the task_work walk whose
+ * bpf_find_vma() found the mmap lock write-held.  User space learns them
+ * from the dump_vmas iterator, which reads them in the kernel with the
+ * process's self_exec_id: an entry is only trusted while the task's
+ * self_exec_id is still exec_id, so an exec after the read voids it, and
+ * while its group leader's start_time is still start (a tgid reused by a
+ * new process may well reach the same self_exec_id).
+ */
+#define SFB_UVMA_MAX 256
+
+struct proc_uvmas {
+	sfb_u64 exec_id;
+	sfb_u64 start;		/* group_leader->start_time */
+	sfb_u32 nr;
+	sfb_u32 pad;
+	struct vma_ent v[SFB_UVMA_MAX];
+};
+
+/* One executable VMA as the dump_vmas iterator writes it. */
+struct sfb_uvma_rec {
+	sfb_u64 start, end, pgoff, dev, ino;
+	sfb_u64 exec_id;	/* the owner's self_exec_id, read before
+				   its mm was seen to be the VMA's */
+	sfb_u64 lstart;		/* its group leader's start_time */
+	sfb_u32 tgid;
+	sfb_u32 pad;
+};
+
 /* --- counters (an array map indexed by these) ------------------------------ */
 enum sfb_stat {
 	SFB_ST_SAMPLES,
@@ -205,6 +270,21 @@ enum sfb_stat {
 	SFB_ST_NO_TABLE,	/* unwinds that met a module without table */
 	SFB_ST_SYNC,		/* user-mode samples walked at once */
 	SFB_ST_TEST_DROPPED,	/* callbacks the test hook left out */
+	SFB_ST_OFF_SWITCHES,	/* --off-cpu: switch-outs of target tasks */
+	SFB_ST_OFF_PREEMPTED,	/* of which preemptions */
+	SFB_ST_OFF_EXITS,	/* of which a task's last */
+	SFB_ST_OFF_BLOCKS,	/* of which blocking */
+	SFB_ST_OFF_WOKEN,	/* blocks ended by a switch-in (written) */
+	SFB_ST_OFF_LOST,	/* blocks not kept: the blocked map was full */
+	SFB_ST_OFF_WALKED,	/* kernel entries of blocks walked at once */
+	SFB_ST_VMA_BUSY,	/* callback VMA lookups that found the mmap
+				   lock write-held, answered by the cache */
+	SFB_ST_VMA_BUSY_CUT,	/* the same, in neither cache: walk cut */
+	SFB_ST_OFF_IN_UNSEEN,	/* blocks whose switch-in was not seen,
+				   written at the task's next switch-out */
+	SFB_ST_VMA_BUSY_USER,	/* of vma-busy, those the callbacks' cache
+				   missed, answered by user space's table
+				   of the process's VMAs (proc_uvmas) */
 	SFB_ST__MAX,
 };
 

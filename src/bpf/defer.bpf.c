@@ -61,6 +61,13 @@ const volatile __u32 max_depth = SFB_MAX_DEPTH;
  * through the stale-work path.  0: off.
  */
 const volatile __u32 test_drop_every = 0;
+/* Test hook (SFPROF_BPF_TEST_NO_WALK_AT_ONCE): never walk at once, every
+ * kernel entry goes through the task_work callback. */
+const volatile __u32 test_no_sync = 0;
+/* Test hook (SFPROF_BPF_TEST_BUSY_USER_TABLE): a walk that finds the mmap
+ * lock taken asks user space's table of the VMAs only, not the callbacks'
+ * cache, so that the tests see that table answer. */
+const volatile __u32 test_busy_user = 0;
 
 struct task_ent {
 	struct bpf_task_work tw;
@@ -71,7 +78,11 @@ struct task_ent {
 	__u32 pid;
 	__u32 cpu;
 	__u32 pending;
-	__u32 pad;
+	/* An entry walked at once at a block (block_entry()): its cookie
+	 * and a hash of the user registers it was entered with. */
+	__u32 sync_open;
+	__u64 sync_cookie;
+	__u64 sync_regs;
 };
 
 /*
@@ -183,6 +194,8 @@ static int on_task_work(struct bpf_map *map, void *key, void *value)
 	}
 	rec->time = bpf_ktime_get_ns();
 	bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
+	/* the task returns to user space: any entry is over */
+	ent->sync_open = 0;
 	/* Last: a sample that comes meanwhile still shares this cookie. */
 	ent->pending = 0;
 	return 0;
@@ -291,6 +304,8 @@ static __always_inline __u64 entry_cookie(struct task_struct *task, __u32 tid,
 	cookie = new_cookie(cpu);
 	if (!cookie)
 		return 0;
+	*flags |= SFB_S_NEW_ENTRY;
+	ent->sync_open = 0;
 	ent->cookie = cookie;
 	ent->pid = pid;
 	ent->cpu = cpu;
@@ -322,6 +337,81 @@ static __always_inline __u64 entry_cookie(struct task_struct *task, __u32 tid,
 	return cookie;
 }
 
+/* The user registers of a blocking task (the per-CPU copy). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct pt_regs);
+} regs_scratch SEC(".maps");
+
+static __always_inline __u64 mix64(__u64 h, __u64 v)
+{
+	h ^= v;
+	h *= 0x100000001b3ULL;
+	return h ^ (h >> 29);
+}
+
+/*
+ * A hash of the task's user registers as its kernel entry saved them
+ * (ip, sp, bp, flags, orig_ax, the general registers but ax): what tells
+ * one kernel entry from the next at the same call site (block_entry()).
+ * Return: 0 or -1 (not readable).
+ */
+static __always_inline int user_regs_hash(struct task_struct *task, __u64 *hash,
+					  struct pt_regs **regs)
+{
+	__u64 h = 0xcbf29ce484222325ULL;
+	struct pt_regs *r;
+	__u32 z = 0;
+
+	r = bpf_map_lookup_elem(&regs_scratch, &z);
+	if (!r || bpf_probe_read_kernel(r, sizeof(*r),
+					(void *)bpf_task_pt_regs(task)))
+		return -1;
+	h = mix64(h, r->ip);
+	h = mix64(h, r->sp);
+	h = mix64(h, r->bp);
+	h = mix64(h, r->bx);
+	h = mix64(h, r->cx);
+	h = mix64(h, r->dx);
+	h = mix64(h, r->si);
+	h = mix64(h, r->di);
+	h = mix64(h, r->r8);
+	h = mix64(h, r->r9);
+	h = mix64(h, r->r10);
+	h = mix64(h, r->r11);
+	h = mix64(h, r->r12);
+	h = mix64(h, r->r13);
+	h = mix64(h, r->r14);
+	h = mix64(h, r->r15);
+	h = mix64(h, r->flags);
+	h = mix64(h, r->orig_ax);
+	*hash = h;
+	*regs = r;
+	return 0;
+}
+
+/*
+ * A kernel-mode sample of a task whose entry was walked at a block and is
+ * still open (same user registers): the entry's cookie, no task_work.
+ * 0: none open.
+ */
+static __always_inline __u64 open_entry_cookie(struct task_struct *task,
+					       __u32 tid)
+{
+	struct task_ent *ent = bpf_map_lookup_elem(&tasks, &tid);
+	struct pt_regs *r;
+	__u64 h;
+
+	if (!ent || !ent->sync_open || ent->pending ||
+	    ent->start_time != task->start_time ||
+	    user_regs_hash(task, &h, &r) || h != ent->sync_regs)
+		return 0;
+	count(SFB_ST_SHARED);
+	return ent->sync_cookie;
+}
+
 /* Frames the perf_event program walks itself (deeper stacks: deferred). */
 #define SYNC_MAX_DEPTH 128
 
@@ -344,8 +434,11 @@ static __always_inline __u64 sync_unwind(struct bpf_perf_event_data *ctx,
 	struct walk w = {};
 	__u64 cookie;
 
+	/* in user mode: a block's entry walked at once is over */
+	if (ent)
+		ent->sync_open = 0;
 	/* pending work: the stale-callback rules of entry_cookie() apply */
-	if (ent && ent->pending)
+	if (test_no_sync || (ent && ent->pending))
 		return 0;
 	rec = bpf_ringbuf_reserve(&rb, sizeof(*rec), 0);
 	if (!rec)
@@ -431,6 +524,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		} else {
 			if (user_mode)
 				s->cookie = sync_unwind(ctx, task, tid, pid, cpu);
+			else
+				s->cookie = open_entry_cookie(task, tid);
 			if (!s->cookie)
 				s->cookie = entry_cookie(task, tid, pid, cpu,
 							 user_mode, now,
@@ -444,6 +539,387 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	if (bpf_ringbuf_output(&rb, s, n, BPF_RB_NO_WAKEUP))
 		count(SFB_ST_RB_FULL);
 	/* perf writes nothing: the sample went out through the ring. */
+	return 0;
+}
+
+/* --- off-CPU time (--off-cpu) ------------------------------------------- */
+
+/*
+ * Set by the loader for --off-cpu: every task's blocks (-a), else those of
+ * the tasks in `targets`; forked processes of a target process become
+ * targets (perf's inherit).
+ */
+const volatile __u32 offcpu_all = 0;
+const volatile __u32 offcpu_follow = 0;
+/* Kernel frames bpf_get_stack() gives before __schedule's caller chain
+ * begins (the BPF program and the tracepoint's trampolines), measured by
+ * the loader. */
+const volatile __u32 offcpu_kskip = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, __u32);	/* SFB_TGT_* */
+} targets SEC(".maps");
+
+/* Blocked target tasks, by tid: their record, written at the switch-in.
+ * Preallocated (18 MiB): an allocation in sched_switch may fail when the
+ * per-CPU free lists run dry (their refill is an irq_work), and a block
+ * lost is time lost. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct sfb_offcpu);
+} blocked SEC(".maps");
+
+/* The block being built (sched_switch runs with interrupts off). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sfb_offcpu);
+} off_scratch SEC(".maps");
+
+static __always_inline bool is_target(struct task_struct *t)
+{
+	__u32 tgid = t->tgid, tid = t->pid, *v;
+
+	if (offcpu_all)
+		return true;
+	v = bpf_map_lookup_elem(&targets, &tgid);
+	if (v && (*v & SFB_TGT_PROCESS))
+		return true;
+	if (tid == tgid)
+		return false;
+	v = bpf_map_lookup_elem(&targets, &tid);
+	return v && (*v & SFB_TGT_THREAD);
+}
+
+/*
+ * The state letter sched:sched_switch reports for prev (the kernel's
+ * __trace_sched_switch_state()): preempted 0x100; else the highest bit of
+ * (state | exit_state) & TASK_REPORT, TASK_IDLE as I (0x80), an rtlock
+ * wait as D; R (running) 0.  The tracepoint path (record/offcpu.c) reads
+ * the same letters from the event, so both count blocks alike.
+ */
+static __always_inline __u32 report_state(bool preempt, struct task_struct *t,
+					  unsigned int ps)
+{
+	__u32 st = (ps | (__u32)t->exit_state) & 0x7f;
+
+	if (preempt)
+		return 0x100;
+	if ((ps & 0x402) == 0x402)	/* TASK_IDLE */
+		st = 0x80;
+	if (ps & 0x1000)		/* TASK_RTLOCK_WAIT */
+		st = 0x2;
+	if (st & 0x80)
+		return 0x80;
+	if (st & 0x40)
+		return 0x40;
+	if (st & 0x20)
+		return 0x20;
+	if (st & 0x10)
+		return 0x10;
+	if (st & 0x8)
+		return 0x8;
+	if (st & 0x4)
+		return 0x4;
+	if (st & 0x2)
+		return 0x2;
+	return st & 0x1;
+}
+
+/* The record of a block's entry walked at once (sched_switch runs with
+ * interrupts off: one per CPU is enough). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sfb_deferred);
+} held_scratch SEC(".maps");
+
+/*
+ * The cookie of a blocking task's kernel entry without a task_work when
+ * the entry can be unwound at once: scheduling one sends a self-IPI
+ * (irq_work), tens of microseconds on a VM, and a task blocking in a
+ * syscall is a new entry nearly every time (a pipe ping-pong: every
+ * read).  Its user stack cannot change until it returns to user space,
+ * so the walk at the block is the walk the task_work would do -- when it
+ * needs no fault (resident stack, VMAs the callbacks met, tables loaded),
+ * as for a user-mode sample (sync_unwind()).  The record goes to the ring
+ * flagged SFB_D_HELD: user space writes it after the entry's last block
+ * (the stitcher wants it after the samples it serves).
+ *
+ * Later blocks share the cookie while the entry is open: from the walk
+ * until the task is seen in user mode (a user-mode sample, a callback)
+ * or blocks with other user registers (ip, sp, bp, flags, orig_ax and
+ * the general registers but ax: another entry from the same call site
+ * nearly always differs in a loop counter or pointer -- the rule the
+ * user-space deferral engine applies to the tracepoint path's blocks).
+ * Return: the cookie, 0 when the task_work path must decide.
+ */
+static __always_inline __u64 block_entry(struct task_struct *task, __u32 tid,
+					 __u32 pid, __u32 cpu, __u32 *flags)
+{
+	struct task_ent *ent = bpf_map_lookup_elem(&tasks, &tid), zero = {};
+	__u64 start = task->start_time, h, cookie;
+	struct sfb_deferred *rec;
+	struct walk w = {};
+	struct pt_regs *r;
+	__u32 z = 0;
+	long n;
+
+	if (test_no_sync ||
+	    (ent && (ent->start_time != start || ent->pending)))
+		return 0;	/* tid reuse, pending work: entry_cookie() */
+	if (user_regs_hash(task, &h, &r))
+		return 0;
+	if (ent && ent->sync_open && ent->sync_regs == h) {
+		count(SFB_ST_SHARED);
+		return ent->sync_cookie;
+	}
+	if (ent)
+		ent->sync_open = 0;
+	if ((r->cs & 3) != 3)
+		return 0;	/* no user context */
+	/* walked into a per-CPU copy, written with its frames only: a
+	 * switch-heavy task would fill the ring with 4 KiB reservations */
+	rec = bpf_map_lookup_elem(&held_scratch, &z);
+	if (!rec)
+		return 0;
+	rec->type = SFB_REC_DEFERRED;
+	rec->flags = SFB_D_HELD;
+	rec->pid = pid;
+	rec->tid = tid;
+	rec->cpu = cpu;
+	rec->nr = 0;
+	rec->stop = 0;
+	rec->sframe_frames = 0;
+	rec->fp_frames = 0;
+	w.rec = rec;
+	w.task = task;
+	w.ip = r->ip;
+	w.sp = r->sp;
+	w.fp = r->bp;
+	w.fp_valid = 1;
+	w.top = 1;
+	w.pid = pid;
+	w.exec_id = task->self_exec_id;
+	w.max = max_depth < SYNC_MAX_DEPTH ? max_depth : SYNC_MAX_DEPTH;
+	bpf_loop(SYNC_MAX_DEPTH + 1, walk_step_nofault, &w, 0);
+	if (w.sync_fail || w.no_table || rec->stop == SFB_STOP_UNREADABLE ||
+	    (rec->stop == SFB_STOP_DEPTH && w.n < max_depth))
+		return 0;
+	if (!ent) {
+		zero.start_time = start;
+		bpf_map_update_elem(&tasks, &tid, &zero, BPF_NOEXIST);
+		ent = bpf_map_lookup_elem(&tasks, &tid);
+	}
+	cookie = new_cookie(cpu);
+	if (!ent || !cookie)
+		return 0;
+	rec->nr = w.n;
+	rec->cookie = cookie;
+	rec->time = bpf_ktime_get_ns();
+	n = offsetof(struct sfb_deferred, ips) + (__u64)(w.n & 1023) * 8;
+	if (n > (long)sizeof(*rec))
+		n = sizeof(*rec);
+	if (bpf_ringbuf_output(&rb, rec, n, BPF_RB_NO_WAKEUP)) {
+		count(SFB_ST_RB_FULL);
+		return 0;
+	}
+	ent->pid = pid;
+	ent->sync_open = 1;
+	ent->sync_regs = h;
+	ent->sync_cookie = cookie;
+	*flags |= SFB_S_NEW_ENTRY;
+	count(SFB_ST_OFF_WALKED);
+	return cookie;
+}
+
+/*
+ * Every context switch.  next: if it is a blocked target, its block ends
+ * now and goes to the ring.  prev (the current task): a blocking
+ * switch-out of a target takes its kernel stack and the cookie of its
+ * kernel entry -- shared when the entry already has one (a sample, an
+ * earlier block of the same entry), else new with the entry's one user
+ * unwind scheduled (the same task_work as the samples') -- and waits in
+ * `blocked` for the switch-in.
+ */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_switch, bool preempt, struct task_struct *prev,
+	     struct task_struct *next, unsigned int prev_state)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u32 ntid = next->pid, ptid = prev->pid, pid, zero = 0, rep, cpu;
+	struct task_struct *task;
+	struct sfb_offcpu *o;
+	long n;
+
+	if (ntid) {
+		o = bpf_map_lookup_elem(&blocked, &ntid);
+		if (o) {
+			o->time_in = now;
+			n = offsetof(struct sfb_offcpu, kstack) +
+			    (__u64)o->nr_kstack * 8;
+			if (n < (long)offsetof(struct sfb_offcpu, kstack) ||
+			    n > (long)sizeof(*o))
+				n = sizeof(*o);
+			if (bpf_ringbuf_output(&rb, o, n, BPF_RB_NO_WAKEUP))
+				count(SFB_ST_RB_FULL);
+			else
+				count(SFB_ST_OFF_WOKEN);
+			bpf_map_delete_elem(&blocked, &ntid);
+		}
+	}
+	if (!ptid || !is_target(prev))
+		return 0;
+	count(SFB_ST_OFF_SWITCHES);
+	/*
+	 * prev still has a block waiting for its switch-in, yet it ran:
+	 * this program did not see that switch-in.  Seen on this kernel
+	 * under load about once in 50 runs of the test's 1.3 s workload
+	 * (a thread woken from a sleep while both CPUs ran busy loops;
+	 * the program's recursion_misses stayed 0, and the task's nvcsw
+	 * had moved on by exactly that block).  The block ended when the
+	 * task was switched in: now, less the CPU time it has run since
+	 * (time_in holds its sum_exec_runtime at the switch-out) -- exact
+	 * unless it was also preempted meanwhile.  Written now, counted.
+	 */
+	o = bpf_map_lookup_elem(&blocked, &ptid);
+	if (o) {
+		__u64 ran = prev->se.sum_exec_runtime - o->time_in;
+
+		o->time_in = now - ran > o->time_out && ran < now ?
+				     now - ran : o->time_out;
+		o->flags |= SFB_S_IN_UNSEEN;
+		n = offsetof(struct sfb_offcpu, kstack) +
+		    (__u64)o->nr_kstack * 8;
+		if (n < (long)offsetof(struct sfb_offcpu, kstack) ||
+		    n > (long)sizeof(*o))
+			n = sizeof(*o);
+		if (bpf_ringbuf_output(&rb, o, n, BPF_RB_NO_WAKEUP)) {
+			count(SFB_ST_RB_FULL);
+		} else {
+			count(SFB_ST_OFF_WOKEN);
+			count(SFB_ST_OFF_IN_UNSEEN);
+		}
+		bpf_map_delete_elem(&blocked, &ptid);
+	}
+	rep = report_state(preempt, prev, prev_state);
+	if (!(rep & 0xcf)) {
+		count(rep & 0x30 ? SFB_ST_OFF_EXITS : SFB_ST_OFF_PREEMPTED);
+		return 0;
+	}
+	count(SFB_ST_OFF_BLOCKS);
+	o = bpf_map_lookup_elem(&off_scratch, &zero);
+	if (!o)
+		return 0;
+	task = bpf_get_current_task_btf();	/* prev */
+	pid = task->tgid;
+	cpu = bpf_get_smp_processor_id();
+	o->type = SFB_REC_OFFCPU;
+	o->flags = SFB_S_KERNEL;
+	o->pid = pid;
+	o->tid = ptid;
+	o->cpu = cpu;
+	o->time_out = now;
+	/* until the switch-in: the task's CPU time (see above) */
+	o->time_in = prev->se.sum_exec_runtime;
+	o->cookie = 0;
+	n = bpf_get_stack(ctx, o->kstack, sizeof(o->kstack),
+			  offcpu_kskip & BPF_F_SKIP_FIELD_MASK);
+	o->nr_kstack = n > 0 ? (__u32)((__u64)n / 8) : 0;
+	if (!(task->flags & PF_KTHREAD) && task->pid == ptid) {
+		if (task->flags & PF_EXITING) {
+			o->flags |= SFB_S_EXITING;
+			count(SFB_ST_EXITING);
+		} else {
+			o->cookie = block_entry(task, ptid, pid, cpu, &o->flags);
+			if (!o->cookie)
+				o->cookie = entry_cookie(task, ptid, pid, cpu,
+							 false, now, &o->flags);
+		}
+	}
+	if (bpf_map_update_elem(&blocked, &ptid, o, BPF_ANY))
+		count(SFB_ST_OFF_LOST);
+	return 0;
+}
+
+/* A target process's children are targets (perf's inherit). */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = parent->tgid, ctgid = child->tgid, *v,
+	      kind = SFB_TGT_PROCESS;
+
+	if (offcpu_all || !offcpu_follow || ptgid == ctgid)
+		return 0;
+	v = bpf_map_lookup_elem(&targets, &ptgid);
+	if (v && (*v & SFB_TGT_PROCESS))
+		bpf_map_update_elem(&targets, &ctgid, &kind, BPF_ANY);
+	return 0;
+}
+
+/* The command is a target from its exec on (perf's enable_on_exec): its
+ * blocks before, in sfprof's own code, are not the command's. */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid,
+	     struct linux_binprm *bprm)
+{
+	__u32 tgid = p->tgid, *v;
+
+	v = bpf_map_lookup_elem(&targets, &tgid);
+	if (v && (*v & SFB_TGT_AT_EXEC))
+		*v = SFB_TGT_PROCESS;
+	return 0;
+}
+
+/*
+ * The executable VMAs of a process (or of all), for user space's table
+ * (proc_uvmas): read here, under the mmap lock the iterator takes, with
+ * the self_exec_id that says which image they belong to.  exec() installs
+ * its new mm before it raises self_exec_id: with the id read first and
+ * the task's mm seen to be still the VMA's after, the id is the VMAs'
+ * image's (on an exec in between the VMA is left out, and the next MMAP2
+ * brings a new read).
+ */
+SEC("iter/task_vma")
+int dump_vmas(struct bpf_iter__task_vma *ctx)
+{
+	struct task_struct *task = ctx->task;
+	struct vm_area_struct *vma = ctx->vma;
+	struct sfb_uvma_rec r = {};
+	struct file *f;
+
+	if (!task || !vma || !(vma->vm_flags & VM_EXEC_FLAG))
+		return 0;
+	r.exec_id = task->self_exec_id;
+	/* (exec's de_thread() gives a new leader the old one's) */
+	r.lstart = BPF_CORE_READ(task, group_leader, start_time);
+	asm volatile("" ::: "memory");
+	if (task->mm != vma->vm_mm)
+		return 0;
+	f = vma->vm_file;
+	if (f) {
+		r.ino = BPF_CORE_READ(f, f_inode, i_ino);
+		r.dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
+	} else if ((__u64)BPF_CORE_READ(vma, vm_mm, context.vdso) ==
+		   vma->vm_start) {
+		r.dev = SFB_VDSO_DEV;	/* as vma_cb names it */
+		r.ino = SFB_VDSO_INO;
+	} else {
+		return 0;		/* anonymous code: no table */
+	}
+	r.start = vma->vm_start;
+	r.end = vma->vm_end;
+	r.pgoff = vma->vm_pgoff;
+	r.tgid = task->tgid;
+	bpf_seq_write(ctx->meta->seq, &r, sizeof(r));
 	return 0;
 }
 

@@ -25,6 +25,14 @@
 
 #define DEFAULT_FDES (1U << 18)
 #define DEFAULT_FRES (1U << 20)
+/*
+ * Kernel frames of a stack taken in the program on sched_switch that are
+ * not the switched-out task's (bpf_trace_run4() and the tracepoint's
+ * __bpf_trace_sched_switch(), seen with `sfprof script` on 6.18): skipped,
+ * so that the chain begins at __schedule() as perf's sched:sched_switch
+ * samples do (the tracepoint path's).
+ */
+#define OFFCPU_KSKIP 2
 
 static const char *const kfunc_name = "bpf_task_work_schedule_resume_impl";
 
@@ -173,6 +181,27 @@ int sfp_bpf_defer__load(const struct sfp_bpf_defer_opts *o,
 	env = getenv("SFPROF_BPF_TEST_DROP_CALLBACK");
 	if (env)
 		b->skel->rodata->test_drop_every = (uint32_t)strtoul(env, NULL, 0);
+	/* Test hook (docs/record-bpf.md): every entry by task_work. */
+	env = getenv("SFPROF_BPF_TEST_NO_WALK_AT_ONCE");
+	if (env && *env && strcmp(env, "0"))
+		b->skel->rodata->test_no_sync = 1;
+	/* Test hook (docs/record-bpf.md): the mmap lock taken, user
+	 * space's table of the VMAs only. */
+	env = getenv("SFPROF_BPF_TEST_BUSY_USER_TABLE");
+	if (env && *env && strcmp(env, "0"))
+		b->skel->rodata->test_busy_user = 1;
+	/* --off-cpu: the programs on sched_switch, fork and exec; verified
+	 * only then. */
+	b->off_cpu = SFP_OPTS_GET(o, sfp_bpf_defer_opts, off_cpu, false);
+	b->off_evsel = -1;
+	bpf_program__set_autoload(b->skel->progs.on_switch, b->off_cpu);
+	bpf_program__set_autoload(b->skel->progs.on_fork, b->off_cpu);
+	bpf_program__set_autoload(b->skel->progs.on_exec, b->off_cpu);
+	b->skel->rodata->offcpu_all =
+		SFP_OPTS_GET(o, sfp_bpf_defer_opts, off_cpu_all, false);
+	b->skel->rodata->offcpu_follow =
+		!SFP_OPTS_GET(o, sfp_bpf_defer_opts, no_inherit, false);
+	b->skel->rodata->offcpu_kskip = OFFCPU_KSKIP;
 	/* Test hook (docs/record-bpf.md): a real verifier rejection. */
 	if (getenv("SFPROF_BPF_TEST_VERIFIER_REJECT"))
 		bpf_program__set_autoload(b->skel->progs.verifier_reject, true);
@@ -212,6 +241,9 @@ int sfp_bpf_defer__load(const struct sfp_bpf_defer_opts *o,
 		goto fail;
 	}
 	b->vmas_fd = bpf_map__fd(b->skel->maps.vmas);
+	err = sfb_uvmas__new(b);
+	if (err)
+		goto fail;
 	err = sfb_tables__new(bpf_map__fd(b->skel->maps.mods), b->fde_mem,
 			      b->fde_cap, b->fre_mem, b->fre_cap,
 			      SFP_OPTS_GET(o, sfp_bpf_defer_opts, cache_dir,
@@ -259,9 +291,60 @@ static int preload_command(struct sfp_bpf_defer *b, const char *cmd)
 	return 0;
 }
 
+/* Targets of the off-CPU program: "ID[,ID...]" as kind. */
+static int add_targets(struct sfp_bpf_defer *b, const char *list, uint32_t kind)
+{
+	const char *s = list;
+
+	while (s && *s) {
+		char *end;
+		long id = strtol(s, &end, 10);
+
+		if (end == s)
+			break;
+		if (id > 0 && bpf_map_update_elem(bpf_map__fd(b->skel->maps.targets),
+						  &(uint32_t){ (uint32_t)id },
+						  &kind, BPF_ANY))
+			return -errno;
+		s = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
+/* --off-cpu: the targets, then the programs on sched_switch, fork, exec. */
+static int attach_off_cpu(struct sfp_bpf_defer *b, struct sfp_record *r,
+			  const char *pids, const char *tids)
+{
+	pid_t w = sfp_record__workload_pid(r);
+	char wbuf[16];
+	int err;
+
+	snprintf(wbuf, sizeof(wbuf), "%d", (int)w);
+	err = add_targets(b, pids, SFB_TGT_PROCESS);
+	if (!err)
+		err = add_targets(b, tids, SFB_TGT_THREAD);
+	if (!err && w > 0)
+		err = add_targets(b, wbuf, SFB_TGT_AT_EXEC);
+	if (err) {
+		pr_warn("bpf-defer: off-CPU targets: %s", strerror(-err));
+		return err;
+	}
+	b->skel->links.on_fork = bpf_program__attach(b->skel->progs.on_fork);
+	b->skel->links.on_exec = bpf_program__attach(b->skel->progs.on_exec);
+	b->skel->links.on_switch = bpf_program__attach(b->skel->progs.on_switch);
+	if (!b->skel->links.on_fork || !b->skel->links.on_exec ||
+	    !b->skel->links.on_switch) {
+		err = -errno ? -errno : -EINVAL;
+		pr_warn("bpf-defer: attaching to sched_switch: %s",
+			strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
 int sfp_bpf_defer__attach(struct sfp_bpf_defer *b, struct sfp_record *r,
 			  struct sfp_rec_pipe *p, const char *const *argv,
-			  const char *pids)
+			  const char *pids, const char *tids)
 {
 	const char *p_;
 	const int *fds;
@@ -276,6 +359,13 @@ int sfp_bpf_defer__attach(struct sfp_bpf_defer *b, struct sfp_record *r,
 	for (ev = 0; ev < sfp_record__nr_evsels(r); ev++) {
 		const uint64_t *ids;
 		size_t i, n = sfp_record__ids(r, ev, &ids);
+
+		/* the off-CPU event only names the file's offcpu-time
+		 * samples (a bpf-output event that never fires) */
+		if (ev == sfp_record__off_cpu_evsel(r)) {
+			k += n;
+			continue;
+		}
 
 		/* A perf_event program cannot sit on a tracepoint (that takes
 		 * a tracepoint program, and its RAW data would be lost). */
@@ -322,8 +412,12 @@ int sfp_bpf_defer__attach(struct sfp_bpf_defer *b, struct sfp_record *r,
 	 */
 	/* The vDSO is the same image in every process: ours. */
 	sfb_tables__ensure(b->tables, "[vdso]", SFB_VDSO_DEV, SFB_VDSO_INO);
-	if (argv && argv[0]) {
+	if (argv && argv[0])
 		preload_command(b, argv[0]);
+	/* The command and -a: libc and ld.so are nearly everyone's (with
+	 * -a, the processes already running would otherwise meet them
+	 * without a table until their first unwinds have reported them). */
+	if (!pids && !tids) {
 		sfb_tables__preload_pid(b->tables, getpid(), "libc.so");
 		sfb_tables__preload_pid(b->tables, getpid(), "ld-linux");
 	}
@@ -336,6 +430,35 @@ int sfp_bpf_defer__attach(struct sfp_bpf_defer *b, struct sfp_record *r,
 		if (pid > 0)
 			sfb_tables__preload_pid(b->tables, (pid_t)pid, NULL);
 		p_ = *end ? end + 1 : end;
+	}
+	/* Every executable VMA of the processes already running, for the
+	 * walks that find the mmap lock taken (the command's come with its
+	 * MMAP2 records). */
+	if (!argv || !argv[0]) {
+		err = sfb_uvmas__attach(b, pids, tids);
+		if (err)
+			pr_warn("bpf-defer: reading the processes' VMAs: %s "
+				"(the walks that find the mmap lock taken "
+				"only have the VMAs met before)",
+				strerror(-err));
+	}
+	/*
+	 * The programs on sched_switch last, once the tables are in: they
+	 * run at once (the perf events wait for the start), and a block of
+	 * a -p process walked before its tables were loaded lost its user
+	 * stack after the first frame (its main thread's first blocks, in
+	 * 10 of 10 runs of run-offcpu.sh's -p section).
+	 */
+	if (b->off_cpu) {
+		b->off_evsel = sfp_record__off_cpu_evsel(r);
+		if (b->off_evsel < 0) {
+			pr_warn("bpf-defer: --off-cpu without the session's "
+				"off-CPU event");
+			return -EINVAL;
+		}
+		err = attach_off_cpu(b, r, pids, tids);
+		if (err)
+			return err;
 	}
 	return 0;
 }
@@ -358,7 +481,22 @@ void sfp_bpf_defer__stats(const struct sfp_bpf_defer *b,
 	st->tables_failed = ts.failed;
 	if (!b->skel || ncpu <= 0 || ncpu > 4096)
 		return;
-	for (k = 0; k < SFB_ST__MAX && k < 16; k++) {
+	{
+		struct bpf_program *progs[] = { b->skel->progs.on_sample,
+						b->skel->progs.on_switch };
+		size_t i;
+
+		for (i = 0; i < 2; i++) {
+			struct bpf_prog_info pi;
+			uint32_t len = sizeof(pi);
+			int fd = bpf_program__fd(progs[i]);
+
+			memset(&pi, 0, sizeof(pi));
+			if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &pi, &len))
+				st->prog_misses += pi.recursion_misses;
+		}
+	}
+	for (k = 0; k < SFB_ST__MAX && k < 24; k++) {
 		uint64_t v[4096];
 		int c;
 
@@ -381,12 +519,16 @@ void sfp_bpf_defer__free(struct sfp_bpf_defer **bp)
 		bpf_link__destroy(b->links[i]);
 	ring_buffer__free(b->ring);
 	sfb_worker__stop(b);
+	sfb_uvmas__free(b);
 	sfb_tables__free(&b->tables);
 	if (b->fde_mem)
 		munmap(b->fde_mem, b->fde_len);
 	if (b->fre_mem)
 		munmap(b->fre_mem, b->fre_len);
 	sfp_defer_bpf__destroy(b->skel);
+	for (i = 0; i < b->held_cap; i++)
+		free(b->held[i].d);
+	free(b->held);
 	free(b->links);
 	free(b->obuf);
 	free(b->chain);

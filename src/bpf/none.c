@@ -21,9 +21,18 @@ int sfp_bpf_defer__load(const struct sfp_bpf_defer_opts *opts,
 
 int sfp_bpf_defer__attach(struct sfp_bpf_defer *b, struct sfp_record *r,
 			  struct sfp_rec_pipe *p, const char *const *argv,
-			  const char *pids)
+			  const char *pids, const char *tids)
 {
 	return -EOPNOTSUPP;
+}
+
+int sfp_bpf_defer__flush(struct sfp_bpf_defer *b)
+{
+	return 0;
+}
+
+void sfp_bpf_defer__finish(struct sfp_bpf_defer *b)
+{
 }
 
 int sfp_bpf_defer__poll(struct sfp_bpf_defer *b)

@@ -24,6 +24,7 @@
 #define SFP_BPF_SFRAME_BPF_H
 
 #define VM_EXEC_FLAG 0x4
+#define EBUSY_ERRNO 16
 
 /* Map sizes are set by the loader before load (these are defaults). */
 struct {
@@ -324,6 +325,71 @@ __noinline int cached_vma(struct vma_info *vi, __u32 pid, __u64 exec_id,
 	return 0;
 }
 
+/*
+ * Every executable file VMA of a process as user space last read them
+ * (struct proc_uvmas).  A plain hash without preallocation, written only
+ * by user space with whole values: an update links a new element and
+ * frees the old one after the readers' RCU grace period, so a walk reads
+ * one consistent list, never one half rewritten.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct proc_uvmas);
+} uvmas SEC(".maps");
+
+/* The VMA covering pc in user space's list (sorted by start), trusted for
+ * the process (its leader's start time) and exec generation it was read
+ * in only. */
+__noinline int user_vma(struct vma_info *vi, __u32 pid, __u64 exec_id,
+			__u64 start, __u64 pc)
+{
+	struct proc_uvmas *pv;
+	__u32 lo = 0, hi, i, k;
+
+	if (!vi)
+		return 0;
+	pv = bpf_map_lookup_elem(&uvmas, &pid);
+	if (!pv || pv->exec_id != exec_id || pv->start != start)
+		return 0;
+	hi = pv->nr;
+	if (hi > SFB_UVMA_MAX)
+		hi = SFB_UVMA_MAX;
+	/* the last entry whose start <= pc */
+	for (i = 0; i < 9 && lo < hi; i++) {
+		__u32 mid = lo + (hi - lo) / 2;
+
+		if (mid >= SFB_UVMA_MAX)
+			return 0;
+		if (pv->v[mid].start <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return 0;
+	k = lo - 1;
+	if (k >= SFB_UVMA_MAX || pc >= pv->v[k].end)
+		return 0;
+	vi->start = pv->v[k].start;
+	vi->end = pv->v[k].end;
+	vi->pgoff = pv->v[k].pgoff;
+	vi->dev = pv->v[k].dev;
+	vi->ino = pv->v[k].ino;
+	vi->exec = 1;
+	vi->has_file = 1;
+	return 1;
+}
+
+/* The process's identity beside its tgid (exec's de_thread() gives a new
+ * leader the old one's start time). */
+static __always_inline __u64 leader_start(struct task_struct *t)
+{
+	return BPF_CORE_READ(t, group_leader, start_time);
+}
+
 /* One frame: 0 to go on, 1 to stop (rec->stop set). */
 static __always_inline long walk_step_body(struct walk *w, const bool faulting)
 {
@@ -355,8 +421,36 @@ static __always_inline long walk_step_body(struct walk *w, const bool faulting)
 	if (!w->vma_valid || pc < w->vma.start || pc >= w->vma.end) {
 		w->vma_valid = 0;
 		if (faulting) {
-			if (bpf_find_vma(w->task, pc, vma_cb, &w->vma, 0) == 0) {
+			long e = bpf_find_vma(w->task, pc, vma_cb, &w->vma, 0);
+
+			if (e == 0) {
 				w->vma_valid = 1;
+			} else if (e == -EBUSY_ERRNO) {
+				/*
+				 * bpf_find_vma() only try-locks the mmap
+				 * lock: another thread of the process holds
+				 * it for write (mmap, mprotect, a thread's
+				 * creation), often the very writer this task
+				 * just waited for in a page fault.  The VMAs
+				 * the callbacks met answer instead (the
+				 * perf_event program's trust, see cached_vma),
+				 * else those user space read (every one of
+				 * the process's, see user_vma).
+				 */
+				if (!test_busy_user &&
+				    cached_vma(&w->vma, w->pid, w->exec_id,
+					       pc)) {
+					w->vma_valid = 1;
+					count(SFB_ST_VMA_BUSY);
+				} else if (user_vma(&w->vma, w->pid, w->exec_id,
+						    leader_start(w->task),
+						    pc)) {
+					w->vma_valid = 1;
+					count(SFB_ST_VMA_BUSY);
+					count(SFB_ST_VMA_BUSY_USER);
+				} else {
+					count(SFB_ST_VMA_BUSY_CUT);
+				}
 			}
 		} else if (cached_vma(&w->vma, w->pid, w->exec_id, pc)) {
 			w->vma_valid = 1;

@@ -35,6 +35,8 @@
 struct req {
 	struct req *next;
 	bool miss;		/* a BPF-side miss, else a new mapping */
+	bool vmas;		/* else: re-read pid's VMAs (user-vmas.c) */
+	bool gone;		/* with vmas: pid exited, drop them */
 	pid_t pid;
 	uint64_t dev, ino, vm_start;
 	char path[];		/* the mapping's path (not for a miss) */
@@ -56,6 +58,10 @@ static void answer(struct sfp_bpf_defer *b, const struct req *r)
 {
 	char alt[PATH_MAX + 32];
 
+	if (r->vmas) {
+		sfb_uvmas__answer(b, r->pid, r->gone);
+		return;
+	}
 	if (r->miss) {
 		sfb_tables__resolve_miss(b->tables, r->pid, r->dev, r->ino,
 					 r->vm_start);
@@ -174,6 +180,20 @@ void sfb_worker__miss(struct sfp_bpf_defer *b, pid_t pid, uint64_t dev,
 	r->dev = dev;
 	r->ino = ino;
 	r->vm_start = vm_start;
+	enqueue(b->tw, r);
+}
+
+void sfb_worker__vmas(struct sfp_bpf_defer *b, pid_t pid, bool gone)
+{
+	struct req *r = calloc(1, sizeof(*r));
+
+	if (!r) {
+		__atomic_fetch_add(&b->tw->dropped, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	r->vmas = true;
+	r->gone = gone;
+	r->pid = pid;
 	enqueue(b->tw, r);
 }
 

@@ -36,8 +36,23 @@ struct sum {
 
 #define SUM_BUCKETS 4096
 
+/* late_user: blocked time of one entry (cookie) and kernel chain, summed
+ * until the entry's user chain comes. */
+struct wait {
+	uint64_t cookie;
+	struct sfp_record_sample s;
+	uint64_t *kchain;		/* owned */
+	size_t nr_k;
+	uint64_t ns;
+	struct wait *next;
+};
+
+#define WAIT_BUCKETS 1024
+
 struct sfp_offcpu {
 	uint64_t thresh_ns, max_rate;
+	bool late_user;
+	struct wait **waits;		/* WAIT_BUCKETS chains, by cookie */
 	sfp_offcpu_emit_fn emit;
 	void *ctx;
 	struct pend *pend;
@@ -60,12 +75,14 @@ int sfp_offcpu__new(const struct sfp_offcpu_opts *opts, sfp_offcpu_emit_fn emit,
 		return -ENOMEM;
 	o->thresh_ns = SFP_OPTS_GET(opts, sfp_offcpu_opts, thresh_ns, 0);
 	o->max_rate = SFP_OPTS_GET(opts, sfp_offcpu_opts, max_rate, 0);
+	o->late_user = SFP_OPTS_GET(opts, sfp_offcpu_opts, late_user, false);
 	o->emit = emit;
 	o->ctx = ctx;
 	o->cap = 64;
 	o->pend = calloc(o->cap, sizeof(*o->pend));
 	o->sums = calloc(SUM_BUCKETS, sizeof(*o->sums));
-	if (!o->pend || !o->sums) {
+	o->waits = calloc(WAIT_BUCKETS, sizeof(*o->waits));
+	if (!o->pend || !o->sums || !o->waits) {
 		sfp_offcpu__free(&o);
 		return -ENOMEM;
 	}
@@ -240,8 +257,9 @@ static int add_sum(struct sfp_offcpu *o, const struct pend *p, uint64_t ns)
 		if (sm->hash == h && sm->s.pid == p->s.pid &&
 		    sm->s.tid == p->s.tid && sm->nr_k == p->s.nr_callchain &&
 		    sm->nr_u == p->nr_u &&
-		    !memcmp(sm->chain, p->kchain, sm->nr_k * 8) &&
-		    !memcmp(sm->chain + sm->nr_k, p->uips, sm->nr_u * 8)) {
+		    (!sm->nr_k || !memcmp(sm->chain, p->kchain, sm->nr_k * 8)) &&
+		    (!sm->nr_u ||
+		     !memcmp(sm->chain + sm->nr_k, p->uips, sm->nr_u * 8))) {
 			sm->ns += ns;
 			return 0;
 		}
@@ -257,13 +275,98 @@ static int add_sum(struct sfp_offcpu *o, const struct pend *p, uint64_t ns)
 	sm->s = p->s;
 	sm->nr_k = p->s.nr_callchain;
 	sm->nr_u = p->nr_u;
-	memcpy(sm->chain, p->kchain, sm->nr_k * 8);
-	memcpy(sm->chain + sm->nr_k, p->uips, sm->nr_u * 8);
+	if (sm->nr_k)
+		memcpy(sm->chain, p->kchain, sm->nr_k * 8);
+	if (sm->nr_u)	/* (no user chain: uips may be NULL) */
+		memcpy(sm->chain + sm->nr_k, p->uips, sm->nr_u * 8);
 	sm->s.callchain = sm->chain;
 	sm->ns = ns;
 	sm->next = o->sums[h % SUM_BUCKETS];
 	o->sums[h % SUM_BUCKETS] = sm;
 	return 0;
+}
+
+static size_t wait_bucket(uint64_t cookie)
+{
+	return (size_t)((cookie * 0x9e3779b97f4a7c15ULL) >> 54) &
+	       (WAIT_BUCKETS - 1);
+}
+
+/* late_user: a short block of an entry whose user chain is still to come. */
+static int add_wait(struct sfp_offcpu *o, const struct pend *p, uint64_t ns)
+{
+	struct wait **head = &o->waits[wait_bucket(p->cookie)], *w;
+	size_t nk = p->s.nr_callchain;
+
+	for (w = *head; w; w = w->next)
+		if (w->cookie == p->cookie && w->s.tid == p->s.tid &&
+		    w->s.pid == p->s.pid && w->nr_k == nk &&
+		    (!nk || !memcmp(w->kchain, p->kchain, nk * 8))) {
+			w->ns += ns;
+			return 0;
+		}
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->kchain = malloc((nk ? nk : 1) * 8);
+	if (!w->kchain) {
+		free(w);
+		return -ENOMEM;
+	}
+	if (nk)
+		memcpy(w->kchain, p->kchain, nk * 8);
+	w->cookie = p->cookie;
+	w->s = p->s;
+	w->s.callchain = w->kchain;
+	w->nr_k = nk;
+	w->ns = ns;
+	w->next = *head;
+	*head = w;
+	return 0;
+}
+
+/* Sum a waiting entry's blocked time with its user chain (nr may be 0). */
+static int resolve_wait(struct sfp_offcpu *o, struct wait *w,
+			const uint64_t *ips, size_t nr)
+{
+	struct pend p = {
+		.s = w->s, .kchain = w->kchain, .uips = (uint64_t *)ips,
+		.nr_u = nr,
+	};
+
+	p.s.nr_callchain = w->nr_k;
+	return add_sum(o, &p, w->ns);
+}
+
+int sfp_offcpu__user_chain(struct sfp_offcpu *o, uint64_t cookie,
+			   const uint64_t *ips, size_t nr)
+{
+	struct wait **pw = &o->waits[wait_bucket(cookie)], *w;
+	int err = 0;
+
+	while ((w = *pw)) {
+		if (w->cookie != cookie) {
+			pw = &w->next;
+			continue;
+		}
+		if (!err)
+			err = resolve_wait(o, w, ips, nr);
+		*pw = w->next;
+		free(w->kchain);
+		free(w);
+	}
+	return err;
+}
+
+void sfp_offcpu__set_switches(struct sfp_offcpu *o, uint64_t switches,
+			      uint64_t preempted, uint64_t exits,
+			      uint64_t blocks)
+{
+	o->st.switches = switches;
+	o->st.preempted = preempted;
+	o->st.exits = exits;
+	o->st.blocks = blocks;
+	o->st.unmatched = blocks > o->st.woken ? blocks - o->st.woken : 0;
 }
 
 /* Under the rate bound: count one more own sample in time's second. */
@@ -300,7 +403,12 @@ int sfp_offcpu__wake(struct sfp_offcpu *o, uint32_t tid, uint64_t time)
 			o->st.over_rate++;
 		else
 			o->st.summed++;
-		err = add_sum(o, p, ns);
+		/* late_user: the entry's user chain is not known yet */
+		if (o->late_user && p->kind == SFP_DEFER_USER_DEFERRED &&
+		    !p->nr_u)
+			err = add_wait(o, p, ns);
+		else
+			err = add_sum(o, p, ns);
 		drop(o, p);
 		return err;
 	}
@@ -343,6 +451,20 @@ int sfp_offcpu__finish(struct sfp_offcpu *o, uint64_t time)
 			memset(&o->pend[i], 0, sizeof(o->pend[i]));
 		}
 	o->nr = 0;
+	/* Entries whose user chain never came: their kernel part alone. */
+	for (i = 0; i < WAIT_BUCKETS; i++) {
+		struct wait *w, *n;
+
+		for (w = o->waits[i]; w; w = n) {
+			n = w->next;
+			o->st.no_user++;
+			if (!err)
+				err = resolve_wait(o, w, NULL, 0);
+			free(w->kchain);
+			free(w);
+		}
+		o->waits[i] = NULL;
+	}
 	for (i = 0; i < SUM_BUCKETS && !err; i++) {
 		struct sum *sm;
 
@@ -420,6 +542,16 @@ void sfp_offcpu__free(struct sfp_offcpu **op)
 			free(sm);
 		}
 	}
+	for (i = 0; o->waits && i < WAIT_BUCKETS; i++) {
+		struct wait *w = o->waits[i], *n;
+
+		for (; w; w = n) {
+			n = w->next;
+			free(w->kchain);
+			free(w);
+		}
+	}
+	free(o->waits);
 	free(o->pend);
 	free(o->sums);
 	free(o);

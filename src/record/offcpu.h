@@ -37,9 +37,14 @@ struct sfp_offcpu_opts {
 	/* At most this many own samples per second of recording (0: no
 	 * bound); the blocks over it are summed like short ones. */
 	uint64_t max_rate;
+	/* The user chains behind deferred cookies come later, through
+	 * sfp_offcpu__user_chain() (--call-graph bpf-defer: the unwind runs
+	 * when the task returns to user space, after its switch-in); summed
+	 * blocks wait for theirs there. */
+	bool late_user;
 	size_t :0;
 };
-#define sfp_offcpu_opts__last_field max_rate
+#define sfp_offcpu_opts__last_field late_user
 
 struct sfp_offcpu_stats {
 	uint64_t switches;	/* sched_switch samples seen */
@@ -54,6 +59,8 @@ struct sfp_offcpu_stats {
 	uint64_t sums;		/* per-stack sums written at the end */
 	uint64_t unmatched;	/* no switch-in seen (lost, or blocked at end) */
 	uint64_t blocked_ns;	/* over every woken block */
+	uint64_t no_user;	/* late_user: summed blocks whose user chain
+				   never came (summed with the kernel part) */
 };
 
 /* Write one off-CPU sample (period = blocked ns) with user part u. */
@@ -86,6 +93,23 @@ SFP_HIDDEN int sfp_offcpu__wake(struct sfp_offcpu *o, uint32_t tid,
 
 /* The task is gone: a block still pending has no end. */
 SFP_HIDDEN void sfp_offcpu__task_exit(struct sfp_offcpu *o, uint32_t tid);
+
+/*
+ * late_user: the user chain (nr frames, 0: none) of the kernel entry
+ * cookie; the summed blocks of that entry join their stack's sum.
+ * Return: 0 or -ENOMEM.
+ */
+SFP_HIDDEN int sfp_offcpu__user_chain(struct sfp_offcpu *o, uint64_t cookie,
+				      const uint64_t *ips, size_t nr);
+
+/*
+ * Switch-outs counted elsewhere (the BPF program on sched_switch, which
+ * sends only the blocks): they replace the counts of is_block(); the
+ * blocks that were not woken are counted unmatched.
+ */
+SFP_HIDDEN void sfp_offcpu__set_switches(struct sfp_offcpu *o,
+					 uint64_t switches, uint64_t preempted,
+					 uint64_t exits, uint64_t blocks);
 
 /* End of recording: the per-stack sums, stamped with time. */
 SFP_HIDDEN int sfp_offcpu__finish(struct sfp_offcpu *o, uint64_t time);

@@ -70,6 +70,8 @@ struct sfp_rec_pipe {
 	struct sfp_offcpu *offcpu;
 	int offcpu_evsel;		/* -1: none */
 	uint32_t state_off, state_size;	/* sched_switch prev_state */
+	bool offcpu_inject;		/* bpf-defer: samples back into the
+					   session, for its time order */
 	uint64_t last_time;		/* newest record time seen */
 	bool synthesizing;		/* the record comes from /proc */
 	uint64_t *mmap_fix;		/* MMAP2 with its stray flag cleared */
@@ -307,6 +309,10 @@ static int emit_offcpu_cb(void *ctx, const struct sfp_record_sample *s,
 		pr_warn("cannot write an off-CPU sample: %s", strerror(-n));
 		return n;
 	}
+	/* bpf-defer: the session delivers it in time order, back to
+	 * sfp_rec_pipe__record(), which writes it as it is */
+	if (p->offcpu_inject)
+		return sfp_record_inject(p->r, p->obuf, (size_t)n, (int)s->cpu);
 	return emit(p, p->obuf, (size_t)n);
 }
 
@@ -788,11 +794,20 @@ static int offcpu_setup(struct sfp_rec_pipe *p,
 	struct perf_event_attr *a = &p->out_attrs[p->offcpu_evsel];
 	int err;
 
-	err = sfp_tracepoint_field("sched", "sched_switch", "prev_state",
-				   &p->state_off, &p->state_size);
-	if (err || !p->state_size || p->state_size > 8) {
-		pr_warn("sched:sched_switch has no prev_state field in tracefs");
-		return -EOPNOTSUPP;
+	/* bpf-defer: the BPF program on sched_switch reads the state and
+	 * matches the switch-in; user chains come after the switch-in */
+	if (!p->rewrite) {
+		p->offcpu_inject = true;
+		oo.late_user = true;
+	} else {
+		err = sfp_tracepoint_field("sched", "sched_switch",
+					   "prev_state", &p->state_off,
+					   &p->state_size);
+		if (err || !p->state_size || p->state_size > 8) {
+			pr_warn("sched:sched_switch has no prev_state field "
+				"in tracefs");
+			return -EOPNOTSUPP;
+		}
 	}
 	a->type = PERF_TYPE_SOFTWARE;
 	a->config = PERF_COUNT_SW_BPF_OUTPUT;
@@ -850,7 +865,9 @@ int sfp_rec_pipe__new(struct sfp_record *r, const struct sfp_rec_pipe_opts *o,
 			p->out_attrs[i] = *sfp_record__attr(r, i);
 	}
 	p->offcpu_evsel = sfp_record__off_cpu_evsel(r);
-	if (p->offcpu_evsel >= 0 && p->rewrite) {
+	if (p->offcpu_evsel >= 0 &&
+	    (p->rewrite ||
+	     sfp_record__call_graph(r) == SFP_RECORD_CG_BPF_DEFER)) {
 		err = offcpu_setup(p, o);
 		if (err)
 			goto fail;
@@ -899,8 +916,10 @@ int sfp_rec_pipe__finish(struct sfp_rec_pipe *p)
 	int err;
 
 	/* Before the engine's last deferred records: the sums carry their
-	 * user chains inline, the blocks still pending are counted. */
+	 * user chains inline, the blocks still pending are counted.  The
+	 * session has delivered its last records: written directly. */
 	if (p->offcpu) {
+		p->offcpu_inject = false;
 		err = sfp_offcpu__finish(p->offcpu, p->last_time);
 		if (err)
 			return err;
@@ -916,6 +935,40 @@ int sfp_rec_pipe__flush_offcpu(struct sfp_rec_pipe *p)
 bool sfp_rec_pipe__is_offcpu(const struct sfp_rec_pipe *p, int evsel)
 {
 	return p->offcpu && evsel == p->offcpu_evsel;
+}
+
+int sfp_rec_pipe__offcpu_block(struct sfp_rec_pipe *p,
+			       const struct sfp_record_sample *s,
+			       const struct sfp_defer_user *u,
+			       uint64_t time_in, bool new_entry)
+{
+	int err;
+
+	if (!p->offcpu)
+		return -EINVAL;
+	if (time_in > p->last_time)
+		p->last_time = time_in;
+	/* the counts of is_block() come from the BPF side at the end */
+	if (new_entry)
+		sfp_offcpu__add_unwind(p->offcpu);
+	err = sfp_offcpu__block(p->offcpu, s, u);
+	return err ? err : sfp_offcpu__wake(p->offcpu, s->tid, time_in);
+}
+
+int sfp_rec_pipe__offcpu_user(struct sfp_rec_pipe *p, uint64_t cookie,
+			      const uint64_t *ips, size_t nr)
+{
+	return p->offcpu ? sfp_offcpu__user_chain(p->offcpu, cookie, ips, nr)
+			 : 0;
+}
+
+void sfp_rec_pipe__offcpu_switches(struct sfp_rec_pipe *p, uint64_t switches,
+				   uint64_t preempted, uint64_t exits,
+				   uint64_t blocks)
+{
+	if (p->offcpu)
+		sfp_offcpu__set_switches(p->offcpu, switches, preempted, exits,
+					 blocks);
 }
 
 void sfp_rec_pipe__stats(const struct sfp_rec_pipe *p,

@@ -107,6 +107,31 @@ SFP_HIDDEN int sfp_rec_pipe__flush_offcpu(struct sfp_rec_pipe *p);
 SFP_HIDDEN bool sfp_rec_pipe__is_offcpu(const struct sfp_rec_pipe *p,
 					int evsel);
 
+/*
+ * --call-graph bpf-defer --off-cpu (src/bpf/records.c): one block the BPF
+ * program on sched_switch matched with its switch-in at time_in.  s: the
+ * switch-out (evsel: the off-CPU event, callchain: the kernel part); u:
+ * its entry's cookie or no user part; new_entry: the block asked for its
+ * entry's user unwind.  The off-CPU samples go back into the session (in
+ * time order with the rest), the sums at sfp_rec_pipe__finish().
+ * Return: 0 or -errno.
+ */
+SFP_HIDDEN int sfp_rec_pipe__offcpu_block(struct sfp_rec_pipe *p,
+					  const struct sfp_record_sample *s,
+					  const struct sfp_defer_user *u,
+					  uint64_t time_in, bool new_entry);
+
+/* The user chain of a kernel entry (a deferred record of the BPF side). */
+SFP_HIDDEN int sfp_rec_pipe__offcpu_user(struct sfp_rec_pipe *p,
+					 uint64_t cookie, const uint64_t *ips,
+					 size_t nr);
+
+/* The BPF side's switch-out counts (sfp_offcpu__set_switches()). */
+SFP_HIDDEN void sfp_rec_pipe__offcpu_switches(struct sfp_rec_pipe *p,
+					      uint64_t switches,
+					      uint64_t preempted,
+					      uint64_t exits, uint64_t blocks);
+
 SFP_HIDDEN void sfp_rec_pipe__stats(const struct sfp_rec_pipe *p,
 				    struct sfp_rec_pipe_stats *st);
 

@@ -309,8 +309,11 @@ static void init_attr(struct sfp_record *r, const struct sfp_record_opts *o,
 	if (r->system_wide)
 		a->sample_type |= PERF_SAMPLE_CPU;
 	if (ev->off_cpu) {
-		/* every switch: a block missed is time lost (not -c) */
-		a->sample_type |= PERF_SAMPLE_RAW;
+		/* every switch: a block missed is time lost (not -c); with
+		 * bpf-defer a bpf-output event that never fires (the BPF
+		 * program on sched_switch writes the blocks) */
+		if (r->cg != SFP_RECORD_CG_BPF_DEFER)
+			a->sample_type |= PERF_SAMPLE_RAW;
 		a->sample_period = 1;
 	} else if (ev->desc.kind == SFP_EV_TRACEPOINT) {
 		a->sample_type |= PERF_SAMPLE_RAW;
@@ -368,7 +371,8 @@ static void init_attr(struct sfp_record *r, const struct sfp_record_opts *o,
 		a->build_id = r->has_build_ids;
 		/* The switch-in ends a block: PERF_RECORD_SWITCH(_CPU_WIDE)
 		 * is the one record the kernel writes for it per task. */
-		a->context_switch = r->off_cpu_evsel >= 0;
+		a->context_switch = r->off_cpu_evsel >= 0 &&
+				    r->cg != SFP_RECORD_CG_BPF_DEFER;
 	}
 }
 
@@ -574,7 +578,8 @@ static int open_one(struct sfp_record *r, struct evsel *ev, pid_t pid,
 		pr_warn("PERF_EVENT_IOC_ID: %s", strerror(errno));
 		return err;
 	}
-	if (ev->off_cpu && !ev->filter_refused &&
+	if (ev->off_cpu && r->cg != SFP_RECORD_CG_BPF_DEFER &&
+	    !ev->filter_refused &&
 	    ioctl(fd, PERF_EVENT_IOC_SET_FILTER, OFF_CPU_FILTER)) {
 		/* The pipeline drops the preemptions too: only costlier. */
 		pr_info("tracepoint filter '%s' refused (%s): preemptions "
@@ -624,15 +629,21 @@ static int parse_events(struct sfp_record *r, const char *list)
 	return err;
 }
 
-/* opts.off_cpu: sched:sched_switch, taken in the task switched out. */
+/*
+ * opts.off_cpu: sched:sched_switch, taken in the task switched out; with
+ * bpf-defer, a bpf-output event (what perf's offcpu-time is) that only
+ * gives the file's off-CPU samples their event and ids: the BPF program
+ * on sched_switch (src/bpf/) writes them.
+ */
 static int add_off_cpu_event(struct sfp_record *r)
 {
 	struct evsel *n;
 	int err;
 
-	if (r->cg != SFP_RECORD_CG_SFRAME) {
-		pr_warn("off-CPU recording needs --call-graph sframe (the user "
-			"stack of a blocked task is unwound from its snapshot)");
+	if (r->cg != SFP_RECORD_CG_SFRAME && r->cg != SFP_RECORD_CG_BPF_DEFER) {
+		pr_warn("off-CPU recording needs --call-graph sframe or "
+			"bpf-defer (the user stack of a blocked task is "
+			"unwound from its snapshot, or by BPF task_work)");
 		return -EINVAL;
 	}
 	if (r->nr_evsels >= 64)
@@ -643,6 +654,15 @@ static int add_off_cpu_event(struct sfp_record *r)
 	r->evsels = n;
 	n += r->nr_evsels;
 	memset(n, 0, sizeof(*n));
+	if (r->cg == SFP_RECORD_CG_BPF_DEFER) {
+		snprintf(n->desc.name, sizeof(n->desc.name), "offcpu-time");
+		n->desc.type = PERF_TYPE_SOFTWARE;
+		n->desc.config = PERF_COUNT_SW_BPF_OUTPUT;
+		n->desc.kind = SFP_EV_SOFTWARE;
+		n->off_cpu = true;
+		r->off_cpu_evsel = r->nr_evsels++;
+		return 0;
+	}
 	err = sfp_event_parse("sched:sched_switch", &n->desc);
 	if (err)
 		return err == -ENOENT ? -EOPNOTSUPP : err;

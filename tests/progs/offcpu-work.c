@@ -15,6 +15,16 @@
  *                          blocks at least 1,023 times in one kernel
  *                          entry, whatever the scheduling
  *
+ *   offcpu-work fault      fault_wait(): 10 page faults from user mode,
+ *                          each held 20 ms by a userfaultfd handler
+ *                          (uffd_serve()) while remap() keeps the
+ *                          process's mmap lock write-held most of the
+ *                          time (mprotect of 128 MiB in a loop), then
+ *                          fault_lock(): fresh pages of the region
+ *                          remap() changes, whose faults wait for that
+ *                          lock; blocks inside page faults, with user
+ *                          registers, whose callbacks find the lock
+ *                          taken
  *   offcpu-work linger F   the first, then waits in linger() until file
  *                          F exists (a tracer still reading /proc/PID)
  *   offcpu-work start F    the first, once file F exists (a recorder
@@ -25,11 +35,16 @@
  */
 
 #include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,6 +62,9 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
 static int ticks;
 static volatile uint64_t sink;
+static int uffd;
+static char *uffd_area, *remap_area;
+static volatile int faults_done;
 
 static uint64_t ns(clockid_t c)
 {
@@ -221,6 +239,126 @@ static void *th_drain(void *a)
 	return NULL;
 }
 
+#define UFFD_PAGES 10
+#define REMAP_SIZE (64u << 20)
+#define LOCK_PAGES 2048
+
+NOINLINE static int touch(const char *p)
+{
+	return *(const volatile char *)p;
+}
+
+/* Page faults held by the userfaultfd handler: blocks inside an
+ * exception entered from user mode. */
+NOINLINE static void fault_wait(struct result *r)
+{
+	int s = 0;
+
+	for (int i = 0; i < UFFD_PAGES; i++) {
+		uint64_t t = ns(CLOCK_MONOTONIC);
+
+		s += touch(uffd_area + (size_t)i * 4096);
+		r->blocked_ns += ns(CLOCK_MONOTONIC) - t;
+	}
+	sink = (uint64_t)s;
+}
+
+/* Fresh pages of the VMA remap() changes: a fault finds the VMA locked
+ * and waits for the mmap lock (lock_mm_and_find_vma). */
+NOINLINE static void fault_lock(void)
+{
+	int s = 0;
+
+	for (size_t i = 0; i < LOCK_PAGES; i++)
+		s += touch(remap_area + REMAP_SIZE + i * 4096);
+	sink = (uint64_t)s;
+}
+
+/* Each fault of uffd_area resolved 20 ms after it came. */
+NOINLINE static void uffd_serve(void)
+{
+	static char page[4096];
+
+	for (int served = 0; served < UFFD_PAGES;) {
+		struct pollfd pfd = { .fd = uffd, .events = POLLIN };
+		struct uffd_msg m;
+		struct uffdio_copy c;
+
+		if (poll(&pfd, 1, 5000) != 1 || read(uffd, &m, sizeof(m)) != sizeof(m))
+			exit(4);
+		if (m.event != UFFD_EVENT_PAGEFAULT)
+			continue;
+		usleep(20000);
+		memset(page, served, sizeof(page));
+		c.dst = m.arg.pagefault.address & ~4095ULL;
+		c.src = (uint64_t)(uintptr_t)page;
+		c.len = 4096;
+		c.mode = 0;
+		c.copy = 0;
+		if (ioctl(uffd, UFFDIO_COPY, &c))
+			exit(4);
+		served++;
+	}
+}
+
+/* The mmap lock write-held most of the time. */
+NOINLINE static void remap(void)
+{
+	while (!faults_done) {
+		mprotect(remap_area, 2 * (size_t)REMAP_SIZE, PROT_READ);
+		mprotect(remap_area, 2 * (size_t)REMAP_SIZE, PROT_READ | PROT_WRITE);
+	}
+}
+
+static void *th_fault(void *a)
+{
+	begin(a, "fault_wait");
+	fault_wait(a);
+	fault_lock();
+	faults_done = 1;
+	end(a);
+	return NULL;
+}
+
+static void *th_uffd(void *a)
+{
+	begin(a, "uffd_serve");
+	uffd_serve();
+	end(a);
+	return NULL;
+}
+
+static void *th_remap(void *a)
+{
+	begin(a, "remap");
+	remap();
+	end(a);
+	return NULL;
+}
+
+/* userfaultfd on a fresh region; remap()'s region, its first half
+ * populated (each mprotect then walks 16k page table entries). */
+static int fault_setup(void)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg;
+
+	uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC);
+	if (uffd < 0 || ioctl(uffd, UFFDIO_API, &api))
+		return -1;
+	uffd_area = mmap(NULL, UFFD_PAGES * 4096, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	remap_area = mmap(NULL, 2 * (size_t)REMAP_SIZE, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (uffd_area == MAP_FAILED || remap_area == MAP_FAILED)
+		return -1;
+	memset(remap_area, 1, REMAP_SIZE);
+	reg.range.start = (uint64_t)(uintptr_t)uffd_area;
+	reg.range.len = UFFD_PAGES * 4096;
+	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+	return ioctl(uffd, UFFDIO_REGISTER, &reg) ? -1 : 0;
+}
+
 NOINLINE static void linger(const char *file)
 {
 	while (access(file, F_OK))
@@ -235,7 +373,15 @@ int main(int argc, char **argv)
 
 	if (argc > 2 && !strcmp(argv[1], "start"))
 		linger(argv[2]);
-	if (argc > 1 && !strcmp(argv[1], "bigwrite")) {
+	if (argc > 1 && !strcmp(argv[1], "fault")) {
+		if (fault_setup()) {
+			perror("offcpu-work: userfaultfd");
+			return 4;
+		}
+		fns[n++] = th_uffd;
+		fns[n++] = th_remap;
+		fns[n++] = th_fault;
+	} else if (argc > 1 && !strcmp(argv[1], "bigwrite")) {
 		/* one page: every page written fills it */
 		if (pipe(big_pipe) || fcntl(big_pipe[1], F_SETPIPE_SZ, 4096) < 0)
 			return 2;

@@ -259,3 +259,69 @@ TEST(offcpu_flush_sums_per_window)
 out:
 	sfp_offcpu__free(&oc);
 }
+
+/*
+ * late_user (bpf-defer): a block's user chain comes after its switch-in,
+ * with its entry's deferred record.  Short blocks wait for it by cookie and
+ * then join the sum of their whole stack (two entries with one stack: one
+ * sum); an entry whose chain never comes is summed with its kernel part.
+ */
+TEST(offcpu_late_user_chains)
+{
+	SFP_OPTS(sfp_offcpu_opts, oo, .thresh_ns = 1000, .late_user = true);
+	struct out o = { 0 };
+	struct sfp_offcpu *oc = NULL;
+	struct sfp_offcpu_stats st;
+	int i, a = -1, k = -1;
+
+	if (!ASSERT_EQ(sfp_offcpu__new(&oo, on_emit, &o, &oc), 0))
+		return;
+	/* entry 1: 5 short blocks in one kernel entry, one cookie */
+	for (i = 0; i < 5; i++) {
+		block(oc, 7, 100 + (uint64_t)i * 1000, NULL, 0, 0x100000001);
+		ASSERT_EQ(sfp_offcpu__wake(oc, 7, 300 + (uint64_t)i * 1000), 0);
+	}
+	/* a long block of entry 1: its own sample, deferred form */
+	block(oc, 7, 10000, NULL, 0, 0x100000001);
+	ASSERT_EQ(sfp_offcpu__wake(oc, 7, 12000), 0);
+	if (!ASSERT_EQ(o.n, 1))
+		goto out;
+	ASSERT_EQ(o.kind[0], SFP_DEFER_USER_DEFERRED);
+	ASSERT_EQ(o.cookie[0], 0x100000001);
+	ASSERT_EQ(sfp_offcpu__user_chain(oc, 0x100000001, ustack_a, 3), 0);
+	/* entry 2, same stack: joins entry 1's sum */
+	block(oc, 7, 20000, NULL, 0, 0x300000001);
+	ASSERT_EQ(sfp_offcpu__wake(oc, 7, 20050), 0);
+	ASSERT_EQ(sfp_offcpu__user_chain(oc, 0x300000001, ustack_a, 3), 0);
+	/* a chain for a cookie nobody waits for: nothing happens */
+	ASSERT_EQ(sfp_offcpu__user_chain(oc, 0x500000001, ustack_b, 2), 0);
+	/* entry 3: its chain never comes */
+	block(oc, 7, 30000, NULL, 0, 0x700000001);
+	ASSERT_EQ(sfp_offcpu__wake(oc, 7, 30070), 0);
+	ASSERT_EQ(sfp_offcpu__finish(oc, 90000), 0);
+	if (!ASSERT_EQ(o.n, 3))
+		goto out;
+	for (i = 1; i < 3; i++) {
+		if (o.nr_user[i] == 3)
+			a = i;
+		else if (o.nr_user[i] == 0)
+			k = i;
+	}
+	if (!ASSERT_TRUE(a > 0 && k > 0))
+		goto out;
+	ASSERT_EQ(o.kind[a], SFP_DEFER_USER_INLINE);
+	ASSERT_EQ(o.period[a], 5 * 200 + 50);
+	ASSERT_EQ(o.kind[k], SFP_DEFER_USER_NONE);
+	ASSERT_EQ(o.period[k], 70);
+	ASSERT_EQ(o.total, 5 * 200 + 2000 + 50 + 70);
+	sfp_offcpu__stats(oc, &st);
+	ASSERT_EQ(st.no_user, 1);
+	/* the BPF side's counts: 9 blocks, 8 of them woken */
+	sfp_offcpu__set_switches(oc, 20, 9, 2, 9);
+	sfp_offcpu__stats(oc, &st);
+	ASSERT_EQ(st.blocks, 9);
+	ASSERT_EQ(st.switches, 20);
+	ASSERT_EQ(st.unmatched, 1);
+out:
+	sfp_offcpu__free(&oc);
+}

@@ -550,7 +550,9 @@ int cmd_agent(int argc, char **argv)
 		if (!o.quiet)
 			cli_err("--call-graph auto: %s", why);
 	} else if (o.call_graph == SFP_RECORD_CG_BPF_DEFER) {
-		record_bpf_load(&o.call_graph, o.max_depth, &bd);
+		SFP_OPTS(sfp_record_opts, ro, .system_wide = true);
+
+		record_bpf_load(&o.call_graph, &ro, o.max_depth, &bd);
 	}
 	o.bpf = bd;
 

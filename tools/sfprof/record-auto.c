@@ -99,7 +99,8 @@ enum sfp_record_call_graph record_auto_choose(const struct sfp_record_opts *ro,
 			 "pointers", fc.fp_funcs, fc.funcs);
 	}
 	kd = sfp_record__probe_defer_callchain();
-	if (fp && kd == 1) {
+	/* (the kernel's deferral has no off-CPU program) */
+	if (fp && kd == 1 && !ro->off_cpu) {
 		snprintf(why, why_len, "kernel-defer (%s; the kernel has "
 			 "defer_callchain)", code);
 		return SFP_RECORD_CG_KERNEL_DEFER;
@@ -112,7 +113,7 @@ enum sfp_record_call_graph record_auto_choose(const struct sfp_record_opts *ro,
 	}
 	cap = &c;
 	c.prev = sfp_set_log(capture_log, NULL);
-	err = record_bpf_try(max_depth, bd);
+	err = record_bpf_try(ro, max_depth, bd);
 	sfp_set_log(c.prev, NULL);
 	cap = NULL;
 	if (!err) {

@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <sfprof/record.h>
 
@@ -22,11 +23,24 @@ void record_bpf_size(uint32_t ring_bytes, uint32_t max_fdes, uint32_t max_fres)
 	size_fres = max_fres;
 }
 
-int record_bpf_try(uint32_t max_depth, struct sfp_bpf_defer **out)
+/* -m's size when larger than the library's 16 MiB: -a and --off-cpu on
+ * busy machines fill the default ring (0: the default). */
+static uint32_t record_ring(const struct sfp_record_opts *ro)
+{
+	uint64_t n = (uint64_t)ro->mmap_pages * (uint64_t)sysconf(_SC_PAGESIZE);
+
+	return n > (16ULL << 20) && n <= (1ULL << 30) && !(n & (n - 1))
+		       ? (uint32_t)n : 0;
+}
+
+int record_bpf_try(const struct sfp_record_opts *ro, uint32_t max_depth,
+		   struct sfp_bpf_defer **out)
 {
 	SFP_OPTS(sfp_bpf_defer_opts, bo, .max_depth = max_depth,
-		 .ring_bytes = size_ring, .max_fdes = size_fdes,
-		 .max_fres = size_fres);
+		 .ring_bytes = size_ring ? size_ring : record_ring(ro),
+		 .max_fdes = size_fdes, .max_fres = size_fres,
+		 .off_cpu = ro->off_cpu, .off_cpu_all = ro->system_wide,
+		 .no_inherit = ro->no_inherit);
 	const char *e;
 
 	/* Table array sizes (entries), for tests of the eviction path and
@@ -40,7 +54,8 @@ int record_bpf_try(uint32_t max_depth, struct sfp_bpf_defer **out)
 	return sfp_bpf_defer__load(&bo, out);
 }
 
-void record_bpf_load(enum sfp_record_call_graph *cg, uint32_t max_depth,
+void record_bpf_load(enum sfp_record_call_graph *cg,
+		     const struct sfp_record_opts *ro, uint32_t max_depth,
 		     struct sfp_bpf_defer **out)
 {
 	int err;
@@ -48,7 +63,7 @@ void record_bpf_load(enum sfp_record_call_graph *cg, uint32_t max_depth,
 	*out = NULL;
 	if (*cg != SFP_RECORD_CG_BPF_DEFER)
 		return;
-	err = record_bpf_try(max_depth, out);
+	err = record_bpf_try(ro, max_depth, out);
 	if (!err)
 		return;
 	/* The library said why (missing kfunc, verifier log, permission). */
@@ -60,7 +75,10 @@ void record_bpf_load(enum sfp_record_call_graph *cg, uint32_t max_depth,
 static const char *const kstat_names[] = {
 	"samples", "scheduled", "shared", "sched-fail", "callbacks",
 	"ring-full", "stale", "tid-reuse", "exec", "exiting", "no-table",
-	"walked-at-once", "test-dropped",
+	"walked-at-once", "test-dropped", "off-switches", "off-preempted",
+	"off-exits", "off-blocks", "off-woken", "off-map-full",
+	"off-walked-at-once", "vma-busy", "vma-busy-cut", "off-in-unseen",
+	"vma-busy-user",
 };
 
 void record_bpf_summary(FILE *f, const struct sfp_bpf_defer *b)
@@ -95,10 +113,14 @@ void record_bpf_summary(FILE *f, const struct sfp_bpf_defer *b)
 		(unsigned long long)st.no_table_unwinds);
 	fprintf(f, "  kernel side:");
 	for (i = 0; i < sizeof(kstat_names) / sizeof(kstat_names[0]); i++)
-		/* test hooks' counters only when a hook was on */
-		if (strncmp(kstat_names[i], "test-", 5) || st.kernel[i])
+		/* test hooks' counters only when a hook was on, the
+		 * off-CPU program's only with --off-cpu */
+		if ((strncmp(kstat_names[i], "test-", 5) &&
+		     strncmp(kstat_names[i], "off-", 4)) || st.kernel[i])
 			fprintf(f, " %s %llu", kstat_names[i],
 			(unsigned long long)st.kernel[i]);
-	fprintf(f, "; not written: %llu (exec/exit)\n",
-		(unsigned long long)st.deferred_dropped);
+	fprintf(f, "; not written: %llu (exec/exit); program runs skipped "
+		"by the kernel: %llu\n",
+		(unsigned long long)st.deferred_dropped,
+		(unsigned long long)st.prog_misses);
 }

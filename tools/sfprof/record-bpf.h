@@ -12,16 +12,19 @@
  * is printed and *cg becomes SFP_RECORD_CG_SFRAME (the fallback); *out
  * stays NULL.
  */
-void record_bpf_load(enum sfp_record_call_graph *cg, uint32_t max_depth,
+void record_bpf_load(enum sfp_record_call_graph *cg,
+		     const struct sfp_record_opts *ro, uint32_t max_depth,
 		     struct sfp_bpf_defer **out);
 
 /* Ring and table array sizes for the loads that follow (0: the
  * library's defaults, sized for record; the agent asks for less). */
 void record_bpf_size(uint32_t ring_bytes, uint32_t max_fdes, uint32_t max_fres);
 
-/* Load the BPF object; the library's warnings say why it failed.
+/* Load the BPF object (with ro->off_cpu its sched_switch program too);
+ * the library's warnings say why it failed.
  * Return: 0 and *out, or -errno (sfp_bpf_defer__load()). */
-int record_bpf_try(uint32_t max_depth, struct sfp_bpf_defer **out);
+int record_bpf_try(const struct sfp_record_opts *ro, uint32_t max_depth,
+		   struct sfp_bpf_defer **out);
 
 /*
  * --call-graph auto (record-auto.c): pick kernel-defer, bpf-defer or

@@ -150,7 +150,11 @@ static void usage(FILE *f)
 "                        with its kernel and user stack, as perf's\n"
 "                        offcpu-time event whose period is the blocked ns\n"
 "                        until the switch-in; one user unwind per kernel\n"
-"                        entry however often it blocks (sframe only)\n"
+"                        entry however often it blocks.  With sframe: the\n"
+"                        tracepoint and a stack copy per block; with\n"
+"                        bpf-defer (and auto where it loads): a BPF program\n"
+"                        on sched_switch, no copies (the first line says\n"
+"                        which and why)\n"
 "      --off-cpu-thresh MS\n"
 "                        blocks at least MS milliseconds long are samples\n"
 "                        of their own (default " DEFAULT_OFF_CPU_THRESH_STR ", as perf); shorter\n"
@@ -216,7 +220,8 @@ static void usage(FILE *f)
 "      --no-compress     plain records (same as --compression-level=0)\n"
 "  -m, --mmap-pages N    ring pages per CPU, a power of two, or a size with\n"
 "                        K/M suffix (default 4 MiB for sframe/dwarf, 512 KiB\n"
-"                        otherwise)\n"
+"                        otherwise); with bpf-defer also the BPF ring's size\n"
+"                        when over its 16 MiB\n"
 "      --duration DURATION\n"
 "                        stop after DURATION: seconds, or a number with\n"
 "                        suffix s, m, h or d as timeout(1) takes it; the\n"
@@ -402,6 +407,10 @@ static void summary_off_cpu(const struct sfp_offcpu_stats *o)
 		(unsigned long long)o->sums, (unsigned long long)o->summed,
 		(unsigned long long)o->over_rate,
 		(unsigned long long)o->unmatched);
+	if (o->no_user)	/* bpf-defer: an entry's unwind that never came */
+		fprintf(stderr, "  off-cpu: %llu summed kernel entries without "
+			"their user stack (kernel part only)\n",
+			(unsigned long long)o->no_user);
 }
 
 static void summary(const struct ctx *c, const struct sfp_record *r,
@@ -441,6 +450,8 @@ static void summary(const struct ctx *c, const struct sfp_record *r,
 			fprintf(stderr, "  call graph: %s (records written as "
 				"the kernel gave them)\n",
 				sfp_record__call_graph_name(cg));
+		if (st.off_cpu)		/* bpf-defer's */
+			summary_off_cpu(&st.offcpu);
 		return;
 	}
 	fprintf(stderr, "  call graph: sframe, %s form; %llu samples with a "
@@ -706,6 +717,7 @@ int cmd_record(int argc, char **argv)
 	char *events = NULL;
 	bool quiet = false, tty = false, inline_mode = false, auto_cg = false;
 	char auto_why[4096] = "";
+	const char *off_why = NULL;
 	double duration = 0, t0 = now_s(), t_stop = 0, last_status = 0;
 	uint64_t v, bid_budget = 2ull << 30;
 	const char *bid_dir = NULL;
@@ -914,8 +926,10 @@ int cmd_record(int argc, char **argv)
 			"or -a");
 		goto usage_err;
 	}
-	if (ro.off_cpu && (ro.call_graph != SFP_RECORD_CG_SFRAME || auto_cg)) {
-		cli_err("--off-cpu works with --call-graph sframe only");
+	if (ro.off_cpu && !auto_cg && ro.call_graph != SFP_RECORD_CG_SFRAME &&
+	    ro.call_graph != SFP_RECORD_CG_BPF_DEFER) {
+		cli_err("--off-cpu works with --call-graph sframe, bpf-defer "
+			"or auto only");
 		goto usage_err;
 	}
 	if (inline_mode && (ro.call_graph != SFP_RECORD_CG_SFRAME || auto_cg)) {
@@ -934,8 +948,24 @@ int cmd_record(int argc, char **argv)
 		if (!quiet)
 			cli_err("--call-graph auto: %s", auto_why);
 	} else {
-		record_bpf_load(&ro.call_graph, po.max_depth, &bd);
+		enum sfp_record_call_graph asked = ro.call_graph;
+
+		record_bpf_load(&ro.call_graph, &ro, po.max_depth, &bd);
+		if (asked != ro.call_graph)
+			off_why = "bpf-defer did not load, see above";
 	}
+	/* which off-CPU path, and why, as auto says its choice */
+	if (ro.off_cpu && !quiet && ro.call_graph == SFP_RECORD_CG_BPF_DEFER)
+		cli_err("--off-cpu: BPF program on sched_switch (bpf-defer "
+			"loaded): kernel stack at each block, one user unwind "
+			"per kernel entry by its task_work");
+	else if (ro.off_cpu && !quiet)
+		cli_err("--off-cpu: sched:sched_switch tracepoint with a user "
+			"stack copy per block (%s)",
+			off_why ? off_why
+			: auto_cg ? "--call-graph auto chose sframe"
+			: "--call-graph sframe; bpf-defer or auto use BPF "
+			  "where it loads");
 
 	err = sfp_record__open(&ro, &r);
 	if (err) {
@@ -960,13 +990,19 @@ int cmd_record(int argc, char **argv)
 	if (bd) {
 		err = sfp_bpf_defer__attach(bd, r, p,
 					    (const char *const *)ro.argv,
-					    ro.pids);
+					    ro.pids, ro.tids);
 		if (err) {
 			cli_err("bpf-defer: cannot attach: %s",
 				sfp_strerror(err));
 			ret = EXIT_INVALID;
 			goto out;
 		}
+		/* -a: every program the machine starts brings tables to
+		 * build; off the reading thread, as the agent does, so that
+		 * the rings do not fill meanwhile */
+		if (ro.system_wide && (err = sfp_bpf_defer__async_tables(bd)))
+			cli_err("bpf-defer: tables built on the reading thread "
+				"(%s)", sfp_strerror(err));
 		rec_fn = sfp_bpf_defer__record;
 		rec_ctx = bd;
 	}
@@ -1092,9 +1128,13 @@ stop:
 	sfp_record__stop(r);
 	if (!c.write_err) {
 		err = bd ? sfp_bpf_defer__poll(bd) : 0;
+		if (err >= 0 && bd)
+			err = sfp_bpf_defer__flush(bd);
 		if (err >= 0)
 			err = sfp_record__read(r, true, rec_fn,
 					       rec_ctx ? rec_ctx : p);
+		if (err >= 0 && bd)
+			sfp_bpf_defer__finish(bd);
 		if (err >= 0)
 			err = sfp_rec_pipe__finish(p);
 		if (err < 0 && !c.write_err) {

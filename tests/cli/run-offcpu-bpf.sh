@@ -1,0 +1,155 @@
+#!/bin/sh
+# `sfprof record --off-cpu` through BPF (--call-graph bpf-defer): a BPF
+# program on sched_switch takes each block's kernel stack and its kernel
+# entry's cookie, the entry's one user unwind is bpf-defer's task_work.
+# The checks of run-offcpu.sh (blocked time per function +-3 %, stacks
+# that reach main/start_thread, on+off per thread +-5 % of wall, one user
+# unwind for 1,023 blocks in one write(), the sums and the rate bound, -p
+# and -a, bpftrace's offcputime beside it) run again through this path
+# (run-offcpu.sh with CG set: 22 checks); before them, which path record
+# takes and says: bpf-defer and auto take BPF, a bpf-defer that does not
+# load falls back to the tracepoint and says why.  Skips only when the
+# system lacks what bpf-defer needs (bpf_defer_expected: root, BTF, the
+# kfuncs), as the other bpf-defer scripts do.
+# Blocks inside page faults (offcpu-work fault: userfaultfd holds 10
+# faults 20 ms each, another thread keeps the mmap lock write-held): each
+# has its user stack, walked at the block or, with the test hook
+# SFPROF_BPF_TEST_NO_WALK_AT_ONCE, by the task_work on the way out of the
+# fault, whose VMA look-ups find that lock taken.
+# checks: 33
+. "$(dirname "$0")/test-subr.sh"
+. "$(dirname "$0")/offcpu-subr.sh"
+
+OW=$SFP_BUILD/tests/progs/offcpu-work
+CHOICE="choice bpf-defer, choice auto, fallback says why, fallback records,
+page faults at once: userfaultfd blocks, page faults at once: stacks,
+page faults by task_work: userfaultfd blocks, page faults by task_work: stacks"
+RUN="nap, wait_pipe, wait_cond, stacks reach main or start_thread,
+on+off per thread, spin thread, summary counts, bigwrite blocks,
+bigwrite one unwind, summed totals, rate bound, summed nothing lost,
+-p nap, -p wait_pipe, -a nap, -a wait_cond, bpftrace attached, bpftrace nap,
+bpftrace wait_pipe, bpftrace wait_cond, bpftrace feed, completeness printed"
+
+skip_all() {
+	echo "$CHOICE, $RUN" | tr ',' '\n' | sed 's/^ *//' | grep . | while read -r t; do
+		skip "off-cpu bpf: $t" "$1"
+	done
+	exit 0
+}
+
+bpf_defer_expected || skip_all "$BPF_WHY"
+FMT=/sys/kernel/tracing/events/sched/sched_switch/format
+if [ ! -r $FMT ]; then
+	mount -t tracefs nodev /sys/kernel/tracing 2> /dev/null
+	[ -r $FMT ] || skip_all "no tracefs with sched:sched_switch (the fallback and bpftrace need it)"
+fi
+
+# --- which path, and why -------------------------------------------------
+for cg in bpf-defer auto; do
+	sfp record -m 16M --call-graph $cg --off-cpu --off-cpu-thresh 0 \
+		-o "$TMP/c.data" -- "$OW" > "$TMP/c.out" 2> "$TMP/c.err"
+	n=$(sfp script -i "$TMP/c.data" 2> /dev/null | grep -c " offcpu-time:")
+	if grep -q "^sfprof: --off-cpu: BPF program on sched_switch" "$TMP/c.err" &&
+	   grep -q "off-blocks [1-9]" "$TMP/c.err" && [ "$n" -gt 20 ]; then
+		pass "off-cpu bpf: --call-graph $cg --off-cpu takes the BPF path and says so ($n blocks)"
+	else
+		fail "off-cpu bpf: --call-graph $cg --off-cpu: not the BPF path ($n blocks)"
+		grep "off-cpu\|bpf\|auto" "$TMP/c.err" | sed 's/^/  /'
+	fi
+done
+# A bpf-defer that cannot load (a real verifier rejection, the test hook
+# of docs/record-bpf.md): the tracepoint path, with the reason.
+SFPROF_BPF_TEST_VERIFIER_REJECT=1 sfp record -m 16M --call-graph bpf-defer \
+	--off-cpu --off-cpu-thresh 0 -o "$TMP/f.data" -- "$OW" > "$TMP/f.out" 2> "$TMP/f.err"
+if grep -q "verifier rejected" "$TMP/f.err" &&
+   grep -q "^sfprof: --off-cpu: sched:sched_switch tracepoint .*(bpf-defer did not load" "$TMP/f.err"; then
+	pass "off-cpu bpf: a bpf-defer that does not load: the tracepoint path, saying why"
+else
+	fail "off-cpu bpf: a bpf-defer that does not load: no fallback line"
+	grep "off-cpu\|bpf" "$TMP/f.err" | sed 's/^/  /'
+fi
+sfp script -i "$TMP/f.data" 2> /dev/null | awk -f "$(dirname "$0")/offcpu-samples.awk" > "$TMP/f.s"
+within "off-cpu bpf: the fallback's blocked time in nap()" \
+	"$(awk '$1 == "offcpu-time" { for (i = 4; i <= NF; i++) if ($i == "nap") { s += $3; break } }
+		END { printf "%.0f\n", s }' "$TMP/f.s")" "$(prog_field "$TMP/f.out" nap blocked_ns)" 3
+
+# --- blocks inside page faults ---------------------------------------------
+# A page fault from user mode is a kernel entry with user registers, left
+# through the same exit as a syscall: its blocks get whole user stacks.
+# (1 Dec 2026: one block waiting for the mmap lock in a fault, under load,
+# came out without its user stack: the task_work's bpf_find_vma() only
+# try-locks that lock, and the thread that held it for write still did.)
+# "user table": by task_work, and a walk that finds the lock taken asks
+# only user space's table of the process's VMAs (the hook of
+# docs/record-bpf.md; the callbacks' cache answers most such look-ups
+# otherwise, so that table would go untested; ASan's allocator made it
+# miss libasan's VMA, 1 Dec 2026).
+if grep -q " handle_userfault\$" /proc/kallsyms; then
+	for how in "at once" "by task_work" "user table"; do
+		hook= uhook=
+		[ "$how" != "at once" ] && hook=1
+		[ "$how" = "user table" ] && uhook=1
+		SFPROF_BPF_TEST_BUSY_USER_TABLE=$uhook \
+		SFPROF_BPF_TEST_NO_WALK_AT_ONCE=$hook sfp record -m 16M --call-graph bpf-defer \
+			--off-cpu --off-cpu-thresh 0 -o "$TMP/pf.data" -- "$OW" fault \
+			> "$TMP/pf.out" 2> "$TMP/pf.err"
+		sfp script -i "$TMP/pf.data" > "$TMP/pf.txt" 2> /dev/null
+		awk -f "$(dirname "$0")/offcpu-samples.awk" "$TMP/pf.txt" > "$TMP/pf.s"
+		tid=$(prog_field "$TMP/pf.out" fault_wait tid)
+		# per block of fault_wait's thread inside a page fault: uffd
+		# (held by the handler), lock (waiting for the mmap lock),
+		# and whether its stack reaches start_thread through
+		# fault_wait or fault_lock
+		awk -v t="$tid" '$1 == "offcpu-time" && $2 == t {
+			k = ""; ok = 0; f = 0
+			for (i = 4; i <= NF; i++) {
+				if ($i == "exc_page_fault") f = 1
+				if ($i == "handle_userfault") k = "uffd"
+				if ($i == "lock_mm_and_find_vma" && k == "") k = "lock"
+				if ($i == "fault_wait" || $i == "fault_lock") ok = 1
+				if ($i == "start_thread" && ok) ok = 2
+			}
+			if (!f) next
+			n++; u += (k == "uffd"); l += (k == "lock"); c += (ok == 2)
+			if (ok != 2 && bad++ < 3) print "  incomplete:", $0 > "/dev/stderr"
+		} END { print n + 0, u + 0, l + 0, c + 0 }' "$TMP/pf.s" > "$TMP/pf.n"
+		read -r n u l c < "$TMP/pf.n"
+		walked=$(sed -n 's/.* off-walked-at-once \([0-9]*\).*/\1/p' "$TMP/pf.err")
+		busy=$(sed -n 's/.* vma-busy \([0-9]*\) vma-busy-cut \([0-9]*\).*/\1 answered, \2 cut/p' "$TMP/pf.err")
+		buser=$(sed -n 's/.* vma-busy-user \([0-9]*\).*/\1/p' "$TMP/pf.err")
+		bcut=$(sed -n 's/.* vma-busy-cut \([0-9]*\).*/\1/p' "$TMP/pf.err")
+		echo "  $how: $n blocks in page faults ($u userfaultfd, $l waiting for the mmap lock); callbacks' VMA look-ups that found the lock taken: $busy (${buser:-0} by user space's table); blocks walked at once: ${walked:-0}"
+		if [ "$u" -ge 10 ] && { [ -n "$hook" ] || [ "${walked:-0}" -gt 0 ]; } &&
+		   { [ -z "$hook" ] || [ "${walked:-0}" = 0 ]; }; then
+			pass "off-cpu bpf: page faults $how: fault_wait() blocked $u times held by userfaultfd"
+		else
+			fail "off-cpu bpf: page faults $how: $u userfaultfd blocks (want >= 10), ${walked:-0} walked at once"
+			grep "off-cpu\|kernel side" "$TMP/pf.err" | sed 's/^/  /'
+		fi
+		if [ "$n" -ge 10 ] && [ "$c" = "$n" ]; then
+			pass "off-cpu bpf: page faults $how: all $n blocks in page faults have their user stack to start_thread"
+		else
+			fail "off-cpu bpf: page faults $how: $c of $n blocks in page faults have their user stack"
+		fi
+		[ -n "$uhook" ] || continue
+		# look-ups that found the lock taken went to the table (the
+		# hook) and the stacks above are whole.  (A cut is not a
+		# failure by itself: a walk that read a bad return address
+		# is cut there too, and counted, as under bpf_find_vma.)
+		if [ "${buser:-0}" -ge 1 ]; then
+			pass "off-cpu bpf: page faults $how: $buser look-ups that found the mmap lock taken answered by user space's table of the VMAs (${bcut:-?} cut)"
+		else
+			fail "off-cpu bpf: page faults $how: ${buser:-0} look-ups answered by user space's table (want >= 1), ${bcut:-?} cut"
+		fi
+	done
+else
+	for how in "at once" "by task_work" "user table"; do
+		for t in "userfaultfd blocks" stacks; do
+			skip "off-cpu bpf: page faults $how: $t" "no userfaultfd in this kernel (handle_userfault not in /proc/kallsyms)"
+		done
+	done
+	skip "off-cpu bpf: page faults user table: look-ups answered" "no userfaultfd in this kernel (handle_userfault not in /proc/kallsyms)"
+fi
+
+# --- the checks of run-offcpu.sh through the BPF path ---------------------
+CG="--call-graph bpf-defer" OC="off-cpu bpf" sh "$(dirname "$0")/run-offcpu.sh"
