@@ -116,6 +116,11 @@ struct agent {
 	uint64_t sym_bytes;		/* file bytes behind the symbolizer */
 	uint64_t last_time;		/* of the newest record processed */
 	uint64_t events, records;
+	/* the loop's own CPU by phase (ns of CLOCK_THREAD_CPUTIME_ID),
+	 * said at exit with -v: where an agent's time goes is a question
+	 * its users ask */
+	uint64_t cpu_records, cpu_windows, cpu_snapshots, cpu_loop;
+	uint64_t loops;
 	bool in_flush;			/* writing off-CPU sums (out_record) */
 	bool final;			/* the last read, after the signal */
 	uint64_t final_deadline;
@@ -773,6 +778,8 @@ static void *reader_main(void *arg)
 	struct reader *rd = arg;
 	int err;
 
+	/* named, so that its CPU shows apart per thread in /proc */
+	pthread_setname_np(pthread_self(), "sfp-reader");
 	while (!rd->stop) {
 		sfp_record__poll(rd->r, READER_POLL_MS);
 		err = sfp_record__drain(rd->r);
@@ -847,6 +854,11 @@ static void summary(const struct agent *a)
 {
 	size_t i;
 
+	pr_debug("agent: the loop's CPU: %.1f ms reading records, %.1f ms "
+		 "closing windows, %.1f ms for /metrics, %.1f ms in all "
+		 "(%llu rounds)", a->cpu_records / 1e6, a->cpu_windows / 1e6,
+		 a->cpu_snapshots / 1e6, a->cpu_loop / 1e6,
+		 (unsigned long long)a->loops);
 	fprintf(stderr, "sfprof agent: %llu samples, %llu kept, %llu lost; "
 		"%llu windows, %llu profiles\n",
 		(unsigned long long)a->mt.samples,
@@ -953,7 +965,7 @@ int agent_run(const struct agent_opts *o)
 	struct reader rd = { 0 };
 	pthread_t reader_thread;
 	bool reader_running = false;
-	uint64_t now, last_snapshot = 0;
+	uint64_t now, last_snapshot = 0, t0, t1;
 	size_t i;
 	int err;
 
@@ -992,7 +1004,11 @@ int agent_run(const struct agent_opts *o)
 			usleep(LOOP_MS * 1000);
 		else
 			sfp_record__poll(a.r, LOOP_MS);
+		t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+		a.loops++;
 		err = rd.err ? rd.err : read_records(&a, false);
+		t1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+		a.cpu_records += t1 - t0;
 		if (err == -ECANCELED)
 			break;		/* the signal came while reading */
 		if (err < 0) {
@@ -1010,13 +1026,18 @@ int agent_run(const struct agent_opts *o)
 		take_pulls(&a, now);
 		finish_pulls(&a, now, false);
 		if (now - a.win_start_mono >= o->interval_ns) {
+			t1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 			close_window(&a, now);
 			last_snapshot = 0;
+			a.cpu_windows += clock_ns(CLOCK_THREAD_CPUTIME_ID) - t1;
 		}
 		if (now - last_snapshot >= SNAPSHOT_NS) {
+			t1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 			snapshot(&a);
 			last_snapshot = now;
+			a.cpu_snapshots += clock_ns(CLOCK_THREAD_CPUTIME_ID) - t1;
 		}
+		a.cpu_loop += clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
 	}
 	err = 0;
 stop:

@@ -7,6 +7,13 @@
  * prefix the names sort by time, so rotation keeps the newest files
  * within max_disk by removing the oldest first.  Only files with those
  * patterns are ever removed.
+ *
+ * What the directory holds is kept in memory (names by time, sizes) and
+ * read again from the directory at most once a minute: rotating by a
+ * scan after every file stat'ed every file kept twice per window and
+ * service (100 MB of windows are thousands of files).  Files are not
+ * fsync'ed: a window lost in a crash of the machine costs less than a
+ * disk flush per file every window.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -25,10 +32,22 @@
 #define PREFIX "profile-"
 #define PREFIX_OFF "off_cpu-"
 #define SUFFIX ".pb.gz"
+/* The directory is read again after this long (files removed or added
+ * by others); between, the list in memory is trusted. */
+#define RESCAN_NS (60ull * 1000000000ull)
+
+struct kept_file {
+	char *name;
+	uint64_t size;
+};
 
 struct files_sink {
 	char *dir;
 	uint64_t max_disk;
+	struct kept_file *files;	/* by cmp_names order: oldest first */
+	size_t nr, cap;
+	uint64_t total;
+	uint64_t scanned_ns;		/* 0: never */
 };
 
 static int files_init(struct agent_sink *s, const struct agent_sink_opts *o,
@@ -80,54 +99,118 @@ static int cmp_names(const void *a, const void *b)
 	return c ? c : strcmp(x, y);
 }
 
-/* Remove the oldest of our files until the rest fit in max_disk. */
-static void rotate(struct files_sink *f)
+static void forget_files(struct files_sink *f)
 {
-	DIR *d = opendir(f->dir);
-	char **names = NULL;
-	uint64_t *sizes = NULL, total = 0;
-	size_t n = 0, cap = 0;
-	struct dirent *de;
+	for (size_t i = 0; i < f->nr; i++)
+		free(f->files[i].name);
+	f->nr = 0;
+	f->total = 0;
+}
 
-	if (!d)
+/* One more file in the list, in its place by time (mostly the end). */
+static int keep_file(struct files_sink *f, const char *name, uint64_t size)
+{
+	size_t i;
+	char *n;
+
+	if (f->nr == f->cap) {
+		size_t nc = f->cap ? f->cap * 2 : 64;
+		struct kept_file *nf = realloc(f->files, nc * sizeof(*nf));
+
+		if (!nf)
+			return -ENOMEM;
+		f->files = nf;
+		f->cap = nc;
+	}
+	if (!(n = strdup(name)))
+		return -ENOMEM;
+	i = f->nr;
+	while (i > 0 && cmp_names(&f->files[i - 1].name, &n) > 0)
+		i--;
+	memmove(&f->files[i + 1], &f->files[i],
+		(f->nr - i) * sizeof(*f->files));
+	f->files[i] = (struct kept_file){ n, size };
+	f->nr++;
+	f->total += size;
+	return 0;
+}
+
+static int cmp_kept(const void *a, const void *b)
+{
+	return cmp_names(&((const struct kept_file *)a)->name,
+			 &((const struct kept_file *)b)->name);
+}
+
+/* The list from the directory itself. */
+static void scan(struct files_sink *f, int dfd)
+{
+	DIR *d;
+	struct dirent *de;
+	int fd = dup(dfd);
+
+	forget_files(f);
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
 		return;
+	}
 	while ((de = readdir(d))) {
 		struct stat st;
 
 		if (!ours(de->d_name) ||
-		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		    fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
 		    !S_ISREG(st.st_mode))
 			continue;
-		if (n == cap) {
-			size_t nc = cap ? cap * 2 : 64;
-			char **nn = realloc(names, nc * sizeof(*nn));
-			if (!nn)
+		if (f->nr == f->cap) {
+			size_t nc = f->cap ? f->cap * 2 : 64;
+			struct kept_file *nf =
+				realloc(f->files, nc * sizeof(*nf));
+
+			if (!nf)
 				break;
-			names = nn;
-			cap = nc;
+			f->files = nf;
+			f->cap = nc;
 		}
-		if (!(names[n] = strdup(de->d_name)))
+		if (!(f->files[f->nr].name = strdup(de->d_name)))
 			break;
-		n++;
-		total += (uint64_t)st.st_size;
+		f->files[f->nr++].size = (uint64_t)st.st_size;
+		f->total += (uint64_t)st.st_size;
 	}
-	qsort(names, n, sizeof(*names), cmp_names);
-	sizes = calloc(n ? n : 1, sizeof(*sizes));
-	for (size_t i = 0; sizes && i < n; i++) {
-		struct stat st;
-		if (!fstatat(dirfd(d), names[i], &st, AT_SYMLINK_NOFOLLOW))
-			sizes[i] = (uint64_t)st.st_size;
+	closedir(d);
+	qsort(f->files, f->nr, sizeof(*f->files), cmp_kept);
+}
+
+/* Remove the oldest of our files until the rest fit in max_disk. */
+static void rotate(struct files_sink *f)
+{
+	struct timespec ts;
+	uint64_t now;
+	size_t i = 0;
+	int dfd;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	if (f->scanned_ns && now - f->scanned_ns < RESCAN_NS &&
+	    f->total <= f->max_disk)
+		return;
+	dfd = open(f->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return;
+	if (!f->scanned_ns || now - f->scanned_ns >= RESCAN_NS) {
+		scan(f, dfd);
+		f->scanned_ns = now;
 	}
 	/* The newest file stays even if it alone is over the limit. */
-	for (size_t i = 0; sizes && i + 1 < n && total > f->max_disk; i++) {
-		if (!unlinkat(dirfd(d), names[i], 0))
-			total -= sizes[i] <= total ? sizes[i] : total;
+	for (; i + 1 < f->nr && f->total > f->max_disk; i++) {
+		/* gone already (removed by someone else): just forgotten */
+		unlinkat(dfd, f->files[i].name, 0);
+		f->total -= f->files[i].size <= f->total ? f->files[i].size
+							 : f->total;
+		free(f->files[i].name);
 	}
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
-	free(sizes);
-	closedir(d);
+	memmove(f->files, f->files + i, (f->nr - i) * sizeof(*f->files));
+	f->nr -= i;
+	close(dfd);
 }
 
 static void sanitize(char *dst, size_t cap, const char *src)
@@ -167,7 +250,7 @@ static enum sink_result files_deliver(struct agent_sink *s, void *priv,
 		err = -ENOMEM;
 	}
 	if (!err)
-		err = sfp_outfile_open(&of, path, 0, 0644);
+		err = sfp_outfile_open(&of, path, SFP_OUTFILE_NO_SYNC, 0644);
 	if (!err) {
 		FILE *fp = sfp_outfile_stdio(&of);
 		if (!fp) {
@@ -183,13 +266,17 @@ static enum sink_result files_deliver(struct agent_sink *s, void *priv,
 			path ? path : f->dir, strerror(-err));
 	}
 	free(gz);
-	free(path);
+	if (err)
+		free(path);
 	/* Disk full or the like may pass: try again later. */
 	if (err == -ENOSPC || err == -EDQUOT || err == -ENOMEM || err == -EIO)
 		return SINK_RETRY;
 	if (err)
 		return SINK_GIVE_UP;
+	if (f->scanned_ns)	/* else the first scan finds it */
+		keep_file(f, strrchr(path, '/') + 1, gz_len);
 	rotate(f);
+	free(path);
 	return SINK_DELIVERED;
 }
 
@@ -197,8 +284,11 @@ static void files_fini(void *priv)
 {
 	struct files_sink *f = priv;
 
-	if (f)
+	if (f) {
+		forget_files(f);
+		free(f->files);
 		free(f->dir);
+	}
 	free(f);
 }
 

@@ -59,6 +59,7 @@ SFP_HIDDEN int sfb_ring_record(void *ctx, void *data, size_t size);
 
 /* table-worker.c: requests for the tables' thread (b->tw set) */
 SFP_HIDDEN void sfb_worker__mapping(struct sfp_bpf_defer *b, pid_t pid,
+				    uint64_t dev, uint64_t ino,
 				   const char *path);
 SFP_HIDDEN void sfb_worker__miss(struct sfp_bpf_defer *b, pid_t pid,
 				uint64_t dev, uint64_t ino, uint64_t vm_start);

@@ -540,9 +540,21 @@ int sfp_bpf_defer__record(const void *rec, size_t size, int cpu, void *ctx)
 		if (!memchr(name, 0, size - 72) || name[0] != '/')
 			prot = 0;
 		if ((prot & 0x4) && b->tw) {
+			/* MMAP2: maj, min at 40, ino at 48 (unless the
+			 * record carries a build-id there instead) */
+			uint32_t maj = 0, min = 0;
+			uint64_t ino = 0;
+
+			if (!(h->misc & (1u << 14) /* MMAP_BUILD_ID */)) {
+				memcpy(&maj, p + 40, sizeof(maj));
+				memcpy(&min, p + 44, sizeof(min));
+				memcpy(&ino, p + 48, sizeof(ino));
+			}
 			/* the table on the tables' thread (which drops the
 			 * VMAs again once it is in); the stale VMAs now */
-			sfb_worker__mapping(b, (pid_t)pid, name);
+			sfb_worker__mapping(b, (pid_t)pid,
+					    ((uint64_t)maj << 20) | min, ino,
+					    name);
 			bpf_map_delete_elem(b->vmas_fd, &pid);
 		} else if (prot & 0x4) {
 			char alt[PATH_MAX + 32];

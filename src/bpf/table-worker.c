@@ -38,7 +38,7 @@ struct req {
 	bool vmas;		/* else: re-read pid's VMAs (user-vmas.c) */
 	bool gone;		/* with vmas: pid exited, drop them */
 	pid_t pid;
-	uint64_t dev, ino, vm_start;
+	uint64_t dev, ino, vm_start;	/* a mapping's: 0 when unknown */
 	char path[];		/* the mapping's path (not for a miss) */
 };
 
@@ -69,7 +69,11 @@ static void answer(struct sfp_bpf_defer *b, const struct req *r)
 	}
 	/* a mapping only: loaded when it fits, the BPF side's first miss
 	 * of it evicts for it (a table per new mapping that evicts the
-	 * tables in use would thrash) */
+	 * tables in use would thrash); a module known by the record's
+	 * dev and inode needs no look at its path */
+	if ((r->dev || r->ino) &&
+	    sfb_tables__prefetch_known(b->tables, r->dev, r->ino))
+		return;
 	if (sfb_tables__prefetch(b->tables,
 				 sfb_tables__path_of(r->pid, r->path, alt,
 						     sizeof(alt))) > 0)
@@ -85,6 +89,7 @@ static void *worker_main(void *arg)
 	struct sfb_worker *w = b->tw;
 	struct req *r;
 
+	pthread_setname_np(pthread_self(), "sfp-bpf-tables");
 	pthread_mutex_lock(&w->lock);
 	for (;;) {
 		while (!w->head && !w->stop)
@@ -151,7 +156,8 @@ static void enqueue(struct sfb_worker *w, struct req *r)
 	pthread_mutex_unlock(&w->lock);
 }
 
-void sfb_worker__mapping(struct sfp_bpf_defer *b, pid_t pid, const char *path)
+void sfb_worker__mapping(struct sfp_bpf_defer *b, pid_t pid, uint64_t dev,
+			 uint64_t ino, const char *path)
 {
 	size_t len = strlen(path) + 1;
 	struct req *r = malloc(sizeof(*r) + len);
@@ -162,6 +168,8 @@ void sfb_worker__mapping(struct sfp_bpf_defer *b, pid_t pid, const char *path)
 	}
 	memset(r, 0, sizeof(*r));
 	r->pid = pid;
+	r->dev = dev;
+	r->ino = ino;
 	memcpy(r->path, path, len);
 	enqueue(b->tw, r);
 }

@@ -486,6 +486,18 @@ int sfb_tables__ensure(struct sfb_tables *t, const char *path, uint64_t dev,
 	return ensure(t, path, dev, ino, true);
 }
 
+bool sfb_tables__prefetch_known(struct sfb_tables *t, uint64_t dev,
+				uint64_t ino)
+{
+	struct tmod *tm = find_mod(t, dev, ino);
+
+	if (!tm || (tm->deferred && !tm->evicted))
+		return false;	/* new, or waiting for room: the path's way */
+	if (!tm->deferred)
+		tm->last_use = ++t->tick;
+	return true;
+}
+
 int sfb_tables__prefetch(struct sfb_tables *t, const char *path)
 {
 	uint64_t loaded = t->st.loaded;

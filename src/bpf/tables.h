@@ -62,6 +62,16 @@ SFP_HIDDEN int sfb_tables__ensure(struct sfb_tables *t, const char *path,
 SFP_HIDDEN int sfb_tables__prefetch(struct sfb_tables *t, const char *path);
 
 /*
+ * Whether a prefetch of the module the kernel calls (dev, ino) would do
+ * nothing (it is in the maps, known to have no table, or evicted: only a
+ * miss brings it back); then it counts as used now.  A mapping's MMAP2
+ * record names the file so: most mappings are of modules already known,
+ * and this spares them the path's access() and stat().
+ */
+SFP_HIDDEN bool sfb_tables__prefetch_known(struct sfb_tables *t,
+					   uint64_t dev, uint64_t ino);
+
+/*
  * Limit the loads that evict other tables to about rows_per_s FRE rows a
  * second (0, the default: no limit).  A table evicted before and needed
  * again beyond the budget stays out until its next miss (the BPF side

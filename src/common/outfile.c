@@ -196,7 +196,8 @@ int sfp_outfile_commit(struct sfp_outfile *o)
 	}
 	/* data on disk before the name points at it; a device has no use
 	 * for it (and /dev/null refuses fsync) */
-	if (!err && !o->in_place && fsync(o->fd) < 0)
+	if (!err && !o->in_place && !(o->flags & SFP_OUTFILE_NO_SYNC) &&
+	    fsync(o->fd) < 0)
 		err = -errno;
 	if (close(o->fd) < 0 && !err)
 		err = -errno;

@@ -33,6 +33,10 @@
 #define SFP_OUTFILE_KEEP_OLD 0x1
 /* The writer seeks (pwrite of a header): refuse pipes with -ESPIPE. */
 #define SFP_OUTFILE_SEEKABLE 0x2
+/* No fsync at commit: a stream of small files that a crash of the
+ * machine may lose (the agent's windows), where a disk flush per file
+ * cost more than making it.  Still renamed into place whole. */
+#define SFP_OUTFILE_NO_SYNC 0x4
 
 struct sfp_outfile {
 	char *path;		/* what the user named */
@@ -63,7 +67,8 @@ SFP_HIDDEN FILE *sfp_outfile_stdio(struct sfp_outfile *o);
 SFP_HIDDEN int sfp_outfile_publish(struct sfp_outfile *o);
 
 /*
- * Finish: flush, fsync, close, and rename into place.  On error the
+ * Finish: flush, fsync (unless SFP_OUTFILE_NO_SYNC), close, and rename
+ * into place.  On error the
  * temporary is removed (a published or in-place file is left as it is).
  * Return: 0 or -errno of the first failure (a write error seen by the
  * stream first).  The struct is released either way.

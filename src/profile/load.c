@@ -133,6 +133,8 @@ void sfp_profile_loader_release(struct sfp_profile_loader *ld)
 	ld->frames = NULL;
 	ld->chain = NULL;
 	ld->fcache = NULL;
+	ld->fcache_bits = 0;
+	ld->fcache_fill = 0;
 }
 
 int sfp_profile_loader_sample(struct sfp_profile_loader *ld,

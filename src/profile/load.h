@@ -56,6 +56,8 @@ struct sfp_profile_loader {
 				 * small file touches few of them) */
 		bool chain;
 	} *fcache;
+	uint8_t fcache_bits;	/* its size: 1 << bits entries */
+	uint32_t fcache_fill;	/* entries made since it was that size */
 	/* per thread slot (tid hashed): the last sample's stack root-first,
 	 * as locs and their nodes, so that the next sample of the thread
 	 * takes the nodes of the frames it shares with it (its outer

@@ -382,7 +382,14 @@ static int frame_uncached(struct sfp_profile *p, struct sfp_profile_loader *ld,
 			  uint32_t pid, uint64_t ip, bool kernel, bool dwarf,
 			  uint32_t *out);
 
-#define FRAME_CACHE_BITS 14
+/* The frame cache starts small and doubles while it fills, up to
+ * MAX: a profile of a few hundred samples (an agent's window of one
+ * service, made every 10 s for each) zeroed 512 KiB for a full-sized
+ * one each time, a tenth of the agent's loop on a machine with many
+ * services; a report of a big file reaches the full size after its
+ * first thousands of frames. */
+#define FRAME_CACHE_MIN_BITS 8
+#define FRAME_CACHE_MAX_BITS 14
 
 /*
  * A frame's loc depends on its ip and, for user frames, on the process's
@@ -410,15 +417,30 @@ int sfp_profile_frame(struct sfp_profile *p, struct sfp_profile_loader *ld,
 
 	if (kernel)
 		pid = 0;
+	if (ld->fcache && ld->fcache_bits < FRAME_CACHE_MAX_BITS &&
+	    ld->fcache_fill >= ((uint32_t)1 << ld->fcache_bits) / 2) {
+		/* half full: twice the size, empty (it is a cache) */
+		struct sfp_frame_cache_ent *n =
+			calloc((size_t)1 << (ld->fcache_bits + 1), sizeof(*n));
+
+		if (n) {
+			free(ld->fcache);
+			ld->fcache = n;
+			ld->fcache_bits++;
+			ld->fcache_fill = 0;
+		}
+	}
 	if (!ld->fcache) {
-		ld->fcache = calloc((size_t)1 << FRAME_CACHE_BITS,
+		ld->fcache = calloc((size_t)1 << FRAME_CACHE_MIN_BITS,
 				    sizeof(*ld->fcache));
 		if (!ld->fcache)
 			return frame_uncached(p, ld, pid, ip, kernel, dwarf,
 					      out);
+		ld->fcache_bits = FRAME_CACHE_MIN_BITS;
+		ld->fcache_fill = 0;
 	}
 	e = &ld->fcache[sfp_hash64(ip ^ gen, pid) &
-			(((size_t)1 << FRAME_CACHE_BITS) - 1)];
+			(((size_t)1 << ld->fcache_bits) - 1)];
 	if (e->gen == gen && e->ip == ip && e->pid == pid && e->loc1 &&
 	    (e->chain || !chain)) {
 		*out = e->loc1 - 1;
@@ -426,6 +448,8 @@ int sfp_profile_frame(struct sfp_profile *p, struct sfp_profile_loader *ld,
 	}
 	err = frame_uncached(p, ld, pid, ip, kernel, dwarf, out);
 	if (!err) {
+		if (!e->loc1)
+			ld->fcache_fill++;
 		e->ip = ip;
 		e->gen = gen;
 		e->pid = pid;

@@ -325,6 +325,7 @@ static void *async_main(void *arg)
 	struct async_req *r;
 
 	(void)arg;
+	pthread_setname_np(pthread_self(), "sfp-unw-tables");
 	pthread_mutex_lock(&as_.lock);
 	for (;;) {
 		while (!as_.head && !as_.stop)

@@ -281,6 +281,7 @@ TEST(bpf_tables_prefetch_and_eviction_budget)
 	struct sfb_fde *fdes = calloc(1 << 16, sizeof(*fdes));
 	struct sfb_fre *fres = calloc(1 << 16, sizeof(*fres));
 	char path[4096], self[4096];
+	struct stat lsb, ssb;
 	uint64_t lf = 0, ls = 0;
 	uint32_t cap;
 	ssize_t len;
@@ -296,6 +297,8 @@ TEST(bpf_tables_prefetch_and_eviction_budget)
 	    !ASSERT_OK(libc_path(path, sizeof(path))))
 		goto out;
 	self[len] = 0;
+	if (!ASSERT_OK(stat(path, &lsb)) || !ASSERT_OK(stat(self, &ssb)))
+		goto out;
 	/* both tables' sizes, measured with room for both */
 	if (!ASSERT_OK(sfb_tables__new(fd, fdes, 1 << 16, fres, 1 << 16,
 				       test_tmp_dir(), &t)) ||
@@ -327,6 +330,14 @@ TEST(bpf_tables_prefetch_and_eviction_budget)
 	ASSERT_EQ(st.loaded, 1);
 	ASSERT_EQ(st.evicted, 0);
 	ASSERT_EQ(st.deferred, 1);
+	/* by the MMAP2 record's dev and inode: libc (in) needs nothing,
+	 * the other (waiting for room) and an unknown file go the path's
+	 * way */
+	ASSERT_TRUE(sfb_tables__prefetch_known(
+		t, sfb_kernel_dev(lsb.st_dev), lsb.st_ino));
+	ASSERT_FALSE(sfb_tables__prefetch_known(
+		t, sfb_kernel_dev(ssb.st_dev), ssb.st_ino));
+	ASSERT_FALSE(sfb_tables__prefetch_known(t, 0x12345, 0x6789));
 	/* an unwind needs it (the budget starts with a whole array):
 	 * loaded, libc evicted */
 	sfb_tables__evict_budget(t, 1);
@@ -334,9 +345,12 @@ TEST(bpf_tables_prefetch_and_eviction_budget)
 	sfb_tables__stats(t, &st);
 	ASSERT_EQ(st.loaded, 2);
 	ASSERT_EQ(st.evicted, 1);
-	/* libc evicted: a mapping does not bring it back, and an unwind
-	 * that needs it finds the budget spent (cap - ls rows are left,
-	 * fewer than libc's), at 1 row a second */
+	/* libc evicted: a mapping does not bring it back (nor does it by
+	 * dev and inode), and an unwind that needs it finds the budget
+	 * spent (cap - ls rows are left, fewer than libc's), at 1 row a
+	 * second */
+	ASSERT_TRUE(sfb_tables__prefetch_known(
+		t, sfb_kernel_dev(lsb.st_dev), lsb.st_ino));
 	ASSERT_EQ(sfb_tables__prefetch(t, path), 0);
 	ASSERT_OK(sfb_tables__ensure(t, path, 0, 0));
 	sfb_tables__stats(t, &st);
