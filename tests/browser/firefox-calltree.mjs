@@ -23,7 +23,7 @@
 // that dies by itself is a failure.  Exits 1 when the profiler fails or
 // refuses the file.
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 
@@ -48,15 +48,32 @@ const gone = new Promise((r) => daemon.on('exit', (code, sig) => { exited = { co
 
 let rc = 0;
 try {
-	// up to two minutes for the daemon to load the file
-	for (let i = 0; ; i++) {
+	// The daemon writes SESSION.json, then listens on SESSION.sock
+	// (SESSION.error if the load fails).  A CLI call that finds the json
+	// but cannot connect takes the session for a dead one and deletes
+	// its json: every later call then says "Unknown session ...: no
+	// metadata found" while the daemon runs on.  On a busy machine that
+	// window is wide, so the CLI is first run once both files exist,
+	// watched here for up to four minutes (also sparing the daemon the
+	// CPU of a CLI start every half second).
+	const metaFile = join(dir, session + '.json'), sockFile = join(dir, session + '.sock');
+	const errFile = join(dir, session + '.error');
+	for (let i = 0; !existsSync(metaFile) || !existsSync(sockFile); i++) {
 		if (exited)
 			throw new Error('the daemon exited while loading: ' + JSON.stringify(exited) + ' ' + daemonErr);
+		if (existsSync(errFile))
+			throw new Error('the daemon failed to load the file: ' + readFileSync(errFile, 'utf8'));
+		if (i >= 1200)
+			throw new Error('the daemon did not start within 240 s');
+		await sleep(200);
+	}
+	// its answer: a few tries
+	for (let i = 0; ; i++) {
 		try {
 			pqj('profile', 'meta');
 			break;
 		} catch (e) {
-			if (i >= 240)
+			if (i >= 20 || exited)
 				throw e;
 			await sleep(500);
 		}
@@ -101,6 +118,13 @@ try {
 	writeFileSync(out, lines.join('\n') + '\n');
 } catch (e) {
 	console.error('firefox profiler: ' + (e.stderr || e.message || e));
+	try {
+		// the daemon's own log, its last lines
+		const log = readFileSync(join(dir, session + '.log'), 'utf8').trim().split('\n');
+		console.error('firefox profiler: daemon log: ' + log.slice(-5).join('\n  '));
+	} catch {}
+	if (daemonErr)
+		console.error('firefox profiler: daemon stderr: ' + daemonErr.trim().split('\n').slice(-5).join('\n  '));
 	rc = 1;
 } finally {
 	if (exited) {
