@@ -21,6 +21,7 @@
 #include <bpf/libbpf.h>
 
 #include "bpf/bpf-int.h"
+#include "elf/needed.h"
 #include "defer.skel.h"
 
 #define DEFAULT_FDES (1U << 18)
@@ -269,25 +270,49 @@ fail:
 	return err;
 }
 
-/* argv[0] as execvp() would find it. */
+/* Libraries of the command's closure the preload takes at most (a
+ * program needing more leaves the rest to its MMAP2 records). */
+#define PRELOAD_MAX_LIBS 64
+
+static int preload_lib(void *ctx, const char *path)
+{
+	/* a library without a table is no reason to stop */
+	sfb_tables__ensure(ctx, path, 0, 0);
+	return 0;
+}
+
+/*
+ * The command's binary, found as execvp() would, and the libraries it
+ * needs: a walk that meets one of those before user space has read the
+ * command's MMAP2 records (its first threads, an allocator's locks at
+ * startup: libasan's, 2 Dec 2026) is otherwise cut there, no frame
+ * pointer to go on with.
+ */
 static int preload_command(struct sfp_bpf_defer *b, const char *cmd)
 {
 	char path[4096];
 	const char *dirs, *p;
 
-	if (strchr(cmd, '/'))
-		return sfb_tables__ensure(b->tables, cmd, 0, 0);
+	if (strchr(cmd, '/')) {
+		snprintf(path, sizeof(path), "%s", cmd);
+		goto found;
+	}
 	dirs = getenv("PATH");
 	for (p = dirs ? dirs : "/usr/bin:/bin"; p && *p;) {
 		size_t n = strcspn(p, ":");
 
 		snprintf(path, sizeof(path), "%.*s/%s", (int)n, p, cmd);
 		if (!access(path, X_OK))
-			return sfb_tables__ensure(b->tables, path, 0, 0);
+			goto found;
 		p += n;
 		if (*p)
 			p++;
 	}
+	return 0;
+found:
+	sfb_tables__ensure(b->tables, path, 0, 0);
+	/* a script or an unreadable file: nothing more to know */
+	sfp_elf_needed_closure(path, PRELOAD_MAX_LIBS, preload_lib, b->tables);
 	return 0;
 }
 

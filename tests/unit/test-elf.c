@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: MIT
 /* ELF access against real binaries of this machine. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "elf/elf.h"
+#include "elf/needed.h"
 #include "test.h"
 
 static const char *self_path(void)
@@ -81,4 +85,105 @@ TEST(elf_truncated_image)
 				(void)sfp_elf_section_data(e, &sec, &d, &n);
 	}
 	sfp_elf_close(&e);
+}
+
+/* A sorted set of real paths, for comparing library lists. */
+struct pathset {
+	char *p[256];
+	size_t n;
+};
+
+static void pathset_add(struct pathset *s, const char *path)
+{
+	char real[PATH_MAX];
+	size_t i;
+
+	if (!realpath(path, real) || s->n == 256)
+		return;
+	for (i = 0; i < s->n; i++)
+		if (!strcmp(s->p[i], real))
+			return;
+	s->p[s->n++] = strdup(real);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void pathset_free(struct pathset *s)
+{
+	while (s->n)
+		free(s->p[--s->n]);
+}
+
+static int add_needed(void *ctx, const char *path)
+{
+	pathset_add(ctx, path);
+	return 0;
+}
+
+/*
+ * The DT_NEEDED closure against glibc's ldd on real programs of this
+ * machine: the same libraries, the dynamic loader included (libc needs
+ * it), the vDSO (no file) aside.
+ */
+TEST(elf_needed_closure_matches_ldd)
+{
+	const char *progs[] = { self_path(), "/bin/ls", "/usr/bin/gdb",
+				"/usr/bin/perf" };
+	size_t k, i, compared = 0;
+
+	for (k = 0; k < sizeof(progs) / sizeof(progs[0]); k++) {
+		struct pathset ours = { .n = 0 }, ldd = { .n = 0 };
+		char cmd[PATH_MAX + 64], line[PATH_MAX + 128];
+		FILE *f;
+
+		if (access(progs[k], R_OK))
+			continue;
+		snprintf(cmd, sizeof(cmd), "ldd '%s' 2>/dev/null", progs[k]);
+		f = popen(cmd, "r");
+		if (!ASSERT_NOT_NULL(f))
+			return;
+		while (fgets(line, sizeof(line), f)) {
+			/* "\tname => /path (0x...)" or "\t/path (0x...)" */
+			char *arrow = strstr(line, "=> "), *p, *end;
+
+			p = arrow ? arrow + 3 : line + strspn(line, " \t");
+			if (*p != '/')
+				continue;
+			end = strstr(p, " (");
+			if (end)
+				*end = 0;
+			pathset_add(&ldd, p);
+		}
+		pclose(f);
+		if (!ldd.n) {
+			/* an emulated machine's program: this ldd cannot
+			 * run its loader */
+			pathset_free(&ldd);
+			continue;
+		}
+		ASSERT_OK(sfp_elf_needed_closure(progs[k], 64, add_needed,
+						 &ours));
+		qsort(ours.p, ours.n, sizeof(ours.p[0]), cmp_str);
+		qsort(ldd.p, ldd.n, sizeof(ldd.p[0]), cmp_str);
+		if (!ASSERT_EQ(ours.n, ldd.n) && ours.n + ldd.n < 64) {
+			for (i = 0; i < ours.n; i++)
+				fprintf(stderr, "  ours: %s\n", ours.p[i]);
+			for (i = 0; i < ldd.n; i++)
+				fprintf(stderr, "  ldd:  %s\n", ldd.p[i]);
+		} else {
+			for (i = 0; i < ours.n; i++)
+				ASSERT_STREQ(ours.p[i], ldd.p[i]);
+		}
+		compared++;
+		pathset_free(&ours);
+		pathset_free(&ldd);
+	}
+	if (!compared)
+		test_skip("ldd lists no library of any program here");
+	/* not an ELF file: an error, no call */
+	ASSERT_ERR(sfp_elf_needed_closure("/proc/self/status", 64, add_needed,
+					  NULL), -ENOEXEC);
 }

@@ -1101,6 +1101,11 @@ int cmd_record(int argc, char **argv)
 			ret = EXIT_INVALID;
 			break;
 		}
+		/* the VMAs of processes whose MMAP2 was just read: now,
+		 * not one loop later (a walk that finds the mmap lock
+		 * taken before then has only the callbacks' cache) */
+		if (bd && !rd.err && (err = sfp_bpf_defer__poll(bd)) < 0)
+			rd.err = err;
 		t = now_s();
 		if (t - last_flush >= FLUSH_MS / 1000.0) {
 			/* idle or not, what came in reaches the file */
