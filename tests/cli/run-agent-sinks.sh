@@ -11,7 +11,8 @@
 #    dropped, none failed, none unsent;
 #  - every push has the series labels __name__, service_name, pid, host;
 #    every rawProfile decodes and go tool pprof reads it;
-#  - the windows' time ranges follow each other without gap or overlap;
+#  - the windows' time ranges follow each other without overlap, a gap
+#    only where windows had no samples;
 #  - the pushed samples add up to the samples the agent kept, and
 #    cpu/nanoseconds to that many periods at -F;
 #  - the OTLP bodies decode, with the resource attributes, and their stacks
@@ -153,22 +154,36 @@ fi
 
 # Windows follow each other: each starts where the one before ended, and
 # each but the last (cut by SIGTERM) lasts at least about the interval.
+# A window without samples is not pushed, so a gap is whole windows, at
+# most as many as the agent closed empty (its summary's windows minus
+# profiles): the windows while the workload is stopped are empty, and a
+# sample of its taken just before SIGSTOP, in a system call, waits for its
+# user stack until the agent's exit puts it in the last window (2 Dec
+# 2026, ASan tier: one 2 s gap before a 148 ms last window).
 sort -n "$TMP/ranges" > "$TMP/ranges.sorted"
+windows=$(sed -n 's/^sfprof agent: .*; \([0-9]*\) windows, [0-9]* profiles$/\1/p' "$TMP/agent.err")
 # (nanoseconds since 1970 are past awk's exact integers: python)
-if python3 - "$TMP/ranges.sorted" <<'EOF'
+if python3 - "$TMP/ranges.sorted" "${windows:-0}" "${profiles:-0}" <<'EOF'
 import sys
 w = [tuple(map(int, l.split())) for l in open(sys.argv[1]) if l.strip()]
+empty = int(sys.argv[2]) - int(sys.argv[3])
 ok = len(w) >= 4
+gaps = 0
 for (t0, d0), (t1, _) in zip(w, w[1:]):
     # a window may close late (the start's reading; a loaded machine,
     # an ASan build: the lateness is on /metrics), never early
-    ok = ok and t1 == t0 + d0 and 1.5e9 <= d0
-sys.exit(not ok)
+    ok = ok and 1.5e9 <= d0 and t1 >= t0 + d0
+    if t1 > t0 + d0:
+        # whole empty windows between: at least one interval's length
+        ok = ok and t1 - (t0 + d0) >= 1.5e9
+        gaps += 1
+sys.exit(not (ok and gaps <= empty))
 EOF
 then
-	pass "agent sinks: the windows' time ranges follow each other, no gap, no overlap"
+	pass "agent sinks: the windows' time ranges follow each other, no overlap, gaps only of empty windows"
 else
-	fail "agent sinks: the windows' time ranges follow each other, no gap, no overlap"
+	fail "agent sinks: the windows' time ranges follow each other, no overlap, gaps only of empty windows"
+	echo "  $windows windows, $profiles profiles"
 	sed 's/^/  /' "$TMP/ranges.sorted"
 fi
 
