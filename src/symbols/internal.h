@@ -20,6 +20,7 @@ struct Dwarf;
 struct sfp_symbolizer_dso {
 	struct sfp_symbolizer *s;
 	struct sfp_symbolizer_dso *hnext;	/* hash chain */
+	struct sfp_symbolizer_dso *idnext;	/* chain by file_id */
 	/* Key: the caller's path, the pid whose root it is in, build-id. */
 	char *key;
 	int key_pid;
@@ -76,6 +77,12 @@ struct sfp_symbolizer {
 	struct sfp_symbolizer_dso **buckets;
 	size_t nbuckets;
 	size_t ndsos;
+	/* The loaded entries (not errors, not "same") by their file's own
+	 * build-id: a new path or process finds its file's tables at once,
+	 * not by a scan of every entry (an agent keys libc once per pid). */
+	struct sfp_symbolizer_dso **id_buckets;
+	size_t nid_buckets;
+	size_t nids;
 
 	bool kernel_tried;
 	int kernel_err;

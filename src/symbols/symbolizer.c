@@ -155,6 +155,7 @@ void sfp_symbolizer__free(struct sfp_symbolizer **sp)
 		}
 	}
 	free(s->buckets);
+	free(s->id_buckets);
 	while (s->jit) {
 		struct sfp_jitmap *j = s->jit;
 
@@ -230,24 +231,63 @@ static bool build_id_ok(struct sfp_elf *e, const uint8_t *id, size_t len)
 	return flen == len && !memcmp(fid, id, len);
 }
 
+static uint64_t id_hash(const uint8_t *id, size_t len)
+{
+	return dso_hash("", 0, id, len);
+}
+
 /* An already loaded DSO with this build-id, to share its tables. */
 static struct sfp_symbolizer_dso *find_by_build_id(struct sfp_symbolizer *s,
 						   const uint8_t *id,
 						   size_t len)
 {
-	size_t i;
+	struct sfp_symbolizer_dso *d;
 
-	if (!id || !len)
+	if (!id || !len || !s->nid_buckets)
 		return NULL;
-	for (i = 0; i < s->nbuckets; i++) {
-		struct sfp_symbolizer_dso *d;
-
-		for (d = s->buckets[i]; d; d = d->hnext)
-			if (!d->err && !d->same && d->file_id_len == len &&
-			    !memcmp(d->file_id, id, len))
-				return d;
-	}
+	for (d = s->id_buckets[id_hash(id, len) & (s->nid_buckets - 1)]; d;
+	     d = d->idnext)
+		if (!d->err && !d->same && d->file_id_len == len &&
+		    !memcmp(d->file_id, id, len))
+			return d;
 	return NULL;
+}
+
+/* Index a loaded entry by its file's build-id (the table doubles when
+ * it holds twice its buckets; a failed growth keeps longer chains). */
+static void index_build_id(struct sfp_symbolizer *s,
+			   struct sfp_symbolizer_dso *d)
+{
+	size_t i, n;
+
+	if (!s->nid_buckets || s->nids >= 2 * s->nid_buckets) {
+		struct sfp_symbolizer_dso **b;
+
+		n = s->nid_buckets ? 2 * s->nid_buckets : 64;
+		b = calloc(n, sizeof(*b));
+		if (b) {
+			for (i = 0; i < s->nid_buckets; i++)
+				while (s->id_buckets[i]) {
+					struct sfp_symbolizer_dso *e =
+						s->id_buckets[i];
+					uint64_t h = id_hash(e->file_id,
+							     e->file_id_len);
+
+					s->id_buckets[i] = e->idnext;
+					e->idnext = b[h & (n - 1)];
+					b[h & (n - 1)] = e;
+				}
+			free(s->id_buckets);
+			s->id_buckets = b;
+			s->nid_buckets = n;
+		} else if (!s->nid_buckets) {
+			return;	/* unindexed: found by path only */
+		}
+	}
+	i = id_hash(d->file_id, d->file_id_len) & (s->nid_buckets - 1);
+	d->idnext = s->id_buckets[i];
+	s->id_buckets[i] = d;
+	s->nids++;
 }
 
 /*
@@ -493,9 +533,11 @@ int sfp_symbolizer__get_dso(struct sfp_symbolizer *s, int pid,
 		err = read_segs(d);
 	if (err)
 		goto fail;
-	if (!sfp_elf_build_id(d->elf, &fid, &flen) && flen <= SFP_BUILD_ID_MAX) {
+	if (!sfp_elf_build_id(d->elf, &fid, &flen) && flen &&
+	    flen <= SFP_BUILD_ID_MAX) {
 		memcpy(d->file_id, fid, flen);
 		d->file_id_len = flen;
+		index_build_id(s, d);
 	}
 	*out = d;
 	return 0;

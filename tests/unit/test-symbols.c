@@ -5,6 +5,7 @@
  * objdump (PLT labels), addr2line (lines and inline chains), objcopy /
  * strip / xz (separate debug files and MiniDebugInfo built here).
  */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -20,6 +21,7 @@
 
 #include <sfprof/symbols.h>
 
+#include "symbols/internal.h"
 #include "test.h"
 
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
@@ -2198,5 +2200,61 @@ TEST(symbols_elf32)
 		}
 		ASSERT_EQ(sfp_symbolizer_dso__num_symbols(d), 3);
 	}
+	sfp_symbolizer__free(&s);
+}
+
+/*
+ * Two paths to one file share its tables: the entry of the second path
+ * finds the first by the file's build-id (an agent keys each process's
+ * libc apart).  Over more files than the build-id index's first size, so
+ * that its growth is crossed too.
+ */
+TEST(symbols_same_file_by_build_id)
+{
+	struct sfp_symbolizer *s = NULL;
+	struct sfp_symbolizer_opts o = { .sz = sizeof(o) };
+	struct sfp_symbolizer_dso *first[160], *d;
+	char paths[160][256], link_path[512];
+	size_t n = 0, i, shared = 0;
+	struct dirent *de;
+	DIR *dir;
+
+	if (!ASSERT_OK(sfp_symbolizer__new(&o, &s)))
+		return;
+	dir = opendir("/usr/lib/x86_64-linux-gnu");
+	while (dir && n < 160 && (de = readdir(dir))) {
+		size_t len = strlen(de->d_name);
+
+		if (len < 4 || strcmp(de->d_name + len - 3, ".so") ||
+		    len > 200)
+			continue;
+		snprintf(paths[n], sizeof(paths[n]),
+			 "/usr/lib/x86_64-linux-gnu/%s", de->d_name);
+		/* symlinked names of one file: the first entry loads it */
+		if (!sfp_symbolizer__get_dso(s, -1, paths[n], NULL, 0, &d) &&
+		    !d->same && d->file_id_len)
+			first[n++] = d;
+	}
+	if (dir)
+		closedir(dir);
+	if (n < 140) {
+		test_skip("only %zu shared libraries with symbols here", n);
+		goto out;
+	}
+	ASSERT_TRUE(s->nid_buckets > 64);
+	for (i = 0; i < n; i++) {
+		snprintf(link_path, sizeof(link_path), "%s/same-%zu.so",
+			 test_tmp_dir(), i);
+		unlink(link_path);
+		if (!ASSERT_OK(symlink(paths[i], link_path)))
+			break;
+		if (ASSERT_OK(sfp_symbolizer__get_dso(s, -1, link_path, NULL,
+						      0, &d)) &&
+		    ASSERT_TRUE(d != first[i]) && ASSERT_TRUE(d->same == first[i]))
+			shared++;
+		unlink(link_path);
+	}
+	ASSERT_EQ(shared, n);
+out:
 	sfp_symbolizer__free(&s);
 }
