@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "common/cursor.h"
@@ -74,7 +75,9 @@ struct sfp_rec_pipe {
 					   session, for its time order */
 	uint64_t last_time;		/* newest record time seen */
 	bool synthesizing;		/* the record comes from /proc */
-	uint64_t *mmap_fix;		/* MMAP2 with its stray flag cleared */
+	uint64_t *mmap_fix;		/* MMAP2 changed: its stray flag
+					   cleared, its build-id filled */
+	bool fill_build_ids;		/* see mmap2_fill_build_id() */
 	struct sfp_rec_pipe_stats st;
 };
 
@@ -502,6 +505,119 @@ static int offcpu_switch(struct sfp_rec_pipe *p, struct sfp_record_sample *s,
 }
 
 /*
+ * The build-id of the file at path, which is inode (dev, ino): from the
+ * memo (libc once for all the processes), else read and remembered.
+ * Return: its length, 0 unknown.
+ */
+static size_t memo_build_id(struct sfp_rec_pipe *p, const char *path,
+			    uint64_t dev, uint64_t ino, uint8_t *id)
+{
+	struct bid_memo *b = NULL;
+	size_t len;
+
+	if (!p->bid_memo)
+		p->bid_memo = calloc(BID_MEMO, sizeof(*p->bid_memo));
+	if (p->bid_memo) {
+		b = &p->bid_memo[(ino * 0x9e3779b97f4a7c15ull ^ dev) % BID_MEMO];
+		if (b->ino == ino && b->dev == dev && b->len) {
+			memcpy(id, b->id, b->len);
+			return b->len;
+		}
+	}
+	if (!path || sfp_file_build_id(path, id, 20, &len))
+		return 0;
+	if (b) {
+		b->dev = dev;
+		b->ino = ino;
+		b->len = (uint8_t)len;
+		memcpy(b->id, id, len);
+	}
+	return len;
+}
+
+/* The MMAP2 record to hand on in place of rec: p->mmap_fix, a copy of
+ * it to change, or NULL (no room: rec as it is). */
+static struct perf_event_header *mmap2_copy(struct sfp_rec_pipe *p,
+					    const void *rec, size_t size)
+{
+	if (!p->mmap_fix)
+		p->mmap_fix = malloc(MMAP_FIX_MAX);
+	if (!p->mmap_fix || size > MMAP_FIX_MAX)
+		return NULL;
+	if ((const void *)p->mmap_fix != rec)
+		memcpy(p->mmap_fix, rec, size);
+	return (struct perf_event_header *)p->mmap_fix;
+}
+
+/*
+ * A kernel MMAP2 record in the device/inode layout (this session has no
+ * attr.build_id) made into the build-id layout, the same size, as perf
+ * writes it with --buildid-mmap: the build-id of that very inode, found
+ * through /proc/PID/map_files, then /proc/PID/root/PATH, then PATH, each
+ * taken only when its device and inode are the record's (a process gone
+ * meanwhile, a file replaced since).  Why not attr.build_id itself:
+ * while any session on the machine has it, the kernel leaves the flag in
+ * the records of the sessions after it (mmap2_stray_build_id()), and
+ * Debian's perf 6.1 aborts on those (assertion in util/build-id.c).
+ * Unknown: the record stays as the kernel wrote it.
+ */
+static const void *mmap2_fill_build_id(struct sfp_rec_pipe *p,
+				       const void *rec, size_t size)
+{
+	const uint8_t *b = rec;
+	char path[4096 + 32];
+	const char *name;
+	uint32_t pid, maj, min;
+	uint64_t addr, len, ino, dev;
+	struct perf_event_header *h;
+	uint8_t id[20];
+	size_t idlen = 0;
+	struct stat st;
+
+	if (size < 80 || !memchr(b + 72, 0, size - 72))
+		return rec;
+	name = (const char *)b + 72;
+	if (name[0] != '/')
+		return rec;		/* [vdso], //anon, [heap] ... */
+	memcpy(&pid, b + 8, 4);
+	memcpy(&addr, b + 16, 8);
+	memcpy(&len, b + 24, 8);
+	memcpy(&maj, b + 40, 4);
+	memcpy(&min, b + 44, 4);
+	memcpy(&ino, b + 48, 8);
+	dev = makedev(maj, min);
+	idlen = memo_build_id(p, NULL, dev, ino, id);
+	if (!idlen) {
+		const char *cand[3];
+		char mf[64];
+		size_t i;
+
+		snprintf(mf, sizeof(mf), "/proc/%u/map_files/%llx-%llx", pid,
+			 (unsigned long long)addr,
+			 (unsigned long long)(addr + len));
+		snprintf(path, sizeof(path), "/proc/%u/root%s", pid, name);
+		cand[0] = mf;
+		cand[1] = path;
+		cand[2] = name;
+		for (i = 0; i < 3 && !idlen; i++)
+			if (!stat(cand[i], &st) && (uint64_t)st.st_dev == dev &&
+			    (uint64_t)st.st_ino == ino)
+				idlen = memo_build_id(p, cand[i], dev, ino, id);
+	}
+	if (!idlen || !(h = mmap2_copy(p, rec, size))) {
+		p->st.mmap_no_build_id++;
+		return rec;
+	}
+	b = (const uint8_t *)h;
+	h->misc |= PERF_RECORD_MISC_MMAP_BUILD_ID;
+	memset((uint8_t *)h + 40, 0, 24);
+	((uint8_t *)h)[40] = (uint8_t)idlen;
+	memcpy((uint8_t *)h + 44, id, idlen);
+	p->st.mmap_build_id_filled++;
+	return h;
+}
+
+/*
  * An MMAP2 record from the kernel with the build-id flag that this
  * session, without attr.build_id, never asked for.  The kernel writes the
  * device/inode layout for such a session's events whatever the flag says
@@ -517,14 +633,10 @@ static int offcpu_switch(struct sfp_rec_pipe *p, struct sfp_record_sample *s,
 static const void *mmap2_stray_build_id(struct sfp_rec_pipe *p,
 					const void *rec, size_t size)
 {
-	struct perf_event_header *h;
+	struct perf_event_header *h = mmap2_copy(p, rec, size);
 
-	if (!p->mmap_fix)
-		p->mmap_fix = malloc(MMAP_FIX_MAX);
-	if (!p->mmap_fix || size > MMAP_FIX_MAX)
+	if (!h)
 		return rec;
-	memcpy(p->mmap_fix, rec, size);
-	h = (struct perf_event_header *)p->mmap_fix;
 	h->misc &= (uint16_t)~PERF_RECORD_MISC_MMAP_BUILD_ID;
 	if (!p->st.mmap_stray_build_id++)
 		pr_info("MMAP2 records carry a build-id flag this session did "
@@ -541,10 +653,13 @@ int sfp_rec_pipe__record(const void *rec, size_t size, int cpu, void *pipe)
 	int err;
 
 	p->st.records_in++;
-	if (h->type == PERF_RECORD_MMAP2 &&
-	    (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) && !p->synthesizing &&
-	    !sfp_record__has_build_ids(p->r))
-		rec = mmap2_stray_build_id(p, rec, size);
+	if (h->type == PERF_RECORD_MMAP2 && !p->synthesizing &&
+	    !sfp_record__has_build_ids(p->r)) {
+		if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)
+			rec = mmap2_stray_build_id(p, rec, size);
+		if (p->fill_build_ids)
+			rec = mmap2_fill_build_id(p, rec, size);
+	}
 	if (h->type != PERF_RECORD_SAMPLE)
 		return on_side_band(p, rec, size);
 	p->st.samples++;
@@ -620,9 +735,7 @@ static size_t synth_build_id(struct sfp_rec_pipe *p, pid_t pid,
 			     uint8_t *id)
 {
 	char path[4096];
-	struct bid_memo *b = NULL;
 	struct stat st;
-	size_t len;
 
 	if (name[0] != '/')
 		return 0;
@@ -632,25 +745,7 @@ static size_t synth_build_id(struct sfp_rec_pipe *p, pid_t pid,
 	    (sfp_proc_mapped_file(pid, name, start, end, NULL, 0, path,
 				  sizeof(path)) || stat(path, &st)))
 		return 0;
-	if (!p->bid_memo)
-		p->bid_memo = calloc(BID_MEMO, sizeof(*p->bid_memo));
-	if (p->bid_memo) {
-		b = &p->bid_memo[(st.st_ino * 0x9e3779b97f4a7c15ull ^
-				  st.st_dev) % BID_MEMO];
-		if (b->ino == st.st_ino && b->dev == st.st_dev && b->len) {
-			memcpy(id, b->id, b->len);
-			return b->len;
-		}
-	}
-	if (sfp_file_build_id(path, id, 20, &len))
-		return 0;
-	if (b) {
-		b->dev = st.st_dev;
-		b->ino = st.st_ino;
-		b->len = (uint8_t)len;
-		memcpy(b->id, id, len);
-	}
-	return len;
+	return memo_build_id(p, path, st.st_dev, st.st_ino, id);
 }
 
 static int synth_proc(struct sfp_rec_pipe *p, pid_t pid)
@@ -838,6 +933,8 @@ int sfp_rec_pipe__new(struct sfp_record *r, const struct sfp_rec_pipe_opts *o,
 	p->out = out;
 	p->ctx = ctx;
 	p->inline_mode = SFP_OPTS_GET(o, sfp_rec_pipe_opts, inline_mode, false);
+	p->fill_build_ids = SFP_OPTS_GET(o, sfp_rec_pipe_opts, fill_build_ids,
+					   false);
 	p->max_depth = SFP_OPTS_GET(o, sfp_rec_pipe_opts, max_depth, 0);
 	if (!p->max_depth || p->max_depth > SFP_DEFER_MAX_DEPTH)
 		p->max_depth = SFP_DEFER_MAX_DEPTH;

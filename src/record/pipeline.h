@@ -40,9 +40,13 @@ struct sfp_rec_pipe_opts {
 	 * second; the others are summed per stack. */
 	uint64_t off_cpu_thresh_ns;
 	uint64_t off_cpu_max_rate;
+	/* A session without attr.build_id: the kernel's MMAP2 records get
+	 * their file's build-id, read by user space (the output as with
+	 * attr.build_id, without its hazards: pipeline.c) */
+	bool fill_build_ids;
 	size_t :0;
 };
-#define sfp_rec_pipe_opts__last_field off_cpu_max_rate
+#define sfp_rec_pipe_opts__last_field fill_build_ids
 
 struct sfp_rec_pipe_stats {
 	uint64_t records_in, records_out, bytes_out;
@@ -53,6 +57,8 @@ struct sfp_rec_pipe_stats {
 	uint64_t synthesized;		/* records made from /proc */
 	uint64_t procs;			/* address spaces created */
 	uint64_t mmap_stray_build_id;	/* MMAP2 flags cleared (see .c) */
+	uint64_t mmap_build_id_filled;	/* fill_build_ids: MMAP2 filled */
+	uint64_t mmap_no_build_id;	/* ... whose file was not found */
 	bool off_cpu;			/* the next field is valid */
 	struct sfp_offcpu_stats offcpu;
 };

@@ -12,6 +12,8 @@
 #include <libelf.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <sfprof/record.h>
@@ -431,8 +433,18 @@ out:
  * which the kernel leaves set in the header it shares between sessions
  * once another session's event asked for build-ids.
  */
+static size_t mmap2_rec(const struct perf_event_attr *a, uint64_t *buf,
+			bool flag, uint32_t maj, uint32_t min, uint64_t inode);
+
 static size_t stray_mmap2(const struct perf_event_attr *a, uint64_t *buf,
 			  bool flag)
+{
+	return mmap2_rec(a, buf, flag, 254, 0, 332835);
+}
+
+/* An MMAP2 of libc from the kernel, device/inode layout unless flag. */
+static size_t mmap2_rec(const struct perf_event_attr *a, uint64_t *buf,
+			bool flag, uint32_t maj, uint32_t min, uint64_t inode)
 {
 	static const char name[] = "/usr/lib/x86_64-linux-gnu/libc.so.6";
 	size_t trailer = sfp_sample_id_size(a->sample_type);
@@ -447,8 +459,8 @@ static size_t stray_mmap2(const struct perf_event_attr *a, uint64_t *buf,
 	};
 	uint32_t u32[2] = { (uint32_t)getpid(), (uint32_t)getpid() };
 	uint64_t u64[3] = { 0x7f0000000000ull, 0x1000, 0 };
-	uint32_t dev[2] = { 254, 0 };
-	uint64_t ino[2] = { 332835, 0 };
+	uint32_t dev[2] = { maj, min };
+	uint64_t ino[2] = { inode, 0 };
 	uint32_t pf[2] = { PROT_READ | PROT_EXEC, MAP_PRIVATE };
 
 	memset(buf, 0, size);
@@ -528,6 +540,86 @@ TEST(pipeline_mmap2_stray_build_id_flag)
 		} else {
 			ASSERT_EQ(st.mmap_stray_build_id, 0);
 			ASSERT_TRUE(h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID);
+		}
+next:
+		sfp_rec_pipe__free(&p);
+		sfp_record__free(&r);
+		out_free(&o);
+	}
+}
+
+/*
+ * record's sessions ask the kernel for no build-id (fill_build_ids): the
+ * device/inode MMAP2 of libc leaves the pipeline in the build-id layout
+ * with readelf's build-id; one whose inode is not the file's (replaced
+ * since, gone) stays as it came, counted.
+ */
+TEST(pipeline_mmap2_build_id_filled)
+{
+	static const char libc[] = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+	char *argv[] = { "/bin/true", NULL };
+	char want[64] = "", line[256];
+	uint64_t buf[64];
+	struct stat st;
+	FILE *f;
+	int pass;
+
+	if (stat(libc, &st)) {
+		test_skip("no %s", libc);
+		return;
+	}
+	f = popen("readelf -n /usr/lib/x86_64-linux-gnu/libc.so.6", "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, "Build ID:"))
+			sscanf(strstr(line, "Build ID:") + 9, "%63s", want);
+	if (f)
+		pclose(f);
+	if (!*want) {
+		test_skip("readelf gives no build-id for %s", libc);
+		return;
+	}
+	for (pass = 0; pass < 2; pass++) {
+		SFP_OPTS(sfp_record_opts, ro, .argv = argv, .no_build_id = true);
+		SFP_OPTS(sfp_rec_pipe_opts, po, .fill_build_ids = true);
+		struct sfp_record *r = NULL;
+		struct sfp_rec_pipe *p = NULL;
+		struct sfp_rec_pipe_stats st2;
+		struct out o = { 0 };
+		const struct perf_event_header *h = NULL;
+		const uint8_t *b;
+		char got[64] = "";
+		size_t size, i;
+
+		if (!ASSERT_OK(sfp_record__open(&ro, &r)) ||
+		    !ASSERT_OK(sfp_rec_pipe__new(r, &po, collect, &o, &p)))
+			goto next;
+		size = mmap2_rec(sfp_rec_pipe__out_attr(p, 0), buf, false,
+				 major(st.st_dev), minor(st.st_dev),
+				 st.st_ino + (uint64_t)pass);
+		ASSERT_OK(sfp_rec_pipe__record(buf, size, 0, p));
+		sfp_rec_pipe__stats(p, &st2);
+		for (i = 0; i < o.n; i++)
+			if (((struct perf_event_header *)o.recs[i])->type ==
+			    PERF_RECORD_MMAP2)
+				h = (struct perf_event_header *)o.recs[i];
+		if (!ASSERT_TRUE(h != NULL))
+			goto next;
+		ASSERT_EQ(h->size, size);
+		b = (const uint8_t *)h;
+		if (pass == 0) {
+			ASSERT_EQ(st2.mmap_build_id_filled, 1);
+			ASSERT_TRUE(h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID);
+			for (i = 0; i < b[40] && i < 20; i++)
+				snprintf(got + 2 * i, 3, "%02x", b[44 + i]);
+			ASSERT_STREQ(got, want);
+			/* name, prot, flags as they came */
+			ASSERT_EQ(memcmp(b + 64, (const uint8_t *)buf + 64,
+					 size - 64), 0);
+		} else {
+			ASSERT_EQ(st2.mmap_no_build_id, 1);
+			ASSERT_EQ(h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID, 0);
+			ASSERT_EQ(memcmp(b + 8, (const uint8_t *)buf + 8,
+					 size - 8), 0);
 		}
 next:
 		sfp_rec_pipe__free(&p);

@@ -445,6 +445,13 @@ static void summary(const struct ctx *c, const struct sfp_record *r,
 			fprintf(stderr, "%s cpu%d %llu", cpu ? "," : " (",
 				cpu, (unsigned long long)sfp_record__lost(r, cpu));
 	fprintf(stderr, "%s\n", lost ? ")" : "");
+	if (st.mmap_no_build_id)
+		fprintf(stderr, "  build-ids: %llu of %llu mappings' files not "
+			"found (gone, or replaced since): those keep device "
+			"and inode\n",
+			(unsigned long long)st.mmap_no_build_id,
+			(unsigned long long)(st.mmap_no_build_id +
+					     st.mmap_build_id_filled));
 	if (!sfp_rec_pipe__rewrites(p)) {
 		if (cg != SFP_RECORD_CG_BPF_DEFER)	/* record_bpf_summary() */
 			fprintf(stderr, "  call graph: %s (records written as "
@@ -938,6 +945,11 @@ int cmd_record(int argc, char **argv)
 		goto usage_err;
 	}
 	ro.events = events;
+	/* build-ids read by us, not by the kernel (src/record/pipeline.c,
+	 * mmap2_fill_build_id(): a perf 6.1 recording beside us aborts
+	 * while any session has attr.build_id) */
+	ro.no_build_id = true;
+	po.fill_build_ids = true;
 	po.inline_mode = inline_mode;
 	if (!no_bid_cache && (err = bid_collect_new(bid_dir, bid_budget,
 						    &c.bc)))
