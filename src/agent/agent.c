@@ -798,6 +798,8 @@ static void snapshot(struct agent *a)
 
 	sfp_rec_pipe__stats(a->p, &ps);
 	memcpy(a->mt.stops, ps.stops, sizeof(a->mt.stops));
+	a->mt.off_cpu = a->o->off_cpu;
+	a->mt.offcpu = ps.offcpu;
 	{
 		struct unw_async_stats us;
 

@@ -34,6 +34,7 @@
 
 #include "agent/sink.h"
 #include "common/internal.h"
+#include "record/offcpu.h"
 
 struct sfp_bpf_defer;
 struct sfp_machine;
@@ -197,6 +198,9 @@ struct agent_metrics {
 		struct agent_sink_stats st;
 	} sinks[AGENT_MAX_SINKS];
 	const char *call_graph;
+	/* --off-cpu: the pipeline's off-CPU counters (none without it) */
+	bool off_cpu;
+	struct sfp_offcpu_stats offcpu;
 };
 
 /* Append the Prometheus text exposition of m (and of this process's RSS

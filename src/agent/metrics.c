@@ -76,6 +76,37 @@ static void sink_family(FILE *f, const struct agent_metrics *m,
 	}
 }
 
+/* --off-cpu: what became of the blocks (record's summary line, as
+ * counters). */
+static void offcpu_families(FILE *f, const struct sfp_offcpu_stats *o)
+{
+	one(f, "sfprof_agent_offcpu_blocks_total", "counter",
+	    "Blocking switch-outs of the followed tasks (not preemptions).",
+	    o->blocks);
+	seconds(f, "sfprof_agent_offcpu_blocked_seconds_total", "counter",
+		"Time the blocks lasted, each counted at its switch-in.",
+		o->blocked_ns);
+	family(f, "sfprof_agent_offcpu_blocks_kept_total", "counter",
+	       "Blocks in the profiles: as their own sample (at least "
+	       "--off-cpu-thresh), or summed per stack (shorter, or over the "
+	       "rate bound).");
+	fprintf(f, "sfprof_agent_offcpu_blocks_kept_total{how=\"own\"} %llu\n",
+		(unsigned long long)o->samples);
+	fprintf(f, "sfprof_agent_offcpu_blocks_kept_total{how=\"summed\"} "
+		"%llu\n", (unsigned long long)o->summed);
+	fprintf(f, "sfprof_agent_offcpu_blocks_kept_total{how=\"over_rate\"} "
+		"%llu\n", (unsigned long long)o->over_rate);
+	one(f, "sfprof_agent_offcpu_blocks_unmatched_total", "counter",
+	    "Blocks whose switch-in was not seen (lost, or still blocked "
+	    "when the task went away).", o->unmatched);
+	one(f, "sfprof_agent_offcpu_user_unwinds_total", "counter",
+	    "User-stack unwinds the blocks cost (one per kernel entry).",
+	    o->unwinds);
+	one(f, "sfprof_agent_offcpu_no_user_stack_total", "counter",
+	    "Summed blocks whose user stack never came (kept with the "
+	    "kernel part).", o->no_user);
+}
+
 void agent_metrics_write(FILE *f, const struct agent_metrics *m)
 {
 	struct rusage ru;
@@ -160,6 +191,8 @@ void agent_metrics_write(FILE *f, const struct agent_metrics *m)
 	sink_family(f, m, "sfprof_agent_sink_queue_bytes", "gauge",
 		    "Bytes waiting in a sink's queue.",
 		    offsetof(struct agent_sink_stats, queue_bytes));
+	if (m->off_cpu)
+		offcpu_families(f, &m->offcpu);
 	one(f, "sfprof_agent_resident_memory_bytes", "gauge",
 	    "Resident set size of the agent.", rss_bytes());
 	if (!getrusage(RUSAGE_SELF, &ru)) {

@@ -11,7 +11,7 @@
 # figures: blocked time per function (+-5 %), stacks that reach main or
 # start_thread (>= 99 %), the series' names and sample types.
 # Needs root (system-wide sampling), tracefs, protoc, python3, go, curl.
-# checks: 15
+# checks: 16
 . "$(dirname "$0")/test-subr.sh"
 . "$(dirname "$0")/offcpu-subr.sh"
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -20,7 +20,7 @@ PROTO=$ROOT/../shared/testdata/proto
 SERVER=$HERE/push-server.py
 CHECK=$HERE/push-check.py
 OW=$SFP_BUILD/tests/progs/offcpu-work
-NCHECKS=15
+NCHECKS=16
 
 skip_all() {
 	for i in $(seq $NCHECKS); do skip "agent off-cpu $i" "$1"; done
@@ -121,6 +121,27 @@ wait "$PULL"
 # two windows more, so that the last blocks are delivered
 w=$(metric sfprof_agent_windows_total)
 wait_metric sfprof_agent_windows_total $((${w:-0} + 2))
+# /metrics: the off-CPU counters, against the program's own figures (its
+# lingering before the start blocks too: at least the three waits' sum)
+ob=$(metric sfprof_agent_offcpu_blocks_total)
+os=$(metric sfprof_agent_offcpu_blocked_seconds_total)
+curl -s "http://127.0.0.1:$APORT/metrics" > "$TMP/metrics.txt"
+oown=$(awk '$1 == "sfprof_agent_offcpu_blocks_kept_total{how=\"own\"}" { print $2 }' "$TMP/metrics.txt")
+osum=$(awk '$1 == "sfprof_agent_offcpu_blocks_kept_total{how=\"summed\"}" { print $2 }' "$TMP/metrics.txt")
+ouw=$(metric sfprof_agent_offcpu_user_unwinds_total)
+want=0
+for fn in nap wait_pipe wait_cond; do
+	want=$((want + $(prog_field "$TMP/ow.out" $fn blocked_ns)))
+done
+if awk -v b="${ob:-0}" -v s="${os:-0}" -v own="${oown:-x}" -v sum="${osum:-x}" \
+	-v u="${ouw:-0}" -v w="$want" 'BEGIN { exit !(b >= 30 && own != "x" &&
+	sum != "x" && own + sum <= b && own + sum >= 0.9 * b && u >= 1 &&
+	u <= b && s * 1e9 >= 0.95 * w) }'; then
+	pass "agent off-cpu: /metrics: $ob blocks ($oown own, $osum summed), ${os}s blocked (the program's three waits: $want ns), $ouw user unwinds"
+else
+	fail "agent off-cpu: /metrics: off-CPU counters (blocks ${ob:-?}, own ${oown:-?}, summed ${osum:-?}, ${os:-?}s blocked against $want ns, unwinds ${ouw:-?})"
+	curl -s "http://127.0.0.1:$APORT/metrics" | grep offcpu | sed 's/^/  /'
+fi
 kill -TERM "$AGENT_PID"
 agent_end 30
 stop_server "agent off-cpu"
