@@ -577,7 +577,9 @@ static int build_samples(struct ff_ctx *c, const uint32_t *idx,
 				      o->stack, 0))
 				goto nomem;
 	}
-	qsort(out->v, out->n, sizeof(*out->v), cmp_smp);
+	/* (a thread whose blocks were all summed has none yet: no array) */
+	if (out->n)
+		qsort(out->v, out->n, sizeof(*out->v), cmp_smp);
 	if (nsum) {
 		/* the sums into the gaps: slots an interval apart, at least
 		 * an interval from the samples around them */
