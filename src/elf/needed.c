@@ -216,15 +216,50 @@ static int loaded_dir(struct dl_phdr_info *info, size_t size, void *ctx)
 	return add_sys_dir(ctx, name, (size_t)(slash - name)) ? 1 : 0;
 }
 
+/* Debian's multiarch directory name of a machine's libraries. */
+static const char *multiarch(uint16_t machine, unsigned char class)
+{
+	switch (machine) {
+	case EM_X86_64:
+		return class == ELFCLASS64 ? "x86_64-linux-gnu" : "x86_64-linux-gnux32";
+	case EM_386:
+		return "i386-linux-gnu";
+	case EM_AARCH64:
+		return "aarch64-linux-gnu";
+	case EM_ARM:
+		return "arm-linux-gnueabihf";
+	case EM_RISCV:
+		return "riscv64-linux-gnu";
+	case EM_PPC64:
+		return "powerpc64le-linux-gnu";
+	case EM_S390:
+		return "s390x-linux-gnu";
+	default:
+		return NULL;
+	}
+}
+
 static int sys_dirs(struct closure *c)
 {
 	static const char *const fixed[] = { "/lib64", "/usr/lib64", "/lib",
 					     "/usr/lib" };
+	const char *triplet = multiarch(c->machine, c->class);
+	char dir[64];
 	size_t i;
 	int err;
 
 	if (dl_iterate_phdr(loaded_dir, c))
 		return -ENOMEM;
+	/* the program's machine's own, when it is not ours (an emulated
+	 * program) or ours live elsewhere */
+	if (triplet) {
+		snprintf(dir, sizeof(dir), "/lib/%s", triplet);
+		if ((err = add_sys_dir(c, dir, strlen(dir))))
+			return err;
+		snprintf(dir, sizeof(dir), "/usr/lib/%s", triplet);
+		if ((err = add_sys_dir(c, dir, strlen(dir))))
+			return err;
+	}
 	for (i = 0; i < ARRAY_SIZE(fixed); i++)
 		if ((err = add_sys_dir(c, fixed[i], strlen(fixed[i]))))
 			return err;

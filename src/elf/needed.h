@@ -19,8 +19,9 @@
  * The search, in the loader's order where we can follow it: DT_RPATH
  * (when there is no DT_RUNPATH), LD_LIBRARY_PATH, DT_RUNPATH ($ORIGIN
  * expanded), then the directories of the libraries this process has
- * loaded (its libc's directory is the system's), /lib64, /usr/lib64, /lib
- * and /usr/lib.  /etc/ld.so.cache is not read: a library found only
+ * loaded (its libc's directory is the system's), Debian's multiarch
+ * directories of exe's machine (/lib/TRIPLET, /usr/lib/TRIPLET), /lib64,
+ * /usr/lib64, /lib and /usr/lib.  /etc/ld.so.cache is not read: a library found only
  * through it is left to the recorder's later means (its MMAP2).  A
  * candidate of another ELF class or machine than exe is passed over, as
  * the loader does.  fn's non-zero return ends the walk and is returned.
