@@ -136,6 +136,22 @@ static __always_inline void count(__u32 what)
 
 #include "bpf/sframe.bpf.h"
 
+/* A deferred record's header before its walk: no frames, no stop yet. */
+static __always_inline void deferred_init(struct sfb_deferred *rec,
+					  __u32 flags, __u32 pid, __u32 tid,
+					  __u32 cpu)
+{
+	rec->type = SFB_REC_DEFERRED;
+	rec->flags = flags;
+	rec->pid = pid;
+	rec->tid = tid;
+	rec->cpu = cpu;
+	rec->nr = 0;
+	rec->stop = 0;
+	rec->sframe_frames = 0;
+	rec->fp_frames = 0;
+}
+
 static int on_task_work(struct bpf_map *map, void *key, void *value)
 {
 	struct task_ent *ent = value;
@@ -152,16 +168,8 @@ static int on_task_work(struct bpf_map *map, void *key, void *value)
 		ent->pending = 0;
 		return 0;
 	}
-	rec->type = SFB_REC_DEFERRED;
-	rec->flags = 0;
-	rec->pid = ent->pid;
-	rec->tid = tid;
-	rec->cpu = bpf_get_smp_processor_id();
+	deferred_init(rec, 0, ent->pid, tid, bpf_get_smp_processor_id());
 	rec->cookie = ent->cookie;
-	rec->nr = 0;
-	rec->stop = 0;
-	rec->sframe_frames = 0;
-	rec->fp_frames = 0;
 	if ((__u32)bpf_get_current_pid_tgid() != tid) {
 		rec->flags |= SFB_D_WRONG_TASK;
 	} else if (task->self_exec_id != ent->exec_id) {
@@ -443,15 +451,7 @@ static __always_inline __u64 sync_unwind(struct bpf_perf_event_data *ctx,
 	rec = bpf_ringbuf_reserve(&rb, sizeof(*rec), 0);
 	if (!rec)
 		return 0;
-	rec->type = SFB_REC_DEFERRED;
-	rec->flags = 0;
-	rec->pid = pid;
-	rec->tid = tid;
-	rec->cpu = cpu;
-	rec->nr = 0;
-	rec->stop = 0;
-	rec->sframe_frames = 0;
-	rec->fp_frames = 0;
+	deferred_init(rec, 0, pid, tid, cpu);
 	w.rec = rec;
 	w.task = task;
 	w.ip = *(volatile __u64 *)&ctx->regs.ip;
@@ -691,15 +691,7 @@ static __always_inline __u64 block_entry(struct task_struct *task, __u32 tid,
 	rec = bpf_map_lookup_elem(&held_scratch, &z);
 	if (!rec)
 		return 0;
-	rec->type = SFB_REC_DEFERRED;
-	rec->flags = SFB_D_HELD;
-	rec->pid = pid;
-	rec->tid = tid;
-	rec->cpu = cpu;
-	rec->nr = 0;
-	rec->stop = 0;
-	rec->sframe_frames = 0;
-	rec->fp_frames = 0;
+	deferred_init(rec, SFB_D_HELD, pid, tid, cpu);
 	w.rec = rec;
 	w.task = task;
 	w.ip = r->ip;
