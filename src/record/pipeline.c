@@ -34,7 +34,8 @@ struct proc {
 /* A file's build-id, by inode, for synthesized maps (libc once for -a). */
 struct bid_memo {
 	uint64_t dev, ino;
-	uint8_t len;
+	uint8_t len;		/* 0 with none set: nothing known */
+	bool none;		/* read, and the file has no build-id */
 	uint8_t id[20];
 };
 
@@ -506,30 +507,46 @@ static int offcpu_switch(struct sfp_rec_pipe *p, struct sfp_record_sample *s,
 
 /*
  * The build-id of the file at path, which is inode (dev, ino): from the
- * memo (libc once for all the processes), else read and remembered.
- * Return: its length, 0 unknown.
+ * memo (libc once for all the processes; a file without one is read
+ * once too), else read and remembered.  path NULL: the memo only.
+ * Return: its length, 0 none or unknown; *known (may be NULL) whether
+ * the memo or the file answered.
  */
 static size_t memo_build_id(struct sfp_rec_pipe *p, const char *path,
-			    uint64_t dev, uint64_t ino, uint8_t *id)
+			    uint64_t dev, uint64_t ino, uint8_t *id,
+			    bool *known)
 {
 	struct bid_memo *b = NULL;
 	size_t len;
+	int err;
 
+	if (known)
+		*known = false;
 	if (!p->bid_memo)
 		p->bid_memo = calloc(BID_MEMO, sizeof(*p->bid_memo));
 	if (p->bid_memo) {
 		b = &p->bid_memo[(ino * 0x9e3779b97f4a7c15ull ^ dev) % BID_MEMO];
-		if (b->ino == ino && b->dev == dev && b->len) {
+		if (b->ino == ino && b->dev == dev && (b->len || b->none)) {
+			if (known)
+				*known = true;
 			memcpy(id, b->id, b->len);
 			return b->len;
 		}
 	}
-	if (!path || sfp_file_build_id(path, id, 20, &len))
+	if (!path)
 		return 0;
+	err = sfp_file_build_id(path, id, 20, &len);
+	if (err && err != -ENOENT)
+		return 0;	/* not readable now: maybe through another path */
+	if (err)
+		len = 0;	/* no build-id note */
+	if (known)
+		*known = true;
 	if (b) {
 		b->dev = dev;
 		b->ino = ino;
 		b->len = (uint8_t)len;
+		b->none = !len;
 		memcpy(b->id, id, len);
 	}
 	return len;
@@ -572,6 +589,7 @@ static const void *mmap2_fill_build_id(struct sfp_rec_pipe *p,
 	struct perf_event_header *h;
 	uint8_t id[20];
 	size_t idlen = 0;
+	bool known;
 	struct stat st;
 
 	if (size < 80 || !memchr(b + 72, 0, size - 72))
@@ -586,8 +604,8 @@ static const void *mmap2_fill_build_id(struct sfp_rec_pipe *p,
 	memcpy(&min, b + 44, 4);
 	memcpy(&ino, b + 48, 8);
 	dev = makedev(maj, min);
-	idlen = memo_build_id(p, NULL, dev, ino, id);
-	if (!idlen) {
+	idlen = memo_build_id(p, NULL, dev, ino, id, &known);
+	if (!known) {
 		const char *cand[3];
 		char mf[64];
 		size_t i;
@@ -599,16 +617,16 @@ static const void *mmap2_fill_build_id(struct sfp_rec_pipe *p,
 		cand[0] = mf;
 		cand[1] = path;
 		cand[2] = name;
-		for (i = 0; i < 3 && !idlen; i++)
+		for (i = 0; i < 3 && !known; i++)
 			if (!stat(cand[i], &st) && (uint64_t)st.st_dev == dev &&
 			    (uint64_t)st.st_ino == ino)
-				idlen = memo_build_id(p, cand[i], dev, ino, id);
+				idlen = memo_build_id(p, cand[i], dev, ino, id,
+						      &known);
 	}
 	if (!idlen || !(h = mmap2_copy(p, rec, size))) {
 		p->st.mmap_no_build_id++;
 		return rec;
 	}
-	b = (const uint8_t *)h;
 	h->misc |= PERF_RECORD_MISC_MMAP_BUILD_ID;
 	memset((uint8_t *)h + 40, 0, 24);
 	((uint8_t *)h)[40] = (uint8_t)idlen;
@@ -745,7 +763,7 @@ static size_t synth_build_id(struct sfp_rec_pipe *p, pid_t pid,
 	    (sfp_proc_mapped_file(pid, name, start, end, NULL, 0, path,
 				  sizeof(path)) || stat(path, &st)))
 		return 0;
-	return memo_build_id(p, path, st.st_dev, st.st_ino, id);
+	return memo_build_id(p, path, st.st_dev, st.st_ino, id, NULL);
 }
 
 static int synth_proc(struct sfp_rec_pipe *p, pid_t pid)

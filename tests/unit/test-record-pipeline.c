@@ -436,6 +436,19 @@ out:
 static size_t mmap2_rec(const struct perf_event_attr *a, uint64_t *buf,
 			bool flag, uint32_t maj, uint32_t min, uint64_t inode);
 
+/* The last MMAP2 record the pipeline wrote, or NULL. */
+static const struct perf_event_header *last_mmap2(const struct out *o)
+{
+	const struct perf_event_header *h = NULL;
+	size_t i;
+
+	for (i = 0; i < o->n; i++)
+		if (((const struct perf_event_header *)o->recs[i])->type ==
+		    PERF_RECORD_MMAP2)
+			h = (const struct perf_event_header *)o->recs[i];
+	return h;
+}
+
 static size_t stray_mmap2(const struct perf_event_attr *a, uint64_t *buf,
 			  bool flag)
 {
@@ -514,7 +527,7 @@ TEST(pipeline_mmap2_stray_build_id_flag)
 		struct sfp_rec_pipe_stats st;
 		struct out o = { 0 };
 		const struct perf_event_header *h;
-		size_t size, i;
+		size_t size;
 
 		if (!ASSERT_OK(sfp_record__open(&ro, &r)) ||
 		    !ASSERT_OK(sfp_rec_pipe__new(r, &po, collect, &o, &p)))
@@ -522,11 +535,7 @@ TEST(pipeline_mmap2_stray_build_id_flag)
 		size = stray_mmap2(sfp_rec_pipe__out_attr(p, 0), buf, true);
 		ASSERT_OK(sfp_rec_pipe__record(buf, size, 0, p));
 		sfp_rec_pipe__stats(p, &st);
-		h = NULL;
-		for (i = 0; i < o.n; i++)
-			if (((struct perf_event_header *)o.recs[i])->type ==
-			    PERF_RECORD_MMAP2)
-				h = (struct perf_event_header *)o.recs[i];
+		h = last_mmap2(&o);
 		if (!ASSERT_TRUE(h != NULL))
 			goto next;
 		ASSERT_EQ(h->size, size);
@@ -598,10 +607,7 @@ TEST(pipeline_mmap2_build_id_filled)
 				 st.st_ino + (uint64_t)pass);
 		ASSERT_OK(sfp_rec_pipe__record(buf, size, 0, p));
 		sfp_rec_pipe__stats(p, &st2);
-		for (i = 0; i < o.n; i++)
-			if (((struct perf_event_header *)o.recs[i])->type ==
-			    PERF_RECORD_MMAP2)
-				h = (struct perf_event_header *)o.recs[i];
+		h = last_mmap2(&o);
 		if (!ASSERT_TRUE(h != NULL))
 			goto next;
 		ASSERT_EQ(h->size, size);

@@ -446,9 +446,10 @@ static void summary(const struct ctx *c, const struct sfp_record *r,
 				cpu, (unsigned long long)sfp_record__lost(r, cpu));
 	fprintf(stderr, "%s\n", lost ? ")" : "");
 	if (st.mmap_no_build_id)
-		fprintf(stderr, "  build-ids: %llu of %llu mappings' files not "
-			"found (gone, or replaced since): those keep device "
-			"and inode\n",
+		fprintf(stderr, "  build-ids: %llu of %llu file mappings "
+			"without one (the file has none, or was gone or "
+			"replaced before it was read): those keep device and "
+			"inode\n",
 			(unsigned long long)st.mmap_no_build_id,
 			(unsigned long long)(st.mmap_no_build_id +
 					     st.mmap_build_id_filled));
