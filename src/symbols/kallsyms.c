@@ -353,7 +353,7 @@ void sfp_kallsyms_fixup(struct sfp_symtab *t)
  * big-endian words and checks they are hex digits, without converting
  * anything; a lookup converts the ~17 lines its binary search visits.
  * A text symbol in any other form declines the index (the full parse
- * takes it).
+ * takes it); text symbols out of address order are sorted once.
  */
 struct kmat {			/* a materialized symbol, by entry index */
 	size_t idx;
@@ -436,6 +436,90 @@ static uint64_t ent_addr(const struct sfp_kallsyms_index *k, size_t i)
 	return a;
 }
 
+static bool key_less(const uint64_t a[2], const uint64_t b[2])
+{
+	return a[0] < b[0] || (a[0] == b[0] && a[1] < b[1]);
+}
+
+/* An entry out of the file's address order, with its sort key. */
+struct xent {
+	uint64_t key[2];
+	uint32_t off;
+};
+
+static int xent_cmp(const void *pa, const void *pb)
+{
+	const struct xent *a = pa, *b = pb;
+
+	if (key_less(a->key, b->key))
+		return -1;
+	if (key_less(b->key, a->key))
+		return 1;
+	return a->off < b->off ? -1 : a->off > b->off;
+}
+
+/*
+ * Put the entries in address order, equal addresses in file order (the
+ * order the full parse's stable sort gives, so the last alias still
+ * wins).  A live kallsyms is sorted but for the few symbols the kernel
+ * lists after the modules: BPF programs ("[bpf]"), ftrace trampolines.
+ * Declining the index for them made every system-wide tool that loads a
+ * BPF program (the agent, record's bpf-defer) read and parse all of
+ * kallsyms whole: ~0.2 s of CPU.  So the sorted run is kept in place,
+ * the entries that break it are sorted apart, and the two are merged.
+ */
+static int sort_entries(struct sfp_kallsyms_index *k, const char *buf)
+{
+	struct xent *x = NULL, *nx;
+	size_t n = k->n, nm = 0, nr = 0, cap = 0, i, a, b;
+	uint64_t last[2] = { 0, 0 }, key[2] = { 0, 0 };
+	uint32_t *m;
+
+	for (i = 0; i < n; i++) {
+		/* every entry passed canonical() on its full line */
+		canonical(buf + k->e[i], buf + k->e[i] + 20, key);
+		if (nm && key_less(key, last)) {
+			if (nr == cap) {
+				cap = cap ? cap * 2 : 64;
+				nx = realloc(x, cap * sizeof(*x));
+				if (!nx) {
+					free(x);
+					return -ENOMEM;
+				}
+				x = nx;
+			}
+			x[nr].key[0] = key[0];
+			x[nr].key[1] = key[1];
+			x[nr++].off = k->e[i];
+			continue;
+		}
+		last[0] = key[0];
+		last[1] = key[1];
+		k->e[nm++] = k->e[i];
+	}
+	qsort(x, nr, sizeof(*x), xent_cmp);
+	m = malloc(n * sizeof(*m));
+	if (!m) {
+		free(x);
+		return -ENOMEM;
+	}
+	for (a = b = i = 0; i < n; i++) {
+		bool main_first = b == nr;
+
+		if (!main_first && a < nm) {
+			canonical(buf + k->e[a], buf + k->e[a] + 20, key);
+			main_first = key_less(key, x[b].key) ||
+				     (!key_less(x[b].key, key) &&
+				      k->e[a] < x[b].off);
+		}
+		m[i] = main_first ? k->e[a++] : x[b++].off;
+	}
+	free(x);
+	free(k->e);
+	k->e = m;
+	return 0;
+}
+
 int sfp_kallsyms_index__new(char *buf, size_t len, char *modules,
 			    size_t modules_len,
 			    struct sfp_kallsyms_index **out)
@@ -443,6 +527,7 @@ int sfp_kallsyms_index__new(char *buf, size_t len, char *modules,
 	struct sfp_kallsyms_index *k;
 	const char *p = buf, *end = buf + len;
 	uint64_t prev[2] = { 0, 0 };
+	bool unsorted = false;
 	size_t cap;
 	int err;
 
@@ -495,11 +580,12 @@ int sfp_kallsyms_index__new(char *buf, size_t len, char *modules,
 			hex16(p, &k->etext);
 		if (!is_text(type) || (key[0] == ZEROS && key[1] == ZEROS))
 			goto next;	/* not text, or address 0 (hidden) */
-		if (key[0] < prev[0] || (key[0] == prev[0] && key[1] < prev[1]) ||
-		    k->n >= SFP_SYMTAB_MAX) {
-			err = -EAGAIN;	/* out of order: the full parse sorts */
+		if (k->n >= SFP_SYMTAB_MAX) {
+			err = -EAGAIN;	/* the full parse says what is wrong */
 			goto fail;
 		}
+		if (key_less(key, prev))
+			unsorted = true;
 		prev[0] = key[0];
 		prev[1] = key[1];
 		if (k->n == cap) {
@@ -520,6 +606,8 @@ next:
 		err = -EAGAIN;	/* the full parse says why */
 		goto fail;
 	}
+	if (unsorted && (err = sort_entries(k, buf)))
+		goto fail;
 	k->buf = buf;
 	k->len = len;
 	k->modules = modules;
