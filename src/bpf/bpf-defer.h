@@ -43,9 +43,6 @@ struct sfp_bpf_defer_opts {
 };
 #define sfp_bpf_defer_opts__last_field no_inherit
 
-/* Room for the BPF side's counters (SFB_ST__MAX, checked at build). */
-#define SFP_BPF_KSTATS 32
-
 struct sfp_bpf_defer_stats {
 	uint64_t samples;		/* sample records received */
 	uint64_t user_samples;		/* of which with a cookie */
@@ -58,8 +55,7 @@ struct sfp_bpf_defer_stats {
 	uint64_t no_table_samples;	/* samples served by those */
 	uint64_t misses;		/* modules reported missing by BPF */
 	uint64_t stale;			/* callbacks that never came */
-	uint64_t kernel[SFP_BPF_KSTATS]; /* the BPF side's counters
-					    (SFB_ST_*) */
+	uint64_t kernel[24];		/* the BPF side's counters (SFB_ST_*) */
 	uint64_t tables_loaded, tables_evicted, tables_failed;
 	uint64_t tables_pending;	/* requests the tables' thread has
 					   not answered yet */

