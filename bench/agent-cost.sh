@@ -127,10 +127,14 @@ median() {
 	awk -v c="$2" '{ print $c }' "$1" | sort -g |
 		awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
-# diffs A B: per-round loss of A minus that of B
-diffs() {
+# pairs A B: per-round loss of A minus that of B, sorted
+pairs() {
 	awk 'NR == FNR { b[$1] = $2; next } ($1 in b) { printf "%.4f\n", $2 - b[$1] }' "$T/$2" "$T/$1" |
-		sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) m = v[(NR + 1) / 2]; else m = (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%+.2f (rounds: %+.2f .. %+.2f)", m, v[1], v[NR] }'
+		sort -g
+}
+# diffs A B: the median of pairs A B and their range
+diffs() {
+	pairs "$1" "$2" | awk '{ v[NR] = $1 } END { if (NR % 2) m = v[(NR + 1) / 2]; else m = (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%+.2f (rounds: %+.2f .. %+.2f)", m, v[1], v[NR] }'
 }
 echo "(medians; CPU in % of a core: while the tasks ran / over the" \
      "profiler's whole run, start included)"
@@ -161,24 +165,21 @@ dm=${dm#+}
 # of their time with no profiler: the host), against a 0.2-point target,
 # so the verdict needs the interval, not the range of the rounds (which
 # only widens as rounds are added).
-ci=$(awk 'NR == FNR { b[$1] = $2; next } ($1 in b) { printf "%.4f\n", $2 - b[$1] }' \
-	"$T/perf" "$T/agent" | sort -g | awk '
+ci=$(pairs agent perf | awk '
 	{ v[NR] = $1 }
 	END {
-		n = NR; k = 0; c = 1; cum = 0
-		for (i = 0; i < n; i++) {	# c = C(n, i)
-			cum += c / 2 ^ n
-			if (cum > 0.05)
-				break
-			k = i + 1
-			c = c * (n - i) / (i + 1)
+		# tail = P(Bin(n, 1/2) < k), c = C(n, k)
+		n = NR; k = 0; c = 1; tail = 0
+		while (k < n && tail + c / 2 ^ n <= 0.05) {
+			tail += c / 2 ^ n
+			c = c * (n - k) / (k + 1)
+			k++
 		}
-		if (k < 1)
+		if (k < 1) {	# too few rounds: the whole range
 			k = 1
-		lvl = 1 - 2 * (cum - c / 2 ^ n)
-		if (k == 1)
-			lvl = 1 - 2 / 2 ^ n
-		printf "%.2f %.2f %.1f\n", v[k], v[n + 1 - k], 100 * lvl
+			tail = 1 / 2 ^ n
+		}
+		printf "%.2f %.2f %.1f\n", v[k], v[n + 1 - k], 100 * (1 - 2 * tail)
 	}')
 dlo=${ci%% *}
 dhi=$(echo "$ci" | cut -d' ' -f2)

@@ -235,9 +235,6 @@ TEST(kallsyms_index_unsorted)
 TEST(kallsyms_index_declines)
 {
 	struct sfp_kallsyms_index *k = NULL;
-	static const char unsorted[] =
-		"ffffffff81000100 T b\n"
-		"FFFFFFFF81000000 T a\n";
 	/* a text symbol not in the kernel's "%016lx" form */
 	static const char upper[] =
 		"ffffffff81000000 T a\n"
@@ -251,8 +248,6 @@ TEST(kallsyms_index_declines)
 		"ffffffff81000100 D b\n"
 		"0000000000000000 T hidden\n";
 
-	/* a text symbol the index cannot take (uppercase digits) */
-	ASSERT_EQ(compare_str(unsorted, NULL), -2);
 	ASSERT_EQ(compare_str(upper, NULL), -2);
 	ASSERT_EQ(compare_str(prefixed, NULL), -2);
 	ASSERT_EQ(compare_str(short_addr, NULL), -2);
@@ -260,15 +255,31 @@ TEST(kallsyms_index_declines)
 	ASSERT_EQ(compare_str(no_text, NULL), -2);
 	ASSERT_EQ(compare_str("", NULL), -2);
 	{
-		char *b = dup_mem(unsorted, sizeof(unsorted) - 1);
+		char *b = dup_mem(upper, sizeof(upper) - 1);
 
 		/* declined: the buffer stays the caller's */
-		ASSERT_ERR(sfp_kallsyms_index__new(b, sizeof(unsorted) - 1,
+		ASSERT_ERR(sfp_kallsyms_index__new(b, sizeof(upper) - 1,
 						   NULL, 0, &k), -EAGAIN);
 		ASSERT_TRUE(k == NULL);
 		free(b);
 	}
 	sfp_kallsyms_index__free(&k);	/* NULL: nothing */
+}
+
+/* Does some line of the text (NUL-terminated by sfp_read_file) start
+ * with a non-zero address? */
+static bool has_address(const char *ks, size_t len)
+{
+	const char *p = ks, *end = ks + len;
+
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+
+		if (strtoull(p, NULL, 16))
+			return true;
+		p = eol ? eol + 1 : end;
+	}
+	return false;
 }
 
 TEST(kallsyms_index_live)
@@ -283,13 +294,17 @@ TEST(kallsyms_index_live)
 	}
 	if (!read_whole("/proc/modules", &mb, &ml))
 		mb = NULL;
+	/* kptr_restrict shows every address as zeros: nothing to index
+	 * (decided from the file, not from what the index answers) */
+	if (!has_address(kb, kl)) {
+		free(kb);
+		free(mb);
+		test_skip("kallsyms addresses hidden (kptr_restrict)");
+		return;
+	}
 	n = compare(kb, kl, mb, ml);
 	free(kb);
 	free(mb);
-	if (n == -2) {
-		test_skip("kallsyms addresses hidden");
-		return;
-	}
 	ASSERT_GE(n, 1000);
 }
 
