@@ -93,6 +93,16 @@ SFP_API int sfp_stitcher__push(struct sfp_stitcher *st,
  */
 SFP_API int sfp_stitcher__flush(struct sfp_stitcher *st);
 
+/**
+ * sfp_stitcher__position() - where the event being delivered came in.
+ *
+ * Valid inside the callback: the 0-based index, in push order, of the
+ * event it is given (a waiting sample keeps the index of its push).  A
+ * consumer that must keep the input order (convert writing a file)
+ * puts a late sample back in its place with it.
+ */
+SFP_API uint64_t sfp_stitcher__position(const struct sfp_stitcher *st);
+
 SFP_API const struct sfp_stitch_stats *
 sfp_stitcher__stats(const struct sfp_stitcher *st);
 

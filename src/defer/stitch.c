@@ -19,6 +19,7 @@
 struct waiter {
 	struct waiter *next;
 	struct sfp_perf_event ev;	/* header fields; pointers unused */
+	uint64_t pos;			/* push index */
 	uint64_t cookie;
 	uint32_t tid;
 	uint8_t raw[];
@@ -31,6 +32,8 @@ struct sfp_stitcher {
 	uint64_t max_waiting, nr_waiting;
 	struct waiter *head, **tail;
 	struct sfp_stitch_stats stats;
+	uint64_t next_pos;		/* push index of the next event */
+	uint64_t cur_pos;		/* of the event being delivered */
 	uint64_t *scratch;
 	size_t scratch_len;
 	uint64_t *chain;
@@ -95,6 +98,7 @@ static int deliver_waiter(struct sfp_stitcher *st, struct waiter *w,
 				    st->scratch_len);
 	if (err)
 		return err;	/* it decoded once; cannot happen */
+	st->cur_pos = w->pos;
 	if (ips) {
 		size_t keep = (size_t)ev.sample.nr_ips - 1, n = keep + (size_t)nr;
 
@@ -159,7 +163,8 @@ static int merge(struct sfp_stitcher *st, const struct sfp_perf_event *ev)
 	return 0;
 }
 
-static int wait_sample(struct sfp_stitcher *st, const struct sfp_perf_event *ev)
+static int wait_sample(struct sfp_stitcher *st, const struct sfp_perf_event *ev,
+		       uint64_t pos)
 {
 	struct waiter *w;
 	int err;
@@ -177,6 +182,7 @@ static int wait_sample(struct sfp_stitcher *st, const struct sfp_perf_event *ev)
 		return -ENOMEM;
 	w->next = NULL;
 	w->ev = *ev;
+	w->pos = pos;
 	w->cookie = ev->sample.deferred_cookie;
 	w->tid = ev->sample.tid;
 	memcpy(w->raw, ev->raw, ev->size);
@@ -192,15 +198,21 @@ static int wait_sample(struct sfp_stitcher *st, const struct sfp_perf_event *ev)
 SFP_API int sfp_stitcher__push(struct sfp_stitcher *st,
 			       const struct sfp_perf_event *ev)
 {
+	uint64_t pos;
+
 	if (!st || !ev)
 		return -EINVAL;
-	if (st->no_merge)
+	pos = st->next_pos++;
+	if (st->no_merge) {
+		st->cur_pos = pos;
 		return st->fn(st->ctx, ev, SFP_STITCH_PASS);
+	}
 	if (ev->type == SFP_PERF_RECORD_SAMPLE && ev->sample.deferred &&
 	    ev->evsel)
-		return wait_sample(st, ev);
+		return wait_sample(st, ev, pos);
 	if (ev->type == SFP_PERF_RECORD_CALLCHAIN_DEFERRED)
 		return merge(st, ev);
+	st->cur_pos = pos;
 	return st->fn(st->ctx, ev, SFP_STITCH_PASS);
 }
 
@@ -218,6 +230,11 @@ SFP_API int sfp_stitcher__flush(struct sfp_stitcher *st)
 		free(w);
 	}
 	return err;
+}
+
+SFP_API uint64_t sfp_stitcher__position(const struct sfp_stitcher *st)
+{
+	return st ? st->cur_pos : 0;
 }
 
 SFP_API const struct sfp_stitch_stats *

@@ -29,11 +29,13 @@ struct got {
 	uint64_t nr;
 	uint64_t ips[16];
 	uint64_t cookie;	/* deferred record */
+	uint64_t pos;		/* sfp_stitcher__position() */
 };
 
 struct sink {
 	struct got g[64];
 	int n;
+	struct sfp_stitcher *st;
 };
 
 static int collect(void *ctx, const struct sfp_perf_event *ev,
@@ -51,6 +53,7 @@ static int collect(void *ctx, const struct sfp_perf_event *ev,
 	g->tid = ev->sample.tid;
 	g->time = ev->sample.time;
 	g->how = how;
+	g->pos = sfp_stitcher__position(s->st);
 	if (ev->type == SFP_PERF_RECORD_SAMPLE) {
 		g->nr = ev->sample.nr_ips;
 		for (i = 0; i < g->nr && i < 16; i++)
@@ -81,6 +84,7 @@ static bool run(struct pb *p, bool no_merge, struct sink *s,
 		goto out;
 	if (!ASSERT_OK(sfp_stitcher__new(&so, collect, s, &st)))
 		goto out;
+	s->st = st;
 	while ((err = sfp_perf_reader__next(r, &ev)) > 0)
 		if (!ASSERT_OK(sfp_stitcher__push(st, ev)))
 			goto out;
@@ -135,6 +139,34 @@ TEST(stitch_same_tid_same_cookie_merges)
 	ASSERT_EQ(st.nr_merged, 2);
 	ASSERT_EQ(st.nr_leftover, 0);
 	ASSERT_EQ(st.nr_deferred_records, 1);
+}
+
+/*
+ * A waiting sample is delivered after the events pushed behind it; its
+ * position is still its own push index, so a consumer can put it back.
+ */
+TEST(stitch_position_is_the_push_index)
+{
+	uint64_t kc[] = { PB_CTX_KERNEL, K1, PB_CTX_USER_DEFERRED, CA };
+	uint64_t uc[] = { PB_CTX_USER, U3 };
+	uint64_t u[] = { U1, U2 };
+	struct sfp_stitch_stats st;
+	struct sink s;
+	struct pb p;
+
+	pb_begin(&p, false, PB_SAMPLE_TYPE, DEFER_FLAGS, 136);
+	pb_sample(&p, 10, 100, 0, K1, kc, 4);	/* 0: waits */
+	pb_sample(&p, 20, 100, 1, U3, uc, 2);	/* 1: same time, passes */
+	pb_deferred(&p, 10, 120, 0, CA, u, 2);	/* 2: delivers 0 */
+	pb_sample(&p, 20, 130, 1, U3, uc, 2);	/* 3 */
+	if (!run(&p, false, &s, &st) || !ASSERT_EQ(s.n, 3))
+		return;
+	ASSERT_EQ(s.g[0].tid, 20);
+	ASSERT_EQ(s.g[0].pos, 1);
+	ASSERT_EQ(s.g[1].tid, 10);
+	ASSERT_EQ(s.g[1].how, SFP_STITCH_MERGED);
+	ASSERT_EQ(s.g[1].pos, 0);
+	ASSERT_EQ(s.g[2].pos, 3);
 }
 
 TEST(stitch_user_mode_sample_has_no_kernel_part)

@@ -46,6 +46,15 @@ struct pending {
 	size_t cap;
 };
 
+/*
+ * A place in the output, in push order (see "input order" below): the
+ * bytes the event at that place wrote, once it has been handled.
+ */
+struct oslot {
+	size_t off, len;	/* in conv.arena */
+	bool done;
+};
+
 struct conv {
 	const char *in_path, *out_path;
 	bool deferred;
@@ -64,18 +73,54 @@ struct conv {
 	size_t user_cap;
 	uint8_t *buf;
 	int out_err;	/* the output's error: an I/O error, not bad input */
+	/* input order: places from push index q_base on, q_head written */
+	struct sfp_stitcher *st;
+	struct oslot *q;
+	size_t q_head, q_n, q_cap;
+	uint64_t q_base, next_pos;
+	size_t cur;			/* place being written; NO_SLOT: the file */
+	uint8_t *arena;
+	size_t a_len, a_cap;
 	/* counts for the summary */
 	uint64_t nr_samples, nr_records, nr_unwound, nr_no_user;
 };
 
-/* A record to the output; its failure is the output's, exit 2. */
-static int out_write(struct conv *c, const void *rec, size_t size)
+#define NO_SLOT ((size_t)-1)
+
+static int file_write(struct conv *c, const void *rec, size_t size)
 {
 	int err = sfp_perf_writer__write(c->w, rec, size);
 
 	if (err && err != -EINVAL && !c->out_err)
 		c->out_err = err;
 	return err;
+}
+
+/* A record to the output (or to its place); a failure is the output's. */
+static int out_write(struct conv *c, const void *rec, size_t size)
+{
+	struct oslot *o;
+
+	if (c->cur == NO_SLOT)
+		return file_write(c, rec, size);
+	if (c->a_len + size > c->a_cap) {
+		size_t cap = c->a_cap ? c->a_cap : 1 << 16;
+		uint8_t *n;
+
+		while (cap < c->a_len + size)
+			cap *= 2;
+		if (!(n = realloc(c->arena, cap)))
+			return -ENOMEM;
+		c->arena = n;
+		c->a_cap = cap;
+	}
+	o = &c->q[c->cur];
+	if (!o->len)
+		o->off = c->a_len;	/* one event's records are contiguous */
+	memcpy(c->arena + c->a_len, rec, size);
+	c->a_len += size;
+	o->len += size;
+	return 0;
 }
 
 static void usage(FILE *f)
@@ -402,13 +447,10 @@ static int on_sample(struct conv *c, const struct sfp_perf_event *ev)
 	return out_write(c, c->buf, (size_t)size);
 }
 
-static int on_event(void *ctx, const struct sfp_perf_event *ev,
-		    enum sfp_stitch_how how)
+static int handle(struct conv *c, const struct sfp_perf_event *ev)
 {
-	struct conv *c = ctx;
 	int err;
 
-	(void)how;
 	if (!c->w && (err = setup_writer(c)))
 		return err;
 	if (ev->type == SFP_PERF_RECORD_SAMPLE)
@@ -420,6 +462,108 @@ static int on_event(void *ctx, const struct sfp_perf_event *ev,
 	if (c->uw && (err = sfp_perf_unwinder__event(c->uw, ev)))
 		return err;
 	return out_write(c, ev->raw, ev->size);
+}
+
+/* --- input order ---------------------------------------------------------- */
+
+/*
+ * The stitcher hands a deferred sample over when its record comes, after
+ * the events that followed it.  Written then, a sample would swap places
+ * with a sample of another thread taken in the same nanosecond, and perf
+ * orders such ties by their place in the file.  So while a sample waits,
+ * the output of every later event is kept at its place (push index), and
+ * the places are written in order as the oldest ones fill.  A sample that
+ * waits forever (its thread exited in the kernel) would hold the whole
+ * rest of the file: past Q_MAX places or A_MAX bytes the waiting places
+ * are given up, and such a sample is written when it comes, as before.
+ */
+#define Q_MAX ((size_t)1 << 20)
+#define A_MAX ((size_t)256 << 20)
+
+static int q_add(struct conv *c, uint64_t pos)
+{
+	if (!c->q_n)
+		c->q_base = pos;
+	if (c->q_n == c->q_cap) {
+		size_t cap = c->q_cap ? c->q_cap * 2 : 1024;
+		struct oslot *n = realloc(c->q, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		c->q = n;
+		c->q_cap = cap;
+	}
+	c->q[c->q_n++] = (struct oslot){ 0 };
+	return 0;
+}
+
+/* Write the filled places at the front; all of them with give_up. */
+static int q_drain(struct conv *c, bool give_up)
+{
+	int err;
+
+	while (c->q_head < c->q_n && (c->q[c->q_head].done || give_up)) {
+		const struct oslot *o = &c->q[c->q_head++];
+		size_t at = o->off, end = o->off + o->len;
+
+		while (at < end) {
+			uint16_t sz;
+
+			memcpy(&sz, c->arena + at + 6, 2);
+			if ((err = file_write(c, c->arena + at, sz)))
+				return err;
+			at += sz;
+		}
+	}
+	if (c->q_head == c->q_n) {
+		c->q_base += c->q_n;
+		c->q_head = c->q_n = 0;
+		c->a_len = 0;
+	}
+	return 0;
+}
+
+static int on_event(void *ctx, const struct sfp_perf_event *ev,
+		    enum sfp_stitch_how how)
+{
+	struct conv *c = ctx;
+	uint64_t pos = sfp_stitcher__position(c->st);
+	int err;
+
+	(void)how;
+	c->cur = NO_SLOT;
+	if (c->q_n && pos >= c->q_base && pos - c->q_base < c->q_n)
+		c->cur = (size_t)(pos - c->q_base);
+	err = handle(c, ev);
+	if (c->cur != NO_SLOT)
+		c->q[c->cur].done = true;
+	c->cur = NO_SLOT;
+	return err;
+}
+
+/* Push one event through the stitcher, keeping its place. */
+static int push(struct conv *c, const struct sfp_perf_event *ev)
+{
+	const struct sfp_stitch_stats *ss = sfp_stitcher__stats(c->st);
+	uint64_t pos = c->next_pos++, waited = ss->nr_waited;
+	bool placed = false;
+	int err;
+
+	if (c->q_n) {
+		if ((err = q_add(c, pos)))
+			return err;
+		placed = true;
+	}
+	if ((err = sfp_stitcher__push(c->st, ev)))
+		return err;
+	if (ss->nr_waited != waited) {
+		/* it waits: its place stays open */
+		if (!placed && (err = q_add(c, pos)))
+			return err;
+	} else if (placed) {
+		c->q[pos - c->q_base].done = true; /* a record: no output */
+	}
+	return q_drain(c, c->q_n - c->q_head > Q_MAX || c->a_len > A_MAX);
 }
 
 /* --- build-ids ------------------------------------------------------------ */
@@ -533,11 +677,15 @@ int cmd_convert(int argc, char **argv)
 		ret = EXIT_USAGE;
 		goto out;
 	}
+	c.st = st;
+	c.cur = NO_SLOT;
 	while ((err = sfp_perf_reader__next(c.rd, &ev)) > 0)
-		if ((err = sfp_stitcher__push(st, ev)))
+		if ((err = push(&c, ev)))
 			break;
 	if (!err)
 		err = sfp_stitcher__flush(st);
+	if (!err)
+		err = q_drain(&c, true);
 	if (!err && !c.w)
 		err = setup_writer(&c);
 	if (!err)
@@ -578,6 +726,8 @@ out:
 	for (i = 0; i < c.pend_cap; i++)
 		free(c.pend[i].ips);
 	free(c.pend);
+	free(c.q);
+	free(c.arena);
 	free(c.oattr);
 	free(c.chain);
 	free(c.user);
