@@ -55,6 +55,8 @@ struct sfp_bpf_defer_stats {
 	uint64_t no_table_samples;	/* samples served by those */
 	uint64_t misses;		/* modules reported missing by BPF */
 	uint64_t stale;			/* callbacks that never came */
+	uint64_t late_blocks;		/* blocks whose switch-in BPF missed,
+					   given their entry's record again */
 	uint64_t kernel[24];		/* the BPF side's counters (SFB_ST_*) */
 	uint64_t tables_loaded, tables_evicted, tables_failed;
 	uint64_t tables_pending;	/* requests the tables' thread has

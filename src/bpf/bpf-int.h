@@ -21,6 +21,14 @@ struct cookie_slot {
 
 /* A deferred record walked at a block (SFB_D_HELD), kept per task and
  * written after what it served (records.c; by tid, open). */
+#define SFB_NR_RECENT 64
+
+struct sfb_recent {
+	struct sfb_deferred *d;	/* a slot of sizeof(*d), or NULL */
+	bool used;
+	bool written;
+};
+
 struct held_rec {
 	uint32_t tid;		/* 0: empty */
 	uint64_t cookie;
@@ -50,6 +58,9 @@ struct sfp_bpf_defer {
 	int off_evsel;			/* the session's offcpu-time evsel */
 	struct held_rec *held;
 	size_t held_cap, held_nr;
+	/* --off-cpu: the last records of entries over (records.c) */
+	struct sfb_recent recent[SFB_NR_RECENT];
+	unsigned int recent_next;
 	struct sfp_bpf_defer_stats st;
 	struct sfb_worker *tw;	/* tables built off the reader (or NULL) */
 	struct sfb_uvmas *uv;	/* user space's table of the VMAs */

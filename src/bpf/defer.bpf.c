@@ -68,6 +68,12 @@ const volatile __u32 test_no_sync = 0;
  * lock taken asks user space's table of the VMAs only, not the callbacks'
  * cache, so that the tests see that table answer. */
 const volatile __u32 test_busy_user = 0;
+/*
+ * Test hook (SFPROF_BPF_TEST_MISS_SWITCH_IN=N): every Nth switch-in of a
+ * blocked task a CPU sees is left unseen, as this kernel now and then
+ * leaves one (on_switch()), so that the tests go through that path.
+ */
+const volatile __u32 test_miss_in_every = 0;
 
 struct task_ent {
 	struct bpf_task_work tw;
@@ -103,10 +109,10 @@ struct {
 } tasks SEC(".maps");
 
 /* Per-CPU cookie counters, as the kernel's unwind_ctx_ctr; [1]: callbacks
- * asked for, for the test hook. */
+ * asked for, [2]: switch-ins of blocked tasks, for the test hooks. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2);
+	__uint(max_entries, 3);
 	__type(key, __u32);
 	__type(value, __u64);
 } ctr SEC(".maps");
@@ -754,6 +760,13 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev,
 
 	if (ntid) {
 		o = bpf_map_lookup_elem(&blocked, &ntid);
+		if (o && test_miss_in_every) {
+			__u32 two = 2;
+			__u64 *c = bpf_map_lookup_elem(&ctr, &two);
+
+			if (c && ++*c % test_miss_in_every == 0)
+				o = NULL;	/* the hook: not seen */
+		}
 		if (o) {
 			o->time_in = now;
 			n = offsetof(struct sfb_offcpu, kstack) +

@@ -191,6 +191,11 @@ int sfp_bpf_defer__load(const struct sfp_bpf_defer_opts *o,
 	env = getenv("SFPROF_BPF_TEST_BUSY_USER_TABLE");
 	if (env && *env && strcmp(env, "0"))
 		b->skel->rodata->test_busy_user = 1;
+	/* Test hook (docs/record-bpf.md): miss every Nth switch-in. */
+	env = getenv("SFPROF_BPF_TEST_MISS_SWITCH_IN");
+	if (env)
+		b->skel->rodata->test_miss_in_every =
+			(uint32_t)strtoul(env, NULL, 0);
 	/* --off-cpu: the programs on sched_switch, fork and exec; verified
 	 * only then. */
 	b->off_cpu = SFP_OPTS_GET(o, sfp_bpf_defer_opts, off_cpu, false);
@@ -554,6 +559,8 @@ void sfp_bpf_defer__free(struct sfp_bpf_defer **bp)
 	for (i = 0; i < b->held_cap; i++)
 		free(b->held[i].d);
 	free(b->held);
+	for (i = 0; i < SFB_NR_RECENT; i++)
+		free(b->recent[i].d);
 	free(b->links);
 	free(b->obuf);
 	free(b->chain);

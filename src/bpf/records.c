@@ -116,12 +116,50 @@ static int held_write(struct sfp_bpf_defer *b, struct held_rec *h)
 	return err;
 }
 
+/*
+ * A block whose switch-in this program did not see (defer.bpf.c,
+ * on_switch()) reaches the ring only at the task's next switch-out: after
+ * the task ran, after its entry's record was written and the entry taken
+ * as over here.  The last records of entries that are over are kept, so
+ * that such a late block still gets its user stack and a record after it
+ * (recent_find()).
+ */
+static void recent_keep(struct sfp_bpf_defer *b, const struct sfb_deferred *d,
+			bool written)
+{
+	struct sfb_recent *r = &b->recent[b->recent_next++ % SFB_NR_RECENT];
+
+	if (!r->d && !(r->d = malloc(sizeof(*r->d)))) {
+		r->used = false;
+		return;		/* only a late block would miss it */
+	}
+	memcpy(r->d, d, offsetof(struct sfb_deferred, ips) + d->nr * 8);
+	r->used = true;
+	r->written = written;
+}
+
+static struct sfb_recent *recent_find(struct sfp_bpf_defer *b, uint32_t tid,
+				      uint64_t cookie)
+{
+	unsigned int i;
+
+	for (i = 0; i < SFB_NR_RECENT; i++) {
+		struct sfb_recent *r = &b->recent[i];
+
+		if (r->used && r->d->tid == tid && r->d->cookie == cookie)
+			return r;
+	}
+	return NULL;
+}
+
 /* The entry is over: write what is owed, forget the record. */
 static int held_drop(struct sfp_bpf_defer *b, struct held_rec *h)
 {
 	size_t i = (size_t)(h - b->held), j;
 	int err = held_write(b, h);
 
+	if (b->off_cpu)
+		recent_keep(b, h->d, h->written);
 	free(h->d);
 	memset(h, 0, sizeof(*h));
 	b->held_nr--;
@@ -306,6 +344,7 @@ static int on_offcpu(struct sfp_bpf_defer *b, const struct sfb_offcpu *bo,
 	struct sfp_record_sample s;
 	struct sfp_defer_user u = { .kind = SFP_DEFER_USER_NONE };
 	const struct held_rec *h;
+	struct sfb_recent *late = NULL;
 	const uint64_t *ids;
 	size_t nk = 0, i;
 	int err;
@@ -351,12 +390,23 @@ static int on_offcpu(struct sfp_bpf_defer *b, const struct sfb_offcpu *bo,
 	h = held_touch(b, bo->tid, bo->cookie, bo->time_in, &err);
 	if (err)
 		return err;
-	if (h) {
-		u.unwound = h->d->ips;
-		u.nr_unwound = h->d->nr;
+	if (!h && bo->cookie && (bo->flags & SFB_S_IN_UNSEEN))
+		late = recent_find(b, bo->tid, bo->cookie);
+	if (h || late) {
+		u.unwound = h ? h->d->ips : late->d->ips;
+		u.nr_unwound = h ? h->d->nr : late->d->nr;
 	}
-	return sfp_rec_pipe__offcpu_block(b->p, &s, &u, bo->time_in,
-					  bo->flags & SFB_S_NEW_ENTRY);
+	err = sfp_rec_pipe__offcpu_block(b->p, &s, &u, bo->time_in,
+					 bo->flags & SFB_S_NEW_ENTRY);
+	if (late && !err) {
+		/* once more, after the block's sample (stamped time_in) */
+		if (late->d->time < bo->time_in)
+			late->d->time = bo->time_in;
+		b->st.late_blocks++;
+		err = deliver_deferred(b, late->d, late->written);
+		late->written = true;
+	}
+	return err;
 }
 
 static int on_deferred(struct sfp_bpf_defer *b, const struct sfb_deferred *d,
@@ -376,6 +426,8 @@ static int on_deferred(struct sfp_bpf_defer *b, const struct sfb_deferred *d,
 	h = held_find(b, d->tid);
 	if (h && (err = held_drop(b, h)))
 		return err;
+	if (b->off_cpu)
+		recent_keep(b, d, true);
 	return deliver_deferred(b, d, false);
 }
 

@@ -123,4 +123,8 @@ void record_bpf_summary(FILE *f, const struct sfp_bpf_defer *b)
 		"by the kernel: %llu\n",
 		(unsigned long long)st.deferred_dropped,
 		(unsigned long long)st.prog_misses);
+	if (st.late_blocks)
+		fprintf(f, "  off-cpu blocks whose switch-in was not seen, "
+			"given their entry's record once more: %llu\n",
+			(unsigned long long)st.late_blocks);
 }
