@@ -43,6 +43,9 @@ struct sfp_bpf_defer_opts {
 };
 #define sfp_bpf_defer_opts__last_field no_inherit
 
+/* Room for the BPF side's counters (SFB_ST__MAX, checked at build). */
+#define SFP_BPF_KSTATS 32
+
 struct sfp_bpf_defer_stats {
 	uint64_t samples;		/* sample records received */
 	uint64_t user_samples;		/* of which with a cookie */
@@ -57,7 +60,8 @@ struct sfp_bpf_defer_stats {
 	uint64_t stale;			/* callbacks that never came */
 	uint64_t late_blocks;		/* blocks whose switch-in BPF missed,
 					   given their entry's record again */
-	uint64_t kernel[24];		/* the BPF side's counters (SFB_ST_*) */
+	uint64_t kernel[SFP_BPF_KSTATS]; /* the BPF side's counters
+					    (SFB_ST_*) */
 	uint64_t tables_loaded, tables_evicted, tables_failed;
 	uint64_t tables_pending;	/* requests the tables' thread has
 					   not answered yet */

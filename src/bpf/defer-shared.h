@@ -285,6 +285,8 @@ enum sfb_stat {
 	SFB_ST_VMA_BUSY_USER,	/* of vma-busy, those the callbacks' cache
 				   missed, answered by user space's table
 				   of the process's VMAs (proc_uvmas) */
+	SFB_ST_OFF_REUSED,	/* kernel entries of blocks whose stack was
+				   the last walk's (same_stack()): no walk */
 	SFB_ST__MAX,
 };
 

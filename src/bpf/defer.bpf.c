@@ -74,6 +74,9 @@ const volatile __u32 test_busy_user = 0;
  * leaves one (on_switch()), so that the tests go through that path.
  */
 const volatile __u32 test_miss_in_every = 0;
+/* Test hook (SFPROF_BPF_TEST_NO_REUSE): every kernel entry of a block is
+ * walked, none reuses the last walk's stack (same_stack()). */
+const volatile __u32 test_no_reuse = 0;
 
 struct task_ent {
 	struct bpf_task_work tw;
@@ -89,6 +92,10 @@ struct task_ent {
 	__u32 sync_open;
 	__u64 sync_cookie;
 	__u64 sync_regs;
+	/* The cookie of the task's last record (sample or block; 0 after a
+	 * callback's record): user space holds a walked entry's record only
+	 * until a record of another cookie of the task comes. */
+	__u64 last_cookie;
 };
 
 /*
@@ -158,6 +165,33 @@ static __always_inline void deferred_init(struct sfb_deferred *rec,
 	rec->fp_frames = 0;
 }
 
+/* A walk of task's user stack into rec from the registers of its user
+ * context (ip, sp, bp), at most max frames. */
+static __always_inline void walk_init(struct walk *w, struct sfb_deferred *rec,
+				      struct task_struct *task, __u32 pid,
+				      __u64 ip, __u64 sp, __u64 fp, __u32 max)
+{
+	w->rec = rec;
+	w->task = task;
+	w->ip = ip;
+	w->sp = sp;
+	w->fp = fp;
+	w->fp_valid = 1;
+	w->top = 1;
+	w->pid = pid;
+	w->exec_id = task->self_exec_id;
+	w->max = max;
+}
+
+/* Every record of task tid carries cookie (0: none). */
+static __always_inline void note_cookie(__u32 tid, __u64 cookie)
+{
+	struct task_ent *ent = bpf_map_lookup_elem(&tasks, &tid);
+
+	if (ent)
+		ent->last_cookie = cookie;
+}
+
 static int on_task_work(struct bpf_map *map, void *key, void *value)
 {
 	struct task_ent *ent = value;
@@ -188,16 +222,10 @@ static int on_task_work(struct bpf_map *map, void *key, void *value)
 	} else {
 		regs = (struct pt_regs *)bpf_task_pt_regs(task);
 		if (regs) {
-			w.rec = rec;
-			w.task = task;
-			w.ip = BPF_CORE_READ(regs, ip);
-			w.sp = BPF_CORE_READ(regs, sp);
-			w.fp = BPF_CORE_READ(regs, bp);
-			w.fp_valid = 1;
-			w.top = 1;
-			w.pid = ent->pid;
-			w.exec_id = task->self_exec_id;
-			w.max = max_depth;
+			walk_init(&w, rec, task, ent->pid,
+				  BPF_CORE_READ(regs, ip),
+				  BPF_CORE_READ(regs, sp),
+				  BPF_CORE_READ(regs, bp), max_depth);
 			bpf_loop(SFB_MAX_DEPTH + 1, walk_step, &w, 0);
 			rec->nr = w.n;
 			if (w.no_table) {
@@ -208,8 +236,10 @@ static int on_task_work(struct bpf_map *map, void *key, void *value)
 	}
 	rec->time = bpf_ktime_get_ns();
 	bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
-	/* the task returns to user space: any entry is over */
+	/* the task returns to user space: any entry is over, and user
+	 * space writes and forgets a record it held for the task */
 	ent->sync_open = 0;
+	ent->last_cookie = 0;
 	/* Last: a sample that comes meanwhile still shares this cookie. */
 	ent->pending = 0;
 	return 0;
@@ -458,16 +488,10 @@ static __always_inline __u64 sync_unwind(struct bpf_perf_event_data *ctx,
 	if (!rec)
 		return 0;
 	deferred_init(rec, 0, pid, tid, cpu);
-	w.rec = rec;
-	w.task = task;
-	w.ip = *(volatile __u64 *)&ctx->regs.ip;
-	w.sp = *(volatile __u64 *)&ctx->regs.sp;
-	w.fp = *(volatile __u64 *)&ctx->regs.bp;
-	w.fp_valid = 1;
-	w.top = 1;
-	w.pid = pid;
-	w.exec_id = task->self_exec_id;
-	w.max = max_depth < SYNC_MAX_DEPTH ? max_depth : SYNC_MAX_DEPTH;
+	walk_init(&w, rec, task, pid, *(volatile __u64 *)&ctx->regs.ip,
+		  *(volatile __u64 *)&ctx->regs.sp,
+		  *(volatile __u64 *)&ctx->regs.bp,
+		  max_depth < SYNC_MAX_DEPTH ? max_depth : SYNC_MAX_DEPTH);
 	bpf_loop(SYNC_MAX_DEPTH + 1, walk_step_nofault, &w, 0);
 	if (w.sync_fail || w.no_table || rec->stop == SFB_STOP_UNREADABLE ||
 	    (rec->stop == SFB_STOP_DEPTH && w.n < max_depth)) {
@@ -538,6 +562,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 							 &s->flags);
 		}
 	}
+	if (tid)
+		note_cookie(tid, s->cookie);
 	n = offsetof(struct sfb_sample, kstack) + (__u64)s->nr_kstack * 8;
 	if (n < (long)offsetof(struct sfb_sample, kstack) ||
 	    n > (long)sizeof(*s))
@@ -648,6 +674,60 @@ struct {
 	__type(value, struct sfb_deferred);
 } held_scratch SEC(".maps");
 
+/* The last walk at a block of each task, with what it read. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct walk_log);
+} walks SEC(".maps");
+
+/* The log of the walk being made (sched_switch runs with interrupts off). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct walk_log);
+} walk_log_scratch SEC(".maps");
+
+/*
+ * A new kernel entry of a blocking task whose user stack is the one its
+ * last walk found: same ip, sp and bp, same image, and every stack slot
+ * that walk read still holding what it read -- a walk is a function of
+ * those (and of tables, which only come and never change).  A pipe
+ * ping-pong blocks in read() from the same frame every time, with other
+ * loop registers: each block a new entry, its stack the same.  Its
+ * cookie then serves the new entry too, while user space still holds
+ * that cookie's record (no record of another cookie since): the record
+ * is written again after the new blocks, which is how readers pair a
+ * sample with the next record of its cookie.  No walk, no record.
+ * Return: the cookie, 0 when the stack must be walked.
+ */
+static __always_inline __u64 same_stack(struct task_struct *task, __u32 tid,
+					 const struct task_ent *ent,
+					 const struct pt_regs *r, __u64 start)
+{
+	struct walk_log *wl = bpf_map_lookup_elem(&walks, &tid);
+	__u32 i, n;
+	__u64 v;
+
+	if (!wl || !wl->cookie || wl->cookie != ent->last_cookie ||
+	    wl->ip != r->ip || wl->sp != r->sp || wl->bp != r->bp ||
+	    wl->exec_id != task->self_exec_id || wl->start_time != start)
+		return 0;
+	n = wl->n;
+	if (n > SFB_WLOG_SLOTS)
+		return 0;
+	for (i = 0; i < SFB_WLOG_SLOTS; i++) {
+		if (i >= n)
+			break;
+		if (bpf_probe_read_user(&v, sizeof(v), (void *)wl->addr[i]) ||
+		    v != wl->val[i])
+			return 0;
+	}
+	return wl->cookie;
+}
+
 /*
  * The cookie of a blocking task's kernel entry without a task_work when
  * the entry can be unwound at once: scheduling one sends a self-IPI
@@ -673,6 +753,7 @@ static __always_inline __u64 block_entry(struct task_struct *task, __u32 tid,
 {
 	struct task_ent *ent = bpf_map_lookup_elem(&tasks, &tid), zero = {};
 	__u64 start = task->start_time, h, cookie;
+	struct walk_log *wl;
 	struct sfb_deferred *rec;
 	struct walk w = {};
 	struct pt_regs *r;
@@ -692,22 +773,27 @@ static __always_inline __u64 block_entry(struct task_struct *task, __u32 tid,
 		ent->sync_open = 0;
 	if ((r->cs & 3) != 3)
 		return 0;	/* no user context */
+	if (ent && !test_no_reuse &&
+	    (cookie = same_stack(task, tid, ent, r, start))) {
+		ent->pid = pid;
+		ent->sync_open = 1;
+		ent->sync_regs = h;
+		ent->sync_cookie = cookie;
+		count(SFB_ST_OFF_REUSED);
+		return cookie;
+	}
 	/* walked into a per-CPU copy, written with its frames only: a
 	 * switch-heavy task would fill the ring with 4 KiB reservations */
 	rec = bpf_map_lookup_elem(&held_scratch, &z);
 	if (!rec)
 		return 0;
 	deferred_init(rec, SFB_D_HELD, pid, tid, cpu);
-	w.rec = rec;
-	w.task = task;
-	w.ip = r->ip;
-	w.sp = r->sp;
-	w.fp = r->bp;
-	w.fp_valid = 1;
-	w.top = 1;
-	w.pid = pid;
-	w.exec_id = task->self_exec_id;
-	w.max = max_depth < SYNC_MAX_DEPTH ? max_depth : SYNC_MAX_DEPTH;
+	walk_init(&w, rec, task, pid, r->ip, r->sp, r->bp,
+		  max_depth < SYNC_MAX_DEPTH ? max_depth : SYNC_MAX_DEPTH);
+	wl = bpf_map_lookup_elem(&walk_log_scratch, &z);
+	if (wl)
+		wl->n = 0;
+	w.log = wl;
 	bpf_loop(SYNC_MAX_DEPTH + 1, walk_step_nofault, &w, 0);
 	if (w.sync_fail || w.no_table || rec->stop == SFB_STOP_UNREADABLE ||
 	    (rec->stop == SFB_STOP_DEPTH && w.n < max_depth))
@@ -736,6 +822,15 @@ static __always_inline __u64 block_entry(struct task_struct *task, __u32 tid,
 	ent->sync_cookie = cookie;
 	*flags |= SFB_S_NEW_ENTRY;
 	count(SFB_ST_OFF_WALKED);
+	if (wl && wl->n <= SFB_WLOG_SLOTS) {
+		wl->ip = r->ip;
+		wl->sp = r->sp;
+		wl->bp = r->bp;
+		wl->exec_id = task->self_exec_id;
+		wl->start_time = start;
+		wl->cookie = cookie;
+		bpf_map_update_elem(&walks, &tid, wl, BPF_ANY);
+	}
 	return cookie;
 }
 
@@ -850,6 +945,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev,
 							 false, now, &o->flags);
 		}
 	}
+	note_cookie(ptid, o->cookie);
 	if (bpf_map_update_elem(&blocked, &ptid, o, BPF_ANY))
 		count(SFB_ST_OFF_LOST);
 	return 0;

@@ -196,6 +196,10 @@ int sfp_bpf_defer__load(const struct sfp_bpf_defer_opts *o,
 	if (env)
 		b->skel->rodata->test_miss_in_every =
 			(uint32_t)strtoul(env, NULL, 0);
+	/* Test hook (docs/record-bpf.md): every block's entry walked. */
+	env = getenv("SFPROF_BPF_TEST_NO_REUSE");
+	if (env && *env && strcmp(env, "0"))
+		b->skel->rodata->test_no_reuse = 1;
 	/* --off-cpu: the programs on sched_switch, fork and exec; verified
 	 * only then. */
 	b->off_cpu = SFP_OPTS_GET(o, sfp_bpf_defer_opts, off_cpu, false);
@@ -203,6 +207,9 @@ int sfp_bpf_defer__load(const struct sfp_bpf_defer_opts *o,
 	bpf_program__set_autoload(b->skel->progs.on_switch, b->off_cpu);
 	bpf_program__set_autoload(b->skel->progs.on_fork, b->off_cpu);
 	bpf_program__set_autoload(b->skel->progs.on_exec, b->off_cpu);
+	/* the blocks' last walks (1.8 MiB preallocated) only for them */
+	if (!b->off_cpu)
+		bpf_map__set_max_entries(b->skel->maps.walks, 1);
 	b->skel->rodata->offcpu_all =
 		SFP_OPTS_GET(o, sfp_bpf_defer_opts, off_cpu_all, false);
 	b->skel->rodata->offcpu_follow =
@@ -526,7 +533,9 @@ void sfp_bpf_defer__stats(const struct sfp_bpf_defer *b,
 				st->prog_misses += pi.recursion_misses;
 		}
 	}
-	for (k = 0; k < SFB_ST__MAX && k < 24; k++) {
+	_Static_assert(SFB_ST__MAX <= SFP_BPF_KSTATS,
+		       "struct sfp_bpf_defer_stats: kernel[] too small");
+	for (k = 0; k < SFB_ST__MAX; k++) {
 		uint64_t v[4096];
 		int c;
 

@@ -63,8 +63,28 @@ struct vma_info {
 	__u32 has_file;
 };
 
+/*
+ * The user memory one walk read (return addresses, saved frame pointers,
+ * dereferenced CFAs), with the registers it started from: a walk is a
+ * function of those and the tables alone, so a later entry with the same
+ * ip, sp and bp whose slots still hold these values has the same stack
+ * (block_entry()'s reuse).  n > SFB_WLOG_SLOTS: too deep to keep.
+ */
+#define SFB_WLOG_SLOTS 24
+
+struct walk_log {
+	__u64 ip, sp, bp;
+	__u64 exec_id, start_time;
+	__u64 cookie;
+	__u32 n;
+	__u32 pad;
+	__u64 addr[SFB_WLOG_SLOTS];
+	__u64 val[SFB_WLOG_SLOTS];
+};
+
 struct walk {
 	struct sfb_deferred *rec;
+	struct walk_log *log;	/* or NULL: reads not kept */
 	struct task_struct *task;
 	__u64 ip, sp, fp;
 	__u32 n;
@@ -180,6 +200,27 @@ static __always_inline int read_user_u64(__u64 addr, __u64 *v,
 		return bpf_copy_from_user(v, sizeof(*v), (const void *)addr) ?
 			       -1 : 0;
 	return bpf_probe_read_user(v, sizeof(*v), (const void *)addr) ? -1 : 0;
+}
+
+/* A read of the walk, kept in its log when it has one. */
+static __always_inline int walk_read(struct walk *w, __u64 addr, __u64 *v,
+				     const bool faulting)
+{
+	struct walk_log *log = w->log;
+	__u32 k;
+
+	if (read_user_u64(addr, v, faulting))
+		return -1;
+	if (log) {
+		k = log->n;
+		if (k < SFB_WLOG_SLOTS) {
+			log->addr[k] = addr;
+			log->val[k] = *v;
+		}
+		if (k <= SFB_WLOG_SLOTS)
+			log->n = k + 1;
+	}
+	return 0;
 }
 
 /* A module without a table: tell user space (rate-limited). */
@@ -480,18 +521,19 @@ static __always_inline long walk_step_body(struct walk *w, const bool faulting)
 			base = w->sp;
 		}
 		cfa = base + (__s64)fre.cfa_off;
-		if ((fre.flags & SFB_FRE_CFA_DEREF) && read_user_u64(cfa, &cfa, faulting)) {
+		if ((fre.flags & SFB_FRE_CFA_DEREF) &&
+		    walk_read(w, cfa, &cfa, faulting)) {
 			rec->stop = SFB_STOP_UNREADABLE;
 			return 1;
 		}
-		if (read_user_u64(cfa + (__s64)fre.ra_off, &ra, faulting)) {
+		if (walk_read(w, cfa + (__s64)fre.ra_off, &ra, faulting)) {
 			rec->stop = SFB_STOP_UNREADABLE;
 			return 1;
 		}
 		if ((fre.flags & SFB_FRE_FP_SAVED) &&
 		    cfa + (__s64)fre.fp_off >= w->sp) {
-			if (read_user_u64(cfa + (__s64)fre.fp_off, &nfp,
-					  faulting)) {
+			if (walk_read(w, cfa + (__s64)fre.fp_off, &nfp,
+				      faulting)) {
 				rec->stop = SFB_STOP_UNREADABLE;
 				return 1;
 			}
@@ -506,8 +548,8 @@ fp:
 		return 1;
 	}
 	cfa = w->fp + 16;
-	if (read_user_u64(w->fp + 8, &ra, faulting) ||
-	    read_user_u64(w->fp, &nfp, faulting)) {
+	if (walk_read(w, w->fp + 8, &ra, faulting) ||
+	    walk_read(w, w->fp, &nfp, faulting)) {
 		rec->stop = SFB_STOP_UNREADABLE;
 		return 1;
 	}

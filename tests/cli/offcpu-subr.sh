@@ -17,3 +17,10 @@ within() {
 		return 1
 	fi
 }
+
+# off_in FILE FUNC: blocked ns of offcpu-time samples whose stack has FUNC
+# (FILE: lines of offcpu-samples.awk)
+off_in() {
+	awk -v fn="$2" '$1 == "offcpu-time" { for (i = 4; i <= NF; i++)
+		if ($i == fn) { s += $3; break } } END { printf "%.0f\n", s }' "$1"
+}

@@ -20,7 +20,10 @@
 # switch-in of a blocked task unseen, as this kernel now and then does:
 # such a block reaches user space only at the task's next switch-out,
 # after its entry's record, and must still get its user stack.
-# checks: 36
+# Blocks of one frame again and again (nap, wait_pipe): later entries take
+# the last walk's stack and cookie (off-reused), the same stacks and times
+# as with every entry walked (the hook SFPROF_BPF_TEST_NO_REUSE).
+# checks: 41
 . "$(dirname "$0")/test-subr.sh"
 . "$(dirname "$0")/offcpu-subr.sh"
 
@@ -32,7 +35,9 @@ page faults user table: userfaultfd blocks, page faults user table: stacks,
 page faults user table: look-ups answered,
 page faults switch-ins missed: userfaultfd blocks,
 page faults switch-ins missed: stacks,
-page faults switch-ins missed: late blocks served"
+page faults switch-ins missed: late blocks served,
+reuse: entries reused, reuse: nap stacks, reuse: nap time,
+reuse: wait_pipe stacks, reuse: wait_pipe time"
 RUN="nap, wait_pipe, wait_cond, stacks reach main or start_thread,
 on+off per thread, spin thread, summary counts, bigwrite blocks,
 bigwrite one unwind, summed totals, rate bound, summed nothing lost,
@@ -79,8 +84,7 @@ else
 fi
 sfp script -i "$TMP/f.data" 2> /dev/null | awk -f "$(dirname "$0")/offcpu-samples.awk" > "$TMP/f.s"
 within "off-cpu bpf: the fallback's blocked time in nap()" \
-	"$(awk '$1 == "offcpu-time" { for (i = 4; i <= NF; i++) if ($i == "nap") { s += $3; break } }
-		END { printf "%.0f\n", s }' "$TMP/f.s")" "$(prog_field "$TMP/f.out" nap blocked_ns)" 3
+	"$(off_in "$TMP/f.s" nap)" "$(prog_field "$TMP/f.out" nap blocked_ns)" 3
 
 # --- blocks inside page faults ---------------------------------------------
 # A page fault from user mode is a kernel entry with user registers, left
@@ -181,6 +185,57 @@ else
 	skip "off-cpu bpf: page faults user table: look-ups answered" "no userfaultfd in this kernel (handle_userfault not in /proc/kallsyms)"
 	skip "off-cpu bpf: page faults switch-ins missed: late blocks served" "no userfaultfd in this kernel (handle_userfault not in /proc/kallsyms)"
 fi
+
+# --- the same stack, another entry: the last walk reused -------------------
+# nap() sleeps and wait_pipe() reads again and again from one frame: each
+# block a new kernel entry whose user stack is the last walk's, whose
+# cookie it takes (off-reused) unless the hook (docs/record-bpf.md) walks
+# every entry.  The reuse must change nothing the reader sees: in both
+# runs the blocks of nap() and wait_pipe() have one user stack (from two
+# frames below the function to the thread's start) in >= 90 % of them,
+# the same in both, and the reuse run's blocked time per function is the
+# program's own (+-3 %).
+for mode in reuse walk; do
+	hook=
+	[ $mode = walk ] && hook=1
+	SFPROF_BPF_TEST_NO_REUSE=$hook sfp record -m 16M --call-graph bpf-defer \
+		--off-cpu --off-cpu-thresh 0 -o "$TMP/r$mode.data" -- "$OW" \
+		> "$TMP/r$mode.out" 2> "$TMP/r$mode.err"
+	sfp script -i "$TMP/r$mode.data" 2> /dev/null |
+		awk -f "$(dirname "$0")/offcpu-samples.awk" > "$TMP/r$mode.s"
+done
+ru=$(sed -n 's/.* off-reused \([0-9]*\).*/\1/p' "$TMP/rreuse.err")
+wu=$(sed -n 's/.* off-reused \([0-9]*\).*/\1/p' "$TMP/rwalk.err")
+rw=$(sed -n 's/.* off-walked-at-once \([0-9]*\).*/\1/p' "$TMP/rreuse.err")
+ww=$(sed -n 's/.* off-walked-at-once \([0-9]*\).*/\1/p' "$TMP/rwalk.err")
+if [ "${ru:-0}" -ge 10 ] && [ "${wu:-0}" = 0 ]; then
+	pass "off-cpu bpf: $ru block entries took the last walk's stack (${rw:-0} walked; with the hook ${ww:-0} walked, 0 reused)"
+else
+	fail "off-cpu bpf: ${ru:-0} block entries reused the last walk (want >= 10), ${wu:-none} with the hook (want 0)"
+	grep "kernel side" "$TMP/rreuse.err" "$TMP/rwalk.err" | sed 's/^/  /'
+fi
+# main_stack FILE FN: "SHARE STACK" of FN's blocks' commonest stack from
+# two frames below FN on
+main_stack() {
+	awk -v fn="$2" '$1 == "offcpu-time" { for (i = 4; i <= NF; i++) if ($i == fn) {
+		k = i - 2 < 4 ? 4 : i - 2; s = ""
+		for (j = k; j <= NF; j++) s = s " " $j
+		c[s]++; n++; break } }
+		END { for (s in c) if (c[s] > best) { best = c[s]; b = s }
+		printf "%.0f%s\n", n ? 100 * best / n : 0, b }' "$1"
+}
+for fn in nap wait_pipe; do
+	a=$(main_stack "$TMP/rreuse.s" $fn)
+	b=$(main_stack "$TMP/rwalk.s" $fn)
+	if [ "${a%% *}" -ge 90 ] && [ "${b%% *}" -ge 90 ] &&
+	   [ "${a#* }" = "${b#* }" ]; then
+		pass "off-cpu bpf: $fn()'s blocks have the same user stack with and without the reuse (${a%% *} / ${b%% *} % of them:${a#* })"
+	else
+		fail "off-cpu bpf: $fn()'s user stacks differ with the reuse: ${a%% *} %:${a#* }; without: ${b%% *} %:${b#* }"
+	fi
+	within "off-cpu bpf: with the reuse, blocked time in $fn() = the program's own measure" \
+		"$(off_in "$TMP/rreuse.s" $fn)" "$(prog_field "$TMP/rreuse.out" $fn blocked_ns)" 3
+done
 
 # --- the checks of run-offcpu.sh through the BPF path ---------------------
 CG="--call-graph bpf-defer" OC="off-cpu bpf" sh "$(dirname "$0")/run-offcpu.sh"

@@ -52,11 +52,6 @@ samples() {
 	awk -f "$AWKS" "$TMP/script.txt"
 }
 
-# off_in FILE FUNC: blocked ns of offcpu-time samples whose stack has FUNC
-off_in() {
-	awk -v fn="$2" '$1 == "offcpu-time" { for (i = 4; i <= NF; i++)
-		if ($i == fn) { s += $3; break } } END { printf "%.0f\n", s }' "$1"
-}
 
 # --- 1. the main workload, every block its own sample --------------------
 sfp record $CG -m 16M --off-cpu --off-cpu-thresh 0 -o "$TMP/ow.data" -- "$OW" \

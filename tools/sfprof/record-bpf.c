@@ -10,6 +10,7 @@
 
 #include <sfprof/record.h>
 
+#include "bpf/defer-shared.h"
 #include "cli.h"
 #include "record-bpf.h"
 
@@ -78,8 +79,10 @@ static const char *const kstat_names[] = {
 	"walked-at-once", "test-dropped", "off-switches", "off-preempted",
 	"off-exits", "off-blocks", "off-woken", "off-map-full",
 	"off-walked-at-once", "vma-busy", "vma-busy-cut", "off-in-unseen",
-	"vma-busy-user",
+	"vma-busy-user", "off-reused",
 };
+_Static_assert(sizeof(kstat_names) / sizeof(kstat_names[0]) == SFB_ST__MAX,
+	       "a name for every counter of the BPF side");
 
 void record_bpf_summary(FILE *f, const struct sfp_bpf_defer *b)
 {
