@@ -14,8 +14,11 @@
  *     unwind per kernel entry by BPF task_work; docs/record-bpf.md), run
  *     when bpf-defer loads here;
  *   - bpftrace running the classic offcputime program (sched_switch,
- *     per-tid time stamps and ustack, blocked time summed per stack in a
- *     map), filtered to this workload;
+ *     per-tid time stamps, kstack and ustack, blocked time summed per
+ *     stack in a map), filtered to this workload: the peer issue 16
+ *     names, which takes the same two stacks as sfprof;
+ *   - the same without kstack (user stacks only, as the tests' program:
+ *     less work than sfprof does, shown for reference);
  *   - sfprof record --call-graph bpf-defer --off-cpu at its default
  *     threshold: blocks shorter than 500 ms summed per stack, as
  *     bpftrace sums every block (the same information as bpftrace's
@@ -24,8 +27,15 @@
  * BENCH_RUNS rounds (default 5), every configuration once per round in a
  * rotated order; the slowdown is the median of the per-round ratios to the
  * bare run of the same round, so that load that changes between rounds
- * cancels.  Bytes per off-CPU event: sfprof's file size over the blocks
- * its summary counts; bpftrace's printed output over its own count.
+ * cancels: of the workload's wall time, and of its CPU time (its two
+ * threads' user + sys: a program on sched_switch runs in the task that
+ * switches out, so this holds the cost of every block, not that of a
+ * switch-in from the idle task; and not the wake-up latencies that make
+ * a ping-pong's wall time swing).  Then bpf-defer
+ * against bpftrace (kstack+ustack) round by round: the medians of the
+ * differences of their slowdowns, and in how many rounds bpf-defer's was
+ * the smaller.  Bytes per off-CPU event: sfprof's file size over the
+ * blocks its summary counts; bpftrace's printed output over its own count.
  *
  * Usage: bench-record-offcpu [pingpong TRIPS]   (the second form is the
  * workload, run by the first)
@@ -38,12 +48,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#define NCONF 6
+#define NCONF 7
 #define MAX_RUNS 51
 
 static int ping[2], pong[2];
@@ -70,6 +81,7 @@ static void *ponger(void *arg)
 
 static int pingpong(long n)
 {
+	struct rusage ru;
 	pthread_t t;
 	int64_t t0;
 	char c = 'x';
@@ -83,12 +95,20 @@ static int pingpong(long n)
 			return 3;
 	pthread_join(t, NULL);
 	printf("ns=%lld\n", (long long)(mono_ns() - t0));
+	/* both threads' CPU (the kernel's work in their switches with it) */
+	if (!getrusage(RUSAGE_SELF, &ru))
+		printf("cpu=%lld\n",
+		       (long long)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) *
+				       1000000000LL +
+			       (long long)(ru.ru_utime.tv_usec +
+					   ru.ru_stime.tv_usec) * 1000);
 	return 0;
 }
 
 struct conf {
 	const char *name;
 	double ratio[MAX_RUNS];
+	double cpu_ratio[MAX_RUNS];
 	double ns[MAX_RUNS];
 	int nr;
 	unsigned long long bytes, events;
@@ -96,6 +116,8 @@ struct conf {
 };
 
 static char self[PATH_MAX], sfprof[PATH_MAX], tmpdir[PATH_MAX];
+/* the workload's CPU ns in the last run_cmd(), -1: not known */
+static double last_cpu;
 
 /* Run cmd (its stdout into a file), return the workload's ns, -1 failed. */
 static double run_cmd(const char *cmd)
@@ -104,6 +126,7 @@ static double run_cmd(const char *cmd)
 	double ns = -1;
 	FILE *f;
 
+	last_cpu = -1;
 	snprintf(path, sizeof(path), "%s/out", tmpdir);
 	snprintf(full, sizeof(full), "%s > %s", cmd, path);
 	if (system(full) != 0)
@@ -112,6 +135,8 @@ static double run_cmd(const char *cmd)
 	while (f && fgets(line, sizeof(line), f))
 		if (!strncmp(line, "ns=", 3))
 			ns = atof(line + 3);
+		else if (!strncmp(line, "cpu=", 4))
+			last_cpu = atof(line + 4);
 	if (f)
 		fclose(f);
 	return ns;
@@ -142,7 +167,7 @@ static unsigned long long summary_blocks(const char *p)
 	return n;
 }
 
-static const char bt_prog[] =
+static const char bt_prog_u[] =
 	"BEGIN { printf(\"probes attached\\n\"); }\n"
 	"tracepoint:sched:sched_switch\n"
 	"/ curtask->group_leader->comm == \"bench-record-of\" /\n"
@@ -154,8 +179,24 @@ static const char bt_prog[] =
 	"  delete(@start[args->next_pid]); } }\n"
 	"END { clear(@start); clear(@ust); }\n";
 
+/* The same with the kernel stack of the block, as sfprof takes it. */
+static const char bt_prog_ku[] =
+	"BEGIN { printf(\"probes attached\\n\"); }\n"
+	"tracepoint:sched:sched_switch\n"
+	"/ curtask->group_leader->comm == \"bench-record-of\" /\n"
+	"{ if (args->prev_state & 0xcf) { @start[args->prev_pid] = nsecs;\n"
+	"  @kst[args->prev_pid] = kstack(perf);\n"
+	"  @ust[args->prev_pid] = ustack(perf); @n = count(); } }\n"
+	"tracepoint:sched:sched_switch\n"
+	"{ $t = @start[args->next_pid]; if ($t) {\n"
+	"  @stacks[args->next_pid, @kst[args->next_pid],\n"
+	"          @ust[args->next_pid]] = sum(nsecs - $t);\n"
+	"  delete(@start[args->next_pid]); } }\n"
+	"END { clear(@start); clear(@kst); clear(@ust); }\n";
+
 /* bpftrace around one bare run: the workload's ns, -1 failed. */
-static double run_bpftrace(const char *work, struct conf *c)
+static double run_bpftrace(const char *work, const char *bt_prog,
+			   struct conf *c)
 {
 	char prog[PATH_MAX + 16], out[PATH_MAX + 16], line[256];
 	pid_t pid;
@@ -232,10 +273,13 @@ int main(int argc, char **argv)
 		{ .name = "none" },
 		{ .name = "sfprof --off-cpu-thresh 0" },
 		{ .name = "sfprof ... --stack-size 2048" },
-		{ .name = "bpftrace offcputime" },
+		{ .name = "bpftrace, ustack only" },
 		{ .name = "sfprof bpf-defer" },
 		{ .name = "sfprof bpf-defer, default thresh" },
+		{ .name = "bpftrace offcputime k+ustack" },
 	};
+	double diff[2][MAX_RUNS], cdiff[2][MAX_RUNS];
+	int nd[2] = { 0, 0 }, below[2] = { 0, 0 }, cbelow[2] = { 0, 0 };
 	char work[PATH_MAX * 2], cmd[PATH_MAX * 8], data[PATH_MAX + 16],
 		err[PATH_MAX + 16], *slash;
 	const char *e;
@@ -281,12 +325,13 @@ int main(int argc, char **argv)
 	if (system("cut -d' ' -f1-3 /proc/loadavg"))
 		printf("?\n");
 	for (r = 0; r < runs; r++) {
-		double ns[NCONF];
+		double ns[NCONF], cpu[NCONF];
 
 		for (k = 0; k < NCONF; k++) {
 			int i = (k + r) % NCONF;
 
 			ns[i] = -1;
+			last_cpu = -1;
 			switch (i) {
 			case 0:
 				ns[i] = run_cmd(work);
@@ -302,8 +347,11 @@ int main(int argc, char **argv)
 				cf[i].events += summary_blocks(err);
 				break;
 			case 3:
+			case 6:
 				if (have_bt)
-					ns[i] = run_bpftrace(work, &cf[i]);
+					ns[i] = run_bpftrace(work, i == 3 ? bt_prog_u
+									  : bt_prog_ku,
+							     &cf[i]);
 				break;
 			case 4:
 			case 5:
@@ -318,6 +366,7 @@ int main(int argc, char **argv)
 				cf[i].events += summary_blocks(err);
 				break;
 			}
+			cpu[i] = last_cpu;
 		}
 		for (k = 0; k < NCONF; k++) {
 			if (ns[k] <= 0 || ns[0] <= 0) {
@@ -325,23 +374,34 @@ int main(int argc, char **argv)
 				continue;
 			}
 			cf[k].ns[cf[k].nr] = ns[k];
+			cf[k].cpu_ratio[cf[k].nr] =
+				cpu[k] > 0 && cpu[0] > 0 ? cpu[k] / cpu[0] : 0;
 			cf[k].ratio[cf[k].nr++] = ns[k] / ns[0];
 		}
+		for (k = 0; k < 2; k++)
+			if (ns[0] > 0 && ns[4 + k] > 0 && ns[6] > 0 &&
+			    cpu[0] > 0 && cpu[4 + k] > 0 && cpu[6] > 0) {
+				diff[k][nd[k]] = (ns[4 + k] - ns[6]) / ns[0] * 100;
+				cdiff[k][nd[k]] = (cpu[4 + k] - cpu[6]) / cpu[0] * 100;
+				below[k] += diff[k][nd[k]] < 0;
+				cbelow[k] += cdiff[k][nd[k]++] < 0;
+			}
 	}
-	printf("  %-32s %12s %10s %12s %10s\n", "", "median ms", "slowdown",
-	       "events", "bytes/ev");
+	printf("  %-32s %12s %10s %10s %12s %10s\n", "", "median ms", "slowdown",
+	       "CPU", "events", "bytes/ev");
 	for (k = 0; k < NCONF; k++) {
 		if (!cf[k].nr) {
 			printf("  %-32s %s\n", cf[k].name,
-			       k == 3 && !have_bt ? "not run (no bpftrace)"
-			       : k >= 4 && !have_bpf ? "not run (bpf-defer does "
-						      "not load here)"
+			       (k == 3 || k == 6) && !have_bt ? "not run (no bpftrace)"
+			       : (k == 4 || k == 5) && !have_bpf ?
+					"not run (bpf-defer does not load here)"
 			       : "failed");
 			continue;
 		}
-		printf("  %-32s %12.1f %+9.1f%%", cf[k].name,
+		printf("  %-32s %12.1f %+9.1f%% %+9.1f%%", cf[k].name,
 		       median(cf[k].ns, cf[k].nr) / 1e6,
-		       (median(cf[k].ratio, cf[k].nr) - 1) * 100);
+		       (median(cf[k].ratio, cf[k].nr) - 1) * 100,
+		       (median(cf[k].cpu_ratio, cf[k].nr) - 1) * 100);
 		if (k)
 			printf(" %12llu %10.1f", cf[k].events / (unsigned)cf[k].nr,
 			       cf[k].events ? (double)cf[k].bytes /
@@ -349,6 +409,16 @@ int main(int argc, char **argv)
 		if (cf[k].failed)
 			printf("  (%d runs failed)", cf[k].failed);
 		putchar('\n');
+	}
+	for (k = 0; k < 2; k++) {
+		int m = nd[k];
+
+		if (!m)
+			continue;
+		printf("  %s - bpftrace k+ustack, paired rounds: wall %+.1f "
+		       "points (lower in %d of %d), CPU %+.1f points (lower in "
+		       "%d of %d)\n", cf[4 + k].name, median(diff[k], m),
+		       below[k], m, median(cdiff[k], m), cbelow[k], m);
 	}
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
 	if (system(cmd))
