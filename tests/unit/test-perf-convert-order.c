@@ -136,3 +136,60 @@ TEST(convert_inline_sample_whose_record_never_comes)
 	ASSERT_EQ(s[1].time, 100);
 	ASSERT_EQ(s[2].time, 200);
 }
+
+/*
+ * Two threads whose waits overlap, a third that never waits: some sample
+ * always waits, so the places never all get written at once; past 1,024
+ * written ones they are compacted.  Every sample must still come out in
+ * its input place.
+ */
+TEST(convert_inline_order_with_waits_that_always_overlap)
+{
+	enum { ROUNDS = 1500, MAX = 4 * ROUNDS + 8 };
+	uint64_t ca[] = { PB_CTX_KERNEL, K1, PB_CTX_USER_DEFERRED, 0 };
+	uint64_t cb[] = { PB_CTX_KERNEL, K1, PB_CTX_USER_DEFERRED, 0 };
+	uint64_t uc[] = { PB_CTX_USER, U3 };
+	uint64_t u[] = { U1, U2 };
+	static struct seen s[MAX];
+	static uint32_t want[MAX];
+	uint64_t t = 100;
+	struct pb p;
+	int i, n, nw = 0, bad = 0;
+
+	if (!getenv("SFPROF")) {
+		test_skip("SFPROF not set (run through tests/run-tests.sh)");
+		return;
+	}
+	pb_begin(&p, false, PB_SAMPLE_TYPE, DEFER_FLAGS, 136);
+	/* A waits; B waits; C passes; A's record; A again; C; B's record:
+	 * whenever places are written, one with bytes waits behind a sample */
+	ca[3] = ((uint64_t)1 << 32) | 1;
+	pb_sample(&p, 10, t++, 0, K1, ca, 4);
+	want[nw++] = 10;
+	for (i = 0; i < ROUNDS; i++) {
+		cb[3] = ((uint64_t)(2 * i + 2) << 32) | 2;
+		pb_sample(&p, 20, t++, 1, K1, cb, 4);
+		want[nw++] = 20;
+		pb_sample(&p, 30, t++, 1, U3, uc, 2);
+		want[nw++] = 30;
+		pb_deferred(&p, 10, t++, 0, ca[3], u, 2);
+		ca[3] = ((uint64_t)(2 * i + 3) << 32) | 1;
+		pb_sample(&p, 10, t++, 0, K1, ca, 4);
+		want[nw++] = 10;
+		pb_sample(&p, 30, t++, 1, U3, uc, 2);
+		want[nw++] = 30;
+		pb_deferred(&p, 20, t++, 1, cb[3], u, 2);
+	}
+	pb_deferred(&p, 10, t++, 0, ca[3], u, 2);
+	pb_round(&p);
+	pb_end(&p);
+	n = convert_and_read(&p, s, MAX);
+	free(p.b);
+	if (!ASSERT_EQ(n, nw))
+		return;
+	for (i = 0; i < n; i++)
+		bad += s[i].tid != want[i] ||
+		       s[i].last != (want[i] == 30 ? U3 : U2) ||
+		       (i && s[i].time <= s[i - 1].time);
+	ASSERT_EQ(bad, 0);
+}

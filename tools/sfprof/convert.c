@@ -497,6 +497,42 @@ static int q_add(struct conv *c, uint64_t pos)
 	return 0;
 }
 
+/*
+ * With many threads some sample nearly always waits, and the queue never
+ * runs empty: once half of it is written, the places still to write move
+ * to the front and their bytes to a new arena, in place order.
+ */
+static int q_compact(struct conv *c)
+{
+	size_t i, live = c->q_n - c->q_head, len = 0, cap;
+	uint8_t *n;
+
+	for (i = c->q_head; i < c->q_n; i++)
+		len += c->q[i].len;
+	cap = len > c->a_cap / 2 ? len : c->a_cap / 2;
+	n = malloc(cap ? cap : 1 << 16);
+	if (!n)
+		return -ENOMEM;
+	len = 0;
+	for (i = c->q_head; i < c->q_n; i++) {
+		struct oslot *o = &c->q[i];
+
+		if (o->len)
+			memcpy(n + len, c->arena + o->off, o->len);
+		o->off = len;
+		len += o->len;
+	}
+	free(c->arena);
+	c->arena = n;
+	c->a_cap = cap ? cap : 1 << 16;
+	c->a_len = len;
+	memmove(c->q, c->q + c->q_head, live * sizeof(*c->q));
+	c->q_base += c->q_head;
+	c->q_head = 0;
+	c->q_n = live;
+	return 0;
+}
+
 /* Write the filled places at the front; all of them with give_up. */
 static int q_drain(struct conv *c, bool give_up)
 {
@@ -519,6 +555,8 @@ static int q_drain(struct conv *c, bool give_up)
 		c->q_base += c->q_n;
 		c->q_head = c->q_n = 0;
 		c->a_len = 0;
+	} else if (c->q_head >= 1024 && c->q_head * 2 >= c->q_n) {
+		return q_compact(c);
 	}
 	return 0;
 }
