@@ -37,12 +37,21 @@
  * the smaller.  Bytes per off-CPU event: sfprof's file size over the
  * blocks its summary counts; bpftrace's printed output over its own count.
  *
+ * BENCH_PIN=CPU runs both threads of the workload on that one CPU: every
+ * trip is then two direct switches on it (no idle CPU, no wake-up IPI, no
+ * choice of where the woken thread runs), so the wall time stops swinging
+ * with the scheduler's placement and holds every switch's whole cost --
+ * the switch-out and the switch-in halves of each program -- while the
+ * profilers' user space runs on the other CPU.  BENCH_CONFS=0,4,6 runs only
+ * those rows (the order of the table; row 0, the bare run, always runs).
+ *
  * Usage: bench-record-offcpu [pingpong TRIPS]   (the second form is the
  * workload, run by the first)
  */
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -82,11 +91,20 @@ static void *ponger(void *arg)
 static int pingpong(long n)
 {
 	struct rusage ru;
+	const char *e;
 	pthread_t t;
 	int64_t t0;
 	char c = 'x';
 
 	trips = n;
+	if ((e = getenv("BENCH_PIN")) && *e) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(atoi(e), &set);
+		if (sched_setaffinity(0, sizeof(set), &set))
+			return 2;	/* the thread inherits it */
+	}
 	if (pipe(ping) || pipe(pong) || pthread_create(&t, NULL, ponger, NULL))
 		return 2;
 	t0 = mono_ns();
@@ -284,6 +302,7 @@ int main(int argc, char **argv)
 		err[PATH_MAX + 16], *slash;
 	const char *e;
 	long n = 100000;
+	unsigned int confs = (1u << NCONF) - 1;
 	int runs = 5, r, k, have_bt, have_bpf;
 	ssize_t len;
 
@@ -293,6 +312,24 @@ int main(int argc, char **argv)
 		runs = atoi(e) > MAX_RUNS ? MAX_RUNS : atoi(e);
 	if ((e = getenv("BENCH_TRIPS")) && atol(e) > 0)
 		n = atol(e);
+	if ((e = getenv("BENCH_CONFS")) && *e) {
+		char *end;
+
+		confs = 1;
+		for (;;) {
+			long i = strtol(e, &end, 10);
+
+			if (end == e || i < 0 || i >= NCONF) {
+				fprintf(stderr, "BENCH_CONFS: want row numbers "
+					"0-%d, comma-separated\n", NCONF - 1);
+				return 2;
+			}
+			confs |= 1u << i;
+			if (*end != ',')
+				break;
+			e = end + 1;
+		}
+	}
 	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (len <= 0)
 		return 2;
@@ -320,7 +357,9 @@ int main(int argc, char **argv)
 	snprintf(work, sizeof(work), "%s pingpong %ld", self, n);
 	snprintf(data, sizeof(data), "%s/off.data", tmpdir);
 	snprintf(err, sizeof(err), "%s/err", tmpdir);
-	printf("pipe ping-pong, %ld round trips, %d rounds; load ", n, runs);
+	printf("pipe ping-pong, %ld round trips, %d rounds%s%s; load ", n, runs,
+	       getenv("BENCH_PIN") ? ", both threads on CPU " : "",
+	       getenv("BENCH_PIN") ? getenv("BENCH_PIN") : "");
 	fflush(stdout);
 	if (system("cut -d' ' -f1-3 /proc/loadavg"))
 		printf("?\n");
@@ -332,7 +371,7 @@ int main(int argc, char **argv)
 
 			ns[i] = -1;
 			last_cpu = -1;
-			switch (i) {
+			switch (confs & (1u << i) ? i : -1) {
 			case 0:
 				ns[i] = run_cmd(work);
 				break;
@@ -390,6 +429,8 @@ int main(int argc, char **argv)
 	printf("  %-32s %12s %10s %10s %12s %10s\n", "", "median ms", "slowdown",
 	       "CPU", "events", "bytes/ev");
 	for (k = 0; k < NCONF; k++) {
+		if (!(confs & (1u << k)))
+			continue;
 		if (!cf[k].nr) {
 			printf("  %-32s %s\n", cf[k].name,
 			       (k == 3 || k == 6) && !have_bt ? "not run (no bpftrace)"
