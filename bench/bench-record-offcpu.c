@@ -102,8 +102,11 @@ static int pingpong(long n)
 
 		CPU_ZERO(&set);
 		CPU_SET(atoi(e), &set);
-		if (sched_setaffinity(0, sizeof(set), &set))
-			return 2;	/* the thread inherits it */
+		if (sched_setaffinity(0, sizeof(set), &set)) {
+			fprintf(stderr, "pingpong: BENCH_PIN=%s: %s\n", e,
+				strerror(errno));
+			return 2;
+		}	/* the thread inherits it */
 	}
 	if (pipe(ping) || pipe(pong) || pthread_create(&t, NULL, ponger, NULL))
 		return 2;
@@ -300,7 +303,7 @@ int main(int argc, char **argv)
 	int nd[2] = { 0, 0 }, below[2] = { 0, 0 }, cbelow[2] = { 0, 0 };
 	char work[PATH_MAX * 2], cmd[PATH_MAX * 8], data[PATH_MAX + 16],
 		err[PATH_MAX + 16], *slash;
-	const char *e;
+	const char *e, *pin;
 	long n = 100000;
 	unsigned int confs = (1u << NCONF) - 1;
 	int runs = 5, r, k, have_bt, have_bpf;
@@ -312,6 +315,19 @@ int main(int argc, char **argv)
 		runs = atoi(e) > MAX_RUNS ? MAX_RUNS : atoi(e);
 	if ((e = getenv("BENCH_TRIPS")) && atol(e) > 0)
 		n = atol(e);
+	if ((pin = getenv("BENCH_PIN")) && *pin) {
+		char *end;
+		long cpu = strtol(pin, &end, 10);
+
+		/* checked here, where a typo can be said; pingpong pins */
+		if (*end || cpu < 0 || cpu >= CPU_SETSIZE) {
+			fprintf(stderr, "BENCH_PIN: want a CPU number, not '%s'\n",
+				pin);
+			return 2;
+		}
+	} else {
+		pin = NULL;
+	}
 	if ((e = getenv("BENCH_CONFS")) && *e) {
 		char *end;
 
@@ -358,8 +374,7 @@ int main(int argc, char **argv)
 	snprintf(data, sizeof(data), "%s/off.data", tmpdir);
 	snprintf(err, sizeof(err), "%s/err", tmpdir);
 	printf("pipe ping-pong, %ld round trips, %d rounds%s%s; load ", n, runs,
-	       getenv("BENCH_PIN") ? ", both threads on CPU " : "",
-	       getenv("BENCH_PIN") ? getenv("BENCH_PIN") : "");
+	       pin ? ", both threads on CPU " : "", pin ? pin : "");
 	fflush(stdout);
 	if (system("cut -d' ' -f1-3 /proc/loadavg"))
 		printf("?\n");
@@ -370,8 +385,10 @@ int main(int argc, char **argv)
 			int i = (k + r) % NCONF;
 
 			ns[i] = -1;
-			last_cpu = -1;
-			switch (confs & (1u << i) ? i : -1) {
+			cpu[i] = last_cpu = -1;
+			if (!(confs & (1u << i)))
+				continue;	/* not asked for: no row */
+			switch (i) {
 			case 0:
 				ns[i] = run_cmd(work);
 				break;
