@@ -88,8 +88,10 @@ SFP_HIDDEN int sfb_uvmas__new(struct sfp_bpf_defer *b);
 /* the attached processes (or threads), all of them when neither */
 SFP_HIDDEN int sfb_uvmas__attach(struct sfp_bpf_defer *b, const char *pids,
 				 const char *tids);
-/* an executable mapping of pid: re-read at the next flush */
-SFP_HIDDEN void sfb_uvmas__dirty(struct sfp_bpf_defer *b, pid_t pid);
+/* an executable mapping of pid: re-read at the next flush; true when
+ * that flush also drops the callbacks' cache of pid (without the tables'
+ * thread, unless too many processes mapped since the last flush) */
+SFP_HIDDEN bool sfb_uvmas__dirty(struct sfp_bpf_defer *b, pid_t pid);
 /* the process pid exited: its entry goes */
 SFP_HIDDEN void sfb_uvmas__exit(struct sfp_bpf_defer *b, pid_t pid);
 SFP_HIDDEN int sfb_uvmas__flush(struct sfp_bpf_defer *b);

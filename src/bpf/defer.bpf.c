@@ -65,8 +65,9 @@ const volatile __u32 test_drop_every = 0;
  * kernel entry goes through the task_work callback. */
 const volatile __u32 test_no_sync = 0;
 /* Test hook (SFPROF_BPF_TEST_BUSY_USER_TABLE): a walk that finds the mmap
- * lock taken asks user space's table of the VMAs only, not the callbacks'
- * cache, so that the tests see that table answer. */
+ * lock taken asks user space's table of the VMAs first, before the
+ * callbacks' cache, so that the tests see that table answer (the cache
+ * still answers for a process user space has not read yet). */
 const volatile __u32 test_busy_user = 0;
 /*
  * Test hook (SFPROF_BPF_TEST_MISS_SWITCH_IN=N): every Nth switch-in of a

@@ -578,13 +578,14 @@ int sfp_bpf_defer__record(const void *rec, size_t size, int cpu, void *ctx)
 
 		memcpy(&prot, p + 64, sizeof(prot));
 		uint32_t pid;
+		bool later = false;
 
 		memcpy(&pid, p + 8, sizeof(pid));
 		/* perf's "//anon" (anonymous memory made executable, a
 		 * JIT's code) has no table to load; it may cover a module
 		 * the BPF side's VMAs still name: those go all the same */
 		if (prot & 0x4)
-			sfb_uvmas__dirty(b, (pid_t)pid);
+			later = sfb_uvmas__dirty(b, (pid_t)pid) && !b->tw;
 		if ((prot & 0x4) && !strncmp(name, "//anon", 6)) {
 			bpf_map_delete_elem(b->vmas_fd, &pid);
 			prot = 0;
@@ -615,8 +616,11 @@ int sfp_bpf_defer__record(const void *rec, size_t size, int cpu, void *ctx)
 					   sfb_tables__path_of((pid_t)pid, name,
 							       alt, sizeof(alt)),
 					   0, 0);
-			/* the VMAs the BPF side remembered may be stale now */
-			bpf_map_delete_elem(b->vmas_fd, &pid);
+			/* the VMAs the BPF side remembered may be stale now:
+			 * dropped by the flush that reads the new ones, else
+			 * here */
+			if (!later)
+				bpf_map_delete_elem(b->vmas_fd, &pid);
 		}
 	}
 	/* EXIT: pid, ppid, tid, ptid; the process's, when pid == tid */

@@ -478,12 +478,20 @@ static __always_inline long walk_step_body(struct walk *w, const bool faulting)
 				 * else those user space read (every one of
 				 * the process's, see user_vma).
 				 */
-				if (!test_busy_user &&
-				    cached_vma(&w->vma, w->pid, w->exec_id,
-					       pc)) {
+				if (test_busy_user &&
+				    user_vma(&w->vma, w->pid, w->exec_id,
+					     leader_start(w->task), pc)) {
+					/* the hook: that table first */
 					w->vma_valid = 1;
 					count(SFB_ST_VMA_BUSY);
-				} else if (user_vma(&w->vma, w->pid, w->exec_id,
+					count(SFB_ST_VMA_BUSY_USER);
+				} else if (cached_vma(&w->vma, w->pid,
+						      w->exec_id, pc)) {
+					w->vma_valid = 1;
+					count(SFB_ST_VMA_BUSY);
+				} else if (!test_busy_user &&
+					   user_vma(&w->vma, w->pid,
+						    w->exec_id,
 						    leader_start(w->task),
 						    pc)) {
 					w->vma_valid = 1;

@@ -239,21 +239,24 @@ int sfb_uvmas__attach(struct sfp_bpf_defer *b, const char *pids,
 	return 0;
 }
 
-void sfb_uvmas__dirty(struct sfp_bpf_defer *b, pid_t pid)
+bool sfb_uvmas__dirty(struct sfp_bpf_defer *b, pid_t pid)
 {
 	struct sfb_uvmas *u = b->uv;
 	size_t i;
 
-	if (!u || u->all)
-		return;
+	if (!u)
+		return false;
 	for (i = 0; i < u->nr_dirty; i++)
 		if (u->dirty[i] == pid)
-			return;
+			return true;
+	if (u->all)
+		return false;
 	if (u->nr_dirty == MAX_DIRTY) {
 		u->all = true;
-		return;
+		return false;
 	}
 	u->dirty[u->nr_dirty++] = pid;
+	return true;
 }
 
 void sfb_uvmas__exit(struct sfp_bpf_defer *b, pid_t pid)
@@ -295,14 +298,22 @@ int sfb_uvmas__flush(struct sfp_bpf_defer *b)
 			sfb_worker__vmas(b, 0, false);
 		for (i = 0; !u->all && i < u->nr_dirty; i++)
 			sfb_worker__vmas(b, u->dirty[i], false);
-	} else if (u->all) {
-		err = refresh(b, 0, false);
 	} else {
+		if (u->all)
+			err = refresh(b, 0, false);
 		for (i = 0; i < u->nr_dirty; i++) {
-			e = refresh(b, u->dirty[i], false);
+			e = u->all ? 0 : refresh(b, u->dirty[i], false);
 			/* a process gone since its MMAP2 is no error */
 			if (e && e != -ENOENT && e != -ESRCH && !err)
 				err = e;
+			/* the callbacks' cache of the process may name a
+			 * module its new mapping replaced: dropped now, after
+			 * the table above has the new VMAs, so that a walk
+			 * that finds the mmap lock taken has one of the two
+			 * (dropped at the MMAP2, the cache went tens of ms
+			 * before the table came, just when a new process's
+			 * threads fault: 2 Dec 2026, CI) */
+			bpf_map_delete_elem(b->vmas_fd, &u->dirty[i]);
 		}
 	}
 	u->nr_dirty = 0;
