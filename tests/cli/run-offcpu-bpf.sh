@@ -19,7 +19,11 @@
 # SFPROF_BPF_TEST_MISS_SWITCH_IN=2 the program leaves every other
 # switch-in of a blocked task unseen, as this kernel now and then does:
 # such a block reaches user space only at the task's next switch-out,
-# after its entry's record, and must still get its user stack.
+# after its entry's record, and must still get its user stack (the 5 ms
+# of user time after each userfaultfd fault make such late blocks: the
+# CPU-clock samples there end the fault's entry).  With
+# SFPROF_BPF_TEST_BUSY_USER_TABLE ("user table") a walk that finds the
+# mmap lock taken asks user space's table of the VMAs first.
 # Blocks of one frame again and again (nap, wait_pipe): later entries take
 # the last walk's stack and cookie (off-reused), the same stacks and times
 # as with every entry walked (the hook SFPROF_BPF_TEST_NO_REUSE).

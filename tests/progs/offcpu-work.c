@@ -16,7 +16,8 @@
  *                          entry, whatever the scheduling
  *
  *   offcpu-work fault      fault_wait(): 10 page faults from user mode,
- *                          each held 20 ms by a userfaultfd handler
+ *                          each held 20 ms by a userfaultfd handler,
+ *                          5 ms of CPU time in user space after each
  *                          (uffd_serve()) while remap() keeps the
  *                          process's mmap lock write-held most of the
  *                          time (mprotect of 128 MiB in a loop), then
@@ -248,8 +249,25 @@ NOINLINE static int touch(const char *p)
 	return *(const volatile char *)p;
 }
 
+/* 5 ms of the thread's CPU time in user space: the recorder's CPU-clock
+ * samples (one a ms of it) fall here, each its own kernel entry with its
+ * own user unwind, so that a fault's entry is over before the next fault
+ * blocks.  A fault block whose switch-in the recorder did not see then
+ * reaches it after that entry's end (run-offcpu-bpf.sh "switch-ins
+ * missed": without this, under load, every fault came right after the
+ * last and no such block was late, 2 Dec 2026). */
+NOINLINE static void user_time(void)
+{
+	uint64_t end = ns(CLOCK_THREAD_CPUTIME_ID) + 5000000;
+
+	do {
+		for (int i = 0; i < 20000; i++)
+			sink += (uint64_t)i;
+	} while (ns(CLOCK_THREAD_CPUTIME_ID) < end);
+}
+
 /* Page faults held by the userfaultfd handler: blocks inside an
- * exception entered from user mode. */
+ * exception entered from user mode, with user time between them. */
 NOINLINE static void fault_wait(struct result *r)
 {
 	int s = 0;
@@ -259,6 +277,7 @@ NOINLINE static void fault_wait(struct result *r)
 
 		s += touch(uffd_area + (size_t)i * 4096);
 		r->blocked_ns += ns(CLOCK_MONOTONIC) - t;
+		user_time();
 	}
 	sink = (uint64_t)s;
 }
