@@ -88,9 +88,10 @@ SFP_HIDDEN int sfb_uvmas__new(struct sfp_bpf_defer *b);
 /* the attached processes (or threads), all of them when neither */
 SFP_HIDDEN int sfb_uvmas__attach(struct sfp_bpf_defer *b, const char *pids,
 				 const char *tids);
-/* an executable mapping of pid: re-read at the next flush; true when
- * that flush also drops the callbacks' cache of pid (without the tables'
- * thread, unless too many processes mapped since the last flush) */
+/* an executable mapping of pid: re-read at the next flush; true when pid
+ * is on that flush's list (false once too many processes mapped since
+ * the last one: all are re-read).  Without the tables' thread the flush
+ * also drops the callbacks' VMA cache of each process on its list. */
 SFP_HIDDEN bool sfb_uvmas__dirty(struct sfp_bpf_defer *b, pid_t pid);
 /* the process pid exited: its entry goes */
 SFP_HIDDEN void sfb_uvmas__exit(struct sfp_bpf_defer *b, pid_t pid);

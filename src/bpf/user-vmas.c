@@ -269,6 +269,10 @@ void sfb_uvmas__exit(struct sfp_bpf_defer *b, pid_t pid)
 	for (i = 0; i < u->nr_dirty; i++)
 		if (u->dirty[i] == pid) {
 			u->dirty[i] = u->dirty[--u->nr_dirty];
+			/* the drop of its VMA cache its MMAP2 left to the
+			 * flush (sfb_uvmas__flush) */
+			if (!b->tw)
+				bpf_map_delete_elem(b->vmas_fd, &pid);
 			break;
 		}
 	if (b->tw)

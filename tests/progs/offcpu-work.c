@@ -16,9 +16,9 @@
  *                          entry, whatever the scheduling
  *
  *   offcpu-work fault      fault_wait(): 10 page faults from user mode,
- *                          each held 20 ms by a userfaultfd handler,
- *                          5 ms of CPU time in user space after each
- *                          (uffd_serve()) while remap() keeps the
+ *                          each held 20 ms by a userfaultfd handler
+ *                          (uffd_serve()), 5 ms of CPU time in user
+ *                          space after each, while remap() keeps the
  *                          process's mmap lock write-held most of the
  *                          time (mprotect of 128 MiB in a loop), then
  *                          fault_lock(): fresh pages of the region

@@ -9,9 +9,10 @@
  * number of samples (of wall time, a test asking for the 100th sample of
  * 400 ms got 65 samples on a busy machine).  Each round's length varies
  * (0.5 to 1.5 times ROUNDS, the same 2:1 split within it): a round of
- * fixed length close to the sampling period lets every sample fall at
- * the same point of it, and a CI machine whose round took about 1 ms saw
- * warm above hot_leaf at 1000 Hz (2 Dec 2026).
+ * fixed length lets samples at a period close to a multiple of it fall
+ * at the same point of it again and again (four rounds take about 1 ms,
+ * the period at 1000 Hz): the likely cause of a CI run that saw warm
+ * above hot_leaf (2 Dec 2026).
  */
 #include <stdint.h>
 #include <stdlib.h>
