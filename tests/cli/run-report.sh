@@ -53,6 +53,48 @@ entries() {	# view file
 		LC_ALL=C sort -t "$(printf '\t')" -k1,1n -k2 | cut -f2-
 }
 
+# The real functions (not "(inlined)") that perf report's inline view
+# lists as more than one entry whose overheads add up to the function's
+# one entry in perf's --no-inline view: perf's split, not a difference
+# of ours.  perf 6.1 orders the symbols of its entry tree by name when
+# either is inlined and by address when neither is (_sort__sym_cmp), so
+# with "(inlined)" entries in the tree (--children) a look-up can miss a
+# function's entry and start a second one (reported on linux-kernel by
+# Steinar H. Gunderson, March 2022).  Seen here in 1 of 25 recordings of
+# report-inline beside two busy loops: warm as 27.34 % + 0.14 %, 27.48 %
+# without inlines and in sfprof's view.
+perf_splits() {	# perf's inline view, perf's --no-inline view
+	awk 'function key(s) { sub(/^ *([0-9.]+% +)+/, "", s); return s }
+	     function pct(s, i,  n, a) { n = split(s, a, " "); sub(/%/, "", a[i])
+					 return a[i] + 0 }
+	     !/^ +[0-9.]+% / { next }
+	     FNR == NR { k = key($0); one1[k] = pct($0, 1)
+			 one2[k] = ($2 ~ /%$/ ? pct($0, 2) : one1[k]); next }
+	     { k = key($0); n[k]++; s1[k] += pct($0, 1)
+	       s2[k] += ($2 ~ /%$/ ? pct($0, 2) : pct($0, 1)) }
+	     END { for (k in n) {
+			if (n[k] < 2 || index(k, "(inlined)") || !(k in one1)) continue
+			d1 = s1[k] - one1[k]; d2 = s2[k] - one2[k]
+			if (d1 < 0) d1 = -d1; if (d2 < 0) d2 = -d2
+			if (d1 > 0.0051 * n[k] || d2 > 0.0051 * n[k]) continue
+			i = index(k, "] "); if (i) print substr(k, i + 2) } }' "$2" "$1"
+}
+# The entry lines of one function in a view, blanks squeezed
+entry_heads() {	# view file, function
+	awk -v t="] $2" '/^ +[0-9.]+% / &&
+		substr($0, length($0) - length(t) + 1) == t { $1 = $1; print }' "$1"
+}
+# entries() lines without those of the named functions
+without_entries() {	# names (one a line)...
+	awk -v names="$1" 'BEGIN { n = split(names, nm, "\n") }
+	     { h = $0; i = index(h, " | "); if (i) h = substr(h, 1, i - 1)
+	       for (j = 1; j <= n; j++) {
+			t = "] " nm[j]
+			if (length(h) >= length(t) && substr(h, length(h) - length(t) + 1) == t) next
+	       }
+	       print }'
+}
+
 # 2 s at 1 kHz: the cross-recording comparison below is statistical
 if ! rec "$TMP/rw.data" -F 1000 --call-graph dwarf,16384 -- "$RW" 2000; then
 	fail "perf record --call-graph dwarf of report-work failed three times"
@@ -221,24 +263,34 @@ if rec "$TMP/ri.data" -F 1000 --call-graph dwarf,16384 -- "$RI" 1500; then
 	for mode in --children --no-children; do
 		view "$TMP/pi.txt" "$D" perf $mode
 		view "$TMP/si.txt" "$D" sfp $mode
-		entries "$TMP/pi.txt" | grep -E "$INL" > "$TMP/pi.ent"
-		entries "$TMP/si.txt" | grep -E "$INL" > "$TMP/si.ent"
+		view "$TMP/pni.txt" "$D" perf $mode --no-inline
+		# a function perf split (perf_splits) is left out of the
+		# line-for-line comparisons; sfprof must then list it once,
+		# as perf's --no-inline view does
+		split=$(perf_splits "$TMP/pi.txt" "$TMP/pni.txt")
+		bad_split=
+		for f in $split; do
+			[ "$(entry_heads "$TMP/si.txt" "$f")" = "$(entry_heads "$TMP/pni.txt" "$f")" ] ||
+				bad_split="$bad_split $f (sfprof: $(entry_heads "$TMP/si.txt" "$f" | tr '\n' ';')" \
+					"perf --no-inline: $(entry_heads "$TMP/pni.txt" "$f"))"
+		done
+		note=
+		[ -n "$split" ] && note=" (perf split $(echo $split) into $(grep -cE "\] ($(echo $split | tr ' ' '|'))\$" "$TMP/pi.txt") entries; sfprof's one entry = perf --no-inline's)"
+		entries "$TMP/pi.txt" | grep -E "$INL" | without_entries "$split" > "$TMP/pi.ent"
+		entries "$TMP/si.txt" | grep -E "$INL" | without_entries "$split" > "$TMP/si.ent"
 		n=$(wc -l < "$TMP/pi.ent")
 		if [ "$n" -ge 1 ] && grep -q 'mix_many (inlined)' "$TMP/pi.ent" &&
-		   cmp -s "$TMP/pi.ent" "$TMP/si.ent"; then
-			pass "report $mode on a dwarf file: the $n entries with the program's inlined frames equal perf report's"
+		   cmp -s "$TMP/pi.ent" "$TMP/si.ent" && [ -z "$bad_split" ]; then
+			pass "report $mode on a dwarf file: the $n entries with the program's inlined frames equal perf report's$note"
 		else
-			fail "report $mode on a dwarf file: entries with inlined frames differ from perf report's ($n)"
+			fail "report $mode on a dwarf file: entries with inlined frames differ from perf report's ($n)${bad_split:+; split by perf:$bad_split}"
 			diff "$TMP/pi.ent" "$TMP/si.ent" | cut -c1-200 | head -10 | sed 's/^/  /'
-			# (2 Dec 2026, once in a fresh-clone run, not seen in 28
-			# recordings here: warm one sample apart, the --no-inline
-			# views equal.  A real function's entry must be the same
-			# with and without inline expansion: perf's own two views
-			# of the differing functions, to tell whose expansion
-			# moved it)
+			# (a real function's entry is the same with and without
+			# inline expansion: perf's own two views of the program's
+			# functions, to tell whose expansion moved it)
 			for f in warm hot main; do
-				echo "  perf $f: $(view /dev/stdout "$D" perf $mode | grep -E "\] $f\$" | awk '{ print $1, $2 }' | head -1) with inlines," \
-					"$(view /dev/stdout "$D" perf $mode --no-inline | grep -E "\] $f\$" | awk '{ print $1, $2 }' | head -1) without"
+				echo "  perf $f: $(grep -E "\] $f\$" "$TMP/pi.txt" | awk '{ print $1, $2 }' | tr '\n' ' ')with inlines," \
+					"$(grep -E "\] $f\$" "$TMP/pni.txt" | awk '{ print $1, $2 }' | tr '\n' ' ')without"
 			done
 		fi
 		if [ $mode = --children ]; then
@@ -264,10 +316,10 @@ if rec "$TMP/ri.data" -F 1000 --call-graph dwarf,16384 -- "$RI" 1500; then
 		view "$TMP/pl.txt" "$D" perf $mode --percent-limit 2
 		view "$TMP/sl.txt" "$D" sfp $mode --percent-limit 2
 		t=$(wc -l < "$TMP/pl.txt")
-		entries "$TMP/pl.txt" > "$TMP/pl.ent"
-		entries "$TMP/sl.txt" > "$TMP/sl.ent"
+		entries "$TMP/pl.txt" | without_entries "$split" > "$TMP/pl.ent"
+		entries "$TMP/sl.txt" | without_entries "$split" > "$TMP/sl.ent"
 		if grep -q 'mix_many (inlined)' "$TMP/pl.txt" && cmp -s "$TMP/pl.ent" "$TMP/sl.ent"; then
-			pass "report $mode --percent-limit 2 on a dwarf file, inlines shown: all $t lines as perf report's"
+			pass "report $mode --percent-limit 2 on a dwarf file, inlines shown: all $t lines as perf report's$note"
 		else
 			fail "report $mode --percent-limit 2 with inlines differs from perf report's ($t lines)"
 			diff "$TMP/pl.txt" "$TMP/sl.txt" | head -20 | sed 's/^/  /'
