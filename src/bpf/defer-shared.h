@@ -221,6 +221,8 @@ struct proc_vmas {
 	sfb_u64 exec_id;
 	sfb_u32 nr;
 	sfb_u32 next;
+	sfb_u32 filled;		/* every executable VMA read in (fill_vmas) */
+	sfb_u32 pad;
 	struct vma_ent v[SFB_VMA_CACHE];
 };
 
@@ -287,6 +289,8 @@ enum sfb_stat {
 				   of the process's VMAs (proc_uvmas) */
 	SFB_ST_OFF_REUSED,	/* kernel entries of blocks whose stack was
 				   the last walk's (same_stack()): no walk */
+	SFB_ST_VMAS_FILLED,	/* callbacks that read all of a process's
+				   executable VMAs into the cache */
 	SFB_ST__MAX,
 };
 

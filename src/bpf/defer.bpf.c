@@ -201,6 +201,7 @@ static int on_task_work(struct bpf_map *map, void *key, void *value)
 	struct pt_regs *regs;
 	struct walk w = {};
 	__u32 tid = key ? *(__u32 *)key : 0;
+	bool walked = false;
 
 	count(SFB_ST_CALLBACKS);
 	rec = bpf_ringbuf_reserve(&rb, sizeof(*rec), 0);
@@ -228,6 +229,7 @@ static int on_task_work(struct bpf_map *map, void *key, void *value)
 				  BPF_CORE_READ(regs, sp),
 				  BPF_CORE_READ(regs, bp), max_depth);
 			bpf_loop(SFB_MAX_DEPTH + 1, walk_step, &w, 0);
+			walked = true;
 			rec->nr = w.n;
 			if (w.no_table) {
 				rec->flags |= SFB_D_NO_TABLE;
@@ -243,6 +245,9 @@ static int on_task_work(struct bpf_map *map, void *key, void *value)
 	ent->last_cookie = 0;
 	/* Last: a sample that comes meanwhile still shares this cookie. */
 	ent->pending = 0;
+	/* After the record: its walk is not delayed by the read. */
+	if (walked)
+		fill_vmas(task);
 	return 0;
 }
 

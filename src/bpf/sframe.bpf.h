@@ -137,6 +137,7 @@ __noinline int cache_vma(const struct vma_info *vi, __u32 pid, __u64 exec_id)
 	if (pv->exec_id != exec_id) {
 		pv->nr = 0;
 		pv->next = 0;
+		pv->filled = 0;
 		pv->exec_id = exec_id;
 	}
 	for (i = 0; i < SFB_VMA_CACHE; i++) {
@@ -188,6 +189,62 @@ static long vma_cb(struct task_struct *task, struct vm_area_struct *vma,
 	if (vi->exec && vi->has_file)
 		cache_vma(vi, task->tgid, task->self_exec_id);
 	return 0;
+}
+
+/* Open-coded VMA iterator (Linux 6.7; bpf-defer needs 6.18): not in
+ * bpftool 7.1's vmlinux.h. */
+extern int bpf_iter_task_vma_new(struct bpf_iter_task_vma *it,
+				 struct task_struct *task, __u64 addr) __weak __ksym;
+extern struct vm_area_struct *
+bpf_iter_task_vma_next(struct bpf_iter_task_vma *it) __weak __ksym;
+extern void bpf_iter_task_vma_destroy(struct bpf_iter_task_vma *it) __weak __ksym;
+
+/*
+ * Every executable VMA of task's process into the callbacks' cache, once
+ * per cache entry (a new process, a new exec, or the entry user space
+ * dropped at an executable MMAP2), from a callback whose process does not
+ * hold the mmap lock for write now.  Without it the cache holds only the
+ * modules earlier walks met, and a walk that finds the lock write-held
+ * is cut at the first module no walk met before and user space's table
+ * does not list yet: seen in the first milliseconds of an ASan process,
+ * whose main thread's first stack through libc (pthread_create's mmap
+ * waiting for another thread's) was cut after main.  The iterator only
+ * try-locks, as bpf_find_vma() does; on -EBUSY a later callback tries
+ * again.  At most SFB_VMA_CACHE are read in, the lowest first.
+ */
+static __always_inline void fill_vmas(struct task_struct *task)
+{
+	struct bpf_iter_task_vma it;
+	struct vm_area_struct *vma;
+	struct vma_info vi = {};
+	struct proc_vmas *pv;
+	__u32 pid = task->tgid, n = 0;
+	__u64 exec_id = task->self_exec_id;
+	int done = 0;
+
+	if (!sfb_ksym_exists(bpf_iter_task_vma_new))
+		return;
+	pv = bpf_map_lookup_elem(&vmas, &pid);
+	if (pv && pv->exec_id == exec_id && pv->filled)
+		return;
+	if (!bpf_iter_task_vma_new(&it, task, 0)) {
+		while ((vma = bpf_iter_task_vma_next(&it))) {
+			if (!(vma->vm_flags & VM_EXEC_FLAG))
+				continue;
+			vma_cb(task, vma, &vi);	/* caches it */
+			if (++n >= SFB_VMA_CACHE)
+				break;
+		}
+		done = 1;
+	}
+	bpf_iter_task_vma_destroy(&it);
+	if (!done)
+		return;
+	pv = bpf_map_lookup_elem(&vmas, &pid);
+	if (pv && pv->exec_id == exec_id) {
+		pv->filled = 1;
+		count(SFB_ST_VMAS_FILLED);
+	}
 }
 
 /* Faulting read in the callback; non-faulting in the perf_event program. */

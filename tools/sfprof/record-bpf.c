@@ -79,7 +79,7 @@ static const char *const kstat_names[] = {
 	"walked-at-once", "test-dropped", "off-switches", "off-preempted",
 	"off-exits", "off-blocks", "off-woken", "off-map-full",
 	"off-walked-at-once", "vma-busy", "vma-busy-cut", "off-in-unseen",
-	"vma-busy-user", "off-reused",
+	"vma-busy-user", "off-reused", "vma-cache-filled",
 };
 _Static_assert(sizeof(kstat_names) / sizeof(kstat_names[0]) == SFB_ST__MAX,
 	       "a name for every counter of the BPF side");
