@@ -254,7 +254,7 @@ within "agent off-cpu: OTLP: wait_pipe()'s blocked time in the off_cpu/nanosecon
 
 # --- the pull: /debug/pprof/offcpu?seconds=6&pid=P ------------------------------
 if [ "$(cat "$TMP/pull.code")" = 200 ] && decode_pprof "$TMP/pull.pb.gz" "$TMP/pull.txt" &&
-   python3 "$CHECK" types-pprof "$TMP/pull.txt" | grep -qx 'sample_type samples/count off_cpu/nanoseconds' &&
+   python3 "$CHECK" types-pprof "$TMP/pull.txt" | grep -x 'sample_type samples/count off_cpu/nanoseconds' > /dev/null &&
    go tool pprof -raw "$TMP/pull.pb.gz" > /dev/null 2>&1; then
 	pass "agent off-cpu: /debug/pprof/offcpu answers a gzip pprof of off_cpu/nanoseconds (protoc, go tool pprof)"
 	python3 "$CHECK" stacks-pprof "$TMP/pull.txt" > "$TMP/pull.stacks"

@@ -91,6 +91,9 @@ if [ "${n:-0}" -gt 50 ] && [ $((ok * 100)) -ge $((n * 99)) ]; then
 else
 	fail "$OC: $ok of $n off-CPU stacks reach main or start_thread (want >= 99 %; $ld before main)"
 fi
+# (where a stack ends short, the recorder's own account of its unwinds)
+[ "${ok:-0}" = "${n:-0}" ] || grep "unwind stops\|kernel side" "$TMP/ow.err" | sed 's/^/  /'
+
 # on + off per thread (report --threads, the wall-clock view): the
 # waiting threads are off-CPU for their wall time but the few microseconds
 # they run (sampled as cpu-clock)
