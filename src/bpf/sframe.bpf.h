@@ -210,7 +210,8 @@ extern void bpf_iter_task_vma_destroy(struct bpf_iter_task_vma *it) __weak __ksy
  * whose main thread's first stack through libc (pthread_create's mmap
  * waiting for another thread's) was cut after main.  The iterator only
  * try-locks, as bpf_find_vma() does; on -EBUSY a later callback tries
- * again.  At most SFB_VMA_CACHE are read in, the lowest first.
+ * again.  At most SFB_VMA_CACHE are read in, the lowest first (file
+ * and vDSO VMAs: anonymous code has no table).
  */
 static __always_inline void fill_vmas(struct task_struct *task)
 {
@@ -231,8 +232,10 @@ static __always_inline void fill_vmas(struct task_struct *task)
 		while ((vma = bpf_iter_task_vma_next(&it))) {
 			if (!(vma->vm_flags & VM_EXEC_FLAG))
 				continue;
+			vi.has_file = 0;
 			vma_cb(task, vma, &vi);	/* caches it */
-			if (++n >= SFB_VMA_CACHE)
+			/* (anonymous code, a JIT's, has no table) */
+			if (vi.has_file && ++n >= SFB_VMA_CACHE)
 				break;
 		}
 		done = 1;

@@ -76,7 +76,9 @@ perf_splits() {	# perf's inline view, perf's --no-inline view
 			if (n[k] < 2 || index(k, "(inlined)") || !(k in one1)) continue
 			d1 = s1[k] - one1[k]; d2 = s2[k] - one2[k]
 			if (d1 < 0) d1 = -d1; if (d2 < 0) d2 = -d2
-			if (d1 > 0.0051 * n[k] || d2 > 0.0051 * n[k]) continue
+			# (each of the n + 1 figures rounded to the hundredth)
+			tol = 0.005 * (n[k] + 1) + 0.0001
+			if (d1 > tol || d2 > tol) continue
 			i = index(k, "] "); if (i) print substr(k, i + 2) } }' "$2" "$1"
 }
 # The entry lines of one function in a view, blanks squeezed
