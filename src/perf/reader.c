@@ -23,6 +23,7 @@
 #include <zstd.h>
 
 #include "perf/perf-int.h"
+#include "perf/time-queue.h"
 
 #define NO_TIME UINT64_MAX
 /* Cap on one COMPRESSED record's output, against decompression bombs. */
@@ -44,15 +45,6 @@
 #define WIN (8ull << 20)
 #define WIN_MIN (4 * WIN)
 #define PREFETCH_LINES 24
-
-struct qitem {
-	uint64_t time;
-	uint64_t seq;
-	uint64_t off;
-	uint32_t size;
-	const uint8_t *rec;	/* in the mapped file, or data[] */
-	uint8_t data[];
-};
 
 struct idmap {
 	uint64_t id;
@@ -98,15 +90,10 @@ struct sfp_perf_reader {
 	/* ordering */
 	bool unordered;
 	uint64_t max_bytes, queued_bytes;
-	struct qitem **heap;
-	size_t nheap, heap_cap;
+	struct sfp_time_queue queue;
 	uint64_t seq, max_ts, next_flush, flush_limit, last_flush;
 	bool draining, eof;
-	struct qitem *cur;
-	/* queue items of mapped records, kept for reuse: one malloc and
-	 * free per record were ~2% of a script run */
-	struct qitem *spare[256];
-	size_t nspare;
+	struct sfp_tq_slot cur;	/* the delivered record's, if a copy */
 	/* the delivered record */
 	struct sfp_perf_event ev;
 	uint64_t *scratch;
@@ -723,19 +710,23 @@ static void populate(struct sfp_perf_reader *r, uint64_t from, uint64_t len)
  * window, and drop the pages before the lowest record still needed (the
  * one just read at `cur`, and every mapped one in the queue).
  */
+static void lowest_mapped(const struct sfp_tq_slot *s, void *arg)
+{
+	uint64_t *low = arg;
+
+	if (!s->copy && s->off < *low)
+		*low = s->off;
+}
+
 static void slide_window(struct sfp_perf_reader *r, uint64_t cur)
 {
 	uint64_t low = cur, pg = (uint64_t)sysconf(_SC_PAGESIZE);
-	size_t i;
 
 	if (!pg || (pg & (pg - 1)))
 		pg = 4096;
 	populate(r, r->win_ahead, WIN);
 	r->win_ahead += WIN;
-	for (i = 0; i < r->nheap; i++)
-		if (r->heap[i]->rec != r->heap[i]->data &&
-		    r->heap[i]->off < low)
-			low = r->heap[i]->off;
+	sfp_tq_each(&r->queue, lowest_mapped, &low);
 	low &= ~(pg - 1);
 	if (low > r->win_dropped + WIN) {
 		(void)madvise((uint8_t *)r->map + r->win_dropped,
@@ -1004,56 +995,6 @@ static int decode(struct sfp_perf_reader *r, const uint8_t *rec, size_t size,
 
 /* --- the time-ordered queue ---------------------------------------------- */
 
-static bool q_less(const struct qitem *a, const struct qitem *b)
-{
-	return a->time < b->time || (a->time == b->time && a->seq < b->seq);
-}
-
-static int heap_push(struct sfp_perf_reader *r, struct qitem *q)
-{
-	size_t i;
-
-	if (r->nheap == r->heap_cap) {
-		size_t nc = r->heap_cap ? r->heap_cap * 2 : 1024;
-		struct qitem **n = realloc(r->heap, nc * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		r->heap = n;
-		r->heap_cap = nc;
-	}
-	i = r->nheap++;
-	while (i && q_less(q, r->heap[(i - 1) / 2])) {
-		r->heap[i] = r->heap[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	r->heap[i] = q;
-	return 0;
-}
-
-static struct qitem *heap_pop(struct sfp_perf_reader *r)
-{
-	struct qitem *top = r->heap[0], *last = r->heap[--r->nheap];
-	size_t i = 0, n = r->nheap;
-
-	for (;;) {
-		size_t l = 2 * i + 1, m = i;
-
-		if (l >= n)
-			break;
-		m = l;
-		if (l + 1 < n && q_less(r->heap[l + 1], r->heap[l]))
-			m = l + 1;
-		if (!q_less(r->heap[m], last))
-			break;
-		r->heap[i] = r->heap[m];
-		i = m;
-	}
-	if (n)
-		r->heap[i] = last;
-	return top;
-}
-
 /*
  * Queue a record.  Records of a mapped file stay where they are (the map
  * lives as long as the reader); those of a stream or of decompressed data
@@ -1062,25 +1003,24 @@ static struct qitem *heap_pop(struct sfp_perf_reader *r)
 static int enqueue(struct sfp_perf_reader *r, const uint8_t *rec, size_t size,
 		   uint64_t off, uint64_t ts, bool copy)
 {
-	struct qitem *q = !copy && r->nspare ? r->spare[--r->nspare] :
-			  malloc(sizeof(*q) + (copy ? size : 0));
-	size_t cost = sizeof(*q) + size;
+	struct sfp_tq_slot q = {
+		.time = ts, .seq = r->seq++, .off = off, .rec = rec,
+		.size = (uint32_t)size, .copy = copy,
+	};
+	size_t cost = sizeof(q) + size;
 	int err;
 
-	if (!q)
-		return -ENOMEM;
-	q->time = ts;
-	q->seq = r->seq++;
-	q->off = off;
-	q->size = (uint32_t)size;
 	if (copy) {
-		memcpy(q->data, rec, size);
-		q->rec = q->data;
-	} else {
-		q->rec = rec;
+		uint8_t *data = malloc(size);
+
+		if (!data)
+			return -ENOMEM;
+		memcpy(data, rec, size);
+		q.rec = data;
 	}
-	if ((err = heap_push(r, q))) {
-		free(q);
+	if ((err = sfp_tq_push(&r->queue, &q))) {
+		if (copy)
+			free((void *)q.rec);
 		return err;
 	}
 	if (ts < r->last_flush)
@@ -1105,7 +1045,7 @@ static int enqueue(struct sfp_perf_reader *r, const uint8_t *rec, size_t size,
  * first, serially: one return address leads to the next) were the
  * largest stall of `sfprof script`.  The last line holds dyn_size.
  */
-static void prefetch_rec(const struct qitem *q)
+static void prefetch_rec(const struct sfp_tq_slot *q)
 {
 	size_t n = q->size < PREFETCH_LINES * 64 ? q->size :
 						   PREFETCH_LINES * 64;
@@ -1116,13 +1056,12 @@ static void prefetch_rec(const struct qitem *q)
 	__builtin_prefetch(q->rec + q->size - 8);
 }
 
-/* Done with a queue item: kept for reuse if it holds no copy. */
-static void q_release(struct sfp_perf_reader *r, struct qitem *q)
+/* Done with the delivered record: its copy, if it had one, is freed. */
+static void release_cur(struct sfp_perf_reader *r)
 {
-	if (q && q->rec != q->data && r->nspare < ARRAY_SIZE(r->spare))
-		r->spare[r->nspare++] = q;
-	else
-		free(q);
+	if (r->cur.copy)
+		free((void *)r->cur.rec);
+	r->cur.copy = false;
 }
 
 SFP_API int sfp_perf_reader__next(struct sfp_perf_reader *r,
@@ -1130,8 +1069,7 @@ SFP_API int sfp_perf_reader__next(struct sfp_perf_reader *r,
 {
 	if (!r || !out)
 		return -EINVAL;
-	q_release(r, r->cur);
-	r->cur = NULL;
+	release_cur(r);
 	for (;;) {
 		const uint8_t *rec;
 		struct sfp_perf_evsel *e;
@@ -1142,19 +1080,21 @@ SFP_API int sfp_perf_reader__next(struct sfp_perf_reader *r,
 		bool nested;
 		int err;
 
-		if (r->nheap && (r->eof || r->draining ||
-				 r->heap[0]->time <= r->flush_limit)) {
-			struct qitem *q = heap_pop(r);
+		const struct sfp_tq_slot *next = sfp_tq_peek(&r->queue);
 
+		if (next && (r->eof || r->draining ||
+			     next->time <= r->flush_limit)) {
+			struct sfp_tq_slot *q = &r->cur;
+
+			release_cur(r);	/* a bad record popped before */
+			sfp_tq_pop(&r->queue, q);
 			r->queued_bytes -= sizeof(*q) + q->size;
 			if (r->draining && r->queued_bytes <= r->max_bytes / 2)
 				r->draining = false;
 			if (q->time > r->last_flush)
 				r->last_flush = q->time;
-			q_release(r, r->cur);	/* a bad record popped before */
-			r->cur = q;
-			if (r->nheap)
-				prefetch_rec(r->heap[0]);
+			if ((next = sfp_tq_peek(&r->queue)))
+				prefetch_rec(next);
 			hdr_of(r, q->rec, &type, &misc, &sz);
 			e = evsel_of(r, q->rec, q->size, type);
 			err = decode(r, q->rec, q->size, q->off, e);
@@ -1233,6 +1173,7 @@ static int reader_new(const char *name, const struct sfp_perf_reader_opts *opts,
 	}
 	r->fd = -1;
 	r->own_fd = -1;
+	sfp_tq_init(&r->queue);
 	r->unordered = SFP_OPTS_GET(opts, sfp_perf_reader_opts, unordered, false);
 	r->max_bytes = SFP_OPTS_GET(opts, sfp_perf_reader_opts,
 				    max_queue_bytes, 0);
@@ -1380,12 +1321,8 @@ SFP_API void sfp_perf_reader__free(struct sfp_perf_reader **rp)
 		munmap(r->map, r->map_len);
 	if (r->own_fd >= 0)
 		close(r->own_fd);
-	for (i = 0; i < r->nheap; i++)
-		free(r->heap[i]);
-	free(r->heap);
-	free(r->cur);
-	for (i = 0; i < r->nspare; i++)
-		free(r->spare[i]);
+	sfp_tq_fini(&r->queue);
+	release_cur(r);
 	for (i = 0; i < r->nr_evsels; i++) {
 		free((void *)r->evsels[i]->ids);
 		free(r->evsels[i]);
