@@ -59,7 +59,7 @@ BASE_CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=all \
 SAN_LDFLAGS := -fsanitize=address,undefined
 endif
 ALL_CFLAGS = $(BASE_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
-LIBS := -lelf -lzstd -llzma -lz -lpthread -ldl
+LIBS := -lelf -lzstd -llzma -lz -ldeflate -lpthread -ldl
 LIBS += -ldw -liberty
 ifneq ($(NO_BPF),1)
 LIBS += -lbpf

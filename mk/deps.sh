@@ -6,7 +6,7 @@
 set -eu
 
 # Build: compilers and libraries the library links against.
-PKGS="make gcc clang pkg-config libelf-dev zlib1g-dev libzstd-dev liblzma-dev"
+PKGS="make gcc clang pkg-config libelf-dev zlib1g-dev libzstd-dev liblzma-dev libdeflate-dev"
 # Fuzzing (libFuzzer ships with clang's runtime) and sanitizers.
 PKGS="$PKGS libclang-rt-14-dev"
 # Peers measured in tests and benchmarks: libsframe (binutils-dev),
@@ -46,7 +46,7 @@ PKGS="$PKGS gdb-multiarch"
 FOREIGN_ARCH=
 if [ "${1:-}" = aarch64 ]; then
 	FOREIGN_ARCH=arm64
-	PKGS="$PKGS libelf-dev:arm64 zlib1g-dev:arm64 libzstd-dev:arm64"
+	PKGS="$PKGS libelf-dev:arm64 zlib1g-dev:arm64 libzstd-dev:arm64 libdeflate-dev:arm64"
 	PKGS="$PKGS liblzma-dev:arm64 libdw-dev:arm64 libiberty-dev:arm64"
 	# the delivery sinks (src/agent): HTTP and protobuf
 	PKGS="$PKGS libcurl4-openssl-dev:arm64 libprotobuf-c-dev:arm64"

@@ -63,6 +63,8 @@ struct name_slot {
 
 struct sfp_dwarf {
 	Dwarf *dw;
+	void *image;		/* decompressed sections, or NULL */
+	Elf *image_elf;		/* elf_memory() of image */
 	char *name;		/* the ELF's, for messages */
 	struct cu_range *ranges;
 	size_t nranges;
@@ -155,6 +157,30 @@ static int index_cus(struct sfp_dwarf *d)
 	return 0;
 }
 
+/*
+ * libdw on the decompressed image when the file's DWARF is compressed;
+ * NULL to open the file itself.
+ */
+static Dwarf *open_image(struct sfp_dwarf *d, struct sfp_elf *e)
+{
+	size_t size;
+	Dwarf *dw;
+
+	if (sfp_dwarf_image(e, &d->image, &size))
+		return NULL;
+	d->image_elf = elf_memory(d->image, size);
+	dw = d->image_elf ? dwarf_begin_elf(d->image_elf, DWARF_C_READ, NULL) :
+			    NULL;
+	if (!dw) {
+		if (d->image_elf)
+			elf_end(d->image_elf);
+		d->image_elf = NULL;
+		free(d->image);
+		d->image = NULL;
+	}
+	return dw;
+}
+
 int sfp_dwarf_open(struct sfp_elf *e, struct sfp_dwarf **out)
 {
 	struct sfp_elf_section sec;
@@ -173,7 +199,9 @@ int sfp_dwarf_open(struct sfp_elf *e, struct sfp_dwarf **out)
 		free(d);
 		return -ENOMEM;
 	}
-	d->dw = dwarf_begin_elf(sfp_elf_handle(e), DWARF_C_READ, NULL);
+	d->dw = open_image(d, e);
+	if (!d->dw)
+		d->dw = dwarf_begin_elf(sfp_elf_handle(e), DWARF_C_READ, NULL);
 	if (!d->dw) {
 		pr_warn("%s: cannot read DWARF: %s", sfp_elf_name(e),
 			dwarf_errmsg(-1));
@@ -197,6 +225,9 @@ void sfp_dwarf_free(struct sfp_dwarf **dp)
 		return;
 	if (d->dw)
 		dwarf_end(d->dw);
+	if (d->image_elf)
+		elf_end(d->image_elf);
+	free(d->image);
 	free(d->name);
 	free(d->ranges);
 	for (size_t i = 0; i < d->ncus; i++) {

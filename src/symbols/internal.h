@@ -157,6 +157,13 @@ SFP_HIDDEN int sfp_debuginfod_find_debuginfo(struct sfp_debuginfod *d,
 struct sfp_dwarf;
 SFP_HIDDEN int sfp_dwarf_open(struct sfp_elf *e, struct sfp_dwarf **out);
 SFP_HIDDEN void sfp_dwarf_free(struct sfp_dwarf **dw);
+/*
+ * The file's DWARF sections decompressed into a minimal ELF image for
+ * elf_memory() (dwarf-image.c).  Return: 0 and a malloc()ed image;
+ * -ENOENT nothing gained or a layout it leaves to libdw (open the file as
+ * it is); -EBADMSG bad compressed data; -ENOMEM.
+ */
+SFP_HIDDEN int sfp_dwarf_image(struct sfp_elf *e, void **image, size_t *size);
 SFP_HIDDEN int sfp_dwarf_inlines(struct sfp_symbolizer *s,
 				 struct sfp_dwarf *dw, uint64_t vaddr,
 				 struct sfp_inline_frame *frames, size_t max);
