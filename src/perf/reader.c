@@ -80,6 +80,8 @@ struct sfp_perf_reader {
 	size_t nr_evsels;
 	struct idmap *ids;
 	size_t nr_ids;
+	uint64_t last_id;	/* evsel_by_id()'s last answer */
+	struct sfp_perf_evsel *last_evsel;
 	/* header */
 	struct sfp_perf_header_info hdr;
 	char **strs;		/* every string we own, for free() */
@@ -194,6 +196,7 @@ static int add_evsel(struct sfp_perf_reader *r, const struct sfp_perf_attr *a,
 		r->nr_ids += nr_ids;
 		/* stable enough: duplicates resolve to any owner */
 		qsort(r->ids, r->nr_ids, sizeof(*m), idmap_cmp);
+		r->last_evsel = NULL;
 	}
 	e->attr = *a;
 	e->ids = idv;
@@ -208,11 +211,17 @@ static struct sfp_perf_evsel *evsel_by_id(struct sfp_perf_reader *r,
 {
 	size_t lo = 0, hi = r->nr_ids;
 
+	/* a CPU's ring is read in one go: its records share their id */
+	if (r->last_evsel && r->last_id == id)
+		return r->last_evsel;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (r->ids[mid].id == id)
-			return r->evsels[r->ids[mid].idx];
+		if (r->ids[mid].id == id) {
+			r->last_id = id;
+			r->last_evsel = r->evsels[r->ids[mid].idx];
+			return r->last_evsel;
+		}
 		if (r->ids[mid].id < id)
 			lo = mid + 1;
 		else
@@ -1001,11 +1010,12 @@ static int decode(struct sfp_perf_reader *r, const uint8_t *rec, size_t size,
  * are copied, since their buffers are reused.
  */
 static int enqueue(struct sfp_perf_reader *r, const uint8_t *rec, size_t size,
-		   uint64_t off, uint64_t ts, bool copy)
+		   uint64_t off, uint64_t ts, bool copy,
+		   const struct sfp_perf_evsel *e)
 {
 	struct sfp_tq_slot q = {
 		.time = ts, .seq = r->seq++, .off = off, .rec = rec,
-		.size = (uint32_t)size, .copy = copy,
+		.size = (uint32_t)size, .copy = copy, .tag = e,
 	};
 	size_t cost = sizeof(q) + size;
 	int err;
@@ -1096,7 +1106,9 @@ SFP_API int sfp_perf_reader__next(struct sfp_perf_reader *r,
 			if ((next = sfp_tq_peek(&r->queue)))
 				prefetch_rec(next);
 			hdr_of(r, q->rec, &type, &misc, &sz);
-			e = evsel_of(r, q->rec, q->size, type);
+			/* found when queued; an event's ids never change */
+			e = (struct sfp_perf_evsel *)q->tag ?:
+			    evsel_of(r, q->rec, q->size, type);
 			err = decode(r, q->rec, q->size, q->off, e);
 			if (err == -ENOMEM)
 				return err;
@@ -1148,7 +1160,7 @@ SFP_API int sfp_perf_reader__next(struct sfp_perf_reader *r,
 			return 1;
 		}
 		if ((err = enqueue(r, rec, size, off, ts,
-				   r->stream || nested)))
+				   r->stream || nested, e)))
 			return err;
 	}
 }
