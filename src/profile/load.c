@@ -135,6 +135,33 @@ void sfp_profile_loader_release(struct sfp_profile_loader *ld)
 	ld->fcache = NULL;
 	ld->fcache_bits = 0;
 	ld->fcache_fill = 0;
+	memset(ld->comm, 0, sizeof(ld->comm));
+}
+
+/* The string index of thread tid's name now. */
+static int thread_comm(struct sfp_profile_loader *ld, uint32_t tid,
+		       uint32_t *out)
+{
+	struct sfp_comm_cache_ent *c =
+		&ld->comm[(tid ^ (tid >> 6)) % ARRAY_SIZE(ld->comm)];
+	const char *name = sfp_machine__comm(ld->m, tid);
+	size_t len;
+	int err;
+
+	if (c->p == ld->p && c->tid == tid && !strcmp(c->name, name)) {
+		*out = c->idx;
+		return 0;
+	}
+	if ((err = sfp_profile_intern(ld->p, name, out)))
+		return err;
+	len = strlen(name);
+	c->p = len < sizeof(c->name) ? ld->p : NULL;
+	if (c->p) {
+		memcpy(c->name, name, len + 1);
+		c->tid = tid;
+		c->idx = *out;
+	}
+	return 0;
 }
 
 int sfp_profile_loader_sample(struct sfp_profile_loader *ld,
@@ -212,8 +239,7 @@ intern:
 	err = intern_stack(ld, sm->tid, kept, &out.stack);
 	if (err)
 		return err;
-	err = sfp_profile_intern(p, sfp_machine__comm(ld->m, sm->tid),
-				 &out.comm);
+	err = thread_comm(ld, sm->tid, &out.comm);
 	if (err)
 		return err;
 	return sfp_profile_add_sample(p, &out);

@@ -67,6 +67,14 @@ struct sfp_profile_loader {
 		uint32_t n, cap;
 		uint32_t *locs, *nodes;
 	} *last;
+	/* string indices of recent threads' names, by tid: hashing the
+	 * name of every sample was 7 % of a report (CPUs' samples
+	 * interleave, so one entry would miss) */
+	struct sfp_comm_cache_ent {
+		const struct sfp_profile *p;
+		uint32_t tid, idx;
+		char name[32];
+	} comm[64];
 };
 
 /*
