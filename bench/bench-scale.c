@@ -253,6 +253,14 @@ static int both(const char *sfprof, const char *label, const char *file,
 	return rc;
 }
 
+static int usage(void)
+{
+	fprintf(stderr, "usage: bench-scale [--fp FILE] [--dwarf FILE] [--runs N] [--big-runs N] [--no-big] [--keep DIR]\n"
+		"  records (or takes) a system-wide fp file and a dwarf file, derives 1/10 and x10,\n"
+		"  and times sfprof report/script against perf's in paired runs\n");
+	return 2;
+}
+
 int main(int argc, char **argv)
 {
 	char self[PATH_MAX], sfprof[PATH_MAX], dir[PATH_MAX];
@@ -268,8 +276,9 @@ int main(int argc, char **argv)
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--no-big"))
 			no_big = 1;
-		else if (i + 1 >= argc)
-			break;
+		else if (i + 1 >= argc || argv[i][0] != '-' ||
+			 !strcmp(argv[i], "--help"))
+			return usage();
 		else if (!strcmp(argv[i], "--fp"))
 			fp_in = argv[++i];
 		else if (!strcmp(argv[i], "--dwarf"))
@@ -280,6 +289,8 @@ int main(int argc, char **argv)
 			big_runs = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--keep"))
 			keep = argv[++i];
+		else
+			return usage();
 	}
 	if (runs < 1 || runs > MAX_RUNS || big_runs < 1 || big_runs > MAX_RUNS) {
 		fprintf(stderr, "bench-scale: --runs 1..%d\n", MAX_RUNS);
