@@ -714,11 +714,7 @@ static void populate(struct sfp_perf_reader *r, uint64_t from, uint64_t len)
 	(void)madvise((uint8_t *)r->map + from, len, MADV_WILLNEED);
 }
 
-/*
- * The reader is within WIN of the populated end: populate the next
- * window, and drop the pages before the lowest record still needed (the
- * one just read at `cur`, and every mapped one in the queue).
- */
+/* sfp_tq_each() callback: the lowest offset of a queued mapped record */
 static void lowest_mapped(const struct sfp_tq_slot *s, void *arg)
 {
 	uint64_t *low = arg;
@@ -727,6 +723,11 @@ static void lowest_mapped(const struct sfp_tq_slot *s, void *arg)
 		*low = s->off;
 }
 
+/*
+ * The reader is within WIN of the populated end: populate the next
+ * window, and drop the pages before the lowest record still needed (the
+ * one just read at `cur`, and every mapped one in the queue).
+ */
 static void slide_window(struct sfp_perf_reader *r, uint64_t cur)
 {
 	uint64_t low = cur, pg = (uint64_t)sysconf(_SC_PAGESIZE);
@@ -1089,7 +1090,6 @@ SFP_API int sfp_perf_reader__next(struct sfp_perf_reader *r,
 		uint16_t misc, sz;
 		bool nested;
 		int err;
-
 		const struct sfp_tq_slot *next = sfp_tq_peek(&r->queue);
 
 		if (next && (r->eof || r->draining ||
