@@ -340,8 +340,9 @@ int main(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	printf("bench-scale: sfprof vs perf 6.x, median of paired runs "
-	       "(sfprof single-threaded; load %.2f)\n", load_avg());
+	printf("bench-scale: sfprof vs perf 6.x, median of paired runs (sfprof "
+	       "single-threaded but for inflating compressed DWARF; "
+	       "load %.2f)\n", load_avg());
 	rc |= both(sfprof, "system-wide -a -g fp, 1/10 of the samples", small,
 		   nsmall, runs);
 	rc |= both(sfprof, "system-wide -a -g fp", fp, nfp, runs);
