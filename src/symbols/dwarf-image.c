@@ -42,6 +42,7 @@
 struct part {
 	GElf_Shdr shdr;		/* the file's header of the section */
 	const char *name;
+	uint64_t file_off;	/* where the section starts, for messages */
 	const uint8_t *src;	/* its bytes in the file (after Chdr) */
 	size_t src_len;
 	uint32_t ch_type;	/* 0: stored as is */
@@ -128,15 +129,18 @@ static int read_chdr(struct sfp_elf *e, struct part *p)
 	sfp_cursor_init(&c, p->src, p->src_len, false);
 	if (sfp_cursor_u32(&c, &type) || sfp_cursor_u32(&c, &reserved) ||
 	    sfp_cursor_u64(&c, &size) || sfp_cursor_u64(&c, &align)) {
-		pr_warn("%s: %s: compressed section shorter than its header",
-			sfp_elf_name(e), p->name);
+		pr_warn("%s: %s at offset %#llx: compressed section shorter than its header",
+			sfp_elf_name(e), p->name,
+			(unsigned long long)p->file_off);
 		return -EBADMSG;
 	}
 	if (type != ELFCOMPRESS_ZLIB && type != ELFCOMPRESS_ZSTD)
 		return -ENOENT;
 	if (size > IMAGE_MAX) {
-		pr_warn("%s: %s: claims %llu bytes uncompressed",
-			sfp_elf_name(e), p->name, (unsigned long long)size);
+		pr_warn("%s: %s at offset %#llx: claims %llu bytes uncompressed",
+			sfp_elf_name(e), p->name,
+			(unsigned long long)p->file_off,
+			(unsigned long long)size);
 		return -EBADMSG;
 	}
 	p->ch_type = type;
@@ -180,6 +184,7 @@ static int collect(struct sfp_elf *e, struct part *parts, size_t *n)
 		if (!gelf_getshdr(elf_getscn(sfp_elf_handle(e), i), &p->shdr))
 			return -ENOENT;
 		p->name = sec.name;
+		p->file_off = sec.offset;
 		p->src = file + sec.offset;
 		p->src_len = sec.size;
 		p->size = sec.size;
@@ -333,8 +338,11 @@ int sfp_dwarf_image(struct sfp_elf *e, void **image, size_t *size)
 			return -ENOMEM;
 		}
 		if (parts[i].err) {
-			pr_warn("%s: %s: bad compressed data", sfp_elf_name(e),
-				parts[i].name);
+			pr_warn("%s: %s at offset %#llx: bad %s data",
+				sfp_elf_name(e), parts[i].name,
+				(unsigned long long)parts[i].file_off,
+				parts[i].ch_type == ELFCOMPRESS_ZLIB ? "zlib" :
+								       "zstd");
 			free(w.image);
 			return -EBADMSG;
 		}
