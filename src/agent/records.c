@@ -46,5 +46,5 @@ int agent_decode(const struct sfp_perf_evsel *e, const void *rec_,
 	ev->raw = rec;
 	ev->evsel = e;
 	return sfp_perf_record_decode(e, rec, size, false, ev, scratch,
-				      scratch_len, str);
+				      scratch_len, str, false);
 }

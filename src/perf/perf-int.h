@@ -20,11 +20,18 @@
 /* HEADER_BUILD_ID's misc: the size byte is valid. */
 #define SFP_PERF_MISC_BUILD_ID_SIZE (1u << 15)
 
-/* Decode a sample body; the cursor stands after the 8-byte header. */
+/*
+ * Decode a sample body; the cursor stands after the 8-byte header.
+ * Arrays are copied into scratch, or point into the record when scratch
+ * is NULL (which must then be host order and 8-aligned) or when in_place
+ * is set and this array is host order and 8-aligned: then the record must
+ * live as long as the sample is used.
+ */
 SFP_HIDDEN int sfp_perf_sample_parse(const struct sfp_perf_attr *attr,
 				     struct sfp_cursor *c,
 				     struct sfp_perf_sample *s,
-				     uint64_t *scratch, size_t scratch_len);
+				     uint64_t *scratch, size_t scratch_len,
+				     bool in_place);
 
 /* Size of the sample_id trailer for a sample_type. */
 SFP_HIDDEN size_t sfp_perf_id_trailer_size(uint64_t sample_type);
@@ -51,7 +58,7 @@ SFP_HIDDEN int sfp_perf_record_decode(const struct sfp_perf_evsel *e,
 				      const uint8_t *rec, size_t size,
 				      bool swap, struct sfp_perf_event *ev,
 				      uint64_t *scratch, size_t scratch_len,
-				      char *str);
+				      char *str, bool in_place);
 
 /*
  * Decode a perf_event_attr of `avail` bytes at the cursor (its own size

@@ -27,7 +27,7 @@ SFP_HIDDEN int sfp_perf_record_decode(const struct sfp_perf_evsel *e,
 				      const uint8_t *rec, size_t size,
 				      bool swap, struct sfp_perf_event *ev,
 				      uint64_t *scratch, size_t scratch_len,
-				      char *str)
+				      char *str, bool in_place)
 {
 	struct sfp_cursor c;
 	size_t body = 0, tail = 0;
@@ -38,7 +38,8 @@ SFP_HIDDEN int sfp_perf_record_decode(const struct sfp_perf_evsel *e,
 
 	if (ev->type == SFP_PERF_RECORD_SAMPLE)
 		return e && !sfp_perf_sample_parse(&e->attr, &c, &ev->sample,
-						   scratch, scratch_len)
+						   scratch, scratch_len,
+						   in_place)
 			       ? 0 : -EBADMSG;
 	if (e && (e->attr.flags & SFP_PERF_ATTR_FLAG_SAMPLE_ID_ALL))
 		tail = sfp_perf_id_trailer_size(e->attr.sample_type);

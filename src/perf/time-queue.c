@@ -20,7 +20,8 @@ static const struct sfp_tq_slot *head_of(const struct sfp_time_queue *q,
 	return &q->slots[q->runs[run].head];
 }
 
-static bool run_less(const struct sfp_time_queue *q, uint32_t a, uint32_t b)
+static inline bool run_less(const struct sfp_time_queue *q, uint32_t a,
+			    uint32_t b)
 {
 	return slot_less(head_of(q, a), head_of(q, b));
 }
@@ -214,11 +215,6 @@ int sfp_tq_push(struct sfp_time_queue *q, const struct sfp_tq_slot *s)
 	q->open = run;
 	q->count++;
 	return 0;
-}
-
-const struct sfp_tq_slot *sfp_tq_peek(const struct sfp_time_queue *q)
-{
-	return q->nheap ? head_of(q, q->heap[0]) : NULL;
 }
 
 bool sfp_tq_pop(struct sfp_time_queue *q, struct sfp_tq_slot *out)

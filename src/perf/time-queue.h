@@ -51,8 +51,13 @@ void sfp_tq_init(struct sfp_time_queue *q);
 void sfp_tq_fini(struct sfp_time_queue *q);
 /* 0 or -ENOMEM; the slot's seq must exceed every earlier one's. */
 int sfp_tq_push(struct sfp_time_queue *q, const struct sfp_tq_slot *s);
-/* The oldest slot; NULL when empty.  Valid until the next push or pop. */
-const struct sfp_tq_slot *sfp_tq_peek(const struct sfp_time_queue *q);
+/* The oldest slot; NULL when empty.  Valid until the next push or pop.
+ * Inline: the reader asks twice a record. */
+static inline const struct sfp_tq_slot *
+sfp_tq_peek(const struct sfp_time_queue *q)
+{
+	return q->nheap ? &q->slots[q->runs[q->heap[0]].head] : NULL;
+}
 /* Removes the oldest slot into *out; false when empty. */
 bool sfp_tq_pop(struct sfp_time_queue *q, struct sfp_tq_slot *out);
 /* Calls fn on every live slot, in no particular order. */

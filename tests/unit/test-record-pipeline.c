@@ -501,7 +501,8 @@ static void stray_decode(const struct perf_event_attr *a, const uint64_t *rec,
 	ev.type = SFP_PERF_RECORD_MMAP2;
 	ev.misc = ((const struct perf_event_header *)rec)->misc;
 	if (!ASSERT_OK(sfp_perf_record_decode(&e, (const uint8_t *)rec, size,
-					      false, &ev, NULL, 0, str)))
+					      false, &ev, NULL, 0, str,
+					      false)))
 		return;
 	ASSERT_EQ(ev.mmap.build_id_size, 0);
 	ASSERT_EQ(ev.mmap.maj, 254);
