@@ -51,6 +51,8 @@ struct sfp_machine {
 	struct sfp_ksym *ksyms;
 	size_t nksyms, ksym_cap;
 	uint64_t ksym_gen;
+	uint64_t comm_gen;	/* bumped by every change of a thread's name
+				 * or of which threads there are */
 	char tmp[COMM_LEN];
 };
 
@@ -279,6 +281,7 @@ static struct thr *thr_new(struct sfp_machine *m, uint32_t tid)
 	else
 		snprintf(t->comm, sizeof(t->comm), "swapper");
 	m->nthrs++;
+	m->comm_gen++;
 	return t;
 }
 
@@ -315,6 +318,7 @@ SFP_HIDDEN void sfp_machine__exit(struct sfp_machine *m, uint32_t pid,
 	if (t) {
 		TABLE_DELETE(m->thrs, m->thr_cap, (size_t)(t - m->thrs), tid);
 		m->nthrs--;
+		m->comm_gen++;
 	}
 	if (pid != tid || !(p = proc_find(m, pid)))
 		return;
@@ -580,6 +584,7 @@ SFP_HIDDEN int sfp_machine__event(struct sfp_machine *m,
 			return -ENOMEM;
 		t->pid = ev->comm.pid;
 		snprintf(t->comm, sizeof(t->comm), "%s", ev->comm.comm);
+		m->comm_gen++;
 		return 0;
 	}
 	case SFP_PERF_RECORD_FORK: {
@@ -594,6 +599,7 @@ SFP_HIDDEN int sfp_machine__event(struct sfp_machine *m,
 		t->pid = ev->fork.pid;
 		if (parent)
 			memcpy(t->comm, comm, sizeof(comm));
+		m->comm_gen++;
 		if (ev->fork.pid != ev->fork.ppid) {
 			/* a new process starts with a copy of the parent's maps */
 			struct proc *pp = proc_find(m, ev->fork.ppid), *c;
@@ -668,6 +674,11 @@ SFP_HIDDEN struct sfp_pdso *sfp_machine__dso(struct sfp_machine *m,
 					     uint32_t idx)
 {
 	return idx < m->ndsos ? &m->dsos[idx] : NULL;
+}
+
+SFP_HIDDEN uint64_t sfp_machine__comm_gen(const struct sfp_machine *m)
+{
+	return m->comm_gen;
 }
 
 SFP_HIDDEN uint64_t sfp_machine__gen(const struct sfp_machine *m)

@@ -98,6 +98,13 @@ SFP_HIDDEN size_t sfp_machine__nr_dsos(const struct sfp_machine *m);
 SFP_HIDDEN uint64_t sfp_machine__gen(const struct sfp_machine *m);
 
 /*
+ * Changes whenever sfp_machine__comm() may answer differently for some
+ * tid (a COMM, a FORK, a new or a removed thread): callers may keep a
+ * thread's name while it stays the same.
+ */
+SFP_HIDDEN uint64_t sfp_machine__comm_gen(const struct sfp_machine *m);
+
+/*
  * The same for one process's map table: changes whenever pid's maps may
  * have changed (an MMAP into pid, the FORK that made it), never back to
  * an earlier value (it is sfp_machine__gen() at the change; 0 while pid

@@ -5,8 +5,9 @@
  * map array and a FORK may move the process table, so the remembered
  * mapping must never be answered after either (the ASan tier of make
  * check turns a stale one into a use-after-free report).  Also
- * sfp_machine__gen() and sfp_machine__pid_gen(), which callers key their
- * own caches on, and the KSYMBOL ranges that name BPF programs.
+ * sfp_machine__gen(), sfp_machine__pid_gen() and sfp_machine__comm_gen(),
+ * which callers key their own caches on, and the KSYMBOL ranges that
+ * name BPF programs.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -112,6 +113,50 @@ TEST(machine_find_across_map_changes)
  * no other process's; it never returns to a value it had (a cache keyed
  * on it would answer a stale mapping).
  */
+/* Every change of a thread's name moves comm_gen; nothing else does. */
+TEST(machine_comm_gen)
+{
+	struct sfp_machine *m = NULL;
+	struct sfp_perf_event ev;
+	uint64_t g;
+
+	if (!ASSERT_OK(sfp_machine__new(&m)))
+		return;
+	g = sfp_machine__comm_gen(m);
+	ASSERT_STREQ(sfp_machine__comm(m, 300), ":300");
+	ev = mmap_ev(300, 0x400000, 0x10000, 0, "/bin/a");
+	ASSERT_OK(sfp_machine__event(m, &ev));
+	ASSERT_EQ(sfp_machine__comm_gen(m), g);	/* maps are not names */
+	memset(&ev, 0, sizeof(ev));
+	ev.type = SFP_PERF_RECORD_COMM;
+	ev.comm.pid = ev.comm.tid = 300;
+	ev.comm.comm = "first";
+	ASSERT_OK(sfp_machine__event(m, &ev));
+	ASSERT_NE(sfp_machine__comm_gen(m), g);
+	ASSERT_STREQ(sfp_machine__comm(m, 300), "first");
+	g = sfp_machine__comm_gen(m);
+	ev.comm.comm = "second";		/* exec: same thread renamed */
+	ASSERT_OK(sfp_machine__event(m, &ev));
+	ASSERT_NE(sfp_machine__comm_gen(m), g);
+	ASSERT_STREQ(sfp_machine__comm(m, 300), "second");
+	g = sfp_machine__comm_gen(m);
+	memset(&ev, 0, sizeof(ev));
+	ev.type = SFP_PERF_RECORD_FORK;
+	ev.fork.pid = ev.fork.tid = 301;
+	ev.fork.ppid = ev.fork.ptid = 300;
+	ASSERT_OK(sfp_machine__event(m, &ev));
+	ASSERT_NE(sfp_machine__comm_gen(m), g);
+	ASSERT_STREQ(sfp_machine__comm(m, 301), "second");
+	g = sfp_machine__comm_gen(m);
+	sfp_machine__exit(m, 301, 301);
+	ASSERT_NE(sfp_machine__comm_gen(m), g);
+	ASSERT_STREQ(sfp_machine__comm(m, 301), ":301");
+	g = sfp_machine__comm_gen(m);
+	sfp_machine__exit(m, 302, 302);		/* not a thread we had */
+	ASSERT_EQ(sfp_machine__comm_gen(m), g);
+	sfp_machine__free(&m);
+}
+
 TEST(machine_pid_gen_per_process)
 {
 	struct sfp_machine *m = NULL;
