@@ -64,9 +64,15 @@ struct sfp_profile_opts {
 	 * those frames hit, not at all for a file without dwarf samples.
 	 * sample->dwarf (set in every mode) says which samples those are. */
 	bool dwarf_inlines;
+	/* keep one sample for all those that agree on everything but time
+	 * and period (pid, tid, cpu, stack, comm, event, flags), with the
+	 * summed period and their count: for readers that need no times
+	 * (a report without --time).  A system-wide file of 319k samples
+	 * then holds a few thousand. */
+	bool merge_samples;
 	size_t :0;
 };
-#define sfp_profile_opts__last_field dwarf_inlines
+#define sfp_profile_opts__last_field merge_samples
 
 enum sfp_profile_kind {
 	SFP_PROFILE_USER = 0,
@@ -138,6 +144,13 @@ struct sfp_profile_sample {
 	/* its user frames came from the dwarf unwinder (a --call-graph
 	 * dwarf stack snapshot), not from a recorded callchain */
 	bool dwarf;
+	/* the samples it stands for: 1, or with opts->merge_samples every
+	 * sample that differed from it only in time and period (period is
+	 * then their sum, time the first one's) */
+	uint32_t count;
+	/* the number in file order (from 0) of the last sample it stands
+	 * for: what decides which of two samples came later */
+	uint32_t last;
 };
 
 struct sfp_profile_event {

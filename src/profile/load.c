@@ -136,6 +136,9 @@ void sfp_profile_loader_release(struct sfp_profile_loader *ld)
 	ld->fcache_bits = 0;
 	ld->fcache_fill = 0;
 	memset(ld->comm, 0, sizeof(ld->comm));
+	sfp_ptab__free(&ld->twins);
+	memset(ld->recent, 0xff, sizeof(ld->recent));
+	ld->nr_seen = 0;
 }
 
 /* The string index of thread tid's name now. */
@@ -144,11 +147,19 @@ static int thread_comm(struct sfp_profile_loader *ld, uint32_t tid,
 {
 	struct sfp_comm_cache_ent *c =
 		&ld->comm[(tid ^ (tid >> 6)) % ARRAY_SIZE(ld->comm)];
-	const char *name = sfp_machine__comm(ld->m, tid);
+	uint64_t gen = sfp_machine__comm_gen(ld->m);
+	const char *name;
 	size_t len;
 	int err;
 
+	/* no thread was named, made or removed since: the same name */
+	if (c->p == ld->p && c->tid == tid && c->gen == gen) {
+		*out = c->idx;
+		return 0;
+	}
+	name = sfp_machine__comm(ld->m, tid);
 	if (c->p == ld->p && c->tid == tid && !strcmp(c->name, name)) {
+		c->gen = gen;
 		*out = c->idx;
 		return 0;
 	}
@@ -160,7 +171,55 @@ static int thread_comm(struct sfp_profile_loader *ld, uint32_t tid,
 		memcpy(c->name, name, len + 1);
 		c->tid = tid;
 		c->idx = *out;
+		c->gen = gen;
 	}
+	return 0;
+}
+
+/* merge_samples: a and b differ at most in time and period */
+static bool twins(const void *ctx, uint32_t idx, const void *key)
+{
+	const struct sfp_profile_sample *a = sfp_profile__sample(ctx, idx);
+	const struct sfp_profile_sample *b = key;
+
+	return a->stack == b->stack && a->tid == b->tid &&
+	       a->pid == b->pid && a->comm == b->comm && a->cpu == b->cpu &&
+	       a->event == b->event && a->ip_loc == b->ip_loc &&
+	       a->truncated == b->truncated && a->unmerged == b->unmerged &&
+	       a->dwarf == b->dwarf;
+}
+
+/* Add s to the profile, or with merge_samples to its twin if it has one. */
+static int add_sample(struct sfp_profile_loader *ld,
+		      const struct sfp_profile_sample *s)
+{
+	struct sfp_profile *p = ld->p;
+	uint32_t *recent, idx, h;
+	struct sfp_profile_sample *t;
+	int err;
+
+	if (!ld->merge)
+		return sfp_profile_add_sample(p, s);
+	recent = &ld->recent[(s->tid * 0x9e3779b1u) >> 24];
+	idx = *recent;
+	if (idx == SFP_PROFILE_NONE || !twins(p, idx, s)) {
+		h = sfp_hash64((uint64_t)s->tid << 32 | s->stack,
+			       s->comm ^ s->cpu ^ s->ip_loc ^ s->event);
+		idx = sfp_ptab__find(&ld->twins, h, twins, p, s);
+		if (idx == SFP_PROFILE_NONE) {
+			idx = (uint32_t)sfp_profile__nr_samples(p);
+			if ((err = sfp_ptab__add(&ld->twins, h, idx)) ||
+			    (err = sfp_profile_add_sample(p, s)))
+				return err;
+			*recent = idx;
+			return 0;
+		}
+		*recent = idx;
+	}
+	t = &p->samples[idx];
+	t->period += s->period;
+	t->count++;
+	t->last = s->last;
 	return 0;
 }
 
@@ -180,6 +239,8 @@ int sfp_profile_loader_sample(struct sfp_profile_loader *ld,
 		.unmerged = how == SFP_STITCH_OTHER_COOKIE ||
 			    how == SFP_STITCH_LEFTOVER,
 		.ip_loc = SFP_PROFILE_NONE,
+		.count = 1,
+		.last = ld->nr_seen++,
 	};
 	struct sfp_perf_chain_walk w;
 	size_t n = 0, i, kept;
@@ -242,7 +303,7 @@ intern:
 	err = thread_comm(ld, sm->tid, &out.comm);
 	if (err)
 		return err;
-	return sfp_profile_add_sample(p, &out);
+	return add_sample(ld, &out);
 }
 
 static int on_event(void *ctx, const struct sfp_perf_event *ev,
@@ -341,6 +402,8 @@ static int load(struct sfp_perf_reader *rd, const char *name,
 					false);
 	ld.max_depth = SFP_OPTS_GET(opts, sfp_profile_opts, max_depth, 0);
 	ld.no_symbols = SFP_OPTS_GET(opts, sfp_profile_opts, no_symbols, false);
+	ld.merge = SFP_OPTS_GET(opts, sfp_profile_opts, merge_samples, false);
+	memset(ld.recent, 0xff, sizeof(ld.recent));
 	if (!ld.max_depth)
 		ld.max_depth = DEFAULT_MAX_DEPTH;
 	if (!kpath && !sfp_profile_kallsyms_cache(ld.hdr, kbuf, sizeof(kbuf)))

@@ -73,8 +73,15 @@ struct sfp_profile_loader {
 	struct sfp_comm_cache_ent {
 		const struct sfp_profile *p;
 		uint32_t tid, idx;
+		uint64_t gen;	/* sfp_machine__comm_gen() when checked */
 		char name[32];
 	} comm[64];
+	uint32_t nr_seen;	/* samples so far (their `last` numbers) */
+	/* opts->merge_samples: samples by what they must agree on, and
+	 * each thread slot's last one (a thread mostly repeats itself) */
+	bool merge;
+	struct sfp_ptab twins;
+	uint32_t recent[256];
 };
 
 /*

@@ -370,8 +370,12 @@ static int group_samples(struct rep *r)
 	size_t i, n = sfp_profile__nr_samples(p), k;
 	bool by_tid = false;
 	struct sfp_ptab tab = { 0 };
+	/* each thread's last group: a thread's samples mostly repeat its
+	 * stack, and a hit skips the hash and the probe */
+	uint32_t recent[256];
 	int err = 0;
 
+	memset(recent, 0xff, sizeof(recent));
 	for (k = 0; k < r->o->nr_keys; k++)
 		by_tid |= r->o->keys[k] == SFP_REPORT_PID;
 	for (i = 0; i < n; i++) {
@@ -386,16 +390,20 @@ static int group_samples(struct rep *r)
 		r->total += s->period;
 		if (!sfp_rep_sample_ok(r, s))
 			continue;
-		r->nr_samples++;
+		r->nr_samples += s->count;
 		key.stack = s->stack;
 		key.ip_loc = s->stack ? SFP_PROFILE_NONE : s->ip_loc;
 		key.comm = s->comm;
 		key.tid = by_tid ? s->tid : 0;
 		key.dwarf = s->dwarf;
+		gi = recent[(s->tid * 0x9e3779b1u) >> 24];
+		if (gi != SFP_PROFILE_NONE && group_eq(r, gi, &key))
+			goto found;
 		h = sfp_hash64((uint64_t)key.comm << 32 | key.tid,
 			       key.stack ^ key.ip_loc ^
 			       (uint32_t)key.dwarf << 31);
 		gi = sfp_ptab__find(&tab, h, group_eq, r, &key);
+		recent[(s->tid * 0x9e3779b1u) >> 24] = gi;
 		if (gi == SFP_PROFILE_NONE) {
 			if (GROW(r->grp, r->cap_grp, r->nr_grp + 1) ||
 			    sfp_ptab__add(&tab, h, (uint32_t)r->nr_grp)) {
@@ -405,11 +413,15 @@ static int group_samples(struct rep *r)
 			gi = (uint32_t)r->nr_grp++;
 			key.first = (uint32_t)i;
 			r->grp[gi] = key;
+			recent[(s->tid * 0x9e3779b1u) >> 24] = gi;
 		}
+found:
 		g = &r->grp[gi];
-		g->last = (uint32_t)i;
+		/* merged samples come in order of their first, not last */
+		if (s->last > g->last)
+			g->last = s->last;
 		g->period += s->period;
-		g->count++;
+		g->count += s->count;
 	}
 	sfp_ptab__free(&tab);
 	return err;

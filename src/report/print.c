@@ -512,8 +512,10 @@ int sfp_report_print(const struct sfp_profile *p,
 	int err = 0;
 
 	for (i = 0; i < n; i++) {
-		nr_unmerged += sfp_profile__sample(p, i)->unmerged;
-		nr_trunc += sfp_profile__sample(p, i)->truncated;
+		const struct sfp_profile_sample *s = sfp_profile__sample(p, i);
+
+		nr_unmerged += s->unmerged ? s->count : 0;
+		nr_trunc += s->truncated ? s->count : 0;
 	}
 	if (o->plain)
 		fprintf(out, "# sfprof report plain 1\n");

@@ -11,6 +11,7 @@
 #include <inttypes.h>
 
 #include "profile-test.h"
+#include "report/report.h"
 
 enum rec { REC_FP, REC_DWARF, REC_SFPROF, REC_DEFERRED, REC_N };
 
@@ -356,6 +357,139 @@ TEST(profile_tables_consistent)
 	ASSERT_EQ(sfp_profile__stack(p, UINT32_MAX, NULL, 0), 0);
 out:
 	sfp_profile__free(&p);
+}
+
+/* The report of p under o, as text (NULL on a failure). */
+static char *report_text(const struct sfp_profile *p,
+			 const struct sfp_report_opts *o)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!ASSERT_NOT_NULL(f))
+		return NULL;
+	if (!ASSERT_OK(sfp_report_print(p, o, f))) {
+		fclose(f);
+		free(buf);
+		return NULL;
+	}
+	fclose(f);
+	return buf;
+}
+
+/*
+ * merge_samples against every sample kept: the merged profile holds, in
+ * order of first appearance, one sample per distinct (pid, tid, cpu,
+ * stack, comm, event, flags) with the count, the summed period, the
+ * first's time and the number of the last of the samples it stands for;
+ * and the report prints the same from either.
+ */
+static void check_merge(enum rec k)
+{
+	SFP_OPTS(sfp_profile_opts, om, .merge_samples = true);
+	struct sfp_profile *p = NULL, *m = NULL;
+	struct sfp_profile_sample *want = NULL;
+	size_t i, j, n, nw = 0;
+	char path[512];
+	static const struct sfp_report_opts views[] = {
+		{ .children = true, .keys = { SFP_REPORT_COMM, SFP_REPORT_DSO,
+					      SFP_REPORT_SYM }, .nr_keys = 3,
+		  .graph = SFP_REPORT_GRAPH, .graph_limit = 0.5 },
+		{ .keys = { SFP_REPORT_PID, SFP_REPORT_SYM }, .nr_keys = 2,
+		  .graph = SFP_REPORT_FOLDED, .callee = true },
+		{ .children = true, .keys = { SFP_REPORT_SYM }, .nr_keys = 1,
+		  .graph = SFP_REPORT_NONE, .plain = true },
+	};
+
+	if (!recording(k, path, sizeof(path)))
+		return;
+	if (!ASSERT_OK(sfp_profile__load(path, NULL, &p)) ||
+	    !ASSERT_OK(sfp_profile__load(path, &om, &m)))
+		goto out;
+	n = sfp_profile__nr_samples(p);
+	want = calloc(n ? n : 1, sizeof(*want));
+	if (!ASSERT_NOT_NULL(want))
+		goto out;
+	for (i = 0; i < n; i++) {
+		const struct sfp_profile_sample *s = sfp_profile__sample(p, i);
+
+		if (!ASSERT_EQ(s->count, 1) || !ASSERT_EQ(s->last, i))
+			goto out;
+		for (j = 0; j < nw; j++) {
+			const struct sfp_profile_sample *w = &want[j];
+
+			if (w->pid == s->pid && w->tid == s->tid &&
+			    w->cpu == s->cpu && w->stack == s->stack &&
+			    w->comm == s->comm && w->event == s->event &&
+			    w->ip_loc == s->ip_loc && w->dwarf == s->dwarf &&
+			    w->truncated == s->truncated &&
+			    w->unmerged == s->unmerged)
+				break;
+		}
+		if (j == nw)
+			want[nw++] = *s;
+		else {
+			want[j].count++;
+			want[j].period += s->period;
+			want[j].last = (uint32_t)i;
+		}
+	}
+	/* merging is worth it here, and it must not merge everything */
+	ASSERT_TRUE(nw < n);
+	ASSERT_GE(nw, 2);
+	if (!ASSERT_EQ(sfp_profile__nr_samples(m), nw))
+		goto out;
+	for (j = 0; j < nw; j++) {
+		const struct sfp_profile_sample *g = sfp_profile__sample(m, j);
+
+		const struct sfp_profile_sample *w = &want[j];
+
+		/* both profiles intern in the same order: same indices */
+		if (!ASSERT_EQ(g->time, w->time) ||
+		    !ASSERT_EQ(g->period, w->period) ||
+		    !ASSERT_EQ(g->count, w->count) ||
+		    !ASSERT_EQ(g->last, w->last) ||
+		    !ASSERT_EQ(g->pid, w->pid) || !ASSERT_EQ(g->tid, w->tid) ||
+		    !ASSERT_EQ(g->cpu, w->cpu) ||
+		    !ASSERT_EQ(g->stack, w->stack) ||
+		    !ASSERT_EQ(g->comm, w->comm) ||
+		    !ASSERT_EQ(g->event, w->event) ||
+		    !ASSERT_EQ(g->ip_loc, w->ip_loc) ||
+		    !ASSERT_EQ(g->truncated, w->truncated) ||
+		    !ASSERT_EQ(g->unmerged, w->unmerged) ||
+		    !ASSERT_EQ(g->dwarf, w->dwarf))
+			break;
+	}
+	for (i = 0; i < ARRAY_SIZE(views); i++) {
+		char *a = report_text(p, &views[i]), *b = report_text(m, &views[i]);
+
+		if (ASSERT_NOT_NULL(a) && ASSERT_NOT_NULL(b)) {
+			ASSERT_GE(strlen(a), 200);
+			ASSERT_STREQ(a, b);
+		}
+		free(a);
+		free(b);
+	}
+out:
+	free(want);
+	sfp_profile__free(&p);
+	sfp_profile__free(&m);
+}
+
+TEST(profile_merge_samples_fp)
+{
+	check_merge(REC_FP);
+}
+
+TEST(profile_merge_samples_dwarf)
+{
+	check_merge(REC_DWARF);
+}
+
+TEST(profile_merge_samples_deferred)
+{
+	check_merge(REC_DEFERRED);
 }
 
 /* max_depth keeps the leaf side and marks the sample. */

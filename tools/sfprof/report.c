@@ -370,8 +370,11 @@ int cmd_report(int argc, char **argv)
 	{
 		/* inline chains (libdw) only where perf shows them: the
 		 * frames of the dwarf unwinder, so an fp file costs nothing */
+		/* samples that differ only in time are one for a report
+		 * that reads no times */
 		SFP_OPTS(sfp_profile_opts, po, .no_merge = no_merge,
 			 .dwarf_inlines = o.inline_frames,
+			 .merge_samples = !o.has_time && !threads,
 			 .debuginfod = di.mode,
 			 .debuginfod_timeout_ms = di.timeout_ms);
 
