@@ -372,7 +372,7 @@ struct sfp_kallsyms_index {
 	struct kmat *mat;	/* open addressing, idx + 1 (0: empty) */
 	size_t mat_cap, mat_n;
 	struct sfp_symtab tab;	/* its pool holds the names we hand out */
-	/* the address of every STRIDE-th entry, parsed on the first lookup:
+	/* the address of every STRIDE-th entry, parsed with the index:
 	 * a search narrows to STRIDE entries without parsing, instead of
 	 * parsing the hex of each of ~17 entries (7 % of a system-wide
 	 * script) */
@@ -468,14 +468,38 @@ static int xent_cmp(const void *pa, const void *pb)
  * kallsyms whole: ~0.2 s of CPU.  So the sorted run is kept in place,
  * the entries that break it are sorted apart, and the two are merged.
  */
-static int sort_entries(struct sfp_kallsyms_index *k, const char *buf)
+/*
+ * A mapped file is let go behind the scan: every line is read once here,
+ * later look-ups read a few lines each, and the whole 5 MiB of a cached
+ * kallsyms resident at once was a third of a small report's peak RSS.
+ * The mapping is clean and private: a page dropped is read again if a
+ * look-up needs it.
+ */
+#define KALLSYMS_DROP (1u << 20)
+
+static void drop_behind(const char *buf, size_t off, size_t *dropped)
+{
+	size_t upto = off & ~(size_t)(KALLSYMS_DROP - 1);
+
+	if (upto >= *dropped + 2 * KALLSYMS_DROP) {
+		(void)madvise((char *)buf + *dropped, upto - *dropped,
+			      MADV_DONTNEED);
+		*dropped = upto;
+	}
+}
+
+/* Its passes read the lines in file order: a mapped file goes behind. */
+static int sort_entries(struct sfp_kallsyms_index *k, const char *buf,
+			bool mapped)
 {
 	struct xent *x = NULL, *nx;
-	size_t n = k->n, nm = 0, nr = 0, cap = 0, i, a, b;
+	size_t n = k->n, nm = 0, nr = 0, cap = 0, i, a, b, dropped = 0;
 	uint64_t last[2] = { 0, 0 }, key[2] = { 0, 0 };
 	uint32_t *m;
 
 	for (i = 0; i < n; i++) {
+		if (mapped)
+			drop_behind(buf, k->e[i], &dropped);
 		/* every entry passed canonical() on its full line */
 		canonical(buf + k->e[i], buf + k->e[i] + 20, key);
 		if (nm && key_less(key, last)) {
@@ -503,9 +527,12 @@ static int sort_entries(struct sfp_kallsyms_index *k, const char *buf)
 		free(x);
 		return -ENOMEM;
 	}
+	dropped = 0;
 	for (a = b = i = 0; i < n; i++) {
 		bool main_first = b == nr;
 
+		if (mapped && a < nm)
+			drop_behind(buf, k->e[a], &dropped);
 		if (!main_first && a < nm) {
 			canonical(buf + k->e[a], buf + k->e[a] + 20, key);
 			main_first = key_less(key, x[b].key) ||
@@ -520,12 +547,29 @@ static int sort_entries(struct sfp_kallsyms_index *k, const char *buf)
 	return 0;
 }
 
-int sfp_kallsyms_index__new(char *buf, size_t len, char *modules,
-			    size_t modules_len,
-			    struct sfp_kallsyms_index **out)
+/*
+ * The parsed address of every STRIDE-th entry, searched before the lines
+ * (without it, look-ups run on: a failed malloc costs only speed).
+ */
+static void build_coarse(struct sfp_kallsyms_index *k, bool mapped)
+{
+	size_t i, dropped = 0;
+
+	k->ncoarse = (k->n + STRIDE - 1) / STRIDE;
+	k->coarse = malloc(k->ncoarse * sizeof(*k->coarse));
+	for (i = 0; k->coarse && i < k->ncoarse; i++) {
+		if (mapped)
+			drop_behind(k->buf, k->e[i * STRIDE], &dropped);
+		k->coarse[i] = ent_addr(k, i * STRIDE);
+	}
+}
+
+static int index_new(char *buf, size_t len, char *modules, size_t modules_len,
+		     bool mapped, struct sfp_kallsyms_index **out)
 {
 	struct sfp_kallsyms_index *k;
 	const char *p = buf, *end = buf + len;
+	size_t dropped = 0;
 	uint64_t prev[2] = { 0, 0 };
 	bool unsorted = false;
 	size_t cap;
@@ -601,15 +645,20 @@ int sfp_kallsyms_index__new(char *buf, size_t len, char *modules,
 		k->e[k->n++] = (uint32_t)(p - buf);
 next:
 		p = eol + 1;
+		if (mapped)
+			drop_behind(buf, (size_t)(p - buf), &dropped);
 	}
 	if (!k->n) {
 		err = -EAGAIN;	/* the full parse says why */
 		goto fail;
 	}
-	if (unsorted && (err = sort_entries(k, buf)))
+	if (unsorted && (err = sort_entries(k, buf, mapped)))
 		goto fail;
 	k->buf = buf;
 	k->len = len;
+	build_coarse(k, mapped);
+	if (mapped)	/* look-ups read the lines they need again */
+		(void)madvise(buf, len, MADV_DONTNEED);
 	k->modules = modules;
 	*out = k;
 	return 0;
@@ -618,6 +667,13 @@ fail:
 	free(k->mods);
 	free(k);
 	return err;
+}
+
+int sfp_kallsyms_index__new(char *buf, size_t len, char *modules,
+			    size_t modules_len,
+			    struct sfp_kallsyms_index **out)
+{
+	return index_new(buf, len, modules, modules_len, false, out);
 }
 
 /* Last entry with the same address as entry i (the alias that wins). */
@@ -731,14 +787,6 @@ struct sfp_sym *sfp_kallsyms_index__find(struct sfp_kallsyms_index *k,
 	struct sfp_sym *s;
 
 	*tab = &k->tab;
-	if (!k->coarse && k->n) {
-		size_t i;
-
-		k->ncoarse = (k->n + STRIDE - 1) / STRIDE;
-		k->coarse = malloc(k->ncoarse * sizeof(*k->coarse));
-		for (i = 0; k->coarse && i < k->ncoarse; i++)
-			k->coarse[i] = ent_addr(k, i * STRIDE);
-	}
 	if (k->coarse) {
 		size_t clo = 0, chi = k->ncoarse;
 
@@ -816,7 +864,7 @@ int sfp_kallsyms_index__open(const char *path, const char *modules_path,
 	if (modules_path &&
 	    sfp_read_file(modules_path, KALLSYMS_MAP_MAX, &mods, &modslen))
 		mods = NULL;	/* no module list: sizes guessed */
-	err = sfp_kallsyms_index__new(buf, len, mods, modslen, out);
+	err = index_new(buf, len, mods, modslen, mapped, out);
 	if (err) {
 		if (mapped)
 			munmap(buf, len);

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "symbols/kallsyms.h"
 #include "test.h"
@@ -67,27 +68,37 @@ static bool probe(struct sfp_symtab *full, struct sfp_kallsyms_index *k,
 
 /*
  * Both views of (ks, mods); the number of symbols compared, or -1 on a
- * difference, -2 when the index declined (-EAGAIN).
+ * difference, -2 when the index declined (-EAGAIN).  With paths, the
+ * index comes from those files (kallsyms mapped, and let go behind its
+ * scans: every look-up reads its lines back), else from copies in memory.
  */
-static long compare(const char *ks, size_t kslen, const char *mods,
-		    size_t modslen)
+static long compare_at(const char *ks, size_t kslen, const char *mods,
+		       size_t modslen, const char *ks_path,
+		       const char *mods_path)
 {
 	struct sfp_symtab full = { 0 };
 	struct sfp_kallsyms_index *k = NULL;
-	char *kb = dup_mem(ks, kslen), *mb = mods ? dup_mem(mods, modslen) : NULL;
 	const char *p, *end = ks + kslen;
 	long n = 0;
 	size_t i;
 	int err;
 
-	if (!ASSERT_TRUE(kb && (!mods || mb)))
-		return -1;
-	err = sfp_kallsyms_index__new(kb, kslen, mb, modslen, &k);
-	if (err) {
-		free(kb);
-		free(mb);
-		return err == -EAGAIN ? -2 : -1;
+	if (ks_path) {
+		err = sfp_kallsyms_index__open(ks_path, mods_path, &k);
+	} else {
+		char *kb = dup_mem(ks, kslen);
+		char *mb = mods ? dup_mem(mods, modslen) : NULL;
+
+		if (!ASSERT_TRUE(kb && (!mods || mb)))
+			return -1;
+		err = sfp_kallsyms_index__new(kb, kslen, mb, modslen, &k);
+		if (err) {
+			free(kb);
+			free(mb);
+		}
 	}
+	if (err)
+		return err == -EAGAIN ? -2 : -1;
 	if (sfp_kallsyms_parse(&full, ks, kslen, mods, modslen) < 0) {
 		sfp_kallsyms_index__free(&k);
 		return -1;
@@ -121,6 +132,12 @@ static long compare(const char *ks, size_t kslen, const char *mods,
 	sfp_symtab_free(&full);
 	sfp_kallsyms_index__free(&k);
 	return n;
+}
+
+static long compare(const char *ks, size_t kslen, const char *mods,
+		    size_t modslen)
+{
+	return compare_at(ks, kslen, mods, modslen, NULL, NULL);
 }
 
 static long compare_str(const char *ks, const char *mods)
@@ -387,6 +404,99 @@ TEST(kallsyms_index_open)
 	ASSERT_ERR(sfp_kallsyms_index__open("/nonexistent", ms, &k), -ENOENT);
 	ASSERT_ERR(sfp_kallsyms_index__open(test_data_dir(), ms, &k), -EAGAIN);
 	ASSERT_TRUE(k == NULL);
+}
+
+/* Resident kB of this process's mappings of path (smaps), -1 if none. */
+static long resident_kb(const char *path)
+{
+	char line[8192];
+	long kb = -1;
+	bool in = false;
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		char *nl = strchr(line, '\n');
+		size_t pl = strlen(path), ll;
+
+		if (nl)
+			*nl = 0;
+		ll = strlen(line);
+		/* a mapping's first line ends with its path */
+		if (strchr(line, '-') && line[0] != ' ' &&
+		    !strchr(line, ':')) {
+			in = false;
+		}
+		if (ll >= pl && !strcmp(line + ll - pl, path) &&
+		    strchr(line, '-') < strchr(line, ' ')) {
+			in = true;
+			if (kb < 0)
+				kb = 0;
+			continue;
+		}
+		if (in && !strncmp(line, "Rss:", 4))
+			kb += strtol(line + 4, NULL, 10);
+		if (!strncmp(line, "VmFlags:", 8))
+			in = false;
+	}
+	fclose(f);
+	return kb;
+}
+
+/*
+ * The running kernel's kallsyms from a file, as perf's cached copy is
+ * read: mapped, and let go a megabyte at a time behind the index's scans
+ * (kallsyms is ~5 MiB here, so pages are dropped in every pass) and
+ * whole after them.  Every look-up must still answer as the full parse.
+ * Its module part, written last, is out of address order, so the sort
+ * pass runs too.
+ */
+TEST(kallsyms_index_mapped_and_dropped)
+{
+	char *kb, *mb = NULL, path[4096], mpath[4096];
+	size_t kl, ml = 0;
+	FILE *f;
+	long n;
+
+	if (!read_whole("/proc/kallsyms", &kb, &kl) || !has_address(kb, kl)) {
+		free(kb);
+		test_skip("no /proc/kallsyms with addresses");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/kallsyms-mapped.txt", test_tmp_dir());
+	snprintf(mpath, sizeof(mpath), "%s/modules-mapped.txt", test_tmp_dir());
+	if (read_whole("/proc/modules", &mb, &ml) &&
+	    ASSERT_NOT_NULL(f = fopen(mpath, "w"))) {
+		ASSERT_EQ(fwrite(mb, 1, ml, f), ml);
+		fclose(f);
+	}
+	if (!ASSERT_NOT_NULL(f = fopen(path, "w")))
+		goto out;
+	ASSERT_EQ(fwrite(kb, 1, kl, f), kl);
+	fclose(f);
+	/* big enough that the scans drop pages behind them */
+	ASSERT_GE(kl, 3u << 20);
+	/* built, the index keeps almost nothing of the file resident */
+	{
+		struct sfp_kallsyms_index *k = NULL;
+		long kb_res;
+
+		if (ASSERT_OK(sfp_kallsyms_index__open(path, mb ? mpath : NULL,
+						       &k))) {
+			kb_res = resident_kb(path);
+			ASSERT_GE(kb_res, 0);
+			ASSERT_TRUE(kb_res < 256);
+			sfp_kallsyms_index__free(&k);
+		}
+	}
+	n = compare_at(kb, kl, mb, ml, path, mb ? mpath : NULL);
+	ASSERT_GE(n, 1000);
+	unlink(path);
+	unlink(mpath);
+out:
+	free(kb);
+	free(mb);
 }
 
 /* NUL bytes in a module name end it, as they end the full parse's
