@@ -83,6 +83,20 @@ static int take_regs(struct sfp_cursor *c, uint64_t mask, uint64_t *abi,
 		    SFP_PERF_SAMPLE_STREAM_ID | SFP_PERF_SAMPLE_CPU | \
 		    SFP_PERF_SAMPLE_PERIOD)
 
+/*
+ * Zero a decoded sample (328 bytes) through libc's memset.  With the size
+ * known, gcc inlines the memset as `rep stos`, whose start-up cost made it
+ * half of this parser's time on AMD Zen (6 % of a whole report); libc's
+ * vector stores take a few cycles.  The size is read from a variable the
+ * compiler cannot see through, so the call stays a call.
+ */
+static volatile size_t sample_bytes = sizeof(struct sfp_perf_sample);
+
+static void zero_sample(struct sfp_perf_sample *s)
+{
+	memset(s, 0, sample_bytes);
+}
+
 static uint64_t head64(struct sfp_cursor *c)
 {
 	uint64_t v;
@@ -124,7 +138,7 @@ SFP_HIDDEN int sfp_perf_sample_parse(const struct sfp_perf_attr *attr,
 	uint32_t u32;
 	int err = 0;
 
-	memset(s, 0, sizeof(*s));
+	zero_sample(s);
 	s->present = type & (SFP_PERF_SAMPLE_MAX - 1);
 
 	if (8u * bits_set(type & FIXED_HEAD) > sfp_cursor_left(c))
