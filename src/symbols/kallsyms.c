@@ -459,16 +459,6 @@ static int xent_cmp(const void *pa, const void *pb)
 }
 
 /*
- * Put the entries in address order, equal addresses in file order (the
- * order the full parse's stable sort gives, so the last alias still
- * wins).  A live kallsyms is sorted but for the few symbols the kernel
- * lists after the modules: BPF programs ("[bpf]"), ftrace trampolines.
- * Declining the index for them made every system-wide tool that loads a
- * BPF program (the agent, record's bpf-defer) read and parse all of
- * kallsyms whole: ~0.2 s of CPU.  So the sorted run is kept in place,
- * the entries that break it are sorted apart, and the two are merged.
- */
-/*
  * A mapped file is let go behind the scan: every line is read once here,
  * later look-ups read a few lines each, and the whole 5 MiB of a cached
  * kallsyms resident at once was a third of a small report's peak RSS.
@@ -488,7 +478,17 @@ static void drop_behind(const char *buf, size_t off, size_t *dropped)
 	}
 }
 
-/* Its passes read the lines in file order: a mapped file goes behind. */
+/*
+ * Put the entries in address order, equal addresses in file order (the
+ * order the full parse's stable sort gives, so the last alias still
+ * wins).  A live kallsyms is sorted but for the few symbols the kernel
+ * lists after the modules: BPF programs ("[bpf]"), ftrace trampolines.
+ * Declining the index for them made every system-wide tool that loads a
+ * BPF program (the agent, record's bpf-defer) read and parse all of
+ * kallsyms whole: ~0.2 s of CPU.  So the sorted run is kept in place,
+ * the entries that break it are sorted apart, and the two are merged.
+ * Its passes read the lines in file order: a mapped file goes behind.
+ */
 static int sort_entries(struct sfp_kallsyms_index *k, const char *buf,
 			bool mapped)
 {
