@@ -376,7 +376,7 @@ TEST(reader_big_file_windows)
 		pb_round(&p);
 	}
 	pb_end(&p);
-	ASSERT_TRUE(p.len > (40u << 20));	/* past the 32 MiB threshold */
+	ASSERT_TRUE(p.len > (40u << 20));	/* twenty 2 MiB windows */
 	snprintf(path, sizeof(path), "%s/big-windows.data", test_tmp_dir());
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	if (!ASSERT_TRUE(fd >= 0))
