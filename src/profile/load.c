@@ -208,8 +208,8 @@ static int add_sample(struct sfp_profile_loader *ld,
 		idx = sfp_ptab__find(&ld->twins, h, twins, p, s);
 		if (idx == SFP_PROFILE_NONE) {
 			idx = (uint32_t)sfp_profile__nr_samples(p);
-			if ((err = sfp_ptab__add(&ld->twins, h, idx)) ||
-			    (err = sfp_profile_add_sample(p, s)))
+			if ((err = sfp_profile_add_sample(p, s)) ||
+			    (err = sfp_ptab__add(&ld->twins, h, idx)))
 				return err;
 			*recent = idx;
 			return 0;
