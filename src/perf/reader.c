@@ -35,7 +35,7 @@
  * were no better. */
 #define HDR_AHEAD 8
 /*
- * Files larger than WIN_MIN are not populated whole: a window of WIN bytes
+ * Files larger than a window are not populated whole: a window of WIN bytes
  * ahead of the reader is (in one go, as MAP_POPULATE did for the whole
  * file), and what lies before every record still queued is dropped from
  * the mapping (MADV_DONTNEED: a clean private file mapping refaults the
@@ -45,7 +45,6 @@
  * resident, and 2 MiB ones read as fast.
  */
 #define WIN (2ull << 20)
-#define WIN_MIN WIN
 #define PREFETCH_LINES 24
 
 struct idmap {
@@ -258,11 +257,12 @@ static void find_id_where(struct sfp_perf_reader *r)
 				     !!(st & SFP_PERF_SAMPLE_TID) +
 				     !!(st & SFP_PERF_SAMPLE_TIME) +
 				     !!(st & SFP_PERF_SAMPLE_ADDR));
-	if (!(a->flags & SFP_PERF_ATTR_FLAG_SAMPLE_ID_ALL))
-		r->id_back = 0;
-	else if (st & SFP_PERF_SAMPLE_IDENTIFIER)
+	/* without sample_id_all no record but a sample carries an id */
+	if ((a->flags & SFP_PERF_ATTR_FLAG_SAMPLE_ID_ALL) &&
+	    (st & SFP_PERF_SAMPLE_IDENTIFIER))
 		r->id_back = 8;
-	else if (st & SFP_PERF_SAMPLE_ID)
+	else if ((a->flags & SFP_PERF_ATTR_FLAG_SAMPLE_ID_ALL) &&
+		 (st & SFP_PERF_SAMPLE_ID))
 		r->id_back = 8 * (1 + !!(st & SFP_PERF_SAMPLE_STREAM_ID) +
 				  !!(st & SFP_PERF_SAMPLE_CPU));
 	r->id_where_known = true;
@@ -993,27 +993,25 @@ static int ensure_scratch(struct sfp_perf_reader *r, size_t size)
 static int decode(struct sfp_perf_reader *r, const uint8_t *rec, size_t size,
 		  uint64_t off, struct sfp_perf_evsel *e)
 {
+	const size_t after_sample = offsetof(struct sfp_perf_event, sample) +
+				    sizeof(r->ev.sample);
 	struct sfp_perf_event *ev = &r->ev;
+	uint32_t type;
+	uint16_t misc, sz;
 	int err;
 
 	if ((err = ensure_scratch(r, size)))
 		return err;
-	hdr_of(r, rec, &ev->type, &ev->misc, &ev->size);
+	hdr_of(r, rec, &type, &misc, &sz);
 	/* a sample's part is zeroed by its parser: not twice */
-	if (e && ev->type == SFP_PERF_RECORD_SAMPLE) {
-		size_t after = offsetof(struct sfp_perf_event, sample) +
-			       sizeof(ev->sample);
-
-		memset((char *)ev + after, 0, sizeof(*ev) - after);
-	} else {
-		uint32_t type = ev->type;
-		uint16_t misc = ev->misc, sz = ev->size;
-
+	if (e && type == SFP_PERF_RECORD_SAMPLE)
+		memset((char *)ev + after_sample, 0,
+		       sizeof(*ev) - after_sample);
+	else
 		memset(ev, 0, sizeof(*ev));
-		ev->type = type;
-		ev->misc = misc;
-		ev->size = sz;
-	}
+	ev->type = type;
+	ev->misc = misc;
+	ev->size = sz;
 	ev->file_offset = off;
 	ev->raw = rec;
 	ev->swapped = r->swap;
@@ -1302,7 +1300,7 @@ SFP_API int sfp_perf_reader__open_fd(int fd, const char *name,
 	}
 	if (S_ISREG(st.st_mode) && st.st_size > 0) {
 		r->map_len = (size_t)st.st_size;
-		r->windowed = r->map_len > WIN_MIN;
+		r->windowed = r->map_len > WIN;
 		/* read ahead in one go: page faults one page at a time were a
 		 * fifth of a big script run (big files: a window at a time) */
 		r->map = mmap(NULL, r->map_len, PROT_READ,

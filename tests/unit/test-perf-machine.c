@@ -35,6 +35,19 @@ static struct sfp_perf_event mmap_ev(uint32_t pid, uint64_t start,
 	return ev;
 }
 
+static struct sfp_perf_event comm_ev(uint32_t pid, uint32_t tid,
+				     const char *name)
+{
+	struct sfp_perf_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.type = SFP_PERF_RECORD_COMM;
+	ev.comm.pid = pid;
+	ev.comm.tid = tid;
+	ev.comm.comm = name;
+	return ev;
+}
+
 static const char *dso_at(struct sfp_machine *m, uint32_t pid, uint64_t addr)
 {
 	const struct sfp_pmap *map = sfp_machine__find(m, pid, addr);
@@ -98,21 +111,13 @@ TEST(machine_find_across_map_changes)
 	ASSERT_TRUE(dso_at(m, 100, 0x500000) == NULL);
 	/* COMM changes no map: the generation stays */
 	g1 = sfp_machine__gen(m);
-	memset(&ev, 0, sizeof(ev));
-	ev.type = SFP_PERF_RECORD_COMM;
-	ev.comm.pid = ev.comm.tid = 100;
-	ev.comm.comm = "a";
+	ev = comm_ev(100, 100, "a");
 	ASSERT_OK(sfp_machine__event(m, &ev));
 	ASSERT_EQ(sfp_machine__gen(m), g1);
 	sfp_machine__free(&m);
 	ASSERT_TRUE(m == NULL);
 }
 
-/*
- * sfp_machine__pid_gen(): a process's maps changing changes its value and
- * no other process's; it never returns to a value it had (a cache keyed
- * on it would answer a stale mapping).
- */
 /* Every change of a thread's name moves comm_gen; nothing else does. */
 TEST(machine_comm_gen)
 {
@@ -127,10 +132,7 @@ TEST(machine_comm_gen)
 	ev = mmap_ev(300, 0x400000, 0x10000, 0, "/bin/a");
 	ASSERT_OK(sfp_machine__event(m, &ev));
 	ASSERT_EQ(sfp_machine__comm_gen(m), g);	/* maps are not names */
-	memset(&ev, 0, sizeof(ev));
-	ev.type = SFP_PERF_RECORD_COMM;
-	ev.comm.pid = ev.comm.tid = 300;
-	ev.comm.comm = "first";
+	ev = comm_ev(300, 300, "first");
 	ASSERT_OK(sfp_machine__event(m, &ev));
 	ASSERT_NE(sfp_machine__comm_gen(m), g);
 	ASSERT_STREQ(sfp_machine__comm(m, 300), "first");
@@ -157,6 +159,11 @@ TEST(machine_comm_gen)
 	sfp_machine__free(&m);
 }
 
+/*
+ * sfp_machine__pid_gen(): a process's maps changing changes its value and
+ * no other process's; it never returns to a value it had (a cache keyed
+ * on it would answer a stale mapping).
+ */
 TEST(machine_pid_gen_per_process)
 {
 	struct sfp_machine *m = NULL;
