@@ -30,6 +30,10 @@ fi
 # background until it samples; AGENT_PID, and APORT (empty when it did
 # not start).  Its stderr: $TMP/agent.err.
 agent_start() {
+	# a fresh file before the agent starts: the background redirection
+	# truncates it only once the shell forked, and a check before that
+	# would read the last agent's "sampling" line and port
+	: > "$TMP/agent.err"
 	$PDEATH "$SFPROF" agent --listen 127.0.0.1:0 "$@" \
 		> "$TMP/agent.out" 2> "$TMP/agent.err" &
 	AGENT_PID=$!
