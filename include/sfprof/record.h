@@ -154,6 +154,13 @@ SFP_API int sfp_record__start(struct sfp_record *r);
 /* Wait up to timeout_ms for data.  Return: 0, or -EINTR on a signal. */
 SFP_API int sfp_record__poll(struct sfp_record *r, int timeout_ms);
 
+/*
+ * Make a sfp_record__poll() that waits now, or the next one, return at
+ * once.  Callable from any thread and from a signal handler.
+ * Return: 0 or -errno.
+ */
+SFP_API int sfp_record__wake(struct sfp_record *r);
+
 /**
  * sfp_record__read() - drain the rings and deliver records in time order.
  * @final: deliver everything (after sfp_record__stop()); otherwise records

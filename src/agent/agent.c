@@ -25,7 +25,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <time.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -42,16 +44,28 @@
 #define PROC_BUCKETS 4096
 #define DEFAULT_PROC_BUDGET 65536
 #define DEFAULT_SYMBOL_BUDGET (512ull << 20)
-/* The loop's period: records are processed, windows closed and pulls
- * answered this often.  Each round has a fixed cost (draining both
- * rings and the BPF ring, sorting what came, the pulls' checks), so it
- * is not shorter than it needs to be: a window closes at most this late,
- * and the records trail the rings by this much. */
+/*
+ * The loop's period: records are processed, windows closed and pulls
+ * answered this often while there is work.  Each round has a fixed cost
+ * (a wake-up, draining both rings and the BPF ring, sorting what came,
+ * the pulls' checks), and every wake-up preempts a task of the machine,
+ * so a round that found little (at most LOOP_QUIET records) doubles the
+ * period, up to LOOP_IDLE_MS: at the default 19 Hz a round then finds
+ * about 20 samples per CPU, and the agent wakes once a second instead of
+ * ten times.  A round with more work returns to LOOP_MS; a window's end
+ * and a pull's span shorten the wait; a new pull or SIGINT/SIGTERM wakes
+ * the loop at once (wake_fd), and so does the BPF side when a walk meets
+ * a module without a table (a program that just started: its table is
+ * asked for at once, not up to a second later).
+ */
 #define LOOP_MS 100
-/* The reader thread waits this long for a ring's wakeup (a quarter of
- * a ring full) before it drains anyway; the loop drains too every
- * round, so this only matters while the loop is busy elsewhere. */
-#define READER_POLL_MS 500
+#define LOOP_IDLE_MS 1000
+#define LOOP_QUIET 1024
+/* The reader thread waits this long for a ring's wakeup (a quarter of a
+ * ring full) before it drains anyway; the loop drains too every round,
+ * and sfp_record__wake() ends the wait when the agent stops, so this only
+ * matters while the loop is busy elsewhere for longer. */
+#define READER_POLL_MS 5000
 /* /metrics' figures are refreshed this often (and at every window's
  * close): reading the BPF side's counters is a dozen system calls. */
 #define SNAPSHOT_NS 1000000000ull
@@ -124,6 +138,7 @@ struct agent {
 	bool in_flush;			/* writing off-CPU sums (out_record) */
 	bool final;			/* the last read, after the signal */
 	uint64_t final_deadline;
+	int own_wake_fd;		/* made here when opts gave none */
 };
 
 static uint64_t clock_ns(clockid_t id)
@@ -948,18 +963,52 @@ static int setup(struct agent *a)
 	return sfp_rec_pipe__synthesize_kernel(a->p);
 }
 
+/* Return: records read from the BPF ring and the perf rings, or -errno. */
 static int read_records(struct agent *a, bool final)
 {
 	sfp_record_event_fn fn = a->o->bpf ? sfp_bpf_defer__record
 					   : sfp_rec_pipe__record;
 	void *ctx = a->o->bpf ? (void *)a->o->bpf : (void *)a->p;
-	int err;
+	int nb = 0, n;
 
-	if (a->o->bpf && (err = sfp_bpf_defer__poll(a->o->bpf)) < 0)
-		return err;
-	return sfp_record__read(a->r, final, fn, ctx);
+	if (a->o->bpf && (nb = sfp_bpf_defer__poll(a->o->bpf)) < 0)
+		return nb;
+	n = sfp_record__read(a->r, final, fn, ctx);
+	return n < 0 ? n : n + nb;
 }
 
+/*
+ * How long the loop may sleep: its period, but no later than the open
+ * window's end, and LOOP_MS while pulls are open (a pull ends when the
+ * records pass its end, which only reading finds out).
+ */
+static int loop_timeout_ms(const struct agent *a, uint64_t now,
+			   uint64_t period_ms)
+{
+	uint64_t t = (a->pulls ? LOOP_MS : period_ms) * 1000000ull;
+	uint64_t end = a->win_start_mono + a->o->interval_ns;
+
+	if (end <= now)
+		return 0;
+	if (end - now < t)
+		t = end - now;
+	return (int)((t + 999999) / 1000000);
+}
+
+/* Sleep up to timeout_ms, until someone writes wake_fd, or until the BPF
+ * side asks for a table (bpf_fd, -1: none). */
+static void loop_wait(int wake_fd, int bpf_fd, int timeout_ms)
+{
+	struct pollfd pfd[2] = {
+		{ .fd = wake_fd, .events = POLLIN },
+		{ .fd = bpf_fd, .events = POLLIN },
+	};
+	uint64_t v;
+
+	if (poll(pfd, bpf_fd >= 0 ? 2 : 1, timeout_ms) > 0 &&
+	    (pfd[0].revents & POLLIN))
+		(void)!read(wake_fd, &v, sizeof(v));
+}
 int agent_run(const struct agent_opts *o)
 {
 	struct agent a = { .o = o };
@@ -967,10 +1016,18 @@ int agent_run(const struct agent_opts *o)
 	struct reader rd = { 0 };
 	pthread_t reader_thread;
 	bool reader_running = false;
-	uint64_t now, last_snapshot = 0, t0, t1;
+	uint64_t now, last_snapshot = 0, t0, t1, period = LOOP_MS;
 	size_t i;
 	int err;
 
+	a.own_wake_fd = -1;
+	a.sh.wake_fd = o->wake_fd;
+	if (a.sh.wake_fd < 0) {
+		a.sh.wake_fd = a.own_wake_fd =
+			eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (a.sh.wake_fd < 0)
+			return -errno;
+	}
 	pthread_mutex_init(&a.sh.lock, NULL);
 	pthread_cond_init(&a.sh.cond, NULL);
 	a.sh.max_seconds = o->max_pull_seconds ? o->max_pull_seconds : 3600;
@@ -1002,10 +1059,17 @@ int agent_run(const struct agent_opts *o)
 			"a window every %.3g s\n", (unsigned long long)o->freq,
 			(double)o->interval_ns / 1e9);
 	while (!*o->stop) {
+		int timeout = loop_timeout_ms(&a, clock_ns(CLOCK_MONOTONIC),
+					      period);
+
 		if (reader_running)
-			usleep(LOOP_MS * 1000);
+			loop_wait(a.sh.wake_fd,
+				  o->bpf ? sfp_bpf_defer__wait_fd(o->bpf) : -1,
+				  timeout);
 		else
-			sfp_record__poll(a.r, LOOP_MS);
+			sfp_record__poll(a.r, timeout);
+		if (*o->stop)
+			break;
 		t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 		a.loops++;
 		err = rd.err ? rd.err : read_records(&a, false);
@@ -1018,6 +1082,8 @@ int agent_run(const struct agent_opts *o)
 				sfp_strerror(err));
 			goto stop;
 		}
+		period = err > LOOP_QUIET ? LOOP_MS
+		       : period * 2 < LOOP_IDLE_MS ? period * 2 : LOOP_IDLE_MS;
 		/* the short blocks' sums so far, into this window */
 		if (o->off_cpu && (err = sfp_rec_pipe__flush_offcpu(a.p)) < 0 &&
 		    err != -ECANCELED) {
@@ -1049,6 +1115,7 @@ stop:
 	pthread_mutex_unlock(&a.sh.lock);
 	if (reader_running) {
 		rd.stop = 1;
+		sfp_record__wake(a.r);
 		pthread_join(reader_thread, NULL);
 	}
 	sfp_record__stop(a.r);
@@ -1101,5 +1168,7 @@ out:
 	free(a.dso_seen);
 	pthread_cond_destroy(&a.sh.cond);
 	pthread_mutex_destroy(&a.sh.lock);
+	if (a.own_wake_fd >= 0)
+		close(a.own_wake_fd);
 	return err;
 }

@@ -69,6 +69,11 @@ struct agent_opts {
 	uint64_t symbol_budget;		/* symbol tables kept across windows */
 	uint64_t proc_budget;		/* per-process label cache entries */
 	const volatile sig_atomic_t *stop;	/* set by SIGINT/SIGTERM */
+	/* an eventfd the signal handler writes after setting *stop, so that
+	 * the loop's sleep (up to a second when idle) ends at once; -1: the
+	 * loop makes its own, and a signal taken by another thread is seen
+	 * at the end of the sleep */
+	int wake_fd;
 	bool quiet;
 	/* Off-CPU time (record's --off-cpu machinery, sframe mode): a
 	 * second profile per service and window, off_cpu/nanoseconds.
@@ -237,6 +242,8 @@ struct agent_shared {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;		/* a pull is done */
 	struct agent_pull *incoming;	/* new pulls, taken by the loop */
+	int wake_fd;			/* written: the loop wakes (set once,
+					 * before the listener starts) */
 	struct agent_metrics metrics;
 	uint64_t max_seconds;
 	bool stopping;

@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "agent/agent.h"
 
@@ -193,6 +194,13 @@ static enum MHD_Result profile(struct agent_listener *l,
 	}
 	p->next = sh->incoming;
 	sh->incoming = p;
+	{
+		uint64_t one = 1;
+
+		/* the loop may sleep for a second: the pull's span starts
+		 * when the loop takes it */
+		(void)!write(sh->wake_fd, &one, sizeof(one));
+	}
 	while (!p->done)
 		pthread_cond_wait(&sh->cond, &sh->lock);
 	pthread_mutex_unlock(&sh->lock);

@@ -105,6 +105,15 @@ SFP_HIDDEN void sfp_bpf_defer__finish(struct sfp_bpf_defer *b);
  * -errno. */
 SFP_HIDDEN int sfp_bpf_defer__poll(struct sfp_bpf_defer *b);
 
+/*
+ * A descriptor that polls readable when the BPF side asked for prompt
+ * attention: a module without a table met by a walk (at most once a
+ * second per module).  Records come without a wakeup, so a loop that
+ * sleeps between polls learns of a new program at once, not at its next
+ * round.  -1 when there is none.
+ */
+SFP_HIDDEN int sfp_bpf_defer__wait_fd(const struct sfp_bpf_defer *b);
+
 /* An sfp_record_event_fn; ctx is the sfp_bpf_defer. */
 SFP_HIDDEN int sfp_bpf_defer__record(const void *rec, size_t size, int cpu,
 				     void *ctx);

@@ -40,6 +40,11 @@ int sfp_bpf_defer__poll(struct sfp_bpf_defer *b)
 	return 0;
 }
 
+int sfp_bpf_defer__wait_fd(const struct sfp_bpf_defer *b)
+{
+	return -1;
+}
+
 int sfp_bpf_defer__record(const void *rec, size_t size, int cpu, void *ctx)
 {
 	return -EOPNOTSUPP;

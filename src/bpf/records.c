@@ -536,6 +536,11 @@ int sfb_ring_record(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+int sfp_bpf_defer__wait_fd(const struct sfp_bpf_defer *b)
+{
+	return b->ring ? ring_buffer__epoll_fd(b->ring) : -1;
+}
+
 int sfp_bpf_defer__poll(struct sfp_bpf_defer *b)
 {
 	int n = ring_buffer__consume(b->ring), err;

@@ -303,7 +303,10 @@ static __always_inline void report_miss(const struct vma_info *vi, __u32 pid,
 	m->ino = key->ino;
 	m->vm_start = vi->start;
 	m->vm_pgoff = vi->pgoff;
-	bpf_ringbuf_submit(m, BPF_RB_NO_WAKEUP);
+	/* the one record that wakes the reader: until the table is in, the
+	 * module's frames are stepped by frame pointer, and an idle agent
+	 * sleeps up to a second between polls */
+	bpf_ringbuf_submit(m, BPF_RB_FORCE_WAKEUP);
 }
 
 /*

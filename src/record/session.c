@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysinfo.h>
@@ -86,6 +87,10 @@ struct sfp_record {
 	uint64_t *buf;			/* one record, 8-aligned */
 	enum sfp_record_call_graph cg;
 	int off_cpu_evsel;		/* -1: no off-CPU event */
+	/* An eventfd in every sfp_record__poll(): sfp_record__wake() ends a
+	 * wait at once, so that a thread polling with a long timeout (the
+	 * agent's reader) stops when told, not when the timeout runs out */
+	int wake_fd;
 	/* Guards the rings' tails, pend, buf and lost: a reader thread may
 	 * drain while another thread delivers (sfp_record__drain()). */
 	pthread_mutex_t lock;
@@ -720,6 +725,13 @@ int sfp_record__open(const struct sfp_record_opts *o,
 		return -ENOMEM;
 	pthread_mutex_init(&r->lock, NULL);
 	r->go_fd = -1;
+	r->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (r->wake_fd < 0) {
+		err = -errno;
+		pthread_mutex_destroy(&r->lock);
+		free(r);
+		return err;
+	}
 	r->workload_status = -1;
 	r->has_build_ids = !SFP_OPTS_GET(o, sfp_record_opts, no_build_id,
 					 false);
@@ -877,8 +889,12 @@ int sfp_record__stop(struct sfp_record *r)
 int sfp_record__poll(struct sfp_record *r, int timeout_ms)
 {
 	struct pollfd pfd[4096];
-	int c, n = 0;
+	uint64_t v;
+	int c, n = 1;
 
+	pfd[0].fd = r->wake_fd;
+	pfd[0].events = POLLIN;
+	pfd[0].revents = 0;
 	for (c = 0; c < r->nr_cpus && n < (int)ARRAY_SIZE(pfd); c++) {
 		if (!r->rings[c].base)
 			continue;
@@ -888,6 +904,21 @@ int sfp_record__poll(struct sfp_record *r, int timeout_ms)
 		n++;
 	}
 	if (poll(pfd, (nfds_t)n, timeout_ms) < 0)
+		return -errno;
+	/* one wake ends one wait: take it (nonblocking, so a race with
+	 * another poller only finds it gone) */
+	if (pfd[0].revents & POLLIN)
+		(void)!read(r->wake_fd, &v, sizeof(v));
+	return 0;
+}
+
+int sfp_record__wake(struct sfp_record *r)
+{
+	uint64_t one = 1;
+
+	/* write(2) is async-signal-safe; a counter at its limit (EAGAIN)
+	 * is a wake still pending, which is all that was asked */
+	if (write(r->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 		return -errno;
 	return 0;
 }
@@ -1239,6 +1270,7 @@ void sfp_record__free(struct sfp_record **rp)
 	}
 	if (r->go_fd >= 0)
 		close(r->go_fd);
+	close(r->wake_fd);
 	for (c = 0; r->rings && c < r->nr_cpus; c++)
 		sfp_ring_unmap(&r->rings[c]);
 	for (i = 0; i < r->nr_fds; i++)

@@ -14,11 +14,13 @@
 #    readelf reads in the files;
 #  - 1000 short-lived processes leave no state behind (the processes the
 #    agent keeps maps for, from /metrics);
-#  - SIGTERM ends the agent, exit 0, within its deadline.
+#  - SIGTERM ends the agent, exit 0, within its deadline;
+#  - an idle agent's loop sleeps up to a second, windows still on time;
+#    a program started meanwhile has whole stacks from its first samples.
 # No agent outlives the script: traps, and PR_SET_PDEATHSIG (setpriv).
 # Needs root (system-wide sampling), go, curl, python3-prometheus-client;
 # unshare and a writable cgroup v2 for the container checks.
-# checks: 14
+# checks: 16
 . "$(dirname "$0")/test-subr.sh"
 
 if [ "$(id -u)" != 0 ]; then
@@ -43,6 +45,25 @@ EXTRA_CLEANUP=ns_cleanup
 
 check_rc "agent: --help" 0 "$SFPROF" agent --help
 check_rc "agent: unknown option is a usage error" 2 "$SFPROF" agent --bogus
+
+# --- an idle agent sleeps: a round that finds little doubles the loop's
+# wait, up to a second (the old fixed 100 ms made 65 rounds in 6.5 s), and
+# windows still close on time, the wait cut short at each window's end
+agent_start -v --interval 2
+sleep 6.5
+if [ -n "$APORT" ] && kill -INT "$AGENT_PID" && agent_end 15 &&
+   [ "$rc" -eq 0 ]; then
+	rounds=$(sed -n 's/.*in all (\([0-9]*\) rounds).*/\1/p' "$TMP/agent.err")
+	wins=$(sed -n 's/^sfprof agent: .* \([0-9]*\) windows,.*/\1/p' "$TMP/agent.err")
+	if [ -n "$rounds" ] && [ "$rounds" -le 25 ] && [ "${wins:-0}" -ge 3 ]; then
+		pass "agent: an idle loop sleeps ($rounds rounds in 6.5 s), $wins 2 s windows"
+	else
+		fail "agent: an idle loop sleeps ('$rounds' rounds in 6.5 s), '$wins' 2 s windows"
+	fi
+else
+	fail "agent: an idle loop sleeps"
+	echo "  exit ${rc:-?}"
+fi
 
 # --- a container: own namespaces, own tmpfs, a docker-like cgroup -------
 CID=$(printf '5f%.0s' $(seq 32))	# 64 hex digits, as docker's ids
@@ -293,5 +314,36 @@ if agent_end 15 && [ "$rc" -eq 0 ]; then
 else
 	fail "agent: SIGTERM ends it within 15 s, exit 0"
 	echo "  exit $rc"
+	tail -5 "$TMP/agent.err" | sed 's/^/  /'
+fi
+
+# A program that starts while the agent idles (its loop asleep for up to a
+# second): the BPF side's miss of the new module's table wakes the loop,
+# so the table is asked for at once and the program's stacks are whole
+# from its first samples.  With a loop that only woke on its own, the
+# program's first second would be stepped by frame pointer and cut short.
+cp "$WORK" "$TMP/idle-work"	# its own service name, a module new to the agent
+agent_start -F 199 --interval 60 --output-dir "$TMP/idle"
+if [ -n "$APORT" ] && grep -q "call-graph auto: bpf-defer" "$TMP/agent.err"; then
+	sleep 5
+	"$TMP/idle-work" 2 > /dev/null
+	sleep 0.5
+	kill -INT "$AGENT_PID"
+	agent_end 15
+	f=$(ls "$TMP/idle/"*idle-work*.pb.gz 2>/dev/null | head -1)
+	go tool pprof -traces -sample_index=samples "$f" > "$TMP/idle.traces" 2>&1
+	set -- $(traces "$TMP/idle.traces")
+	if [ "${1:-0}" -ge 100 ] && [ "$1" -le 460 ] &&
+	   [ $(($2 * 100)) -ge $(($1 * 97)) ]; then
+		pass "agent: a program started while the agent idles: $2 of $1 samples reach main"
+	else
+		fail "agent: a program started while the agent idles: ${2:-0} of ${1:-0} samples reach main (< 97 %)"
+	fi
+elif [ -n "$APORT" ]; then
+	kill -INT "$AGENT_PID"
+	agent_end 15
+	skip "agent: a program started while the agent idles" "bpf-defer did not load here"
+else
+	fail "agent: a program started while the agent idles (no agent)"
 	tail -5 "$TMP/agent.err" | sed 's/^/  /'
 fi

@@ -5,8 +5,11 @@
  */
 #include <errno.h>
 #include <linux/perf_event.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -402,5 +405,68 @@ TEST(record_attach_tid)
 	ASSERT_EQ(s.bad, 0);
 out:
 	sfp_record__free(&r);
+	waitpid(p, NULL, 0);
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void *wake_later(void *arg)
+{
+	usleep(100000);
+	sfp_record__wake(arg);
+	return NULL;
+}
+
+/*
+ * sfp_record__wake(): a poll with a long timeout on a target that never
+ * runs (so no ring ever has data) returns at once after a wake, whether
+ * the wake came before the poll or from another thread during it; one
+ * wake ends one wait (the next poll sleeps its timeout).
+ */
+TEST(record_wake_ends_poll)
+{
+	SFP_OPTS(sfp_record_opts, o);
+	struct sfp_record *r = NULL;
+	char pidstr[32];
+	pthread_t th;
+	double t;
+	pid_t p;
+
+	p = fork();
+	if (p == 0) {
+		pause();
+		_exit(0);
+	}
+	if (!ASSERT_GE(p, 1))
+		return;
+	snprintf(pidstr, sizeof(pidstr), "%d", p);
+	o.pids = pidstr;
+	o.call_graph = SFP_RECORD_CG_NONE;
+	if (!ASSERT_OK(sfp_record__open(&o, &r)) ||
+	    !ASSERT_OK(sfp_record__start(r)))
+		goto out;
+	ASSERT_OK(sfp_record__wake(r));
+	t = mono_s();
+	ASSERT_OK(sfp_record__poll(r, 20000));
+	ASSERT_TRUE(mono_s() - t < 10.0);
+	/* the wake was taken: this one sleeps its 150 ms */
+	t = mono_s();
+	ASSERT_OK(sfp_record__poll(r, 150));
+	ASSERT_TRUE(mono_s() - t >= 0.14);
+	if (!ASSERT_EQ(pthread_create(&th, NULL, wake_later, r), 0))
+		goto out;
+	t = mono_s();
+	ASSERT_OK(sfp_record__poll(r, 20000));
+	ASSERT_TRUE(mono_s() - t < 10.0);
+	pthread_join(th, NULL);
+out:
+	sfp_record__free(&r);
+	kill(p, SIGKILL);
 	waitpid(p, NULL, 0);
 }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/eventfd.h>
 
 #include <sfprof/record.h>
 
@@ -33,6 +34,8 @@
 #define DEFAULT_MMAP_PAGES_OFF_CPU 1024
 
 static volatile sig_atomic_t stop_requested;
+/* written after stop_requested is set: the agent's loop may be asleep */
+static int wake_fd = -1;
 
 /* The first SIGINT/SIGTERM ends the agent cleanly (the open window goes
  * to the sinks); a second one ends it at once. */
@@ -44,6 +47,13 @@ static void on_signal(int sig)
 		return;
 	}
 	stop_requested = 1;
+	if (wake_fd >= 0) {
+		uint64_t one = 1;
+		int e = errno;
+
+		(void)!write(wake_fd, &one, sizeof(one));
+		errno = e;
+	}
 }
 
 static void usage(FILE *f)
@@ -251,6 +261,7 @@ int cmd_agent(int argc, char **argv)
 		.mmap_pages = DEFAULT_MMAP_PAGES,
 		.flush_deadline_s = DEFAULT_FLUSH_S,
 		.stop = &stop_requested,
+		.wake_fd = -1,
 		.off_cpu_thresh_ns = DEFAULT_OFF_CPU_THRESH_MS * 1000000ull,
 		.off_cpu_max_rate = DEFAULT_OFF_CPU_MAX_RATE,
 	};
@@ -269,6 +280,8 @@ int cmd_agent(int argc, char **argv)
 	int opt, err, ret = 0, k;
 
 	/* at once: loading BPF and reading /proc take a while */
+	wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	o.wake_fd = wake_fd;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGPIPE, SIG_IGN);
