@@ -1009,6 +1009,7 @@ static void loop_wait(int wake_fd, int bpf_fd, int timeout_ms)
 	    (pfd[0].revents & POLLIN))
 		(void)!read(wake_fd, &v, sizeof(v));
 }
+
 int agent_run(const struct agent_opts *o)
 {
 	struct agent a = { .o = o };
