@@ -258,11 +258,11 @@ static void find_id_where(struct sfp_perf_reader *r)
 				     !!(st & SFP_PERF_SAMPLE_TIME) +
 				     !!(st & SFP_PERF_SAMPLE_ADDR));
 	/* without sample_id_all no record but a sample carries an id */
-	if ((a->flags & SFP_PERF_ATTR_FLAG_SAMPLE_ID_ALL) &&
-	    (st & SFP_PERF_SAMPLE_IDENTIFIER))
+	if (!(a->flags & SFP_PERF_ATTR_FLAG_SAMPLE_ID_ALL))
+		r->id_back = 0;
+	else if (st & SFP_PERF_SAMPLE_IDENTIFIER)
 		r->id_back = 8;
-	else if ((a->flags & SFP_PERF_ATTR_FLAG_SAMPLE_ID_ALL) &&
-		 (st & SFP_PERF_SAMPLE_ID))
+	else if (st & SFP_PERF_SAMPLE_ID)
 		r->id_back = 8 * (1 + !!(st & SFP_PERF_SAMPLE_STREAM_ID) +
 				  !!(st & SFP_PERF_SAMPLE_CPU));
 	r->id_where_known = true;
