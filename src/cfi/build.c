@@ -5,7 +5,6 @@
  * drop overlaps, and hand the functions to the SFrame encoder.
  */
 #include <fcntl.h>
-#include <stdarg.h>
 #include <inttypes.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -525,18 +524,6 @@ static int try_debug_file(struct build_ctx *b, const char *path,
 	return err;
 }
 
-/* snprintf that reports truncation (paths that do not fit are skipped). */
-static bool __attribute__((format(printf, 3, 4)))
-fmt_path(char *buf, size_t n, const char *fmt, ...)
-{
-	va_list ap;
-	int r;
-
-	va_start(ap, fmt);
-	r = vsnprintf(buf, n, fmt, ap);
-	va_end(ap);
-	return r >= 0 && (size_t)r < n;
-}
 
 static int separate_debug(struct build_ctx *b)
 {
@@ -561,17 +548,17 @@ static int separate_debug(struct build_ctx *b)
 		const char *slash = strrchr(b->name, '/');
 		int dl = slash ? (int)(slash - b->name) : 1;
 
-		if (!fmt_path(dir, sizeof(dir), "%.*s", dl,
+		if (!sfp_fmt(dir, sizeof(dir), "%.*s", dl,
 			      slash ? b->name : "."))
 			return -ENOENT;
-		if (fmt_path(path, sizeof(path), "%s/%s", dir, link) &&
+		if (sfp_fmt(path, sizeof(path), "%s/%s", dir, link) &&
 		    strcmp(path, b->name) &&
 		    !try_debug_file(b, path, NULL, 0, true, crc))
 			return 0;
-		if (fmt_path(path, sizeof(path), "%s/.debug/%s", dir, link) &&
+		if (sfp_fmt(path, sizeof(path), "%s/.debug/%s", dir, link) &&
 		    !try_debug_file(b, path, NULL, 0, true, crc))
 			return 0;
-		if (fmt_path(path, sizeof(path), "%s%s%s/%s", b->debug_dir,
+		if (sfp_fmt(path, sizeof(path), "%s%s%s/%s", b->debug_dir,
 			     dir[0] == '/' ? "" : "/", dir, link) &&
 		    !try_debug_file(b, path, NULL, 0, true, crc))
 			return 0;

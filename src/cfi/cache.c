@@ -8,29 +8,23 @@
  * "<key>-g<GEN>-v<version>.sframe", where key is the build-id in hex or,
  * for objects without one, "h" and a 64-bit FNV-1a hash of the whole file.
  * GEN changes whenever the converter's output would change, so stale
- * entries are never used.  The directory is created 0700 and must be ours,
- * not a symbolic link and not writable by others -- for list and clear as
- * much as for loading, since a root `cache clear` that followed a planted
- * link would delete another directory's files.  Entries are opened
- * without following links and without blocking (a FIFO planted in the
- * cache would otherwise block open() while the unwound process stays
- * stopped) and are used only when they are regular files of ours.  They
- * are written to a temporary name and renamed, so readers never see half
- * a file; on load the build-id must match, the CRC must hold and the
- * section must decode, else the entry is removed and rebuilt.
+ * entries are never used.  The directory and its entries follow the
+ * rules of common/cachedir.h (ours, no links followed, no blocking,
+ * written under a temporary name and renamed); on load the build-id must
+ * match, the CRC must hold and the section must decode, else the entry
+ * is removed and rebuilt.
  */
 #include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <sfprof/cfi.h>
 #include <sfprof/sframe.h>
 
 #include "cfi/build.h"
+#include "common/cachedir.h"
 #include "elf/elf.h"
 #include "sframe/sframe_int.h"
 
@@ -42,138 +36,15 @@
 #define SFT_OFF_BUILD_ID_LEN 36
 #define SFT_OFF_BUILD_ID 40
 
-static bool __attribute__((format(printf, 3, 4)))
-fmt(char *buf, size_t n, const char *f, ...)
-{
-	va_list ap;
-	int r;
-
-	va_start(ap, f);
-	r = vsnprintf(buf, n, f, ap);
-	va_end(ap);
-	return r >= 0 && (size_t)r < n;
-}
 
 int sfp_sframe_cache__dir(const struct sfp_table_opts *opts, char *buf,
 			  size_t size)
 {
-	const char *d, *x, *h;
-
 	if (!buf || !SFP_OPTS_VALID(opts, sfp_table_opts))
 		return -EINVAL;
-	d = SFP_OPTS_GET(opts, sfp_table_opts, cache_dir, NULL);
-	if (d && *d)
-		return fmt(buf, size, "%s", d) ? 0 : -ENAMETOOLONG;
-	d = getenv("SFPROF_CACHE_DIR");
-	if (d && *d)
-		return fmt(buf, size, "%s", d) ? 0 : -ENAMETOOLONG;
-	x = getenv("XDG_CACHE_HOME");
-	if (x && *x == '/')
-		return fmt(buf, size, "%s/sfprof", x) ? 0 : -ENAMETOOLONG;
-	h = getenv("HOME");
-	if (!h || !*h)
-		return -ENOENT;
-	return fmt(buf, size, "%s/.cache/sfprof", h) ? 0 : -ENAMETOOLONG;
-}
-
-/*
- * Open the cache directory itself (never through a symbolic link) and
- * check that it is ours and not writable by group or others.  Return the
- * descriptor, -ENOENT when it does not exist, -EPERM (with the reason
- * logged) when it must not be used, or -errno.
- */
-static int open_cache_dir(const char *dir)
-{
-	struct stat st;
-	int fd;
-
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
-		int err = -errno;
-		struct stat lst;
-
-		if (err == -ELOOP || (err == -ENOTDIR && !lstat(dir, &lst))) {
-			pr_warn("%s: cache directory is a symbolic link or not a directory; not used",
-				dir);
-			return -EPERM;
-		}
-		return err;
-	}
-	if (fstat(fd, &st)) {
-		int err = -errno;
-
-		close(fd);
-		return err;
-	}
-	if (st.st_uid != geteuid() || (st.st_mode & 0022)) {
-		pr_warn("%s: cache directory is not ours or is writable by others; not used",
-			dir);
-		close(fd);
-		return -EPERM;
-	}
-	return fd;
-}
-
-/* Create dir (and missing parents) 0700; check the final one is safe. */
-static int ensure_dir(const char *dir)
-{
-	char tmp[4096];
-	size_t n = strlen(dir);
-	int fd;
-
-	if (n >= sizeof(tmp))
-		return -ENAMETOOLONG;
-	memcpy(tmp, dir, n + 1);
-	for (char *p = tmp + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = 0;
-		if (mkdir(tmp, 0700) && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(tmp, 0700) && errno != EEXIST)
-		return -errno;
-	fd = open_cache_dir(dir);
-	if (fd < 0)
-		return fd;
-	close(fd);
-	return 0;
-}
-
-/*
- * Open entry name of the cache directory dirfd for reading: no link is
- * followed and open() does not block (O_NONBLOCK: a FIFO would wait for
- * a writer), and only a regular file owned by us is accepted.  Return the
- * descriptor, -EPERM (not a usable entry) or -errno.
- */
-static int open_entry(int dirfd, const char *name, const char *path)
-{
-	struct stat st;
-	int fd;
-
-	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	if (fd < 0) {
-		if (errno == ELOOP) {
-			pr_info("%s: cache entry is a symbolic link; not used",
-				path);
-			return -EPERM;
-		}
-		return -errno;
-	}
-	if (fstat(fd, &st)) {
-		int err = -errno;
-
-		close(fd);
-		return err;
-	}
-	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
-		pr_warn("%s: cache entry is not a regular file of ours; not used",
-			path);
-		close(fd);
-		return -EPERM;
-	}
-	return fd;
+	return sfp_cachedir_path(SFP_OPTS_GET(opts, sfp_table_opts, cache_dir,
+					      NULL),
+				 NULL, buf, size);
 }
 
 static uint64_t fnv1a64(const uint8_t *p, size_t n)
@@ -223,7 +94,7 @@ static int cache_load(const char *dir, const char *name, const char *path,
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0)
 		return -errno;
-	fd = open_entry(dfd, name, path);
+	fd = sfp_cachedir_open_entry(dfd, name, path);
 	close(dfd);
 	if (fd < 0)
 		return fd;
@@ -253,13 +124,11 @@ static int cache_store(const char *dir, const char *path, const void *sec,
 	SFP_OPTS(sfp_sframe_file_opts, fo, .section_addr = addr,
 		 .build_id = id, .build_id_len = idlen);
 	char tmp[4200];
-	struct timespec ts;
 	int err;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	if (!fmt(tmp, sizeof(tmp), "%s/.tmp-%d-%lx", dir, (int)getpid(),
-		 (unsigned long)ts.tv_nsec))
-		return -ENAMETOOLONG;
+	err = sfp_cachedir_tmp_path(dir, tmp, sizeof(tmp));
+	if (err)
+		return err;
 	err = sfp_sframe__write_file(tmp, sec, size, &fo);
 	if (!err && rename(tmp, path))
 		err = -errno;
@@ -326,12 +195,12 @@ static int open_table(struct sfp_elf *e, const struct sfp_table_opts *opts,
 		bo.version = 3;
 	use_cache = !SFP_OPTS_GET(opts, sfp_table_opts, no_cache, false) &&
 		    !sfp_sframe_cache__dir(opts, dir, sizeof(dir)) &&
-		    !ensure_dir(dir);
+		    !sfp_cachedir_ensure(dir);
 	if (use_cache) {
 		cache_key(e, key, sizeof(key), &id, &idlen);
-		if (!fmt(name, sizeof(name), "%s-g%d-v%u.sframe", key,
+		if (!sfp_fmt(name, sizeof(name), "%s-g%d-v%u.sframe", key,
 			 CACHE_GEN, bo.version) ||
-		    !fmt(path, sizeof(path), "%s/%s", dir, name))
+		    !sfp_fmt(path, sizeof(path), "%s/%s", dir, name))
 			use_cache = false;
 	}
 	if (use_cache && !cache_load(dir, name, path, id, idlen, out))
@@ -411,7 +280,7 @@ int sfp_sframe_cache__list(const struct sfp_table_opts *opts,
 	err = sfp_sframe_cache__dir(opts, dir, sizeof(dir));
 	if (err)
 		return err;
-	dfd = open_cache_dir(dir);
+	dfd = sfp_cachedir_open(dir);
 	if (dfd < 0)
 		return dfd;
 	d = fdopendir(dfd);
@@ -428,7 +297,7 @@ int sfp_sframe_cache__list(const struct sfp_table_opts *opts,
 		int fd;
 
 		if (!is_entry(de->d_name) ||
-		    !fmt(path, sizeof(path), "%s/%s", dir, de->d_name) ||
+		    !sfp_fmt(path, sizeof(path), "%s/%s", dir, de->d_name) ||
 		    fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
 		    !S_ISREG(st.st_mode))
 			continue;
@@ -436,7 +305,7 @@ int sfp_sframe_cache__list(const struct sfp_table_opts *opts,
 		ent.size = (uint64_t)st.st_size;
 		ent.mtime = st.st_mtime;
 		/* Listed as BAD when not ours: loading would not use it. */
-		fd = open_entry(dfd, de->d_name, path);
+		fd = sfp_cachedir_open_entry(dfd, de->d_name, path);
 		if (fd >= 0) {
 			ent.valid = !sframe_open_table_fd(fd, path, &so, &sf);
 			close(fd);
@@ -466,7 +335,7 @@ int sfp_sframe_cache__clear(const struct sfp_table_opts *opts)
 	err = sfp_sframe_cache__dir(opts, dir, sizeof(dir));
 	if (err)
 		return err;
-	dfd = open_cache_dir(dir);
+	dfd = sfp_cachedir_open(dir);
 	if (dfd == -ENOENT)
 		return 0;
 	if (dfd < 0)
@@ -478,7 +347,8 @@ int sfp_sframe_cache__clear(const struct sfp_table_opts *opts)
 		return err;
 	}
 	while ((de = readdir(d)) != NULL) {
-		if (!is_entry(de->d_name) && strncmp(de->d_name, ".tmp-", 5))
+		if (!is_entry(de->d_name) && strncmp(de->d_name, SFP_CACHEDIR_TMP_PREFIX,
+						 strlen(SFP_CACHEDIR_TMP_PREFIX)))
 			continue;
 		if (!unlinkat(dfd, de->d_name, 0))
 			n++;

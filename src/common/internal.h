@@ -8,6 +8,7 @@
 #define SFP_INTERNAL_H
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -86,6 +87,22 @@ SFP_HIDDEN bool sfp_opts_valid(const void *opts, size_t known_sz,
 static inline uint16_t sfp_bswap16(uint16_t v) { return __builtin_bswap16(v); }
 static inline uint32_t sfp_bswap32(uint32_t v) { return __builtin_bswap32(v); }
 static inline uint64_t sfp_bswap64(uint64_t v) { return __builtin_bswap64(v); }
+
+/* --- Strings. --- */
+
+/* snprintf() that says whether everything fitted (paths cut short are
+ * not used) */
+static inline bool __attribute__((format(printf, 3, 4)))
+sfp_fmt(char *buf, size_t n, const char *f, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, f);
+	r = vsnprintf(buf, n, f, ap);
+	va_end(ap);
+	return r >= 0 && (size_t)r < n;
+}
 
 /* --- Checked arithmetic. --- */
 
