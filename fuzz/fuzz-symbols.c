@@ -45,7 +45,7 @@ static void probe_dwarf(struct sfp_elf *e, const struct sfp_symtab *t)
 
 	if (!s && sfp_symbolizer__new(NULL, &s))
 		return;
-	if (sfp_dwarf_open(e, &dw))
+	if (sfp_dwarf_open(e, NULL, &dw))
 		return;
 	for (i = 0; i < t->nr && i < 64; i++) {
 		(void)sfp_dwarf_inlines(s, dw, t->syms[i].start, fr, 8);

@@ -98,9 +98,21 @@ struct sfp_symbolizer_opts {
 	 * budget spent) logs one warning and stops all further lookups.
 	 */
 	uint32_t debuginfod_timeout_ms;
+	/*
+	 * sfprof's cache directory (default $SFPROF_CACHE_DIR, else
+	 * $XDG_CACHE_HOME/sfprof, else ~/.cache/sfprof).  Compressed DWARF
+	 * (Debian's debug files) is kept decompressed in its "dwarf"
+	 * subdirectory, by build-id, so that later runs need not inflate it
+	 * again; cache_budget bytes at most for all of it (0: 1 GiB), the
+	 * least recently used going first.  no_cache: neither read nor
+	 * write it.
+	 */
+	bool no_cache;
+	const char *cache_dir;
+	uint64_t cache_budget;
 	size_t :0;
 };
-#define sfp_symbolizer_opts__last_field debuginfod_timeout_ms
+#define sfp_symbolizer_opts__last_field cache_budget
 
 /* sfp_symbolizer_opts.debuginfod */
 enum {

@@ -144,6 +144,14 @@ void sfp_elf_close(struct sfp_elf **ep)
 }
 
 const char *sfp_elf_name(const struct sfp_elf *e) { return e->name; }
+
+int sfp_elf_stat(const struct sfp_elf *e, struct stat *st)
+{
+	if (e->fd < 0)
+		return -ENOENT;
+	return fstat(e->fd, st) ? -errno : 0;
+}
+
 Elf *sfp_elf_handle(const struct sfp_elf *e) { return e->elf; }
 uint16_t sfp_elf_machine(const struct sfp_elf *e) { return e->ehdr.e_machine; }
 uint16_t sfp_elf_type(const struct sfp_elf *e) { return e->ehdr.e_type; }

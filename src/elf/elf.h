@@ -13,6 +13,7 @@
 #define SFP_ELF_H
 
 #include <gelf.h>
+#include <sys/stat.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -51,6 +52,8 @@ SFP_HIDDEN int sfp_elf_open_mem(const void *data, size_t size,
 SFP_HIDDEN void sfp_elf_close(struct sfp_elf **e);
 
 SFP_HIDDEN const char *sfp_elf_name(const struct sfp_elf *e);
+/* fstat() of the opened file; -ENOENT for an image in memory. */
+SFP_HIDDEN int sfp_elf_stat(const struct sfp_elf *e, struct stat *st);
 SFP_HIDDEN Elf *sfp_elf_handle(const struct sfp_elf *e);
 SFP_HIDDEN uint16_t sfp_elf_machine(const struct sfp_elf *e);	/* EM_* */
 SFP_HIDDEN uint16_t sfp_elf_type(const struct sfp_elf *e);	/* ET_* */

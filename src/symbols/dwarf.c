@@ -64,6 +64,8 @@ struct name_slot {
 struct sfp_dwarf {
 	Dwarf *dw;
 	void *image;		/* decompressed sections, or NULL */
+	size_t image_size;
+	bool image_mapped;	/* from the cache: munmap(), not free() */
 	Elf *image_elf;		/* elf_memory() of image */
 	char *name;		/* the ELF's, for messages */
 	struct cu_range *ranges;
@@ -157,31 +159,47 @@ static int index_cus(struct sfp_dwarf *d)
 	return 0;
 }
 
-/*
- * libdw on the decompressed image when the file's DWARF is compressed;
- * NULL to open the file itself.
- */
-static Dwarf *open_image(struct sfp_dwarf *d, struct sfp_elf *e)
+static void free_image(struct sfp_dwarf *d)
 {
-	size_t size;
+	if (d->image_mapped)
+		sfp_dwarf_cache_unmap(d->image, d->image_size);
+	else
+		free(d->image);
+	d->image = NULL;
+	d->image_mapped = false;
+}
+
+/*
+ * libdw on the decompressed image when the file's DWARF is compressed
+ * (the cache's copy, else inflated now and then kept there); NULL to open
+ * the file itself.
+ */
+static Dwarf *open_image(struct sfp_dwarf *d, struct sfp_elf *e,
+			 const struct sfp_dwarf_cache *cache)
+{
 	Dwarf *dw;
 
-	if (sfp_dwarf_image(e, &d->image, &size))
-		return NULL;
-	d->image_elf = elf_memory(d->image, size);
+	if (!sfp_dwarf_cache_load(cache, e, &d->image, &d->image_size)) {
+		d->image_mapped = true;
+	} else {
+		if (sfp_dwarf_image(e, &d->image, &d->image_size))
+			return NULL;
+		sfp_dwarf_cache_store(cache, e, d->image, d->image_size);
+	}
+	d->image_elf = elf_memory(d->image, d->image_size);
 	dw = d->image_elf ? dwarf_begin_elf(d->image_elf, DWARF_C_READ, NULL) :
 			    NULL;
 	if (!dw) {
 		if (d->image_elf)
 			elf_end(d->image_elf);
 		d->image_elf = NULL;
-		free(d->image);
-		d->image = NULL;
+		free_image(d);
 	}
 	return dw;
 }
 
-int sfp_dwarf_open(struct sfp_elf *e, struct sfp_dwarf **out)
+int sfp_dwarf_open(struct sfp_elf *e, const struct sfp_dwarf_cache *cache,
+		   struct sfp_dwarf **out)
 {
 	struct sfp_elf_section sec;
 	struct sfp_dwarf *d;
@@ -199,7 +217,7 @@ int sfp_dwarf_open(struct sfp_elf *e, struct sfp_dwarf **out)
 		free(d);
 		return -ENOMEM;
 	}
-	d->dw = open_image(d, e);
+	d->dw = open_image(d, e, cache);
 	if (!d->dw)
 		d->dw = dwarf_begin_elf(sfp_elf_handle(e), DWARF_C_READ, NULL);
 	if (!d->dw) {
@@ -227,7 +245,7 @@ void sfp_dwarf_free(struct sfp_dwarf **dp)
 		dwarf_end(d->dw);
 	if (d->image_elf)
 		elf_end(d->image_elf);
-	free(d->image);
+	free_image(d);
 	free(d->name);
 	free(d->ranges);
 	for (size_t i = 0; i < d->ncus; i++) {

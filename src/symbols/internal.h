@@ -62,6 +62,12 @@ struct sfp_jitmap {
 	struct sfp_symtab tab;
 };
 
+/* Where decompressed DWARF images are kept between runs (dwarf-cache.c). */
+struct sfp_dwarf_cache {
+	char *dir;		/* NULL: no cache */
+	uint64_t budget;	/* bytes for all entries; 0: 1 GiB */
+};
+
 struct sfp_symbolizer {
 	char **debug_dirs;		/* NULL-terminated, owned */
 	int pid;
@@ -73,6 +79,7 @@ struct sfp_symbolizer {
 	char *kallsyms_path;
 	char *modules_path;
 	char *perf_map_dir;
+	struct sfp_dwarf_cache dwarf_cache;
 
 	struct sfp_symbolizer_dso **buckets;
 	size_t nbuckets;
@@ -153,9 +160,11 @@ SFP_HIDDEN int sfp_debuginfod_find_debuginfo(struct sfp_debuginfod *d,
 					     struct sfp_elf **out,
 					     char **out_path);
 
-/* DWARF of a DSO (from libdw). */
+/* DWARF of a DSO (from libdw); cache may be NULL. */
 struct sfp_dwarf;
-SFP_HIDDEN int sfp_dwarf_open(struct sfp_elf *e, struct sfp_dwarf **out);
+SFP_HIDDEN int sfp_dwarf_open(struct sfp_elf *e,
+			      const struct sfp_dwarf_cache *cache,
+			      struct sfp_dwarf **out);
 SFP_HIDDEN void sfp_dwarf_free(struct sfp_dwarf **dw);
 /*
  * The file's DWARF sections decompressed into a minimal ELF image for
@@ -164,6 +173,19 @@ SFP_HIDDEN void sfp_dwarf_free(struct sfp_dwarf **dw);
  * it is); -EBADMSG bad compressed data; -ENOMEM.
  */
 SFP_HIDDEN int sfp_dwarf_image(struct sfp_elf *e, void **image, size_t *size);
+/*
+ * The cached image of e's DWARF: 0 and a private mapping (free with
+ * sfp_dwarf_cache_unmap()); -ENOENT none or no cache; -EBADMSG a stale or
+ * damaged entry (removed); -errno.
+ */
+SFP_HIDDEN int sfp_dwarf_cache_load(const struct sfp_dwarf_cache *c,
+				    struct sfp_elf *e, void **image,
+				    size_t *size);
+SFP_HIDDEN void sfp_dwarf_cache_unmap(void *image, size_t size);
+/* Keep e's image for later runs; failures only logged (pr_info). */
+SFP_HIDDEN void sfp_dwarf_cache_store(const struct sfp_dwarf_cache *c,
+				      struct sfp_elf *e, const void *image,
+				      size_t size);
 SFP_HIDDEN int sfp_dwarf_inlines(struct sfp_symbolizer *s,
 				 struct sfp_dwarf *dw, uint64_t vaddr,
 				 struct sfp_inline_frame *frames, size_t max);

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/cachedir.h"
 #include "common/procfs.h"
 #include "elf/elf.h"
 #include "perf/buildid-cache.h"
@@ -109,6 +110,18 @@ int sfp_symbolizer__new(const struct sfp_symbolizer_opts *opts,
 						  perf_map_dir, NULL), "/tmp");
 	if (!s->kallsyms_path || !s->modules_path || !s->perf_map_dir)
 		goto nomem;
+	if (!SFP_OPTS_GET(opts, sfp_symbolizer_opts, no_cache, false)) {
+		char cdir[4096];
+
+		/* no directory (no HOME): no cache, not an error */
+		if (!sfp_cachedir_path(SFP_OPTS_GET(opts, sfp_symbolizer_opts,
+						    cache_dir, NULL),
+				       "dwarf", cdir, sizeof(cdir)) &&
+		    !(s->dwarf_cache.dir = strdup(cdir)))
+			goto nomem;
+		s->dwarf_cache.budget = SFP_OPTS_GET(opts, sfp_symbolizer_opts,
+						     cache_budget, 0);
+	}
 	s->nbuckets = 64;
 	s->buckets = calloc(s->nbuckets, sizeof(*s->buckets));
 	if (!s->buckets)
@@ -172,6 +185,7 @@ void sfp_symbolizer__free(struct sfp_symbolizer **sp)
 		for (i = 0; s->debug_dirs[i]; i++)
 			free(s->debug_dirs[i]);
 	free(s->debug_dirs);
+	free(s->dwarf_cache.dir);
 	free(s->kallsyms_path);
 	free(s->modules_path);
 	free(s->perf_map_dir);
@@ -743,8 +757,9 @@ int sfp_symbolizer_dso__inlines(struct sfp_symbolizer_dso *dso, uint64_t vaddr,
 	if (!d->dw_tried) {
 		d->dw_tried = true;
 		/* DWARF lives in the debug file when there is one. */
-		if (!d->debug || sfp_dwarf_open(d->debug, &d->dw))
-			(void)sfp_dwarf_open(d->elf, &d->dw);
+		if (!d->debug ||
+		    sfp_dwarf_open(d->debug, &d->s->dwarf_cache, &d->dw))
+			(void)sfp_dwarf_open(d->elf, &d->s->dwarf_cache, &d->dw);
 	}
 	if (!d->dw)
 		return -ENOENT;

@@ -25,6 +25,7 @@
 
 #include "elf/elf.h"
 #include "symbols/internal.h"
+#include "inline-compare.h"
 #include "profile-test.h"
 
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
@@ -89,11 +90,6 @@ out:
 	return compared;
 }
 
-static bool same_str(const char *a, const char *b)
-{
-	return a == b || (a && b && !strcmp(a, b));
-}
-
 /* Inline chains of both files at every address of [lo, hi). */
 static void compare_inlines(const char *plain, const char *packed,
 			    uint64_t lo, uint64_t hi)
@@ -101,33 +97,15 @@ static void compare_inlines(const char *plain, const char *packed,
 	struct sfp_symbolizer *s = NULL;
 	struct sfp_elf *ea = NULL, *eb = NULL;
 	struct sfp_dwarf *da = NULL, *db = NULL;
-	struct sfp_inline_frame fa[16], fb[16];
-	uint64_t a;
 	int with_chain = 0, bad = 0;
 
 	if (!ASSERT_OK(sfp_symbolizer__new(NULL, &s)) ||
 	    !ASSERT_OK(sfp_elf_open(plain, &ea)) ||
 	    !ASSERT_OK(sfp_elf_open(packed, &eb)) ||
-	    !ASSERT_OK(sfp_dwarf_open(ea, &da)) ||
-	    !ASSERT_OK(sfp_dwarf_open(eb, &db)))
+	    !ASSERT_OK(sfp_dwarf_open(ea, NULL, &da)) ||
+	    !ASSERT_OK(sfp_dwarf_open(eb, NULL, &db)))
 		goto out;
-	for (a = lo; a < hi; a++) {
-		int na = sfp_dwarf_inlines(s, da, a, fa, 16);
-		int nb = sfp_dwarf_inlines(s, db, a, fb, 16);
-
-		if (na != nb) {
-			bad++;
-			continue;
-		}
-		with_chain += na > 1;
-		for (int k = 0; k < na; k++)
-			if (!same_str(fa[k].name, fb[k].name) ||
-			    !same_str(fa[k].file, fb[k].file) ||
-			    fa[k].line != fb[k].line ||
-			    fa[k].column != fb[k].column ||
-			    fa[k].inlined != fb[k].inlined)
-				bad++;
-	}
+	bad = ic_mismatches(s, da, db, lo, hi, &with_chain);
 	ASSERT_EQ(bad, 0);
 	/* report-inline's hot and warm are inlined into main */
 	ASSERT_GE(with_chain, 1);
@@ -283,7 +261,7 @@ TEST(dwarf_image_bad_data)
 	if (!ASSERT_OK(sfp_elf_open(packed, &e)))
 		goto out;
 	/* libdw then judges the file itself: an error, or DWARF it reads */
-	if (!sfp_dwarf_open(e, &dw))
+	if (!sfp_dwarf_open(e, NULL, &dw))
 		sfp_dwarf_free(&dw);
 out:
 	sfp_elf_close(&e);
