@@ -18,6 +18,7 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 
+#include "common/cursor.h"
 #include "elf/elf.h"
 #include "symbols/internal.h"
 
@@ -66,6 +67,9 @@ struct sfp_dwarf {
 	void *image;		/* decompressed sections, or NULL */
 	size_t image_size;
 	bool image_mapped;	/* from the cache: munmap(), not free() */
+	bool image_new;		/* inflated now: to be cached */
+	const void *saved_index;	/* the cache's copy of ranges/cus */
+	size_t saved_index_size;
 	Elf *image_elf;		/* elf_memory() of image */
 	char *name;		/* the ELF's, for messages */
 	struct cu_range *ranges;
@@ -159,14 +163,96 @@ static int index_cus(struct sfp_dwarf *d)
 	return 0;
 }
 
+/*
+ * The CU index as kept in the cache beside the image (host order; the
+ * image itself is only made for files of the host's order):
+ *
+ *	u32 magic, u32 version, u64 ncus, u64 nranges,
+ *	ncus x u64 CU DIE offset, nranges x (u64 lo, u64 hi, u32 cu)
+ */
+#define INDEX_MAGIC 0x58495543u	/* "CUIX" */
+#define INDEX_VERSION 1u
+
+static void *save_index(const struct sfp_dwarf *d, size_t *size)
+{
+	size_t n = 24 + d->ncus * 8 + d->nranges * 20, i;
+	uint8_t *b = malloc(n), *p = b;
+	uint32_t hdr[2] = { INDEX_MAGIC, INDEX_VERSION };
+	uint64_t counts[2] = { d->ncus, d->nranges };
+
+	if (!b)
+		return NULL;
+	memcpy(p, hdr, 8);
+	memcpy(p + 8, counts, 16);
+	p += 24;
+	for (i = 0; i < d->ncus; i++, p += 8)
+		memcpy(p, &(uint64_t){ d->cus[i].off }, 8);
+	for (i = 0; i < d->nranges; i++, p += 20) {
+		memcpy(p, &d->ranges[i].lo, 8);
+		memcpy(p + 8, &d->ranges[i].hi, 8);
+		memcpy(p + 16, &d->ranges[i].cu, 4);
+	}
+	*size = n;
+	return b;
+}
+
+/*
+ * Take the index from the cache's bytes.  They passed the CRC, but are
+ * read like any file: counts within the caps and the size, every range
+ * non-empty, sorted and naming a CU that exists.  Return 0, or -EBADMSG
+ * (the caller builds the index itself).
+ */
+static int load_index(struct sfp_dwarf *d, const void *buf, size_t size)
+{
+	struct sfp_cursor c;
+	uint32_t magic, version;
+	uint64_t ncus, nranges, i;
+
+	sfp_cursor_init(&c, buf, size, false);
+	if (sfp_cursor_u32(&c, &magic) || sfp_cursor_u32(&c, &version) ||
+	    sfp_cursor_u64(&c, &ncus) || sfp_cursor_u64(&c, &nranges) ||
+	    magic != INDEX_MAGIC || version != INDEX_VERSION ||
+	    ncus > DW_MAX_CUS || nranges > DW_MAX_RANGES ||
+	    sfp_cursor_left(&c) != ncus * 8 + nranges * 20)
+		return -EBADMSG;
+	d->cus = calloc(ncus ? ncus : 1, sizeof(*d->cus));
+	d->ranges = malloc((nranges ? nranges : 1) * sizeof(*d->ranges));
+	if (!d->cus || !d->ranges)
+		goto bad;
+	for (i = 0; i < ncus; i++)
+		if (sfp_cursor_u64(&c, &d->cus[i].off))
+			goto bad;
+	for (i = 0; i < nranges; i++) {
+		struct cu_range *r = &d->ranges[i];
+
+		if (sfp_cursor_u64(&c, &r->lo) || sfp_cursor_u64(&c, &r->hi) ||
+		    sfp_cursor_u32(&c, &r->cu) || r->lo >= r->hi ||
+		    r->cu >= ncus ||
+		    (i && range_cmp(&d->ranges[i - 1], r) > 0))
+			goto bad;
+	}
+	d->ncus = ncus;
+	d->nranges = nranges;
+	return 0;
+bad:
+	free(d->cus);
+	free(d->ranges);
+	d->cus = NULL;
+	d->ranges = NULL;
+	return -EBADMSG;
+}
+
 static void free_image(struct sfp_dwarf *d)
 {
 	if (d->image_mapped)
-		sfp_dwarf_cache_unmap(d->image, d->image_size);
+		sfp_dwarf_cache_unmap(d->image, d->image_size,
+				      d->saved_index_size);
 	else
 		free(d->image);
 	d->image = NULL;
 	d->image_mapped = false;
+	d->saved_index = NULL;
+	d->saved_index_size = 0;
 }
 
 /*
@@ -179,12 +265,13 @@ static Dwarf *open_image(struct sfp_dwarf *d, struct sfp_elf *e,
 {
 	Dwarf *dw;
 
-	if (!sfp_dwarf_cache_load(cache, e, &d->image, &d->image_size)) {
+	if (!sfp_dwarf_cache_load(cache, e, &d->image, &d->image_size,
+				  &d->saved_index, &d->saved_index_size)) {
 		d->image_mapped = true;
 	} else {
 		if (sfp_dwarf_image(e, &d->image, &d->image_size))
 			return NULL;
-		sfp_dwarf_cache_store(cache, e, d->image, d->image_size);
+		d->image_new = true;
 	}
 	d->image_elf = elf_memory(d->image, d->image_size);
 	dw = d->image_elf ? dwarf_begin_elf(d->image_elf, DWARF_C_READ, NULL) :
@@ -226,10 +313,21 @@ int sfp_dwarf_open(struct sfp_elf *e, const struct sfp_dwarf_cache *cache,
 		sfp_dwarf_free(&d);
 		return -EBADMSG;
 	}
-	err = index_cus(d);
-	if (err) {
-		sfp_dwarf_free(&d);
-		return err;
+	if (!d->saved_index ||
+	    load_index(d, d->saved_index, d->saved_index_size)) {
+		err = index_cus(d);
+		if (err) {
+			sfp_dwarf_free(&d);
+			return err;
+		}
+	}
+	if (d->image_new && d->image_elf) {
+		size_t n = 0;
+		void *idx = save_index(d, &n);
+
+		sfp_dwarf_cache_store(cache, e, d->image, d->image_size, idx,
+				      idx ? n : 0);
+		free(idx);
 	}
 	*out = d;
 	return 0;

@@ -174,18 +174,22 @@ SFP_HIDDEN void sfp_dwarf_free(struct sfp_dwarf **dw);
  */
 SFP_HIDDEN int sfp_dwarf_image(struct sfp_elf *e, void **image, size_t *size);
 /*
- * The cached image of e's DWARF: 0 and a private mapping (free with
- * sfp_dwarf_cache_unmap()); -ENOENT none or no cache; -EBADMSG a stale or
- * damaged entry (removed); -errno.
+ * The cached image of e's DWARF and the extra bytes stored with it (CRC
+ * checked, otherwise untrusted; NULL if none): 0 and a private mapping
+ * of both (free with sfp_dwarf_cache_unmap()); -ENOENT none or no cache;
+ * -EBADMSG a stale or damaged entry (removed); -errno.
  */
 SFP_HIDDEN int sfp_dwarf_cache_load(const struct sfp_dwarf_cache *c,
 				    struct sfp_elf *e, void **image,
-				    size_t *size);
-SFP_HIDDEN void sfp_dwarf_cache_unmap(void *image, size_t size);
-/* Keep e's image for later runs; failures only logged (pr_info). */
+				    size_t *size, const void **extra,
+				    size_t *extra_size);
+SFP_HIDDEN void sfp_dwarf_cache_unmap(void *image, size_t size,
+				      size_t extra_size);
+/* Keep e's image (and extra) for later runs; failures only logged. */
 SFP_HIDDEN void sfp_dwarf_cache_store(const struct sfp_dwarf_cache *c,
 				      struct sfp_elf *e, const void *image,
-				      size_t size);
+				      size_t size, const void *extra,
+				      size_t extra_size);
 SFP_HIDDEN int sfp_dwarf_inlines(struct sfp_symbolizer *s,
 				 struct sfp_dwarf *dw, uint64_t vaddr,
 				 struct sfp_inline_frame *frames, size_t max);

@@ -93,21 +93,24 @@ static bool store_image(const struct sfp_dwarf_cache *c, const char *packed,
 		return false;
 	ok = ASSERT_OK(sfp_dwarf_image(e, img, size));
 	if (ok)
-		sfp_dwarf_cache_store(c, e, *img, *size);
+		sfp_dwarf_cache_store(c, e, *img, *size, NULL, 0);
 	sfp_elf_close(&e);
 	return ok;
 }
+
+static size_t extra_size;	/* of the last load() */
 
 static int load(const struct sfp_dwarf_cache *c, const char *packed,
 		void **img, size_t *size)
 {
 	struct sfp_elf *e = NULL;
+	const void *extra;
 	int err;
 
 	*img = NULL;
 	if ((err = sfp_elf_open(packed, &e)))
 		return err;
-	err = sfp_dwarf_cache_load(c, e, img, size);
+	err = sfp_dwarf_cache_load(c, e, img, size, &extra, &extra_size);
 	sfp_elf_close(&e);
 	return err;
 }
@@ -156,14 +159,19 @@ TEST(dwarf_cache_round_trip)
 	if (ASSERT_OK(load(&c, packed, &got, &gsize)) &&
 	    ASSERT_EQ(gsize, size))
 		ASSERT_TRUE(!memcmp(got, img, size));
-	sfp_dwarf_cache_unmap(got, gsize);
+	ASSERT_EQ(extra_size, 0);
+	sfp_dwarf_cache_unmap(got, gsize, extra_size);
 	free(img);
 	/* the original has no compressed DWARF: no image, no entry */
 	{
 		struct sfp_elf *e = NULL;
 
+		const void *x;
+		size_t xn;
+
 		if (ASSERT_OK(sfp_elf_open(plain, &e)))
-			ASSERT_ERR(sfp_dwarf_cache_load(&c, e, &got, &gsize),
+			ASSERT_ERR(sfp_dwarf_cache_load(&c, e, &got, &gsize,
+							&x, &xn),
 				   -ENOENT);
 		sfp_elf_close(&e);
 	}
@@ -183,6 +191,17 @@ TEST(dwarf_cache_open_stores_then_reads)
 	if (!ASSERT_TRUE(the_entry(dir, entry, sizeof(entry))) ||
 	    !ASSERT_OK(stat(entry, &st1)))
 		return;
+	/* with the CU index beside the image */
+	{
+		void *got = NULL;
+		size_t gsize = 0;
+
+		if (ASSERT_OK(load(&c, packed, &got, &gsize))) {
+			ASSERT_GE(extra_size, 24 + 8 + 20);
+			ASSERT_EQ((size_t)st1.st_size, gsize + extra_size + 128);
+		}
+		sfp_dwarf_cache_unmap(got, gsize, extra_size);
+	}
 	/* an hour back, so that a hit's refresh shows */
 	pt_sh("touch -d '1 hour ago' '%s'", entry);
 	compare_inlines(plain, packed, &c);	/* the hit */
@@ -236,9 +255,45 @@ TEST(dwarf_cache_refuses_stale_damaged_short)
 	compare_inlines(plain, packed, &c);
 	ASSERT_TRUE(the_entry(dir, entry, sizeof(entry)));
 	ASSERT_OK(stat(entry, &st));
-	ASSERT_EQ((size_t)st.st_size, size + 128);
+	ASSERT_GE((size_t)st.st_size, size + 128 + 24);	/* + the CU index */
 out:
 	free(img);
+}
+
+/*
+ * The stored CU index is read like untrusted bytes: whatever passes the
+ * CRC but does not make an index (here: garbage, then a range naming a
+ * CU past the end) is dropped and the index built from the DWARF.
+ */
+TEST(dwarf_cache_bad_index_rebuilt)
+{
+	char plain[512], packed[512], dir[512];
+	struct sfp_dwarf_cache c = { .dir = cache_dir("idx", dir, sizeof(dir)) };
+	struct sfp_elf *e = NULL;
+	void *img = NULL;
+	size_t size = 0;
+	uint8_t bad[24 + 8 + 20] = { 0 };
+	uint32_t hdr[2] = { 0x58495543u, 1 };
+	uint64_t counts[2] = { 1, 1 }, lo = 0x1000, hi = 0x2000, off = 11;
+	uint32_t cu = 1;	/* of 1 */
+
+	if (!ASSERT_TRUE(make_pair("idx", plain, packed, sizeof(plain))) ||
+	    !ASSERT_OK(sfp_elf_open(packed, &e)) ||
+	    !ASSERT_OK(sfp_dwarf_image(e, &img, &size)))
+		goto out;
+	sfp_dwarf_cache_store(&c, e, img, size, "garbage", 7);
+	compare_inlines(plain, packed, &c);
+	memcpy(bad, hdr, 8);
+	memcpy(bad + 8, counts, 16);
+	memcpy(bad + 24, &off, 8);
+	memcpy(bad + 32, &lo, 8);
+	memcpy(bad + 40, &hi, 8);
+	memcpy(bad + 48, &cu, 4);
+	sfp_dwarf_cache_store(&c, e, img, size, bad, sizeof(bad));
+	compare_inlines(plain, packed, &c);
+out:
+	free(img);
+	sfp_elf_close(&e);
 }
 
 TEST(dwarf_cache_link_not_followed)
@@ -293,7 +348,7 @@ TEST(dwarf_cache_budget)
 	fake_entry(dir, "bb-1.dwarf", n + 1, 900);
 	fake_entry(dir, "cc-1.dwarf", n + 1, 600);
 	fake_entry(dir, "notes.txt", 10 * n, 5000);
-	sfp_dwarf_cache_store(&c, e, img, size);
+	sfp_dwarf_cache_store(&c, e, img, size, NULL, 0);
 	snprintf(path, sizeof(path), "%s/bb-1.dwarf", dir);
 	ASSERT_FALSE(exists(path));
 	snprintf(path, sizeof(path), "%s/aa-1.dwarf", dir);
@@ -307,7 +362,7 @@ TEST(dwarf_cache_budget)
 	cache_dir("budget", dir, sizeof(dir));
 	fake_entry(dir, "aa-1.dwarf", n, 300);
 	c.budget = 4 * n - 4;
-	sfp_dwarf_cache_store(&c, e, img, size);
+	sfp_dwarf_cache_store(&c, e, img, size, NULL, 0);
 	if (ASSERT_TRUE(the_entry(dir, path, sizeof(path))))
 		ASSERT_NOT_NULL(strstr(path, "/aa-1.dwarf"));
 out:
