@@ -47,17 +47,6 @@ int sfp_sframe_cache__dir(const struct sfp_table_opts *opts, char *buf,
 				 NULL, buf, size);
 }
 
-static uint64_t fnv1a64(const uint8_t *p, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (size_t i = 0; i < n; i++) {
-		h ^= p[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
-
 static void cache_key(const struct sfp_elf *e, char *key, size_t n,
 		      const uint8_t **id, size_t *idlen)
 {
@@ -74,7 +63,7 @@ static void cache_key(const struct sfp_elf *e, char *key, size_t n,
 		size_t isz;
 		const uint8_t *img = sfp_elf_image(e, &isz);
 
-		snprintf(key, n, "h%016" PRIx64, fnv1a64(img, isz));
+		snprintf(key, n, "h%016" PRIx64, sfp_fnv1a64(img, isz));
 	}
 }
 

@@ -104,6 +104,20 @@ sfp_fmt(char *buf, size_t n, const char *f, ...)
 	return r >= 0 && (size_t)r < n;
 }
 
+/* FNV-1a, 64-bit: a name for a key that has none shorter (a path, a
+ * file without a build-id) */
+static inline uint64_t sfp_fnv1a64(const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= b[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
 /* --- Checked arithmetic. --- */
 
 #define sfp_add_overflow(a, b, res) __builtin_add_overflow(a, b, res)

@@ -80,6 +80,7 @@ struct sfp_symbolizer {
 	char *modules_path;
 	char *perf_map_dir;
 	struct sfp_dwarf_cache dwarf_cache;
+	char *ksyms_cache_dir;		/* NULL: no cache */
 
 	struct sfp_symbolizer_dso **buckets;
 	size_t nbuckets;

@@ -30,13 +30,15 @@ SFP_HIDDEN int sfp_kallsyms_index__new(char *buf, size_t len, char *modules,
 /*
  * Index the kallsyms file at path (mapped if it is a regular file with a
  * size, else read) with the module list at modules_path (may be NULL or
- * unreadable: sizes guessed).  Return: 0; -EAGAIN the text cannot be
- * served lazily or the file is not a regular file (the caller reads and
- * parses it whole, and reports what is wrong); -errno from open/read;
- * -ENOMEM.
+ * unreadable: sizes guessed).  cache_dir (may be NULL): where the index
+ * of a mapped file is kept between runs.  Return: 0; -EAGAIN the text
+ * cannot be served lazily or the file is not a regular file (the caller
+ * reads and parses it whole, and reports what is wrong); -errno from
+ * open/read; -ENOMEM.
  */
 SFP_HIDDEN int sfp_kallsyms_index__open(const char *path,
 					const char *modules_path,
+					const char *cache_dir,
 					struct sfp_kallsyms_index **out);
 
 /*

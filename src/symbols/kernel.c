@@ -26,7 +26,7 @@ static int load_kernel(struct sfp_symbolizer *s)
 	 * them: parsing all of a big kallsyms up front was a fifth of a
 	 * `sfprof script` run.  Text it declines is parsed whole. */
 	if (!sfp_kallsyms_index__open(s->kallsyms_path, s->modules_path,
-				      &s->kidx))
+				      s->ksyms_cache_dir, &s->kidx))
 		return 0;
 	err = sfp_read_file(s->kallsyms_path, KALLSYMS_MAX, &ks, &kslen);
 	if (err) {

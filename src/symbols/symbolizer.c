@@ -111,13 +111,16 @@ int sfp_symbolizer__new(const struct sfp_symbolizer_opts *opts,
 	if (!s->kallsyms_path || !s->modules_path || !s->perf_map_dir)
 		goto nomem;
 	if (!SFP_OPTS_GET(opts, sfp_symbolizer_opts, no_cache, false)) {
+		const char *root = SFP_OPTS_GET(opts, sfp_symbolizer_opts,
+						cache_dir, NULL);
 		char cdir[4096];
 
 		/* no directory (no HOME): no cache, not an error */
-		if (!sfp_cachedir_path(SFP_OPTS_GET(opts, sfp_symbolizer_opts,
-						    cache_dir, NULL),
-				       "dwarf", cdir, sizeof(cdir)) &&
+		if (!sfp_cachedir_path(root, "dwarf", cdir, sizeof(cdir)) &&
 		    !(s->dwarf_cache.dir = strdup(cdir)))
+			goto nomem;
+		if (!sfp_cachedir_path(root, "kallsyms", cdir, sizeof(cdir)) &&
+		    !(s->ksyms_cache_dir = strdup(cdir)))
 			goto nomem;
 		s->dwarf_cache.budget = SFP_OPTS_GET(opts, sfp_symbolizer_opts,
 						     cache_budget, 0);
@@ -186,6 +189,7 @@ void sfp_symbolizer__free(struct sfp_symbolizer **sp)
 			free(s->debug_dirs[i]);
 	free(s->debug_dirs);
 	free(s->dwarf_cache.dir);
+	free(s->ksyms_cache_dir);
 	free(s->kallsyms_path);
 	free(s->modules_path);
 	free(s->perf_map_dir);

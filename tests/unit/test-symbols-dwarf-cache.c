@@ -31,6 +31,9 @@
 #include "inline-compare.h"
 #include "profile-test.h"
 
+/* common/filecache.c's trailer after every payload */
+#define TRAILER 160
+
 /* A zlib-compressed copy of report-inline and its uncompressed original. */
 static bool make_pair(const char *tag, char *plain, char *packed, size_t n)
 {
@@ -198,7 +201,7 @@ TEST(dwarf_cache_open_stores_then_reads)
 
 		if (ASSERT_OK(load(&c, packed, &got, &gsize))) {
 			ASSERT_GE(extra_size, 24 + 8 + 20);
-			ASSERT_EQ((size_t)st1.st_size, gsize + extra_size + 128);
+			ASSERT_EQ((size_t)st1.st_size, gsize + extra_size + TRAILER);
 		}
 		sfp_dwarf_cache_unmap(got, gsize, extra_size);
 	}
@@ -255,7 +258,7 @@ TEST(dwarf_cache_refuses_stale_damaged_short)
 	compare_inlines(plain, packed, &c);
 	ASSERT_TRUE(the_entry(dir, entry, sizeof(entry)));
 	ASSERT_OK(stat(entry, &st));
-	ASSERT_GE((size_t)st.st_size, size + 128 + 24);	/* + the CU index */
+	ASSERT_GE((size_t)st.st_size, size + TRAILER + 24);	/* + the CU index */
 out:
 	free(img);
 }
@@ -337,7 +340,7 @@ TEST(dwarf_cache_budget)
 	    !ASSERT_OK(sfp_elf_open(packed, &e)) ||
 	    !ASSERT_OK(sfp_dwarf_image(e, &img, &size)))
 		goto out;
-	n = size + 128;		/* the entry's size */
+	n = size + TRAILER;		/* the entry's size */
 	/*
 	 * Budget 4n: three older entries of n + 1 bytes make 4n + 3 with the
 	 * new one, so exactly the oldest must go.  A file of another kind,

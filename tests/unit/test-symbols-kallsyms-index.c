@@ -12,8 +12,11 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/filecache.h"
 #include "symbols/kallsyms.h"
 #include "test.h"
 
@@ -66,6 +69,9 @@ static bool probe(struct sfp_symtab *full, struct sfp_kallsyms_index *k,
 	return true;
 }
 
+/* Where compare_at() keeps the index of a file (NULL: nowhere). */
+static const char *cmp_cache;
+
 /*
  * Both views of (ks, mods); the number of symbols compared, or -1 on a
  * difference, -2 when the index declined (-EAGAIN).  With paths, the
@@ -84,7 +90,8 @@ static long compare_at(const char *ks, size_t kslen, const char *mods,
 	int err;
 
 	if (ks_path) {
-		err = sfp_kallsyms_index__open(ks_path, mods_path, &k);
+		err = sfp_kallsyms_index__open(ks_path, mods_path, cmp_cache,
+					       &k);
 	} else {
 		char *kb = dup_mem(ks, kslen);
 		char *mb = mods ? dup_mem(mods, modslen) : NULL;
@@ -378,7 +385,7 @@ TEST(kallsyms_index_open)
 
 	snprintf(ks, sizeof(ks), "%s/symbols/kallsyms.txt", test_data_dir());
 	snprintf(ms, sizeof(ms), "%s/symbols/modules.txt", test_data_dir());
-	if (!ASSERT_OK(sfp_kallsyms_index__open(ks, ms, &k)))
+	if (!ASSERT_OK(sfp_kallsyms_index__open(ks, ms, NULL, &k)))
 		return;
 	s = sfp_kallsyms_index__find(k, 0xffffffff81000150, &tab);
 	if (ASSERT_NOT_NULL(s)) {
@@ -399,10 +406,10 @@ TEST(kallsyms_index_open)
 	sfp_kallsyms_index__free(&k);
 	ASSERT_TRUE(k == NULL);
 	/* no module list: still an index */
-	if (ASSERT_OK(sfp_kallsyms_index__open(ks, "/nonexistent", &k)))
+	if (ASSERT_OK(sfp_kallsyms_index__open(ks, "/nonexistent", NULL, &k)))
 		sfp_kallsyms_index__free(&k);
-	ASSERT_ERR(sfp_kallsyms_index__open("/nonexistent", ms, &k), -ENOENT);
-	ASSERT_ERR(sfp_kallsyms_index__open(test_data_dir(), ms, &k), -EAGAIN);
+	ASSERT_ERR(sfp_kallsyms_index__open("/nonexistent", ms, NULL, &k), -ENOENT);
+	ASSERT_ERR(sfp_kallsyms_index__open(test_data_dir(), ms, NULL, &k), -EAGAIN);
 	ASSERT_TRUE(k == NULL);
 }
 
@@ -483,7 +490,7 @@ TEST(kallsyms_index_mapped_and_dropped)
 		long kb_res;
 
 		if (ASSERT_OK(sfp_kallsyms_index__open(path, mb ? mpath : NULL,
-						       &k))) {
+						       NULL, &k))) {
 			kb_res = resident_kb(path);
 			ASSERT_GE(kb_res, 0);
 			ASSERT_TRUE(kb_res < 256);
@@ -513,4 +520,134 @@ TEST(kallsyms_index_nul_in_names)
 		"ffffffffc0059000 t n5\t[cd]\n";
 
 	ASSERT_GE(compare(ks, sizeof(ks) - 1, NULL, 0), 5);
+}
+
+/* The one entry named *.ksyms in dir: its name in buf. */
+static bool ksyms_entry(const char *dir, char *buf, size_t n)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	int found = 0;
+
+	if (!d)
+		return false;
+	while ((de = readdir(d)) != NULL) {
+		size_t l = strlen(de->d_name);
+
+		if (l > 6 && !strcmp(de->d_name + l - 6, ".ksyms") &&
+		    found++ == 0)
+			snprintf(buf, n, "%s", de->d_name);
+	}
+	closedir(d);
+	return found == 1;
+}
+
+/*
+ * The index of a file kept in the cache: the first open stores it, the
+ * next ones read it back, and either way every look-up answers as the
+ * full parse -- also after the file changed (a new entry), and when an
+ * entry that passes its CRC holds offsets past the file's end (refused,
+ * the file indexed again).  The fixture and the running kernel's
+ * kallsyms (mapped, its module part out of order).
+ */
+static void cached_round(const char *tag, const char *kb, size_t kl,
+			 const char *mb, size_t ml)
+{
+	char dir[600], path[600], mpath[600], name[256], bad[32 + 4 + 8];
+	struct sfp_fc_entry ent;
+	struct sfp_fc_src src;
+	struct stat st;
+	uint32_t hdr[2] = { 0x5849534bu, 1 }, off;
+	uint64_t nums[3] = { 1, 0, 1 }, coarse = 0;
+	long n1, n2;
+	FILE *f;
+
+	snprintf(dir, sizeof(dir), "%s/ksyms-cache-%s", test_tmp_dir(), tag);
+	snprintf(path, sizeof(path), "%s/ksyms-cache-%s.txt", test_tmp_dir(),
+		 tag);
+	snprintf(mpath, sizeof(mpath), "%s/ksyms-cache-%s.mod", test_tmp_dir(),
+		 tag);
+	if (!ASSERT_NOT_NULL(f = fopen(path, "w")))
+		return;
+	ASSERT_EQ(fwrite(kb, 1, kl, f), kl);
+	fclose(f);
+	if (mb && ASSERT_NOT_NULL(f = fopen(mpath, "w"))) {
+		ASSERT_EQ(fwrite(mb, 1, ml, f), ml);
+		fclose(f);
+	}
+	cmp_cache = dir;
+	n1 = compare_at(kb, kl, mb, ml, path, mb ? mpath : NULL);
+	ASSERT_GE(n1, 5);
+	if (!ASSERT_TRUE(ksyms_entry(dir, name, sizeof(name))))
+		goto out;
+	n2 = compare_at(kb, kl, mb, ml, path, mb ? mpath : NULL);
+	ASSERT_EQ(n2, n1);
+
+	/* a valid entry, but its offset is past the end of the file */
+	if (!ASSERT_OK(stat(path, &st)))
+		goto out;
+	off = (uint32_t)kl;
+	memcpy(bad, hdr, 8);
+	memcpy(bad + 8, nums, 24);
+	memcpy(bad + 32, &off, 4);
+	sfp_fc_src_init(&src, "KSYMS", 1, &st, NULL, 0);
+	sfp_fc_store(dir, name, ".ksyms", &src, bad, 36, &coarse, 8, 1u << 30);
+	if (ASSERT_OK(sfp_fc_load(dir, name, &src, &ent)))
+		sfp_fc_unmap(&ent);
+	ASSERT_EQ(compare_at(kb, kl, mb, ml, path, mb ? mpath : NULL), n1);
+
+	/* the file changes (its mtime): the old entry goes, a new one comes */
+	{
+		struct timespec t[2] = { { st.st_atime, 0 },
+					 { st.st_mtime - 3600, 0 } };
+
+		ASSERT_OK(utimensat(AT_FDCWD, path, t, 0));
+	}
+	ASSERT_EQ(compare_at(kb, kl, mb, ml, path, mb ? mpath : NULL), n1);
+	ASSERT_TRUE(ksyms_entry(dir, name, sizeof(name)));
+	ASSERT_EQ(compare_at(kb, kl, mb, ml, path, mb ? mpath : NULL), n1);
+out:
+	cmp_cache = NULL;
+	unlink(path);
+	unlink(mpath);
+}
+
+TEST(kallsyms_index_cached)
+{
+	char *kb = NULL, *mb = NULL, ks[700], ms[700];
+	size_t kl, ml = 0;
+
+	snprintf(ks, sizeof(ks), "%s/symbols/kallsyms.txt", test_data_dir());
+	snprintf(ms, sizeof(ms), "%s/symbols/modules.txt", test_data_dir());
+	if (ASSERT_TRUE(read_whole(ks, &kb, &kl)) &&
+	    ASSERT_TRUE(read_whole(ms, &mb, &ml)))
+		cached_round("fixture", kb, kl, mb, ml);
+	free(kb);
+	free(mb);
+	kb = mb = NULL;
+	if (!read_whole("/proc/kallsyms", &kb, &kl) || !has_address(kb, kl)) {
+		free(kb);
+		test_skip("no /proc/kallsyms with addresses");
+		return;
+	}
+	if (!read_whole("/proc/modules", &mb, &ml)) {
+		free(mb);
+		mb = NULL;
+		ml = 0;
+	}
+	cached_round("live", kb, kl, mb, ml);
+	free(kb);
+	free(mb);
+	/* /proc/kallsyms itself is read, not mapped: indexed, never kept */
+	{
+		struct sfp_kallsyms_index *k = NULL;
+		char dir[600], name[256];
+
+		snprintf(dir, sizeof(dir), "%s/ksyms-cache-proc", test_tmp_dir());
+		if (ASSERT_OK(sfp_kallsyms_index__open("/proc/kallsyms", NULL,
+						       dir, &k)))
+			ASSERT_NOT_NULL(k);
+		sfp_kallsyms_index__free(&k);
+		ASSERT_FALSE(ksyms_entry(dir, name, sizeof(name)));
+	}
 }
