@@ -54,6 +54,34 @@ void sfp_fc_src_init(struct sfp_fc_src *s, const char *kind, uint32_t gen,
 	}
 }
 
+/*
+ * The directory an entry lives in is a subdirectory of the cache root
+ * (<root>/dwarf); the root passes the same checks, so that a root
+ * planted as a link to somewhere else is not followed into either.
+ * ensure: create what is missing.  Return 0 or -errno.
+ */
+static int check_parent(const char *dir, bool ensure)
+{
+	char parent[4096];
+	const char *slash = strrchr(dir, '/');
+	size_t n = slash ? (size_t)(slash - dir) : 0;
+	int fd;
+
+	if (!n)
+		return 0;	/* "/x" or a relative name: nothing above */
+	if (n >= sizeof(parent))
+		return -ENAMETOOLONG;
+	memcpy(parent, dir, n);
+	parent[n] = 0;
+	if (ensure)
+		return sfp_cachedir_ensure(parent);
+	fd = sfp_cachedir_open(parent);
+	if (fd < 0)
+		return fd;
+	close(fd);
+	return 0;
+}
+
 static void to_trailer(const struct sfp_fc_src *s, struct trailer *t)
 {
 	memset(t, 0, sizeof(*t));
@@ -95,6 +123,9 @@ int sfp_fc_load(const char *dir, const char *name, const struct sfp_fc_src *src,
 	if (!sfp_fmt(path, sizeof(path), "%s/%s", dir, name))
 		return -ENAMETOOLONG;
 	to_trailer(src, &want);
+	dfd = check_parent(dir, false);
+	if (dfd < 0)
+		return dfd;
 	dfd = sfp_cachedir_open(dir);
 	if (dfd < 0)
 		return dfd;
@@ -263,7 +294,7 @@ void sfp_fc_store(const char *dir, const char *name, const char *suffix,
 		n1 = 0;
 	if (!n0 || n0 + n1 + sizeof(t) > budget / 4 ||
 	    !sfp_fmt(path, sizeof(path), "%s/%s", dir, name) ||
-	    sfp_cachedir_ensure(dir) ||
+	    check_parent(dir, true) || sfp_cachedir_ensure(dir) ||
 	    sfp_cachedir_tmp_path(dir, tmp, sizeof(tmp)))
 		return;
 	to_trailer(src, &t);

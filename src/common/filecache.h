@@ -13,7 +13,7 @@
  * An entry is used only when the trailer matches the source as it is now
  * and the CRC holds; otherwise it is removed, and the caller builds the
  * data again and stores it.  Directory and entries follow the rules of
- * common/cachedir.h.  The entries of one directory stay under a byte
+ * common/cachedir.h, and so does the directory above (the cache root).  The entries of one directory stay under a byte
  * budget: a new entry evicts the least recently used ones (a load
  * refreshes an entry's mtime), and a payload over a quarter of the budget
  * is not kept.

@@ -320,6 +320,46 @@ out:
 	free(img);
 }
 
+/*
+ * The cache root planted as a link to another directory: nothing is
+ * written through it, and nothing read.
+ */
+TEST(dwarf_cache_root_link_not_followed)
+{
+	char plain[512], packed[512], root[512], victim[512], sub[600];
+	void *img = NULL, *got = NULL;
+	size_t size = 0, gsize = 0;
+	struct sfp_dwarf_cache c = { .dir = sub };
+
+	if (!ASSERT_TRUE(make_pair("rootlink", plain, packed, sizeof(plain))))
+		return;
+	pt_tmp(root, sizeof(root), "dwc-rootlink-root");
+	pt_tmp(victim, sizeof(victim), "dwc-rootlink-victim");
+	pt_sh("rm -rf '%s' '%s' && mkdir -m 700 '%s' && ln -s '%s' '%s'",
+	      root, victim, victim, victim, root);
+	snprintf(sub, sizeof(sub), "%s/dwarf", root);
+	if (!store_image(&c, packed, &img, &size))
+		return;
+	ASSERT_TRUE(pt_sh("test -z \"$(ls -A '%s')\"", victim));
+	/* an entry put there by hand is not read through the link either */
+	pt_sh("mkdir -m 700 '%s/dwarf'", victim);
+	{
+		struct sfp_dwarf_cache real = { .dir = (char *)pt_fmt("%s/dwarf",
+								       victim) };
+		char real_dir[600];
+
+		snprintf(real_dir, sizeof(real_dir), "%s", real.dir);
+		real.dir = real_dir;
+		store_image(&real, packed, &got, &gsize);
+		free(got);
+		got = NULL;
+		ASSERT_OK(load(&real, packed, &got, &gsize));
+		sfp_dwarf_cache_unmap(got, gsize, extra_size);
+	}
+	ASSERT_ERR(load(&c, packed, &got, &gsize), -EPERM);
+	free(img);
+}
+
 /* A file of size bytes named name in dir, last used age seconds ago. */
 static void fake_entry(const char *dir, const char *name, size_t size,
 		       int age)
