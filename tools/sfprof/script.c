@@ -68,12 +68,23 @@ struct script {
 	/* the leading "comm tid [cpu] " columns per thread slot, and the
 	 * seconds of the last time stamp: rebuilt only when they change */
 	struct who_ent {
+		uint64_t gen;		/* the machine's comm_gen then */
 		uint32_t tid, cpu;
 		bool has_cpu, chain;
 		uint8_t len;		/* 0: empty */
 		char comm[32];
 		char out[80];
 	} who[WHO_SLOTS];
+	/* the "period event: " columns of the last sample, by what makes
+	 * them (in a system-wide file: the same for every sample) */
+	struct mid_ent {
+		const struct sfp_perf_evsel *evsel;
+		uint64_t period;
+		int name_width;
+		bool has_period;
+		uint8_t len;		/* 0: empty */
+		char out[96];
+	} mid;
 	uint64_t secs;
 	char secs_str[24];
 	size_t secs_len;
@@ -321,9 +332,15 @@ static char *put_dec(char *p, uint64_t v, int zeros)
 /* str right-aligned in width, like "%*s" */
 static void ob_pad(struct script *s, const char *str, size_t len, int width)
 {
-	while (width > 0 && (size_t)width > len) {
-		ob_char(s, ' ');
-		width--;
+	if (width > 0 && (size_t)width > len) {
+		size_t pad = (size_t)width - len;
+
+		if (pad > OB_CAP / 2)	/* (absurd widths: a piece at a time) */
+			pad = OB_CAP / 2;
+		memset(ob_room(s, pad), ' ', pad);
+		s->on += pad;
+		ob_pad(s, str, len, width - (int)pad);
+		return;
 	}
 	ob_put(s, str, len);
 }
@@ -610,14 +627,24 @@ static void print_start(struct script *s, const struct sfp_perf_event *ev,
 			bool chain)
 {
 	const struct sfp_perf_sample *sm = &ev->sample;
-	const char *comm = sfp_machine__comm(s->m, sm->tid);
 	bool has_cpu = sm->present & SFP_PERF_SAMPLE_CPU;
 	struct who_ent *w = &s->who[sm->tid % WHO_SLOTS];
+	const char *comm;
 	char t[48], *p;
 	uint64_t us, secs;
 
-	/* the same thread on the same CPU: the same leading columns (the
-	 * comm compared, a COMM record may have renamed the thread) */
+	/* the same thread on the same CPU, and no thread named, made or
+	 * gone since: the same leading columns, without even the comm's
+	 * look-up */
+	if (w->len && w->gen == sfp_machine__comm_gen(s->m) &&
+	    w->tid == sm->tid && w->cpu == sm->cpu &&
+	    w->has_cpu == has_cpu && w->chain == chain) {
+		ob_put(s, w->out, w->len);
+		goto time;
+	}
+	comm = sfp_machine__comm(s->m, sm->tid);
+	w->gen = sfp_machine__comm_gen(s->m);	/* (after: it may make one) */
+	/* else compared: a COMM record may have renamed the thread */
 	if (!w->len || w->tid != sm->tid || w->cpu != sm->cpu ||
 	    w->has_cpu != has_cpu || w->chain != chain ||
 	    strncmp(w->comm, comm, sizeof(w->comm))) {
@@ -658,17 +685,21 @@ time:
 	}
 }
 
-static int print_sample(struct script *s, const struct sfp_perf_event *ev)
+/* "%10lu %*s: " of period and event name, kept for the next sample */
+static void print_mid(struct script *s, const struct sfp_perf_event *ev)
 {
 	const struct sfp_perf_sample *sm = &ev->sample;
-	bool has_chain = sm->present & SFP_PERF_SAMPLE_CALLCHAIN;
-	struct sfp_perf_chain_walk w;
-	uint64_t ip, i;
-	uint64_t ugen = sfp_machine__pid_gen(s->m, sm->pid) + 1;
-	int ufr;
+	bool has_period = sm->present & SFP_PERF_SAMPLE_PERIOD;
+	struct mid_ent *m = &s->mid;
+	size_t start = s->on, flushes = s->flushes, n;
 
-	print_start(s, ev, has_chain);
-	if (sm->present & SFP_PERF_SAMPLE_PERIOD) {
+	if (m->len && m->evsel == ev->evsel && m->has_period == has_period &&
+	    (!has_period || m->period == sm->period) &&
+	    m->name_width == s->name_width) {
+		ob_put(s, m->out, m->len);
+		return;
+	}
+	if (has_period) {
 		char t[24], *p = put_dec(t, sm->period, 0);
 
 		ob_pad(s, t, (size_t)(p - t), 10);
@@ -680,6 +711,29 @@ static int print_sample(struct script *s, const struct sfp_perf_event *ev)
 		ob_pad(s, en, strlen(en), s->name_width);
 		ob_put(s, ": ", 2);
 	}
+	n = s->on - start;
+	m->len = 0;
+	if (s->flushes != flushes || n > sizeof(m->out))
+		return;		/* not kept: flushed on the way, or long */
+	memcpy(m->out, s->ob + start, n);
+	m->len = (uint8_t)n;
+	m->evsel = ev->evsel;
+	m->period = sm->period;
+	m->has_period = has_period;
+	m->name_width = s->name_width;
+}
+
+static int print_sample(struct script *s, const struct sfp_perf_event *ev)
+{
+	const struct sfp_perf_sample *sm = &ev->sample;
+	bool has_chain = sm->present & SFP_PERF_SAMPLE_CALLCHAIN;
+	struct sfp_perf_chain_walk w;
+	uint64_t ip, i;
+	uint64_t ugen = sfp_machine__pid_gen(s->m, sm->pid) + 1;
+	int ufr;
+
+	print_start(s, ev, has_chain);
+	print_mid(s, ev);
 	if (!has_chain) {
 		/* perf looks the sample's address up in the maps of its
 		 * cpumode, then in those of the address's own (the kernel's
