@@ -425,8 +425,11 @@ static void ent_line(const struct sfp_kallsyms_index *k, size_t i,
 	const char *p = k->buf + k->e[i], *end = k->buf + k->len;
 	const char *eol = memchr(p + 19, '\n', (size_t)(end - p - 19));
 
-	/* the index took only lines parse_line() reads this way */
-	parse_line(p, eol ? eol : end, l);
+	/* the index took only lines parse_line() reads this way; an index
+	 * read back from the cache is only known to point inside the file,
+	 * so a line that does not parse is an empty, nameless one */
+	if (!parse_line(p, eol ? eol : end, l))
+		*l = (struct kline){ .name = p, .type = ' ' };
 }
 
 static uint64_t ent_addr(const struct sfp_kallsyms_index *k, size_t i)
