@@ -255,6 +255,23 @@ static void free_image(struct sfp_dwarf *d)
 	d->saved_index_size = 0;
 }
 
+/* libdw on d->image; on failure the image is let go */
+static Dwarf *begin_image(struct sfp_dwarf *d)
+{
+	Dwarf *dw;
+
+	d->image_elf = elf_memory(d->image, d->image_size);
+	dw = d->image_elf ? dwarf_begin_elf(d->image_elf, DWARF_C_READ, NULL) :
+			    NULL;
+	if (!dw) {
+		if (d->image_elf)
+			elf_end(d->image_elf);
+		d->image_elf = NULL;
+		free_image(d);
+	}
+	return dw;
+}
+
 /*
  * libdw on the decompressed image when the file's DWARF is compressed
  * (the cache's copy, else inflated now and then kept there); NULL to open
@@ -268,21 +285,17 @@ static Dwarf *open_image(struct sfp_dwarf *d, struct sfp_elf *e,
 	if (!sfp_dwarf_cache_load(cache, e, &d->image, &d->image_size,
 				  &d->saved_index, &d->saved_index_size)) {
 		d->image_mapped = true;
-	} else {
-		if (sfp_dwarf_image(e, &d->image, &d->image_size))
-			return NULL;
-		d->image_new = true;
+		if ((dw = begin_image(d)))
+			return dw;
+		/* it passed its CRC but libdw will not have it: made by
+		 * something else than this code; made again and replaced */
+		pr_info("%s: cached DWARF image unreadable; rebuilding",
+			sfp_elf_name(e));
 	}
-	d->image_elf = elf_memory(d->image, d->image_size);
-	dw = d->image_elf ? dwarf_begin_elf(d->image_elf, DWARF_C_READ, NULL) :
-			    NULL;
-	if (!dw) {
-		if (d->image_elf)
-			elf_end(d->image_elf);
-		d->image_elf = NULL;
-		free_image(d);
-	}
-	return dw;
+	if (sfp_dwarf_image(e, &d->image, &d->image_size))
+		return NULL;
+	d->image_new = true;
+	return begin_image(d);
 }
 
 int sfp_dwarf_open(struct sfp_elf *e, const struct sfp_dwarf_cache *cache,
@@ -320,6 +333,10 @@ int sfp_dwarf_open(struct sfp_elf *e, const struct sfp_dwarf_cache *cache,
 			sfp_dwarf_free(&d);
 			return err;
 		}
+		/* a cached image whose index was not fit to use: the entry
+		 * is stored again, with the index just built */
+		if (d->saved_index)
+			d->image_new = true;
 	}
 	if (d->image_new && d->image_elf) {
 		size_t n = 0;

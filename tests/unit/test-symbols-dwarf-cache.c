@@ -264,17 +264,33 @@ out:
 }
 
 /*
- * The stored CU index is read like untrusted bytes: whatever passes the
- * CRC but does not make an index (here: garbage, then a range naming a
- * CU past the end) is dropped and the index built from the DWARF.
+ * What passes the CRC is still read like untrusted bytes: a stored CU
+ * index that does not make an index (garbage, then a range naming a CU
+ * past the end) is dropped and the index built from the DWARF, and an
+ * image libdw cannot open is made again; either way the entry is then
+ * stored again, right.
  */
-TEST(dwarf_cache_bad_index_rebuilt)
+static void check_replaced(const struct sfp_dwarf_cache *c, const char *packed,
+			   const void *img, size_t size, size_t good_extra)
+{
+	void *got = NULL;
+	size_t gsize = 0;
+
+	if (ASSERT_OK(load(c, packed, &got, &gsize)) &&
+	    ASSERT_EQ(gsize, size)) {
+		ASSERT_TRUE(!memcmp(got, img, size));
+		ASSERT_EQ(extra_size, good_extra);
+	}
+	sfp_dwarf_cache_unmap(got, gsize, extra_size);
+}
+
+TEST(dwarf_cache_bad_entries_rebuilt)
 {
 	char plain[512], packed[512], dir[512];
 	struct sfp_dwarf_cache c = { .dir = cache_dir("idx", dir, sizeof(dir)) };
 	struct sfp_elf *e = NULL;
-	void *img = NULL;
-	size_t size = 0;
+	void *img = NULL, *got = NULL;
+	size_t size = 0, gsize = 0, good_extra;
 	uint8_t bad[24 + 8 + 20] = { 0 };
 	uint32_t hdr[2] = { 0x58495543u, 1 };
 	uint64_t counts[2] = { 1, 1 }, lo = 0x1000, hi = 0x2000, off = 11;
@@ -284,8 +300,18 @@ TEST(dwarf_cache_bad_index_rebuilt)
 	    !ASSERT_OK(sfp_elf_open(packed, &e)) ||
 	    !ASSERT_OK(sfp_dwarf_image(e, &img, &size)))
 		goto out;
+	/* the entry a miss makes: the good index's size */
+	compare_inlines(plain, packed, &c);
+	if (!ASSERT_OK(load(&c, packed, &got, &gsize)))
+		goto out;
+	good_extra = extra_size;
+	sfp_dwarf_cache_unmap(got, gsize, extra_size);
+	ASSERT_GE(good_extra, 24 + 8 + 20);
+
 	sfp_dwarf_cache_store(&c, e, img, size, "garbage", 7);
 	compare_inlines(plain, packed, &c);
+	check_replaced(&c, packed, img, size, good_extra);
+
 	memcpy(bad, hdr, 8);
 	memcpy(bad + 8, counts, 16);
 	memcpy(bad + 24, &off, 8);
@@ -294,6 +320,12 @@ TEST(dwarf_cache_bad_index_rebuilt)
 	memcpy(bad + 48, &cu, 4);
 	sfp_dwarf_cache_store(&c, e, img, size, bad, sizeof(bad));
 	compare_inlines(plain, packed, &c);
+	check_replaced(&c, packed, img, size, good_extra);
+
+	/* an image that is no ELF at all */
+	sfp_dwarf_cache_store(&c, e, "not an ELF image", 16, NULL, 0);
+	compare_inlines(plain, packed, &c);
+	check_replaced(&c, packed, img, size, good_extra);
 out:
 	free(img);
 	sfp_elf_close(&e);
