@@ -61,22 +61,39 @@ void sfp_strpool_free(struct sfp_strpool *p)
 	}
 }
 
+int sfp_symtab_reserve(struct sfp_symtab *t, size_t more)
+{
+	struct sfp_sym *n;
+	size_t cap;
+
+	if (more > SFP_SYMTAB_MAX || t->nr > SFP_SYMTAB_MAX - more)
+		return -E2BIG;
+	if (t->cap - t->nr >= more)
+		return 0;
+	cap = t->nr + more;
+	n = realloc(t->syms, cap * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	t->syms = n;
+	t->cap = cap;
+	return 0;
+}
+
 int sfp_symtab_add(struct sfp_symtab *t, uint64_t start, uint64_t size,
 		   const char *name, uint32_t flags)
 {
 	struct sfp_sym *s;
+	int err;
 
 	if (t->nr == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 256;
-		struct sfp_sym *n;
+		size_t more = t->cap ? t->cap : 256;
 
-		if (t->nr >= SFP_SYMTAB_MAX)
+		if (more > SFP_SYMTAB_MAX - t->nr)
+			more = SFP_SYMTAB_MAX - t->nr;
+		if (!more)
 			return -E2BIG;
-		n = realloc(t->syms, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		t->syms = n;
-		t->cap = cap;
+		if ((err = sfp_symtab_reserve(t, more)))
+			return err;
 	}
 	s = &t->syms[t->nr++];
 	s->start = start;
@@ -156,65 +173,82 @@ static int sym_cmp(const void *pa, const void *pb)
 
 /*
  * Stable LSD radix sort of the symbols by start, a byte per pass, only
- * the bytes in which starts differ (a DSO's span 3 or 4), on 16-byte
- * (start, index) keys; the symbols are then moved once.  Equal starts
- * keep table order.  glibc's qsort with sym_cmp through a function
- * pointer was 8 % of a system-wide script (hundreds of DSOs, libLLVM's
- * 100k symbols among them).  Return: false without memory.
+ * the bytes in which starts differ (a DSO's span 3 or 4).  glibc's qsort
+ * with sym_cmp through a function pointer was 8 % of a system-wide script
+ * (hundreds of DSOs, libLLVM's 100k symbols among them).
+ *
+ * A key is one word: the start's offset from the lowest start above the
+ * symbol's index, so equal starts keep table order without a pass over
+ * the index bits.  The symbols are then put in place by following the
+ * permutation's cycles.  Fresh memory is what costs here (a first touch
+ * of a page faults): 16 bytes a symbol, where (start, index) pairs and a
+ * second table took 80.  Return: false without memory, or when a key
+ * would not fit a word (the caller then sorts with qsort).
  */
-struct sort_key {
-	uint64_t start;
-	uint64_t idx;
-};
-
 static bool sort_by_start(struct sfp_symtab *t)
 {
-	struct sort_key *src, *dst, *tmp;
-	struct sfp_sym *out;
-	uint64_t any = 0, all = ~(uint64_t)0, diff;
+	uint64_t lo = UINT64_MAX, hi = 0, any = 0, all = UINT64_MAX, diff;
+	uint64_t *src, *dst, *tmp, mask;
 	size_t i, n = t->nr, cnt[256];
-	unsigned int shift;
+	unsigned int shift, ibits = 1;
 
-	src = malloc(2 * n * sizeof(*src));
-	out = malloc(n * sizeof(*out));
-	if (!src || !out) {
-		free(src);
-		free(out);
-		return false;
+	for (i = 0; i < n; i++) {
+		lo = t->syms[i].start < lo ? t->syms[i].start : lo;
+		hi = t->syms[i].start > hi ? t->syms[i].start : hi;
 	}
+	while (ibits < 64 && (n - 1) >> ibits)
+		ibits++;
+	if (ibits >= 64 || ((hi - lo) >> (64 - ibits)))
+		return false;
+	mask = ((uint64_t)1 << ibits) - 1;
+	src = malloc(2 * n * sizeof(*src));
+	if (!src)
+		return false;
 	dst = src + n;
 	for (i = 0; i < n; i++) {
-		src[i].start = t->syms[i].start;
-		src[i].idx = i;
-		any |= src[i].start;
-		all &= src[i].start;
+		src[i] = (t->syms[i].start - lo) << ibits | i;
+		any |= src[i];
+		all &= src[i];
 	}
-	diff = any ^ all;
-	for (shift = 0; shift < 64; shift += 8) {
+	diff = (any ^ all) & ~mask;
+	for (shift = ibits & ~7u; shift < 64; shift += 8) {
 		size_t sum = 0, c;
 
 		if (!((diff >> shift) & 0xff))
 			continue;
 		memset(cnt, 0, sizeof(cnt));
 		for (i = 0; i < n; i++)
-			cnt[(src[i].start >> shift) & 0xff]++;
+			cnt[(src[i] >> shift) & 0xff]++;
 		for (i = 0; i < 256; i++) {
 			c = cnt[i];
 			cnt[i] = sum;
 			sum += c;
 		}
 		for (i = 0; i < n; i++)
-			dst[cnt[(src[i].start >> shift) & 0xff]++] = src[i];
+			dst[cnt[(src[i] >> shift) & 0xff]++] = src[i];
 		tmp = src;
 		src = dst;
 		dst = tmp;
 	}
+	/* position i takes the symbol now at src[i] & mask */
 	for (i = 0; i < n; i++)
-		out[i] = t->syms[src[i].idx];
+		src[i] &= mask;
+	for (i = 0; i < n; i++) {
+		struct sfp_sym keep;
+		size_t j = i, k;
+
+		if (src[i] == i)
+			continue;
+		keep = t->syms[i];
+		while ((k = (size_t)src[j]) != i) {
+			t->syms[j] = t->syms[k];
+			src[j] = j;
+			j = k;
+		}
+		t->syms[j] = keep;
+		src[j] = j;
+	}
 	free(src < dst ? src : dst);
-	free(t->syms);
-	t->syms = out;
-	t->cap = n;
 	return true;
 }
 
@@ -350,6 +384,13 @@ static int load_symbols(struct sfp_symtab *t, struct sfp_elf *e,
 	 */
 	entsize = is64 ? 24 : 16;
 	nsyms = size / entsize;
+	/*
+	 * Room for every entry at once: growing by doubling touched (and
+	 * copied) twice the pages, and a fresh page costs a fault; the
+	 * entries that are not functions leave their pages untouched.
+	 */
+	if (sfp_symtab_reserve(t, nsyms) == -ENOMEM)
+		return -ENOMEM;
 	sfp_cursor_init(&c, data, nsyms * entsize, false);
 	for (i = 0; i < nsyms; i++) {
 		uint32_t name, v32, s32;

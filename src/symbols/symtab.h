@@ -55,6 +55,8 @@ struct sfp_symtab {
 /* More symbols than this in one table is taken as corrupt input. */
 #define SFP_SYMTAB_MAX (64u << 20)
 
+/* Room for @more further symbols: 0, -E2BIG or -ENOMEM. */
+SFP_HIDDEN int sfp_symtab_reserve(struct sfp_symtab *t, size_t more);
 SFP_HIDDEN int sfp_symtab_add(struct sfp_symtab *t, uint64_t start,
 			      uint64_t size, const char *name, uint32_t flags);
 SFP_HIDDEN void sfp_symtab_finish(struct sfp_symtab *t);
