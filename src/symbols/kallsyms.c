@@ -365,7 +365,9 @@ struct sfp_kallsyms_index {
 	char *buf, *modules;
 	size_t len;
 	bool mapped;		/* buf is a mapping of the file, not malloc()ed */
-	uint32_t *e;		/* line offsets of the text symbols */
+	uint32_t *e;		/* line offsets of the text symbols: malloc()ed,
+				 * or in `cached` */
+	struct sfp_fc_entry cached;	/* the mapped cache entry e lies in */
 	size_t n;
 	struct kmod *mods;
 	size_t nmods;
@@ -894,10 +896,14 @@ static int kx_load(const char *dir, const char *path, const struct stat *st,
 		goto out;
 	err = -ENOMEM;
 	k = calloc(1, sizeof(*k));
-	if (!k || !(k->e = malloc(h.n * sizeof(*k->e))) ||
-	    !(k->coarse = malloc(h.ncoarse * sizeof(*k->coarse))))
+	if (!k || !(k->coarse = malloc(h.ncoarse * sizeof(*k->coarse))))
 		goto out;
-	memcpy(k->e, p + sizeof(h), h.n * 4);
+	/*
+	 * The offsets are used where they lie, 4-aligned after the 32-byte
+	 * head: a copy was ~120 fresh pages, and a fresh page costs a fault
+	 * (the coarse addresses may sit at any 4-byte boundary: copied).
+	 */
+	k->e = (uint32_t *)(void *)(p + sizeof(h));
 	memcpy(k->coarse, p + ent.size[0], h.ncoarse * 8);
 	err = -EBADMSG;
 	for (i = 0; i < h.n; i++)
@@ -911,6 +917,8 @@ static int kx_load(const char *dir, const char *path, const struct stat *st,
 	k->buf = buf;
 	k->len = len;
 	k->modules = mods;
+	k->cached = ent;
+	ent.map = NULL;
 	*out = k;
 	k = NULL;
 	err = 0;
@@ -919,7 +927,6 @@ out:
 		pr_info("%s: cached kallsyms index does not fit the file; indexing it again",
 			path);
 	if (k) {
-		free(k->e);
 		free(k->coarse);
 		free(k->mods);
 		free(k);
@@ -1023,7 +1030,10 @@ void sfp_kallsyms_index__free(struct sfp_kallsyms_index **kp)
 	free(k->mat);
 	free(k->coarse);
 	sfp_symtab_free(&k->tab);
-	free(k->e);
+	if (k->cached.map)
+		sfp_fc_unmap(&k->cached);
+	else
+		free(k->e);
 	free(k->mods);
 	free(k->modules);
 	if (k->mapped)
