@@ -12,8 +12,9 @@ PKGS="$PKGS libclang-rt-14-dev"
 # Peers measured in tests and benchmarks: libsframe (binutils-dev),
 # libunwind, perf, gdb.
 PKGS="$PKGS binutils binutils-dev libunwind-dev linux-perf gdb"
-# Symbolizer: libdw (DWARF lines/inlines), libiberty (demangling), eu-addr2line.
-PKGS="$PKGS libdw-dev libiberty-dev elfutils"
+# Symbolizer: libdw (DWARF lines/inlines), libiberty (demangling), eu-addr2line;
+# libbz2-dev: libdw.a needs libbz2.a (the CLI links archives).
+PKGS="$PKGS libdw-dev libiberty-dev elfutils libbz2-dev"
 # debuginfod: the client's header (the library itself is dlopen()ed at run
 # time), and the server the tests fetch a stripped program's debug file from.
 PKGS="$PKGS libdebuginfod-dev debuginfod"
