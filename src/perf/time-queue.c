@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/prefault.h"
 #include "perf/time-queue.h"
 
 static bool slot_less(const struct sfp_tq_slot *a, const struct sfp_tq_slot *b)
@@ -157,6 +158,8 @@ static int room_for_slot(struct sfp_time_queue *q)
 	n = realloc(q->slots, nc * sizeof(*n));
 	if (!n)
 		return -ENOMEM;
+	/* filled front to back from here: fault the new half in at once */
+	sfp_prefault(n + q->cap, (nc - q->cap) * sizeof(*n));
 	q->slots = n;
 	q->cap = nc;
 	return 0;
