@@ -398,15 +398,26 @@ static int print_stdio(const struct rep *r, FILE *out, const char *ev_name)
 		fprintf(out, "#\n# Samples: %" PRIu64 "  of event '%s'\n",
 			r->nr_samples, ev_name);
 	fprintf(out, "# Event count (approx.): %" PRIu64 "\n#\n", r->total);
-	/* column widths from every entry, shown or not, as perf does */
+	/*
+	 * Column widths from every entry, shown or not, as perf does.  An
+	 * entry whose symbol is unresolved (the sample's, whatever the sort
+	 * keys) also widens the dso column to 16, an address's hex digits,
+	 * unless --dsos is given (perf's hists__set_unres_dso_col_len()).
+	 */
 	for (k = 0; k < o->nr_keys; k++) {
 		w[k] = strlen(key_title(o->keys[k]));
 		for (i = 0; i < r->nr_e; i++) {
-			if (!(o->children ? r->e[i].children : r->e[i].self))
+			const struct rep_entry *e = &r->e[i];
+
+			if (!(o->children ? e->children : e->self))
 				continue;
-			key_text(r, &r->e[i], o->keys[k], false, buf, sizeof(buf));
+			key_text(r, e, o->keys[k], false, buf, sizeof(buf));
 			if (strlen(buf) > w[k])
 				w[k] = strlen(buf);
+			if (o->keys[k] == SFP_REPORT_DSO && !o->nr_dsos &&
+			    e->line < 0 && w[k] < 16 &&
+			    (sfp_rep_sym(r->p, e->loc) & SYM_UNKNOWN_BIT))
+				w[k] = 16;
 		}
 	}
 	fprintf(out, o->children ? "# Children      Self" : "# Overhead");
