@@ -11,9 +11,13 @@
  *   2  the kallsyms index (src/symbols/kallsyms.c) of a small kallsyms
  *      file: offsets and header, then the coarse addresses (the split
  *      at the second byte).
+ *   3  a packed symbol table (src/symbols/symtab-packed.c): head and
+ *      symbols, then names (the split at the second byte, in symbols).
  *
- * Each is written as a well-formed entry for its source -- trailer and
- * CRC right -- and then read through the normal path, with look-ups.
+ * Kinds 0-2 are written as a well-formed entry for their source --
+ * trailer and CRC right -- and then read through the normal path, with
+ * look-ups; kind 3 is handed to the unpacker in a private mapping, as a
+ * load leaves it (its entry's name and trailer are the filecache's).
  * The compressed ELF is fuzz/corpus/symbols/elf-dwarf-zlib
  * ($SFP_FUZZ_CACHE_ELF to point elsewhere); runs start in the project's
  * root.  With $SFP_FUZZ_CACHE_SEEDS set to a directory, the first run
@@ -28,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -153,6 +158,35 @@ static void write_seed(const char *dir, const char *name, uint8_t kind,
 	free(b);
 }
 
+/* The packed table of the source ELF's symbols (its count must fit the
+ * split byte). */
+static void write_symtab_seed(const char *dir)
+{
+	struct sfp_symtab t = { 0 };
+	char out[700];
+	void *p0, *p1;
+	size_t n0, n1;
+	FILE *f;
+
+	if (sfp_symtab_load_elf(&t, fx.elf, SFP_LOAD_SYMTAB) <= 0)
+		die("the source ELF has no symbols");
+	sfp_symtab_finish(&t);
+	if (t.nr > 255 || sfp_symtab_pack(&t, &p0, &n0, &p1, &n1))
+		die("cannot pack the source's symbols");
+	snprintf(out, sizeof(out), "%s/seed-symtab", dir);
+	f = fopen(out, "wb");
+	if (!f)
+		die("cannot write a seed");
+	fputc(3, f);
+	fputc((int)t.nr, f);
+	fwrite(p0, 1, n0, f);
+	fwrite(p1, 1, n1, f);
+	fclose(f);
+	free(p0);
+	free(p1);
+	sfp_symtab_free(&t);
+}
+
 static void write_seeds(const char *dir)
 {
 	struct sfp_dwarf_cache c = { .dir = fx.dwarf_dir };
@@ -169,6 +203,7 @@ static void write_seeds(const char *dir)
 	write_seed(dir, "seed-dwarf-image", 1, path, false);
 	snprintf(path, sizeof(path), "%s/%s", fx.ksyms_dir, fx.ksyms_name);
 	write_seed(dir, "seed-kallsyms-index", 2, path, true);
+	write_symtab_seed(dir);
 }
 
 static void setup(void)
@@ -264,13 +299,52 @@ static void ksyms_round(const uint8_t *data, size_t size)
 	sfp_kallsyms_index__free(&k);
 }
 
+static void symtab_round(const uint8_t *data, size_t size)
+{
+	static const uint64_t probes[] = {
+		0, 1, 0x1000, 0x1001, 0x10000, 0x401000, 0xffffffff,
+		0x7fffffffffffffff, UINT64_MAX,
+	};
+	struct sfp_symtab t = { 0 };
+	size_t split;
+	void *map;
+
+	if (!size)
+		return;
+	split = (size_t)data[0] * 24 + 16;
+	data++;
+	size--;
+	if (split > size)
+		split = size;
+	if (!size)
+		return;
+	map = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED)
+		return;
+	memcpy(map, data, size);
+	if (sfp_symtab_unpack(&t, map, split, size - split)) {
+		munmap(map, size);
+		return;
+	}
+	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
+		struct sfp_sym *s = sfp_symtab_find(&t, probes[i]);
+
+		if (s && strlen(s->name) > size)
+			abort();
+	}
+	for (size_t i = 0; i < t.nr; i += 1 + t.nr / 64)
+		(void)sfp_symtab_find(&t, t.psyms[i].start + 1);
+	sfp_symtab_free(&t);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (!fx.ready)
 		setup();
 	if (!size || size > (1u << 20))
 		return 0;
-	switch (data[0] % 3) {
+	switch (data[0] % 4) {
 	case 0:
 		dwarf_round(fx.image, fx.image_size, data + 1, size - 1);
 		break;
@@ -278,8 +352,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (size > 1)
 			dwarf_round(data + 1, size - 1, NULL, 0);
 		break;
-	default:
+	case 2:
 		ksyms_round(data + 1, size - 1);
+		break;
+	default:
+		symtab_round(data + 1, size - 1);
 		break;
 	}
 	return 0;

@@ -43,6 +43,9 @@
 SFP_HIDDEN void sfp_log(enum sfp_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* Warnings (and errors) logged so far, whether or not anyone listens:
+ * a caller compares two readings to learn whether work in between warned. */
+SFP_HIDDEN unsigned long sfp_log_warnings(void);
 #define pr_warn(fmt, ...) sfp_log(SFP_LOG_WARN, fmt, ##__VA_ARGS__)
 #define pr_info(fmt, ...) sfp_log(SFP_LOG_INFO, fmt, ##__VA_ARGS__)
 #define pr_debug(fmt, ...) sfp_log(SFP_LOG_DEBUG, fmt, ##__VA_ARGS__)

@@ -24,12 +24,22 @@ void sfp_set_log_level(enum sfp_log_level level)
 	log_level = level;
 }
 
+/* warnings and errors logged so far, heard or not */
+static _Atomic unsigned long nr_warnings;
+
+unsigned long sfp_log_warnings(void)
+{
+	return nr_warnings;
+}
+
 void sfp_log(enum sfp_log_level level, const char *fmt, ...)
 {
 	char buf[512];
 	va_list ap;
 	int saved = errno;	/* logging must not disturb the caller's errno */
 
+	if (level <= SFP_LOG_WARN)
+		nr_warnings++;
 	if (!log_fn || level > log_level)
 		return;
 	va_start(ap, fmt);

@@ -81,6 +81,8 @@ struct sfp_symbolizer {
 	char *perf_map_dir;
 	struct sfp_dwarf_cache dwarf_cache;
 	char *ksyms_cache_dir;		/* NULL: no cache */
+	char *symtab_cache_dir;		/* NULL: no cache */
+	uint64_t symtab_cache_budget;	/* 0: 256 MiB */
 
 	struct sfp_symbolizer_dso **buckets;
 	size_t nbuckets;
@@ -191,6 +193,16 @@ SFP_HIDDEN void sfp_dwarf_cache_store(const struct sfp_dwarf_cache *c,
 				      struct sfp_elf *e, const void *image,
 				      size_t size, const void *extra,
 				      size_t extra_size);
+/*
+ * d's finished symbol table from the cache into d->tab (empty), for d's
+ * code file and debug file as opened: 0; -ENOENT none or no cache;
+ * -EBADMSG a stale, damaged or unfit entry; -errno.
+ */
+SFP_HIDDEN int sfp_symtab_cache_load(const struct sfp_symbolizer *s,
+				     struct sfp_symbolizer_dso *d);
+/* Keep d's finished table for later runs; failures only logged. */
+SFP_HIDDEN void sfp_symtab_cache_store(const struct sfp_symbolizer *s,
+				       const struct sfp_symbolizer_dso *d);
 SFP_HIDDEN int sfp_dwarf_inlines(struct sfp_symbolizer *s,
 				 struct sfp_dwarf *dw, uint64_t vaddr,
 				 struct sfp_inline_frame *frames, size_t max);

@@ -122,6 +122,12 @@ int sfp_symbolizer__new(const struct sfp_symbolizer_opts *opts,
 		if (!sfp_cachedir_path(root, "kallsyms", cdir, sizeof(cdir)) &&
 		    !(s->ksyms_cache_dir = strdup(cdir)))
 			goto nomem;
+		if (!sfp_cachedir_path(root, "symtab", cdir, sizeof(cdir)) &&
+		    !(s->symtab_cache_dir = strdup(cdir)))
+			goto nomem;
+		s->symtab_cache_budget = SFP_OPTS_GET(opts,
+						      sfp_symbolizer_opts,
+						      cache_budget, 0);
 		s->dwarf_cache.budget = SFP_OPTS_GET(opts, sfp_symbolizer_opts,
 						     cache_budget, 0);
 	}
@@ -190,6 +196,7 @@ void sfp_symbolizer__free(struct sfp_symbolizer **sp)
 	free(s->debug_dirs);
 	free(s->dwarf_cache.dir);
 	free(s->ksyms_cache_dir);
+	free(s->symtab_cache_dir);
 	free(s->kallsyms_path);
 	free(s->modules_path);
 	free(s->perf_map_dir);
@@ -424,8 +431,11 @@ static int open_code_file(struct sfp_symbolizer *s, int pid, const char *path,
  * exists, .dynsym plus MiniDebugInfo (which holds just the functions
  * .dynsym lacks).  PLT stubs always come from the file itself.
  */
+static int make_symbols(struct sfp_symbolizer_dso *d);
+
 static int load_symbols(struct sfp_symbolizer *s, struct sfp_symbolizer_dso *d)
 {
+	unsigned long warned;
 	int err;
 
 	if (!s->no_debug_files &&
@@ -436,6 +446,20 @@ static int load_symbols(struct sfp_symbolizer *s, struct sfp_symbolizer_dso *d)
 		pr_debug("%s: no .symtab in debug file %s", d->path,
 			 d->debug_path);
 	}
+	if (!sfp_symtab_cache_load(s, d))
+		return 0;
+	warned = sfp_log_warnings();
+	err = make_symbols(d);
+	if (!err && sfp_log_warnings() == warned)
+		sfp_symtab_cache_store(s, d);
+	return err;
+}
+
+/* d's table from its ELF files: debug file, code file, PLT stubs. */
+static int make_symbols(struct sfp_symbolizer_dso *d)
+{
+	int err;
+
 	if (d->debug && sfp_elf_has_symtab(d->debug)) {
 		err = sfp_symtab_load_elf(&d->tab, d->debug, SFP_LOAD_SYMTAB);
 		if (err >= 0)

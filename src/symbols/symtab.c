@@ -308,10 +308,13 @@ void sfp_symtab_finish(struct sfp_symtab *t)
 	}
 }
 
-struct sfp_sym *sfp_symtab_find(const struct sfp_symtab *t, uint64_t addr)
+struct sfp_sym *sfp_symtab_find(struct sfp_symtab *t, uint64_t addr)
 {
 	size_t lo = 0, hi = t->nr;
 	struct sfp_sym *s;
+
+	if (t->psyms)
+		return sfp_symtab_packed_find(t, addr);
 
 	/* Last symbol with start <= addr. */
 	while (lo < hi) {
@@ -332,6 +335,7 @@ struct sfp_sym *sfp_symtab_find(const struct sfp_symtab *t, uint64_t addr)
 
 void sfp_symtab_free(struct sfp_symtab *t)
 {
+	sfp_symtab_packed_free(t);
 	free(t->syms);
 	sfp_strpool_free(&t->pool);
 	memset(t, 0, sizeof(*t));

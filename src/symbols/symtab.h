@@ -42,11 +42,30 @@ struct sfp_sym {
 	uint32_t seq;		/* order of addition (alias tie-break) */
 };
 
+/* A finished table's symbol as the symbol cache keeps it. */
+struct sfp_psym {
+	uint64_t start;
+	uint64_t size;
+	uint32_t name;		/* offset in the names part */
+	uint32_t flags;
+};
+
 struct sfp_symtab {
 	struct sfp_sym *syms;
 	size_t nr;
 	size_t cap;
 	struct sfp_strpool pool;
+	/*
+	 * Or, read back from the symbol cache (symtab-packed.c): nr packed
+	 * symbols used where they are mapped, and a struct sfp_sym made for
+	 * each on its first lookup (syms stays NULL).
+	 */
+	const struct sfp_psym *psyms;
+	const char *pnames;
+	void *pmap;		/* the mapping, pmap_len bytes */
+	size_t pmap_len;
+	struct sfp_sym **mat;	/* made symbols, open addressing by index */
+	size_t mat_cap, mat_n;
 };
 
 /* Internal flag (never handed out): module symbol of unknown extent. */
@@ -60,9 +79,30 @@ SFP_HIDDEN int sfp_symtab_reserve(struct sfp_symtab *t, size_t more);
 SFP_HIDDEN int sfp_symtab_add(struct sfp_symtab *t, uint64_t start,
 			      uint64_t size, const char *name, uint32_t flags);
 SFP_HIDDEN void sfp_symtab_finish(struct sfp_symtab *t);
-SFP_HIDDEN struct sfp_sym *sfp_symtab_find(const struct sfp_symtab *t,
+SFP_HIDDEN struct sfp_sym *sfp_symtab_find(struct sfp_symtab *t,
 					   uint64_t addr);
 SFP_HIDDEN void sfp_symtab_free(struct sfp_symtab *t);
+
+/*
+ * The packed form of finished table t: part 0 a head and the symbols
+ * (malloc()ed into *p0, *n0 bytes), part 1 the names (*p1, *n1).
+ * Return: 0; -ENOMEM; -E2BIG (a name table over 4 GiB).
+ */
+SFP_HIDDEN int sfp_symtab_pack(const struct sfp_symtab *t, void **p0,
+			       size_t *n0, void **p1, size_t *n1);
+/*
+ * Make t (empty) the packed table of the mapping map (len bytes: part 0
+ * of n0 bytes, then part 1); t unmaps it when freed.  Every field is
+ * checked: counts, sizes, sorted starts, names inside part 1 (whose last
+ * byte must be NUL).  Return: 0; -EBADMSG (t is left empty and the
+ * mapping with the caller).
+ */
+SFP_HIDDEN int sfp_symtab_unpack(struct sfp_symtab *t, void *map, size_t n0,
+				 size_t n1);
+/* sfp_symtab_find() of a packed table. */
+SFP_HIDDEN struct sfp_sym *sfp_symtab_packed_find(struct sfp_symtab *t,
+						  uint64_t addr);
+SFP_HIDDEN void sfp_symtab_packed_free(struct sfp_symtab *t);
 
 #define SFP_LOAD_SYMTAB 1u
 #define SFP_LOAD_DYNSYM 2u
