@@ -81,8 +81,11 @@ static long record(const char *how, const char *out, long want, long ms)
 /*
  * Copy @in to @out keeping every side-band record and, of the samples,
  * every @keep_every-th one, each written @copies times.  The reader
- * delivers records in time order, so a FINISHED_ROUND every few thousand
- * records lets perf release them as it would a recording's.
+ * delivers records in time order, so a FINISHED_ROUND every 4096 records
+ * written lets perf release them as it would a recording's.  (A round is
+ * what perf record drains from its buffers at one wake-up, so it holds
+ * as many records at 10 times the rate, not 10 times as many: counting
+ * the copies as one made the x10 file's rounds 40k records.)
  */
 static long derive(const char *in, const char *out, int keep_every, int copies)
 {
@@ -129,9 +132,10 @@ static long derive(const char *in, const char *out, int keep_every, int copies)
 			c = copies;
 			n += copies;
 		}
+		since += c;
 		while (!err && c--)
 			err = sfp_perf_writer__write(w, ev->raw, ev->size);
-		if (!err && ++since >= 4096) {
+		if (!err && since >= 4096) {
 			since = 0;
 			err = sfp_perf_writer__write(w, round, sizeof(round));
 		}
