@@ -82,7 +82,7 @@ static void cleanup(void)
 		nftw(fx.root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-static void die(const char *what)
+static __attribute__((noreturn)) void die(const char *what)
 {
 	fprintf(stderr, "fuzz-cache: %s\n", what);
 	abort();
@@ -132,7 +132,7 @@ static void write_seed(const char *dir, const char *name, uint8_t kind,
 	char out[700];
 	uint8_t *b = NULL;
 	uint64_t part[2];
-	long len;
+	long len = 0;
 	FILE *f = fopen(path, "rb");
 
 	if (!f || fseek(f, 0, SEEK_END) || (len = ftell(f)) < 160 ||
