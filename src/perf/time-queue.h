@@ -28,6 +28,7 @@ struct sfp_tq_slot {
 	const uint8_t *rec;	/* in the mapped file, or an owned copy */
 	uint32_t size;
 	bool copy;		/* rec is malloc()ed and freed with the slot */
+	uint16_t chunk;		/* the owner's buffer rec lies in, 0: none */
 	const void *tag;	/* the owner's, handed back with the slot */
 };
 

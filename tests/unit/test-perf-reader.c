@@ -344,40 +344,44 @@ out:
 }
 
 /*
- * A file bigger than the reader's window (it maps big files a window at a
- * time and drops the pages behind the oldest queued record): every
- * record comes back whole and in time order, also those that wait in the
- * queue across windows (each round written newest first) and those
- * queued before the pages around them were dropped.
+ * A file of rounds records of nr_ips-entry chains, each round written
+ * newest first, read from disk: every record comes back whole and in time
+ * order, also those that wait in the queue while the reader moves on.
+ * The file is between min_mb and max_mb MiB, so that it takes the path
+ * under test.  Return: the file's size.
  */
-TEST(reader_big_file_windows)
+static size_t big_file(int nr_ips, int per_round, int rounds, size_t min_mb,
+		       size_t max_mb)
 {
-	enum { NR_IPS = 1000, PER_ROUND = 600, ROUNDS = 12 };
-	uint64_t *ips = malloc(NR_IPS * sizeof(*ips));
+	uint64_t *ips = malloc((size_t)nr_ips * sizeof(*ips));
 	struct sfp_perf_reader *r = NULL;
 	const struct sfp_perf_event *ev;
 	uint64_t prev = 0, n = 0, bad = 0, k;
+	size_t len = 0;
 	char path[4096];
 	struct pb p;
 	int fd, i, j;
 
 	if (!ASSERT_NOT_NULL(ips))
-		return;
+		return 0;
 	pb_begin(&p, false, PB_SAMPLE_TYPE, 1ull << 18, 136);
-	for (i = 0; i < ROUNDS; i++) {
-		for (j = PER_ROUND; j-- > 0;) {
-			uint64_t t = 1000 + (uint64_t)i * PER_ROUND + (uint64_t)j;
+	for (i = 0; i < rounds; i++) {
+		for (j = per_round; j-- > 0;) {
+			uint64_t t = 1000 + (uint64_t)i * (uint64_t)per_round +
+				     (uint64_t)j;
 
 			ips[0] = PB_CTX_KERNEL;
-			for (k = 1; k < NR_IPS; k++)
+			for (k = 1; k < (uint64_t)nr_ips; k++)
 				ips[k] = 0xffffffff81000000ull + t * 4096 + k;
-			pb_sample(&p, 1, t, 0, ips[1], ips, NR_IPS);
+			pb_sample(&p, 1, t, 0, ips[1], ips, (size_t)nr_ips);
 		}
 		pb_round(&p);
 	}
 	pb_end(&p);
-	ASSERT_TRUE(p.len > (40u << 20));	/* twenty 2 MiB windows */
-	snprintf(path, sizeof(path), "%s/big-windows.data", test_tmp_dir());
+	len = p.len;
+	ASSERT_TRUE(p.len >= (min_mb << 20) && p.len < (max_mb << 20));
+	snprintf(path, sizeof(path), "%s/big-%d-%d.data", test_tmp_dir(),
+		 nr_ips, per_round);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	if (!ASSERT_TRUE(fd >= 0))
 		goto out;
@@ -390,15 +394,16 @@ TEST(reader_big_file_windows)
 
 		if (ev->type != SFP_PERF_RECORD_SAMPLE)
 			continue;
-		if (t < prev || ev->sample.nr_ips != NR_IPS ||
-		    ev->sample.ips[NR_IPS - 1] !=
-			    0xffffffff81000000ull + t * 4096 + NR_IPS - 1 ||
+		if (t < prev || ev->sample.nr_ips != (uint64_t)nr_ips ||
+		    ev->sample.ips[nr_ips - 1] !=
+			    0xffffffff81000000ull + t * 4096 +
+				    (uint64_t)nr_ips - 1 ||
 		    ev->sample.ip != 0xffffffff81000000ull + t * 4096 + 1)
 			bad++;
 		prev = t;
 		n++;
 	}
-	ASSERT_EQ(n, (uint64_t)ROUNDS * PER_ROUND);
+	ASSERT_EQ(n, (uint64_t)rounds * (uint64_t)per_round);
 	ASSERT_EQ(bad, 0);
 	ASSERT_EQ(sfp_perf_reader__stats(r)->nr_bad_records, 0);
 	unlink(path);
@@ -406,6 +411,72 @@ out:
 	sfp_perf_reader__free(&r);
 	free(p.b);
 	free(ips);
+	return len;
+}
+
+/* 2-16 MiB: mapped a 2 MiB window at a time, the pages behind the oldest
+ * queued record dropped */
+TEST(reader_big_file_windows)
+{
+	big_file(1000, 600, 2, 6, 16);
+}
+
+/*
+ * 16 MiB and more: read into recycled 256 KiB chunks (perf/chunks.h).
+ * 8 KiB records, a round (4.8 MB) spanning many chunks that the queue
+ * keeps; then 96-byte records, thousands straddling a chunk's end.
+ */
+TEST(reader_big_file_chunks)
+{
+	big_file(1000, 600, 12, 40, 64);
+	big_file(4, 4000, 60, 16, 40);
+}
+
+/* A chunked file cut short under the reader: the records before the cut,
+ * then -EBADMSG (never a crash or a record made of stale bytes). */
+TEST(reader_chunked_file_shrinks)
+{
+	uint64_t kc[] = { PB_CTX_KERNEL, 0xffffffff81000000ull, 0, 0 };
+	struct sfp_perf_reader *r = NULL;
+	const struct sfp_perf_event *ev;
+	uint64_t n = 0, bad = 0;
+	char path[4096];
+	struct pb p;
+	int fd, i, err;
+
+	pb_begin(&p, false, PB_SAMPLE_TYPE, 1ull << 18, 136);
+	for (i = 0; i < 300000; i++) {
+		kc[2] = kc[3] = (uint64_t)i;
+		pb_sample(&p, 1, 1000 + (uint64_t)i, 0, 0, kc, 4);
+		if (i % 2000 == 1999)
+			pb_round(&p);
+	}
+	pb_end(&p);
+	ASSERT_TRUE(p.len > (16u << 20));
+	snprintf(path, sizeof(path), "%s/shrinks.data", test_tmp_dir());
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (!ASSERT_TRUE(fd >= 0))
+		goto out;
+	ASSERT_EQ(write(fd, p.b, p.len), (ssize_t)p.len);
+	if (!ASSERT_OK(sfp_perf_reader__open(path, NULL, &r)))
+		goto out;
+	ASSERT_OK(ftruncate(fd, (off_t)(p.len / 2)));
+	close(fd);
+	while ((err = sfp_perf_reader__next(r, &ev)) > 0) {
+		if (ev->type != SFP_PERF_RECORD_SAMPLE)
+			continue;
+		if (ev->sample.nr_ips != 4 ||
+		    ev->sample.ips[3] != ev->sample.time - 1000)
+			bad++;
+		n++;
+	}
+	ASSERT_EQ(err, -EBADMSG);
+	ASSERT_TRUE(n > 10000 && n < 300000);
+	ASSERT_EQ(bad, 0);
+	unlink(path);
+out:
+	sfp_perf_reader__free(&r);
+	free(p.b);
 }
 
 /*
