@@ -419,15 +419,32 @@ int sfp_profile_frame(struct sfp_profile *p, struct sfp_profile_loader *ld,
 		pid = 0;
 	if (ld->fcache && ld->fcache_bits < FRAME_CACHE_MAX_BITS &&
 	    ld->fcache_fill >= ((uint32_t)1 << ld->fcache_bits) / 2) {
-		/* half full: twice the size, empty (it is a cache) */
-		struct sfp_frame_cache_ent *n =
-			calloc((size_t)1 << (ld->fcache_bits + 1), sizeof(*n));
+		/*
+		 * Half full: twice the size, the entries moved over.  Left
+		 * behind, they were all looked up again: 5.7k of the 7.6k
+		 * misses of a 319k-sample system-wide report.
+		 */
+		size_t i, old = (size_t)1 << ld->fcache_bits;
+		size_t mask = 2 * old - 1;
+		struct sfp_frame_cache_ent *n = calloc(2 * old, sizeof(*n));
 
 		if (n) {
+			ld->fcache_fill = 0;
+			for (i = 0; i < old; i++) {
+				const struct sfp_frame_cache_ent *o =
+					&ld->fcache[i];
+				struct sfp_frame_cache_ent *d;
+
+				if (!o->loc1)
+					continue;
+				d = &n[sfp_hash64(o->ip ^ o->gen, o->pid) & mask];
+				if (!d->loc1)
+					ld->fcache_fill++;
+				*d = *o;
+			}
 			free(ld->fcache);
 			ld->fcache = n;
 			ld->fcache_bits++;
-			ld->fcache_fill = 0;
 		}
 	}
 	if (!ld->fcache) {
