@@ -69,6 +69,18 @@ static inline const char *pt_tmp(char *buf, size_t len, const char *name)
 	return buf;
 }
 
+/* An empty 0700 scratch directory "<prefix>-<tag>-cache" (a cache's). */
+static inline char *pt_cache_dir(const char *prefix, const char *tag,
+				 char *buf, size_t n)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "%s-%s-cache", prefix, tag);
+	pt_tmp(buf, n, name);
+	pt_sh("rm -rf '%s' && mkdir -m 700 '%s'", buf, buf);
+	return buf;
+}
+
 /*
  * Make a recording; the command gets the output path as %1$s.  perf
  * record on this shared machine now and then ends early: a command that

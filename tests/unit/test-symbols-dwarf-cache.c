@@ -51,12 +51,7 @@ static bool make_pair(const char *tag, char *plain, char *packed, size_t n)
 /* An empty cache directory of this test's own. */
 static char *cache_dir(const char *tag, char *buf, size_t n)
 {
-	char name[64];
-
-	snprintf(name, sizeof(name), "dwc-%s-cache", tag);
-	pt_tmp(buf, n, name);
-	pt_sh("rm -rf '%s' && mkdir -m 700 '%s'", buf, buf);
-	return buf;
+	return pt_cache_dir("dwc", tag, buf, n);
 }
 
 /* The one *.dwarf entry of dir: its path in buf, false if none or more. */

@@ -31,12 +31,7 @@
 /* An empty cache directory of this test's own. */
 static char *cache_dir(const char *tag, char *buf, size_t n)
 {
-	char name[64];
-
-	snprintf(name, sizeof(name), "stc-%s-cache", tag);
-	pt_tmp(buf, n, name);
-	pt_sh("rm -rf '%s' && mkdir -m 700 '%s'", buf, buf);
-	return buf;
+	return pt_cache_dir("stc", tag, buf, n);
 }
 
 /* The number of *.syms entries under dir/symtab. */
