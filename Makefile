@@ -107,7 +107,7 @@ ifeq ($(NO_BPF),1)
 TEST_SRCS := $(filter-out tests/unit/test-bpf-tables.c,$(TEST_SRCS))
 endif
 TEST_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
-TEST_HELPER_SRCS := $(sort $(wildcard tests/progs/*.c))
+TEST_HELPER_SRCS := $(filter-out %.bpf.c,$(sort $(wildcard tests/progs/*.c)))
 TEST_HELPER_BINS := $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(TEST_HELPER_SRCS))
 FUZZ_SRCS := $(sort $(wildcard fuzz/fuzz-*.c))
 FUZZ_BINS := $(patsubst fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
@@ -213,7 +213,7 @@ ifneq ($(NO_BPF),1)
 -include src/bpf/bpf.mk
 endif
 
-tests: all $(TEST_BINS) $(TEST_HELPER_BINS) $(FUZZ_BINS)
+tests: all $(TEST_BINS) $(TEST_HELPER_BINS) $(FUZZ_BINS) $(TEST_BPF_OBJS)
 
 # One tier: build everything in $(BUILD) and run it.
 check-tier: tests

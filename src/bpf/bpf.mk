@@ -22,3 +22,13 @@ $(BPF_OUT)/defer.skel.h: $(BPF_OUT)/defer.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name sfp_defer_bpf > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/src/bpf/loader.o $(BUILD)/src/bpf/user-vmas.o: $(BPF_OUT)/defer.skel.h
+
+# The tests' probe of what the kernel's verifier takes (tests/cli/
+# test-subr.sh's bpf_defer_expected loads it with bpftool).
+TEST_BPF_OBJS := $(BUILD)/tests/progs/task-work-probe.bpf.o
+$(BUILD)/tests/progs/task-work-probe.bpf.o: tests/progs/task-work-probe.bpf.c \
+		$(BPF_OUT)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(BPF_CLANG) -target bpf -O2 -g -mcpu=v3 -D__TARGET_ARCH_x86 \
+		-Wall -Werror -I$(BPF_OUT) -c $< -o $@

@@ -81,7 +81,7 @@ if [ $kdefer = 1 ]; then
 elif [ $bpf = 1 ]; then
 	want=bpf-defer why="kernel lacks defer_callchain"
 else
-	want=sframe why="bpf-defer not available"
+	want=sframe why="kernel lacks defer_callchain; bpf-defer not available"
 fi
 if echo "$line" | grep -q "auto: $want (.*perf-work: frame-pointer code, [0-9]* of [0-9]* framed functions FP-based; $why" &&
    grep -q "chosen by --call-graph auto: $want" "$TMP/f.out"; then

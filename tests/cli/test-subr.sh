@@ -3,7 +3,8 @@
 #   check_rc NAME WANT_RC CMD...
 #   skip NAME REASON
 #   sfp [-e STATUS] ARGS...    $SFPROF ARGS, its exit status checked
-#   bpf_defer_expected         can bpf-defer load here (root, BTF, kfunc)?
+#   bpf_defer_expected         can bpf-defer load here (root, BTF, kfunc, the
+#                              verifier taking a task_work callback)?
 # Every script starts with a "# checks: N" line: the number of
 # PASS/FAIL/SKIP lines it prints at least (tests/run-tests.sh fails the
 # script when fewer come out, as when a check silently prints nothing).
@@ -99,7 +100,31 @@ bpf_defer_expected() {
 			fi
 		done
 	fi
+	[ -z "$BPF_WHY" ] && task_work_refused &&
+		BPF_WHY="the kernel's verifier refuses a task_work callback in a perf_event program (tests/progs/task-work-probe.bpf.c)"
 	[ -z "$BPF_WHY" ]
+}
+
+# Some 6.18 kernels have the kfunc but their verifier refuses its
+# callback in any program that is not sleepable ("sleepable callback in
+# a program that is not sleepable"), so bpf-defer cannot load there.
+# The kernel says so when bpftool loads a minimal such program.  Only
+# that answer counts as a refusal: any other failure to run the probe
+# leaves bpf-defer expected (and its tests then fail, as they should).
+task_work_refused() {
+	_obj="$SFP_BUILD/tests/progs/task-work-probe.bpf.o"
+	[ -r "$_obj" ] || return 1
+	_fs=$(mktemp -d "${TMPDIR:-/tmp}/sfp-bpffs.XXXXXX") || return 1
+	if ! mount -t bpf bpf "$_fs" 2>/dev/null; then
+		rmdir "$_fs"
+		return 1
+	fi
+	_log=$(bpftool prog load "$_obj" "$_fs/probe" type perf_event 2>&1)
+	_rc=$?
+	rm -f "$_fs/probe"
+	umount "$_fs"
+	rmdir "$_fs"
+	[ "$_rc" -ne 0 ] && printf '%s' "$_log" | grep -q 'failed callback verification'
 }
 
 check_eq() {
