@@ -73,7 +73,7 @@ struct sfp_perf_reader {
 	bool windowed;
 	uint64_t win_ahead, win_dropped;
 	uint64_t pos, data_end;
-	/* a regular file's records are read into recycled chunks instead
+	/* a big regular file's records are read into recycled chunks instead
 	 * (perf/chunks.h); the mapping serves the header and features */
 	bool chunked;
 	struct sfp_chunks chunks;
