@@ -529,10 +529,29 @@ static void close_window(struct agent *a, uint64_t now_mono)
 
 /* --- pulls --------------------------------------------------------------- */
 
+/*
+ * The pull figures of /metrics, set as pulls begin and end (sh.lock
+ * held), not at the next snapshot: a client that waits for its pull's
+ * span to begin (sfprof_agent_pulls_open) must not see the last pull's
+ * figure a second late, nor, once its pull is answered, a gauge that
+ * still counts it.
+ */
+static void pull_figures(struct agent *a)
+{
+	struct agent_pull *pl;
+
+	a->mt.pulls_open = 0;
+	for (pl = a->pulls; pl; pl = pl->next)
+		a->mt.pulls_open++;
+	a->sh.metrics.pulls_open = a->mt.pulls_open;
+	a->sh.metrics.pulls = a->mt.pulls;
+}
+
 static void take_pulls(struct agent *a, uint64_t now_mono)
 {
 	struct agent_pull *in, *p;
 	struct agent_agg_ctx c = agg_ctx(a);
+	bool taken = false;
 
 	pthread_mutex_lock(&a->sh.lock);
 	in = a->sh.incoming;
@@ -557,6 +576,12 @@ static void take_pulls(struct agent *a, uint64_t now_mono)
 		}
 		p->next = a->pulls;
 		a->pulls = p;
+		taken = true;
+	}
+	if (taken) {
+		pthread_mutex_lock(&a->sh.lock);
+		pull_figures(a);
+		pthread_mutex_unlock(&a->sh.lock);
 	}
 }
 
@@ -593,6 +618,7 @@ static void finish_pulls(struct agent *a, uint64_t now_mono, bool force)
 		agent_agg__free(&p->agg);
 		a->mt.pulls++;
 		pthread_mutex_lock(&a->sh.lock);
+		pull_figures(a);
 		p->done = true;		/* the request thread owns p now */
 		pthread_cond_broadcast(&a->sh.cond);
 		pthread_mutex_unlock(&a->sh.lock);
@@ -837,13 +863,6 @@ static void snapshot(struct agent *a)
 	a->mt.lost = 0;
 	for (i = 0; i < (size_t)sfp_record__nr_cpus(a->r); i++)
 		a->mt.lost += sfp_record__lost(a->r, (int)i);
-	{
-		struct agent_pull *pl;
-
-		a->mt.pulls_open = 0;
-		for (pl = a->pulls; pl; pl = pl->next)
-			a->mt.pulls_open++;
-	}
 	a->mt.procs = sfp_machine__nr_procs(a->m);
 	a->mt.labeled = a->nr_procs;
 	a->mt.queued_records = sfp_record__queued(a->r);

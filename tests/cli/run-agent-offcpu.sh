@@ -258,9 +258,19 @@ if [ "$(cat "$TMP/pull.code")" = 200 ] && decode_pprof "$TMP/pull.pb.gz" "$TMP/p
    go tool pprof -raw "$TMP/pull.pb.gz" > /dev/null 2>&1; then
 	pass "agent off-cpu: /debug/pprof/offcpu answers a gzip pprof of off_cpu/nanoseconds (protoc, go tool pprof)"
 	python3 "$CHECK" stacks-pprof "$TMP/pull.txt" > "$TMP/pull.stacks"
-	within "agent off-cpu: /debug/pprof/offcpu: wait_cond()'s blocked time" \
+	if ! within "agent off-cpu: /debug/pprof/offcpu: wait_cond()'s blocked time" \
 		"$(fn_sum "$TMP/pull.stacks" off_cpu/nanoseconds wait_cond)" \
-		"$(prog_field "$TMP/ow.out" wait_cond blocked_ns)" 5
+		"$(prog_field "$TMP/ow.out" wait_cond blocked_ns)" 5; then
+		# what the pull and the files hold under wait_cond
+		for f in pull files; do
+			echo "  $f:"
+			awk -F '\t' '$2 ~ /(^|;)wait_cond(;|$)/' "$TMP/$f.stacks" |
+				sort | head -12 | sed 's/^/    /'
+		done
+		grep -h '^time_nanos\|^duration_nanos' "$TMP/pull.txt" | sed 's/^/  pull /'
+		cat "$TMP/ow.out" | sed 's/^/  /'
+		echo "  blocks rooted from $T_READY ns (CLOCK_REALTIME)"
+	fi
 else
 	fail "agent off-cpu: /debug/pprof/offcpu answers a gzip pprof (HTTP $(cat "$TMP/pull.code"))"
 	head -3 "$TMP/pull.err" "$TMP/pull.txt.err" 2> /dev/null | sed 's/^/  /'
