@@ -268,7 +268,7 @@ if [ "$(cat "$TMP/pull.code")" = 200 ] && decode_pprof "$TMP/pull.pb.gz" "$TMP/p
 				sort | head -12 | sed 's/^/    /'
 		done
 		grep -h '^time_nanos\|^duration_nanos' "$TMP/pull.txt" | sed 's/^/  pull /'
-		cat "$TMP/ow.out" | sed 's/^/  /'
+		sed 's/^/  /' "$TMP/ow.out"
 		echo "  blocks rooted from $T_READY ns (CLOCK_REALTIME)"
 	fi
 else
