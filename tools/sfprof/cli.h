@@ -94,6 +94,12 @@ int cli_out_finish(struct cli_out *o, int err);
  */
 bool cli_out_is_input(const char *out, const char *in);
 
+/*
+ * For commands that read a file and exit: keep freed memory for the next
+ * allocation instead of giving it back (cli-heap.c says why).
+ */
+void cli_batch_heap(void);
+
 /* Print library diagnostics to stderr (installed by main()). */
 void cli_setup_logging(bool verbose);
 

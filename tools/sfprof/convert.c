@@ -659,6 +659,7 @@ int cmd_convert(int argc, char **argv)
 	size_t i;
 
 	optind = 1;
+	cli_batch_heap();
 	while ((opt = getopt_long(argc, argv, "i:o:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'i':

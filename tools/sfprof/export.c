@@ -110,6 +110,7 @@ int cmd_export(int argc, char **argv)
 	int c, err, ret = 0;
 
 	optind = 1;
+	cli_batch_heap();
 	while ((c = getopt_long(argc, argv, "f:i:o:h", longopts, NULL)) != -1) {
 		switch (cli_debuginfod_opt(&di, c, optarg)) {
 		case 1:

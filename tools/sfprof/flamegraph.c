@@ -65,6 +65,7 @@ int cmd_flamegraph(int argc, char **argv)
 	FILE *out = NULL;
 	int c, err, rc = 0;
 
+	cli_batch_heap();
 	while ((c = getopt_long(argc, argv, "i:o:vh", longopts, NULL)) != -1) {
 		switch (cli_debuginfod_opt(&di, c, optarg)) {
 		case 1:

@@ -238,6 +238,7 @@ int cmd_report(int argc, char **argv)
 	int c, err, ret = 0;
 
 	optind = 1;
+	cli_batch_heap();
 	while ((c = getopt_long(argc, argv, "i:s:g::Gh", longopts, NULL)) != -1) {
 		err = cli_debuginfod_opt(&di, c, optarg);
 		if (err) {

@@ -822,6 +822,7 @@ int cmd_script(int argc, char **argv)
 	size_t i;
 
 	optind = 1;
+	cli_batch_heap();
 	while ((c = getopt_long(argc, argv, "i:h", longopts, NULL)) != -1) {
 		switch (cli_debuginfod_opt(&di, c, optarg)) {
 		case 1:
