@@ -118,6 +118,10 @@ void sfp_profile_loader_release(struct sfp_profile_loader *ld)
 	free(ld->frames);
 	free(ld->chain);
 	free(ld->fcache);
+	free(ld->memo);
+	ld->memo = NULL;
+	ld->memo_bits = 0;
+	ld->memo_fill = 0;
 	if (ld->last) {
 		size_t i;
 
@@ -141,28 +145,41 @@ void sfp_profile_loader_release(struct sfp_profile_loader *ld)
 	ld->nr_seen = 0;
 }
 
+/*
+ * The string index of thread tid's name now, when the name cache has it:
+ * no new string is made (the memo's look-up must not add to the
+ * profile's strings ahead of the frames' names).
+ */
+static bool thread_comm_cached(struct sfp_profile_loader *ld, uint32_t tid,
+			       uint32_t *out)
+{
+	struct sfp_comm_cache_ent *c =
+		&ld->comm[(tid ^ (tid >> 6)) % ARRAY_SIZE(ld->comm)];
+	uint64_t gen = sfp_machine__comm_gen(ld->m);
+
+	if (c->p != ld->p || c->tid != tid)
+		return false;
+	/* no thread was named, made or removed since: the same name */
+	if (c->gen != gen && strcmp(c->name, sfp_machine__comm(ld->m, tid)))
+		return false;
+	c->gen = gen;
+	*out = c->idx;
+	return true;
+}
+
 /* The string index of thread tid's name now. */
 static int thread_comm(struct sfp_profile_loader *ld, uint32_t tid,
 		       uint32_t *out)
 {
 	struct sfp_comm_cache_ent *c =
 		&ld->comm[(tid ^ (tid >> 6)) % ARRAY_SIZE(ld->comm)];
-	uint64_t gen = sfp_machine__comm_gen(ld->m);
 	const char *name;
 	size_t len;
 	int err;
 
-	/* no thread was named, made or removed since: the same name */
-	if (c->p == ld->p && c->tid == tid && c->gen == gen) {
-		*out = c->idx;
+	if (thread_comm_cached(ld, tid, out))
 		return 0;
-	}
 	name = sfp_machine__comm(ld->m, tid);
-	if (c->p == ld->p && c->tid == tid && !strcmp(c->name, name)) {
-		c->gen = gen;
-		*out = c->idx;
-		return 0;
-	}
 	if ((err = sfp_profile_intern(ld->p, name, out)))
 		return err;
 	len = strlen(name);
@@ -171,7 +188,7 @@ static int thread_comm(struct sfp_profile_loader *ld, uint32_t tid,
 		memcpy(c->name, name, len + 1);
 		c->tid = tid;
 		c->idx = *out;
-		c->gen = gen;
+		c->gen = sfp_machine__comm_gen(ld->m);
 	}
 	return 0;
 }
@@ -189,17 +206,22 @@ static bool twins(const void *ctx, uint32_t idx, const void *key)
 	       a->dwarf == b->dwarf;
 }
 
-/* Add s to the profile, or with merge_samples to its twin if it has one. */
+/*
+ * Add s to the profile, or with merge_samples to its twin if it has one;
+ * *out: the index s went to.
+ */
 static int add_sample(struct sfp_profile_loader *ld,
-		      const struct sfp_profile_sample *s)
+		      const struct sfp_profile_sample *s, uint32_t *out)
 {
 	struct sfp_profile *p = ld->p;
 	uint32_t *recent, idx, h;
 	struct sfp_profile_sample *t;
 	int err;
 
-	if (!ld->merge)
+	if (!ld->merge) {
+		*out = (uint32_t)sfp_profile__nr_samples(p);
 		return sfp_profile_add_sample(p, s);
+	}
 	recent = &ld->recent[(s->tid * 0x9e3779b1u) >> 24];
 	idx = *recent;
 	if (idx == SFP_PROFILE_NONE || !twins(p, idx, s)) {
@@ -211,7 +233,7 @@ static int add_sample(struct sfp_profile_loader *ld,
 			if ((err = sfp_profile_add_sample(p, s)) ||
 			    (err = sfp_ptab__add(&ld->twins, h, idx)))
 				return err;
-			*recent = idx;
+			*recent = *out = idx;
 			return 0;
 		}
 		*recent = idx;
@@ -220,7 +242,132 @@ static int add_sample(struct sfp_profile_loader *ld,
 	t->period += s->period;
 	t->count++;
 	t->last = s->last;
+	*out = idx;
 	return 0;
+}
+
+/* --- the raw-sample memo (merge_samples) ---------------------------------- */
+
+#define MEMO_MIN_BITS 8
+#define MEMO_MAX_BITS 12
+
+#define MEMO_UNMERGED 0x1
+#define MEMO_DEFERRED 0x2
+#define MEMO_CHAIN 0x4
+#define MEMO_IP 0x8
+
+/*
+ * The key of sample ev as it came in and its hash, or false when it has
+ * none: a chain longer than the key holds, a name the comm cache does
+ * not have yet (made by the long way first).  The frames' locs depend on
+ * the chain, the process's maps (sfp_machine__pid_gen) and for kernel
+ * frames on the KSYMBOL ranges (sfp_machine__ksym_gen), as the frame
+ * cache has it; the twin besides on the ids, the comm and the
+ * stitcher's verdict.  Every field is stored once with its own type and
+ * the hash is made from the values, not read back from the key: a
+ * memset (rep stos) and word loads over narrower stores cost more than
+ * the look-ups the memo saves.
+ */
+static bool memo_key(struct sfp_profile_loader *ld,
+		     const struct sfp_perf_event *ev, bool unmerged,
+		     struct sfp_memo_key *k, uint32_t *hash)
+{
+	const uint64_t K = 0x9e3779b97f4a7c15ull;
+	const struct sfp_perf_sample *sm = &ev->sample;
+	uint64_t nr = sm->nr_ips, h, ids, more;
+	uint32_t flags = 0, i;
+
+	if (nr > SFP_MEMO_IPS || !thread_comm_cached(ld, sm->tid, &k->comm))
+		return false;
+	if (sm->present & SFP_PERF_SAMPLE_CALLCHAIN)
+		flags |= MEMO_CHAIN;
+	if (sm->present & SFP_PERF_SAMPLE_IP)
+		flags |= MEMO_IP;
+	if (sm->deferred)
+		flags |= MEMO_DEFERRED;
+	if (unmerged)
+		flags |= MEMO_UNMERGED;
+	k->ip = sm->ip;
+	k->pid_gen = sfp_machine__pid_gen(ld->m, sm->pid);
+	k->ksym_gen = sfp_machine__ksym_gen(ld->m);
+	k->tid = sm->tid;
+	k->pid = sm->pid;
+	k->cpu = sm->present & SFP_PERF_SAMPLE_CPU ? sm->cpu : UINT32_MAX;
+	k->event = ev->evsel ? (uint32_t)ev->evsel->idx : SFP_PROFILE_NONE;
+	k->nr_flags = (uint32_t)nr << 8 | flags;
+	ids = (uint64_t)k->tid << 32 | k->cpu;
+	more = ((uint64_t)k->event << 32 | k->nr_flags) ^
+	       ((uint64_t)k->comm << 40) ^ k->pid;
+	h = (k->ip ^ k->pid_gen) * K + (ids ^ k->ksym_gen) * (K | 2) + more;
+	for (i = 0; i < nr; i++) {
+		k->ips[i] = sm->ips[i];
+		h = (h ^ sm->ips[i]) * K;
+	}
+	for (; i < SFP_MEMO_IPS; i++)
+		k->ips[i] = 0;
+	h ^= h >> 29;
+	*hash = (uint32_t)(h >> 32) ^ (uint32_t)h;
+	return true;
+}
+
+static bool memo_same(const struct sfp_memo_key *a,
+		      const struct sfp_memo_key *b)
+{
+	uint32_t i, nr = a->nr_flags >> 8;
+
+	if (a->ip != b->ip || a->pid_gen != b->pid_gen ||
+	    a->ksym_gen != b->ksym_gen || a->tid != b->tid ||
+	    a->pid != b->pid || a->cpu != b->cpu || a->event != b->event ||
+	    a->comm != b->comm || a->nr_flags != b->nr_flags)
+		return false;
+	for (i = 0; i < nr; i++)
+		if (a->ips[i] != b->ips[i])
+			return false;
+	return true;
+}
+
+static struct sfp_memo_ent *memo_slot(struct sfp_profile_loader *ld,
+				      uint32_t hash)
+{
+	return &ld->memo[hash & (((size_t)1 << ld->memo_bits) - 1)];
+}
+
+/* Remember that key k's sample went to twin idx (a failed allocation
+ * only costs the look-ups it would have saved). */
+static void memo_add(struct sfp_profile_loader *ld,
+		     const struct sfp_memo_key *k, uint32_t hash, uint32_t idx)
+{
+	struct sfp_memo_ent *e;
+
+	if (!ld->memo || (ld->memo_bits < MEMO_MAX_BITS &&
+			  ld->memo_fill >= ((uint32_t)1 << ld->memo_bits) / 2)) {
+		uint8_t bits = ld->memo ? ld->memo_bits + 1 : MEMO_MIN_BITS;
+		struct sfp_memo_ent *old = ld->memo;
+		size_t i, n = old ? (size_t)1 << ld->memo_bits : 0;
+
+		ld->memo = calloc((size_t)1 << bits, sizeof(*ld->memo));
+		if (!ld->memo) {
+			ld->memo = old;
+			if (!old)
+				return;
+		} else {
+			ld->memo_bits = bits;
+			ld->memo_fill = 0;
+			for (i = 0; i < n; i++) {
+				if (!old[i].idx1)
+					continue;
+				e = memo_slot(ld, old[i].hash);
+				ld->memo_fill += !e->idx1;
+				*e = old[i];
+			}
+			free(old);
+		}
+	}
+	e = memo_slot(ld, hash);
+	ld->memo_fill += !e->idx1;
+	e->k = *k;
+	e->hash = hash;
+	e->idx1 = idx + 1;
 }
 
 int sfp_profile_loader_sample(struct sfp_profile_loader *ld,
@@ -243,10 +390,27 @@ int sfp_profile_loader_sample(struct sfp_profile_loader *ld,
 		.last = ld->nr_seen++,
 	};
 	struct sfp_perf_chain_walk w;
+	struct sfp_memo_key key;
+	bool memo = false;
 	size_t n = 0, i, kept;
+	uint32_t hash = 0, idx;
 	uint64_t ip;
 	int err;
 
+	/* seen before as it is: its twin takes it, nothing looked up */
+	if (ld->merge && !ld->uw &&
+	    (memo = memo_key(ld, ev, out.unmerged, &key, &hash))) {
+		struct sfp_memo_ent *e = ld->memo ? memo_slot(ld, hash) : NULL;
+
+		if (e && e->idx1 && e->hash == hash && memo_same(&e->k, &key)) {
+			struct sfp_profile_sample *t = &p->samples[e->idx1 - 1];
+
+			t->period += out.period;
+			t->count++;
+			t->last = out.last;
+			return 0;
+		}
+	}
 	if (!(sm->present & SFP_PERF_SAMPLE_CALLCHAIN)) {
 		err = push_frame(ld, &n, sm->pid, sm->ip, ip_in_kernel(ev),
 				 false);
@@ -303,7 +467,11 @@ intern:
 	err = thread_comm(ld, sm->tid, &out.comm);
 	if (err)
 		return err;
-	return add_sample(ld, &out);
+	if ((err = add_sample(ld, &out, &idx)))
+		return err;
+	if (memo)
+		memo_add(ld, &key, hash, idx);
+	return 0;
 }
 
 static int on_event(void *ctx, const struct sfp_perf_event *ev,

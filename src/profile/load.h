@@ -12,6 +12,27 @@
 
 #include "profile/profile-int.h"
 
+/* raw callchain entries a memo key holds (longer chains go the long way) */
+#define SFP_MEMO_IPS 6
+
+/*
+ * merge_samples: what decides a sample's merged twin, as it came in --
+ * ids, the raw chain and the generations of what symbolizing it read
+ * (ips past nr_ips unused).
+ */
+struct sfp_memo_key {
+	uint64_t ip, pid_gen, ksym_gen;
+	uint64_t ips[SFP_MEMO_IPS];
+	uint32_t tid, pid, cpu, event, comm;
+	uint32_t nr_flags;	/* nr_ips << 8 | MEMO_* flags */
+};
+
+struct sfp_memo_ent {
+	struct sfp_memo_key k;
+	uint32_t hash;
+	uint32_t idx1;		/* the twin's index + 1; 0: empty */
+};
+
 /* inlined levels kept per location */
 #define SFP_PROFILE_MAX_INLINE 16
 
@@ -82,6 +103,13 @@ struct sfp_profile_loader {
 	bool merge;
 	struct sfp_ptab twins;
 	uint32_t recent[256];
+	/* merge_samples without a dwarf unwinder: the twin of recent raw
+	 * samples, so that a sample seen before skips its frames' look-ups,
+	 * the stack's and the twin's (a third of a report of short chains).
+	 * Starts small and doubles while it fills, like the frame cache. */
+	struct sfp_memo_ent *memo;
+	uint8_t memo_bits;
+	uint32_t memo_fill;
 };
 
 /*
