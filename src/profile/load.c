@@ -14,13 +14,19 @@
  * callers given as call sites (return address - 1), as perf prints them.
  */
 #include <limits.h>
+#include <sys/mman.h>
 
+#include "common/prefault.h"
 #include "perf/dwarf.h"
 #include "perf/machine.h"
 #include "perf/callchain.h"
 #include "profile/load.h"
 
 #define DEFAULT_MAX_DEPTH 1024
+
+/* the raw-sample memo's size: 256 entries, doubling up to 4096 */
+#define MEMO_MIN_BITS 8
+#define MEMO_MAX_BITS 12
 
 static int push_frame(struct sfp_profile_loader *ld, size_t *n, uint32_t pid,
 		      uint64_t ip, bool kernel, bool dwarf)
@@ -118,7 +124,8 @@ void sfp_profile_loader_release(struct sfp_profile_loader *ld)
 	free(ld->frames);
 	free(ld->chain);
 	free(ld->fcache);
-	free(ld->memo);
+	if (ld->memo)
+		munmap(ld->memo, sizeof(*ld->memo) << MEMO_MAX_BITS);
 	ld->memo = NULL;
 	ld->memo_bits = 0;
 	ld->memo_fill = 0;
@@ -248,9 +255,6 @@ static int add_sample(struct sfp_profile_loader *ld,
 
 /* --- the raw-sample memo (merge_samples) ---------------------------------- */
 
-#define MEMO_MIN_BITS 8
-#define MEMO_MAX_BITS 12
-
 #define MEMO_UNMERGED 0x1
 #define MEMO_DEFERRED 0x2
 #define MEMO_CHAIN 0x4
@@ -332,37 +336,54 @@ static struct sfp_memo_ent *memo_slot(struct sfp_profile_loader *ld,
 	return &ld->memo[hash & (((size_t)1 << ld->memo_bits) - 1)];
 }
 
-/* Remember that key k's sample went to twin idx (a failed allocation
- * only costs the look-ups it would have saved). */
+/*
+ * The memo lives in one mapping reserved at its largest size; the table
+ * is its first 1 << memo_bits entries and doubles in place.  A slot's
+ * entry moves, when the table doubles, to the slot itself or to the one
+ * a half further on, by the hash's next bit, so no entry meets another.
+ * Growing by calloc and copy cost twice the pages, all zeroed by glibc:
+ * fresh pages are what costs most in a guest (prefault.h).
+ */
+static bool memo_grow(struct sfp_profile_loader *ld)
+{
+	size_t old = (size_t)1 << ld->memo_bits, i;
+	struct sfp_memo_ent *m = ld->memo;
+
+	if (!m) {
+		m = mmap(NULL, sizeof(*m) << MEMO_MAX_BITS,
+			 PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			 -1, 0);
+		if (m == MAP_FAILED)
+			return false;
+		ld->memo = m;
+		ld->memo_bits = MEMO_MIN_BITS;
+		ld->memo_fill = 0;
+		sfp_prefault(m, sizeof(*m) << MEMO_MIN_BITS);
+		return true;
+	}
+	sfp_prefault(m + old, old * sizeof(*m));
+	/* entries move, none is dropped: memo_fill stands */
+	for (i = 0; i < old; i++)
+		if (m[i].idx1 && (m[i].hash & old)) {
+			m[i + old] = m[i];
+			m[i].idx1 = 0;
+		}
+	ld->memo_bits++;
+	return true;
+}
+
+/* Remember that key k's sample went to twin idx (a failed mapping only
+ * costs the look-ups it would have saved). */
 static void memo_add(struct sfp_profile_loader *ld,
 		     const struct sfp_memo_key *k, uint32_t hash, uint32_t idx)
 {
 	struct sfp_memo_ent *e;
 
-	if (!ld->memo || (ld->memo_bits < MEMO_MAX_BITS &&
-			  ld->memo_fill >= ((uint32_t)1 << ld->memo_bits) / 2)) {
-		uint8_t bits = ld->memo ? ld->memo_bits + 1 : MEMO_MIN_BITS;
-		struct sfp_memo_ent *old = ld->memo;
-		size_t i, n = old ? (size_t)1 << ld->memo_bits : 0;
-
-		ld->memo = calloc((size_t)1 << bits, sizeof(*ld->memo));
-		if (!ld->memo) {
-			ld->memo = old;
-			if (!old)
-				return;
-		} else {
-			ld->memo_bits = bits;
-			ld->memo_fill = 0;
-			for (i = 0; i < n; i++) {
-				if (!old[i].idx1)
-					continue;
-				e = memo_slot(ld, old[i].hash);
-				ld->memo_fill += !e->idx1;
-				*e = old[i];
-			}
-			free(old);
-		}
-	}
+	if ((!ld->memo ||
+	     (ld->memo_bits < MEMO_MAX_BITS &&
+	      ld->memo_fill >= ((uint32_t)1 << ld->memo_bits) / 2)) &&
+	    !memo_grow(ld) && !ld->memo)
+		return;
 	e = memo_slot(ld, hash);
 	ld->memo_fill += !e->idx1;
 	e->k = *k;
