@@ -3,7 +3,10 @@
  * Fuzz target: perf.data bytes through sfp_profile__load_mem() -- reader,
  * stitcher, machine model, dwarf-mode unwinder, symbolizer and the
  * interning tables -- then every table walked the way a report walks it.
- * Then the report engine (src/report) prints it in several modes.  The
+ * Then the report engine (src/report) prints it in several modes, and
+ * the same bytes are loaded again with merge_samples (what sfprof report
+ * asks for), whose twins must stand for every sample and all their
+ * period, or the target aborts.  The
  * first byte picks options (unless the input starts like a real perf.data
  * file, which the seed corpus keeps intact).  Kernel symbols
  * come from a file that does not exist: reading this machine's kallsyms
@@ -91,6 +94,33 @@ static void report(const struct sfp_profile *p, uint8_t mode)
 	}
 }
 
+/* The merged load of the same bytes against p, loaded without merging. */
+static void merged(const uint8_t *data, size_t size,
+		   const struct sfp_profile_opts *o,
+		   const struct sfp_profile *p)
+{
+	SFP_OPTS(sfp_profile_opts, om, .kallsyms_path = o->kallsyms_path,
+		 .no_merge = o->no_merge, .max_depth = o->max_depth,
+		 .srclines = o->srclines, .dwarf_inlines = o->dwarf_inlines,
+		 .merge_samples = true);
+	struct sfp_profile *m = NULL;
+	uint64_t count = 0, period = 0, want = 0;
+	size_t i;
+
+	if (sfp_profile__load_mem(data, size, &om, &m))
+		return;		/* out of memory: the first load passed */
+	walk(m);
+	for (i = 0; i < sfp_profile__nr_samples(p); i++)
+		want += sfp_profile__sample(p, i)->period;
+	for (i = 0; i < sfp_profile__nr_samples(m); i++) {
+		count += sfp_profile__sample(m, i)->count;
+		period += sfp_profile__sample(m, i)->period;
+	}
+	if (count != sfp_profile__nr_samples(p) || period != want)
+		abort();
+	sfp_profile__free(&m);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -110,6 +140,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!sfp_profile__load_mem(data, size, &o, &p)) {
 		walk(p);
 		report(p, mode);
+		merged(data, size, &o, p);
 	}
 	sfp_profile__free(&p);
 	return 0;
