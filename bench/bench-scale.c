@@ -43,8 +43,6 @@
 
 #include <sfprof/perf.h>
 
-extern char **environ;
-
 #include "cli-timing.h"
 #include "cli-workload.h"
 
@@ -161,9 +159,10 @@ struct run {
  * Run argv with stdout/stderr to /dev/null; -1 failed.  Executed
  * directly: through sh -c each run also timed dash's start, ~1.7 ms of
  * CPU -- a tenth of what sfprof takes on the 1/10 file.  Started with
- * posix_spawn (vfork-like): a forked child's exec tears down its copy of
- * this process's address space and is charged for it, ~1 ms of CPU per
- * run in this guest, the bench's cost and not the tool's.
+ * posix_spawn (vfork-like; environ from <unistd.h> under _GNU_SOURCE):
+ * a forked child's exec tears down its copy of this process's address
+ * space and is charged for it, 0.2-1 ms of CPU per run in this guest
+ * (more the more the parent holds), the bench's cost and not the tool's.
  */
 static int timed(char *const argv[], struct run *out)
 {

@@ -344,7 +344,7 @@ static struct sfp_memo_ent *memo_slot(struct sfp_profile_loader *ld,
  * Growing by calloc and copy cost twice the pages, all zeroed by glibc:
  * fresh pages are what costs most in a guest (prefault.h).
  */
-static bool memo_grow(struct sfp_profile_loader *ld)
+static void memo_grow(struct sfp_profile_loader *ld)
 {
 	size_t old = (size_t)1 << ld->memo_bits, i;
 	struct sfp_memo_ent *m = ld->memo;
@@ -354,12 +354,12 @@ static bool memo_grow(struct sfp_profile_loader *ld)
 			 PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 			 -1, 0);
 		if (m == MAP_FAILED)
-			return false;
+			return;	/* no memo: every sample the long way */
 		ld->memo = m;
 		ld->memo_bits = MEMO_MIN_BITS;
 		ld->memo_fill = 0;
 		sfp_prefault(m, sizeof(*m) << MEMO_MIN_BITS);
-		return true;
+		return;
 	}
 	sfp_prefault(m + old, old * sizeof(*m));
 	/* entries move, none is dropped: memo_fill stands */
@@ -369,7 +369,6 @@ static bool memo_grow(struct sfp_profile_loader *ld)
 			m[i].idx1 = 0;
 		}
 	ld->memo_bits++;
-	return true;
 }
 
 /* Remember that key k's sample went to twin idx (a failed mapping only
@@ -379,10 +378,11 @@ static void memo_add(struct sfp_profile_loader *ld,
 {
 	struct sfp_memo_ent *e;
 
-	if ((!ld->memo ||
-	     (ld->memo_bits < MEMO_MAX_BITS &&
-	      ld->memo_fill >= ((uint32_t)1 << ld->memo_bits) / 2)) &&
-	    !memo_grow(ld) && !ld->memo)
+	/* half full: twice the size (at most MEMO_MAX_BITS) */
+	if (!ld->memo || (ld->memo_bits < MEMO_MAX_BITS &&
+			  ld->memo_fill >= ((uint32_t)1 << ld->memo_bits) / 2))
+		memo_grow(ld);
+	if (!ld->memo)
 		return;
 	e = memo_slot(ld, hash);
 	ld->memo_fill += !e->idx1;
