@@ -632,6 +632,11 @@ static int load(struct sfp_perf_reader *rd, const char *name,
 		goto out;
 	}
 	err = finish(&ld);
+	if (!err && SFP_OPTS_GET(opts, sfp_profile_opts, keep_files, false)) {
+		/* freed with the profile (see struct sfp_profile) */
+		ld.p->sym = ld.sym;
+		ld.sym = NULL;
+	}
 out:
 	sfp_perf_unwinder__free(&ld.uw);
 	sfp_stitcher__free(&st);

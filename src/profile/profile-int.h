@@ -47,6 +47,13 @@ struct sfp_strchunk {
 };
 
 struct sfp_profile {
+	/*
+	 * The load's symbolizer with opts->keep_files, kept until the
+	 * profile is freed: its DSOs' mappings go with it, one munmap()
+	 * each.  A command that exits without freeing the profile leaves
+	 * them to the exit's single pass over the address space.
+	 */
+	struct sfp_symbolizer *sym;
 	struct sfp_strchunk *chunks;
 	const char **strs;
 	size_t nr_strs, cap_strs;

@@ -480,6 +480,7 @@ void sfp_profile__free(struct sfp_profile **pp)
 
 	if (!p)
 		return;
+	sfp_symbolizer__free(&p->sym);
 	for (c = p->chunks; c; c = n) {
 		n = c->next;
 		free(c);

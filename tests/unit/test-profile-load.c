@@ -7,6 +7,7 @@
  * prints that sample; for perf's own fp file they must also agree with
  * `perf script`.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 
@@ -523,6 +524,58 @@ TEST(profile_max_depth)
 				goto out;
 	}
 	ASSERT_GE(trunc, 1);
+out:
+	sfp_profile__free(&p);
+	sfp_profile__free(&q);
+}
+
+/* Descriptors this process has open. */
+static long open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	long n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n - 1;	/* the directory's own */
+}
+
+/*
+ * keep_files: the same profile, with the symbolized files still open
+ * until the profile is freed; without it the load leaves none open.
+ */
+TEST(profile_keep_files)
+{
+	SFP_OPTS(sfp_profile_opts, keep, .keep_files = true);
+	struct sfp_profile *p = NULL, *q = NULL;
+	char path[512];
+	long base, mid;
+	size_t i;
+
+	if (!recording(REC_FP, path, sizeof(path)))
+		return;
+	base = open_fds();
+	if (!ASSERT_GE(base, 3) || !ASSERT_OK(sfp_profile__load(path, NULL, &p)))
+		goto out;
+	if (!ASSERT_EQ(open_fds(), base) ||
+	    !ASSERT_OK(sfp_profile__load(path, &keep, &q)))
+		goto out;
+	/* the test program and libc at least */
+	mid = open_fds();
+	ASSERT_GE(mid, base + 2);
+	if (!ASSERT_EQ(sfp_profile__nr_samples(p), sfp_profile__nr_samples(q)) ||
+	    !ASSERT_EQ(sfp_profile__nr_locs(p), sfp_profile__nr_locs(q)))
+		goto out;
+	for (i = 0; i < sfp_profile__nr_locs(p); i++)
+		if (!ASSERT_STREQ(sfp_profile__func(p, sfp_profile__loc(p, i)->lines[0].func)->name,
+				  sfp_profile__func(q, sfp_profile__loc(q, i)->lines[0].func)->name))
+			goto out;
+	sfp_profile__free(&q);
+	ASSERT_EQ(open_fds(), base);
 out:
 	sfp_profile__free(&p);
 	sfp_profile__free(&q);

@@ -99,6 +99,9 @@ bool cli_out_is_input(const char *out, const char *in);
  * allocation instead of giving it back (cli-heap.c says why).
  */
 void cli_batch_heap(void);
+/* Whether a batch command frees what it holds before exiting (see
+ * cli-heap.c): only under AddressSanitizer. */
+bool cli_free_at_exit(void);
 
 /* Print library diagnostics to stderr (installed by main()). */
 void cli_setup_logging(bool verbose);

@@ -193,7 +193,8 @@ int cmd_export(int argc, char **argv)
 		return EXIT_USAGE;
 	SFP_OPTS(sfp_profile_opts, po, .no_merge = no_merge,
 		 .srclines = srclines, .kallsyms_path = kallsyms,
-		 .debuginfod = di.mode, .debuginfod_timeout_ms = di.timeout_ms);
+		 .debuginfod = di.mode, .debuginfod_timeout_ms = di.timeout_ms,
+		 .keep_files = true);
 	err = sfp_profile__load(input, &po, &p);
 	if (err) {
 		cli_err("%s: %s", input, sfp_strerror(err));
@@ -220,6 +221,7 @@ int cmd_export(int argc, char **argv)
 		ret = err == -EINVAL ? EXIT_INVALID : EXIT_USAGE;
 	}
 out:
-	sfp_profile__free(&p);
+	if (cli_free_at_exit())
+		sfp_profile__free(&p);
 	return ret;
 }

@@ -109,7 +109,8 @@ int cmd_flamegraph(int argc, char **argv)
 	{
 		SFP_OPTS(sfp_profile_opts, po, .kallsyms_path = kallsyms,
 			 .debuginfod = di.mode,
-			 .debuginfod_timeout_ms = di.timeout_ms);
+			 .debuginfod_timeout_ms = di.timeout_ms,
+			 .keep_files = true);
 
 		err = sfp_profile__load(in, &po, &p);
 	}
@@ -137,6 +138,7 @@ int cmd_flamegraph(int argc, char **argv)
 		fprintf(stderr, "sfprof: wrote %s (%zu samples)\n", outp,
 			sfp_profile__nr_samples(p));
 	}
-	sfp_profile__free(&p);
+	if (cli_free_at_exit())
+		sfp_profile__free(&p);
 	return rc;
 }

@@ -377,7 +377,8 @@ int cmd_report(int argc, char **argv)
 			 .dwarf_inlines = o.inline_frames,
 			 .merge_samples = !o.has_time && !threads,
 			 .debuginfod = di.mode,
-			 .debuginfod_timeout_ms = di.timeout_ms);
+			 .debuginfod_timeout_ms = di.timeout_ms,
+			 .keep_files = true);
 
 		err = sfp_profile__load(input, &po, &p);
 	}
@@ -394,7 +395,8 @@ int cmd_report(int argc, char **argv)
 		ret = EXIT_USAGE;
 	}
 out:
-	sfp_profile__free(&p);
+	if (cli_free_at_exit())
+		sfp_profile__free(&p);
 	free(pids);
 	free(tids);
 	free(comms);

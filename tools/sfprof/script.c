@@ -922,6 +922,8 @@ int cmd_script(int argc, char **argv)
 		ret = EXIT_USAGE;
 	}
 out:
+	if (!cli_free_at_exit())
+		return ret;
 	sfp_perf_unwinder__free(&s.uw);
 	sfp_stitcher__free(&st);
 	sfp_symbolizer__free(&s.sym);
