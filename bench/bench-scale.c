@@ -17,7 +17,8 @@
  * the same workload at 1/10, 1 and 10 times the samples.
  *
  * Each run times sfprof and perf one after the other on the same file
- * (paired), both printing to /dev/null; reported are the medians over the
+ * (paired), both on the same CPU (pairs take turns over the CPUs: see
+ * pin_to()), both printing to /dev/null; reported are the medians over the
  * runs of wall time, CPU time (user + sys) and peak RSS (wait4's
  * ru_maxrss) of each, the median of the per-pair ratios, and µs of CPU
  * per sample.  The machine may be shared: the load average is printed.
@@ -226,8 +227,13 @@ static int pair(const char *label, char *const sfp_cmd[],
 
 	for (i = 0; i < runs; i++) {
 		struct run s, p;
+		int err;
 
-		if (timed(sfp_cmd, &s) || timed(perf_cmd, &p))
+		/* both of a pair on one CPU, the pairs taking turns */
+		pin_to(i);
+		err = timed(sfp_cmd, &s) || timed(perf_cmd, &p);
+		pin_to(-1);
+		if (err)
 			return 1;
 		sw[i] = s.wall;
 		sc[i] = s.cpu > 1e-3 ? s.cpu : 1e-3;
@@ -358,9 +364,9 @@ int main(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	printf("bench-scale: sfprof vs perf 6.x, median of paired runs (sfprof "
-	       "single-threaded but for inflating compressed DWARF; "
-	       "load %.2f)\n", load_avg());
+	printf("bench-scale: sfprof vs perf 6.x, median of paired runs, each "
+	       "pair on one CPU (sfprof single-threaded but for inflating "
+	       "compressed DWARF; load %.2f)\n", load_avg());
 	rc |= both(sfprof, "system-wide -a -g fp, 1/10 of the samples", small,
 		   nsmall, runs);
 	rc |= both(sfprof, "system-wide -a -g fp", fp, nfp, runs);

@@ -8,6 +8,7 @@
 #ifndef SFP_BENCH_CLI_TIMING_H
 #define SFP_BENCH_CLI_TIMING_H
 
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +63,44 @@ static __attribute__((unused)) double best_of(const char *cmd, int runs,
 			*best_cpu = c;
 	}
 	return best;
+}
+
+/*
+ * Run what this process starts next on one CPU: the i-th (modulo their
+ * number) of those it was allowed at its first call; i < 0 gives it all
+ * of them back.  This guest's two vCPUs are not always equally fast:
+ * at times one ran a plain loop 1.4-3x slower than the other, for
+ * minutes (bench/RESULTS.md, tenth round), so two unpinned commands of a
+ * pair could each land on either and their ratio swung with the
+ * placement.  A pair on one CPU meets the same machine; pairs take turns
+ * over the CPUs.  Errors leave the affinity as it was.
+ */
+static __attribute__((unused)) void pin_to(int i)
+{
+	static cpu_set_t all;
+	static int n = -1;
+	cpu_set_t one;
+	int c, k = 0;
+
+	if (n < 0) {
+		n = sched_getaffinity(0, sizeof(all), &all) ? 0 :
+							      CPU_COUNT(&all);
+	}
+	if (!n)
+		return;
+	if (i < 0) {
+		(void)sched_setaffinity(0, sizeof(all), &all);
+		return;
+	}
+	i %= n;
+	for (c = 0; c < CPU_SETSIZE; c++) {
+		if (!CPU_ISSET(c, &all) || k++ != i)
+			continue;
+		CPU_ZERO(&one);
+		CPU_SET(c, &one);
+		(void)sched_setaffinity(0, sizeof(one), &one);
+		return;
+	}
 }
 
 /* The samples in a perf.data file, read with sfprof's reader; -1 if it
