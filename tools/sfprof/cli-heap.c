@@ -22,6 +22,10 @@
  * everything is freed, so that its leak check keeps meaning something.
  */
 #include <malloc.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -39,6 +43,41 @@ void cli_batch_heap(void)
 #if defined(__SANITIZE_ADDRESS__)
 #define CLI_ASAN 1
 #endif
+
+/*
+ * The heap such a command will grow into, faulted in at once.  A page
+ * populated by one madvise(MADV_POPULATE_WRITE) costs ~0.5 us there and
+ * ~4 us at its first touch, against ~10 us faulted on first touch; the
+ * heap of a report grows to 1.8 MB on a 2.6 MB file, 3.2 MB on a 25 MB
+ * one and 3.9 MB on a 257 MB one, so the guess is 1 MiB and an eighth of
+ * the input, at most 6 MiB (a page populated and never used costs its
+ * 0.5 us).  The block is freed at once: with the trim threshold above
+ * it stays the top of the heap, where the next allocations come from.
+ */
+void cli_batch_heap_for(const char *input)
+{
+	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), lo, hi;
+	size_t want;
+	struct stat st;
+	char *p;
+
+	if (!input || stat(input, &st) || !S_ISREG(st.st_mode) || !pg ||
+	    (pg & (pg - 1)))
+		return;
+	want = (1u << 20) + (size_t)st.st_size / 8;
+	if (want > (6u << 20))
+		want = 6u << 20;
+	p = malloc(want);
+	if (!p)
+		return;
+	lo = ((uintptr_t)p + pg - 1) & ~(pg - 1);
+	hi = ((uintptr_t)p + want) & ~(pg - 1);
+#ifdef MADV_POPULATE_WRITE
+	if (hi > lo)
+		(void)madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
+#endif
+	free(p);
+}
 
 bool cli_free_at_exit(void)
 {

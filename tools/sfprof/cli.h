@@ -99,6 +99,8 @@ bool cli_out_is_input(const char *out, const char *in);
  * allocation instead of giving it back (cli-heap.c says why).
  */
 void cli_batch_heap(void);
+/* Fault in the heap a batch command reading input will use (cli-heap.c). */
+void cli_batch_heap_for(const char *input);
 /* Whether a batch command frees what it holds before exiting (see
  * cli-heap.c): only under AddressSanitizer. */
 bool cli_free_at_exit(void);

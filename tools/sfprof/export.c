@@ -191,6 +191,7 @@ int cmd_export(int argc, char **argv)
 	if (!cli_check_input("export", NULL, input) ||
 	    !cli_check_input("export", "kallsyms", kallsyms))
 		return EXIT_USAGE;
+	cli_batch_heap_for(input);
 	SFP_OPTS(sfp_profile_opts, po, .no_merge = no_merge,
 		 .srclines = srclines, .kallsyms_path = kallsyms,
 		 .debuginfod = di.mode, .debuginfod_timeout_ms = di.timeout_ms,

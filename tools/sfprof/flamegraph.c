@@ -105,6 +105,7 @@ int cmd_flamegraph(int argc, char **argv)
 	if (!cli_check_input("flamegraph", NULL, in) ||
 	    !cli_check_input("flamegraph", "kallsyms", kallsyms))
 		return EXIT_USAGE;
+	cli_batch_heap_for(in);
 
 	{
 		SFP_OPTS(sfp_profile_opts, po, .kallsyms_path = kallsyms,

@@ -368,6 +368,7 @@ int cmd_report(int argc, char **argv)
 		ret = EXIT_USAGE;
 		goto out;
 	}
+	cli_batch_heap_for(input);
 	{
 		/* inline chains (libdw) only where perf shows them: the
 		 * frames of the dwarf unwinder, so an fp file costs nothing */

@@ -858,6 +858,7 @@ int cmd_script(int argc, char **argv)
 	}
 	if (!cli_check_input("script", NULL, input))
 		return EXIT_USAGE;
+	cli_batch_heap_for(input);
 	s.ob = malloc(OB_CAP);
 	s.fcache = calloc(1u << FC_BITS, sizeof(*s.fcache));
 	if (!s.ob || !s.fcache) {
