@@ -31,6 +31,9 @@ struct sfp_memo_ent {
 	struct sfp_memo_key k;
 	uint32_t hash;
 	uint32_t idx1;		/* the twin's index + 1; 0: empty */
+	/* the hits not yet added to the twin (load.c, memo_settle()) */
+	uint64_t period;
+	uint32_t count, last;
 };
 
 /* inlined levels kept per location */

@@ -120,3 +120,51 @@ out:
 	sfp_profile__free(&all);
 	free(b.b);
 }
+
+/*
+ * N distinct one-frame chains, each sampled twice in a row and then once
+ * more in a second pass: the memo (at most 4096 entries) grows while the
+ * first pass fills it, moving entries that hold a waiting count, and
+ * both passes replace such entries.  Every twin stands for exactly its
+ * three samples, the last one numbered 2 N + its index.
+ */
+#define MANY 6000
+
+TEST(profile_merge_many_chains)
+{
+	SFP_OPTS(sfp_profile_opts, om, .merge_samples = true);
+	struct sfp_profile *p = NULL;
+	uint64_t t = 2000, ips[2] = { PB_CTX_USER, 0 };
+	struct pb b;
+	size_t i, n;
+	int pass;
+
+	pb_begin(&b, false, PB_SAMPLE_TYPE, SAMPLE_ID_ALL, 128);
+	pb_comm(&b, 100, 1000, "many");
+	pb_mmap(&b, 100, 1100, 0x400000, 0x100000, 0, "/nonexistent/many");
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < MANY; i++) {
+			ips[1] = 0x401000 + 16 * i;
+			sample(&b, t += 10, 0, ips, 2);
+			if (!pass)
+				sample(&b, t += 10, 0, ips, 2);
+		}
+		pb_round(&b);
+	}
+	pb_end(&b);
+	if (!ASSERT_OK(sfp_profile__load_mem(b.b, b.len, &om, &p)))
+		goto out;
+	n = sfp_profile__nr_samples(p);
+	if (!ASSERT_EQ(n, MANY))
+		goto out;
+	for (i = 0; i < n; i++) {
+		const struct sfp_profile_sample *s = sfp_profile__sample(p, i);
+
+		if (!ASSERT_EQ(s->count, 3) || !ASSERT_EQ(s->period, 30000) ||
+		    !ASSERT_EQ(s->last, 2 * MANY + i))
+			break;
+	}
+out:
+	sfp_profile__free(&p);
+	free(b.b);
+}
