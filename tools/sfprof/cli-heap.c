@@ -66,33 +66,28 @@ static bool thp_available(void)
 }
 
 /*
- * Block p, just taken from the top of the heap, cut down in place to a
- * filler of [p, a) that is never touched (no page of it is ever faulted
- * in), then [a, e) taken, faulted in as huge pages and given back to the
- * top of the heap, where the next allocations start.  glibc puts a
+ * [a, e) of block p, just taken from the top of the heap and not yet
+ * touched past its first bytes, made huge pages and faulted in; then p
+ * cut down in place to a filler of [p, a), which is never touched (no
+ * page of it is ever faulted in).  The rest goes back to the top chunk,
+ * which now starts at a: the next allocations come from there.  The
+ * range is madvised before any of it is touched: a page table already
+ * under a huge page's range (the size word glibc writes at the top
+ * chunk, say) makes the kernel fault small pages there.  glibc puts a
  * request of n - 8 bytes in a chunk of n (one size word, 16-byte
- * granules), so the next chunk's memory starts n bytes on.  False when
- * malloc placed the blocks otherwise (another allocator, a free chunk it
- * preferred): what was taken is given back.
+ * granules), so the next chunk's memory starts n bytes on.
  */
-static bool huge_top(char *p, uintptr_t a, uintptr_t e)
+static void huge_top(char *p, uintptr_t a, uintptr_t e)
 {
-	char *filler = realloc(p, (size_t)(a - (uintptr_t)p) - 8), *q;
+	char *filler;
 
-	if (!filler) {
-		free(p);	/* a shrink that failed left it as it was */
-		return false;
-	}
-	q = filler == p ? malloc((size_t)(e - a) - 8) : NULL;
-	if (q && (uintptr_t)q == a) {
-		(void)madvise(q, (size_t)(e - a), MADV_HUGEPAGE);
-		sfp_prefault(q, (size_t)(e - a));
-		free(q);
-		return true;	/* the filler stays taken until exit */
-	}
-	free(q);
-	free(filler);
-	return false;
+	(void)madvise((void *)a, (size_t)(e - a), MADV_HUGEPAGE);
+	sfp_prefault((void *)a, (size_t)(e - a));
+	filler = realloc(p, (size_t)(a - (uintptr_t)p) - 8);
+	/* in place, or elsewhere (another allocator): the huge pages are
+	 * in the heap either way, the next allocations maybe not there */
+	if (filler != p)
+		free(filler ? filler : p);
 }
 
 /*
@@ -121,7 +116,6 @@ void cli_batch_heap_for(const char *input)
 	struct stat st;
 	uintptr_t a, e;
 	size_t want;
-	bool thp;
 	char *p;
 
 	if (!input || stat(input, &st) || !S_ISREG(st.st_mode))
@@ -130,23 +124,24 @@ void cli_batch_heap_for(const char *input)
 	if (want > (6u << 20))
 		want = 6u << 20;
 	/* (asked first: its FILE must not land between p and the top) */
-	thp = thp_available();
-	p = malloc(want);
-	if (!p)
-		return;
-	if (thp) {
+	if (thp_available()) {
+		/* room for a filler, then huge pages up to the boundary past
+		 * the guess, and the top chunk's size word past them */
+		p = malloc(want + 2 * huge + 4096);
+		if (!p)
+			return;
 		a = ((uintptr_t)p + huge - 1) & ~(huge - 1);
 		if (a - (uintptr_t)p < 64)
 			a += huge;	/* room for the filler's chunk */
 		e = ((uintptr_t)p + want + huge - 1) & ~(huge - 1);
 		if (e < a + huge)
 			e = a + huge;
-		if (huge_top(p, a, e))
-			return;
-		p = malloc(want);
-		if (!p)
-			return;
+		huge_top(p, a, e);
+		return;
 	}
+	p = malloc(want);
+	if (!p)
+		return;
 	sfp_prefault(p, want);
 	free(p);
 }
