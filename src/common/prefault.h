@@ -13,6 +13,7 @@
 #ifndef SFP_COMMON_PREFAULT_H
 #define SFP_COMMON_PREFAULT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "common/internal.h"
@@ -23,5 +24,24 @@
  * fault one by one, as before).
  */
 SFP_HIDDEN void sfp_prefault(void *p, size_t len);
+
+/*
+ * Transparent huge pages.  The first touch of a populated small page
+ * still costs ~4.4 us in that guest, as the host fills in its shadow
+ * entry; a 2 MiB huge page is one entry (4 MiB of them: 0.1-0.5 ms to
+ * populate, 0.02 ms to touch, against 0.45 and 4.5 ms as small pages).
+ */
+#define SFP_HUGE_PAGE (2u << 20)
+
+/* The kernel gives huge pages to a mapping that asks (madvise) or to
+ * every one (always); read once from sysfs. */
+SFP_HIDDEN bool sfp_thp_available(void);
+
+/*
+ * len bytes (a multiple of SFP_HUGE_PAGE) of fresh memory on a huge page
+ * boundary, asked to be huge pages where the kernel offers them; NULL
+ * without memory.  Nothing is faulted in.  Freed with munmap(p, len).
+ */
+SFP_HIDDEN void *sfp_huge_map(size_t len);
 
 #endif

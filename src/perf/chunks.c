@@ -6,13 +6,16 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "common/prefault.h"
 #include "perf/chunks.h"
 
+#define CHUNKS_PER_SLAB (SFP_HUGE_PAGE / SFP_CHUNK_SIZE)
+
 struct sfp_chunk {
-	uint8_t *buf;		/* SFP_CHUNK_SIZE bytes */
+	uint8_t *buf;		/* SFP_CHUNK_SIZE bytes in a slab */
 	uint64_t off;		/* file offset of buf[0] */
 	size_t len;		/* bytes read into buf */
 	uint32_t refs;		/* queued records in it */
@@ -34,11 +37,12 @@ void sfp_chunks_fini(struct sfp_chunks *cs)
 {
 	size_t i;
 
-	for (i = 0; i < cs->nr; i++) {
-		free(cs->all[i]->buf);
+	for (i = 0; i < cs->nr; i++)
 		free(cs->all[i]);
-	}
 	free(cs->all);
+	for (i = 0; i < cs->nslabs; i++)
+		munmap(cs->slabs[i], SFP_HUGE_PAGE);
+	free(cs->slabs);
 	if (cs->fd >= 0)
 		close(cs->fd);
 	memset(cs, 0, sizeof(*cs));
@@ -60,15 +64,29 @@ static struct sfp_chunk *take(struct sfp_chunks *cs)
 	if (!all)
 		return NULL;
 	cs->all = all;
-	c = calloc(1, sizeof(*c));
-	if (c && !(c->buf = malloc(SFP_CHUNK_SIZE))) {
-		free(c);
-		c = NULL;
+	if (cs->slab_used == CHUNKS_PER_SLAB || !cs->nslabs) {
+		uint8_t **sl = realloc(cs->slabs,
+				       (cs->nslabs + 1) * sizeof(*sl));
+
+		if (!sl)
+			return NULL;
+		cs->slabs = sl;
+		sl[cs->nslabs] = sfp_huge_map(SFP_HUGE_PAGE);
+		if (!sl[cs->nslabs])
+			return NULL;
+		/* a huge page: faulted in whole, once */
+		if (sfp_thp_available())
+			sfp_prefault(sl[cs->nslabs], SFP_HUGE_PAGE);
+		cs->nslabs++;
+		cs->slab_used = 0;
 	}
+	c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
+	c->buf = cs->slabs[cs->nslabs - 1] + cs->slab_used++ * SFP_CHUNK_SIZE;
 	/* every byte of it is written before it is read */
-	sfp_prefault(c->buf, SFP_CHUNK_SIZE);
+	if (!sfp_thp_available())
+		sfp_prefault(c->buf, SFP_CHUNK_SIZE);
 	c->id = (uint16_t)(cs->nr + 1);
 	cs->all[cs->nr++] = c;
 	return c;

@@ -12,6 +12,11 @@
  * 0.3-0.6 us a page (256 KiB chunks were the fastest of 64 KiB to
  * 2 MiB).
  *
+ * The buffers are cut from huge pages (common/prefault.h): fresh small
+ * pages cost 5-10 us each at first touch here, and a report's queue spans
+ * ~1 MiB of buffers; where the kernel has no huge pages to give, each
+ * buffer is populated when it is first taken.
+ *
  * A record the time queue holds keeps its chunk: the queue's slot counts
  * a reference (sfp_chunks_ref() at queueing, sfp_chunks_unref() once the
  * record has been delivered and let go).  A record that does not fit in
@@ -38,6 +43,8 @@ struct sfp_chunks {
 	size_t nr;
 	struct sfp_chunk *cur;	/* the one read into last */
 	struct sfp_chunk *free;	/* not current and unreferenced */
+	uint8_t **slabs;	/* huge pages the buffers are cut from */
+	size_t nslabs, slab_used;	/* buffers cut from the last one */
 };
 
 /* Read fd (duplicated; the caller keeps its own) up to offset end. */

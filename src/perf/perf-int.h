@@ -36,6 +36,10 @@ SFP_HIDDEN int sfp_perf_sample_parse(const struct sfp_perf_attr *attr,
 /* Size of the sample_id trailer for a sample_type. */
 SFP_HIDDEN size_t sfp_perf_id_trailer_size(uint64_t sample_type);
 
+/* Files of min bytes and more are read into chunks (0: the reader's own
+ * choice): the tests' way to the mapped windows on any kernel. */
+SFP_HIDDEN void sfp_perf_reader_force_chunked_min(uint64_t min);
+
 /*
  * Decode the sample_id trailer of a non-sample record (nothing unless the
  * attr has sample_id_all).  body_min: bytes of the record that precede any

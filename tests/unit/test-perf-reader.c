@@ -14,6 +14,7 @@
 #include <sfprof/perf.h>
 
 #include "perf-build.h"
+#include "perf/perf-int.h"
 #include "test.h"
 
 static uint8_t *slurp(const char *name, size_t *len)
@@ -414,22 +415,30 @@ out:
 	return len;
 }
 
-/* 2-16 MiB: mapped a 2 MiB window at a time, the pages behind the oldest
- * queued record dropped */
+/* Over 2 MiB and under the chunked size (16 MiB; 1 MiB where the kernel
+ * gives huge pages, so forced here): mapped a 2 MiB window at a time, the
+ * pages behind the oldest queued record dropped */
 TEST(reader_big_file_windows)
 {
+	sfp_perf_reader_force_chunked_min(16ull << 20);
 	big_file(1000, 600, 2, 6, 16);
+	sfp_perf_reader_force_chunked_min(0);
 }
 
 /*
- * 16 MiB and more: read into recycled 256 KiB chunks (perf/chunks.h).
- * 8 KiB records, a round (4.8 MB) spanning many chunks that the queue
- * keeps; then 96-byte records, thousands straddling a chunk's end.
+ * 16 MiB and more (1 MiB and more with huge pages): read into recycled
+ * 256 KiB chunks (perf/chunks.h).  8 KiB records, a round (4.8 MB)
+ * spanning many chunks that the queue keeps; then 96-byte records,
+ * thousands straddling a chunk's end; then the same from 1 MiB on, with
+ * every chunk cut from huge pages where there are some.
  */
 TEST(reader_big_file_chunks)
 {
 	big_file(1000, 600, 12, 40, 64);
 	big_file(4, 4000, 60, 16, 40);
+	sfp_perf_reader_force_chunked_min(1ull << 20);
+	big_file(1000, 600, 2, 6, 16);
+	sfp_perf_reader_force_chunked_min(0);
 }
 
 /* A chunked file cut short under the reader: the records before the cut,

@@ -23,9 +23,7 @@
  */
 #include <malloc.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 
@@ -47,21 +45,14 @@ void cli_batch_heap(void)
 #define CLI_ASAN 1
 #endif
 
-/* Transparent huge pages can be had by asking (madvise) or always. */
+/* Huge pages the heap may ask for (not AddressSanitizer's: see
+ * cli_batch_heap_for()) */
 static bool thp_available(void)
 {
 #ifdef CLI_ASAN
-	return false;	/* see cli_batch_heap_for() */
+	return false;
 #else
-	char buf[64];
-	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "re");
-	bool ok;
-
-	if (!f)
-		return false;
-	ok = fgets(buf, sizeof(buf), f) && !strstr(buf, "[never]");
-	fclose(f);
-	return ok;
+	return sfp_thp_available();
 #endif
 }
 
@@ -112,7 +103,7 @@ static void huge_top(char *p, uintptr_t a, uintptr_t e)
  */
 void cli_batch_heap_for(const char *input)
 {
-	const uintptr_t huge = 2u << 20;
+	const uintptr_t huge = SFP_HUGE_PAGE;
 	struct stat st;
 	uintptr_t a, e;
 	size_t want;
