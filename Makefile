@@ -250,7 +250,8 @@ check: deps
 AARCH64_UNIT_TESTS := test-api-cfi test-api-export test-api-perf \
 	test-api-sframe test-api-sframe-encode test-api-unwind test-cfi-build \
 	test-cfi-parse test-common test-common-json test-elf test-export-pb \
-	test-perf-callchain test-perf-reader test-perf-stitch test-perf-time-queue \
+	test-perf-callchain test-perf-reader test-perf-sample-fast test-perf-stitch \
+	test-perf-time-queue \
 	test-sframe-decode test-sframe-encode test-sframe-file \
 	test-sframe-validate test-sframe-vectors test-unwind \
 	test-unwind-epilogue test-unwind-glibc test-unwind-snapwalk

@@ -6,6 +6,8 @@
 #ifndef SFP_PERF_INT_H
 #define SFP_PERF_INT_H
 
+#include <string.h>
+
 #include <sfprof/perf.h>
 
 #include "common/cursor.h"
@@ -32,6 +34,88 @@ SFP_HIDDEN int sfp_perf_sample_parse(const struct sfp_perf_attr *attr,
 				     struct sfp_perf_sample *s,
 				     uint64_t *scratch, size_t scratch_len,
 				     bool in_place);
+
+/*
+ * Where the fields of a sample lie when its sample_type has only the
+ * fixed-size fields and a callchain (a system-wide -g file): at offsets
+ * known once per event, so a sample is read without the general
+ * parser's cursor, its test a bit and its zeroing of every field (a
+ * tenth of a report of such a file).  ok: the type allows it.
+ */
+struct sfp_perf_sample_layout {
+	bool ok, chain, defer;
+	uint8_t head;		/* bytes of the fixed fields */
+	/* offsets after the record header; -1: not in the type */
+	int8_t identifier, ip, tid, time, addr, id, stream_id, cpu, period;
+};
+
+SFP_HIDDEN void sfp_perf_sample_layout(const struct sfp_perf_attr *attr,
+				       struct sfp_perf_sample_layout *l);
+
+static inline uint64_t sfp_perf_field64(const uint8_t *b, int8_t off)
+{
+	uint64_t v = 0;
+
+	if (off >= 0)
+		memcpy(&v, b + off, 8);
+	return v;
+}
+
+/*
+ * Sample record rec (size bytes, host order, 8-aligned) decoded through
+ * layout l into s, as sfp_perf_sample_parse() would with in_place: the
+ * chain points into the record.  Only the layout's fields (and present,
+ * the chain, the deferred marker) are written: every other field of s
+ * must be zero already.  False, with s partly written: the record does
+ * not fit its layout (the general parser says what is wrong).
+ */
+static inline bool sfp_perf_sample_fast(const struct sfp_perf_sample_layout *l,
+					uint64_t sample_type,
+					const uint8_t *rec, size_t size,
+					struct sfp_perf_sample *s)
+{
+	const uint8_t *b = rec + 8;
+	uint64_t nr = 0, left;
+	uint32_t two[2] = { 0, 0 };
+
+	if (size < 8u + l->head + (l->chain ? 8u : 0u))
+		return false;
+	left = size - 8 - l->head;
+	s->present = sample_type & (SFP_PERF_SAMPLE_MAX - 1);
+	/* as the general parser: an ID after an IDENTIFIER wins */
+	s->id = l->id >= 0 ? sfp_perf_field64(b, l->id) :
+			     sfp_perf_field64(b, l->identifier);
+	s->ip = sfp_perf_field64(b, l->ip);
+	if (l->tid >= 0)
+		memcpy(two, b + l->tid, 8);
+	s->pid = two[0];
+	s->tid = two[1];
+	s->time = sfp_perf_field64(b, l->time);
+	s->addr = sfp_perf_field64(b, l->addr);
+	s->stream_id = sfp_perf_field64(b, l->stream_id);
+	two[0] = 0;
+	if (l->cpu >= 0)
+		memcpy(two, b + l->cpu, 4);
+	s->cpu = two[0];
+	s->period = sfp_perf_field64(b, l->period);
+	s->ips = NULL;
+	s->deferred = false;
+	s->deferred_cookie = 0;
+	if (l->chain) {
+		memcpy(&nr, b + l->head, 8);
+		if (nr > (left - 8) / 8)
+			return false;
+		if (nr)
+			s->ips = (const uint64_t *)(const void *)(b + l->head + 8);
+		if (l->defer && nr >= 2 &&
+		    s->ips[nr - 2] == SFP_PERF_CONTEXT_USER_DEFERRED) {
+			s->deferred = true;
+			s->deferred_cookie = s->ips[nr - 1];
+		}
+	}
+	s->nr_ips = nr;
+	return true;
+}
 
 /* Size of the sample_id trailer for a sample_type. */
 SFP_HIDDEN size_t sfp_perf_id_trailer_size(uint64_t sample_type);

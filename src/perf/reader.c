@@ -136,6 +136,8 @@ struct sfp_perf_reader {
 	struct sfp_tq_slot cur;	/* the delivered record's, if a copy */
 	/* the delivered record */
 	struct sfp_perf_event ev;
+	/* ev is zero but for what sfp_perf_sample_fast() writes */
+	bool ev_clean;
 	uint64_t *scratch;
 	size_t scratch_len;
 	char *str;
@@ -187,6 +189,19 @@ static int bad(struct sfp_perf_reader *r, uint64_t off, const char *what)
 
 /* --- events and ids ----------------------------------------------------- */
 
+/* An event as the reader keeps it: the public part first, so that a
+ * pointer to either is a pointer to both. */
+struct evsel_priv {
+	struct sfp_perf_evsel pub;
+	struct sfp_perf_sample_layout layout;	/* for host-order samples */
+};
+
+static const struct sfp_perf_sample_layout *
+layout_of(const struct sfp_perf_evsel *e)
+{
+	return &((const struct evsel_priv *)(const void *)e)->layout;
+}
+
 static int idmap_cmp(const void *a, const void *b)
 {
 	const struct idmap *x = a, *y = b;
@@ -208,7 +223,7 @@ static int add_evsel(struct sfp_perf_reader *r, const struct sfp_perf_attr *a,
 	if (!v)
 		return -ENOMEM;
 	r->evsels = v;
-	e = calloc(1, sizeof(*e));
+	e = calloc(1, sizeof(struct evsel_priv));
 	if (!e)
 		return -ENOMEM;
 	if (nr_ids) {
@@ -237,6 +252,7 @@ static int add_evsel(struct sfp_perf_reader *r, const struct sfp_perf_attr *a,
 		r->last_evsel = NULL;
 	}
 	e->attr = *a;
+	sfp_perf_sample_layout(a, &((struct evsel_priv *)(void *)e)->layout);
 	e->ids = idv;
 	e->nr_ids = nr_ids;
 	e->idx = r->nr_evsels;
@@ -1057,9 +1073,29 @@ static int decode(struct sfp_perf_reader *r, const uint8_t *rec, size_t size,
 	uint16_t misc, sz;
 	int err;
 
+	hdr_of(r, rec, &type, &misc, &sz);
+	/* a sample of fixed fields and a chain: read where they lie, into
+	 * an event whose other fields are still zero (ev_clean) */
+	if (type == SFP_PERF_RECORD_SAMPLE && e && !r->swap &&
+	    layout_of(e)->ok && !((uintptr_t)rec & 7)) {
+		if (!r->ev_clean) {
+			memset(ev, 0, sizeof(*ev));
+			r->ev_clean = true;
+		}
+		if (sfp_perf_sample_fast(layout_of(e), e->attr.sample_type,
+					 rec, size, &ev->sample)) {
+			ev->type = type;
+			ev->misc = misc;
+			ev->size = sz;
+			ev->file_offset = off;
+			ev->raw = rec;
+			ev->evsel = e;
+			return 0;
+		}
+	}
+	r->ev_clean = false;
 	if ((err = ensure_scratch(r, size)))
 		return err;
-	hdr_of(r, rec, &type, &misc, &sz);
 	/* a sample's part is zeroed by its parser: not twice */
 	if (e && type == SFP_PERF_RECORD_SAMPLE)
 		memset((char *)ev + after_sample, 0,

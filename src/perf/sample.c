@@ -127,6 +127,37 @@ static int take_blob(struct sfp_cursor *c, uint64_t n, const void **out)
 	return 0;
 }
 
+SFP_HIDDEN void sfp_perf_sample_layout(const struct sfp_perf_attr *attr,
+				       struct sfp_perf_sample_layout *l)
+{
+	static const uint64_t order[] = {
+		SFP_PERF_SAMPLE_IDENTIFIER, SFP_PERF_SAMPLE_IP,
+		SFP_PERF_SAMPLE_TID, SFP_PERF_SAMPLE_TIME,
+		SFP_PERF_SAMPLE_ADDR, SFP_PERF_SAMPLE_ID,
+		SFP_PERF_SAMPLE_STREAM_ID, SFP_PERF_SAMPLE_CPU,
+		SFP_PERF_SAMPLE_PERIOD,
+	};
+	int8_t *at[] = {
+		&l->identifier, &l->ip, &l->tid, &l->time, &l->addr, &l->id,
+		&l->stream_id, &l->cpu, &l->period,
+	};
+	uint64_t type = attr->sample_type & (SFP_PERF_SAMPLE_MAX - 1);
+	size_t i;
+
+	memset(l, 0, sizeof(*l));
+	l->head = 0;
+	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		*at[i] = -1;
+		if (type & order[i]) {
+			*at[i] = (int8_t)l->head;
+			l->head = (uint8_t)(l->head + 8);
+		}
+	}
+	l->chain = type & SFP_PERF_SAMPLE_CALLCHAIN;
+	l->defer = attr->flags & SFP_PERF_ATTR_FLAG_DEFER_CALLCHAIN;
+	l->ok = !(type & ~(FIXED_HEAD | SFP_PERF_SAMPLE_CALLCHAIN));
+}
+
 SFP_HIDDEN int sfp_perf_sample_parse(const struct sfp_perf_attr *attr,
 				     struct sfp_cursor *c,
 				     struct sfp_perf_sample *s,
