@@ -1063,6 +1063,21 @@ static int ensure_scratch(struct sfp_perf_reader *r, size_t size)
 	return 0;
 }
 
+/* What every delivered event says of its record. */
+static void event_head(const struct sfp_perf_reader *r,
+		       struct sfp_perf_event *ev, uint32_t type, uint16_t misc,
+		       uint16_t sz, uint64_t off, const uint8_t *rec,
+		       const struct sfp_perf_evsel *e)
+{
+	ev->type = type;
+	ev->misc = misc;
+	ev->size = sz;
+	ev->file_offset = off;
+	ev->raw = rec;
+	ev->swapped = r->swap;
+	ev->evsel = e;
+}
+
 static int decode(struct sfp_perf_reader *r, const uint8_t *rec, size_t size,
 		  uint64_t off, struct sfp_perf_evsel *e)
 {
@@ -1084,12 +1099,7 @@ static int decode(struct sfp_perf_reader *r, const uint8_t *rec, size_t size,
 		}
 		if (sfp_perf_sample_fast(layout_of(e), e->attr.sample_type,
 					 rec, size, &ev->sample)) {
-			ev->type = type;
-			ev->misc = misc;
-			ev->size = sz;
-			ev->file_offset = off;
-			ev->raw = rec;
-			ev->evsel = e;
+			event_head(r, ev, type, misc, sz, off, rec, e);
 			return 0;
 		}
 	}
@@ -1102,13 +1112,7 @@ static int decode(struct sfp_perf_reader *r, const uint8_t *rec, size_t size,
 		       sizeof(*ev) - after_sample);
 	else
 		memset(ev, 0, sizeof(*ev));
-	ev->type = type;
-	ev->misc = misc;
-	ev->size = sz;
-	ev->file_offset = off;
-	ev->raw = rec;
-	ev->swapped = r->swap;
-	ev->evsel = e;
+	event_head(r, ev, type, misc, sz, off, rec, e);
 	/* arrays point into the record where they can: it outlives the
 	 * event (the mapped file, the delivered copy in r->cur, or a
 	 * stream or zstd buffer that the next call reuses) */
