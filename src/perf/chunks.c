@@ -14,6 +14,17 @@
 
 #define CHUNKS_PER_SLAB (SFP_HUGE_PAGE / SFP_CHUNK_SIZE)
 
+/* Under AddressSanitizer each buffer is a heap block of its own, so that
+ * a read past a buffer's end meets a redzone, not the next buffer. */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CHUNKS_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define CHUNKS_ASAN 1
+#endif
+
 struct sfp_chunk {
 	uint8_t *buf;		/* SFP_CHUNK_SIZE bytes in a slab */
 	uint64_t off;		/* file offset of buf[0] */
@@ -37,8 +48,12 @@ void sfp_chunks_fini(struct sfp_chunks *cs)
 {
 	size_t i;
 
-	for (i = 0; i < cs->nr; i++)
+	for (i = 0; i < cs->nr; i++) {
+#ifdef CHUNKS_ASAN
+		free(cs->all[i]->buf);
+#endif
 		free(cs->all[i]);
+	}
 	free(cs->all);
 	for (i = 0; i < cs->nslabs; i++)
 		munmap(cs->slabs[i], SFP_HUGE_PAGE);
@@ -47,6 +62,42 @@ void sfp_chunks_fini(struct sfp_chunks *cs)
 		close(cs->fd);
 	memset(cs, 0, sizeof(*cs));
 	cs->fd = -1;
+}
+
+/* A buffer for a new chunk: cut from the current slab, or from a new one
+ * (a huge page, faulted in whole at once); NULL without memory. */
+static uint8_t *new_buf(struct sfp_chunks *cs)
+{
+	uint8_t *b;
+
+#ifdef CHUNKS_ASAN
+	(void)cs;
+	b = malloc(SFP_CHUNK_SIZE);
+	if (b)	/* every byte of it is written before it is read */
+		sfp_prefault(b, SFP_CHUNK_SIZE);
+#else
+	if (cs->slab_used == CHUNKS_PER_SLAB || !cs->nslabs) {
+		uint8_t **sl = realloc(cs->slabs,
+				       (cs->nslabs + 1) * sizeof(*sl));
+
+		if (!sl)
+			return NULL;
+		cs->slabs = sl;
+		sl[cs->nslabs] = sfp_huge_map(SFP_HUGE_PAGE);
+		if (!sl[cs->nslabs])
+			return NULL;
+		/* a huge page: faulted in whole, once */
+		if (sfp_thp_available())
+			sfp_prefault(sl[cs->nslabs], SFP_HUGE_PAGE);
+		cs->nslabs++;
+		cs->slab_used = 0;
+	}
+	b = cs->slabs[cs->nslabs - 1] + cs->slab_used++ * SFP_CHUNK_SIZE;
+	/* every byte of it is written before it is read */
+	if (!sfp_thp_available())
+		sfp_prefault(b, SFP_CHUNK_SIZE);
+#endif
+	return b;
 }
 
 /* A chunk to read into: a free one, else a new one; NULL without memory. */
@@ -64,29 +115,14 @@ static struct sfp_chunk *take(struct sfp_chunks *cs)
 	if (!all)
 		return NULL;
 	cs->all = all;
-	if (cs->slab_used == CHUNKS_PER_SLAB || !cs->nslabs) {
-		uint8_t **sl = realloc(cs->slabs,
-				       (cs->nslabs + 1) * sizeof(*sl));
-
-		if (!sl)
-			return NULL;
-		cs->slabs = sl;
-		sl[cs->nslabs] = sfp_huge_map(SFP_HUGE_PAGE);
-		if (!sl[cs->nslabs])
-			return NULL;
-		/* a huge page: faulted in whole, once */
-		if (sfp_thp_available())
-			sfp_prefault(sl[cs->nslabs], SFP_HUGE_PAGE);
-		cs->nslabs++;
-		cs->slab_used = 0;
-	}
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
-	c->buf = cs->slabs[cs->nslabs - 1] + cs->slab_used++ * SFP_CHUNK_SIZE;
-	/* every byte of it is written before it is read */
-	if (!sfp_thp_available())
-		sfp_prefault(c->buf, SFP_CHUNK_SIZE);
+	c->buf = new_buf(cs);
+	if (!c->buf) {
+		free(c);
+		return NULL;
+	}
 	c->id = (uint16_t)(cs->nr + 1);
 	cs->all[cs->nr++] = c;
 	return c;
