@@ -145,7 +145,6 @@ SFP_HIDDEN void sfp_perf_sample_layout(const struct sfp_perf_attr *attr,
 	size_t i;
 
 	memset(l, 0, sizeof(*l));
-	l->head = 0;
 	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
 		*at[i] = -1;
 		if (type & order[i]) {
@@ -250,11 +249,6 @@ SFP_HIDDEN int sfp_perf_sample_parse(const struct sfp_perf_attr *attr,
 			s->deferred_cookie = s->ips[s->nr_ips - 1];
 		}
 	}
-	/* a system-wide -g file has nothing past the chain: one test, not
-	 * one a field */
-	if (!(type & ~(FIXED_HEAD | SFP_PERF_SAMPLE_READ |
-		       SFP_PERF_SAMPLE_CALLCHAIN)))
-		return 0;
 	if (type & SFP_PERF_SAMPLE_RAW) {
 		RD(sfp_cursor_u32, &s->raw_size);
 		if ((err = take_blob(c, s->raw_size, &s->raw_data)))
