@@ -56,6 +56,9 @@ static bool thp_available(void)
 #endif
 }
 
+/* held to the exit (a leak checker sees it reachable, not lost) */
+static char *heap_filler;
+
 /*
  * [a, e) of block p, just taken from the top of the heap and not yet
  * touched past its first bytes, made huge pages and faulted in; then p
@@ -68,9 +71,6 @@ static bool thp_available(void)
  * request of n - 8 bytes in a chunk of n (one size word, 16-byte
  * granules), so the next chunk's memory starts n bytes on.
  */
-/* held to the exit (a leak checker sees it reachable, not lost) */
-static char *heap_filler;
-
 static void huge_top(char *p, uintptr_t a, uintptr_t e)
 {
 	char *filler;
