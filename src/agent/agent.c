@@ -1037,6 +1037,7 @@ int agent_run(const struct agent_opts *o)
 	pthread_t reader_thread;
 	bool reader_running = false;
 	uint64_t now, last_snapshot = 0, t0, t1, period = LOOP_MS;
+	sig_atomic_t hup, last_hup = o->hup ? *o->hup : 0;
 	size_t i;
 	int err;
 
@@ -1113,7 +1114,21 @@ int agent_run(const struct agent_opts *o)
 		now = clock_ns(CLOCK_MONOTONIC);
 		take_pulls(&a, now);
 		finish_pulls(&a, now, false);
-		if (now - a.win_start_mono >= o->interval_ns) {
+		hup = o->hup ? *o->hup : 0;
+		if (hup != last_hup) {
+			/* a supervisor's or a person's SIGHUP: the open
+			 * window goes out now, a new one starts; the files
+			 * sink opens its directory and files anew at each
+			 * window, so nothing else needs reopening */
+			last_hup = hup;
+			a.mt.windows_hup++;
+			pr_info("agent: SIGHUP: the open window delivered "
+				"early, sampling goes on");
+			t1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+			close_window(&a, now);
+			last_snapshot = 0;
+			a.cpu_windows += clock_ns(CLOCK_THREAD_CPUTIME_ID) - t1;
+		} else if (now - a.win_start_mono >= o->interval_ns) {
 			t1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 			close_window(&a, now);
 			last_snapshot = 0;

@@ -69,6 +69,9 @@ struct agent_opts {
 	uint64_t symbol_budget;		/* symbol tables kept across windows */
 	uint64_t proc_budget;		/* per-process label cache entries */
 	const volatile sig_atomic_t *stop;	/* set by SIGINT/SIGTERM */
+	/* bumped by SIGHUP (NULL: none): each change closes the open window
+	 * at once and hands it to the sinks, and the agent goes on */
+	const volatile sig_atomic_t *hup;
 	/* an eventfd the signal handler writes after setting *stop, so that
 	 * the loop's sleep (up to a second when idle) ends at once; -1: the
 	 * loop makes its own, and a signal taken by another thread is seen
@@ -176,6 +179,7 @@ struct agent_metrics {
 	uint64_t lost;			/* samples the kernel lost */
 	uint64_t stops[SFP_STOP__MAX];	/* unwind stops by reason */
 	uint64_t windows;		/* windows closed */
+	uint64_t windows_hup;		/* ... of them closed early by SIGHUP */
 	uint64_t profiles;		/* profiles made (one per service) */
 	uint64_t pulls;			/* /debug/pprof/profile answered */
 	uint64_t pulls_open;		/* ... being collected now */

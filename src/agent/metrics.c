@@ -129,6 +129,9 @@ void agent_metrics_write(FILE *f, const struct agent_metrics *m)
 	}
 	one(f, "sfprof_agent_windows_total", "counter",
 	    "Windows closed (every --interval).", m->windows);
+	one(f, "sfprof_agent_windows_sighup_total", "counter",
+	    "Windows closed early by a SIGHUP (counted in "
+	    "sfprof_agent_windows_total too).", m->windows_hup);
 	one(f, "sfprof_agent_profiles_total", "counter",
 	    "Profiles made from closed windows, one per service "
 	    "(none without a sink).",

@@ -34,6 +34,7 @@
 #define DEFAULT_MMAP_PAGES_OFF_CPU 1024
 
 static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t hups;	/* SIGHUPs taken */
 /* written after stop_requested is set: the agent's loop may be asleep */
 static int wake_fd = -1;
 
@@ -54,6 +55,20 @@ static void on_signal(int sig)
 		(void)!write(wake_fd, &one, sizeof(one));
 		errno = e;
 	}
+}
+
+/* SIGHUP, as supervisors send it to reopen logs: the open window goes to
+ * the sinks now and sampling goes on (the loop compares the count). */
+static void on_hup(int sig)
+{
+	int e = errno;
+	uint64_t one = 1;
+
+	(void)sig;
+	hups++;
+	if (wake_fd >= 0)
+		(void)!write(wake_fd, &one, sizeof(one));
+	errno = e;
 }
 
 static void usage(FILE *f)
@@ -145,6 +160,8 @@ static void usage(FILE *f)
 "Needs CAP_PERFMON (or root, or perf_event_paranoid <= -1), CAP_BPF for\n"
 "bpf-defer, CAP_SYS_PTRACE to read other processes' files; see\n"
 "docs/agent.md and contrib/sfprof-agent.service.\n"
+"Signals: SIGINT/SIGTERM deliver the open window and exit; SIGHUP delivers\n"
+"it and goes on sampling.\n"
 "Exit: 0 after SIGINT/SIGTERM, 1 the agent could not run, 2 usage error.\n");
 }
 
@@ -261,6 +278,7 @@ int cmd_agent(int argc, char **argv)
 		.mmap_pages = DEFAULT_MMAP_PAGES,
 		.flush_deadline_s = DEFAULT_FLUSH_S,
 		.stop = &stop_requested,
+		.hup = &hups,
 		.wake_fd = -1,
 		.off_cpu_thresh_ns = DEFAULT_OFF_CPU_THRESH_MS * 1000000ull,
 		.off_cpu_max_rate = DEFAULT_OFF_CPU_MAX_RATE,
@@ -284,6 +302,7 @@ int cmd_agent(int argc, char **argv)
 	o.wake_fd = wake_fd;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	signal(SIGHUP, on_hup);
 	signal(SIGPIPE, SIG_IGN);
 	while ((opt = getopt_long(argc, argv, "F:m:p:qvh", longopts, NULL)) !=
 	       -1) {
