@@ -2,7 +2,12 @@
 /* The shared helpers: cursor bounds, LEB128, options checks, errors. */
 #include <errno.h>
 
+#include <string.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
 #include "common/cursor.h"
+#include "common/fileid.h"
 #include "common/internal.h"
 #include "test.h"
 
@@ -95,4 +100,68 @@ TEST(strerror_meanings)
 	ASSERT_STREQ(sfp_strerror(-ENOENT),
 		     "no entry (no information for this address, or not found)");
 	ASSERT_NOT_NULL(sfp_strerror(-12345));
+}
+
+/* The identity of a mapped file (common/fileid.h): build-ids decide when
+ * both have one, paths never do then; without build-ids the path with
+ * the kernel's (dev, ino) and the mount namespace. */
+TEST(file_id_rule)
+{
+	struct sfp_file_id a = { .path = "/srv/app/server" };
+	struct sfp_file_id b = { .path = "/srv/app/server" };
+	struct sfp_file_id c = { .path = "/opt/other/name" };
+	char buf[SFP_FILE_ID_SHORT];
+
+	/* no build-ids, nothing else known: the path decides */
+	ASSERT_TRUE(sfp_file_id_same(&a, &b));
+	ASSERT_FALSE(sfp_file_id_same(&a, &c));
+	/* two containers' files at one path: other inode or namespace */
+	a.dev = b.dev = 0x801;
+	a.ino = 100;
+	b.ino = 200;
+	ASSERT_FALSE(sfp_file_id_same(&a, &b));
+	b.ino = 100;
+	ASSERT_TRUE(sfp_file_id_same(&a, &b));
+	a.mntns = 4026531841u;
+	b.mntns = 4026532999u;
+	ASSERT_FALSE(sfp_file_id_same(&a, &b));
+	b.mntns = a.mntns;
+	ASSERT_TRUE(sfp_file_id_same(&a, &b));
+	ASSERT_EQ(sfp_file_id_hash(&a), sfp_file_id_hash(&b));
+	/* "not known" matches only "not known" */
+	b.dev = 0;
+	ASSERT_FALSE(sfp_file_id_same(&a, &b));
+	b.dev = a.dev;
+	/* one build-id known, the other not: not the same */
+	a.build_id_len = 20;
+	memset(a.build_id, 0xab, 20);
+	ASSERT_FALSE(sfp_file_id_same(&a, &b));
+	ASSERT_FALSE(sfp_file_id_same(&b, &a));
+	/* equal build-ids at different paths, inodes, namespaces: one file */
+	c.build_id_len = 20;
+	memset(c.build_id, 0xab, 20);
+	c.ino = 7;
+	ASSERT_TRUE(sfp_file_id_same(&a, &c));
+	ASSERT_EQ(sfp_file_id_hash(&a), sfp_file_id_hash(&c));
+	/* the same path and inode with other build-ids: two files */
+	b.build_id_len = 20;
+	memset(b.build_id, 0xab, 20);
+	b.build_id[19] = 0xac;
+	ASSERT_FALSE(sfp_file_id_same(&a, &b));
+	/* a 20-byte and an 8-byte id sharing a prefix differ */
+	c.build_id_len = 8;
+	ASSERT_FALSE(sfp_file_id_same(&a, &c));
+	/* the short forms outputs print */
+	a.build_id[0] = 0x3f;
+	a.build_id[1] = 0x2a;
+	ASSERT_STREQ(sfp_file_id_short(&a, buf, sizeof(buf)), "3f2aabab");
+	a.build_id_len = 0;
+	a.dev = makedev(8, 1);
+	a.ino = 0x4a2f;
+	ASSERT_STREQ(sfp_file_id_short(&a, buf, sizeof(buf)), "ino 8:1/4a2f");
+	a.dev = a.ino = 0;
+	ASSERT_STREQ(sfp_file_id_short(&a, buf, sizeof(buf)), "");
+	/* our own mount namespace is readable; a pid that cannot exist not */
+	ASSERT_TRUE(sfp_proc_mntns(getpid()) != 0);
+	ASSERT_EQ(sfp_proc_mntns(-5), 0);
 }
