@@ -144,8 +144,25 @@ else
 fi
 
 # --- the agent ---------------------------------------------------------------
+# sfprof_agent_info of /metrics once it names the mode (the agent's first
+# snapshot of its figures; until then call_graph="", 60 s at most)
+agent_info() {
+	_i=0
+	while :; do
+		info=$(curl -s "http://127.0.0.1:$APORT/metrics" | grep '^sfprof_agent_info{')
+		case $info in
+		*'call_graph=""'*|'') ;;
+		*) return 0 ;;
+		esac
+		[ $_i -ge 600 ] && return 1
+		kill -0 "$AGENT_PID" 2>/dev/null || return 1
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+}
+
 agent_start -F 49 --call-graph bpf-defer
-info=$(curl -s "http://127.0.0.1:$APORT/metrics" | grep '^sfprof_agent_info{')
+agent_info
 if [ -n "$APORT" ] && grep -qF "sfprof: $WANT" "$TMP/agent.err" &&
    grep -q "^sfprof: bpf-defer is not available here (.*): falling back to --call-graph sframe$" "$TMP/agent.err" &&
    echo "$info" | grep -q 'call_graph="sframe"' &&
@@ -160,7 +177,7 @@ else
 fi
 
 agent_start -F 49
-info=$(curl -s "http://127.0.0.1:$APORT/metrics" | grep '^sfprof_agent_info{')
+agent_info
 line=$(grep "^sfprof: --call-graph auto:" "$TMP/agent.err")
 if [ -n "$APORT" ] && echo "$line" | grep -q "^sfprof: --call-graph auto: sframe (" &&
    echo "$line" | grep -qF "bpf-defer not available: $WANT" &&

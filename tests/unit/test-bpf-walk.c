@@ -401,25 +401,28 @@ static bool same_as_user(const char *what, const struct sfb_deferred *d,
  * The BPF frames after the first k against glibc's backtrace() taken in
  * at_point after its first (a return address in at_point, another call
  * site than the BPF walk's frame k - 1).  backtrace() may have one more
- * leading frame of its own (ASan's interceptor).
+ * leading frame of its own (ASan's interceptor).  k < 0: as many as the
+ * BPF walk has more (it began deeper).
  */
 static bool same_as_glibc(const char *what, const struct sfb_deferred *d,
-			  uint32_t k, const struct point *pt)
+			  int k_want, const struct point *pt)
 {
-	int off, i, nb = pt->nb;
+	int off, i, nb = pt->nb, k = k_want;
 
 	for (off = 0; off <= 1; off++) {
-		if (nb - 1 - off != (int)d->nr - (int)k || nb - off < 2)
+		if (k_want < 0)
+			k = (int)d->nr - (nb - 1 - off);
+		if (k < 1 || nb - 1 - off != (int)d->nr - k || nb - off < 2)
 			continue;
 		for (i = 1 + off; i < nb; i++)
 			if ((uint64_t)(uintptr_t)pt->bt[i] !=
-			    d->ips[k + (uint32_t)(i - 1 - off)])
+			    d->ips[k + i - 1 - off])
 				break;
 		if (i == nb)
 			return true;
 	}
 	sfp_test_fail_at(__FILE__, __LINE__,
-			 "%s: BPF frames from #%u are not glibc backtrace()'s",
+			 "%s: BPF frames from #%d are not glibc backtrace()'s",
 			 what, k);
 	dump("BPF", d->ips, d->nr < MAXF ? (int)d->nr : MAXF);
 	{
@@ -671,14 +674,14 @@ static void do_callback(struct point *pt)
 	ASSERT_EQ(d->stop, SFB_STOP_OUTERMOST);
 	ASSERT_EQ(d->fp_frames, 0);
 	/* libc's syscall(), libbpf, this file's run_callback and do_callback
-	 * at least, then at_point's callers */
+	 * at least, then at_point and its callers */
 	if (!ASSERT_GE(d->nr, (uint32_t)pt->nb + 2))
 		return;
 	mapped_from(d->ips[0], where, sizeof(where));
 	if (!ASSERT_TRUE(strstr(where, "/libc.so")))
 		printf("    frame 0 %#llx is in '%s'\n",
 		       (unsigned long long)d->ips[0], where);
-	same_as_glibc("the callback", d, d->nr - (uint32_t)pt->nb + 1, pt);
+	same_as_glibc("the callback", d, -1, pt);
 
 	/* an exec between the sample and the callback: not walked */
 	if (ASSERT_OK(run_callback(in, tid, 1, 7, &pending))) {
