@@ -104,7 +104,7 @@ CLI_SRCS := $(sort $(wildcard tools/sfprof/*.c))
 CLI_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(CLI_SRCS))
 TEST_SRCS := $(sort $(wildcard tests/unit/test-*.c))
 ifeq ($(NO_BPF),1)
-TEST_SRCS := $(filter-out tests/unit/test-bpf-tables.c,$(TEST_SRCS))
+TEST_SRCS := $(filter-out tests/unit/test-bpf-tables.c tests/unit/test-bpf-walk.c,$(TEST_SRCS))
 endif
 TEST_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 TEST_HELPER_SRCS := $(filter-out %.bpf.c,$(sort $(wildcard tests/progs/*.c)))

@@ -32,3 +32,21 @@ $(BUILD)/tests/progs/task-work-probe.bpf.o: tests/progs/task-work-probe.bpf.c \
 	$(Q)mkdir -p $(@D)
 	$(Q)$(BPF_CLANG) -target bpf -O2 -g -mcpu=v3 -D__TARGET_ARCH_x86 \
 		-Wall -Werror -I$(BPF_OUT) -c $< -o $@
+
+# defer.bpf.c with syscall programs that run its walks and its task_work
+# callback through BPF_PROG_TEST_RUN (tests/unit/test-bpf-walk.c): built
+# by the same rule as the object record loads, embedded as a skeleton.
+$(BUILD)/tests/progs/bpf-walk.bpf.o: tests/progs/bpf-walk.bpf.c \
+		src/bpf/defer.bpf.c src/bpf/sframe.bpf.h src/bpf/defer-shared.h \
+		$(BPF_OUT)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(BPF_CLANG) -target bpf -O2 -g -mcpu=v3 -D__TARGET_ARCH_x86 \
+		-Wall -Werror -I$(BPF_OUT) -Isrc -c $< -o $@
+
+$(BUILD)/tests/progs/bpf-walk.skel.h: $(BUILD)/tests/progs/bpf-walk.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name sfp_walk_bpf > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/tests/test-bpf-walk: $(BUILD)/tests/progs/bpf-walk.skel.h
+$(BUILD)/tests/test-bpf-walk: ALL_CFLAGS += -I$(BUILD)/tests/progs

@@ -49,11 +49,17 @@ static char libbpf_last[512];
 /*
  * The verifier's reason: the last line of its log that is neither an
  * instruction ("12: (79) ..."), a source line ("; ..."), a register state
- * nor the closing statistics.
+ * nor the closing statistics.  A kfunc whose callback failed says only
+ * that ("kfunc K#ID failed callback verification"); the line before says
+ * why (6.18.44 here: "sleepable callback in a program that is not
+ * sleepable", a task_work callback in a perf_event program), and is
+ * named after it.
  */
 static void keep_verifier_reason(const char *log)
 {
 	const char *p = strstr(log, "-- BEGIN PROG LOAD LOG --"), *nl;
+	const char *last = NULL, *prev = NULL;
+	size_t last_n = 0, prev_n = 0;
 
 	if (!p)
 		return;
@@ -70,9 +76,20 @@ static void keep_verifier_reason(const char *log)
 		    !strncmp(p, "-- END", 6) || !strncmp(p, "func#", 5) ||
 		    !strncmp(p, "from ", 5) || !strncmp(p, "Validating", 10))
 			continue;
-		snprintf(verifier_reason, sizeof(verifier_reason), "%.*s",
-			 (int)(n < 400 ? n : 400), p);
+		prev = last;
+		prev_n = last_n;
+		last = p;
+		last_n = n;
 	}
+	if (!last)
+		return;
+	if (prev && memmem(last, last_n, "failed callback verification", 28))
+		snprintf(verifier_reason, sizeof(verifier_reason), "%.*s: %.*s",
+			 (int)(last_n < 200 ? last_n : 200), last,
+			 (int)(prev_n < 200 ? prev_n : 200), prev);
+	else
+		snprintf(verifier_reason, sizeof(verifier_reason), "%.*s",
+			 (int)(last_n < 400 ? last_n : 400), last);
 }
 
 static int libbpf_log(enum libbpf_print_level level, const char *fmt,

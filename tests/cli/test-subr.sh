@@ -111,7 +111,10 @@ bpf_defer_expected() {
 # The kernel says so when bpftool loads a minimal such program.  Only
 # that answer counts as a refusal: any other failure to run the probe
 # leaves bpf-defer expected (and its tests then fail, as they should).
+# TW_PROBE_RC and TW_PROBE_LOG: bpftool's exit status and output (unset
+# when the probe could not run).
 task_work_refused() {
+	unset TW_PROBE_RC TW_PROBE_LOG
 	_obj="$SFP_BUILD/tests/progs/task-work-probe.bpf.o"
 	[ -r "$_obj" ] || return 1
 	_fs=$(mktemp -d "${TMPDIR:-/tmp}/sfp-bpffs.XXXXXX") || return 1
@@ -121,6 +124,8 @@ task_work_refused() {
 	fi
 	_log=$(bpftool prog load "$_obj" "$_fs/probe" type perf_event 2>&1)
 	_rc=$?
+	TW_PROBE_RC=$_rc
+	TW_PROBE_LOG=$_log
 	rm -f "$_fs/probe"
 	umount "$_fs"
 	rmdir "$_fs"
