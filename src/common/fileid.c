@@ -56,7 +56,7 @@ SFP_HIDDEN const char *sfp_file_id_short(const struct sfp_file_id *id,
 		return buf;
 	}
 	if (id->dev || id->ino)
-		snprintf(buf, size, "ino %x:%x/%llx",
+		snprintf(buf, size, "inode %x:%x:%llx",
 			 (unsigned)major((dev_t)id->dev),
 			 (unsigned)minor((dev_t)id->dev),
 			 (unsigned long long)id->ino);

@@ -46,7 +46,8 @@ SFP_HIDDEN uint32_t sfp_file_id_hash(const struct sfp_file_id *id);
 /*
  * The short form of a build-id that outputs print beside a name shared
  * by different files ("server [3f2a9c01]"): its first 4 bytes in hex, or,
- * for a file without one, "dev:ino" in hex ("ino 8:1/4a2f").  buf holds
+ * for a file without one, device and inode in hex ("inode 8:1:4a2f"; no
+ * '/', so that a basename of "path [short]" keeps it whole).  buf holds
  * at least SFP_FILE_ID_SHORT bytes.  Return: buf.
  */
 #define SFP_FILE_ID_SHORT 48

@@ -250,24 +250,63 @@ int sfp_buildid_cache_add(const char *dir, const char *name,
 	return made ? 0 : -EEXIST;
 }
 
-SFP_HIDDEN void sfp_perf_dso_build_id(const struct sfp_perf_header_info *h,
-				      const struct sfp_pdso *d,
-				      const uint8_t **id, size_t *len)
+SFP_HIDDEN void sfp_perf_header_build_id(const struct sfp_perf_header_info *h,
+					 const char *name, const uint8_t **id,
+					 size_t *len)
 {
 	size_t i;
 
 	*id = NULL;
 	*len = 0;
+	for (i = 0; h && i < h->nr_build_ids; i++) {
+		const struct sfp_perf_build_id *b = &h->build_ids[i];
+
+		if (!b->filename || !b->size || b->size > 20 ||
+		    strcmp(b->filename, name))
+			continue;
+		if (*id && (*len != b->size || memcmp(*id, b->id, *len))) {
+			/* two files at this path: which one a mapping
+			 * was cannot be told from the name */
+			*id = NULL;
+			*len = 0;
+			return;
+		}
+		*id = b->id;
+		*len = b->size;
+	}
+}
+
+SFP_HIDDEN void sfp_perf_dso_build_id(const struct sfp_perf_header_info *h,
+				      const struct sfp_pdso *d,
+				      const uint8_t **id, size_t *len)
+{
 	if (d->build_id_size) {
 		*id = d->build_id;
 		*len = d->build_id_size;
 		return;
 	}
-	for (i = 0; h && i < h->nr_build_ids; i++)
-		if (h->build_ids[i].size && h->build_ids[i].size <= 20 &&
-		    !strcmp(h->build_ids[i].filename, d->name)) {
-			*id = h->build_ids[i].id;
-			*len = h->build_ids[i].size;
-			return;
-		}
+	*id = NULL;
+	*len = 0;
+	/* the header names files by path only: with two files at d's path
+	 * it cannot say which one d is, and a wrong build-id would lend d
+	 * another file's names */
+	if (!d->name_shared)
+		sfp_perf_header_build_id(h, d->name, id, len);
+}
+
+SFP_HIDDEN bool sfp_perf_dso_unverifiable(const struct sfp_perf_header_info *h,
+					  const struct sfp_pdso *d,
+					  const char *path)
+{
+	const uint8_t *id;
+	size_t len;
+	struct stat st;
+
+	if (!d->name_shared)
+		return false;
+	sfp_perf_dso_build_id(h, d, &id, &len);
+	if (id)
+		return false;	/* the symbolizer checks it */
+	return !d->ino || stat(path, &st) || (uint64_t)st.st_dev != d->dev ||
+	       (uint64_t)st.st_ino != d->ino;
 }

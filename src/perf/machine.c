@@ -5,11 +5,15 @@
  * Processes and threads live in open-addressing hash tables keyed by
  * pid/tid; each process has a sorted, non-overlapping array of maps, and a
  * new mapping replaces the parts of older ones it covers, as mmap() does
- * (and as perf's maps__fixup_overlap does).  DSOs are interned by name.
+ * (and as perf's maps__fixup_overlap does).  DSOs are interned by name and
+ * identity (common/fileid.h): the build-id an MMAP2 carried, else its
+ * device and inode, so containers' different files at one path stay
+ * apart.
  * Kernel maps (MMAP records of pid -1) go to one extra process.
  */
 #include <sys/sysmacros.h>
 
+#include "common/fileid.h"
 #include "perf/machine.h"
 
 #define KERNEL_PID 0xffffffffu
@@ -335,10 +339,57 @@ size_t sfp_machine__nr_procs(const struct sfp_machine *m)
 
 /* --- DSOs ---------------------------------------------------------------- */
 
-static int dso_intern(struct sfp_machine *m, const char *name, bool kernel,
-		      uint32_t *idx)
+/* What an MMAP record says the file is (see struct sfp_pdso's key). */
+static void dso_key(const struct sfp_perf_event *ev, struct sfp_file_id *k)
 {
+	memset(k, 0, sizeof(*k));
+	k->path = ev->mmap.filename;
+	if (ev->type != SFP_PERF_RECORD_MMAP2)
+		return;
+	if (ev->misc & SFP_PERF_MISC_MMAP_BUILD_ID) {
+		k->build_id_len = ev->mmap.build_id_size <= SFP_FILE_ID_MAX ?
+					  ev->mmap.build_id_size : 0;
+		memcpy(k->build_id, ev->mmap.build_id, k->build_id_len);
+		return;
+	}
+	k->dev = makedev(ev->mmap.maj, ev->mmap.min);
+	k->ino = ev->mmap.ino;
+}
+
+static bool dso_is(const struct sfp_pdso *d, const char *name,
+		   const struct sfp_file_id *k)
+{
+	struct sfp_file_id a = {
+		.path = d->name,
+		.dev = d->key_build_id_size ? 0 : d->dev,
+		.ino = d->key_build_id_size ? 0 : d->ino,
+		.build_id_len = d->key_build_id_size,
+	};
+
+	struct sfp_file_id b = *k;
+
+	if (strcmp(d->name, name))
+		return false;
+	memcpy(a.build_id, d->key_build_id, d->key_build_id_size);
+	b.path = name;		/* (NULL in the kernel's and JIT maps' key) */
+	return sfp_file_id_same(&a, &b);
+}
+
+/*
+ * The DSO `name` that k identifies (NULL k: the name alone, for the
+ * kernel's and JIT maps), made when new.  The table is hashed by name, so
+ * files sharing one sit side by side and the first of them is found on
+ * the way.
+ */
+static int dso_intern(struct sfp_machine *m, const char *name, bool kernel,
+		      const struct sfp_file_id *k, uint32_t *idx)
+{
+	static const struct sfp_file_id none;
+	uint32_t first = UINT32_MAX;
 	size_t i, mask;
+
+	if (!k)
+		k = &none;
 
 	if ((m->ndsos + 1) * 2 > m->dso_hash_cap) {
 		size_t ncap = m->dso_hash_cap ? m->dso_hash_cap * 2 : 64, j;
@@ -357,11 +408,18 @@ static int dso_intern(struct sfp_machine *m, const char *name, bool kernel,
 		m->dso_hash_cap = ncap;
 	}
 	mask = m->dso_hash_cap - 1;
-	for (i = hash_str(name) & mask; m->dso_hash[i]; i = (i + 1) & mask)
-		if (!strcmp(m->dsos[m->dso_hash[i] - 1].name, name)) {
+	for (i = hash_str(name) & mask; m->dso_hash[i]; i = (i + 1) & mask) {
+		const struct sfp_pdso *d = &m->dsos[m->dso_hash[i] - 1];
+
+		if (strcmp(d->name, name))
+			continue;
+		if (dso_is(d, name, k)) {
 			*idx = m->dso_hash[i] - 1;
 			return 0;
 		}
+		if (d->first_of_name < first)
+			first = d->first_of_name;
+	}
 	if (m->ndsos == m->dso_cap) {
 		size_t ncap = m->dso_cap ? m->dso_cap * 2 : 32;
 		struct sfp_pdso *v = realloc(m->dsos, ncap * sizeof(*v));
@@ -376,6 +434,23 @@ static int dso_intern(struct sfp_machine *m, const char *name, bool kernel,
 	if (!m->dsos[m->ndsos].name)
 		return -ENOMEM;
 	m->dsos[m->ndsos].kernel = kernel;
+	m->dsos[m->ndsos].first_of_name =
+		first != UINT32_MAX ? first : (uint32_t)m->ndsos;
+	if (first != UINT32_MAX)
+		m->dsos[first].name_shared = m->dsos[m->ndsos].name_shared =
+			true;
+	if (k->build_id_len) {
+		memcpy(m->dsos[m->ndsos].key_build_id, k->build_id,
+		       k->build_id_len);
+		m->dsos[m->ndsos].key_build_id_size = k->build_id_len;
+		/* the file's build-id is the one its records carry */
+		memcpy(m->dsos[m->ndsos].build_id, k->build_id,
+		       k->build_id_len);
+		m->dsos[m->ndsos].build_id_size = k->build_id_len;
+	} else {
+		m->dsos[m->ndsos].dev = k->dev;
+		m->dsos[m->ndsos].ino = k->ino;
+	}
 	m->dso_hash[i] = (uint32_t)m->ndsos + 1;
 	*idx = (uint32_t)m->ndsos++;
 	return 0;
@@ -546,26 +621,19 @@ SFP_HIDDEN int sfp_machine__event(struct sfp_machine *m,
 		else if (jit_map(ev))
 			snprintf(kname, sizeof(kname), "/tmp/perf-%u.map",
 				 ev->mmap.pid);
-		err = dso_intern(m, kernel || kname[0] ? kname : ev->mmap.filename,
-				 kernel, &nm.dso);
+		if (kernel || kname[0]) {
+			err = dso_intern(m, kname, kernel, NULL, &nm.dso);
+		} else {
+			struct sfp_file_id k;
+
+			dso_key(ev, &k);
+			err = dso_intern(m, ev->mmap.filename, false, &k,
+					 &nm.dso);
+		}
 		if (err)
 			return err;
 		if (!kernel && kname[0])
 			m->dsos[nm.dso].jit = true;
-		if (ev->type == SFP_PERF_RECORD_MMAP2 &&
-		    (ev->misc & SFP_PERF_MISC_MMAP_BUILD_ID) &&
-		    ev->mmap.build_id_size) {
-			struct sfp_pdso *d = &m->dsos[nm.dso];
-
-			memcpy(d->build_id, ev->mmap.build_id, 20);
-			d->build_id_size = ev->mmap.build_id_size;
-		} else if (ev->type == SFP_PERF_RECORD_MMAP2 &&
-			   !(ev->misc & SFP_PERF_MISC_MMAP_BUILD_ID)) {
-			struct sfp_pdso *d = &m->dsos[nm.dso];
-
-			d->dev = makedev(ev->mmap.maj, ev->mmap.min);
-			d->ino = ev->mmap.ino;
-		}
 		nm.start = ev->mmap.start;
 		nm.end = end;
 		nm.pgoff = ev->mmap.pgoff;
@@ -702,4 +770,10 @@ SFP_HIDDEN uint64_t sfp_machine__pid_gen(struct sfp_machine *m, uint32_t pid)
 SFP_HIDDEN size_t sfp_machine__nr_dsos(const struct sfp_machine *m)
 {
 	return m->ndsos;
+}
+
+SFP_HIDDEN bool sfp_machine__dso_name_shared(const struct sfp_machine *m,
+					     uint32_t idx)
+{
+	return idx < m->ndsos && m->dsos[idx].name_shared;
 }

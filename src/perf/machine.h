@@ -22,9 +22,22 @@ struct sfp_pdso {
 	uint8_t build_id[20];
 	uint8_t build_id_size;	/* 0: unknown */
 	bool build_id_read;	/* the file's own was looked for (live) */
-	/* The file's device and inode as the last MMAP2 without a build-id
-	 * gave them (0: not known): whether a path still names that file. */
+	/* The file's device and inode as its MMAP2 without a build-id gave
+	 * them (0: not known): whether a path still names that file. */
 	uint64_t dev, ino;
+	/*
+	 * What the records said the file is (common/fileid.h's rule with
+	 * the name as path): the build-id an MMAP2 carried, else the
+	 * (dev, ino) it carried, else nothing (MMAP, kernel, JIT).  Two
+	 * containers' /srv/app/server are two DSOs; build_id above may be
+	 * learnt later (live_build_id) without changing the key.
+	 */
+	uint8_t key_build_id[20];
+	uint8_t key_build_id_size;
+	/* The first DSO of the same name (its own index when it is the
+	 * first): a name shared by other files. */
+	uint32_t first_of_name;
+	bool name_shared;	/* another DSO has this name (another file) */
 	bool kernel;
 	bool jit;		/* executable anon memory: perf's name is
 				 * "/tmp/perf-PID.map", symbols from that map */
@@ -37,6 +50,11 @@ struct sfp_pmap {
 };
 
 struct sfp_machine;
+
+/* The DSO with index idx and another one share a name (different files
+ * at one path, in containers or replaced on disk). */
+SFP_HIDDEN bool sfp_machine__dso_name_shared(const struct sfp_machine *m,
+					     uint32_t idx);
 
 SFP_HIDDEN int sfp_machine__new(struct sfp_machine **out);
 SFP_HIDDEN void sfp_machine__free(struct sfp_machine **m);
@@ -135,11 +153,30 @@ static inline bool sfp_perf_dso_has_symbols(const struct sfp_pdso *d)
 }
 
 /*
+ * The header's HEADER_BUILD_ID entry for a file name: *id NULL when none,
+ * or when entries of that name disagree (different files at one path:
+ * the name cannot say which one a mapping was).
+ */
+SFP_HIDDEN void sfp_perf_header_build_id(const struct sfp_perf_header_info *h,
+					 const char *name, const uint8_t **id,
+					 size_t *len);
+
+/*
  * The build-id recorded for d (its MMAP2 record's, else the header's
  * HEADER_BUILD_ID entry of the same name): *id NULL when none.
  */
 SFP_HIDDEN void sfp_perf_dso_build_id(const struct sfp_perf_header_info *h,
 				      const struct sfp_pdso *d,
 				      const uint8_t **id, size_t *len);
+
+/*
+ * Whether the file at path cannot be shown to be d: d shares its name
+ * with another file of the recording, no build-id says which one it is,
+ * and path is not the device and inode its MMAP2 gave.  Such a file must
+ * not name d's frames (they stay unnamed, as perf leaves them).
+ */
+SFP_HIDDEN bool sfp_perf_dso_unverifiable(const struct sfp_perf_header_info *h,
+					  const struct sfp_pdso *d,
+					  const char *path);
 
 #endif /* SFP_PERF_MACHINE_H */

@@ -16,6 +16,7 @@
 #include <limits.h>
 #include <sys/mman.h>
 
+#include "common/fileid.h"
 #include "common/prefault.h"
 #include "perf/dwarf.h"
 #include "perf/machine.h"
@@ -120,6 +121,7 @@ static bool ip_in_kernel(const struct sfp_perf_event *ev)
 void sfp_profile_loader_release(struct sfp_profile_loader *ld)
 {
 	free(ld->dh);
+	free(ld->dso_str);
 	free(ld->chain_read);
 	free(ld->frames);
 	free(ld->chain);
@@ -140,6 +142,8 @@ void sfp_profile_loader_release(struct sfp_profile_loader *ld)
 		ld->last = NULL;
 	}
 	ld->dh = NULL;
+	ld->dso_str = NULL;
+	ld->cap_dso_str = 0;
 	ld->chain_read = NULL;
 	ld->frames = NULL;
 	ld->chain = NULL;
@@ -547,6 +551,103 @@ static int on_event(void *ctx, const struct sfp_perf_event *ev,
 	}
 }
 
+/* The dso string the functions of machine DSO di carry (see
+ * user_dso_str()), NULL when none of them was made. */
+static const char *dso_str_of(struct sfp_profile_loader *ld, uint32_t di,
+			      const struct sfp_pdso *d)
+{
+	uint32_t idx;
+
+	if (d->first_of_name != di)
+		return di < ld->cap_dso_str ? ld->dso_str[di] : NULL;
+	/* the interned path; interning it here would make it exist */
+	return sfp_profile_find_str(ld->p, d->name, &idx) ? NULL
+							  : ld->p->strs[idx];
+}
+
+/*
+ * Different files that share a path (two containers' /srv/app/server, a
+ * binary replaced while it ran) and both have functions in the profile
+ * are told apart in every output that shows the dso: "PATH [SHORT]",
+ * SHORT the first 4 bytes of the build-id in hex, or the device and inode
+ * of a file without one (docs/report.md).  A name only one file of the
+ * profile has keeps its plain path.  Return: 0, -ENOMEM.
+ */
+static int dsos_apart(struct sfp_profile_loader *ld)
+{
+	struct sfp_profile *p = ld->p;
+	size_t nd = sfp_machine__nr_dsos(ld->m), n = 0, i, j;
+	struct apart {
+		uint32_t di;
+		const char *str;	/* the functions' dso string now */
+		const char *to;		/* ... and their new one */
+		bool used;
+	} *v;
+	int err = 0;
+
+	for (i = 0; i < nd; i++)
+		n += sfp_machine__dso_name_shared(ld->m, (uint32_t)i);
+	if (!n)
+		return 0;
+	v = calloc(n, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (i = 0, n = 0; i < nd; i++) {
+		const struct sfp_pdso *d = sfp_machine__dso(ld->m, (uint32_t)i);
+		const char *str;
+
+		if (!sfp_machine__dso_name_shared(ld->m, (uint32_t)i) ||
+		    !(str = dso_str_of(ld, (uint32_t)i, d)))
+			continue;
+		v[n].di = (uint32_t)i;
+		v[n++].str = str;
+	}
+	for (i = 0; i < p->nr_funcs; i++)
+		for (j = 0; j < n; j++)
+			if (p->funcs[i].dso == v[j].str)
+				v[j].used = true;
+	for (i = 0; i < n; i++) {
+		const struct sfp_pdso *d = sfp_machine__dso(ld->m, v[i].di);
+		struct sfp_file_id id = {
+			.path = d->name, .dev = d->dev, .ino = d->ino,
+		};
+		char sh[SFP_FILE_ID_SHORT], *name;
+		bool other = false;
+
+		if (!v[i].used)
+			continue;
+		/* only where another file of the name has functions too */
+		for (j = 0; j < n; j++)
+			other |= j != i && v[j].used &&
+				 sfp_machine__dso(ld->m, v[j].di)->first_of_name ==
+					 d->first_of_name;
+		if (!other)
+			continue;
+		id.build_id_len = d->build_id_size;
+		memcpy(id.build_id, d->build_id, d->build_id_size);
+		sfp_file_id_short(&id, sh, sizeof(sh));
+		if (asprintf(&name, "%s [%s]", d->name,
+			     sh[0] ? sh : "?") < 0) {
+			err = -ENOMEM;
+			break;
+		}
+		v[i].to = sfp_profile_str(p, name);
+		free(name);
+		if (!v[i].to) {
+			err = -ENOMEM;
+			break;
+		}
+	}
+	for (i = 0; !err && i < p->nr_funcs; i++)
+		for (j = 0; j < n; j++)
+			if (v[j].to && p->funcs[i].dso == v[j].str) {
+				p->funcs[i].dso = v[j].to;
+				break;
+			}
+	free(v);
+	return err;
+}
+
 /* File facts and the event table, once the stream has been read. */
 static int finish(struct sfp_profile_loader *ld)
 {
@@ -555,7 +656,10 @@ static int finish(struct sfp_profile_loader *ld)
 	size_t nev = sfp_perf_reader__nr_evsels(ld->rd), i, len = 0;
 	bool unknown = false;
 	char *cmd;
+	int err = dsos_apart(ld);
 
+	if (err)
+		return err;
 	for (i = 0; i < p->nr_samples; i++)
 		if (p->samples[i].event >= nev) {
 			p->samples[i].event = (uint32_t)nev;

@@ -55,6 +55,12 @@ struct sfp_profile_loader {
 		bool tried;
 	} *dh;
 	size_t cap_dh;
+	/* per machine DSO that shares its name with an earlier one (another
+	 * container's file at the same path): the dso string of its
+	 * functions, a copy of the path of its own so that they never merge
+	 * with the other file's (NULL: none made yet) */
+	const char **dso_str;
+	size_t cap_dso_str;
 	bool srclines;
 	bool dwarf_inlines;
 	bool *chain_read;	/* per loc: inline chain read (dwarf_inlines) */

@@ -113,6 +113,13 @@ SFP_HIDDEN int sfp_profile_new(struct sfp_profile **out);
 /* Intern a string; *idx receives its index.  Return: 0, -ENOMEM. */
 SFP_HIDDEN int sfp_profile_intern(struct sfp_profile *p, const char *s,
 				  uint32_t *idx);
+/* A copy of s of its own, not interned: a pointer no other string
+ * compares equal to (NULL on -ENOMEM). */
+SFP_HIDDEN const char *sfp_profile_str_copy(struct sfp_profile *p,
+					    const char *s);
+/* The index of s if it is interned: 0, or -ENOENT. */
+SFP_HIDDEN int sfp_profile_find_str(const struct sfp_profile *p,
+				    const char *s, uint32_t *idx);
 /* The interned copy of s (NULL on -ENOMEM). */
 SFP_HIDDEN const char *sfp_profile_str(struct sfp_profile *p, const char *s);
 

@@ -56,17 +56,13 @@ int sfp_profile_kallsyms_cache(const struct sfp_perf_header_info *h,
 static void header_build_id(const struct sfp_perf_header_info *h,
 			    const char *name, struct sfp_profile_mapping *m)
 {
-	size_t i;
+	const uint8_t *id;
+	size_t len;
 
-	for (i = 0; h && i < h->nr_build_ids; i++) {
-		const struct sfp_perf_build_id *b = &h->build_ids[i];
-
-		if (b->filename && b->size && b->size <= 20 &&
-		    !strcmp(b->filename, name)) {
-			memcpy(m->build_id, b->id, b->size);
-			m->build_id_size = b->size;
-			return;
-		}
+	sfp_perf_header_build_id(h, name, &id, &len);
+	if (id) {
+		memcpy(m->build_id, id, len);
+		m->build_id_size = (uint8_t)len;
 	}
 }
 
@@ -136,6 +132,34 @@ static void live_build_id(struct sfp_pdso *d, uint32_t pid)
 	sfp_elf_close(&e);
 }
 
+/*
+ * The dso string of the functions of machine DSO di (mapping mi): the
+ * mapping's interned path for the first file of its name, else a copy of
+ * its own, so that two files at one path (containers of different
+ * images, a binary replaced while it ran) never share a function entry.
+ * The load's end names such copies apart (profile/load.c).
+ */
+static const char *user_dso_str(struct sfp_profile *p,
+				struct sfp_profile_loader *ld, uint32_t di,
+				const struct sfp_pdso *d, uint32_t mi)
+{
+	size_t cap = ld->cap_dso_str, i;
+
+	if (d->first_of_name == di)
+		return p->maps[mi].path;
+	if (di >= ld->cap_dso_str) {
+		if (sfp_profile_grow((void **)&ld->dso_str, &cap,
+				     (size_t)di + 1, sizeof(*ld->dso_str)))
+			return NULL;
+		for (i = ld->cap_dso_str; i < cap; i++)
+			ld->dso_str[i] = NULL;
+		ld->cap_dso_str = cap;
+	}
+	if (!ld->dso_str[di])
+		ld->dso_str[di] = sfp_profile_str_copy(p, d->name);
+	return ld->dso_str[di];
+}
+
 /* Symbol handle of a user mapping's file, loaded once per mapping. */
 static struct sfp_symbolizer_dso *mapping_dso(struct sfp_profile *p,
 					      struct sfp_profile_loader *ld,
@@ -165,6 +189,11 @@ static struct sfp_symbolizer_dso *mapping_dso(struct sfp_profile *p,
 		return NULL;
 	path = sfp_perf_dso_path(ld->hdr, m->path, m->build_id,
 				 m->build_id_size, buf, sizeof(buf));
+	if (!ld->live && m->kind != SFP_PROFILE_KERNEL &&
+	    sfp_perf_dso_unverifiable(ld->hdr,
+				      sfp_machine__dso(ld->m, p->map_key[mi]),
+				      path))
+		return NULL;
 	/* With the recorded build-id: a file rebuilt or replaced since must
 	 * not lend its names (perf refuses it as well); the symbolizer then
 	 * looks for a copy by build-id (the cache, debug directories).  For
@@ -526,7 +555,8 @@ static int frame_uncached(struct sfp_profile *p, struct sfp_profile_loader *ld,
 		if (d->build_id_size && d->build_id_size <= 20) {
 			memcpy(m.build_id, d->build_id, d->build_id_size);
 			m.build_id_size = d->build_id_size;
-		} else {
+		} else if (!d->name_shared) {
+			/* (see sfp_perf_dso_build_id()) */
 			header_build_id(ld->hdr, d->name, &m);
 		}
 		mi = sfp_profile_mapping(p, pm->dso, &m);
@@ -542,7 +572,8 @@ static int frame_uncached(struct sfp_profile *p, struct sfp_profile_loader *ld,
 	}
 	l.mapping = (uint32_t)mi;
 	l.addr = ip - pm->start + pm->pgoff;
-	f.dso = p->maps[mi].path;
+	if (!(f.dso = user_dso_str(p, ld, pm->dso, d, (uint32_t)mi)))
+		return -ENOMEM;
 	if (d->jit) {
 		/* perf's /tmp/perf-PID.map: named by the JIT's map, the
 		 * address as is */

@@ -191,6 +191,22 @@ int sfp_profile_intern(struct sfp_profile *p, const char *s, uint32_t *idx)
 	return 0;
 }
 
+const char *sfp_profile_str_copy(struct sfp_profile *p, const char *s)
+{
+	return str_store(p, s, strlen(s));
+}
+
+int sfp_profile_find_str(const struct sfp_profile *p, const char *s,
+			 uint32_t *idx)
+{
+	uint32_t i = sfp_ptab__find(&p->str_tab, sfp_hash_str(s), str_eq, p, s);
+
+	if (i == SFP_PROFILE_NONE)
+		return -ENOENT;
+	*idx = i;
+	return 0;
+}
+
 const char *sfp_profile_str(struct sfp_profile *p, const char *s)
 {
 	uint32_t i;

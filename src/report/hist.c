@@ -17,6 +17,7 @@
  *    those dsos as entries;
  *  - the "pid" key is the thread, shown tid:comm, as in perf.
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -172,11 +173,30 @@ static long expand_frames(struct rep *r, const struct sfp_profile_sample *s,
 /* dso name as perf matches --dsos: full path or its last component */
 static bool dso_ok(const struct sfp_report_opts *o, const char *dso)
 {
-	const char *b = strrchr(dso, '/');
+	const char *b, *tag;
+	char plain[PATH_MAX];
+	size_t n;
 
 	if (!o->nr_dsos)
 		return true;
-	return in_str(o->dsos, o->nr_dsos, dso) ||
+	b = strrchr(dso, '/');
+	if (in_str(o->dsos, o->nr_dsos, dso) ||
+	    (b && in_str(o->dsos, o->nr_dsos, b + 1)))
+		return true;
+	/* "PATH [SHORT]", one of several files at PATH: PATH and its
+	 * basename select every one of them */
+	n = strlen(dso);
+	tag = dso[0] == '/' && n && dso[n - 1] == ']' ? strrchr(dso, '[') : NULL;
+	if (tag && (tag == dso || tag[-1] != ' '))
+		tag = NULL;
+	else if (tag)
+		tag--;
+	if (!tag || (n = (size_t)(tag - dso)) >= sizeof(plain))
+		return false;
+	memcpy(plain, dso, n);
+	plain[n] = 0;
+	b = strrchr(plain, '/');
+	return in_str(o->dsos, o->nr_dsos, plain) ||
 	       (b && in_str(o->dsos, o->nr_dsos, b + 1));
 }
 

@@ -158,7 +158,7 @@ TEST(file_id_rule)
 	a.build_id_len = 0;
 	a.dev = makedev(8, 1);
 	a.ino = 0x4a2f;
-	ASSERT_STREQ(sfp_file_id_short(&a, buf, sizeof(buf)), "ino 8:1/4a2f");
+	ASSERT_STREQ(sfp_file_id_short(&a, buf, sizeof(buf)), "inode 8:1:4a2f");
 	a.dev = a.ino = 0;
 	ASSERT_STREQ(sfp_file_id_short(&a, buf, sizeof(buf)), "");
 	/* our own mount namespace is readable; a pid that cannot exist not */

@@ -282,3 +282,82 @@ TEST(machine_ksymbol_ranges)
 	ASSERT_TRUE(ksym_at(m, 0xffffffffc0009001ull) == NULL);
 	sfp_machine__free(&m);
 }
+
+/* The DSO index a process's address falls in (UINT32_MAX: none). */
+static uint32_t dso_idx_at(struct sfp_machine *m, uint32_t pid, uint64_t addr)
+{
+	const struct sfp_pmap *map = sfp_machine__find(m, pid, addr);
+
+	return map ? map->dso : UINT32_MAX;
+}
+
+/*
+ * A file is its identity, not its path (common/fileid.h): two containers'
+ * different builds at /srv/app/server are two DSOs, each with its own
+ * build-id; the same build-id (or, without one, the same device and inode)
+ * in two processes is one DSO; a name shared by two files is said.
+ */
+TEST(machine_dso_identity)
+{
+	static const char *srv = "/srv/app/server";
+	struct sfp_machine *m = NULL;
+	struct sfp_perf_event ev;
+	uint32_t a, b, c, d, e;
+
+	ASSERT_OK(sfp_machine__new(&m));
+	/* MMAP2 with build-ids: pids 10 and 11 another build, 12 = 10's */
+	ev = mmap_ev(10, 0x400000, 0x1000, 0, srv);
+	ev.misc |= SFP_PERF_MISC_MMAP_BUILD_ID;
+	ev.mmap.build_id_size = 20;
+	memset(ev.mmap.build_id, 0xaa, 20);
+	ASSERT_OK(sfp_machine__event(m, &ev));
+	ev.mmap.pid = ev.mmap.tid = 11;
+	memset(ev.mmap.build_id, 0xbb, 20);
+	ASSERT_OK(sfp_machine__event(m, &ev));
+	ev.mmap.pid = ev.mmap.tid = 12;
+	memset(ev.mmap.build_id, 0xaa, 20);
+	ASSERT_OK(sfp_machine__event(m, &ev));
+	a = dso_idx_at(m, 10, 0x400100);
+	b = dso_idx_at(m, 11, 0x400100);
+	c = dso_idx_at(m, 12, 0x400100);
+	ASSERT_TRUE(a != UINT32_MAX && b != UINT32_MAX);
+	ASSERT_TRUE(a != b);
+	ASSERT_EQ(a, c);
+	ASSERT_EQ(sfp_machine__dso(m, a)->build_id[0], 0xaa);
+	ASSERT_EQ(sfp_machine__dso(m, b)->build_id[0], 0xbb);
+	ASSERT_STREQ(sfp_machine__dso(m, b)->name, srv);
+	ASSERT_TRUE(sfp_machine__dso_name_shared(m, a));
+	ASSERT_TRUE(sfp_machine__dso_name_shared(m, b));
+	ASSERT_EQ(sfp_machine__dso(m, b)->first_of_name, a);
+
+	/* MMAP2 without build-ids (perf record's): device and inode */
+	ev = mmap_ev(20, 0x500000, 0x1000, 0, "/usr/bin/app");
+	ev.mmap.maj = 8;
+	ev.mmap.min = 1;
+	ev.mmap.ino = 100;
+	ASSERT_OK(sfp_machine__event(m, &ev));
+	ev.mmap.pid = ev.mmap.tid = 21;
+	ASSERT_OK(sfp_machine__event(m, &ev));
+	ev.mmap.pid = ev.mmap.tid = 22;
+	ev.mmap.ino = 200;		/* replaced on disk, or a container's */
+	ASSERT_OK(sfp_machine__event(m, &ev));
+	d = dso_idx_at(m, 20, 0x500000);
+	e = dso_idx_at(m, 22, 0x500000);
+	ASSERT_EQ(d, dso_idx_at(m, 21, 0x500000));
+	ASSERT_TRUE(d != e);
+	ASSERT_EQ(sfp_machine__dso(m, d)->ino, 100);
+	ASSERT_EQ(sfp_machine__dso(m, e)->ino, 200);
+	ASSERT_TRUE(sfp_machine__dso_name_shared(m, e));
+
+	/* a name only one file has is not shared */
+	ev = mmap_ev(20, 0x600000, 0x1000, 0, "/usr/lib/libonly.so");
+	ASSERT_OK(sfp_machine__event(m, &ev));
+	ASSERT_FALSE(sfp_machine__dso_name_shared(m, dso_idx_at(m, 20,
+								0x600000)));
+	/* the same file mapped again: no new DSO */
+	ASSERT_EQ(sfp_machine__nr_dsos(m), 5);
+	ev.mmap.pid = ev.mmap.tid = 10;
+	ASSERT_OK(sfp_machine__event(m, &ev));
+	ASSERT_EQ(sfp_machine__nr_dsos(m), 5);
+	sfp_machine__free(&m);
+}

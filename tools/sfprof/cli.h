@@ -141,4 +141,21 @@ int cli_debuginfod_opt(struct cli_debuginfod *d, int c, const char *arg);
 /* Their --help lines, descriptions starting at column col. */
 void cli_debuginfod_usage(FILE *f, int col);
 
+/*
+ * Where the recorded files are read from, for the commands that name
+ * frames without options of their own for it (export, flamegraph):
+ * --buildid-dir DIR and --symfs DIR, as report and script take them.
+ * Put CLI_SYMPATH_LONGOPTS in the getopt table and hand every option to
+ * cli_sympath_opt() first: 1 taken, 0 not one of these, -1 bad (said).
+ */
+enum {
+	CLI_OPT_BUILDID_DIR = 0x1010,
+	CLI_OPT_SYMFS,
+};
+#define CLI_SYMPATH_LONGOPTS                                                 \
+	{ "buildid-dir", required_argument, NULL, CLI_OPT_BUILDID_DIR },      \
+	{ "symfs", required_argument, NULL, CLI_OPT_SYMFS }
+int cli_sympath_opt(int c, const char *arg);
+void cli_sympath_usage(FILE *f, int col);
+
 #endif /* SFP_CLI_H */

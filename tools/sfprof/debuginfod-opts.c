@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * The debuginfod options every symbol-naming command takes (cli.h).
+ * The debuginfod options every symbol-naming command takes (cli.h), and
+ * the build-id cache and --symfs options of those without their own.
  * perf report's spelling: --debuginfod[=URLS]; the default follows
  * elfutils' tools (on when DEBUGINFOD_URLS is set).
  */
@@ -11,6 +12,7 @@
 #include <sfprof/symbols.h>
 
 #include "cli.h"
+#include "perf/buildid-cache.h"
 
 int cli_debuginfod_opt(struct cli_debuginfod *d, int c, const char *arg)
 {
@@ -42,6 +44,58 @@ int cli_debuginfod_opt(struct cli_debuginfod *d, int c, const char *arg)
 	}
 }
 
+static void usage_lines(FILE *f, int col, const char *const (*lines)[2],
+			size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		int w = fprintf(f, "      %s", lines[i][0]);
+
+		if (w >= col)
+			fprintf(f, "\n%*s", col, "");
+		else
+			fprintf(f, "%*s", col - w, "");
+		fprintf(f, "%s\n", lines[i][1]);
+	}
+}
+
+int cli_sympath_opt(int c, const char *arg)
+{
+	int err;
+
+	switch (c) {
+	case CLI_OPT_BUILDID_DIR:
+		err = sfp_buildid_set_dirs(arg, NULL);
+		break;
+	case CLI_OPT_SYMFS:
+		err = sfp_buildid_set_dirs(NULL, arg);
+		break;
+	default:
+		return 0;
+	}
+	if (err) {
+		cli_err("--%s %s: %s", c == CLI_OPT_SYMFS ? "symfs" :
+			"buildid-dir", arg, strerror(-err));
+		return -1;
+	}
+	return 1;
+}
+
+void cli_sympath_usage(FILE *f, int col)
+{
+	static const char *const lines[][2] = {
+		{ "--buildid-dir DIR",
+		  "build-id cache to read DSO copies from (default" },
+		{ "", "$PERF_BUILDID_DIR, else ~/.debug)" },
+		{ "--symfs DIR", "look for files under DIR too: an unpacked" },
+		{ "", "'sfprof archive' or a copy of the recorded" },
+		{ "", "machine's files" },
+	};
+
+	usage_lines(f, col, lines, sizeof(lines) / sizeof(lines[0]));
+}
+
 void cli_debuginfod_usage(FILE *f, int col)
 {
 	static const char *const lines[][2] = {
@@ -54,15 +108,6 @@ void cli_debuginfod_usage(FILE *f, int col)
 		  "time all its lookups may take together" },
 		{ "", "(default 30); then one note, raw addresses" },
 	};
-	size_t i;
 
-	for (i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
-		int n = fprintf(f, "      %s", lines[i][0]);
-
-		if (n >= col)
-			fprintf(f, "\n%*s", col, "");
-		else
-			fprintf(f, "%*s", col - n, "");
-		fprintf(f, "%s\n", lines[i][1]);
-	}
+	usage_lines(f, col, lines, sizeof(lines) / sizeof(lines[0]));
 }

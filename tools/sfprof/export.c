@@ -61,6 +61,7 @@ static void usage(FILE *f)
 "                        samples (default both; the page has a switch)\n"
 "      --kallsyms FILE   kernel symbols (default: perf's build-id cache copy\n"
 "                        named by the file, else /proc/kallsyms)\n");
+	cli_sympath_usage(f, 24);
 	cli_debuginfod_usage(f, 24);
 	fprintf(f,
 "      --title TEXT      title for viewers that show one (default: the\n"
@@ -95,6 +96,7 @@ int cmd_export(int argc, char **argv)
 		{ "event", required_argument, NULL, OPT_EVENT },
 		{ "view", required_argument, NULL, OPT_VIEW },
 		CLI_DEBUGINFOD_LONGOPTS,
+		CLI_SYMPATH_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -113,6 +115,12 @@ int cmd_export(int argc, char **argv)
 	cli_batch_heap();
 	while ((c = getopt_long(argc, argv, "f:i:o:h", longopts, NULL)) != -1) {
 		switch (cli_debuginfod_opt(&di, c, optarg)) {
+		case 1:
+			continue;
+		case -1:
+			return EXIT_USAGE;
+		}
+		switch (cli_sympath_opt(c, optarg)) {
 		case 1:
 			continue;
 		case -1:

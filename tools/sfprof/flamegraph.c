@@ -37,6 +37,7 @@ static void usage(FILE *f)
 "      --kallsyms F   kernel symbols to use (default: perf's copy for the\n"
 "                     file's build-id, else /proc/kallsyms)\n"
 "  -v, --verbose      library debug messages\n");
+	cli_sympath_usage(f, 21);
 	cli_debuginfod_usage(f, 21);
 	fprintf(f,
 "  -h, --help         this text\n");
@@ -53,6 +54,7 @@ int cmd_flamegraph(int argc, char **argv)
 		{ "view", required_argument, NULL, 'V' },
 		{ "verbose", no_argument, NULL, 'v' },
 		CLI_DEBUGINFOD_LONGOPTS,
+		CLI_SYMPATH_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -68,6 +70,12 @@ int cmd_flamegraph(int argc, char **argv)
 	cli_batch_heap();
 	while ((c = getopt_long(argc, argv, "i:o:vh", longopts, NULL)) != -1) {
 		switch (cli_debuginfod_opt(&di, c, optarg)) {
+		case 1:
+			continue;
+		case -1:
+			return EXIT_USAGE;
+		}
+		switch (cli_sympath_opt(c, optarg)) {
 		case 1:
 			continue;
 		case -1:

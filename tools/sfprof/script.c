@@ -178,8 +178,10 @@ static struct sfp_symbolizer_dso *dso_handle(struct script *s, uint32_t idx,
 		 * table): never a replaced file's names; the vDSO's own
 		 * stands in when the recorded one is its */
 		sfp_perf_dso_build_id(h, d, &id, &idlen);
-		err = sfp_symbolizer__get_dso(s->sym, -1, path, id, idlen,
-					      &s->dcache[idx]);
+		err = sfp_perf_dso_unverifiable(h, d, path)
+			      ? -ESTALE
+			      : sfp_symbolizer__get_dso(s->sym, -1, path, id,
+							idlen, &s->dcache[idx]);
 
 		if (err)
 			s->dcache_err[idx] = err;
@@ -916,6 +918,30 @@ int cmd_script(int argc, char **argv)
 		cli_err("%s: %" PRIu64 " malformed records skipped", input,
 			stats->nr_bad_records);
 		ret = EXIT_INVALID;
+	}
+	/* files the recording cannot tell apart: said, not guessed */
+	for (i = 0; i < s.dcache_len; i++) {
+		const struct sfp_pdso *d = sfp_machine__dso(s.m, (uint32_t)i);
+		size_t j, n = 0;
+
+		if (s.dcache_err[i] != -ESTALE)
+			continue;
+		for (j = 0; j < s.dcache_len; j++)
+			if (s.dcache_err[j] == -ESTALE &&
+			    sfp_machine__dso(s.m, (uint32_t)j)->first_of_name ==
+				    d->first_of_name && j < i)
+				break;
+			else if (s.dcache_err[j] == -ESTALE &&
+				 sfp_machine__dso(s.m, (uint32_t)j)
+						 ->first_of_name ==
+					 d->first_of_name)
+				n++;
+		if (j < s.dcache_len && j < i)
+			continue;	/* said with the first of the name */
+		cli_err("%s: %s is %zu different files in this recording "
+			"(containers, or replaced while it ran) and no "
+			"build-id tells them apart: their frames are left "
+			"unnamed", input, d->name, n);
 	}
 	ob_flush(&s);
 	if (fflush(stdout) || s.ob_err) {
