@@ -1,5 +1,5 @@
 #!/bin/sh
-# checks: 61
+# checks: 62
 # Error messages and option values (issue 13, defect 11): a missing file
 # is named with the system's reason, a zombie is called a zombie, an input
 # problem names the input, another user's process is not blamed on
@@ -240,4 +240,21 @@ if grep -q "^sfprof: $TMP/trunc.elf: corrupt input\$" "$TMP/msg.err" &&
 else
 	fail "errmsg: sframe build of a truncated ELF: 'corrupt input', no 'no entry'"
 	sed 's/^/  stderr: /' "$TMP/msg.err" | head -5
+fi
+# no-fde-truncated.elf above is now refused at open (its section headers
+# are cut off); the path it was kept for -- an ELF in which no FDE
+# survives -- is taken by a whole ELF whose CFI and PLTs objcopy removed.
+if command -v objcopy > /dev/null; then
+	if objcopy --remove-section=.eh_frame --remove-section=.eh_frame_hdr \
+		--remove-section=.debug_frame --remove-section=.plt \
+		--remove-section=.plt.got --remove-section=.plt.sec \
+		"$SFP_BUILD/tests/progs/record-spin" "$TMP/nocfi.elf" 2> "$TMP/oc.err"; then
+		check_msg "errmsg: sframe build of an ELF without CFI: 0 FDEs, exit 1, no sanitizer report" 1 \
+			"nocfi.elf" \
+			$SFPROF sframe build --stats -o "$TMP/nocfi.sframe" "$TMP/nocfi.elf"
+	else
+		fail "errmsg: objcopy could not strip the CFI ($(head -1 "$TMP/oc.err"))"
+	fi
+else
+	skip "errmsg: sframe build of an ELF without CFI" "objcopy not installed"
 fi
