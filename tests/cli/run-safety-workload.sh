@@ -25,19 +25,30 @@ sh -c 'trap "" TERM; echo $$ > "$0.pid"; while :; do sleep 0.2; done' "$0" &
 wait
 EOF
 chmod +x "$TMP/gc.sh"
-"$SFPROF" record -q --duration 1 --kill-after 1 -o "$TMP/g.data" -- \
-	"$TMP/gc.sh" > "$TMP/g.log" 2>&1
+# Stopped by SIGINT once the grandchild has set its trap (no race with a
+# loaded machine); --duration ends the command the same way (below).
+"$SFPROF" record -q --kill-after 1 -o "$TMP/g.data" -- \
+	"$TMP/gc.sh" > "$TMP/g.log" 2>&1 &
+rpid=$!
+i=0
+while [ ! -s "$TMP/gc.sh.pid" ] && [ $i -lt 300 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+sleep 0.2	# (the pid is written after the trap is set)
+kill -INT $rpid
+wait $rpid
 rc=$?
 gc=$(cat "$TMP/gc.sh.pid" 2>/dev/null)
 if [ -z "$gc" ]; then
-	fail "record --duration: the command's child never started"
+	fail "record: the command's child never started"
 	show "$TMP/g.log"
 else
-	ok "record --duration --kill-after: a grandchild ignoring SIGTERM is killed, not orphaned" \
+	ok "record, stopped, --kill-after: a grandchild ignoring SIGTERM is killed, not orphaned" \
 		$([ $rc = 0 ] && dead "$gc" && echo 1)
 	dead "$gc" || { echo "  pid $gc still runs (exit $rc)"; kill -9 "$gc"; }
 fi
-"$SFPROF" record -q --duration 1 -o "$TMP/s.data" -- \
+"$SFPROF" record -q --duration 3 -o "$TMP/s.data" -- \
 	sh -c 'sleep 60 & echo $! > "$0"; wait' "$TMP/sleep.pid" > "$TMP/s.log" 2>&1
 rc=$?
 sl=$(cat "$TMP/sleep.pid" 2>/dev/null)
