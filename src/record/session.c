@@ -1002,7 +1002,11 @@ bool sfp_record__done(struct sfp_record *r)
 			 * continued, give it back and continue the command. */
 			take_terminal_back(r);
 			raise(SIGTSTP);
-			give_terminal(r->tty_fd, r->workload);
+			/* continued: in the foreground (fg) the terminal
+			 * goes back to the command; not in the background
+			 * (bg), where it is the shell's */
+			if (tcgetpgrp(r->tty_fd) == getpgrp())
+				give_terminal(r->tty_fd, r->workload);
 			kill(-r->workload, SIGCONT);
 			return false;
 		}

@@ -6,7 +6,7 @@
 # while it runs, and the terminal ours again after; a command that cannot
 # be started exits as the system's shell says (127 not found, 126 not
 # executable); and FILE.old in the way is found before the command runs.
-# checks: 9
+# checks: 10
 . "$(dirname "$0")/test-subr.sh"
 
 ok() { if [ "$2" = 1 ]; then pass "$1"; else fail "$1"; fi; }
@@ -70,9 +70,51 @@ if command -v script > /dev/null; then
 	ok "record on a terminal: the terminal is back in the foreground after" \
 		$([ -s "$TMP/after.stat" ] && [ "$(fg_of "$TMP/after.stat")" = fg ] && echo 1)
 	[ -s "$TMP/after.stat" ] || show "$TMP/t.log"
+	# Ctrl-Z reaches the command (the foreground group); sfprof stops
+	# with it, so that the job-control shell sees the job stopped; `fg`
+	# continues both and the command ends.  A shell with `set -m` runs
+	# the job (a session leader's own group would be orphaned, and the
+	# kernel drops stop signals there).  The command waits for a file the
+	# driver makes after the ^Z; a stopped command that nobody continues
+	# never ends: timeout's 124.
+	mkdir "$TMP/z"
+	Z=$TMP/z
+	cat > "$Z/drive.sh" <<EOF
+i=0; while [ ! -s $Z/w.pid ] && [ \$i -lt 300 ]; do sleep 0.1; i=\$((i+1)); done
+sleep 0.5
+printf '\032'
+sleep 1
+touch $Z/go
+i=0; while [ ! -e $Z/after.stat ] && [ \$i -lt 300 ]; do sleep 0.1; i=\$((i+1)); done
+EOF
+	cat > "$Z/job.sh" <<EOF
+set -m
+'$SFPROF' record -q -o $Z/t.data -- sh -c 'echo \$\$ > $Z/w.pid; while [ ! -e $Z/go ]; do sleep 0.1; done; cat /proc/self/stat > $Z/in.stat'
+echo "stopped \$?" > $Z/status
+fg > /dev/null
+echo "fg \$?" >> $Z/status
+cat /proc/self/stat > $Z/after.stat
+EOF
+	sh "$Z/drive.sh" | timeout 60 script -qec "sh $Z/job.sh" /dev/null \
+		> "$Z/log" 2>&1 3>&-
+	rc=$?
+	# a broken build leaves the command stopped and sfprof waiting on
+	# it: end both (the command's group and its parent)
+	w=$(cat "$Z/w.pid" 2>/dev/null)
+	if [ $rc != 0 ] && [ -n "$w" ] && [ -e "/proc/$w/stat" ]; then
+		rp=$(sed 's/.*) //' "/proc/$w/stat" | cut -d' ' -f2)
+		kill -9 -- "-$w" 2>/dev/null
+		[ "$rp" -gt 1 ] 2>/dev/null && kill -9 "$rp" 2>/dev/null
+	fi
+	tstp=148	# 128 + SIGTSTP (20 on Linux x86-64 and AArch64)
+	ok "record on a terminal: Ctrl-Z stops sfprof with its command (exit $tstp seen), fg ends both" \
+		$([ $rc = 0 ] && [ "$(cat "$Z/status" 2>/dev/null | tr '\n' ' ')" = "stopped $tstp fg 0 " ] &&
+		  [ "$(fg_of "$Z/in.stat")" = fg ] && [ "$(fg_of "$Z/after.stat")" = fg ] && echo 1)
+	[ $rc = 0 ] || { echo "  exit $rc"; cat "$Z/status" 2>/dev/null | sed 's/^/  /'; show "$Z/log"; }
 else
 	skip "record on a terminal" "script(1) not installed"
 	skip "record on a terminal: terminal back" "script(1) not installed"
+	skip "record on a terminal: Ctrl-Z" "script(1) not installed"
 fi
 
 # --- a command that cannot be started: the shell's status -----------------
