@@ -98,7 +98,7 @@ ifeq ($(STATIC_CLI),1)
 CLI_LIBS := -Wl,-Bstatic $(filter -lbpf,$(LIBS)) -ldw -lelf -lprotobuf-c \
 	-lzstd -llzma -lz -lbz2 -ldeflate -liberty -Wl,-Bdynamic -lpthread -ldl
 else
-CLI_LIBS = $(LIBS)
+CLI_LIBS = $(LIBS) -lbz2
 endif
 CLI_SRCS := $(sort $(wildcard tools/sfprof/*.c))
 CLI_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(CLI_SRCS))

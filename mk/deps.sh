@@ -49,12 +49,15 @@ if [ "${1:-}" = aarch64 ]; then
 	FOREIGN_ARCH=arm64
 	PKGS="$PKGS libelf-dev:arm64 zlib1g-dev:arm64 libzstd-dev:arm64 libdeflate-dev:arm64"
 	PKGS="$PKGS liblzma-dev:arm64 libdw-dev:arm64 libiberty-dev:arm64"
+	# sfprof archive's bzip2 (the CLI links it)
+	PKGS="$PKGS libbz2-dev:arm64"
 	# the delivery sinks (src/agent): HTTP and protobuf
 	PKGS="$PKGS libcurl4-openssl-dev:arm64 libprotobuf-c-dev:arm64"
 	# the agent's pull listener
 	PKGS="$PKGS libmicrohttpd-dev:arm64"
 fi
-# sfprof archive (as perf archive): tar with bzip2.
+# sfprof archive writes its tar.bz2 itself through libbz2 (libbz2-dev
+# above); tests compare it with GNU tar's and unpack it with tar and bzip2.
 PKGS="$PKGS tar bzip2"
 # off-CPU tests: the reference offcputime program (sched_switch, kstack/ustack).
 PKGS="$PKGS bpftrace"

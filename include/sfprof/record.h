@@ -139,6 +139,14 @@ typedef int (*sfp_record_event_fn)(const void *rec, size_t size, int cpu,
  *
  * A command in opts->argv is forked here and waits; it is exec'd by
  * sfp_record__start() after the events are enabled (enable_on_exec).
+ * It runs in a process group of its own (its pid is the group's id), as
+ * a shell starts a job: signal -pid to reach what it starts too.  When
+ * the caller is the foreground job of a terminal (on fd 0, 1 or 2), the
+ * command's group is the terminal's foreground while it runs;
+ * sfp_record__done() gives the terminal back when it ends, and when it
+ * is stopped (Ctrl-Z) stops the caller with SIGTSTP, then continues the
+ * command.  sfp_record__start() returns the exec's -errno when the
+ * command cannot be run (-ENOENT: not found).
  *
  * Return: 0, or -EINVAL (bad options, unknown event: see the log),
  * -EACCES/-EPERM (paranoid setting or missing permission), -ESRCH (a

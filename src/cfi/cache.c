@@ -249,11 +249,62 @@ int sfp_sframe__open_elf_table_mem(const void *image, size_t size,
 
 /* --- list / clear --- */
 
+static size_t hex_run(const char *s)
+{
+	size_t i = 0;
+
+	while ((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))
+		i++;
+	return i;
+}
+
+static size_t dec_run(const char *s)
+{
+	size_t i = 0;
+
+	while (s[i] >= '0' && s[i] <= '9')
+		i++;
+	return i;
+}
+
+/*
+ * A name of the cache's own form, "<key>-g<N>-v<N>.sframe" (key: the
+ * build-id in lower-case hex, or "h" and 16 hex digits): clear removes
+ * these and nothing else that happens to end in .sframe.
+ */
 static bool is_entry(const char *n)
 {
-	size_t l = strlen(n);
+	size_t k;
 
-	return n[0] != '.' && l > 7 && !strcmp(n + l - 7, ".sframe");
+	if (n[0] == 'h' && hex_run(n + 1) == 16) {
+		n += 17;
+	} else {
+		k = hex_run(n);
+		if (!k || k % 2 || k > 2 * 64)
+			return false;
+		n += k;
+	}
+	if (strncmp(n, "-g", 2) || !(k = dec_run(n + 2)))
+		return false;
+	n += 2 + k;
+	if (strncmp(n, "-v", 2) || !(k = dec_run(n + 2)))
+		return false;
+	return !strcmp(n + 2 + k, ".sframe");
+}
+
+/* A temporary of ours: ".tmp-<pid>-<hex>" (sfp_cachedir_tmp_path()). */
+static bool is_tmp(const char *n)
+{
+	size_t k, l = strlen(SFP_CACHEDIR_TMP_PREFIX);
+
+	if (strncmp(n, SFP_CACHEDIR_TMP_PREFIX, l))
+		return false;
+	n += l;
+	if (!(k = dec_run(n)) || n[k] != '-')
+		return false;
+	n += k + 1;
+	k = hex_run(n);
+	return k && !n[k];
 }
 
 int sfp_sframe_cache__list(const struct sfp_table_opts *opts,
@@ -336,8 +387,7 @@ int sfp_sframe_cache__clear(const struct sfp_table_opts *opts)
 		return err;
 	}
 	while ((de = readdir(d)) != NULL) {
-		if (!is_entry(de->d_name) && strncmp(de->d_name, SFP_CACHEDIR_TMP_PREFIX,
-						 strlen(SFP_CACHEDIR_TMP_PREFIX)))
+		if (!is_entry(de->d_name) && !is_tmp(de->d_name))
 			continue;
 		if (!unlinkat(dfd, de->d_name, 0))
 			n++;

@@ -36,22 +36,117 @@ int sfp_cachedir_path(const char *dir, const char *sub, char *buf,
 		       0 : -ENAMETOOLONG;
 }
 
+/*
+ * A symbolic link on the way to the cache directory is followed only
+ * when root or we own it and no one else can swap it: it sits in a
+ * directory of root's or ours that others cannot write (or that is
+ * sticky, as /tmp, where only its owner can replace it).  A link planted
+ * by another user (/tmp/x -> a directory of root's) is not: a root
+ * `sframe cache clear` would delete files there.
+ */
+static bool link_trusted(int parent, const struct stat *lst)
+{
+	struct stat pst;
+	uid_t me = geteuid();
+
+	if (lst->st_uid != 0 && lst->st_uid != me)
+		return false;
+	if (fstat(parent, &pst))
+		return false;
+	if (pst.st_uid != 0 && pst.st_uid != me)
+		return false;
+	return !(pst.st_mode & 0022) || (pst.st_mode & S_ISVTX);
+}
+
+/*
+ * Walk path's components below the start (/ or the working directory)
+ * without following a link that is not trusted; the last one is not
+ * followed at all.  Return the directory's descriptor or -errno (-EPERM
+ * said).
+ */
+static int open_nofollow_path(const char *dir)
+{
+	char buf[4096], *p, *next;
+	size_t n = strlen(dir);
+	int fd, nfd;
+
+	if (n >= sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, dir, n + 1);
+	/* "DIR/" and "DIR//" name DIR: the slash would make open() follow
+	 * a link at DIR whatever O_NOFOLLOW says */
+	while (n > 1 && buf[n - 1] == '/')
+		buf[--n] = 0;
+	fd = open(buf[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (p = buf; *p == '/'; p++)
+		;
+	while (*p) {
+		struct stat st;
+
+		next = strchr(p, '/');
+		if (next) {
+			*next++ = 0;
+			while (*next == '/')
+				next++;
+		}
+		if (!next || !*next)
+			break;	/* p is the last component */
+		if (!strcmp(p, ".")) {
+			p[1] = '/';
+			p = next;
+			continue;
+		}
+		if (fstatat(fd, p, &st, AT_SYMLINK_NOFOLLOW)) {
+			nfd = -errno;
+			close(fd);
+			return nfd;
+		}
+		if (S_ISLNK(st.st_mode) && !link_trusted(fd, &st)) {
+			pr_warn("%s: %.*s on its path is a symbolic link another "
+				"user could have planted; cache directory not used",
+				dir, (int)(p + strlen(p) - buf), buf);
+			close(fd);
+			return -EPERM;
+		}
+		nfd = openat(fd, p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		close(fd);
+		if (nfd < 0)
+			return -errno;
+		fd = nfd;
+		p[strlen(p)] = '/';	/* (for the message above) */
+		p = next;
+	}
+	nfd = openat(fd, *p ? p : ".", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+		     O_CLOEXEC);
+	if (nfd < 0) {
+		int err = -errno;
+		struct stat lst;
+
+		if (err == -ELOOP ||
+		    (err == -ENOTDIR && !fstatat(fd, p, &lst, AT_SYMLINK_NOFOLLOW)))
+			err = -ELOOP;
+		close(fd);
+		return err;
+	}
+	close(fd);
+	return nfd;
+}
+
 int sfp_cachedir_open(const char *dir)
 {
 	struct stat st;
 	int fd;
 
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	fd = open_nofollow_path(dir);
 	if (fd < 0) {
-		int err = -errno;
-		struct stat lst;
-
-		if (err == -ELOOP || (err == -ENOTDIR && !lstat(dir, &lst))) {
+		if (fd == -ELOOP) {
 			pr_warn("%s: cache directory is a symbolic link or not a directory; not used",
 				dir);
 			return -EPERM;
 		}
-		return err;
+		return fd;
 	}
 	if (fstat(fd, &st)) {
 		int err = -errno;

@@ -28,8 +28,10 @@ SFP_HIDDEN int sfp_cachedir_path(const char *dir, const char *sub, char *buf,
 				 size_t size);
 
 /*
- * Open the directory itself (never through a symbolic link) and check
- * that it is ours and not writable by group or others.  Return the
+ * Open the directory itself (never through a symbolic link, trailing
+ * slashes or not; a link higher up the path only when root or we own it
+ * and others cannot swap it) and check that it is ours and not writable
+ * by group or others.  Return the
  * descriptor, -ENOENT when it does not exist, -EPERM (the reason logged)
  * when it must not be used, or -errno.
  */

@@ -102,6 +102,27 @@ int sfp_outfile_open(struct sfp_outfile *o, const char *path,
 		}
 		return 0;
 	}
+	/* PATH.old must be free to take PATH: found out now, not after the
+	 * job (a whole recording) ran */
+	if ((flags & SFP_OUTFILE_KEEP_OLD) && !lstat(path, &st) &&
+	    (S_ISLNK(st.st_mode) || (S_ISREG(st.st_mode) && st.st_size > 0))) {
+		struct stat ost;
+		char *old;
+
+		if (asprintf(&old, "%s.old", path) < 0) {
+			err = -ENOMEM;
+			goto fail;
+		}
+		if (!lstat(old, &ost) && S_ISDIR(ost.st_mode)) {
+			pr_warn("%s is a directory: %s cannot be kept there "
+				"(as perf keeps perf.data.old); move it away",
+				old, path);
+			free(old);
+			err = -EEXIST;
+			goto fail;
+		}
+		free(old);
+	}
 	o->tmp = tmp_name(path);
 	if (!o->tmp) {
 		err = -ENOMEM;

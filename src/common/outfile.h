@@ -52,7 +52,9 @@ struct sfp_outfile {
 /*
  * Create the output for PATH with permissions MODE (less the umask).
  * Return: 0 or -errno (-EISDIR: PATH is a directory; -ESPIPE: a pipe
- * with SFP_OUTFILE_SEEKABLE); nothing is created or changed on error.
+ * with SFP_OUTFILE_SEEKABLE; -EEXIST: with SFP_OUTFILE_KEEP_OLD, PATH.old
+ * is a directory that PATH could not be renamed onto, said through the
+ * log); nothing is created or changed on error.
  */
 SFP_HIDDEN int sfp_outfile_open(struct sfp_outfile *o, const char *path,
 				unsigned int flags, mode_t mode);

@@ -48,6 +48,32 @@ static int elf_setup(struct sfp_elf *e)
 			elf_errmsg(-1));
 		return -EBADMSG;
 	}
+	/* A truncated file (a copy cut short, a download that stopped)
+	 * loses its section headers first: libelf then counts no sections
+	 * (it checks e_shoff against the size and gives 0), and every lookup
+	 * would say "not found" instead of what is wrong.  The header's own
+	 * count (at least the first entry, when it is 0 and e_shoff is set:
+	 * extended numbering) must fit. */
+	if (e->ehdr.e_shoff &&
+	    (e->ehdr.e_shoff > e->image_size ||
+	     (uint64_t)(e->ehdr.e_shnum ? e->ehdr.e_shnum : 1) *
+			     e->ehdr.e_shentsize >
+		     e->image_size - e->ehdr.e_shoff)) {
+		pr_warn("%s: offset 0x%llx: section header table (%u entries) "
+			"beyond the end of the file (%zu bytes): truncated",
+			e->name, (unsigned long long)e->ehdr.e_shoff,
+			(unsigned int)e->ehdr.e_shnum, e->image_size);
+		return -EBADMSG;
+	}
+	if (e->phnum && (e->ehdr.e_phoff > e->image_size ||
+			 (uint64_t)e->phnum * e->ehdr.e_phentsize >
+				 e->image_size - e->ehdr.e_phoff)) {
+		pr_warn("%s: offset 0x%llx: program header table (%zu entries) "
+			"beyond the end of the file (%zu bytes): truncated",
+			e->name, (unsigned long long)e->ehdr.e_phoff, e->phnum,
+			e->image_size);
+		return -EBADMSG;
+	}
 	if (elf_getshdrstrndx(e->elf, &e->shstrndx))
 		e->shstrndx = SHN_UNDEF;	/* names will read as "" */
 	return 0;

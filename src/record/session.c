@@ -78,9 +78,10 @@ struct sfp_record {
 	bool system_wide;
 	bool has_build_ids;
 	bool started;
-	pid_t workload;
+	pid_t workload;			/* also its process group's id */
 	int workload_status;
 	int go_fd;			/* write end of the child's start pipe */
+	int tty_fd;			/* the terminal handed to the command, or -1 */
 	struct pending_rec *pend;
 	size_t nr_pend, cap_pend;
 	uint64_t seq;
@@ -234,6 +235,44 @@ static int add_tid(struct sfp_record *r, pid_t tid)
 	return add_thread(r, tid);
 }
 
+/*
+ * The command runs in a process group of its own, as a shell's job
+ * control starts a job: ending it (--duration, the first SIGINT) signals
+ * the group, so that what it started goes too, not only its first
+ * process.  When we are the foreground job of a terminal, the command's
+ * group becomes the foreground one while it runs (reading the terminal
+ * would stop it otherwise; Ctrl-C and Ctrl-Z then reach it as they would
+ * from the shell), and the terminal is ours again once it has ended or
+ * stopped.  SIGTTOU is blocked around tcsetpgrp(): a background group
+ * (ours, while the command has the terminal) would be stopped by it.
+ */
+static int our_terminal(void)
+{
+	int fd;
+
+	for (fd = 0; fd <= 2; fd++)
+		if (isatty(fd) && tcgetpgrp(fd) == getpgrp())
+			return fd;
+	return -1;
+}
+
+static void give_terminal(int fd, pid_t pgrp)
+{
+	sigset_t set, old;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTTOU);
+	pthread_sigmask(SIG_BLOCK, &set, &old);
+	(void)tcsetpgrp(fd, pgrp);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static void take_terminal_back(struct sfp_record *r)
+{
+	if (r->tty_fd >= 0)
+		give_terminal(r->tty_fd, getpgrp());
+}
+
 /* Fork the command; it waits on a pipe until sfp_record__start(). */
 static int fork_workload(struct sfp_record *r, char *const *argv)
 {
@@ -263,6 +302,8 @@ static int fork_workload(struct sfp_record *r, char *const *argv)
 
 		close(go[1]);
 		close(err_pipe[0]);
+		/* (the parent does it too: whichever runs first) */
+		setpgid(0, 0);
 		/* EOF without a byte means the parent gave up: do not run. */
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);
@@ -274,6 +315,7 @@ static int fork_workload(struct sfp_record *r, char *const *argv)
 	}
 	close(go[0]);
 	close(err_pipe[1]);
+	setpgid(pid, pid);
 	r->workload = pid;
 	r->go_fd = go[1];
 	/* Kept for exec errors: read in start(). */
@@ -725,6 +767,7 @@ int sfp_record__open(const struct sfp_record_opts *o,
 		return -ENOMEM;
 	pthread_mutex_init(&r->lock, NULL);
 	r->go_fd = -1;
+	r->tty_fd = -1;
 	r->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (r->wake_fd < 0) {
 		err = -errno;
@@ -853,6 +896,11 @@ int sfp_record__start(struct sfp_record *r)
 		int e = 0, efd = r->procs[0];
 		ssize_t n;
 
+		/* The terminal goes with the command, as a shell gives it
+		 * to the job it starts. */
+		r->tty_fd = our_terminal();
+		if (r->tty_fd >= 0)
+			give_terminal(r->tty_fd, r->workload);
 		/* The events enable themselves at exec (enable_on_exec). */
 		if (write(r->go_fd, "x", 1) != 1) {
 			close(efd);
@@ -866,6 +914,7 @@ int sfp_record__start(struct sfp_record *r)
 		r->procs[0] = r->workload;
 		r->nr_procs = 1;
 		if (n == (ssize_t)sizeof(e)) {
+			take_terminal_back(r);
 			pr_warn("cannot run the command: %s", strerror(e));
 			return -e;
 		}
@@ -943,11 +992,27 @@ bool sfp_record__done(struct sfp_record *r)
 
 		if (r->workload_status >= 0)
 			return true;
-		if (waitpid(r->workload, &st, WNOHANG) == r->workload) {
-			r->workload_status = st;
-			return true;
+		if (waitpid(r->workload, &st,
+			    WNOHANG | (r->tty_fd >= 0 ? WUNTRACED : 0)) !=
+		    r->workload)
+			return false;
+		if (WIFSTOPPED(st)) {
+			/* Ctrl-Z at the command: stop with it, as the job it
+			 * is part of, so that the shell gets the terminal;
+			 * continued, give it back and continue the command. */
+			take_terminal_back(r);
+			raise(SIGTSTP);
+			/* continued: in the foreground (fg) the terminal
+			 * goes back to the command; not in the background
+			 * (bg), where it is the shell's */
+			if (tcgetpgrp(r->tty_fd) == getpgrp())
+				give_terminal(r->tty_fd, r->workload);
+			kill(-r->workload, SIGCONT);
+			return false;
 		}
-		return false;
+		r->workload_status = st;
+		take_terminal_back(r);
+		return true;
 	}
 	if (r->system_wide)
 		return false;
@@ -1254,8 +1319,9 @@ void sfp_record__free(struct sfp_record **rp)
 		} else {
 			/* SIGTERM, and SIGKILL when it is ignored: freeing
 			 * must not wait forever (callers that want a longer
-			 * grace end the command themselves first). */
-			kill(r->workload, SIGTERM);
+			 * grace end the command themselves first).  To its
+			 * process group: what it started goes too. */
+			kill(-r->workload, SIGTERM);
 			for (int tries = 0; tries < 200; tries++) {
 				if (waitpid(r->workload, &r->workload_status,
 					    WNOHANG) == r->workload)
@@ -1263,10 +1329,11 @@ void sfp_record__free(struct sfp_record **rp)
 				usleep(10000);
 			}
 			if (r->workload_status < 0)
-				kill(r->workload, SIGKILL);
+				kill(-r->workload, SIGKILL);
 		}
 		if (r->workload_status < 0)
 			waitpid(r->workload, &r->workload_status, 0);
+		take_terminal_back(r);
 	}
 	if (r->go_fd >= 0)
 		close(r->go_fd);

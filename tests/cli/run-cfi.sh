@@ -78,9 +78,9 @@ check_rc "cache list on an empty cache" 0 "$SFPROF" sframe cache list
 sfp sframe cache dir | has -x "$SFPROF_CACHE_DIR" &&
 	pass "cache dir follows SFPROF_CACHE_DIR" || fail "cache dir follows SFPROF_CACHE_DIR"
 mkdir -p "$SFPROF_CACHE_DIR"
-cp "$TMP/libc.sframe" "$SFPROF_CACHE_DIR/x-g1-v3.sframe" 2>/dev/null
+cp "$TMP/libc.sframe" "$SFPROF_CACHE_DIR/00112233-g1-v3.sframe" 2>/dev/null
 sfp sframe cache list > "$TMP/list.txt"
-grep -q " ok .*x-g1-v3.sframe" "$TMP/list.txt" && grep -q "^1 table in" "$TMP/list.txt" &&
+grep -q " ok .*00112233-g1-v3.sframe" "$TMP/list.txt" && grep -q "^1 table in" "$TMP/list.txt" &&
 	pass "cache list shows the entry" || { fail "cache list shows the entry"; sed 's/^/  /' "$TMP/list.txt"; }
 sfp sframe cache clear | has "removed 1 file" &&
 	pass "cache clear" || fail "cache clear"

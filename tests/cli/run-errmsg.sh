@@ -1,5 +1,5 @@
 #!/bin/sh
-# checks: 49
+# checks: 62
 # Error messages and option values (issue 13, defect 11): a missing file
 # is named with the system's reason, a zombie is called a zombie, an input
 # problem names the input, another user's process is not blamed on
@@ -198,4 +198,63 @@ if grep -Eq "runtime error|Sanitizer" "$TMP/msg.err"; then
 	fail "errmsg: sframe build of an ELF without usable FDEs: no sanitizer report"
 else
 	pass "errmsg: sframe build of an ELF without usable FDEs: no sanitizer report"
+fi
+
+# -- one wording for a corrupt input (issue 38, point 20) ---------------------
+# The same corrupt perf.data through every reader: the file, the offset
+# and what was wrong, then "FILE: corrupt input" (flamegraph said "Bad
+# message"), exit 1.  The first record's size is made 3 (less than its
+# own header).
+if sfp record -q -o "$TMP/ok.data" -- true > /dev/null 2>&1; then
+	cp "$TMP/ok.data" "$TMP/bad.data"
+	doff=$(od -An -t u8 -j 40 -N 8 "$TMP/bad.data" | tr -d ' ')
+	printf '\003\000' | dd of="$TMP/bad.data" bs=1 seek=$((doff + 6)) \
+		conv=notrunc 2>/dev/null
+	B=$TMP/bad.data
+	for c in "report" "script" "export -f folded -o $TMP/b.folded" \
+		 "flamegraph -o $TMP/b.html" "convert -o $TMP/b2.data"; do
+		check_msg "errmsg: ${c%% *} of a corrupt perf.data: file, offset, what; 'corrupt input'" 1 \
+			"^sfprof: $B: offset $doff: record size out of bounds\$" \
+			$SFPROF $c -i "$B"
+		if grep -q "^sfprof: \(convert: \)\?$B: corrupt input\$" "$TMP/msg.err" &&
+		   ! grep -qi "bad message" "$TMP/msg.err"; then
+			pass "errmsg: ${c%% *} of a corrupt perf.data ends with '$B: corrupt input'"
+		else
+			fail "errmsg: ${c%% *} of a corrupt perf.data ends with '$B: corrupt input'"
+			sed 's/^/  stderr: /' "$TMP/msg.err" | head -5
+		fi
+	done
+else
+	fail "errmsg: record of the corrupt-input test file"
+fi
+# A truncated ELF (its section headers cut off): what is wrong and where,
+# not "no entry" for the sections libelf then does not show.
+head -c 4096 "$SFP_BUILD/tests/progs/record-spin" > "$TMP/trunc.elf"
+shoff=$(od -An -t u8 -j 40 -N 8 "$TMP/trunc.elf" | tr -d ' ')
+check_msg "errmsg: sframe build of a truncated ELF names the file, offset and the truncation" 1 \
+	"^sfprof: $TMP/trunc.elf: offset $(printf '0x%x' "$shoff"): section header table \([0-9]+ entries\) beyond the end of the file \(4096 bytes\): truncated\$" \
+	$SFPROF sframe build -o "$TMP/trunc.sframe" "$TMP/trunc.elf"
+if grep -q "^sfprof: $TMP/trunc.elf: corrupt input\$" "$TMP/msg.err" &&
+   ! grep -q "no entry" "$TMP/msg.err"; then
+	pass "errmsg: sframe build of a truncated ELF: 'corrupt input', no 'no entry'"
+else
+	fail "errmsg: sframe build of a truncated ELF: 'corrupt input', no 'no entry'"
+	sed 's/^/  stderr: /' "$TMP/msg.err" | head -5
+fi
+# no-fde-truncated.elf above is now refused at open (its section headers
+# are cut off); the path it was kept for -- an ELF in which no FDE
+# survives -- is taken by a whole ELF whose CFI and PLTs objcopy removed.
+if command -v objcopy > /dev/null; then
+	if objcopy --remove-section=.eh_frame --remove-section=.eh_frame_hdr \
+		--remove-section=.debug_frame --remove-section=.plt \
+		--remove-section=.plt.got --remove-section=.plt.sec \
+		"$SFP_BUILD/tests/progs/record-spin" "$TMP/nocfi.elf" 2> "$TMP/oc.err"; then
+		check_msg "errmsg: sframe build of an ELF without CFI: 0 FDEs, exit 1, no sanitizer report" 1 \
+			"nocfi.elf" \
+			$SFPROF sframe build --stats -o "$TMP/nocfi.sframe" "$TMP/nocfi.elf"
+	else
+		fail "errmsg: objcopy could not strip the CFI ($(head -1 "$TMP/oc.err"))"
+	fi
+else
+	skip "errmsg: sframe build of an ELF without CFI" "objcopy not installed"
 fi

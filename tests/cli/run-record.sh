@@ -51,7 +51,7 @@ if [ ! -e /sys/bus/event_source/devices/cpu ]; then
 else
 	skip "hardware event without PMU" "this machine has a CPU PMU"
 fi
-check_msg "a command that cannot run is named with the reason" 1 \
+check_msg "a command that cannot run is named with the reason, exit 127 as sh" 127 \
 	"cannot run the command: No such file" \
 	$SFPROF record -q -o "$TMP/x.data" -- /nonexistent/prog
 check_msg "a PID that is gone is named" 1 "process 4000000 not found" \

@@ -108,7 +108,7 @@ ok "export -o /dev/stdout > FILE writes FILE, /dev/stdout stays a link" \
 
 # --- 4. nothing emptied before the job, .old kept, no symlink followed ----
 echo "precious" > "$TMP/keep.data"
-sfp -e 1 record -q -o "$TMP/keep.data" -- /nonexistent/prog > "$TMP/r.log" 2>&1
+sfp -e 127 record -q -o "$TMP/keep.data" -- /nonexistent/prog > "$TMP/r.log" 2>&1
 rc=$?
 ok "record -o keep.data -- (a command that cannot run) fails" \
 	$([ $rc != 0 ] && echo 1)

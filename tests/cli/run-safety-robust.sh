@@ -138,12 +138,12 @@ fi
 # ---------------------------------------------------------------------
 # 7. cache clear / list on an unsafe directory.
 mkdir -m 700 "$TMP/victim"
-echo keep > "$TMP/victim/a.sframe"
+echo keep > "$TMP/victim/aa-g1-v1.sframe"
 echo keep > "$TMP/victim/.tmp-1-2"
 ln -s "$TMP/victim" "$TMP/cache-link"
 SFPROF_CACHE_DIR=$TMP/cache-link sfp -e 2 sframe cache clear > "$TMP/c7.out" 2>&1
 rc=$?
-if [ $rc -eq 2 ] && [ -f "$TMP/victim/a.sframe" ] && [ -f "$TMP/victim/.tmp-1-2" ] &&
+if [ $rc -eq 2 ] && [ -f "$TMP/victim/aa-g1-v1.sframe" ] && [ -f "$TMP/victim/.tmp-1-2" ] &&
    grep -q 'symbolic link' "$TMP/c7.out"; then
 	pass "cache clear refuses a symlinked cache directory"
 else
@@ -156,7 +156,7 @@ check_rc "cache list refuses a symlinked cache directory" 2 \
 chmod 777 "$TMP/victim"
 SFPROF_CACHE_DIR=$TMP/victim sfp -e 2 sframe cache clear > "$TMP/c7b.out" 2>&1
 rc=$?
-if [ $rc -eq 2 ] && [ -f "$TMP/victim/a.sframe" ] &&
+if [ $rc -eq 2 ] && [ -f "$TMP/victim/aa-g1-v1.sframe" ] &&
    grep -q 'writable by others' "$TMP/c7b.out"; then
 	pass "cache clear refuses a world-writable cache directory"
 else
@@ -167,7 +167,7 @@ if [ "$(id -u)" = 0 ]; then
 	chown 65534:65534 "$TMP/victim"
 	check_rc "cache clear refuses another user's cache directory" 2 \
 		env SFPROF_CACHE_DIR="$TMP/victim" "$SFPROF" sframe cache clear
-	[ -f "$TMP/victim/a.sframe" ] && pass "another user's cache kept" ||
+	[ -f "$TMP/victim/aa-g1-v1.sframe" ] && pass "another user's cache kept" ||
 		fail "another user's cache kept"
 	chown 0:0 "$TMP/victim"
 else
@@ -175,7 +175,7 @@ else
 fi
 # Our own directory: cleared, also of a link entry (the link goes, not
 # its target).
-ln -s "$TMP/precious-7" "$TMP/victim/b.sframe"
+ln -s "$TMP/precious-7" "$TMP/victim/bb-g1-v1.sframe"
 echo keep > "$TMP/precious-7"
 SFPROF_CACHE_DIR=$TMP/victim sfp sframe cache clear > "$TMP/c7c.out" 2>&1
 rc=$?

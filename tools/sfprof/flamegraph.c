@@ -124,7 +124,8 @@ int cmd_flamegraph(int argc, char **argv)
 		err = sfp_profile__load(in, &po, &p);
 	}
 	if (err) {
-		cli_err("%s: %s", in, strerror(-err));
+		/* the library's wording, as report/script/export say it */
+		cli_err("%s: %s", in, sfp_strerror(err));
 		return err == -ENOENT || err == -EACCES ? EXIT_USAGE : EXIT_INVALID;
 	}
 	out = cli_out_open(&co, outp);

@@ -7,6 +7,7 @@
  * perf writer writes; this file parses options, handles signals, shows a
  * status line and the summary.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <linux/perf_event.h>
@@ -27,6 +28,7 @@
 #include <sfprof/unwind.h>
 
 #include "cli.h"
+#include "common/procfs.h"
 #include "record/pipeline.h"
 #include "record/record.h"
 #include "record-bpf.h"
@@ -94,12 +96,49 @@ static void *reader_main(void *arg)
 	return NULL;
 }
 
+/*
+ * The command's whole process group (the library starts it in one of its
+ * own, as a shell starts a job): what it started goes with it.  The
+ * group's id cannot name another group while any of its members lives.
+ */
 static void kill_workload(int sig)
 {
-	if (workload_pidfd >= 0)
-		pidfd_send_signal(workload_pidfd, sig, NULL, 0);
-	else if (workload_pid > 0)
-		kill(workload_pid, sig);
+	if (workload_pid > 0)
+		kill(-workload_pid, sig);
+}
+
+/*
+ * Does anything of the command's group still run?  A zombie does not
+ * count: an orphan that died is reaped by init (or not at all, where
+ * pid 1 reaps nothing), not by us, and kill(-pgrp, 0) still finds it.
+ */
+static bool workload_group_alive(void)
+{
+	struct dirent *de;
+	bool alive = false;
+	DIR *d;
+
+	if (workload_pid <= 0 || (kill(-workload_pid, 0) && errno != EPERM))
+		return false;
+	d = opendir("/proc");
+	if (!d)
+		return true;	/* cannot tell: as kill() said */
+	while (!alive && (de = readdir(d))) {
+		char buf[512], *p, state;
+		long pid = strtol(de->d_name, &p, 10);
+		int pgrp;
+
+		if (pid <= 0 || *p || sfp_proc_read((int)pid, "stat", buf,
+						    sizeof(buf)) <= 0)
+			continue;
+		/* "pid (comm) S ppid pgrp ...": after the last ')' */
+		p = strrchr(buf, ')');
+		if (p && sscanf(p + 1, " %c %*d %d", &state, &pgrp) == 2 &&
+		    pgrp == workload_pid && state != 'Z' && state != 'X')
+			alive = true;
+	}
+	closedir(d);
+	return alive;
 }
 
 /*
@@ -110,6 +149,8 @@ static void kill_workload(int sig)
  */
 static void on_signal(int sig)
 {
+	int e = errno;
+
 	if (stop_requested >= 2) {
 		signal(sig, SIG_DFL);
 		raise(sig);
@@ -117,6 +158,7 @@ static void on_signal(int sig)
 	}
 	if (++stop_requested == 2)
 		kill_workload(SIGKILL);
+	errno = e;
 }
 
 static void usage(FILE *f)
@@ -247,7 +289,10 @@ static void usage(FILE *f)
 "\n"
 "SIGINT (Ctrl-C) or SIGTERM stop the recording cleanly; the file is valid.\n"
 "A second one kills the command with SIGKILL (the file is still finished);\n"
-"a third ends sfprof at once.\n"
+"a third ends sfprof at once.  The command runs in a process group of its\n"
+"own, as a shell runs a job (the terminal's foreground while it runs, so\n"
+"Ctrl-C and Ctrl-Z reach it as from the shell): the signals that end it\n"
+"go to the group, so what it started ends too.\n"
 "On a terminal a status line shows elapsed time, samples, lost samples and\n"
 "MB written; at the end a summary gives samples, lost, deferred records and\n"
 "the dedup ratio, bytes per sample, why unwinds stopped and which DSOs had no\n"
@@ -255,7 +300,8 @@ static void usage(FILE *f)
 "Exit: the command's status when it ended by itself (128+N when signal N\n"
 "killed it, as perf and the shell report it), 0 when the recording\n"
 "stopped it (--duration, SIGINT, SIGTERM); 1 the recording could not be\n"
-"made, 2 usage or I/O error.\n");
+"made, 2 usage or I/O error; as a shell, 127 when the command is not\n"
+"found and 126 when it cannot be run.\n");
 }
 
 struct ctx {
@@ -565,9 +611,12 @@ static bool parse_duration(const char *s, double *out)
 /*
  * The recording is over and the command still runs: SIGTERM, then
  * SIGKILL after kill_after seconds (0: never) or at a second SIGINT/
- * SIGTERM, and wait for it -- on its pidfd, so that a signal or the
- * deadline is seen at once.  Before this, sfprof waited for the command
- * unconditionally and one that ignored SIGTERM held it forever.
+ * SIGTERM, to its process group, and wait for it -- on its pidfd, so
+ * that a signal or the deadline is seen at once -- and for the rest of
+ * the group (a child that ignores SIGTERM would outlive it otherwise;
+ * after SIGKILL only the command itself is waited for, so that a zombie
+ * nobody reaps cannot hold us).  Before this, sfprof waited for the
+ * command unconditionally and one that ignored SIGTERM held it forever.
  */
 static void end_workload(struct sfp_record *r, double kill_after, bool quiet,
 			 struct wl_end *we)
@@ -582,7 +631,7 @@ static void end_workload(struct sfp_record *r, double kill_after, bool quiet,
 	}
 	we->sent = "sent SIGTERM";
 	kill_workload(SIGTERM);
-	while (!sfp_record__done(r)) {
+	while (!sfp_record__done(r) || (!killed && workload_group_alive())) {
 		double t = now_s() - t0, wait = 0.1;
 
 		if (!killed && (stop_requested >= 2 ||
@@ -606,7 +655,7 @@ static void end_workload(struct sfp_record *r, double kill_after, bool quiet,
 		}
 		if (!killed && kill_after > 0 && kill_after - t < wait)
 			wait = kill_after - t > 0 ? kill_after - t : 0;
-		if (workload_pidfd >= 0) {
+		if (workload_pidfd >= 0 && sfp_record__workload_status(r) < 0) {
 			struct pollfd pfd = { .fd = workload_pidfd,
 					      .events = POLLIN };
 
@@ -1023,9 +1072,14 @@ int cmd_record(int argc, char **argv)
 	wo.nr_cmdline = (size_t)argc + 1;
 	err = sfp_perf_writer__open(c.path, &wo, &c.w);
 	if (err) {
-		cli_err("cannot create %s: %s%s", c.path, strerror(-err),
-			err == -ESPIPE ? " (a perf.data file must be seekable; "
-					 "pipe mode is not supported)" : "");
+		if (err == -EEXIST)	/* FILE.old: the library said */
+			cli_err("cannot create %s: %s.old is in the way; the "
+				"command was not run", c.path, c.path);
+		else
+			cli_err("cannot create %s: %s%s", c.path,
+				strerror(-err),
+				err == -ESPIPE ? " (a perf.data file must be "
+				"seekable; pipe mode is not supported)" : "");
 		ret = EXIT_USAGE;
 		goto out;
 	}
@@ -1059,9 +1113,11 @@ int cmd_record(int argc, char **argv)
 	/* The command's terminal SIGINT reaches it too; we drain and finish. */
 	err = sfp_record__start(r);
 	if (err) {
-		/* The library said why (e.g. the command cannot be run). */
+		/* The library said why (e.g. the command cannot be run).  A
+		 * command that cannot be run exits as a shell says it: 127
+		 * not found, 126 found but not executable. */
 		cli_err("recording not started");
-		ret = EXIT_INVALID;
+		ret = !we.have ? EXIT_INVALID : err == -ENOENT ? 127 : 126;
 		goto out;
 	}
 	/* Running: the file takes its name now (FILE.old kept), so that a
