@@ -24,8 +24,7 @@
 . "$(dirname "$0")/test-subr.sh"
 
 if [ "$(id -u)" != 0 ]; then
-	skip "agent" "needs root for system-wide sampling"
-	exit 0
+	skip_rest "agent" "needs root for system-wide sampling"
 fi
 WORK=$SFP_BUILD/tests/progs/agent-work
 export PPROF_TMPDIR="$TMP" HOME="$TMP"

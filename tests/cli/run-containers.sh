@@ -17,12 +17,10 @@
 . "$(dirname "$0")/test-subr.sh"
 
 if [ "$(id -u)" != 0 ]; then
-	skip "containers" "needs root"
-	exit 0
+	skip_rest "containers" "needs root"
 fi
 if ! unshare --mount --pid --fork true 2>/dev/null; then
-	skip "containers" "unshare --mount --pid --fork does not work here"
-	exit 0
+	skip_rest "containers" "unshare --mount --pid --fork does not work here"
 fi
 SRC=$SFP_TEST_DATA/containers/ns-work.c
 for v in alpha beta; do

@@ -41,8 +41,7 @@ for t in debuginfod python3 objcopy strip readelf nm; do
 	command -v $t > /dev/null 2>&1 || missing="$missing $t"
 done
 if [ -n "$missing" ]; then
-	skip "debuginfod server tests" "missing:$missing (make deps)"
-	exit 0
+	skip_rest "debuginfod server tests" "missing:$missing (make deps)"
 fi
 
 # --- a stripped program whose debug file only the server has ---------------

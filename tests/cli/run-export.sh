@@ -75,8 +75,7 @@ if command -v perf >/dev/null 2>&1; then
 	done
 fi
 if [ $perf_ok = 0 ]; then
-	skip "export of recordings" "perf record does not work here: $(head -1 "$TMP/probe.log" 2>/dev/null)"
-	exit 0
+	skip_rest "export of recordings" "perf record does not work here: $(head -1 "$TMP/probe.log" 2>/dev/null)"
 fi
 
 

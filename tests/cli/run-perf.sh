@@ -9,8 +9,7 @@ WN="$PROGS/perf-work-nofp"
 
 if ! command -v perf >/dev/null 2>&1 ||
    ! perf record -q -e cpu-clock -o "$TMP/probe.data" true >/dev/null 2>&1; then
-	skip "perf tests" "perf record does not work here"
-	exit 0
+	skip_rest "perf tests" "perf record does not work here"
 fi
 
 

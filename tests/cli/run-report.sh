@@ -14,8 +14,7 @@ PW="$PROGS/perf-work"
 # and then on this machine, see docs/perf-names.md)
 if ! command -v perf >/dev/null 2>&1 ||
    ! rec "$TMP/probe.data" true 2>/dev/null; then
-	skip "report tests" "perf record does not work here"
-	exit 0
+	skip_rest "report tests" "perf record does not work here"
 fi
 
 

@@ -2,12 +2,16 @@
 #   check_eq NAME EXPECTED_FILE ACTUAL_FILE
 #   check_rc NAME WANT_RC CMD...
 #   skip NAME REASON
+#   skip_rest NAME REASON      the rest of the script cannot run here: says
+#                              SKIP-REST and exits 0 (tests/run-tests.sh
+#                              counts the checks not printed as skips)
 #   sfp [-e STATUS] ARGS...    $SFPROF ARGS, its exit status checked
 #   bpf_defer_expected         can bpf-defer load here (root, BTF, kfunc, the
 #                              verifier taking a task_work callback)?
 # Every script starts with a "# checks: N" line: the number of
-# PASS/FAIL/SKIP lines it prints at least (tests/run-tests.sh fails the
-# script when fewer come out, as when a check silently prints nothing).
+# PASS/FAIL/SKIP lines it prints (tests/run-tests.sh fails the script when
+# fewer come out, as when a check silently prints nothing, or more, as
+# when a new check hides a vanished one).
 : "${SFPROF:?SFPROF must point at the sfprof binary}"
 TMP=${SFP_TEST_TMP:-/tmp}/cli.$$
 mkdir -p "$TMP"
@@ -19,6 +23,7 @@ exec 3>&1
 pass() { echo "PASS: $1"; }
 fail() { echo "FAIL: $1"; }
 skip() { echo "SKIP: $1 ($2)"; }
+skip_rest() { echo "SKIP-REST: $1 ($2)"; exit 0; }
 
 # sfp [-e STATUS] ARGS...: run $SFPROF ARGS with the caller's
 # redirections and return its exit status.  A status other than STATUS
