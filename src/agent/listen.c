@@ -76,7 +76,6 @@ static struct {
 	__typeof__(MHD_destroy_response) *destroy_response;
 	__typeof__(MHD_lookup_connection_value) *lookup_connection_value;
 	__typeof__(MHD_get_connection_info) *get_connection_info;
-	__typeof__(MHD_set_connection_option) *set_connection_option;
 } dl;
 
 #define MHD_start_daemon dl.start_daemon
@@ -88,7 +87,6 @@ static struct {
 #define MHD_destroy_response dl.destroy_response
 #define MHD_lookup_connection_value dl.lookup_connection_value
 #define MHD_get_connection_info dl.get_connection_info
-#define MHD_set_connection_option dl.set_connection_option
 
 static pthread_once_t mhd_once = PTHREAD_ONCE_INIT;
 static int mhd_rc = -ENOSYS;
@@ -117,7 +115,6 @@ static void mhd_load(void)
 	SYM(destroy_response, "MHD_destroy_response")
 	SYM(lookup_connection_value, "MHD_lookup_connection_value")
 	SYM(get_connection_info, "MHD_get_connection_info")
-	SYM(set_connection_option, "MHD_set_connection_option")
 #undef SYM
 	mhd_rc = 0;
 }
@@ -329,13 +326,10 @@ static enum MHD_Result profile(struct agent_listener *l,
 		(void)!write(sh->wake_fd, &one, sizeof(one));
 	}
 	pthread_mutex_unlock(&sh->lock);
-	/* libmicrohttpd's inactivity timeout would end the connection as
-	 * soon as this returns, the span being longer: none while waiting,
-	 * and a fresh one (counted from now) for sending the answer */
-	MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
+	/* (libmicrohttpd's inactivity timeout is not checked while this
+	 * waits, and MHD_queue_response() counts as activity: the answer
+	 * gets the whole timeout, however long the span) */
 	answered = wait_pull(sh, p, conn_fd(c));
-	MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT,
-				  l->lim.timeout_s + 1);
 	if (!answered) {
 		pthread_mutex_lock(&l->lock);
 		l->st.pulls_abandoned++;
