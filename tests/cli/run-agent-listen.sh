@@ -126,7 +126,7 @@ fi
 # (one busy process, addresses only: a window a second, made quickly)
 $PDEATH sh -c 'while :; do :; done' &
 WPID=$!
-agent_start -q --call-graph fp --interval 1 --no-symbolize --pid "$WPID" \
+agent_start --call-graph fp --interval 1 --no-symbolize --pid "$WPID" \
 	--pyroscope "$RURL/base/?x=1"
 i=0
 while [ $i -lt 300 ] && ! grep -q . "$TMP/rec.log"; do sleep 0.1; i=$((i + 1)); done
