@@ -6,6 +6,10 @@
  * builds must decode again as an ExportProfilesServiceRequest whose
  * dictionary tables start with their zero entries.
  *
+ * The sinks' check (agent_pprof_check(), src/agent/pprof-check.c) on the
+ * same bytes: bounds-checked, and never letting through what the
+ * converter then refuses as inconsistent.
+ *
  * Input: an uncompressed pprof Profile.
  */
 #include <stdint.h>
@@ -29,8 +33,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	Sfpotlp__ExportProfilesServiceRequest *req;
 	void *out;
 	size_t len;
+	char why[256];
+	int checked = agent_pprof_check(data, size, why, sizeof(why));
+	int err = otlp_convert(&it, &out, &len);
 
-	if (otlp_convert(&it, &out, &len))
+	if (!checked && err == -EINVAL)
+		abort();	/* the check let through what cannot convert */
+	if (err)
 		return 0;
 	req = sfpotlp__export_profiles_service_request__unpack(NULL, len, out);
 	if (!req || !req->dictionary || !req->dictionary->n_string_table ||

@@ -585,12 +585,36 @@ static void take_pulls(struct agent *a, uint64_t now_mono)
 	}
 }
 
-/* Encode the pulls whose span is over (all of them with force). */
+/* Free a pull its client left (the request thread has let go of it). */
+static void drop_pull(struct agent_pull *p)
+{
+	agent_agg__free(&p->agg);
+	free(p->body);
+	if (p->done_fd >= 0)
+		close(p->done_fd);
+	free(p);
+}
+
+/* Encode the pulls whose span is over (all of them with force); drop
+ * those whose client went away. */
 static void finish_pulls(struct agent *a, uint64_t now_mono, bool force)
 {
 	struct agent_pull **pp = &a->pulls, *p;
 
 	while ((p = *pp)) {
+		bool gone;
+
+		pthread_mutex_lock(&a->sh.lock);
+		gone = p->abandoned;
+		pthread_mutex_unlock(&a->sh.lock);
+		if (gone) {
+			*pp = p->next;
+			drop_pull(p);
+			pthread_mutex_lock(&a->sh.lock);
+			pull_figures(a);
+			pthread_mutex_unlock(&a->sh.lock);
+			continue;
+		}
 		/* over when the records have passed its end (they come in
 		 * time order), or, when the loop lags, a grace later */
 		if (!force && a->last_time < p->end_mono &&
@@ -616,11 +640,22 @@ static void finish_pulls(struct agent *a, uint64_t now_mono, bool force)
 				&p->body, &p->len);
 		}
 		agent_agg__free(&p->agg);
-		a->mt.pulls++;
 		pthread_mutex_lock(&a->sh.lock);
+		if (p->abandoned) {
+			/* its client left while it was encoded */
+			pull_figures(a);
+			pthread_mutex_unlock(&a->sh.lock);
+			drop_pull(p);
+			continue;
+		}
+		a->mt.pulls++;
 		pull_figures(a);
 		p->done = true;		/* the request thread owns p now */
-		pthread_cond_broadcast(&a->sh.cond);
+		{
+			uint64_t one = 1;
+
+			(void)!write(p->done_fd, &one, sizeof(one));
+		}
 		pthread_mutex_unlock(&a->sh.lock);
 	}
 }
@@ -1056,7 +1091,16 @@ int agent_run(const struct agent_opts *o)
 	if ((err = setup(&a)))
 		goto out;
 	if (o->listen) {
-		if ((err = agent_listener__start(o->listen, &a.sh, &l)))
+		struct agent_listen_limits lim = {
+			.max_conn = o->listen_max_conn ? o->listen_max_conn :
+				    AGENT_LISTEN_MAX_CONN,
+			.timeout_s = o->listen_timeout_s ? o->listen_timeout_s :
+				     AGENT_LISTEN_TIMEOUT_S,
+			.max_pulls = o->max_pulls ? o->max_pulls :
+				     AGENT_MAX_PULLS,
+		};
+
+		if ((err = agent_listener__start(o->listen, &lim, &a.sh, &l)))
 			goto out;
 		if (!o->quiet)
 			fprintf(stderr, "sfprof agent: listening on %s "

@@ -61,6 +61,10 @@ struct agent_opts {
 	enum agent_service_from service_from;
 	bool no_symbolize;
 	const char *listen;		/* "ADDR:PORT", NULL: no listener */
+	/* the listener's limits (listen.c); 0: the defaults */
+	unsigned int listen_max_conn;	/* connections at once (256) */
+	unsigned int listen_timeout_s;	/* a whole request within (10 s) */
+	unsigned int max_pulls;		/* pulls waiting at once (32) */
 	struct agent_sink *const *sinks;
 	size_t nr_sinks;
 	double flush_deadline_s;	/* SIGTERM: time left for the sinks */
@@ -172,6 +176,17 @@ SFP_HIDDEN void agent_agg__free(struct agent_agg **a);
 
 #define AGENT_MAX_SINKS 8
 
+/* The listener's figures (listen.c keeps them, /metrics shows them). */
+struct agent_listen_stats {
+	uint64_t connections;		/* open now */
+	uint64_t refused;		/* closed at accept: the limit */
+	uint64_t timeouts;		/* no whole request in time, or an
+					   answer nobody read */
+	uint64_t pulls_waiting;		/* pulls holding a connection now */
+	uint64_t pulls_refused;		/* 503: --max-pulls were waiting */
+	uint64_t pulls_abandoned;	/* their client went away */
+};
+
 /* The counters /metrics shows: a snapshot the loop refreshes. */
 struct agent_metrics {
 	uint64_t samples;		/* samples taken (before filters) */
@@ -210,6 +225,9 @@ struct agent_metrics {
 	/* --off-cpu: the pipeline's off-CPU counters (none without it) */
 	bool off_cpu;
 	struct sfp_offcpu_stats offcpu;
+	/* --listen: filled in by the listener when it answers /metrics */
+	bool have_listen;
+	struct agent_listen_stats listen;
 };
 
 /* Append the Prometheus text exposition of m (and of this process's RSS
@@ -236,6 +254,12 @@ struct agent_pull {
 	char service[128];		/* with pid: its labels */
 	char container[72];
 	bool off_cpu;			/* /debug/pprof/offcpu: blocked time */
+	/* an eventfd the loop writes once done is set; the request thread
+	 * waits on it and on its client's socket */
+	int done_fd;
+	/* the client went away (set by the request thread, sh.lock held,
+	 * while !done): the loop frees the pull, done_fd included */
+	bool abandoned;
 };
 
 /*
@@ -254,7 +278,21 @@ struct agent_shared {
 	bool off_cpu;			/* the agent takes off-CPU time */
 };
 
+/* What the listener allows (agent_opts' listen_*, max_pulls), and its
+ * defaults: room for a few hundred clients, the pulls a fraction of it;
+ * a request's 10 s are plenty for any client on a network. */
+#define AGENT_LISTEN_MAX_CONN 256
+#define AGENT_LISTEN_TIMEOUT_S 10
+#define AGENT_MAX_PULLS 32
+
+struct agent_listen_limits {
+	unsigned int max_conn;		/* connections at once */
+	unsigned int timeout_s;		/* a whole request within */
+	unsigned int max_pulls;		/* pulls waiting at once, < max_conn */
+};
+
 SFP_HIDDEN int agent_listener__start(const char *addr,
+				     const struct agent_listen_limits *lim,
 				     struct agent_shared *sh,
 				     struct agent_listener **out);
 /* The port bound (the one asked for, or the kernel's pick for port 0). */

@@ -107,6 +107,30 @@ static void offcpu_families(FILE *f, const struct sfp_offcpu_stats *o)
 	    "kernel part).", o->no_user);
 }
 
+/* --listen: its connections, what it refused and timed out, the pulls
+ * it turned away or that lost their client. */
+static void listen_families(FILE *f, const struct agent_listen_stats *l)
+{
+	one(f, "sfprof_agent_listen_connections", "gauge",
+	    "Connections to the listener open now.", l->connections);
+	one(f, "sfprof_agent_listen_refused_total", "counter",
+	    "Connections closed at accept: --listen-connections were open.",
+	    l->refused);
+	one(f, "sfprof_agent_listen_timeouts_total", "counter",
+	    "Connections closed for bringing no whole request within "
+	    "--listen-timeout (idle or slow), or not reading their answer.",
+	    l->timeouts);
+	one(f, "sfprof_agent_pulls_waiting", "gauge",
+	    "Pull requests holding a connection now (at most --max-pulls).",
+	    l->pulls_waiting);
+	one(f, "sfprof_agent_pulls_refused_total", "counter",
+	    "Pull requests answered 503: --max-pulls were in progress.",
+	    l->pulls_refused);
+	one(f, "sfprof_agent_pulls_abandoned_total", "counter",
+	    "Pulls ended before their span was over: their client went away.",
+	    l->pulls_abandoned);
+}
+
 void agent_metrics_write(FILE *f, const struct agent_metrics *m)
 {
 	struct rusage ru;
@@ -196,6 +220,8 @@ void agent_metrics_write(FILE *f, const struct agent_metrics *m)
 		    offsetof(struct agent_sink_stats, queue_bytes));
 	if (m->off_cpu)
 		offcpu_families(f, &m->offcpu);
+	if (m->have_listen)
+		listen_families(f, &m->listen);
 	one(f, "sfprof_agent_resident_memory_bytes", "gauge",
 	    "Resident set size of the agent.", rss_bytes());
 	if (!getrusage(RUSAGE_SELF, &ru)) {

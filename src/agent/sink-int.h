@@ -92,6 +92,28 @@ SFP_HIDDEN enum sink_result sink_http_post(struct sink_http *h,
 					   const char *const *headers,
 					   const void *body, size_t len);
 
+/* --- URLs (sink-url.c) --- */
+struct sink_url {
+	char *origin;		/* "http://host:port" */
+	char *path;		/* "" or "/a/b", without a trailing '/' */
+	char *query;		/* what followed '?', NULL if nothing */
+};
+
+/*
+ * Check URL (http or https, a host, a port in 1..65535, a path and
+ * query of RFC 3986's characters, no credentials, no fragment) and split
+ * it.  Return: 0, -EINVAL with what is wrong and at which offset in WHY,
+ * or -ENOMEM.
+ */
+SFP_HIDDEN int sink_url_parse(const char *url, struct sink_url *u, char *why,
+			      size_t why_len);
+/* ORIGIN PATH API_PATH [?QUERY[&EXTRA]]: malloc()ed, NULL on -ENOMEM. */
+SFP_HIDDEN char *sink_url_make(const struct sink_url *u, const char *api_path,
+			       const char *extra_query);
+SFP_HIDDEN bool sink_url_path_ends(const struct sink_url *u,
+				   const char *suffix);
+SFP_HIDDEN void sink_url_free(struct sink_url *u);
+
 /* --- OTLP conversion (otlp-convert.c) --- */
 /*
  * Decode the window's pprof and build the ExportProfilesServiceRequest

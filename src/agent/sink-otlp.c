@@ -3,8 +3,9 @@
  * The OpenTelemetry sink: each window is converted to an OTLP
  * ExportProfilesServiceRequest (otlp-convert.c) and posted, gzip, as
  * application/x-protobuf to BASE/v1development/profiles (OTLP/HTTP, the
- * HTTP mapping of the profiles service).  A URL that already ends in
- * /v1development/profiles is used as it is.
+ * HTTP mapping of the profiles service).  A URL whose path already ends
+ * in /v1development/profiles is used as it is; a query stays after the
+ * path (sink-url.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,25 +25,24 @@ static int otlp_init(struct agent_sink *s, const struct agent_sink_opts *o,
 		     void **priv)
 {
 	struct otlp_sink *p = calloc(1, sizeof(*p));
-	size_t n = strlen(o->target), pl = strlen(OTLP_PATH);
-	int err = -ENOMEM;
+	struct sink_url u;
+	char why[256];
+	int err;
 
 	if (!p)
 		return -ENOMEM;
-	if (strncmp(o->target, "http://", 7) && strncmp(o->target, "https://", 8)) {
-		pr_warn("sink otlp: '%s' is not an http:// or https:// URL",
-			o->target);
+	err = sink_url_parse(o->target, &u, why, sizeof(why));
+	if (err) {
+		if (err == -EINVAL)
+			pr_warn("sink otlp: '%s' is not a usable URL: %s",
+				o->target, why);
 		free(p);
-		return -EINVAL;
+		return err;
 	}
-	while (n > 8 && o->target[n - 1] == '/')
-		n--;
-	if (n >= pl && !strncmp(o->target + n - pl, OTLP_PATH, pl))
-		err = asprintf(&p->url, "%.*s", (int)n, o->target);
-	else
-		err = asprintf(&p->url, "%.*s" OTLP_PATH, (int)n, o->target);
-	if (err < 0) {
-		p->url = NULL;
+	p->url = sink_url_make(&u, sink_url_path_ends(&u, OTLP_PATH) ? NULL :
+			       OTLP_PATH, NULL);
+	sink_url_free(&u);
+	if (!p->url) {
 		err = -ENOMEM;
 		goto fail;
 	}

@@ -2,7 +2,8 @@
 /*
  * The Pyroscope sink.
  *
- * Default: the Connect API, POST BASE/push.v1.PusherService/Push, one
+ * Default: the Connect API, POST BASE/push.v1.PusherService/Push (BASE's
+ * query, if any, after it: sink-url.c), one
  * PushRequest per window with one series: labels __name__=process_cpu
  * (off_cpu for an off-CPU window: `agent --off-cpu`) and the window's labels (service_name first), one sample whose rawProfile
  * is the window's pprof, gzip.  The body is the binary protobuf
@@ -30,7 +31,7 @@
 
 struct pyro_sink {
 	struct sink_http *http;
-	char *base;		/* the URL without a trailing '/' */
+	struct sink_url url;	/* the base URL, checked (sink-url.c) */
 	char *push_url;
 	char *tenant_hdr;	/* "X-Scope-OrgID: ..." or NULL */
 	bool legacy;
@@ -41,27 +42,23 @@ static int pyro_init(struct agent_sink *s, const struct agent_sink_opts *o,
 		     void **priv)
 {
 	struct pyro_sink *p = calloc(1, sizeof(*p));
-	size_t n;
+	char why[256];
 	int err;
 
 	if (!p)
 		return -ENOMEM;
-	if (strncmp(o->target, "http://", 7) && strncmp(o->target, "https://", 8)) {
-		pr_warn("sink pyroscope: '%s' is not an http:// or https:// URL",
-			o->target);
+	err = sink_url_parse(o->target, &p->url, why, sizeof(why));
+	if (err) {
+		if (err == -EINVAL)
+			pr_warn("sink pyroscope: '%s' is not a usable URL: %s",
+				o->target, why);
 		free(p);
-		return -EINVAL;
+		return err;
 	}
-	p->base = strdup(o->target);
-	if (!p->base)
+	p->push_url = sink_url_make(&p->url, "/push.v1.PusherService/Push",
+				    NULL);
+	if (!p->push_url)
 		goto nomem;
-	n = strlen(p->base);
-	while (n > 8 && p->base[n - 1] == '/')
-		p->base[--n] = 0;
-	if (asprintf(&p->push_url, "%s/push.v1.PusherService/Push", p->base) < 0) {
-		p->push_url = NULL;
-		goto nomem;
-	}
 	if (o->tenant && *o->tenant) {
 		if (strpbrk(o->tenant, "\r\n")) {
 			pr_warn("sink pyroscope: the tenant has a line break");
@@ -83,7 +80,7 @@ static int pyro_init(struct agent_sink *s, const struct agent_sink_opts *o,
 nomem:
 	err = -ENOMEM;
 fail:
-	free(p->base);
+	sink_url_free(&p->url);
 	free(p->push_url);
 	free(p->tenant_hdr);
 	free(p);
@@ -177,7 +174,7 @@ static enum sink_result push_ingest(struct agent_sink *s, struct pyro_sink *p,
 	const char *hdrs[3] = { "Content-Type: application/octet-stream",
 				p->tenant_hdr, NULL };
 	const char *svc = sink_item_label(it, "service_name");
-	char *name = NULL, *url = NULL, *esc = NULL;
+	char *name = NULL, *url = NULL, *esc = NULL, *q = NULL;
 	size_t nlen = 0;
 	FILE *m = open_memstream(&name, &nlen);
 	enum sink_result r = SINK_RETRY;
@@ -200,16 +197,20 @@ static enum sink_result push_ingest(struct agent_sink *s, struct pyro_sink *p,
 	if (!esc)
 		goto out;
 	/* from/until: whole seconds that cover the window. */
-	if (asprintf(&url, "%s/ingest?name=%s&from=%llu&until=%llu&format=pprof&spyName=sfprof",
-		     p->base, esc,
-		     (unsigned long long)(it->start_ns / 1000000000ull),
+	if (asprintf(&q, "name=%s&from=%llu&until=%llu&format=pprof&spyName=sfprof",
+		     esc, (unsigned long long)(it->start_ns / 1000000000ull),
 		     (unsigned long long)((it->end_ns + 999999999ull) /
 					  1000000000ull)) < 0) {
-		url = NULL;
+		q = NULL;
 		goto out;
 	}
+	/* the base URL's own query first: BASE/ingest?x=1&name=... */
+	url = sink_url_make(&p->url, "/ingest", q);
+	if (!url)
+		goto out;
 	r = sink_http_post(p->http, url, hdrs, gz, gz_len);
 out:
+	free(q);
 	free(esc);
 	free(name);
 	free(url);
@@ -239,7 +240,7 @@ static void pyro_fini(void *priv)
 	if (!p)
 		return;
 	sink_http_free(p->http);
-	free(p->base);
+	sink_url_free(&p->url);
 	free(p->push_url);
 	free(p->tenant_hdr);
 	free(p);

@@ -50,6 +50,8 @@ struct agent_sink {
 	struct agent_sink_stats st;
 	uint64_t last_drop_log_ns;
 	uint64_t drops_since_log;
+	uint64_t last_bad_log_ns;
+	uint64_t bad_since_log;
 	uint64_t rand_state;
 };
 
@@ -177,10 +179,42 @@ static void count_drop(struct agent_sink *s)
 	}
 }
 
+/* A window that is no pprof: counted failed, said at most once a minute.
+ * Lock held. */
+static void count_bad(struct agent_sink *s, uint64_t seq, const char *why)
+{
+	uint64_t now = sink_now_ns();
+
+	s->st.failed++;
+	s->bad_since_log++;
+	if (!s->last_bad_log_ns || now - s->last_bad_log_ns >= LOG_EVERY_NS) {
+		pr_warn("sink %s: window %llu is not a pprof Profile (%s); not "
+			"sent (%llu such since the last message, %llu windows "
+			"failed in all)", s->name, (unsigned long long)seq, why,
+			(unsigned long long)s->bad_since_log,
+			(unsigned long long)s->st.failed);
+		s->last_bad_log_ns = now;
+		s->bad_since_log = 0;
+	}
+}
+
 int agent_sink__submit(struct agent_sink *s, const struct agent_window *w)
 {
-	struct sink_item *it = item_copy(w);
+	struct sink_item *it;
+	char why[256];
+	int err;
 
+	/* what is sent must be a profile: a backend that stores the bytes
+	 * as they come (Pyroscope's rawProfile, the files) would take
+	 * anything, and count it delivered */
+	err = agent_pprof_check(w->pprof, w->pprof_len, why, sizeof(why));
+	if (err) {
+		pthread_mutex_lock(&s->lock);
+		count_bad(s, s->next_seq++, why);
+		pthread_mutex_unlock(&s->lock);
+		return err == -ENOMEM ? err : -EBADMSG;
+	}
+	it = item_copy(w);
 	if (!it)
 		return -ENOMEM;
 	pthread_mutex_lock(&s->lock);

@@ -80,7 +80,12 @@ struct agent_sink;
 /* Start a sink and its delivery thread.  Return: 0 or -errno. */
 SFP_HIDDEN int agent_sink__new(const struct agent_sink_opts *opts,
 			       struct agent_sink **out);
-/* Queue a copy of W; never blocks.  Return: 0, or -ENOMEM. */
+/*
+ * Queue a copy of W; never blocks.  A W whose bytes are not a pprof
+ * Profile (agent_pprof_check()) is not queued: it counts as failed and is
+ * said (at most once a minute).  Return: 0, -EBADMSG (not a pprof), or
+ * -ENOMEM.
+ */
 SFP_HIDDEN int agent_sink__submit(struct agent_sink *s,
 				  const struct agent_window *w);
 /* Deliver what is queued until DEADLINE_NS (CLOCK_MONOTONIC), then stop. */
@@ -89,5 +94,13 @@ SFP_HIDDEN void agent_sink__stats(const struct agent_sink *s,
 				  struct agent_sink_stats *st);
 SFP_HIDDEN const char *agent_sink__name(const struct agent_sink *s);
 SFP_HIDDEN void agent_sink__free(struct agent_sink *s);
+
+/*
+ * Are these SIZE bytes an (uncompressed) pprof Profile: its wire format
+ * through the schema, then its string indices and ids (pprof-check.c)?
+ * Return: 0, or -EBADMSG with what is wrong (and at which offset) in WHY.
+ */
+SFP_HIDDEN int agent_pprof_check(const void *pprof, size_t size, char *why,
+				 size_t why_len);
 
 #endif

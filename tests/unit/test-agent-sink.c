@@ -50,6 +50,41 @@ static int loopback_port(bool listen_, int *port)
 static const struct agent_label labels[] = {
 	{ "service_name", "svc" }, { "pid", "42" },
 };
+/*
+ * A pprof Profile of exactly LEN bytes (at least 5): string_table "" and
+ * one string of filler (bytes from FILL, printable ASCII), so that the
+ * sink's check (agent_pprof_check()) lets it through.
+ */
+static void make_pprof(unsigned char *buf, size_t len, unsigned char (*fill)(void))
+{
+	for (size_t vl = 1; vl <= 3; vl++) {
+		size_t l = len - 3 - vl, p = 0;
+
+		if ((vl == 1 && l >= 128) || (vl == 2 && (l < 128 || l >= 16384)) ||
+		    (vl == 3 && l < 16384))
+			continue;
+		buf[p++] = 0x32;	/* field 6, length-delimited: "" */
+		buf[p++] = 0;
+		buf[p++] = 0x32;
+		for (size_t v = l; v >= 0x80; v >>= 7)
+			buf[p++] = (unsigned char)(v | 0x80);
+		buf[p++] = (unsigned char)(l >> (7 * (vl - 1)));
+		while (p < len)
+			buf[p++] = fill();
+		return;
+	}
+}
+
+static unsigned char fill_a(void)
+{
+	return 'a';
+}
+
+static unsigned char fill_random(void)
+{
+	return (unsigned char)(' ' + rand() % 95);
+}
+
 /* The cost of one window of LEN bytes with these labels (sink.h). */
 static size_t window_cost(size_t len)
 {
@@ -66,6 +101,7 @@ TEST(agent_sink_drops_exactly_what_does_not_fit)
 	char url[64];
 	int port, fd = loopback_port(false, &port);
 
+	make_pprof(pb, sizeof(pb), fill_a);
 	if (!ASSERT_TRUE(fd >= 0))
 		return;
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
@@ -101,6 +137,7 @@ TEST(agent_sink_window_over_budget_dropped)
 	char url[64];
 	int port, fd = loopback_port(false, &port);
 
+	make_pprof(pb, sizeof(pb), fill_a);
 	if (!ASSERT_TRUE(fd >= 0))
 		return;
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
@@ -130,6 +167,7 @@ TEST(agent_sink_close_ends_at_deadline_when_backend_never_reads)
 	int port, fd = loopback_port(true, &port);
 	uint64_t t0, took;
 
+	make_pprof(pb, sizeof(pb), fill_a);
 	if (!ASSERT_TRUE(fd >= 0))
 		return;
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
@@ -178,10 +216,9 @@ TEST(agent_sink_files_rotate_oldest_first)
 	size_t gz_len;
 	int n;
 
-	/* Bytes that do not compress: each file is about as large as this. */
+	/* Bytes that hardly compress: each file is about as large as this. */
 	srand(7);
-	for (size_t i = 0; i < sizeof(pb); i++)
-		pb[i] = (unsigned char)rand();
+	make_pprof(pb, sizeof(pb), fill_random);
 	if (!ASSERT_OK(sink_gzip(pb, sizeof(pb), &gz, &gz_len)))
 		return;
 	free(gz);
@@ -223,4 +260,38 @@ TEST(agent_sink_files_rotate_oldest_first)
 	}
 	rmdir(dir);
 	agent_sink__free(s);
+}
+
+TEST(agent_sink_refuses_what_is_not_pprof)
+{
+	static unsigned char junk[64], good[100];
+	struct agent_window w = { labels, 2, 1, 2, junk, sizeof(junk), NULL };
+	struct agent_sink_stats st;
+	struct agent_sink *s = NULL;
+	char url[64];
+	int port, fd = loopback_port(false, &port);
+
+	if (!ASSERT_TRUE(fd >= 0))
+		return;
+	for (size_t i = 0; i < sizeof(junk); i++)
+		junk[i] = (unsigned char)(i * 37 + 11);
+	make_pprof(good, sizeof(good), fill_a);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
+	struct agent_sink_opts o = { .sz = sizeof(o), .kind = AGENT_SINK_PYROSCOPE,
+				     .target = url, .timeout_ms = 1000 };
+	if (!ASSERT_OK(agent_sink__new(&o, &s)))
+		goto out;
+	/* not queued, counted failed; a good one after it is queued */
+	ASSERT_EQ(agent_sink__submit(s, &w), -EBADMSG);
+	w.pprof_len = 0;
+	ASSERT_EQ(agent_sink__submit(s, &w), -EBADMSG);
+	w.pprof = good;
+	w.pprof_len = sizeof(good);
+	ASSERT_OK(agent_sink__submit(s, &w));
+	agent_sink__stats(s, &st);
+	ASSERT_EQ(st.failed, 2);
+	ASSERT_EQ(st.queue_bytes, window_cost(sizeof(good)));
+out:
+	agent_sink__free(s);
+	close(fd);
 }

@@ -137,6 +137,16 @@ static void usage(FILE *f)
 "                        /metrics (Prometheus text); /healthz\n"
 "      --max-pull-seconds N\n"
 "                        longest ?seconds= accepted (default 3600)\n"
+"      --max-pulls N     pulls waiting at once (default 32, or half of a\n"
+"                        smaller --listen-connections; one more is\n"
+"                        a 503), below --listen-connections\n"
+"      --listen-connections N\n"
+"                        connections at once (default 256); one more is\n"
+"                        closed at accept, counted in /metrics\n"
+"      --listen-timeout DURATION\n"
+"                        a connection's whole request within this, from its\n"
+"                        opening or its last answer (default 10 s, whole\n"
+"                        seconds): idle and slow clients are closed\n"
 "      --output-dir DIR  rotated pprof files in DIR\n"
 "      --max-disk SIZE   bytes kept in --output-dir, oldest removed first\n"
 "      --pyroscope URL   push to Grafana Pyroscope (Connect API)\n"
@@ -232,6 +242,9 @@ enum {
 	OPT_OFF_CPU,
 	OPT_OFF_CPU_THRESH,
 	OPT_OFF_CPU_MAX_RATE,
+	OPT_MAX_PULLS,
+	OPT_LISTEN_CONNECTIONS,
+	OPT_LISTEN_TIMEOUT,
 };
 
 #define MAX_PIDS 1024
@@ -252,6 +265,10 @@ int cmd_agent(int argc, char **argv)
 		{ "no-symbolize", no_argument, NULL, OPT_NO_SYMBOLIZE },
 		{ "listen", required_argument, NULL, OPT_LISTEN },
 		{ "max-pull-seconds", required_argument, NULL, OPT_MAX_PULL },
+		{ "max-pulls", required_argument, NULL, OPT_MAX_PULLS },
+		{ "listen-connections", required_argument, NULL,
+		  OPT_LISTEN_CONNECTIONS },
+		{ "listen-timeout", required_argument, NULL, OPT_LISTEN_TIMEOUT },
 		{ "output-dir", required_argument, NULL, OPT_OUTPUT_DIR },
 		{ "max-disk", required_argument, NULL, OPT_MAX_DISK },
 		{ "pyroscope", required_argument, NULL, OPT_PYROSCOPE },
@@ -428,6 +445,30 @@ int cmd_agent(int argc, char **argv)
 			}
 			o.max_pull_seconds = v;
 			break;
+		case OPT_MAX_PULLS:
+			if (!cli_parse_u64(optarg, &v) || !v || v > 65535) {
+				cli_err("--max-pulls: want 1..65535, not '%s'",
+					optarg);
+				goto usage_err;
+			}
+			o.max_pulls = (unsigned int)v;
+			break;
+		case OPT_LISTEN_CONNECTIONS:
+			if (!cli_parse_u64(optarg, &v) || v < 2 || v > 65536) {
+				cli_err("--listen-connections: want 2..65536, "
+					"not '%s'", optarg);
+				goto usage_err;
+			}
+			o.listen_max_conn = (unsigned int)v;
+			break;
+		case OPT_LISTEN_TIMEOUT:
+			if (!parse_duration(optarg, &d) || d < 1 || d > 86400) {
+				cli_err("--listen-timeout: want 1 s to 24 h, not "
+					"'%s'", optarg);
+				goto usage_err;
+			}
+			o.listen_timeout_s = (unsigned int)(d + 0.999);
+			break;
 		case OPT_OUTPUT_DIR:
 			output_dir = optarg;
 			break;
@@ -524,6 +565,22 @@ int cmd_agent(int argc, char **argv)
 		cli_err("--off-cpu works with --call-graph sframe only");
 		goto usage_err;
 	}
+	{
+		unsigned int conns = o.listen_max_conn ? o.listen_max_conn :
+				     AGENT_LISTEN_MAX_CONN;
+		unsigned int pulls = o.max_pulls ? o.max_pulls :
+				     AGENT_MAX_PULLS;
+
+		if (o.listen_max_conn && !o.max_pulls && pulls >= conns)
+			o.max_pulls = pulls = conns / 2;
+		if (pulls >= conns) {
+			cli_err("--max-pulls %u: want fewer than "
+				"--listen-connections (%u), so that /metrics and "
+				"/healthz keep room while pulls wait", pulls,
+				conns);
+			goto usage_err;
+		}
+	}
 	if (o.off_cpu && !mmap_given)
 		o.mmap_pages = DEFAULT_MMAP_PAGES_OFF_CPU;
 	if (output_dir)
@@ -553,7 +610,9 @@ int cmd_agent(int argc, char **argv)
 		if (err) {
 			cli_err("cannot start the sink for %s: %s",
 				so[i].target, sfp_strerror(err));
-			ret = EXIT_INVALID;
+			/* a URL that can never work (said above) is a usage
+			 * error, refused before sampling starts */
+			ret = err == -EINVAL ? EXIT_USAGE : EXIT_INVALID;
 			goto out;
 		}
 		nr_sinks++;

@@ -340,7 +340,13 @@ int cmd_push(int argc, char **argv)
 			.pprof = pb, .pprof_len = len,
 		};
 		for (uint64_t r = 0; r < repeat; r++) {
-			if (agent_sink__submit(sink, &w)) {
+			err = agent_sink__submit(sink, &w);
+			if (err == -EBADMSG) {
+				/* counted failed by the sink, which said why */
+				if (!r)
+					cli_err("push: %s: not sent: not a pprof "
+						"Profile", argv[i]);
+			} else if (err) {
 				cli_err("push: out of memory");
 				ret = EXIT_USAGE;
 				break;
