@@ -161,11 +161,11 @@ check_stacks() {
 		build=$c
 		[ $c = c5 ] && build=c1
 		set -- $(own_stacks "$(cat "$TMP/$c.pid")" "$build" "$file" < "$out")
-		if [ "$1" -ge 20 ] && [ $(($2 * 100)) -ge $(($1 * 99)) ]; then
+		if [ "$1" -ge 10 ] && [ $(($2 * 100)) -ge $(($1 * 99)) ]; then
 			[ "$mode" = quiet ] || pass "$name: $c's stacks complete, in its own build"
 		else
 			fail "$name: $c's stacks complete, in its own build"
-			echo "  $1 samples of pid $(cat "$TMP/$c.pid"), $2 complete in build $build (need >= 20 and 99 %)"
+			echo "  $1 samples of pid $(cat "$TMP/$c.pid"), $2 complete in build $build (need >= 10 and 99 %)"
 			awk -v p="$(cat "$TMP/$c.pid")" '/^[^ \t]/ { s = ($2 == p) } s' \
 				"$out" | head -8 | sed 's/^/  /'
 			BAD=1
@@ -251,7 +251,7 @@ check_cache() {
 # (The build-id cache is checked with record -p: one code path, and -a
 # would copy every DSO of the machine.)
 check_rc "containers-shared-path: record -a" 0 "$SFPROF" record -v -a \
-	--inline --duration 2 -o "$TMP/a.data" --no-buildid-cache
+	--inline --duration 3 -o "$TMP/a.data" --no-buildid-cache
 cp "$TMP/rc.out" "$TMP/a.err"
 sfprof_stacks "containers-shared-path: record -a" "$TMP/a.data"
 # perf script of the same recording, the containers still running (perf
