@@ -442,8 +442,9 @@ SFP_API int sfp_perf_writer__add_build_id(struct sfp_perf_writer *w,
 		return -EINVAL;
 	for (i = 0; i < w->nr_bids; i++)
 		if (!strcmp(w->bids[i].filename, filename) &&
-		    w->bids[i].pid == pid)
-			return 0;
+		    w->bids[i].pid == pid && w->bids[i].size == id_size &&
+		    !memcmp(w->bids[i].id, id, id_size))
+			return 0;	/* (one path, two builds: two) */
 	v = realloc(w->bids, (w->nr_bids + 1) * sizeof(*v));
 	if (!v)
 		return -ENOMEM;

@@ -335,6 +335,8 @@ static void on_mmap2(struct sfp_rec_pipe *p, const void *rec, size_t size)
 	uint32_t pid, tid, prot, flags;
 	uint64_t start, len, pgoff;
 	uint8_t bid_size = 0, bid[20];
+	uint32_t maj = 0, min = 0;
+	uint64_t ino = 0;
 	struct sfp_addr_space *as;
 	struct sfp_cursor c;
 	struct sfp_map m;
@@ -350,7 +352,8 @@ static void on_mmap2(struct sfp_rec_pipe *p, const void *rec, size_t size)
 		if (sfp_cursor_u8(&c, &bid_size) || sfp_cursor_skip(&c, 3) ||
 		    sfp_cursor_bytes(&c, bid, 20) || bid_size > 20)
 			goto bad;
-	} else if (sfp_cursor_skip(&c, 24)) {
+	} else if (sfp_cursor_u32(&c, &maj) || sfp_cursor_u32(&c, &min) ||
+		   sfp_cursor_u64(&c, &ino) || sfp_cursor_skip(&c, 8)) {
 		goto bad;
 	}
 	if (sfp_cursor_u32(&c, &prot) || sfp_cursor_u32(&c, &flags))
@@ -376,8 +379,11 @@ static void on_mmap2(struct sfp_rec_pipe *p, const void *rec, size_t size)
 		m.build_id = bid;
 		m.build_id_len = bid_size;
 	}
+	/* Without a build-id, the file is the kernel's (device, inode) at
+	 * that path: another container's file there is another module. */
 	if (m.end > m.start)
-		sfp_addr_space__add_map(as, &m);
+		unw_as_add_map_dev(as, &m, ino ? (uint64_t)makedev(maj, min) : 0,
+				   ino);
 	return;
 bad:
 	pr_warn("malformed MMAP2 record (%zu bytes, misc %#x, %zu bytes "
@@ -1089,7 +1095,13 @@ void sfp_rec_pipe__offcpu_switches(struct sfp_rec_pipe *p, uint64_t switches,
 void sfp_rec_pipe__stats(const struct sfp_rec_pipe *p,
 			 struct sfp_rec_pipe_stats *st)
 {
+	struct unw_module_stats ms;
+
 	*st = p->st;
+	unw_module_stats(&ms);
+	st->unwind_files = ms.modules;
+	st->unwind_tables = ms.loaded;
+	st->unwind_mismatch = ms.mismatch;
 	if (p->engine)
 		sfp_defer_engine__stats(p->engine, &st->defer);
 	if (p->offcpu) {

@@ -59,6 +59,10 @@ struct sfp_rec_pipe_stats {
 	uint64_t mmap_stray_build_id;	/* MMAP2 flags cleared (see .c) */
 	uint64_t mmap_build_id_filled;	/* fill_build_ids: MMAP2 filled */
 	uint64_t mmap_no_build_id;	/* ... whose file was not found */
+	/* The unwinder's files (unwind/module.h): one table per file,
+	 * however many processes and paths map it; files refused because
+	 * their build-id (or device/inode) was not the mapped one's. */
+	uint64_t unwind_files, unwind_tables, unwind_mismatch;
 	bool off_cpu;			/* the next field is valid */
 	struct sfp_offcpu_stats offcpu;
 };

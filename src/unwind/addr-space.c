@@ -8,8 +8,11 @@
  * Built from /proc/PID/maps, or record by record from perf's MMAP2 / FORK
  * / COMM(exec) / EXIT events (add_map, fork, exec, free).
  */
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <unistd.h>
+
+#include "common/fileid.h"
 
 #include "unwind/addr-space.h"
 
@@ -226,9 +229,21 @@ static int insert(struct sfp_addr_space *as, const struct sfp_map *map,
 	return 0;
 }
 
-/* add_map with a vDSO image read from the target (or NULL: our own). */
+/* The mount namespace the mappings' paths are in (0: not known). */
+static uint64_t as_mntns(struct sfp_addr_space *as)
+{
+	if (!as->mntns_read && as->pid > 0 && !as->root_dir) {
+		as->mntns = sfp_proc_mntns(as->pid);
+		as->mntns_read = true;
+	}
+	return as->mntns;
+}
+
+/* add_map with a vDSO image read from the target (or NULL: our own), and
+ * the file's device and inode where the kernel gave them. */
 static int add_map_image(struct sfp_addr_space *as, const struct sfp_map *map,
-			 const void *image, size_t size)
+			 const void *image, size_t size, uint64_t dev,
+			 uint64_t ino)
 {
 	struct unw_module *mod = NULL;
 	int err;
@@ -243,10 +258,19 @@ static int add_map_image(struct sfp_addr_space *as, const struct sfp_map *map,
 	if ((map->prot & SFP_MAP_EXEC) &&
 	    (is_file_path(map->path) ||
 	     (map->path && !strcmp(map->path, "[vdso]")))) {
-		mod = unw_module_get(map->path, map->build_id,
-				     map->build_id_len, image, size,
-				     as->root_dir, as->pid, map->start,
-				     map->end);
+		struct sfp_file_id id = { .path = map->path };
+
+		if (map->build_id && map->build_id_len &&
+		    map->build_id_len <= SFP_FILE_ID_MAX) {
+			memcpy(id.build_id, map->build_id, map->build_id_len);
+			id.build_id_len = (uint8_t)map->build_id_len;
+		} else if (is_file_path(map->path)) {
+			id.dev = dev;
+			id.ino = ino;
+			id.mntns = as_mntns(as);
+		}
+		mod = unw_module_get_id(&id, image, size, as->root_dir, as->pid,
+					map->start, map->end);
 		if (!mod)
 			return -ENOMEM;
 	}
@@ -256,7 +280,13 @@ static int add_map_image(struct sfp_addr_space *as, const struct sfp_map *map,
 int sfp_addr_space__add_map(struct sfp_addr_space *as,
 			    const struct sfp_map *map)
 {
-	return add_map_image(as, map, NULL, 0);
+	return add_map_image(as, map, NULL, 0, 0, 0);
+}
+
+int unw_as_add_map_dev(struct sfp_addr_space *as, const struct sfp_map *map,
+		       uint64_t dev, uint64_t ino)
+{
+	return add_map_image(as, map, NULL, 0, dev, ino);
 }
 
 int sfp_addr_space__fork(const struct sfp_addr_space *parent,
@@ -357,13 +387,15 @@ int sfp_addr_space__load_pid(struct sfp_addr_space *as, pid_t pid)
 	if (!as || pid <= 0)
 		return -EINVAL;
 	as->pid = pid;
+	as->mntns_read = false;
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	f = fopen(path, "re");
 	if (!f)
 		return errno == ENOENT ? -ESRCH : -errno;
 	clear_maps(as);
 	while (getline(&line, &cap, f) > 0) {
-		unsigned long long start, end, off;
+		unsigned long long start, end, off, ino;
+		unsigned int maj, min;
 		char perms[8];
 		int pos = 0;
 		struct sfp_map m = { 0 };
@@ -371,8 +403,9 @@ int sfp_addr_space__load_pid(struct sfp_addr_space *as, pid_t pid)
 		void *img = NULL;
 		size_t img_size = 0;
 
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s%n", &start, &end,
-			   perms, &off, &pos) < 4 || !pos)
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu%n", &start,
+			   &end, perms, &off, &maj, &min, &ino, &pos) < 7 ||
+		    !pos)
 			continue;
 		name = line + pos;
 		while (*name == ' ')
@@ -392,7 +425,8 @@ int sfp_addr_space__load_pid(struct sfp_addr_space *as, pid_t pid)
 		}
 		if (m.end <= m.start)
 			continue;
-		err = add_map_image(as, &m, img, img_size);
+		err = add_map_image(as, &m, img, img_size,
+				    ino ? (uint64_t)makedev(maj, min) : 0, ino);
 		free(img);
 		if (err)
 			break;
@@ -405,6 +439,7 @@ int sfp_addr_space__load_pid(struct sfp_addr_space *as, pid_t pid)
 void unw_as_set_pid(struct sfp_addr_space *as, int pid)
 {
 	as->pid = pid > 0 ? pid : 0;
+	as->mntns_read = false;	/* (a child may have left the parent's) */
 }
 
 /* Find the mapping holding addr (binary search). */

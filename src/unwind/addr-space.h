@@ -43,6 +43,8 @@ struct sfp_addr_space {
 	char *cache_dir;
 	char *root_dir;
 	int pid;		/* the process, for its files; 0 unknown */
+	uint64_t mntns;		/* its mount namespace, 0 unknown */
+	bool mntns_read;	/* ... asked already */
 	uint8_t arch;		/* enum sfp_arch, never SFP_ARCH_HOST */
 	bool no_cache;
 	struct unw_table_opts topts;
@@ -59,6 +61,16 @@ struct unw_as_code_ctx {
 	struct sfp_addr_space *as;
 	struct sfp_reader *r;
 };
+
+/*
+ * sfp_addr_space__add_map() of a mapping whose file the kernel named by
+ * (device, inode) as well (MMAP2 without a build-id, /proc/PID/maps): the
+ * unwinder's module is then that file's (common/fileid.h), not whatever
+ * else sits at its path in another container.  0, 0: not known.
+ */
+SFP_HIDDEN int unw_as_add_map_dev(struct sfp_addr_space *as,
+				  const struct sfp_map *map, uint64_t dev,
+				  uint64_t ino);
 
 /* The process whose files the mappings name (a forked space's child). */
 SFP_HIDDEN void unw_as_set_pid(struct sfp_addr_space *as, int pid);

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * The module registry: one entry per (path, build-id), reference-counted,
- * so that forked and sibling address spaces share tables instead of
- * loading libc once per process.  The registry lock covers the list; each
+ * The module registry: one entry per file as common/fileid.h identifies
+ * it (its build-id wherever it is mapped, else path + device/inode +
+ * mount namespace), reference-counted, so that forked and sibling
+ * address spaces, and the containers of one image, share tables instead
+ * of loading libc once per process, and two builds at one path never
+ * share one.  The registry lock covers the list; each
  * module's load lock its one-time load; lookups after a load read only
  * immutable data.
  */
@@ -19,16 +22,7 @@
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct unw_module *registry;
-
-static bool same_key(const struct unw_module *m, const char *path,
-		     const uint8_t *id, size_t id_len)
-{
-	if (strcmp(m->path, path))
-		return false;
-	if (!id_len || !m->build_id_len)
-		return id_len == m->build_id_len;
-	return id_len == m->build_id_len && !memcmp(m->build_id, id, id_len);
-}
+static struct unw_module_stats mstats;	/* atomics */
 
 static char *join_root(const char *root, const char *path)
 {
@@ -43,19 +37,45 @@ static char *join_root(const char *root, const char *path)
 	return s;
 }
 
-struct unw_module *unw_module_get(const char *path, const uint8_t *build_id,
-				  size_t build_id_len, const void *image,
-				  size_t size, const char *root_dir, int pid,
-				  uint64_t start, uint64_t end)
+/* One more process through which m's file can be opened (registry lock
+ * held).  Only before the load looks at them; failure only loses a way. */
+static void add_mapper(struct unw_module *m, const char *path, int pid,
+		       uint64_t start, uint64_t end)
 {
-	struct unw_module *m;
+	int i, n = __atomic_load_n(&m->nr_mappers, __ATOMIC_ACQUIRE);
+	struct unw_mapper *mp;
 
-	if (build_id_len > UNW_MAX_BUILD_ID)
-		build_id_len = UNW_MAX_BUILD_ID;
+	if (pid <= 0 || n >= UNW_MAX_MAPPERS ||
+	    __atomic_load_n(&m->loaded, __ATOMIC_ACQUIRE))
+		return;
+	for (i = 0; i < n; i++)
+		if (m->mappers[i].pid == pid)
+			return;
+	mp = &m->mappers[n];
+	mp->path = strdup(path);
+	if (!mp->path)
+		return;
+	mp->pid = pid;
+	mp->start = start;
+	mp->end = end;
+	__atomic_store_n(&m->nr_mappers, n + 1, __ATOMIC_RELEASE);
+}
+
+struct unw_module *unw_module_get_id(const struct sfp_file_id *id,
+				     const void *image, size_t size,
+				     const char *root_dir, int pid,
+				     uint64_t start, uint64_t end)
+{
+	const char *path = id->path;
+	struct unw_module *m;
+	bool own_fs = !root_dir && pid > 0;
+
 	pthread_mutex_lock(&registry_lock);
 	for (m = registry; m; m = m->next)
-		if (same_key(m, path, build_id, build_id_len)) {
+		if (sfp_file_id_same(&m->key, id)) {
 			m->refcnt++;
+			if (own_fs && !m->is_vdso)
+				add_mapper(m, path, pid, start, end);
 			goto out;
 		}
 	m = calloc(1, sizeof(*m));
@@ -67,14 +87,14 @@ struct unw_module *unw_module_get(const char *path, const uint8_t *build_id,
 	m->open_path = m->is_vdso ? strdup(path) : join_root(root_dir, path);
 	if (!m->path || !m->open_path)
 		goto fail;
-	if (build_id_len)
-		memcpy(m->build_id, build_id, build_id_len);
-	m->build_id_len = build_id_len;
-	if (!root_dir && pid > 0) {
-		m->pid = pid;
-		m->map_start = start;
-		m->map_end = end;
+	m->key = *id;
+	m->key.path = m->path;
+	if (id->build_id_len) {
+		memcpy(m->build_id, id->build_id, id->build_id_len);
+		m->build_id_len = id->build_id_len;
 	}
+	if (own_fs && !m->is_vdso)
+		add_mapper(m, path, pid, start, end);
 	if (m->is_vdso) {
 		const void *self_img;
 		size_t self_size;
@@ -98,6 +118,7 @@ struct unw_module *unw_module_get(const char *path, const uint8_t *build_id,
 	m->refcnt = 1;
 	m->next = registry;
 	registry = m;
+	__atomic_fetch_add(&mstats.modules, 1, __ATOMIC_RELAXED);
 	goto out;
 fail:
 	pthread_mutex_destroy(&m->load_lock);
@@ -108,6 +129,28 @@ fail:
 out:
 	pthread_mutex_unlock(&registry_lock);
 	return m;
+}
+
+struct unw_module *unw_module_get(const char *path, const uint8_t *build_id,
+				  size_t build_id_len, const void *image,
+				  size_t size, const char *root_dir, int pid,
+				  uint64_t start, uint64_t end)
+{
+	struct sfp_file_id id = { .path = path };
+
+	/* (longer ones than GNU's SHA-1 do not occur: unknown then) */
+	if (build_id && build_id_len && build_id_len <= SFP_FILE_ID_MAX) {
+		memcpy(id.build_id, build_id, build_id_len);
+		id.build_id_len = (uint8_t)build_id_len;
+	}
+	return unw_module_get_id(&id, image, size, root_dir, pid, start, end);
+}
+
+void unw_module_stats(struct unw_module_stats *st)
+{
+	st->modules = __atomic_load_n(&mstats.modules, __ATOMIC_RELAXED);
+	st->loaded = __atomic_load_n(&mstats.loaded, __ATOMIC_RELAXED);
+	st->mismatch = __atomic_load_n(&mstats.mismatch, __ATOMIC_RELAXED);
 }
 
 void unw_module_ref(struct unw_module *m)
@@ -126,6 +169,8 @@ static void module_free(struct unw_module *m)
 	else
 		free((void *)m->image);
 	pthread_mutex_destroy(&m->load_lock);
+	for (int i = 0; i < m->nr_mappers; i++)
+		free(m->mappers[i].path);
 	free(m->path);
 	free(m->open_path);
 	free(m);
@@ -152,29 +197,73 @@ void unw_module_put(struct unw_module *m)
 }
 
 /*
- * Open the file as its process sees it: in its mount namespace, or the
- * mapped inode itself when the path now holds another file.  The process
- * may be gone by now: the plain path (checked by build-id in
- * read_headers) is what is left then.
+ * Open the file as a process that maps it sees it: in its mount
+ * namespace, or the mapped inode itself when the path now holds another
+ * file, each candidate checked against the key's build-id before it is
+ * used (common/procfs.h).  The first mapper may be gone: the others are
+ * asked in turn.  None left: the plain path, which read_headers checks
+ * by build-id too.  A file found with another build-id is counted and
+ * said, never read.
  */
-static void resolve_open_path(struct unw_module *m)
+static bool resolve_open_path(struct unw_module *m)
 {
+	int i, n = __atomic_load_n(&m->nr_mappers, __ATOMIC_ACQUIRE);
 	char buf[4096], *s;
-	int err;
+	bool stale = false;
+	int err = -ENOENT;
 
-	err = sfp_proc_mapped_file(m->pid, m->path, m->map_start, m->map_end,
-				   m->build_id, m->build_id_len, buf,
-				   sizeof(buf));
-	if (err) {
+	for (i = 0; i < n; i++) {
+		const struct unw_mapper *mp = &m->mappers[i];
+
+		err = sfp_proc_mapped_file(mp->pid, mp->path, mp->start,
+					   mp->end, m->key.build_id,
+					   m->key.build_id_len, buf,
+					   sizeof(buf));
+		if (!err)
+			break;
+		stale |= err == -ESTALE;
 		pr_debug("%s: not found as process %d maps it: %s", m->path,
-			 m->pid, sfp_strerror(err));
-		return;
+			 mp->pid, sfp_strerror(err));
+	}
+	if (err) {
+		if (stale) {
+			__atomic_fetch_add(&mstats.mismatch, 1,
+					   __ATOMIC_RELAXED);
+			pr_warn("%s: the file its processes map now has "
+				"another build-id than the recorded one; not "
+				"using it", m->path);
+		}
+		return false;
 	}
 	if (!strcmp(buf, m->open_path) || !(s = strdup(buf)))
-		return;
+		return true;
 	pr_debug("%s: reading %s", m->path, s);
 	free(m->open_path);
 	m->open_path = s;
+	return true;
+}
+
+/*
+ * A file without a build-id in the key, reached by its plain path (no
+ * process of it left to open it through): the path may hold another
+ * file now (a container's, a newer build).  The kernel's device and
+ * inode, where known, must be the file's.  Return: 0 or -ESTALE.
+ */
+static int check_plain_path(struct unw_module *m)
+{
+	struct stat st;
+
+	if (m->is_vdso || m->key.build_id_len || (!m->key.dev && !m->key.ino))
+		return 0;
+	if (stat(m->open_path, &st))
+		return 0;	/* not there: the open says so */
+	if ((uint64_t)st.st_dev == m->key.dev &&
+	    (uint64_t)st.st_ino == m->key.ino)
+		return 0;
+	__atomic_fetch_add(&mstats.mismatch, 1, __ATOMIC_RELAXED);
+	pr_warn("%s: the file at this path is not the mapped one (another "
+		"device/inode); not using it", m->path);
+	return -ESTALE;
 }
 
 /* Map the file read-only for code reads.  Failure is not fatal. */
@@ -260,6 +349,8 @@ static int read_headers(struct unw_module *m)
 			 * (rebuilt, upgraded): its table would be wrong. */
 			if (m->build_id_len && (len != m->build_id_len ||
 						memcmp(id, m->build_id, len))) {
+				__atomic_fetch_add(&mstats.mismatch, 1,
+						   __ATOMIC_RELAXED);
 				pr_warn("%s: build-id differs from the mapped "
 					"object's; not using its table",
 					m->path);
@@ -532,11 +623,20 @@ int unw_module_load(struct unw_module *m, const struct unw_table_opts *opts)
 	pthread_mutex_lock(&m->load_lock);
 	if (m->loaded)
 		goto out;
-	if (!m->is_vdso && m->pid > 0)
-		resolve_open_path(m);
-	if (!m->image && !m->is_vdso)
+	err = 0;
+	if (m->is_vdso || !m->nr_mappers || !resolve_open_path(m))
+		err = check_plain_path(m);
+	if (!err && !m->image && !m->is_vdso)
 		map_image(m);
-	err = read_headers(m);
+	if (!err)
+		err = read_headers(m);
+	if (err == -ESTALE && m->image_mapped) {
+		/* another file's bytes: not even for code reads */
+		munmap((void *)m->image, m->image_size);
+		m->image = NULL;
+		m->image_size = 0;
+		m->image_mapped = false;
+	}
 	if (!err) {
 		err = unw_open_table(m->is_vdso ? m->path : m->open_path,
 				     m->is_vdso ? m->image : NULL,
@@ -551,6 +651,16 @@ int unw_module_load(struct unw_module *m, const struct unw_table_opts *opts)
 			 sfp_strerror(err));
 	}
 	m->load_err = err;
+	__atomic_fetch_add(&mstats.loaded, 1, __ATOMIC_RELAXED);
+	if (m->build_id_len) {
+		char hex[2 * UNW_MAX_BUILD_ID + 1];
+
+		for (size_t i = 0; i < m->build_id_len; i++)
+			snprintf(hex + 2 * i, 3, "%02x", m->build_id[i]);
+		pr_debug("module %s (build-id %s) loaded from %s: %s", m->path,
+			 hex, m->is_vdso ? m->path : m->open_path,
+			 err ? sfp_strerror(err) : "table");
+	}
 	__atomic_store_n(&m->loaded, 1, __ATOMIC_RELEASE);
 out:
 	pthread_mutex_unlock(&m->load_lock);

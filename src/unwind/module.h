@@ -9,10 +9,20 @@
 
 #include <pthread.h>
 
+#include "common/fileid.h"
 #include "unwind/unwind-internal.h"
 
 #define UNW_MAX_LOADS 16
 #define UNW_MAX_BUILD_ID 64
+/* Processes through which a shared module's file can be opened: the
+ * first mapper may be gone by the time the table is loaded. */
+#define UNW_MAX_MAPPERS 4
+
+struct unw_mapper {
+	int pid;
+	uint64_t start, end;
+	char *path;			/* as that process maps it */
+};
 
 struct unw_load {
 	uint64_t vaddr;
@@ -28,15 +38,22 @@ struct unw_module {
 	 * address spaces that look modules up meanwhile. */
 	pthread_mutex_t load_lock;
 	bool queued, fb_queued;		/* given to the loader thread */
-	char *path;			/* key, as mapped */
-	char *open_path;		/* root_dir + path, or where the
-					   first mapper's process sees it */
-	/* The first process that mapped it and where: its mount namespace
-	 * and map_files entry lead to the mapped bytes (common/procfs.h). */
-	int pid;
-	uint64_t map_start, map_end;
+	/* What file it is (common/fileid.h's rule; key.path is path):
+	 * a build-id names it wherever it is mapped, else the path with
+	 * the kernel's (device, inode) and the mount namespace. */
+	struct sfp_file_id key;
+	char *path;			/* as the first mapper maps it */
+	char *open_path;		/* root_dir + path, or where one
+					   mapper's process sees it */
+	/* Processes that mapped it and where: their mount namespace and
+	 * map_files entries lead to the mapped bytes (common/procfs.h).
+	 * Added under the registry lock, read by the load (nr_mappers
+	 * acquire/release). */
+	struct unw_mapper mappers[UNW_MAX_MAPPERS];
+	int nr_mappers;
+	/* The key's build-id, else the one read from the file. */
 	uint8_t build_id[UNW_MAX_BUILD_ID];
-	size_t build_id_len;		/* key; 0 = unknown */
+	size_t build_id_len;		/* 0 = unknown */
 	bool is_vdso;
 
 	/* Set once by unw_module_load (acquire/release on `loaded`). */
@@ -65,7 +82,30 @@ struct unw_table_opts {
 };
 
 /*
- * Find or create the module for (path, build-id); takes a reference.
+ * Find or create the module of the file id names (common/fileid.h's rule:
+ * one module for every mapping of one build-id, whatever its path); takes
+ * a reference.  As unw_module_get() otherwise.
+ */
+SFP_HIDDEN struct unw_module *unw_module_get_id(const struct sfp_file_id *id,
+						const void *image, size_t size,
+						const char *root_dir, int pid,
+						uint64_t start, uint64_t end);
+
+/*
+ * Counters of the registry since the process started: tables loaded
+ * (one per module: what N processes of one image must not multiply) and
+ * files refused because their build-id was not the mapped one's.
+ */
+struct unw_module_stats {
+	uint64_t modules;	/* modules created */
+	uint64_t loaded;	/* ... whose load ran (table or not) */
+	uint64_t mismatch;	/* files with another build-id, not used */
+};
+SFP_HIDDEN void unw_module_stats(struct unw_module_stats *st);
+
+/*
+ * Find or create the module for (path, build-id), device and inode not
+ * known; takes a reference.
  * For the vDSO, image/size (may be NULL: this process's own vDSO) are its
  * bytes, copied.  pid (> 0) maps it at [start, end): the file is then
  * opened as that process sees it (see common/procfs.h) unless root_dir

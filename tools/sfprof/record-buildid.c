@@ -10,6 +10,12 @@
  * the recording is read back and only the files that samples hit are
  * copied.  One descriptor per distinct build-id; past the limit of open
  * files, the file is opened by path at the end instead.
+ *
+ * Which file a sample hit is decided here, from the MMAP2 records this
+ * recording wrote (the process and the range that carry each build-id),
+ * not from a reader's model of the DSOs: six containers each map their
+ * own build at one path, and a model keyed by the path gave all their
+ * samples to one build (2 of 6 containers' binaries were cached).
  */
 #include <fcntl.h>
 #include <limits.h>
@@ -38,12 +44,21 @@ struct bid_ent {
 	char *name;		/* as recorded */
 };
 
+/* A mapping of an entry's file: what a sample's (pid, ip) hits. */
+struct bid_map {
+	uint32_t pid;
+	uint64_t start, end;
+	size_t ent;
+};
+
 struct bid_collect {
 	char dir[PATH_MAX];
 	uint64_t budget;
 	struct bid_ent *ents;
 	size_t nr, cap;
 	size_t nr_fds, max_fds;
+	struct bid_map *maps;
+	size_t nr_maps, cap_maps;
 };
 
 int bid_collect_new(const char *dir, uint64_t budget, struct bid_collect **out)
@@ -95,6 +110,88 @@ static struct bid_ent *find(struct bid_collect *bc, const uint8_t *id,
 	return NULL;
 }
 
+static void add_map(struct bid_collect *bc, uint32_t pid, uint64_t start,
+		    uint64_t len, size_t ent)
+{
+	struct bid_map *m;
+
+	if (!len || start + len < start)
+		return;
+	if (bc->nr_maps == bc->cap_maps) {
+		size_t cap = bc->cap_maps ? bc->cap_maps * 2 : 256;
+
+		m = realloc(bc->maps, cap * sizeof(*m));
+		if (!m)
+			return;	/* (the profile's mappings still count) */
+		bc->maps = m;
+		bc->cap_maps = cap;
+	}
+	m = &bc->maps[bc->nr_maps++];
+	m->pid = pid;
+	m->start = start;
+	m->end = start + len;
+	m->ent = ent;
+}
+
+static int map_cmp(const void *a, const void *b)
+{
+	const struct bid_map *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Mark every entry mapped at ip in pid (bc->maps sorted): a range mapped
+ * twice in the recording (exec, a new mmap) marks both files. */
+static void hit_ip(struct bid_collect *bc, uint32_t pid, uint64_t ip,
+		   bool *hit)
+{
+	size_t lo = 0, hi = bc->nr_maps, i;
+
+	/* the first map of pid starting above ip */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const struct bid_map *m = &bc->maps[mid];
+
+		if (m->pid < pid || (m->pid == pid && m->start <= ip))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (i = lo; i-- > 0 && bc->maps[i].pid == pid;)
+		if (ip < bc->maps[i].end)
+			hit[bc->maps[i].ent] = true;
+}
+
+/* The entries the samples' frames fall in, by process and address. */
+static void hits_by_address(struct bid_collect *bc,
+			    const struct sfp_profile *prof, bool *hit)
+{
+	size_t i, n = sfp_profile__nr_samples(prof);
+
+	if (!bc->nr_maps)
+		return;
+	qsort(bc->maps, bc->nr_maps, sizeof(*bc->maps), map_cmp);
+	for (i = 0; i < n; i++) {
+		const struct sfp_profile_sample *s = sfp_profile__sample(prof, i);
+		uint32_t node = s->stack;
+
+		if (s->ip_loc != UINT32_MAX)
+			hit_ip(bc, s->pid, sfp_profile__loc(prof, s->ip_loc)->ip,
+			       hit);
+		while (node && node != UINT32_MAX) {
+			const struct sfp_profile_node *nd =
+				sfp_profile__node(prof, node);
+
+			if (nd->loc != UINT32_MAX)
+				hit_ip(bc, s->pid,
+				       sfp_profile__loc(prof, nd->loc)->ip, hit);
+			node = nd->parent;
+		}
+	}
+}
+
 void bid_collect_mmap2(struct bid_collect *bc, const void *rec, size_t size)
 {
 	const struct perf_event_header *h = rec;
@@ -112,8 +209,15 @@ void bid_collect_mmap2(struct bid_collect *bc, const void *rec, size_t size)
 	    b[40] < 2 || b[40] > 20 || !memchr(b + 72, 0, size - 72))
 		return;
 	name = (const char *)b + 72;
-	if (name[0] != '/' || find(bc, b + 44, b[40]))
+	if (name[0] != '/')
 		return;
+	memcpy(&pid, b + 8, 4);
+	memcpy(&start, b + 16, 8);
+	memcpy(&len, b + 24, 8);
+	if ((e = find(bc, b + 44, b[40]))) {
+		add_map(bc, pid, start, len, (size_t)(e - bc->ents));
+		return;
+	}
 	if (bc->nr == bc->cap) {
 		size_t cap = bc->cap ? bc->cap * 2 : 64;
 		struct bid_ent *n = realloc(bc->ents, cap * sizeof(*n));
@@ -132,9 +236,7 @@ void bid_collect_mmap2(struct bid_collect *bc, const void *rec, size_t size)
 	if (!e->name)
 		return;
 	bc->nr++;
-	memcpy(&pid, b + 8, 4);
-	memcpy(&start, b + 16, 8);
-	memcpy(&len, b + 24, 8);
+	add_map(bc, pid, start, len, bc->nr - 1);
 	if (bc->nr_fds < bc->max_fds &&
 	    !sfp_proc_mapped_file((int)pid, name, start, start + len, e->id,
 				  e->len, path, sizeof(path))) {
@@ -172,7 +274,10 @@ int bid_collect_finish(struct bid_collect *bc, const char *path, bool quiet)
 	hit = calloc(bc->nr, sizeof(*hit));
 	if (!hit)
 		return -ENOMEM;
-	/* Which DSOs the samples hit: the recording's own mappings. */
+	/* Which DSOs the samples hit: by the process and address of their
+	 * frames in the MMAP2 records written (hits_by_address()), and the
+	 * mappings the profile gives (a process forked during the recording
+	 * has no MMAP2 records of its own). */
 	err = sfp_profile__load(path, &po, &prof);
 	if (err) {
 		cli_err("build-id cache: cannot read %s back: %s", path,
@@ -188,6 +293,7 @@ int bid_collect_finish(struct bid_collect *bc, const char *path, bool quiet)
 		    (e = find(bc, m->build_id, m->build_id_size)))
 			hit[e - bc->ents] = true;
 	}
+	hits_by_address(bc, prof, hit);
 	sfp_profile__free(&prof);
 	if (sfp_symbolizer__new(&so, &sym))
 		sym = NULL;
@@ -262,6 +368,7 @@ void bid_collect_free(struct bid_collect **bcp)
 		free(bc->ents[i].name);
 	}
 	free(bc->ents);
+	free(bc->maps);
 	free(bc);
 	*bcp = NULL;
 }

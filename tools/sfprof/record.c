@@ -315,13 +315,18 @@ struct ctx {
 	int zlevel;
 };
 
+/*
+ * The header's build-id table gets one entry per (path, build-id): in
+ * containers, one path holds a different build in each (a table keyed by
+ * path alone gave them all the first one's).
+ */
 static void note_build_id(struct ctx *c, const void *rec, size_t size)
 {
 	const struct perf_event_header *h = rec;
 	const uint8_t *b = rec;
 	const char *name;
-	char **n;
-	size_t i;
+	char **n, *key;
+	size_t i, klen;
 
 	/* MMAP2 with a build id: header, pid, tid, addr, len, pgoff, then
 	 * size(1) + 3 reserved + id[20], prot, flags, filename. */
@@ -330,19 +335,27 @@ static void note_build_id(struct ctx *c, const void *rec, size_t size)
 	    b[40] == 0 || b[40] > 20 || !memchr(b + 72, 0, size - 72))
 		return;
 	name = (const char *)b + 72;
+	/* key: the build-id in hex, a space, the path */
+	klen = 2 * (size_t)b[40] + 1 + strlen(name) + 1;
+	key = malloc(klen);
+	if (!key)
+		return;
+	for (i = 0; i < b[40]; i++)
+		snprintf(key + 2 * i, 3, "%02x", b[44 + i]);
+	snprintf(key + 2 * (size_t)b[40], klen - 2 * (size_t)b[40], " %s",
+		 name);
 	for (i = 0; i < c->nr_bid; i++)
-		if (!strcmp(c->bid_paths[i], name))
+		if (!strcmp(c->bid_paths[i], key)) {
+			free(key);
 			return;
-	if (c->nr_bid >= 4096)
+		}
+	if (c->nr_bid >= 4096 ||
+	    !(n = realloc(c->bid_paths, (c->nr_bid + 1) * sizeof(*n)))) {
+		free(key);
 		return;
-	n = realloc(c->bid_paths, (c->nr_bid + 1) * sizeof(*n));
-	if (!n)
-		return;
+	}
 	c->bid_paths = n;
-	n[c->nr_bid] = strdup(name);
-	if (!n[c->nr_bid])
-		return;
-	c->nr_bid++;
+	n[c->nr_bid++] = key;
 	sfp_perf_writer__add_build_id(c->w, SFP_PERF_MISC_USER, -1, b + 44,
 				      b[40], name);
 }
@@ -530,6 +543,14 @@ static void summary(const struct ctx *c, const struct sfp_record *r,
 		if (st.stops[i])
 			fprintf(stderr, " %s %llu", sfp_unwind_stop_str(i),
 				(unsigned long long)st.stops[i]);
+	fputc('\n', stderr);
+	fprintf(stderr, "  unwind tables: %llu loaded for %llu files",
+		(unsigned long long)st.unwind_tables,
+		(unsigned long long)st.unwind_files);
+	if (st.unwind_mismatch)
+		fprintf(stderr, "; %llu files refused: not the mapped one "
+			"(another build-id or inode)",
+			(unsigned long long)st.unwind_mismatch);
 	fputc('\n', stderr);
 	for (i = 0; (path = sfp_rec_pipe__no_table(p, i, &cnt)); i++)
 		fprintf(stderr, "%s%s (%llu)", i ? ", " :

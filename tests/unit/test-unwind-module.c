@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The unwinder's module registry keys on common/fileid.h's rule: one
+ * module for one build-id at any path (the containers of one image share
+ * a table), two for two builds at one path; files without a build-id by
+ * path + device/inode + mount namespace.  A file whose build-id (or
+ * inode) is not the mapped one's is refused, counted, and its bytes are
+ * not kept for code reads.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/procfs.h"
+#include "test.h"
+#include "unwind/module.h"
+
+static void self_id(struct sfp_file_id *id, const char *path)
+{
+	size_t len = 0;
+
+	memset(id, 0, sizeof(*id));
+	id->path = path;
+	if (!sfp_file_build_id("/proc/self/exe", id->build_id,
+			       sizeof(id->build_id), &len))
+		id->build_id_len = (uint8_t)len;
+}
+
+TEST(unwind_module_one_build_id_one_module)
+{
+	struct sfp_file_id a, b, c;
+	struct unw_module *ma, *mb, *mc;
+
+	self_id(&a, "/ctr1/srv/app/server");
+	self_id(&b, "/ctr2/usr/bin/other");
+	if (!ASSERT_TRUE(a.build_id_len))	/* the test binary has one */
+		return;
+	c = a;
+	c.build_id[0] ^= 0xff;		/* another build at a's path */
+	ma = unw_module_get_id(&a, NULL, 0, NULL, 0, 0, 0);
+	mb = unw_module_get_id(&b, NULL, 0, NULL, 0, 0, 0);
+	mc = unw_module_get_id(&c, NULL, 0, NULL, 0, 0, 0);
+	ASSERT_TRUE(ma && mb && mc);
+	ASSERT_TRUE(ma == mb);
+	ASSERT_TRUE(ma != mc);
+	unw_module_put(ma);
+	unw_module_put(mb);
+	unw_module_put(mc);
+}
+
+TEST(unwind_module_no_build_id_by_inode_and_namespace)
+{
+	struct sfp_file_id a = { .path = "/srv/app/server", .dev = 8,
+				 .ino = 42, .mntns = 1000 };
+	struct sfp_file_id b = a, c = a, d = a;
+	struct unw_module *ma, *mb, *mc, *md;
+
+	c.ino = 43;		/* another file at the path */
+	d.mntns = 1001;		/* another container */
+	ma = unw_module_get_id(&a, NULL, 0, NULL, 0, 0, 0);
+	mb = unw_module_get_id(&b, NULL, 0, NULL, 0, 0, 0);
+	mc = unw_module_get_id(&c, NULL, 0, NULL, 0, 0, 0);
+	md = unw_module_get_id(&d, NULL, 0, NULL, 0, 0, 0);
+	ASSERT_TRUE(ma && mb && mc && md);
+	ASSERT_TRUE(ma == mb);
+	ASSERT_TRUE(ma != mc && ma != md && mc != md);
+	unw_module_put(ma);
+	unw_module_put(mb);
+	unw_module_put(mc);
+	unw_module_put(md);
+}
+
+TEST(unwind_module_mismatch_refused_and_counted)
+{
+	struct unw_table_opts o = { .no_cache = true };
+	struct unw_module_stats s0, s1;
+	struct sfp_file_id a, b;
+	struct unw_module *ma, *mb, *mc;
+	struct stat st;
+	uint8_t byte;
+
+	/* a key with another build-id than the file at its path */
+	self_id(&a, "/proc/self/exe");
+	a.build_id[0] ^= 0xff;
+	/* no build-id, the kernel's inode not the path's file's */
+	memset(&b, 0, sizeof(b));
+	b.path = "/proc/self/exe";
+	b.dev = 1;
+	b.ino = 1;
+	unw_module_stats(&s0);
+	ma = unw_module_get_id(&a, NULL, 0, NULL, 0, 0, 0);
+	mb = unw_module_get_id(&b, NULL, 0, NULL, 0, 0, 0);
+	ASSERT_TRUE(ma && mb);
+	ASSERT_ERR(unw_module_load(ma, &o), -ESTALE);
+	ASSERT_ERR(unw_module_load(mb, &o), -ESTALE);
+	ASSERT_ERR(unw_module_read(ma, 0, &byte, 1), -EFAULT);
+	unw_module_stats(&s1);
+	ASSERT_EQ(s1.mismatch - s0.mismatch, 2);
+	/* the true inode: read */
+	ASSERT_OK(stat("/proc/self/exe", &st));
+	b.dev = st.st_dev;
+	b.ino = st.st_ino;
+	mc = unw_module_get_id(&b, NULL, 0, NULL, 0, 0, 0);
+	ASSERT_TRUE(mc && mc != mb);
+	ASSERT_OK(unw_module_load(mc, &o));
+	unw_module_stats(&s1);
+	ASSERT_EQ(s1.mismatch - s0.mismatch, 2);
+	unw_module_put(ma);
+	unw_module_put(mb);
+	unw_module_put(mc);
+}
