@@ -56,9 +56,7 @@ check_msg "a command that cannot run is named with the reason" 1 \
 	$SFPROF record -q -o "$TMP/x.data" -- /nonexistent/prog
 check_msg "a PID that is gone is named" 1 "process 4000000 not found" \
 	$SFPROF record -q -o "$TMP/x.data" -p 4000000
-rel=$(uname -r)
-maj=${rel%%.*}; rest=${rel#*.}; min=${rest%%.*}
-if [ "$maj" -lt 6 ] || { [ "$maj" -eq 6 ] && [ "$min" -lt 19 ]; }; then
+if ! kernel_defer_expected; then
 	check_msg "kernel-defer says the kernel lacks it (probed)" 1 \
 		"lacks deferred user callchains.*sframe" \
 		$SFPROF record -q -o "$TMP/x.data" --call-graph kernel-defer -- true
