@@ -223,10 +223,12 @@ rec_status "record -- true exits 0" 0 'command: exited with status 0$' true
 # ---------------------------------------------------------------------
 # 3. A command that ignores SIGTERM and SIGINT.  Recorded for --duration
 # 0.5 s, then SIGTERM, and SIGKILL 2 s later: from the command's start
-# (its pid file) to its death (polled) is at least the 2 s of
-# --kill-after (no SIGKILL sooner), and at most duration + kill-after +
-# 5 s (the file is closed between the two: not an exact figure on a
-# busy machine, but a grace 10 times too long or never ending fails).
+# (its pid file, seen by polling) to its death (polled) is at least 1.5 s
+# (the 2 s of --kill-after after a SIGTERM that comes after the command
+# started; the pid file can show up late: 1.3 s after the command's
+# start under the ASan build on a busy machine, 1,858 ms measured; an
+# immediate SIGKILL measured 642 ms), and at most duration + kill-after +
+# 5 s (a grace 10 times too long, or never ending, fails).
 # The recording, complete before the command is signalled, reads back
 # with every sample the summary counted.
 IGN='echo $$ > "$0"; trap "" TERM INT; while :; do :; done'
@@ -252,10 +254,10 @@ rc=$?
 if [ $rc -eq 0 ] && no_san "$TMP/k.out" &&
    grep -q 'SIGKILL after --kill-after; killed by signal 9' "$TMP/k.out" &&
    [ -n "$cpid" ] && ! kill -0 "$cpid" 2>/dev/null &&
-   [ "$lived" -ge 2000 ] && [ "$lived" -le 7500 ]; then
-	pass "record --duration 0.5 --kill-after 2: SIGKILL for a command ignoring SIGTERM, $lived ms after it started (2000-7500)"
+   [ "$lived" -ge 1500 ] && [ "$lived" -le 7500 ]; then
+	pass "record --duration 0.5 --kill-after 2: SIGKILL for a command ignoring SIGTERM, $lived ms after it started (1500-7500)"
 else
-	fail "record --duration 0.5 --kill-after 2 (exit $rc, 124: hung; the command lived $lived ms, want 2000-7500)"
+	fail "record --duration 0.5 --kill-after 2 (exit $rc, 124: hung; the command lived $lived ms, want 1500-7500)"
 	head -5 "$TMP/k.out" | sed 's/^/  /'
 	[ -n "$cpid" ] && kill -KILL "$cpid" 2>/dev/null
 fi
