@@ -3,9 +3,10 @@
 # where the kernel defers, else bpf-defer, else sframe) and a real verifier
 # rejection of the bpf-defer object (test hook SFPROF_BPF_TEST_VERIFIER_REJECT,
 # docs/record-bpf.md): the message names the verifier's reason and the
-# recording completes in sframe mode.  What this machine offers is probed
-# with the explicit modes, so the expectations hold on kernels with
-# defer_callchain too.
+# recording completes in sframe mode.  What this machine offers is decided
+# from the system (the kernel's release, root, BTF, kallsyms, the
+# verifier), never from sfprof's own probes, so the expectations hold on
+# kernels with defer_callchain too.
 # checks: 11
 . "$(dirname "$0")/test-subr.sh"
 
@@ -14,12 +15,16 @@ FP=$SFP_BUILD/tests/progs/perf-work
 SPIN=$SFP_BUILD/tests/progs/record-spin
 
 # Samples in the program's own code whose stack is complete (reaches
-# start_thread or main), of all of them.
+# start_thread or main), of all of them.  nolibc: only the samples not in
+# a qsort() callback (the kernel's frame-pointer walk cannot cross
+# Debian's libc, which has none).
 complete_workers() {
-	sfp script -i "$1" 2>/dev/null | awk '
-	/cpu-clock:/{if (w) { n++; if (s) f++ } w=0; s=0; next}
+	sfp script -i "$1" 2>/dev/null | awk -v nolibc="${2:-}" '
+	function end_() { if (w && !(nolibc && q)) { n++; if (s) f++ } w = 0; s = 0; q = 0 }
+	/cpu-clock:/{end_(); next}
 	/worker_|recurse|sort_some|cmp_u32|spin\+/{w=1} /start_thread| main\+/{s=1}
-	END{if (w) { n++; if (s) f++ } print n+0, f+0}'
+	/cmp_u32|qsort|msort/{q=1}
+	END{end_(); print n+0, f+0}'
 }
 
 sfp record --help > "$TMP/help" 2>&1
@@ -30,8 +35,9 @@ else
 	fail "record --help documents --call-graph auto"
 fi
 
-# What the machine offers: the kernel's deferral, and BPF task_work.
-if $SFPROF record -q --call-graph kernel-defer -o "$TMP/k.data" -- true > /dev/null 2>&1; then
+# What the machine offers, decided from the system (test-subr.sh): the
+# kernel's deferral, and BPF task_work.
+if kernel_defer_expected; then
 	kdefer=1
 else
 	kdefer=0
@@ -90,14 +96,20 @@ else
 	fail "auto on a frame-pointer program: want $want ($why)"
 	sed 's/^/  /' "$TMP/f.out" | head -8
 fi
-set -- $(complete_workers "$TMP/f.data")
+# (kernel-defer: the kernel walks frame pointers, and Debian's libc
+# (qsort) has none: the samples in a qsort callback, about 5 in 6 of this
+# workload's, are left out)
 if [ $want = kernel-defer ]; then
-	# the kernel walks frame pointers, and Debian's libc (qsort) has none
-	skip "auto (kernel-defer) on frame-pointer code: complete stacks" "frames through libc"
-elif [ "$1" -gt 100 ] && [ $(($2 * 100)) -ge $(($1 * 99)) ]; then
-	pass "auto ($want) on frame-pointer code: complete stacks in $2 of $1 samples in its code"
+	set -- $(complete_workers "$TMP/f.data" nolibc)
+	also=" outside qsort callbacks" min=50
 else
-	fail "auto ($want) on frame-pointer code: complete stacks in $2 of $1 samples in its code"
+	set -- $(complete_workers "$TMP/f.data")
+	also= min=100
+fi
+if [ "$1" -gt $min ] && [ $(($2 * 100)) -ge $(($1 * 99)) ]; then
+	pass "auto ($want) on frame-pointer code: complete stacks in $2 of $1 samples in its code$also"
+else
+	fail "auto ($want) on frame-pointer code: complete stacks in $2 of $1 samples in its code$also"
 fi
 
 # -p: the code is judged by /proc/PID/exe.

@@ -413,29 +413,34 @@ else
 fi
 
 # --- a fixed period (-c): perf records no per-sample period then -------------
-if rec "$TMP/fixed.data" -c 250000 -g -- "$W" 100 &&
-   command -v protoc >/dev/null 2>&1 && command -v node >/dev/null 2>&1; then
+if ! rec "$TMP/fixed.data" -c 250000 -g -- "$W" 100; then
+	fail "fixed period: perf record -c failed three times: $(head -1 "$TMP/rec.log")"
+elif ! command -v protoc >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1; then
+	skip "fixed period" "protoc or node missing (make deps)"
+else
 	n=$(sfp script -i "$TMP/fixed.data" 2>/dev/null | grep -c '^[^	]')
 	sfp export --format pprof -i "$TMP/fixed.data" -o "$TMP/fixed.pb.gz" 2> "$TMP/fixed.err"
 	if [ "$n" -gt 0 ] && gzip -dc "$TMP/fixed.pb.gz" | protoc --proto_path="$ROOT/tests/data" \
-		--decode perftools.profiles.Profile "$ROOT/tests/data/profile.proto" > "$TMP/fixed.pb.txt" &&
+		--decode perftools.profiles.Profile "$ROOT/tests/data/profile.proto" \
+		> "$TMP/fixed.pb.txt" 2> "$TMP/fixed.protoc" &&
 	   node "$HERE/pprof-check.js" "$TMP/fixed.pb.txt" "$W" "cpu=$((n * 250000))" > /dev/null 2> "$TMP/fixed.check" &&
 	   grep -q '^period: 250000$' "$TMP/fixed.pb.txt"; then
 		pass "fixed period: pprof cpu column is samples x 250000 ns, period 250000"
 	else
-		fail "fixed period: pprof cpu column and period"
-		cat "$TMP/fixed.err" "$TMP/fixed.check" | head -5 | sed 's/^/  /'
+		fail "fixed period: pprof cpu column and period ($n samples)"
+		cat "$TMP/fixed.err" "$TMP/fixed.protoc" "$TMP/fixed.check" | head -5 | sed 's/^/  /'
 	fi
-else
-	skip "fixed period" "recording, protoc or node unavailable"
 fi
 
 # --- awkward paths: parentheses and a byte that is not UTF-8 -------------------
 odd=$(printf '%s/odd(dir)\377' "$TMP")
 mkdir -p "$odd" && cp "$W" "$odd/perf-work"
-if rec "$TMP/odd.data" -F 2000 -g -- "$odd/perf-work" 100 &&
-   sfp export --format firefox -i "$TMP/odd.data" -o "$TMP/odd.json" 2> "$TMP/odd.err" &&
-   command -v node >/dev/null 2>&1; then
+if ! rec "$TMP/odd.data" -F 2000 -g -- "$odd/perf-work" 100; then
+	fail "firefox: awkward DSO path: perf record failed three times: $(head -1 "$TMP/rec.log")"
+elif ! command -v node >/dev/null 2>&1; then
+	skip "firefox: awkward DSO path" "node missing (make deps)"
+else
+	sfp export --format firefox -i "$TMP/odd.data" -o "$TMP/odd.json" 2> "$TMP/odd.err"
 	if node "$HERE/firefox-check.js" "$TMP/odd.json" "$TMP/odd.tids" > /dev/null 2> "$TMP/odd.check" &&
 	   grep -q '(in [^)]*/odd\[dir\]\\ufffd/perf-work)' "$TMP/odd.json"; then
 		pass "firefox: a DSO path with '(', ')' and a non-UTF-8 byte stays strict UTF-8 JSON and parses as '(in LIB)'"
@@ -443,8 +448,6 @@ if rec "$TMP/odd.data" -F 2000 -g -- "$odd/perf-work" 100 &&
 		fail "firefox: awkward DSO path"
 		head -5 "$TMP/odd.err" "$TMP/odd.check" | sed 's/^/  /'
 	fi
-else
-	skip "firefox: awkward DSO path" "recording or node unavailable"
 fi
 
 # --- a real consumer of folded and pprof: the speedscope viewer ----------------

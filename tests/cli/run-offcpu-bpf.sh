@@ -46,7 +46,7 @@ RUN="nap, wait_pipe, wait_cond, stacks reach main or start_thread,
 on+off per thread, spin thread, summary counts, bigwrite blocks,
 bigwrite one unwind, summed totals, rate bound, summed nothing lost,
 -p nap, -p wait_pipe, -a nap, -a wait_cond, bpftrace attached, bpftrace nap,
-bpftrace wait_pipe, bpftrace wait_cond, bpftrace feed, completeness printed"
+bpftrace wait_pipe, bpftrace wait_cond, bpftrace feed, stacks as deep as bpftrace's"
 
 skip_all() {
 	echo "$CHOICE, $RUN" | tr ',' '\n' | sed 's/^ *//' | grep . | while read -r t; do

@@ -7,7 +7,7 @@
 # wall time, one user unwind for 1,023 blocks in one write(), the summing
 # of short blocks and the rate bound (nothing lost), -p and -a, perf 6.1
 # reading the file, pprof/folded, and bpftrace's offcputime on the same
-# run (same totals +-5 %; the user-stack completeness difference printed).
+# run (same totals +-5 %; sfprof's user stacks at least as deep as bpftrace's).
 # run-offcpu-bpf.sh runs sections 1-4 and 7 again through the BPF path
 # (--call-graph bpf-defer): it sets CG to that option and OC to the prefix
 # of the check names; sections 5 and 6 test the readers, not the recorder.
@@ -23,7 +23,7 @@ ALL="nap, wait_pipe, wait_cond, stacks reach main or start_thread,
 on+off per thread, spin thread, summary counts, bigwrite blocks,
 bigwrite one unwind, summed totals, rate bound, summed nothing lost,
 -p nap, -p wait_pipe, -a nap, -a wait_cond, bpftrace attached, bpftrace nap,
-bpftrace wait_pipe, bpftrace wait_cond, bpftrace feed, completeness printed"
+bpftrace wait_pipe, bpftrace wait_cond, bpftrace feed, stacks as deep as bpftrace's"
 [ -n "$CG" ] || ALL="$ALL, perf script offcpu-time, perf script totals,
 perf report, pprof off_cpu type, pprof nap, folded nap, folded wait_pipe, speedscope"
 
@@ -119,10 +119,10 @@ within "$OC: spin thread's on+off-CPU = its CPU time" \
 		END { printf "%.0f\n", s }' "$TMP/ow.s")" "$(prog_field "$TMP/ow.out" spin cpu_ns)" 5
 nblk=$(awk '$1 == "offcpu-time" { n++ } END { print n + 0 }' "$TMP/ow.s")
 if grep -q "off-cpu: $nblk blocks" "$TMP/ow.err" && grep -q "user unwinds" "$TMP/ow.err" &&
-   grep -q "0 without a switch-in" "$TMP/ow.err"; then
+   grep -q "); 0 without a switch-in\$" "$TMP/ow.err"; then
 	pass "$OC: the summary counts the $nblk blocks and their unwinds"
 else
-	fail "$OC: the summary does not count $nblk blocks"
+	fail "$OC: the summary does not count $nblk blocks, or has blocks without a switch-in"
 	grep "off-cpu\|lost" "$TMP/ow.err" | sed 's/^/  /'
 fi
 
@@ -311,7 +311,7 @@ fi	# [ -z "$CG" ]: sections 5 and 6
 # --- 7. side by side with bpftrace's offcputime -------------------------
 if ! command -v bpftrace > /dev/null; then
 	for t in "bpftrace attached" "bpftrace nap" "bpftrace wait_pipe" \
-		 "bpftrace wait_cond" "bpftrace feed" "completeness printed"; do
+		 "bpftrace wait_cond" "bpftrace feed" "stacks as deep as bpftrace's"; do
 		skip "$OC: $t" "no bpftrace (mk/deps.sh installs it)"
 	done
 	exit 0
@@ -405,7 +405,12 @@ if [ -n "${bt_mismatch:-}" ]; then
 	cat "$TMP/btw.out" | sed 's/^/  program: /'
 fi
 # User-stack completeness: sfprof's stacks against bpftrace's frame
-# pointer walks of the same threads (frames per stack).
+# pointer walks of the same threads (frames per stack).  The workload and
+# Debian's libc have no frame pointers, so bpftrace's walks end after a
+# frame or two (6 Dec 2026: 14 distinct stacks, 1.9 user frames each, none
+# with 4 or more) where sfprof's reach start_thread (63 stacks, 6.2
+# frames each): sfprof must be at least as deep, stack for stack on
+# average.
 tids=$(for fn in nap wait_pipe wait_cond feed; do prog_field "$TMP/btw.out" $fn tid; done | tr '\n' ' ')
 awk -v tids="$tids" 'BEGIN { n = split(tids, a, " "); for (i = 1; i <= n; i++) want[a[i]] = 1 }
 	/^@stacks\[/ { t = $0; sub(/^@stacks\[/, "", t); sub(/,.*/, "", t); intid = (t in want); nf = 0; next }
@@ -413,17 +418,23 @@ awk -v tids="$tids" 'BEGIN { n = split(tids, a, " "); for (i = 1; i <= n; i++) w
 	intid && /^\]/ { st++; fr += nf; if (nf >= 4) deep++; intid = 0 }
 	END { printf "%d %d %d\n", st, fr, deep }' "$TMP/bt.out" > "$TMP/btc"
 read -r bst bfr bdeep < "$TMP/btc"
+# (sfprof's user frames: those outside [kernel.kallsyms], as ustack's)
+sfp script -i "$TMP/bt.data" > "$TMP/bt.script" 2> /dev/null
 awk -v tids="$tids" 'BEGIN { n = split(tids, a, " "); for (i = 1; i <= n; i++) want[a[i]] = 1 }
-	$1 == "offcpu-time" && ($2 in want) { st++; k = 3
-		for (i = 4; i <= NF; i++) if ($i == "entry_SYSCALL_64_after_hwframe") k = i
-		fr += NF - k
-		for (i = 4; i <= NF; i++) if ($i == "start_thread") { okk++; break } }
-	END { printf "%d %d %d\n", st, fr, okk }' "$TMP/bt.s" > "$TMP/sfc"
+	/^[^\t]/ { in_ = 0
+		if ($NF != "offcpu-time:") next
+		t = $2; sub(/\/.*/, "", t)
+		if (t in want) { st++; in_ = 1 }
+		next }
+	in_ && /^\t/ && !/\(\[kernel\.kallsyms\]\)$/ { fr++
+		if ($2 ~ /^start_thread\+/) okk++ }
+	END { printf "%d %d %d\n", st, fr, okk }' "$TMP/bt.script" > "$TMP/sfc"
 read -r sst sfr sok < "$TMP/sfc"
 echo "  user stacks of the waiting threads: sfprof $sst stacks, $(awk -v a="$sfr" -v b="$sst" 'BEGIN { printf "%.1f", b ? a / b : 0 }') user frames each, $sok reach start_thread;"
 echo "  bpftrace $bst distinct stacks, $(awk -v a="$bfr" -v b="$bst" 'BEGIN { printf "%.1f", b ? a / b : 0 }') user frames each, $bdeep with 4 or more frames (frame pointers end at the first frame without them)"
-if [ "${sst:-0}" -gt 0 ] && [ "${bst:-0}" -gt 0 ]; then
-	pass "$OC: user-stack completeness vs bpftrace printed"
+if [ "${sst:-0}" -gt 0 ] && [ "${bst:-0}" -gt 0 ] &&
+   [ $((sfr * bst)) -ge $((bfr * sst)) ]; then
+	pass "$OC: sfprof's user stacks are at least as deep as bpftrace's frame-pointer walks"
 else
-	fail "$OC: no stacks to compare (sfprof $sst, bpftrace $bst)"
+	fail "$OC: sfprof's user stacks at least as deep as bpftrace's (sfprof $sst stacks, $sfr frames; bpftrace $bst stacks, $bfr frames)"
 fi

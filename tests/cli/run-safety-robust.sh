@@ -14,7 +14,7 @@
 #    that repeat (the same function 200,000 times) or overlap.
 # Waits poll for an observable event with a generous bound that only ever
 # turns into a FAIL; hangs are bounded by timeout(1) and are FAILs too.
-# checks: 34
+# checks: 35
 . "$(dirname "$0")/test-subr.sh"
 PROGS=$SFP_BUILD/tests/progs
 HERE=$(dirname "$0")
@@ -221,20 +221,57 @@ rec_status "record -- sh -c 'exit 3' exits 3" 3 'exited with status 3' sh -c 'ex
 rec_status "record -- true exits 0" 0 'command: exited with status 0$' true
 
 # ---------------------------------------------------------------------
-# 3. A command that ignores SIGTERM and SIGINT.
+# 3. A command that ignores SIGTERM and SIGINT.  Recorded for --duration
+# 0.5 s, then SIGTERM, and SIGKILL 2 s later: from the command's start
+# (its pid file, seen by polling) to its death (polled) is at least 1.5 s
+# (the 2 s of --kill-after after a SIGTERM that comes after the command
+# started; the pid file can show up late: 1.3 s after the command's
+# start under the ASan build on a busy machine, 1,858 ms measured; an
+# immediate SIGKILL measured 642 ms), and at most duration + kill-after +
+# 5 s (a grace 10 times too long, or never ending, fails).
+# The recording, complete before the command is signalled, reads back
+# with every sample the summary counted.
 IGN='echo $$ > "$0"; trap "" TERM INT; while :; do :; done'
-timeout 120 "$SFPROF" record -o "$TMP/k.data" --duration 0.5 --kill-after 0.5 \
-	-- sh -c "$IGN" "$TMP/k.pid" > "$TMP/k.out" 2>&1
+rm -f "$TMP/k.pid"
+timeout 120 "$SFPROF" record -o "$TMP/k.data" --duration 0.5 --kill-after 2 \
+	-- sh -c "$IGN" "$TMP/k.pid" > "$TMP/k.out" 2>&1 &
+kpid=$!
+if wait_for test -s "$TMP/k.pid"; then
+	t0=$(date +%s%N)
+	cpid=$(cat "$TMP/k.pid")
+	i=0
+	while kill -0 "$cpid" 2>/dev/null && [ $i -lt 2400 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	t1=$(date +%s%N)
+	lived=$(( (t1 - t0) / 1000000 ))
+else
+	cpid= lived=-1
+fi
+wait $kpid
 rc=$?
-cpid=$(cat "$TMP/k.pid" 2>/dev/null)
 if [ $rc -eq 0 ] && no_san "$TMP/k.out" &&
    grep -q 'SIGKILL after --kill-after; killed by signal 9' "$TMP/k.out" &&
-   [ -n "$cpid" ] && ! kill -0 "$cpid" 2>/dev/null; then
-	pass "record --duration --kill-after: SIGKILL for a command ignoring SIGTERM"
+   [ -n "$cpid" ] && ! kill -0 "$cpid" 2>/dev/null &&
+   [ "$lived" -ge 1500 ] && [ "$lived" -le 7500 ]; then
+	pass "record --duration 0.5 --kill-after 2: SIGKILL for a command ignoring SIGTERM, $lived ms after it started (1500-7500)"
 else
-	fail "record --duration --kill-after (exit $rc; 124: hung)"
+	fail "record --duration 0.5 --kill-after 2 (exit $rc, 124: hung; the command lived $lived ms, want 1500-7500)"
 	head -5 "$TMP/k.out" | sed 's/^/  /'
 	[ -n "$cpid" ] && kill -KILL "$cpid" 2>/dev/null
+fi
+sfp script -i "$TMP/k.data" > "$TMP/k.script" 2> "$TMP/k.serr"
+rc=$?
+want=$(sed -n 's/^sfprof record: \([0-9]*\) samples in .*/\1/p' "$TMP/k.out")
+n=$(grep -c ' cpu-clock: ' "$TMP/k.script")
+other=$(grep ' cpu-clock: ' "$TMP/k.script" | grep -vc '^sh ')
+if [ $rc -eq 0 ] && [ -n "$want" ] && [ "$n" -gt 0 ] && [ "$n" = "$want" ] &&
+   [ "$other" = 0 ] && ! grep -q 'not finished' "$TMP/k.serr"; then
+	pass "record --kill-after: the recording reads back whole, $n samples of the command as the summary said"
+else
+	fail "record --kill-after: the recording reads back (script exit $rc, $n samples, the summary's '$want', $other of another command)"
+	head -3 "$TMP/k.serr" | sed 's/^/  /'
 fi
 check_rc "record --kill-after bogus is a usage error" 2 \
 	"$SFPROF" record -q --kill-after 5x -- true

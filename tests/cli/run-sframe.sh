@@ -87,10 +87,14 @@ static int f(int x) { volatile int a[10]; a[x % 10] = x; return a[(x + 1) % 10];
 int g(int x) { return f(x) + printf("%d\n", x); }
 int main(int argc, char **argv) { (void)argv; return g(argc); }
 CEOF
+# (what the tools offer is asked of their --help; a tool that offers it
+# and then fails is a FAIL with its message)
 if ! command -v objdump >/dev/null || ! objdump --help 2>/dev/null | grep -q -- --sframe; then
 	skip "sframe dump vs objdump" "objdump without --sframe"
-elif ! gcc -O2 -Wa,--gsframe -c "$TMP/p.c" -o "$TMP/p.o" 2>/dev/null; then
+elif ! as --help 2>/dev/null | grep -q -- --gsframe; then
 	skip "sframe dump vs objdump" "assembler without --gsframe"
+elif ! gcc -O2 -Wa,--gsframe -c "$TMP/p.c" -o "$TMP/p.o" 2> "$TMP/gsf.err"; then
+	fail "sframe dump vs objdump: gcc -Wa,--gsframe failed: $(head -1 "$TMP/gsf.err")"
 else
 	gcc -O2 -Wa,--gsframe "$TMP/p.c" -o "$TMP/p"
 	gcc -O0 -fno-omit-frame-pointer -Wa,--gsframe "$TMP/p.c" -o "$TMP/pfp"
@@ -104,11 +108,11 @@ else
 		fi
 	done
 	# Section renamed: found through PT_GNU_SFRAME instead.
-	if objcopy --rename-section .sframe=.notsframe "$TMP/p" "$TMP/p-phdr" 2>/dev/null; then
+	if objcopy --rename-section .sframe=.notsframe "$TMP/p" "$TMP/p-phdr" 2> "$TMP/oc.err"; then
 		sfp sframe dump "$TMP/p-phdr" > "$TMP/p-phdr.out" 2>&1
 		check_eq "sframe dump via PT_GNU_SFRAME" "$TMP/p.exp" "$TMP/p-phdr.out"
 	else
-		skip "sframe dump via PT_GNU_SFRAME" "objcopy cannot rename"
+		fail "sframe dump via PT_GNU_SFRAME: objcopy --rename-section failed: $(head -1 "$TMP/oc.err")"
 	fi
 	check_rc "sframe check ELF executable and object" 0 "$SFPROF" sframe check "$TMP/p" "$TMP/p.o"
 	# An ELF with an empty .sframe section: nothing to print (as objdump),
@@ -116,16 +120,17 @@ else
 	# tool writes one empty; linkers drop empty sections).
 	: > "$TMP/empty.bin"
 	gcc -O2 -c "$TMP/p.c" -o "$TMP/pe.o"
-	if objcopy --add-section .sframe="$TMP/empty.bin" "$TMP/pe.o" "$TMP/pe2.o" 2>/dev/null; then
+	if objcopy --add-section .sframe="$TMP/empty.bin" "$TMP/pe.o" "$TMP/pe2.o" 2> "$TMP/oc.err"; then
 		sfp sframe dump "$TMP/pe2.o" > "$TMP/pe2.out" 2>&1
 		check_eq "sframe dump of an ELF with an empty .sframe prints nothing" "$TMP/empty.bin" "$TMP/pe2.out"
 		check_rc "sframe check ELF with an empty .sframe exits 1" 1 "$SFPROF" sframe check "$TMP/pe2.o"
 	else
-		skip "empty .sframe in ELF" "objcopy cannot add sections"
+		fail "empty .sframe in ELF: objcopy --add-section failed: $(head -1 "$TMP/oc.err")"
 	fi
 	# An ELF without any SFrame table is invalid input for check.
 	gcc -O2 "$TMP/p.c" -o "$TMP/nosf"
-	objcopy --remove-section .sframe "$TMP/nosf" 2>/dev/null
+	objcopy --remove-section .sframe "$TMP/nosf" 2> "$TMP/oc.err" ||
+		fail "objcopy --remove-section failed: $(head -1 "$TMP/oc.err")"
 	check_rc "sframe check ELF without .sframe exits 1" 1 "$SFPROF" sframe check "$TMP/nosf"
 fi
 

@@ -179,3 +179,18 @@ rec() {
 	done
 	return 1
 }
+
+# Does the kernel defer user callchains (attr.defer_callchain, Linux
+# 6.19+)?  Decided from the kernel's release, never from sfprof's own
+# probe.  Sets KDEFER_WHY to the kernel's release where it does not.
+kernel_defer_expected() {
+	_rel=$(uname -r)
+	_maj=${_rel%%.*}
+	_rest=${_rel#*.}
+	_min=${_rest%%[!0-9]*}
+	KDEFER_WHY=
+	if [ "$_maj" -lt 6 ] || { [ "$_maj" -eq 6 ] && [ "$_min" -lt 19 ]; }; then
+		KDEFER_WHY="kernel $_rel predates defer_callchain (6.19)"
+	fi
+	[ -z "$KDEFER_WHY" ]
+}
