@@ -138,6 +138,12 @@ SFP_HIDDEN void sfp_rec_pipe__offcpu_switches(struct sfp_rec_pipe *p,
 					      uint64_t preempted,
 					      uint64_t exits, uint64_t blocks);
 
+/* The kernel's off-CPU sum of a task (sfp_offcpu__kernel_total()), before
+ * sfp_rec_pipe__finish(); the signature of sfp_bpf_offsum_fn. */
+SFP_HIDDEN int sfp_rec_pipe__offcpu_kernel_sum(void *pipe, uint32_t pid,
+					       uint32_t tid, uint64_t ns,
+					       uint64_t blocks);
+
 SFP_HIDDEN void sfp_rec_pipe__stats(const struct sfp_rec_pipe *p,
 				    struct sfp_rec_pipe_stats *st);
 
