@@ -17,6 +17,8 @@
 #include "bpf/offsum-shared.h"
 #include "offsum.skel.h"
 
+_Static_assert(SFO_MAX_TASKS == SFO_MAX_TASKS_USER, "offsum.h's copy");
+
 struct sfp_bpf_offsum {
 	struct sfp_offsum_bpf *skel;
 	struct sfp_bpf_offsum_stats st;

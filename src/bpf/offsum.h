@@ -17,6 +17,9 @@
 
 #include "common/internal.h"
 
+/* The tasks its maps hold (offsum.bpf.c). */
+#define SFO_MAX_TASKS_USER 65536
+
 struct sfp_bpf_offsum;
 
 struct sfp_bpf_offsum_stats {

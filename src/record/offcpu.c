@@ -600,32 +600,32 @@ out:
 		drop(o, p);
 }
 
-int sfp_offcpu__kernel_total(struct sfp_offcpu *o, uint32_t pid, uint32_t tid,
+int sfp_offcpu__kernel_total(struct sfp_offcpu *o,
+			     const struct sfp_record_sample *s, bool any_task,
 			     uint64_t ns, uint64_t blocks)
 {
-	struct tot *t;
+	struct tot *t = NULL;
 	struct pend p = { 0 };
 	uint64_t more;
 	size_t i;
 
-	if (!o->tots)
+	if (!o->switch_records)
 		return 0;
-	t = tot_slot(o->tots, o->cap_tot, tid);
-	if (!t->used) {
+	if (o->tots)
+		t = tot_slot(o->tots, o->cap_tot, s->tid);
+	if (!t || !t->used) {
 		/* A thread all of whose records were lost: this
-		 * recording's if its process is. */
-		for (i = 0; i < o->cap_tot; i++)
-			if (o->tots[i].used && o->tots[i].pid == pid)
+		 * recording's if its process is (-a: every task). */
+		for (i = 0; !any_task && i < o->cap_tot; i++)
+			if (o->tots[i].used && o->tots[i].pid == s->pid)
 				break;
-		if (i == o->cap_tot) {
+		if (!any_task && i == o->cap_tot) {
 			o->st.kernel_other_ns += ns;	/* not ours */
 			return 0;
 		}
-		p.s = o->tots[i].s;
-		p.s.tid = tid;
-		if (!get_tot(o, &p.s))
+		t = get_tot(o, s);
+		if (!t)
 			return -ENOMEM;
-		t = tot_slot(o->tots, o->cap_tot, tid);
 	}
 	o->st.kernel_ns += ns;
 	o->st.kernel_blocks += blocks;

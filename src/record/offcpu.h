@@ -139,7 +139,9 @@ SFP_HIDDEN void sfp_offcpu__set_switches(struct sfp_offcpu *o,
 					 uint64_t exits, uint64_t blocks);
 
 /*
- * switch_records: the kernel's own sum for task tid (ns blocked in blocks
+ * switch_records: the kernel's own sum for task s->tid of process s->pid
+ * (s: the fields a stackless sample is written with; any_task: every task
+ * is this recording's, -a) (ns blocked in blocks
  * blocks since the recording began, src/bpf/offsum.h), before finish().
  * What it has over the time the records gave this task is the time of
  * blocks the rings lost entirely: summed for the task without a stack.
@@ -147,8 +149,9 @@ SFP_HIDDEN void sfp_offcpu__set_switches(struct sfp_offcpu *o,
  * recording's: not written (kernel_other_ns).
  * Return: 0 or -ENOMEM.
  */
-SFP_HIDDEN int sfp_offcpu__kernel_total(struct sfp_offcpu *o, uint32_t pid,
-					uint32_t tid, uint64_t ns,
+SFP_HIDDEN int sfp_offcpu__kernel_total(struct sfp_offcpu *o,
+					const struct sfp_record_sample *s,
+					bool any_task, uint64_t ns,
 					uint64_t blocks);
 
 /* End of recording: the per-stack sums, stamped with time. */

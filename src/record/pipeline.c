@@ -1098,10 +1098,17 @@ int sfp_rec_pipe__offcpu_kernel_sum(void *pipe, uint32_t pid, uint32_t tid,
 				    uint64_t ns, uint64_t blocks)
 {
 	struct sfp_rec_pipe *p = pipe;
+	struct sfp_record_sample s = {
+		.evsel = p->offcpu_evsel, .id = p->offcpu_id,
+		.misc = PERF_RECORD_MISC_KERNEL, .pid = pid, .tid = tid,
+	};
 
-	return p->offcpu ? sfp_offcpu__kernel_total(p->offcpu, pid, tid, ns,
-						    blocks)
-			 : 0;
+	if (!p->offcpu)
+		return 0;
+	s.sample_type = p->out_attrs[p->offcpu_evsel].sample_type;
+	return sfp_offcpu__kernel_total(p->offcpu, &s,
+					sfp_record__system_wide(p->r), ns,
+					blocks);
 }
 
 void sfp_rec_pipe__offcpu_switches(struct sfp_rec_pipe *p, uint64_t switches,

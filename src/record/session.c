@@ -1212,6 +1212,11 @@ uint64_t sfp_record__lost(const struct sfp_record *r, int cpu)
 	return r->lost[cpu];
 }
 
+bool sfp_record__system_wide(const struct sfp_record *r)
+{
+	return r->system_wide;
+}
+
 bool sfp_record__has_build_ids(const struct sfp_record *r)
 {
 	return r->has_build_ids;

@@ -1221,6 +1221,18 @@ stop:
 		summary(&c, r, p, ro.call_graph, inline_mode, t_stop - t0, &we);
 	if (!quiet && bd)
 		record_bpf_summary(stderr, bd);
+	if (!quiet && os) {
+		struct sfp_bpf_offsum_stats ks;
+
+		sfp_bpf_offsum__stats(os, &ks);
+		if (ks.out_full || ks.sums_full)
+			fprintf(stderr, "  off-cpu: the kernel's sums are "
+				"short: %llu blocks not timed and %llu not "
+				"summed (its maps of %u tasks were full)\n",
+				(unsigned long long)ks.out_full,
+				(unsigned long long)ks.sums_full,
+				SFO_MAX_TASKS_USER);
+	}
 	if (!quiet && auto_cg)
 		fprintf(stderr, "  chosen by --call-graph auto: %s\n", auto_why);
 	/* After the file is complete: the hits are read back from it. */
