@@ -602,7 +602,8 @@ out:
 
 int sfp_offcpu__kernel_total(struct sfp_offcpu *o,
 			     const struct sfp_record_sample *s, bool any_task,
-			     uint64_t ns, uint64_t blocks)
+			     uint64_t records_lost, uint64_t ns,
+			     uint64_t blocks)
 {
 	struct tot *t = NULL;
 	struct pend p = { 0 };
@@ -632,6 +633,13 @@ int sfp_offcpu__kernel_total(struct sfp_offcpu *o,
 	if (ns <= t->ns)
 		return 0;
 	more = ns - t->ns;
+	if (!records_lost && !o->st.no_stack && !o->st.unmatched) {
+		/* Nothing lost: the records have every block, and what
+		 * the sums have over them is the few microseconds per
+		 * block between the kernel's and the records' stamps. */
+		o->st.kernel_skew_ns += more;
+		return 0;
+	}
 	t->ns = ns;
 	/* The blocks the rings lost entirely: their time, no stack. */
 	p.s = t->s;

@@ -76,6 +76,8 @@ struct sfp_offcpu_stats {
 	uint64_t kernel_added_ns;	/* of which the records had lost */
 	uint64_t kernel_added_tasks;	/* ... in that many tasks */
 	uint64_t kernel_other_ns;	/* other processes' (not written) */
+	uint64_t kernel_skew_ns;	/* nothing lost: stamps' skew (not
+					   written) */
 };
 
 /* Write one off-CPU sample (period = blocked ns) with user part u. */
@@ -145,14 +147,18 @@ SFP_HIDDEN void sfp_offcpu__set_switches(struct sfp_offcpu *o,
  * blocks since the recording began, src/bpf/offsum.h), before finish().
  * What it has over the time the records gave this task is the time of
  * blocks the rings lost entirely: summed for the task without a stack.
+ * Where nothing was lost (records_lost, the rings' LOST counts, is 0 and
+ * no block lacked its sample or its switch-in), the excess is the skew
+ * between the kernel's and the records' time stamps: counted
+ * (kernel_skew_ns), not written.
  * A task whose process (pid) the records never showed is not this
  * recording's: not written (kernel_other_ns).
  * Return: 0 or -ENOMEM.
  */
 SFP_HIDDEN int sfp_offcpu__kernel_total(struct sfp_offcpu *o,
 					const struct sfp_record_sample *s,
-					bool any_task, uint64_t ns,
-					uint64_t blocks);
+					bool any_task, uint64_t records_lost,
+					uint64_t ns, uint64_t blocks);
 
 /* End of recording: the per-stack sums, stamped with time. */
 SFP_HIDDEN int sfp_offcpu__finish(struct sfp_offcpu *o, uint64_t time);

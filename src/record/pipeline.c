@@ -1105,10 +1105,15 @@ int sfp_rec_pipe__offcpu_kernel_sum(void *pipe, uint32_t pid, uint32_t tid,
 
 	if (!p->offcpu)
 		return 0;
+	uint64_t lost = p->st.lost;
+	int c;
+
+	for (c = 0; c < sfp_record__nr_cpus(p->r); c++)
+		lost += sfp_record__lost(p->r, c);
 	s.sample_type = p->out_attrs[p->offcpu_evsel].sample_type;
 	return sfp_offcpu__kernel_total(p->offcpu, &s,
-					sfp_record__system_wide(p->r), ns,
-					blocks);
+					sfp_record__system_wide(p->r), lost,
+					ns, blocks);
 }
 
 void sfp_rec_pipe__offcpu_switches(struct sfp_rec_pipe *p, uint64_t switches,

@@ -421,6 +421,11 @@ static void summary_off_cpu(const struct sfp_offcpu_stats *o)
 			(unsigned long long)o->kernel_blocks,
 			o->kernel_ns ? "BPF on sched_switch"
 				     : "none: no BPF, see above");
+	if (o->kernel_skew_ns)	/* nothing lost: not written */
+		fprintf(stderr, "  off-cpu: the kernel's sums exceed the "
+			"records by %.6f s, nothing being lost: their time "
+			"stamps' skew, not written\n",
+			(double)o->kernel_skew_ns / 1e9);
 	if (o->no_user)	/* bpf-defer: an entry's unwind that never came */
 		fprintf(stderr, "  off-cpu: %llu summed kernel entries without "
 			"their user stack (kernel part only)\n",
@@ -1081,15 +1086,19 @@ int cmd_record(int argc, char **argv)
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	/* The command's terminal SIGINT reaches it too; we drain and finish. */
+	err = sfp_record__start(r);
 	{
+		/* The kernel's sums from now: a command has exec'd (its
+		 * events enable at the exec, and its blocks in execve are
+		 * not the recording's); a block that began before is not
+		 * counted, and one the records have needs no sum. */
 		struct timespec ts;
 
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		sfp_bpf_offsum__arm(os, (uint64_t)ts.tv_sec * 1000000000ULL +
 					    (uint64_t)ts.tv_nsec);
 	}
-	/* The command's terminal SIGINT reaches it too; we drain and finish. */
-	err = sfp_record__start(r);
 	if (err) {
 		/* The library said why (e.g. the command cannot be run). */
 		cli_err("recording not started");
