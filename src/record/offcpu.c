@@ -297,8 +297,10 @@ int sfp_offcpu__switch_out(struct sfp_offcpu *o,
 	uint32_t tid = s->tid;
 	struct pend *p = slot(o, tid);
 
+	if (!o->switch_records)
+		return 0;
 	o->st.switch_outs++;
-	if (!get_tot(o, s) && o->switch_records)
+	if (!get_tot(o, s))
 		return -ENOMEM;
 	if (p->used && p->dead) {
 		drop(o, p);	/* the exiting task's last switch-out */

@@ -929,7 +929,9 @@ static int offcpu_setup(struct sfp_rec_pipe *p,
 
 		if (sfp_record__ids(p->r, p->offcpu_evsel, &ids))
 			p->offcpu_id = ids[0];
-		oo.switch_records = true;
+		oo.switch_records = SFP_OPTS_GET(o, sfp_rec_pipe_opts,
+						 off_cpu_switch_records,
+						 false);
 		err = sfp_tracepoint_field("sched", "sched_switch",
 					   "prev_state", &p->state_off,
 					   &p->state_size);

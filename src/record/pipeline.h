@@ -44,9 +44,13 @@ struct sfp_rec_pipe_opts {
 	 * their file's build-id, read by user space (the output as with
 	 * attr.build_id, without its hazards: pipeline.c) */
 	bool fill_build_ids;
+	/* The tracepoint path: a switch-out record begins a block too, so
+	 * that a block whose sample was lost keeps its time (`record`; the
+	 * agent filters its targets' samples and leaves this off). */
+	bool off_cpu_switch_records;
 	size_t :0;
 };
-#define sfp_rec_pipe_opts__last_field fill_build_ids
+#define sfp_rec_pipe_opts__last_field off_cpu_switch_records
 
 struct sfp_rec_pipe_stats {
 	uint64_t records_in, records_out, bytes_out;

@@ -731,7 +731,8 @@ int cmd_record(int argc, char **argv)
 		 .keep_old = true, .flush_ms = FLUSH_MS);
 	SFP_OPTS(sfp_rec_pipe_opts, po,
 		 .off_cpu_thresh_ns = DEFAULT_OFF_CPU_THRESH_MS * 1000000ULL,
-		 .off_cpu_max_rate = DEFAULT_OFF_CPU_MAX_RATE);
+		 .off_cpu_max_rate = DEFAULT_OFF_CPU_MAX_RATE,
+		 .off_cpu_switch_records = true);
 	struct sfp_record *r = NULL;
 	struct sfp_rec_pipe *p = NULL;
 	struct sfp_bpf_defer *bd = NULL;
