@@ -123,5 +123,7 @@ int main(int argc, char **argv)
 	       (unsigned long long)trips, (unsigned long long)nvcsw,
 	       (unsigned long long)sum,
 	       (unsigned long long)(now_ns() - t0));
+	free(sides);
+	free(th);
 	return 0;
 }
