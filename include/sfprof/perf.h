@@ -387,6 +387,7 @@ struct sfp_perf_stats {
 	uint64_t nr_bad_records;	/* undecodable records, skipped */
 	uint64_t nr_lost;		/* sum of LOST records' counts */
 	uint64_t max_queued_bytes;	/* high-water mark of the queue */
+	uint64_t nr_lost_samples;	/* sum of LOST_SAMPLES records' counts */
 };
 
 struct sfp_perf_reader;

@@ -224,6 +224,19 @@ SFP_API const char *sfp_profile__string(const struct sfp_profile *p,
 SFP_API const char *sfp_profile__hostname(const struct sfp_profile *p);
 SFP_API const char *sfp_profile__cmdline(const struct sfp_profile *p);
 
+/*
+ * What the recording lost, as its file says (PERF_RECORD_LOST: records the
+ * kernel could not write into a full ring, in `chunks` LOST records;
+ * PERF_RECORD_LOST_SAMPLES: samples).  All 0: nothing was reported lost.
+ */
+struct sfp_profile_lost {
+	uint64_t records;	/* sum of the LOST records' counts */
+	uint64_t chunks;	/* LOST records */
+	uint64_t samples;	/* sum of the LOST_SAMPLES records' counts */
+};
+SFP_API void sfp_profile__lost(const struct sfp_profile *p,
+			       struct sfp_profile_lost *lost);
+
 /**
  * sfp_profile__stack() - the locs of a stack, leaf first
  * @p: profile

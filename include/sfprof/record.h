@@ -220,6 +220,8 @@ SFP_API uint64_t sfp_record__lost(const struct sfp_record *r, int cpu);
 
 /* True when MMAP2 records carry build ids (kernel accepted attr.build_id). */
 SFP_API bool sfp_record__has_build_ids(const struct sfp_record *r);
+/* Whether the session records every CPU and task (-a). */
+SFP_API bool sfp_record__system_wide(const struct sfp_record *r);
 
 /**
  * sfp_record__parse_sample() - parse a PERF_RECORD_SAMPLE of this session.

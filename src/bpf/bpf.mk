@@ -23,6 +23,20 @@ $(BPF_OUT)/defer.skel.h: $(BPF_OUT)/defer.bpf.o
 
 $(BUILD)/src/bpf/loader.o $(BUILD)/src/bpf/user-vmas.o: $(BPF_OUT)/defer.skel.h
 
+# The off-CPU kernel sums beside the tracepoint path (offsum.h): no kfunc,
+# so it loads where bpf-defer's task_work is refused.
+$(BPF_OUT)/offsum.bpf.o: src/bpf/offsum.bpf.c src/bpf/offsum-shared.h \
+		$(BPF_OUT)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)$(BPF_CLANG) -target bpf -O2 -g -mcpu=v3 -D__TARGET_ARCH_x86 \
+		-Wall -Werror -I$(BPF_OUT) -Isrc -c $< -o $@
+
+$(BPF_OUT)/offsum.skel.h: $(BPF_OUT)/offsum.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name sfp_offsum_bpf > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/src/bpf/offsum.o: $(BPF_OUT)/offsum.skel.h
+
 # The tests' probe of what the kernel's verifier takes (tests/cli/
 # test-subr.sh's bpf_defer_expected loads it with bpftool).
 TEST_BPF_OBJS := $(BUILD)/tests/progs/task-work-probe.bpf.o

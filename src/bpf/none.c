@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "bpf/bpf-defer.h"
+#include "bpf/offsum.h"
 
 int sfp_bpf_defer__load(const struct sfp_bpf_defer_opts *opts,
 			struct sfp_bpf_defer **out)
@@ -65,4 +66,37 @@ void sfp_bpf_defer__free(struct sfp_bpf_defer **b)
 {
 	if (b)
 		*b = NULL;
+}
+
+/* --- the off-CPU kernel sums (offsum.h) ---------------------------------- */
+
+int sfp_bpf_offsum__load(struct sfp_bpf_offsum **out)
+{
+	*out = NULL;
+	return -EOPNOTSUPP;
+}
+
+void sfp_bpf_offsum__arm(struct sfp_bpf_offsum *b, uint64_t now_ns)
+{
+}
+
+void sfp_bpf_offsum__stop(struct sfp_bpf_offsum *b)
+{
+}
+
+int sfp_bpf_offsum__read(struct sfp_bpf_offsum *b, sfp_bpf_offsum_fn fn,
+			 void *ctx)
+{
+	return 0;
+}
+
+void sfp_bpf_offsum__stats(const struct sfp_bpf_offsum *b,
+			   struct sfp_bpf_offsum_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+}
+
+void sfp_bpf_offsum__free(struct sfp_bpf_offsum **b)
+{
+	*b = NULL;
 }

@@ -498,7 +498,7 @@ static void write_functions(struct pprof *pp)
 struct pp_tail {
 	int64_t duration, period;
 	int64_t period_type, period_unit;
-	int64_t comments[2];
+	int64_t comments[3];
 	size_t ncomments;
 	int64_t default_type;
 };
@@ -539,6 +539,21 @@ static void prepare_tail(struct pprof *pp, struct pp_tail *t)
 
 		snprintf(buf, sizeof(buf), "hostname: %s", s);
 		t->comments[t->ncomments++] = S(pp, buf);
+	}
+	{
+		/* what the recording lost: the profile is incomplete */
+		struct sfp_profile_lost l;
+		char buf[200];
+
+		sfp_profile__lost(pp->p, &l);
+		if (l.records || l.samples) {
+			snprintf(buf, sizeof(buf), "lost: %llu records in %llu "
+				 "chunks, %llu samples (the recorder's rings "
+				 "overflowed)", (unsigned long long)l.records,
+				 (unsigned long long)l.chunks,
+				 (unsigned long long)l.samples);
+			t->comments[t->ncomments++] = S(pp, buf);
+		}
 	}
 	if (pp->cpu_event >= 0)
 		t->default_type = pp->ev_type[pp->cpu_event];

@@ -1126,6 +1126,8 @@ static int decode(struct sfp_perf_reader *r, const uint8_t *rec, size_t size,
 	}
 	if (ev->type == SFP_PERF_RECORD_LOST)
 		r->stats.nr_lost += ev->lost.lost;
+	else if (ev->type == SFP_PERF_RECORD_LOST_SAMPLES)
+		r->stats.nr_lost_samples += ev->lost_samples.lost;
 	return 0;
 }
 

@@ -4,6 +4,8 @@
  * NULL (or 0 entries) rather than undefined behaviour: reports walk these
  * tables with indices taken from other rows.
  */
+#include <string.h>
+
 #include "profile/profile-int.h"
 
 size_t sfp_profile__nr_samples(const struct sfp_profile *p)
@@ -85,6 +87,15 @@ const char *sfp_profile__hostname(const struct sfp_profile *p)
 const char *sfp_profile__cmdline(const struct sfp_profile *p)
 {
 	return p ? p->cmdline : NULL;
+}
+
+void sfp_profile__lost(const struct sfp_profile *p,
+		       struct sfp_profile_lost *lost)
+{
+	if (p)
+		*lost = p->lost;
+	else
+		memset(lost, 0, sizeof(*lost));
 }
 
 size_t sfp_profile__stack(const struct sfp_profile *p, uint32_t node,

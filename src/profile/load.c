@@ -768,6 +768,9 @@ static int load(struct sfp_perf_reader *rd, const char *name,
 		err = -EBADMSG;
 		goto out;
 	}
+	ld.p->lost.records = stats->nr_lost;
+	ld.p->lost.chunks = stats->nr_records[SFP_PERF_RECORD_LOST];
+	ld.p->lost.samples = stats->nr_lost_samples;
 	memo_settle_all(&ld);
 	err = finish(&ld);
 	if (!err && SFP_OPTS_GET(opts, sfp_profile_opts, keep_files, false)) {

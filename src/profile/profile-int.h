@@ -102,6 +102,7 @@ struct sfp_profile {
 
 	const char *hostname;		/* interned, NULL if absent */
 	const char *cmdline;
+	struct sfp_profile_lost lost;
 };
 
 /* Grow an array so that it holds at least `need` entries. */

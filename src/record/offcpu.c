@@ -14,6 +14,9 @@
 /* One blocking switch-out waiting for its switch-in. */
 struct pend {
 	bool used;
+	bool stack;			/* from a sched_switch sample */
+	bool out_seen;			/* its switch-out record came */
+	bool dead;			/* the task exited: no more blocks */
 	uint32_t tid;
 	struct sfp_record_sample s;	/* callchain -> kchain */
 	uint64_t *kchain;		/* kernel part, owned */
@@ -49,6 +52,15 @@ struct wait {
 
 #define WAIT_BUCKETS 1024
 
+/* Blocked time written per task (switch_records: the kernel's sums are
+ * compared with it at the end). */
+struct tot {
+	bool used;
+	uint32_t tid, pid;
+	uint64_t ns;
+	struct sfp_record_sample s;	/* a template: evsel, id, cpu */
+};
+
 struct sfp_offcpu {
 	uint64_t thresh_ns, max_rate;
 	bool late_user;
@@ -58,7 +70,10 @@ struct sfp_offcpu {
 	struct pend *pend;
 	size_t cap, nr;
 	struct sum **sums;		/* SUM_BUCKETS chains */
+	struct tot *tots;		/* switch_records: per task */
+	size_t cap_tot, nr_tot;
 	uint64_t rate_window, rate_count;
+	bool switch_records;		/* blocks also begin at switch_out() */
 	struct sfp_offcpu_stats st;
 };
 
@@ -76,6 +91,8 @@ int sfp_offcpu__new(const struct sfp_offcpu_opts *opts, sfp_offcpu_emit_fn emit,
 	o->thresh_ns = SFP_OPTS_GET(opts, sfp_offcpu_opts, thresh_ns, 0);
 	o->max_rate = SFP_OPTS_GET(opts, sfp_offcpu_opts, max_rate, 0);
 	o->late_user = SFP_OPTS_GET(opts, sfp_offcpu_opts, late_user, false);
+	o->switch_records = SFP_OPTS_GET(opts, sfp_offcpu_opts, switch_records,
+					 false);
 	o->emit = emit;
 	o->ctx = ctx;
 	o->cap = 64;
@@ -180,7 +197,15 @@ int sfp_offcpu__block(struct sfp_offcpu *o, const struct sfp_record_sample *s,
 	struct pend *p = slot(o, s->tid);
 	size_t nk = kernel_len(s);
 
-	if (p->used) {
+	if (p->used && p->dead) {
+		p->dead = false;	/* a reused tid (its exit's last
+					   switch-out was lost): a new task */
+	} else if (p->used && !p->stack && s->time <= p->s.time) {
+		/* Its switch-out record came first (sorted by time, it
+		 * cannot: kept for a kernel that stamps them otherwise). */
+		o->st.no_stack--;
+		o->st.blocks--;
+	} else if (p->used) {
 		o->st.unmatched++;	/* its switch-in was lost */
 	} else {
 		if ((o->nr + 1) * 4 > o->cap * 3) {
@@ -195,6 +220,8 @@ int sfp_offcpu__block(struct sfp_offcpu *o, const struct sfp_record_sample *s,
 	if (reserve(&p->kchain, &p->cap_k, nk ? nk : 1) ||
 	    reserve(&p->uips, &p->cap_u, u->nr_unwound ? u->nr_unwound : 1))
 		return -ENOMEM;
+	p->stack = true;
+	p->out_seen = false;
 	p->s = *s;
 	p->s.raw = NULL;
 	p->s.raw_size = 0;
@@ -209,6 +236,109 @@ int sfp_offcpu__block(struct sfp_offcpu *o, const struct sfp_record_sample *s,
 	p->nr_u = u->nr_unwound;
 	if (p->nr_u)
 		memcpy(p->uips, u->unwound, p->nr_u * 8);
+	return 0;
+}
+
+static void drop(struct sfp_offcpu *o, struct pend *p);
+
+static struct tot *tot_slot(struct tot *t, size_t cap, uint32_t tid)
+{
+	size_t h;
+
+	for (h = hash_tid(tid, cap); t[h].used; h = (h + 1) & (cap - 1))
+		if (t[h].tid == tid)
+			return &t[h];
+	return &t[h];
+}
+
+/* The task's written total, made when missing (NULL: no memory). */
+static struct tot *get_tot(struct sfp_offcpu *o,
+			   const struct sfp_record_sample *s)
+{
+	struct tot *t;
+	size_t i;
+
+	if (!o->switch_records)
+		return NULL;
+	if ((o->nr_tot + 1) * 4 > o->cap_tot * 3) {
+		size_t cap = o->cap_tot ? o->cap_tot * 2 : 256;
+		struct tot *n = calloc(cap, sizeof(*n));
+
+		if (!n)
+			return NULL;
+		for (i = 0; i < o->cap_tot; i++)
+			if (o->tots[i].used)
+				*tot_slot(n, cap, o->tots[i].tid) = o->tots[i];
+		free(o->tots);
+		o->tots = n;
+		o->cap_tot = cap;
+	}
+	t = tot_slot(o->tots, o->cap_tot, s->tid);
+	if (!t->used) {
+		t->used = true;
+		t->tid = s->tid;
+		t->pid = s->pid;
+		t->s = *s;
+		t->s.callchain = NULL;
+		t->s.nr_callchain = 0;
+		t->s.raw = NULL;
+		t->s.raw_size = 0;
+		t->s.user_stack = NULL;
+		t->s.user_stack_size = 0;
+		t->s.user_regs_all = NULL;
+		o->nr_tot++;
+	}
+	return t;
+}
+
+int sfp_offcpu__switch_out(struct sfp_offcpu *o,
+			   const struct sfp_record_sample *s)
+{
+	uint32_t tid = s->tid;
+	struct pend *p = slot(o, tid);
+
+	if (!o->switch_records)
+		return 0;
+	o->st.switch_outs++;
+	if (!get_tot(o, s))
+		return -ENOMEM;
+	if (p->used && p->dead) {
+		drop(o, p);	/* the exiting task's last switch-out */
+		return 0;
+	}
+	if (p->used && p->stack && !p->out_seen) {
+		p->out_seen = true;	/* the block its sample began */
+		return 0;
+	}
+	if (p->used) {
+		o->st.unmatched++;	/* the previous block's switch-in */
+	} else {
+		if ((o->nr + 1) * 4 > o->cap * 3) {
+			if (grow(o))
+				return -ENOMEM;
+			p = slot(o, tid);
+		}
+		p->used = true;
+		p->tid = tid;
+		o->nr++;
+	}
+	/* Its sample was lost (or filtered out: not a block, then the
+	 * preempt flag said so already): the time without a stack. */
+	p->s = *s;
+	p->s.raw = NULL;
+	p->s.raw_size = 0;
+	p->s.user_stack = NULL;
+	p->s.user_stack_size = 0;
+	p->s.user_regs_all = NULL;
+	p->s.callchain = p->kchain;
+	p->s.nr_callchain = 0;
+	p->stack = false;
+	p->out_seen = true;
+	p->kind = SFP_DEFER_USER_NONE;
+	p->cookie = 0;
+	p->nr_u = 0;
+	o->st.no_stack++;
+	o->st.blocks++;
 	return 0;
 }
 
@@ -395,9 +525,25 @@ int sfp_offcpu__wake(struct sfp_offcpu *o, uint32_t tid, uint64_t time)
 
 	if (!p->used)
 		return 0;	/* a preemption, or not ours */
+	if (p->dead)
+		return 0;
 	ns = time > p->s.time ? time - p->s.time : 0;
 	o->st.woken++;
 	o->st.blocked_ns += ns;
+	if (o->switch_records) {
+		struct tot *t = get_tot(o, &p->s);
+
+		if (!t)
+			return -ENOMEM;
+		t->ns += ns;
+	}
+	if (!p->stack) {
+		/* summed per thread, with no stack: said in the summary */
+		o->st.no_stack_ns += ns;
+		err = add_sum(o, p, ns);
+		drop(o, p);
+		return err;
+	}
 	if (ns < o->thresh_ns || !rate_ok(o, time)) {
 		if (ns >= o->thresh_ns)
 			o->st.over_rate++;
@@ -432,10 +578,79 @@ void sfp_offcpu__task_exit(struct sfp_offcpu *o, uint32_t tid)
 {
 	struct pend *p = slot(o, tid);
 
-	if (p->used) {
+	if (p->used && !p->dead)
 		o->st.unmatched++;
-		drop(o, p);
+	if (!o->switch_records)
+		goto out;
+	/* Its last switch-out (not a preemption) comes after the EXIT
+	 * record: remember the tid as gone, so that it starts no block. */
+	if (!p->used) {
+		if ((o->nr + 1) * 4 > o->cap * 3) {
+			if (grow(o))
+				return;	/* then counted unmatched at worst */
+			p = slot(o, tid);
+		}
+		p->used = true;
+		p->tid = tid;
+		o->nr++;
 	}
+	p->dead = true;
+	p->stack = false;
+	return;
+out:
+	if (p->used)
+		drop(o, p);
+}
+
+int sfp_offcpu__kernel_total(struct sfp_offcpu *o,
+			     const struct sfp_record_sample *s, bool any_task,
+			     uint64_t records_lost, uint64_t ns,
+			     uint64_t blocks)
+{
+	struct tot *t = NULL;
+	struct pend p = { 0 };
+	uint64_t more;
+	size_t i;
+
+	if (!o->switch_records)
+		return 0;
+	if (o->tots)
+		t = tot_slot(o->tots, o->cap_tot, s->tid);
+	if (!t || !t->used) {
+		/* A thread all of whose records were lost: this
+		 * recording's if its process is (-a: every task). */
+		for (i = 0; !any_task && i < o->cap_tot; i++)
+			if (o->tots[i].used && o->tots[i].pid == s->pid)
+				break;
+		if (!any_task && i == o->cap_tot) {
+			o->st.kernel_other_ns += ns;	/* not ours */
+			return 0;
+		}
+		t = get_tot(o, s);
+		if (!t)
+			return -ENOMEM;
+	}
+	o->st.kernel_ns += ns;
+	o->st.kernel_blocks += blocks;
+	if (ns <= t->ns)
+		return 0;
+	more = ns - t->ns;
+	if (!records_lost && !o->st.no_stack && !o->st.unmatched) {
+		/* Nothing lost: the records have every block, and what
+		 * the sums have over them is the few microseconds per
+		 * block between the kernel's and the records' stamps. */
+		o->st.kernel_skew_ns += more;
+		return 0;
+	}
+	t->ns = ns;
+	/* The blocks the rings lost entirely: their time, no stack. */
+	p.s = t->s;
+	p.s.nr_callchain = 0;
+	o->st.kernel_added_ns += more;
+	o->st.kernel_added_tasks++;
+	o->st.no_stack_ns += more;
+	o->st.blocked_ns += more;
+	return add_sum(o, &p, more);
 }
 
 int sfp_offcpu__finish(struct sfp_offcpu *o, uint64_t time)
@@ -445,7 +660,8 @@ int sfp_offcpu__finish(struct sfp_offcpu *o, uint64_t time)
 
 	for (i = 0; i < o->cap; i++)
 		if (o->pend[i].used) {
-			o->st.unmatched++;
+			if (!o->pend[i].dead)
+				o->st.unmatched++;
 			free(o->pend[i].kchain);
 			free(o->pend[i].uips);
 			memset(&o->pend[i], 0, sizeof(o->pend[i]));
@@ -552,6 +768,7 @@ void sfp_offcpu__free(struct sfp_offcpu **op)
 		}
 	}
 	free(o->waits);
+	free(o->tots);
 	free(o->pend);
 	free(o->sums);
 	free(o);

@@ -42,9 +42,13 @@ struct sfp_offcpu_opts {
 	 * when the task returns to user space, after its switch-in); summed
 	 * blocks wait for theirs there. */
 	bool late_user;
+	/* Every switch-out comes through sfp_offcpu__switch_out() as well
+	 * (the tracepoint path's switch records): a block whose sample was
+	 * lost keeps its time, summed per thread without a stack. */
+	bool switch_records;
 	size_t :0;
 };
-#define sfp_offcpu_opts__last_field late_user
+#define sfp_offcpu_opts__last_field switch_records
 
 struct sfp_offcpu_stats {
 	uint64_t switches;	/* sched_switch samples seen */
@@ -61,6 +65,19 @@ struct sfp_offcpu_stats {
 	uint64_t blocked_ns;	/* over every woken block */
 	uint64_t no_user;	/* late_user: summed blocks whose user chain
 				   never came (summed with the kernel part) */
+	uint64_t switch_outs;	/* switch_records: switch-out records */
+	uint64_t no_stack;	/* of the blocks, those begun by a switch
+				   record alone (their sample was lost) */
+	uint64_t no_stack_ns;	/* their blocked time (in blocked_ns too),
+				   and kernel_added_ns */
+	uint64_t kernel_ns;	/* the kernel's sums, over the tasks of the
+				   recording (sfp_offcpu__kernel_total()) */
+	uint64_t kernel_blocks;
+	uint64_t kernel_added_ns;	/* of which the records had lost */
+	uint64_t kernel_added_tasks;	/* ... in that many tasks */
+	uint64_t kernel_other_ns;	/* other processes' (not written) */
+	uint64_t kernel_skew_ns;	/* nothing lost: stamps' skew (not
+					   written) */
 };
 
 /* Write one off-CPU sample (period = blocked ns) with user part u. */
@@ -87,6 +104,18 @@ SFP_HIDDEN int sfp_offcpu__block(struct sfp_offcpu *o,
 				 const struct sfp_record_sample *s,
 				 const struct sfp_defer_user *u);
 
+/*
+ * switch_records: a switch-out of task tid that is not a preemption (a
+ * PERF_RECORD_SWITCH(_CPU_WIDE) without the preempt flag), which comes
+ * after the block's sched_switch sample if that was not lost.  A block
+ * without its sample begins here: its time is summed per thread with no
+ * stack (no_stack).  s: pid, tid, time, cpu and the fields the off-CPU
+ * sample is written with (evsel, id, misc, ip); its chain is not read.
+ * Return: 0 or -ENOMEM.
+ */
+SFP_HIDDEN int sfp_offcpu__switch_out(struct sfp_offcpu *o,
+				      const struct sfp_record_sample *s);
+
 /* Task tid runs again at time.  Return: 0 or the emit callback's error. */
 SFP_HIDDEN int sfp_offcpu__wake(struct sfp_offcpu *o, uint32_t tid,
 				uint64_t time);
@@ -110,6 +139,26 @@ SFP_HIDDEN int sfp_offcpu__user_chain(struct sfp_offcpu *o, uint64_t cookie,
 SFP_HIDDEN void sfp_offcpu__set_switches(struct sfp_offcpu *o,
 					 uint64_t switches, uint64_t preempted,
 					 uint64_t exits, uint64_t blocks);
+
+/*
+ * switch_records: the kernel's own sum for task s->tid of process s->pid
+ * (s: the fields a stackless sample is written with; any_task: every task
+ * is this recording's, -a) (ns blocked in blocks
+ * blocks since the recording began, src/bpf/offsum.h), before finish().
+ * What it has over the time the records gave this task is the time of
+ * blocks the rings lost entirely: summed for the task without a stack.
+ * Where nothing was lost (records_lost, the rings' LOST counts, is 0 and
+ * no block lacked its sample or its switch-in), the excess is the skew
+ * between the kernel's and the records' time stamps: counted
+ * (kernel_skew_ns), not written.
+ * A task whose process (pid) the records never showed is not this
+ * recording's: not written (kernel_other_ns).
+ * Return: 0 or -ENOMEM.
+ */
+SFP_HIDDEN int sfp_offcpu__kernel_total(struct sfp_offcpu *o,
+					const struct sfp_record_sample *s,
+					bool any_task, uint64_t records_lost,
+					uint64_t ns, uint64_t blocks);
 
 /* End of recording: the per-stack sums, stamped with time. */
 SFP_HIDDEN int sfp_offcpu__finish(struct sfp_offcpu *o, uint64_t time);

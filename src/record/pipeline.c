@@ -71,6 +71,7 @@ struct sfp_rec_pipe {
 	/* Off-CPU time (record/offcpu.h), with the session's event. */
 	struct sfp_offcpu *offcpu;
 	int offcpu_evsel;		/* -1: none */
+	uint64_t offcpu_id;		/* its first id */
 	uint32_t state_off, state_size;	/* sched_switch prev_state */
 	bool offcpu_inject;		/* bpf-defer: samples back into the
 					   session, for its time order */
@@ -434,12 +435,23 @@ static int on_side_band(struct sfp_rec_pipe *p, const void *rec, size_t size)
 		if (p->offcpu) {
 			struct sfp_record_sample s;
 
-			if (!(h->misc & PERF_RECORD_MISC_SWITCH_OUT) &&
-			    !sfp_record__parse_id(p->r, rec, size, &s)) {
-				if (s.time > p->last_time)
-					p->last_time = s.time;
+			if (sfp_record__parse_id(p->r, rec, size, &s))
+				return 0;
+			if (s.time > p->last_time)
+				p->last_time = s.time;
+			if (!(h->misc & PERF_RECORD_MISC_SWITCH_OUT))
 				return sfp_offcpu__wake(p->offcpu, s.tid,
 							s.time);
+			/* A block's beginning (not a preemption), whose
+			 * sched_switch sample may have been lost. */
+			if (p->rewrite &&
+			    !(h->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) &&
+			    s.tid) {
+				s.evsel = p->offcpu_evsel;
+				s.id = p->offcpu_id;
+				s.misc = PERF_RECORD_MISC_KERNEL;
+				s.ip = 0;
+				return sfp_offcpu__switch_out(p->offcpu, &s);
 			}
 			return 0;
 		}
@@ -919,6 +931,13 @@ static int offcpu_setup(struct sfp_rec_pipe *p,
 		p->offcpu_inject = true;
 		oo.late_user = true;
 	} else {
+		const uint64_t *ids;
+
+		if (sfp_record__ids(p->r, p->offcpu_evsel, &ids))
+			p->offcpu_id = ids[0];
+		oo.switch_records = SFP_OPTS_GET(o, sfp_rec_pipe_opts,
+						 off_cpu_switch_records,
+						 false);
 		err = sfp_tracepoint_field("sched", "sched_switch",
 					   "prev_state", &p->state_off,
 					   &p->state_size);
@@ -1081,6 +1100,28 @@ int sfp_rec_pipe__offcpu_user(struct sfp_rec_pipe *p, uint64_t cookie,
 {
 	return p->offcpu ? sfp_offcpu__user_chain(p->offcpu, cookie, ips, nr)
 			 : 0;
+}
+
+int sfp_rec_pipe__offcpu_kernel_sum(void *pipe, uint32_t pid, uint32_t tid,
+				    uint64_t ns, uint64_t blocks)
+{
+	struct sfp_rec_pipe *p = pipe;
+	struct sfp_record_sample s = {
+		.evsel = p->offcpu_evsel, .id = p->offcpu_id,
+		.misc = PERF_RECORD_MISC_KERNEL, .pid = pid, .tid = tid,
+	};
+
+	if (!p->offcpu)
+		return 0;
+	uint64_t lost = p->st.lost;
+	int c;
+
+	for (c = 0; c < sfp_record__nr_cpus(p->r); c++)
+		lost += sfp_record__lost(p->r, c);
+	s.sample_type = p->out_attrs[p->offcpu_evsel].sample_type;
+	return sfp_offcpu__kernel_total(p->offcpu, &s,
+					sfp_record__system_wide(p->r), lost,
+					ns, blocks);
 }
 
 void sfp_rec_pipe__offcpu_switches(struct sfp_rec_pipe *p, uint64_t switches,

@@ -44,9 +44,13 @@ struct sfp_rec_pipe_opts {
 	 * their file's build-id, read by user space (the output as with
 	 * attr.build_id, without its hazards: pipeline.c) */
 	bool fill_build_ids;
+	/* The tracepoint path: a switch-out record begins a block too, so
+	 * that a block whose sample was lost keeps its time (`record`; the
+	 * agent filters its targets' samples and leaves this off). */
+	bool off_cpu_switch_records;
 	size_t :0;
 };
-#define sfp_rec_pipe_opts__last_field fill_build_ids
+#define sfp_rec_pipe_opts__last_field off_cpu_switch_records
 
 struct sfp_rec_pipe_stats {
 	uint64_t records_in, records_out, bytes_out;
@@ -141,6 +145,12 @@ SFP_HIDDEN void sfp_rec_pipe__offcpu_switches(struct sfp_rec_pipe *p,
 					      uint64_t switches,
 					      uint64_t preempted,
 					      uint64_t exits, uint64_t blocks);
+
+/* The kernel's off-CPU sum of a task (sfp_offcpu__kernel_total()), before
+ * sfp_rec_pipe__finish(); the signature of sfp_bpf_offsum_fn. */
+SFP_HIDDEN int sfp_rec_pipe__offcpu_kernel_sum(void *pipe, uint32_t pid,
+					       uint32_t tid, uint64_t ns,
+					       uint64_t blocks);
 
 SFP_HIDDEN void sfp_rec_pipe__stats(const struct sfp_rec_pipe *p,
 				    struct sfp_rec_pipe_stats *st);

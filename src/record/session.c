@@ -67,7 +67,15 @@ struct sfp_record {
 	struct evsel *evsels;
 	int nr_evsels;
 	int nr_cpus;
-	struct sfp_ring *rings;		/* [nr_cpus] */
+	/*
+	 * [nr_rings]: one per CPU; with the off-CPU tracepoint a second set
+	 * (rings[nr_cpus + cpu]) for its samples alone, so that their stack
+	 * copies, which a switch-heavy load makes overflow, cannot crowd out
+	 * the small records every block's time is taken from (the switch
+	 * records, in the first set: see offcpu_ring()).
+	 */
+	struct sfp_ring *rings;
+	int nr_rings;
 	uint64_t *lost;			/* [nr_cpus] */
 	int *fds;
 	size_t nr_fds;
@@ -550,10 +558,22 @@ static int push_id(struct evsel *ev, uint64_t id)
 	return 0;
 }
 
+/*
+ * The off-CPU tracepoint's samples (a user stack copy each) go to rings of
+ * their own: under heavy switching they overflow, and the blocks whose
+ * sample is lost still get their time from the switch records of the
+ * tracking event's rings (record/offcpu.h, sfp_offcpu__switch_out()).
+ */
+static bool offcpu_ring(const struct sfp_record *r, const struct evsel *ev)
+{
+	return ev->off_cpu && r->cg != SFP_RECORD_CG_BPF_DEFER;
+}
+
 static int open_one(struct sfp_record *r, struct evsel *ev, pid_t pid,
 		    int cpu, uint32_t pages)
 {
-	struct sfp_ring *rg = &r->rings[cpu];
+	struct sfp_ring *rg = &r->rings[offcpu_ring(r, ev) ? r->nr_cpus + cpu
+							     : cpu];
 	uint64_t id = 0;
 	int fd, err;
 
@@ -840,7 +860,11 @@ int sfp_record__open(const struct sfp_record_opts *o,
 		err = -EINVAL;
 		goto fail;
 	}
-	r->rings = calloc((size_t)r->nr_cpus, sizeof(*r->rings));
+	r->nr_rings = r->nr_cpus;
+	if (r->off_cpu_evsel >= 0 &&
+	    offcpu_ring(r, &r->evsels[r->off_cpu_evsel]))
+		r->nr_rings *= 2;
+	r->rings = calloc((size_t)r->nr_rings, sizeof(*r->rings));
 	r->lost = calloc((size_t)r->nr_cpus, sizeof(*r->lost));
 	r->buf = malloc(65536);
 	if (!r->rings || !r->lost || !r->buf) {
@@ -944,7 +968,7 @@ int sfp_record__poll(struct sfp_record *r, int timeout_ms)
 	pfd[0].fd = r->wake_fd;
 	pfd[0].events = POLLIN;
 	pfd[0].revents = 0;
-	for (c = 0; c < r->nr_cpus && n < (int)ARRAY_SIZE(pfd); c++) {
+	for (c = 0; c < r->nr_rings && n < (int)ARRAY_SIZE(pfd); c++) {
 		if (!r->rings[c].base)
 			continue;
 		pfd[n].fd = r->rings[c].fd;
@@ -1114,12 +1138,13 @@ int sfp_record__drain(struct sfp_record *r)
 	int c, n = 0, err = 0, got = 0;
 
 	pthread_mutex_lock(&r->lock);
-	for (c = 0; c < r->nr_cpus && !err; c++) {
+	for (c = 0; c < r->nr_rings && !err; c++) {
 		struct sfp_ring *rg = &r->rings[c];
+		int cpu = c % r->nr_cpus;
 
 		while ((n = sfp_ring_next(rg, r->buf, 65536)) > 0) {
-			count_lost(r, c, r->buf, (size_t)n);
-			err = pend_push(r, c, r->buf, (size_t)n);
+			count_lost(r, cpu, r->buf, (size_t)n);
+			err = pend_push(r, cpu, r->buf, (size_t)n);
 			if (err)
 				break;
 			got++;
@@ -1252,6 +1277,11 @@ uint64_t sfp_record__lost(const struct sfp_record *r, int cpu)
 	return r->lost[cpu];
 }
 
+bool sfp_record__system_wide(const struct sfp_record *r)
+{
+	return r->system_wide;
+}
+
 bool sfp_record__has_build_ids(const struct sfp_record *r)
 {
 	return r->has_build_ids;
@@ -1338,7 +1368,7 @@ void sfp_record__free(struct sfp_record **rp)
 	if (r->go_fd >= 0)
 		close(r->go_fd);
 	close(r->wake_fd);
-	for (c = 0; r->rings && c < r->nr_cpus; c++)
+	for (c = 0; r->rings && c < r->nr_rings; c++)
 		sfp_ring_unmap(&r->rings[c]);
 	for (i = 0; i < r->nr_fds; i++)
 		close(r->fds[i]);

@@ -375,6 +375,19 @@ static int plain_paths(const struct rep *r, FILE *out, uint32_t n,
 	return err;
 }
 
+void sfp_rep_print_lost(const struct sfp_profile *p, FILE *out)
+{
+	struct sfp_profile_lost l;
+
+	sfp_profile__lost(p, &l);
+	if (l.samples)
+		fprintf(out, "# Total Lost Samples: %" PRIu64 "\n", l.samples);
+	if (l.records)
+		fprintf(out, "# Lost records: %" PRIu64 " in %" PRIu64
+			" chunks (the recorder's rings overflowed: what they "
+			"held is missing)\n", l.records, l.chunks);
+}
+
 static int print_stdio(const struct rep *r, FILE *out, const char *ev_name)
 {
 	const struct sfp_report_opts *o = r->o;
@@ -537,6 +550,7 @@ int sfp_report_print(const struct sfp_profile *p,
 				nr_unmerged);
 		if (nr_trunc)
 			fprintf(out, "# %" PRIu64 " stacks truncated\n", nr_trunc);
+		sfp_rep_print_lost(p, out);
 	}
 	for (ev = 0; ev < nev && !err; ev++) {
 		struct rep r = { .p = p, .o = o, .event = (uint32_t)ev };

@@ -101,6 +101,9 @@ static inline double sfp_rep_pct(uint64_t v, uint64_t total)
 
 /* Tables of one event's section: entries, sorted and limited. */
 SFP_HIDDEN int sfp_rep_build(struct rep *r);
+/* "# Total Lost Samples: N" and "# Lost records: ..." when the recording
+ * lost anything (perf report's header line, then the LOST records'). */
+SFP_HIDDEN void sfp_rep_print_lost(const struct sfp_profile *p, FILE *out);
 /* The call-graph trees of the shown entries. */
 SFP_HIDDEN int sfp_rep_graphs(struct rep *r);
 SFP_HIDDEN void sfp_rep_free(struct rep *r);

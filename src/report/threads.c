@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/report.h"
+#include "report/report-int.h"
 
 struct th {
 	uint32_t pid, tid, comm;
@@ -90,14 +90,24 @@ int sfp_report_print_threads(const struct sfp_profile *p, bool plain, FILE *out)
 	}
 	if (nth)
 		qsort(th, nth, sizeof(*th), cmp_th);
-	if (plain)
-		fprintf(out, "# sfprof report threads 1\n"
-			"columns\tpid\ttid\tcomm\ton_ns\toff_ns\ttotal_ns\n");
-	else
+	if (plain) {
+		struct sfp_profile_lost l;
+
+		sfp_profile__lost(p, &l);
+		fprintf(out, "# sfprof report threads 1\n");
+		/* what the recording lost: records, chunks, samples */
+		if (l.records || l.samples)
+			fprintf(out, "lost\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64
+				"\n", l.records, l.chunks, l.samples);
+		fprintf(out, "columns\tpid\ttid\tcomm\ton_ns\toff_ns\t"
+			"total_ns\n");
+	} else {
 		fprintf(out, "# Per thread: on-CPU (cpu-clock/task-clock), off-CPU "
-			"(offcpu-time: blocked), in ms\n#\n"
-			"#     pid      tid  %-16s %12s %12s %12s %6s\n", "comm",
-			"on-CPU", "off-CPU", "on+off", "off%");
+			"(offcpu-time: blocked), in ms\n");
+		sfp_rep_print_lost(p, out);
+		fprintf(out, "#\n#     pid      tid  %-16s %12s %12s %12s %6s\n",
+			"comm", "on-CPU", "off-CPU", "on+off", "off%");
+	}
 	for (i = 0; i < nth; i++) {
 		const char *comm = sfp_profile__string(p, th[i].comm);
 		uint64_t sum = th[i].on + th[i].off;

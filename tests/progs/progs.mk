@@ -32,3 +32,5 @@ PROG_CFLAGS_bpf-deep := -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -pt
 PROG_CFLAGS_offcpu-work := -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -pthread
 # agent tests: no frame pointers, no own .sframe, the hot path through qsort.
 PROG_CFLAGS_agent-work := -O2 -fomit-frame-pointer -fno-optimize-sibling-calls
+# off-CPU under heavy switching: pairs of threads ping-ponging over pipes.
+PROG_CFLAGS_offcpu-pingpong := -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -pthread

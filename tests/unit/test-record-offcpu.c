@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "record/offcpu.h"
 #include "test.h"
@@ -323,5 +324,105 @@ TEST(offcpu_late_user_chains)
 	ASSERT_EQ(st.switches, 20);
 	ASSERT_EQ(st.unmatched, 1);
 out:
+	sfp_offcpu__free(&oc);
+}
+
+static void switch_out(struct sfp_offcpu *oc, uint32_t tid, uint64_t time)
+{
+	struct sfp_record_sample s = { .pid = 100, .tid = tid, .time = time };
+
+	ASSERT_EQ(sfp_offcpu__switch_out(oc, &s), 0);
+}
+
+/*
+ * switch_records (the tracepoint path under heavy switching): a block
+ * whose sample was lost begins at its switch-out record and keeps its
+ * time, stackless; a block with its sample is not counted twice; an
+ * exiting task's last switch-out begins nothing; the kernel's sums add
+ * what the records lost entirely, for this recording's processes only.
+ */
+TEST(offcpu_switch_records_and_kernel_sums)
+{
+	SFP_OPTS(sfp_offcpu_opts, oo, .switch_records = true);
+	struct out o = { 0 };
+	struct sfp_offcpu *oc = NULL;
+	struct sfp_offcpu_stats st;
+	struct sfp_record_sample ks = { .pid = 100, .tid = 1 };
+	size_t i, stackless = 0, stacked = 0;
+
+	if (!ASSERT_EQ(sfp_offcpu__new(&oo, on_emit, &o, &oc), 0))
+		return;
+	/* tid 1: sample then its switch-out record: one block of 100 */
+	block(oc, 1, 1000, ustack_a, 3, 0);
+	switch_out(oc, 1, 1001);
+	ASSERT_EQ(sfp_offcpu__wake(oc, 1, 1100), 0);
+	/* tid 1: the sample lost: the record alone, 300 */
+	switch_out(oc, 1, 2000);
+	ASSERT_EQ(sfp_offcpu__wake(oc, 1, 2300), 0);
+	/* tid 2 exits: its last switch-out is no block */
+	switch_out(oc, 2, 500);
+	ASSERT_EQ(sfp_offcpu__wake(oc, 2, 600), 0);	/* 100 */
+	sfp_offcpu__task_exit(oc, 2);
+	switch_out(oc, 2, 700);
+	/* the kernel: tid 1 blocked 1000 in all (600 lost entirely), tid 3
+	 * of the same process 50 (never seen), tid 9 of another 70 */
+	ASSERT_EQ(sfp_offcpu__kernel_total(oc, &ks, false, 0, 1000, 4), 0);
+	ks.tid = 3;
+	ASSERT_EQ(sfp_offcpu__kernel_total(oc, &ks, false, 0, 50, 1), 0);
+	ks.pid = 900;
+	ks.tid = 9;
+	ASSERT_EQ(sfp_offcpu__kernel_total(oc, &ks, false, 0, 70, 1), 0);
+	ASSERT_EQ(sfp_offcpu__finish(oc, 9000), 0);
+	for (i = 0; i < o.n && i < 64; i++) {
+		if (o.nr_chain[i] == 0 && o.nr_user[i] == 0)
+			stackless += o.period[i];
+		else
+			stacked += o.period[i];
+	}
+	ASSERT_EQ(stacked, 100);
+	ASSERT_EQ(stackless, 300 + 600 + 100 + 50);
+	ASSERT_EQ(o.total, 1000 + 100 + 50);
+	sfp_offcpu__stats(oc, &st);
+	ASSERT_EQ(st.no_stack, 2);		/* tid 1's second, tid 2's */
+	ASSERT_EQ(st.unmatched, 0);		/* the exit is no block */
+	ASSERT_EQ(st.kernel_added_ns, 600 + 50);
+	ASSERT_EQ(st.kernel_added_tasks, 2);
+	ASSERT_EQ(st.kernel_other_ns, 70);
+	ASSERT_EQ(st.blocked_ns, 1000 + 100 + 50);
+	sfp_offcpu__free(&oc);
+}
+
+/* Nothing lost: what the kernel's sums have over the records is the
+ * stamps' skew, counted and not written. */
+TEST(offcpu_kernel_sums_without_loss)
+{
+	SFP_OPTS(sfp_offcpu_opts, oo, .switch_records = true);
+	struct out o = { 0 };
+	struct sfp_offcpu *oc = NULL;
+	struct sfp_offcpu_stats st;
+	struct sfp_record_sample ks = { .pid = 100, .tid = 1 };
+
+	if (!ASSERT_EQ(sfp_offcpu__new(&oo, on_emit, &o, &oc), 0))
+		return;
+	block(oc, 1, 1000, ustack_a, 3, 0);
+	switch_out(oc, 1, 1001);
+	ASSERT_EQ(sfp_offcpu__wake(oc, 1, 1100), 0);
+	ASSERT_EQ(sfp_offcpu__kernel_total(oc, &ks, false, 0, 103, 1), 0);
+	ASSERT_EQ(sfp_offcpu__finish(oc, 9000), 0);
+	ASSERT_EQ(o.n, 1);
+	ASSERT_EQ(o.total, 100);
+	sfp_offcpu__stats(oc, &st);
+	ASSERT_EQ(st.kernel_skew_ns, 3);
+	ASSERT_EQ(st.kernel_added_ns, 0);
+	/* with a lost record, the same excess is written */
+	sfp_offcpu__free(&oc);
+	memset(&o, 0, sizeof(o));
+	if (!ASSERT_EQ(sfp_offcpu__new(&oo, on_emit, &o, &oc), 0))
+		return;
+	block(oc, 1, 1000, ustack_a, 3, 0);
+	ASSERT_EQ(sfp_offcpu__wake(oc, 1, 1100), 0);
+	ASSERT_EQ(sfp_offcpu__kernel_total(oc, &ks, false, 1, 103, 1), 0);
+	ASSERT_EQ(sfp_offcpu__finish(oc, 9000), 0);
+	ASSERT_EQ(o.total, 103);
 	sfp_offcpu__free(&oc);
 }

@@ -51,6 +51,19 @@ int cli_dispatch(const char *group, const struct cli_subcommand *cmds,
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*
+ * What a recording lost (its LOST and LOST_SAMPLES records), in one line
+ * without a newline: "lost 331412 records in 140 chunks (the recorder's
+ * rings overflowed)[, 12 samples]"; "" when nothing was lost.  Every
+ * reader says it on stderr (cli_say_lost: "sfprof: FILE: warning: the
+ * recording lost ...", as perf report's "lost N chunks!") and, where its
+ * output has a place for it, in the output too.
+ */
+const char *cli_lost_text(char *buf, size_t n, uint64_t records,
+			  uint64_t chunks, uint64_t samples);
+void cli_say_lost(const char *path, uint64_t records, uint64_t chunks,
+		  uint64_t samples);
+
+/*
  * Option values (cli-parse.c).  cli_parse_u64: a number, hex with 0x, else
  * decimal; false if malformed, signed or out of range.  cli_parse_double:
  * a finite decimal in [min, max] (no nan, inf, blanks or trailing text).

@@ -210,6 +210,12 @@ int cmd_export(int argc, char **argv)
 		return err == -EBADMSG || err == -EOPNOTSUPP ? EXIT_INVALID :
 							       EXIT_USAGE;
 	}
+	{
+		struct sfp_profile_lost lost;
+
+		sfp_profile__lost(p, &lost);
+		cli_say_lost(input, lost.records, lost.chunks, lost.samples);
+	}
 
 	/* written beside OUT and renamed when complete: a failure leaves
 	 * what was there, and a device or FIFO is written in place and

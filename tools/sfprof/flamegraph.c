@@ -128,6 +128,12 @@ int cmd_flamegraph(int argc, char **argv)
 		cli_err("%s: %s", in, sfp_strerror(err));
 		return err == -ENOENT || err == -EACCES ? EXIT_USAGE : EXIT_INVALID;
 	}
+	{
+		struct sfp_profile_lost lost;
+
+		sfp_profile__lost(p, &lost);
+		cli_say_lost(in, lost.records, lost.chunks, lost.samples);
+	}
 	out = cli_out_open(&co, outp);
 	if (!out) {
 		sfp_profile__free(&p);

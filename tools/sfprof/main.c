@@ -29,6 +29,35 @@ void cli_err(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+const char *cli_lost_text(char *buf, size_t n, uint64_t records,
+			  uint64_t chunks, uint64_t samples)
+{
+	int k = 0;
+
+	buf[0] = 0;
+	if (records)
+		k = snprintf(buf, n, "lost %llu records in %llu chunks (the "
+			     "recorder's rings overflowed: what they held is "
+			     "missing from the profile)",
+			     (unsigned long long)records,
+			     (unsigned long long)chunks);
+	if (samples && k >= 0 && (size_t)k < n)
+		snprintf(buf + k, n - (size_t)k, "%slost %llu samples",
+			 k ? "; " : "", (unsigned long long)samples);
+	return buf;
+}
+
+void cli_say_lost(const char *path, uint64_t records, uint64_t chunks,
+		  uint64_t samples)
+{
+	char buf[256];
+
+	if (records || samples)
+		cli_err("%s: warning: the recording %s", path,
+			cli_lost_text(buf, sizeof(buf), records, chunks,
+				      samples));
+}
+
 static void log_stderr(enum sfp_log_level level, const char *msg, void *ctx)
 {
 	(void)ctx;

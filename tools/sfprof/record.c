@@ -31,6 +31,7 @@
 #include "common/procfs.h"
 #include "record/pipeline.h"
 #include "record/record.h"
+#include "bpf/offsum.h"
 #include "record-bpf.h"
 #include "record-buildid.h"
 
@@ -466,6 +467,24 @@ static void summary_off_cpu(const struct sfp_offcpu_stats *o)
 		(unsigned long long)o->sums, (unsigned long long)o->summed,
 		(unsigned long long)o->over_rate,
 		(unsigned long long)o->unmatched);
+	if (o->switch_outs || o->kernel_ns)
+		fprintf(stderr, "  off-cpu: %llu blocks (%.3f s) without their "
+			"stack sample (lost: summed per thread, no stack), of "
+			"which %.3f s in %llu threads only from the kernel's "
+			"sums (%.3f s in %llu blocks; %s)\n",
+			(unsigned long long)o->no_stack,
+			(double)o->no_stack_ns / 1e9,
+			(double)o->kernel_added_ns / 1e9,
+			(unsigned long long)o->kernel_added_tasks,
+			(double)o->kernel_ns / 1e9,
+			(unsigned long long)o->kernel_blocks,
+			o->kernel_ns ? "BPF on sched_switch"
+				     : "none: no BPF, see above");
+	if (o->kernel_skew_ns)	/* nothing lost: not written */
+		fprintf(stderr, "  off-cpu: the kernel's sums exceed the "
+			"records by %.6f s, nothing being lost: their time "
+			"stamps' skew, not written\n",
+			(double)o->kernel_skew_ns / 1e9);
 	if (o->no_user)	/* bpf-defer: an entry's unwind that never came */
 		fprintf(stderr, "  off-cpu: %llu summed kernel entries without "
 			"their user stack (kernel part only)\n",
@@ -782,10 +801,12 @@ int cmd_record(int argc, char **argv)
 		 .keep_old = true, .flush_ms = FLUSH_MS);
 	SFP_OPTS(sfp_rec_pipe_opts, po,
 		 .off_cpu_thresh_ns = DEFAULT_OFF_CPU_THRESH_MS * 1000000ULL,
-		 .off_cpu_max_rate = DEFAULT_OFF_CPU_MAX_RATE);
+		 .off_cpu_max_rate = DEFAULT_OFF_CPU_MAX_RATE,
+		 .off_cpu_switch_records = true);
 	struct sfp_record *r = NULL;
 	struct sfp_rec_pipe *p = NULL;
 	struct sfp_bpf_defer *bd = NULL;
+	struct sfp_bpf_offsum *os = NULL;
 	sfp_record_event_fn rec_fn = sfp_rec_pipe__record;
 	void *rec_ctx = NULL;
 	struct ctx c = { .path = "perf.data" };
@@ -1089,6 +1110,16 @@ int cmd_record(int argc, char **argv)
 		rec_fn = sfp_bpf_defer__record;
 		rec_ctx = bd;
 	}
+	/* The tracepoint path: the kernel sums every task's blocked time
+	 * too, so that the blocks the rings lose keep their time. */
+	if (ro.off_cpu && ro.call_graph != SFP_RECORD_CG_BPF_DEFER) {
+		err = sfp_bpf_offsum__load(&os);
+		if (err && !quiet)
+			cli_err("--off-cpu: no kernel sums (BPF program on "
+				"sched_switch: %s): the time of blocks whose "
+				"records the rings lose is lost (counted)",
+				sfp_strerror(err));
+	}
 	wo.cmdline = (const char *const *)argv - 1;
 	wo.nr_cmdline = (size_t)argc + 1;
 	err = sfp_perf_writer__open(c.path, &wo, &c.w);
@@ -1133,6 +1164,17 @@ int cmd_record(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	/* The command's terminal SIGINT reaches it too; we drain and finish. */
 	err = sfp_record__start(r);
+	{
+		/* The kernel's sums from now: a command has exec'd (its
+		 * events enable at the exec, and its blocks in execve are
+		 * not the recording's); a block that began before is not
+		 * counted, and one the records have needs no sum. */
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		sfp_bpf_offsum__arm(os, (uint64_t)ts.tv_sec * 1000000000ULL +
+					    (uint64_t)ts.tv_nsec);
+	}
 	if (err) {
 		/* The library said why (e.g. the command cannot be run).  A
 		 * command that cannot be run exits as a shell says it: 127
@@ -1221,6 +1263,7 @@ stop:
 		pthread_join(reader_thread, NULL);
 	}
 	sfp_record__stop(r);
+	sfp_bpf_offsum__stop(os);
 	if (!c.write_err) {
 		err = bd ? sfp_bpf_defer__poll(bd) : 0;
 		if (err >= 0 && bd)
@@ -1230,6 +1273,9 @@ stop:
 					       rec_ctx ? rec_ctx : p);
 		if (err >= 0 && bd)
 			sfp_bpf_defer__finish(bd);
+		if (err >= 0)
+			err = sfp_bpf_offsum__read(
+				os, sfp_rec_pipe__offcpu_kernel_sum, p);
 		if (err >= 0)
 			err = sfp_rec_pipe__finish(p);
 		if (err < 0 && !c.write_err) {
@@ -1262,6 +1308,18 @@ stop:
 		summary(&c, r, p, ro.call_graph, inline_mode, t_stop - t0, &we);
 	if (!quiet && bd)
 		record_bpf_summary(stderr, bd);
+	if (!quiet && os) {
+		struct sfp_bpf_offsum_stats ks;
+
+		sfp_bpf_offsum__stats(os, &ks);
+		if (ks.out_full || ks.sums_full)
+			fprintf(stderr, "  off-cpu: the kernel's sums are "
+				"short: %llu blocks not timed and %llu not "
+				"summed (its maps of %u tasks were full)\n",
+				(unsigned long long)ks.out_full,
+				(unsigned long long)ks.sums_full,
+				SFO_MAX_TASKS_USER);
+	}
 	if (!quiet && auto_cg)
 		fprintf(stderr, "  chosen by --call-graph auto: %s\n", auto_why);
 	/* After the file is complete: the hits are read back from it. */
@@ -1277,6 +1335,7 @@ out:
 	workload_pidfd = -1;
 	workload_pid = 0;
 	sfp_bpf_defer__free(&bd);
+	sfp_bpf_offsum__free(&os);
 	sfp_perf_writer__free(&c.w);
 	sfp_rec_pipe__free(&p);
 	sfp_record__free(&r);

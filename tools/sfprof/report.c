@@ -389,6 +389,12 @@ int cmd_report(int argc, char **argv)
 							       EXIT_USAGE;
 		goto out;
 	}
+	{
+		struct sfp_profile_lost lost;
+
+		sfp_profile__lost(p, &lost);
+		cli_say_lost(input, lost.records, lost.chunks, lost.samples);
+	}
 	err = threads ? sfp_report_print_threads(p, o.plain, stdout)
 		      : sfp_report_print(p, &o, stdout);
 	if (err) {

@@ -914,6 +914,9 @@ int cmd_script(int argc, char **argv)
 		ret = err == -ENOMEM || err == -EIO ? EXIT_USAGE : EXIT_INVALID;
 	}
 	stats = sfp_perf_reader__stats(s.rd);
+	cli_say_lost(input, stats->nr_lost,
+		     stats->nr_records[SFP_PERF_RECORD_LOST],
+		     stats->nr_lost_samples);
 	if (!ret && stats->nr_bad_records) {
 		cli_err("%s: %" PRIu64 " malformed records skipped", input,
 			stats->nr_bad_records);
