@@ -152,7 +152,7 @@ else
 fi
 
 if [ -n "$WAVE_BASE" ] && [ "$WAVE_PEAK" -ge $((WAVE_BASE + 100)) ]; then
-	pass "agent soak: 200 processes started together during the churn raise the processes kept from $WAVE_BASE to $WAVE_PEAK"
+	pass "agent soak: 200 processes alive together during the churn raise the processes kept from $WAVE_BASE to $WAVE_PEAK"
 else
 	fail "agent soak: 200 processes alive together raise the processes kept by 100 at least (${WAVE_BASE:-?} to ${WAVE_PEAK:-?})"
 fi
