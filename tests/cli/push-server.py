@@ -8,6 +8,10 @@
 # push request is read by the few lines of wire-format decoding below, not
 # by sfprof's code.  What each request got is logged to DIR/requests.log:
 #   SEQ PATH STATUS key=value...
+# a Connect push as "series=N samples=M id=UUID..." (every sample's id, in
+# order), its files REQ.sJ.labels (series J's labels, one name=value a
+# line) and REQ.sJ-K.pb.gz (series J's sample K); an /ingest body as
+# REQ.s0-0.pb.gz beside REQ.query.
 #
 # Faults, to exercise the sink's retries:
 #   --script 503,429   answer the first requests with these statuses
@@ -123,8 +127,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if url.path == "/push.v1.PusherService/Push":
                 if self.headers.get("Content-Type") != "application/proto":
                     status = 415
-                for j, (labels, samples) in enumerate(push_request(body)):
-                    with open(pre + ".labels", "w") as f:
+                series = push_request(body)
+                # what the request carried, before any of it: a push with
+                # an extra series or a second sample says so on its line
+                extra.append("series=%d" % len(series))
+                extra.append("samples=%d" % sum(len(s) for _, s in series))
+                for j, (labels, samples) in enumerate(series):
+                    with open("%s.s%d.labels" % (pre, j), "w") as f:
                         for k, v in labels:
                             f.write("%s=%s\n" % (k, v))
                     for m, (raw, pid) in enumerate(samples):

@@ -48,6 +48,14 @@ decode_otlp() {
 field() {
 	sed -n "s/.*\\b$2=\\([0-9]*\\).*/\\1/p" "$1" | tail -1
 }
+# A Connect push answered 200 that carried what the sink sends: one
+# series of one sample (one window a request), under one id
+# (push-server.py logs "series=N samples=M id=..." of every push).
+PUSH_ONE='^[0-9]+ /push.v1.PusherService/Push 200 series=1 samples=1 id=[^ ]+$'
+# push_ids DIR: the id of every 200 push of that form, one a line
+push_ids() {
+	grep -E "$PUSH_ONE" "$1/requests.log" 2>/dev/null | sed 's/.* id=//'
+}
 # count_log DIR REGEX: requests the server logged that match
 count_log() {
 	grep -c -E "$2" "$1/requests.log" 2>/dev/null || true

@@ -143,13 +143,16 @@ else
 	curl -s "http://127.0.0.1:$APORT/metrics" | grep offcpu | sed 's/^/  /'
 fi
 kill -TERM "$AGENT_PID"
+# agent_end's own status: not 0 on a time-out or a sanitizer report
 agent_end 30
+aend=$?
 stop_server "agent off-cpu"
 if [ "$wrc" = 0 ] && [ -n "$(prog_field "$TMP/ow.out" nap blocked_ns)" ] &&
-   [ "$rc" = 0 ]; then
+   [ "$aend" = 0 ] && [ "$rc" = 0 ]; then
 	pass "agent off-cpu: the program ran, the agent ended on SIGTERM (exit 0, no sanitizer report)"
 else
-	fail "agent off-cpu: the program ran (exit $wrc), the agent ended on SIGTERM (exit $rc)"
+	fail "agent off-cpu: the program ran (exit $wrc), the agent ended on SIGTERM (exit $rc$([ "$rc" != timeout ] && [ "$aend" != 0 ] && echo ', a sanitizer report'))"
+	grep -E -A3 'runtime error:|Sanitizer' "$TMP/agent.err" | head -8 | sed 's/^/  /'
 	tail -5 "$TMP/agent.err" "$TMP/ow.err" | sed 's/^/  /'
 fi
 grep '^sfprof agent' "$TMP/agent.err" | sed 's/^/  /'
@@ -216,6 +219,8 @@ else
 fi
 
 # --- Pyroscope: a series __name__=off_cpu -------------------------------------
+# (push-server.py: REQ.sJ.labels and REQ.sJ-K.pb.gz, series J's labels and
+# samples; each push is one series of one sample, PUSH_ONE)
 : > "$TMP/pyro.stacks"
 noff=0 ncpu=0
 for l in "$SRV_DIR"/req-*.labels; do
@@ -223,7 +228,7 @@ for l in "$SRV_DIR"/req-*.labels; do
 	pre=${l%.labels}
 	if grep -qx '__name__=off_cpu' "$l"; then
 		noff=$((noff + 1))
-		for r in "$pre".s*.pb.gz; do
+		for r in "$pre"-*.pb.gz; do
 			decode_pprof "$r" "$r.txt" &&
 			python3 "$CHECK" stacks-pprof "$r.txt" >> "$TMP/pyro.stacks"
 		done
@@ -232,8 +237,10 @@ for l in "$SRV_DIR"/req-*.labels; do
 	fi
 done
 if [ "$noff" -gt 0 ] && [ "$ncpu" -gt 0 ] &&
+   [ "$(count_log "$SRV_DIR" "$PUSH_ONE")" = $((noff + ncpu)) ] &&
+   [ "$(count_log "$SRV_DIR" '^[0-9]+ /push.v1.PusherService/Push ')" = $((noff + ncpu)) ] &&
    grep -q "^off_cpu/nanoseconds	" "$TMP/pyro.stacks"; then
-	pass "agent off-cpu: Pyroscope: $noff pushes of __name__=off_cpu (off_cpu/nanoseconds) beside $ncpu of process_cpu"
+	pass "agent off-cpu: Pyroscope: $noff pushes of __name__=off_cpu (off_cpu/nanoseconds) beside $ncpu of process_cpu, each 1 series of 1 sample"
 else
 	fail "agent off-cpu: Pyroscope: pushes of __name__=off_cpu ($noff) beside process_cpu ($ncpu)"
 	sed 's/^/  /' "$SRV_DIR/requests.log" | head -5

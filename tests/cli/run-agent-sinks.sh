@@ -13,19 +13,23 @@
 #    every rawProfile decodes and go tool pprof reads it;
 #  - the windows' time ranges follow each other without overlap, a gap
 #    only where windows had no samples;
+#  - every push carries one series of one sample (the server logs how
+#    many of each);
 #  - the pushed samples add up to the samples the agent kept, and
-#    cpu/nanoseconds to that many periods at -F;
+#    cpu/nanoseconds to that many periods at -F; and they are the
+#    workload's CPU time (its /proc/PID/stat, read by this script) times
+#    -F, within 10 % and three standard deviations;
 #  - the OTLP bodies decode, with the resource attributes, and their stacks
 #    equal the pprof stacks; the files sink wrote the same windows.
 # Needs root (system-wide sampling), protoc, python3, go.
-# checks: 10
+# checks: 11
 . "$(dirname "$0")/test-subr.sh"
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 PROTO=$ROOT/../shared/testdata/proto
 SERVER=$HERE/push-server.py
 CHECK=$HERE/push-check.py
-NCHECKS=10
+NCHECKS=11
 
 if [ "$(id -u)" != 0 ]; then
 	for i in $(seq $NCHECKS); do skip "agent sinks $i" "needs root for system-wide sampling"; done
@@ -46,10 +50,21 @@ export PPROF_TMPDIR="$TMP" HOME="$TMP"
 DPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 URL=http://127.0.0.1:$DPORT
 FREQ=199
+# cpu_ticks PID: the CPU time a process has used, user + system, in clock
+# ticks (/proc/PID/stat's 14th and 15th fields; the 2nd, the name in
+# parentheses, is cut off first as it may hold spaces)
+cpu_ticks() {
+	sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | awk '{ print $12 + $13 }'
+}
 $PDEATH "$WORK" 600 > "$TMP/work.out" 2>&1 &
 WPID=$!
+# the workload's CPU time before the agent is asked to start and once it
+# samples: the CPU time it sampled lies between the two readings and the
+# one at the end
+cpu0=$(cpu_ticks "$WPID")
 agent_start --pid "$WPID" -F $FREQ --interval 2 --call-graph sframe \
 	--pyroscope "$URL" --otlp "$URL" --output-dir "$TMP/files"
+cpu0b=$(cpu_ticks "$WPID")
 if [ -z "$APORT" ]; then
 	for i in $(seq $NCHECKS); do fail "agent sinks: the agent did not start"; done
 	sed 's/^/  /' "$TMP/agent.err" | head -10
@@ -75,6 +90,13 @@ SRV_DIR=$TMP/srv
 start_server "$SRV_DIR" --port "$DPORT"
 wait_metric sfprof_agent_sink_windows_delivered_total 4 pyroscope 60
 kill -STOP "$WPID"
+# stopped (state T): its CPU time no longer moves
+i=0
+while [ "$(sed 's/^.*) //' "/proc/$WPID/stat" | cut -d' ' -f1)" != T ] && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+cpu1=$(cpu_ticks "$WPID")
 w=$(metric sfprof_agent_windows_total)
 wait_metric sfprof_agent_windows_total $((${w:-0} + 2))
 kill -TERM "$AGENT_PID"
@@ -104,18 +126,21 @@ else
 	grep '^sfprof agent' "$TMP/agent.err" | sed 's/^/  /'
 	tail -5 "$TMP/agent.err" | sed 's/^/  /'
 fi
-n200=$(count_log "$SRV_DIR" '^[0-9]+ /push.v1.PusherService/Push 200 id=')
+# (each push one series of one sample: PUSH_ONE, push-subr.sh)
+n200=$(count_log "$SRV_DIR" "$PUSH_ONE")
+nall=$(count_log "$SRV_DIR" '^[0-9]+ /push.v1.PusherService/Push ')
 o200=$(count_log "$SRV_DIR" '^[0-9]+ /v1development/profiles 200')
-if [ "$n200" = "$profiles" ] && [ "$o200" = "$profiles" ] &&
+if [ "$n200" = "$profiles" ] && [ "$nall" = "$n200" ] && [ "$o200" = "$profiles" ] &&
    [ "$(count_log "$SRV_DIR" ' [^2][0-9][0-9]( |$)')" = 0 ]; then
-	pass "agent sinks: the backend got $n200 Connect pushes and $o200 OTLP posts, all answered 200"
+	pass "agent sinks: the backend got $n200 Connect pushes (each 1 series of 1 sample) and $o200 OTLP posts, all answered 200"
 else
-	fail "agent sinks: the backend got every window once"
-	echo "  push ${n200:-0}, otlp ${o200:-0}, profiles ${profiles:-?}"
+	fail "agent sinks: the backend got every window once, each push 1 series of 1 sample"
+	echo "  push ${n200:-0} of 1 series and 1 sample (${nall:-0} in all), otlp ${o200:-0}, profiles ${profiles:-?}"
 	sed 's/^/  /' "$SRV_DIR/requests.log" | head -10
 fi
 
-# Series labels of every push.
+# Series labels of every push (push-server.py keeps every series' labels:
+# one file for each, so a push of two series has two).
 printf '__name__=process_cpu\nservice_name=agent-work\npid=%s\nhost=%s\n' \
 	"$WPID_WAS" "$(uname -n)" | sort > "$TMP/labels.exp"
 ok=1 n=0
@@ -131,11 +156,12 @@ else
 	sed 's/^/  /' "$(ls "$SRV_DIR"/req-*.labels | head -1)" 2>/dev/null
 fi
 
-# Every rawProfile: protoc decodes it, go tool pprof reads it.  Collect
-# each window's (time_nanos, duration_nanos) and totals.
+# Every rawProfile (of every series and sample): protoc decodes it, go
+# tool pprof reads it.  Collect each window's (time_nanos,
+# duration_nanos) and totals.
 ok=1 n=0
 : > "$TMP/ranges" ; : > "$TMP/pushed.stacks"
-for r in "$SRV_DIR"/req-*.s0-0.pb.gz; do
+for r in "$SRV_DIR"/req-*.pb.gz; do
 	[ -f "$r" ] || continue
 	n=$((n + 1))
 	if ! decode_pprof "$r" "$r.txt" || ! go tool pprof -raw "$r" > "$r.raw" 2>&1 ||
@@ -199,6 +225,29 @@ if [ -n "$kept" ] && [ "$kept" -gt 0 ] && [ "$ps" = "$kept" ] && [ "$pn" = "$wan
 else
 	fail "agent sinks: pushed totals = the samples the agent kept"
 	echo "  kept ${kept:-?}, pushed samples $ps, cpu ns $pn (want $want_ns)"
+fi
+# ... and the samples the workload's own CPU time makes at -F, measured
+# apart from the agent: cpu-clock samples what runs on a CPU every 1/F s,
+# so a task that ran C seconds gets about C x F samples.  The time sampled
+# lies between the workload's CPU time since the agent said it samples
+# and that since it was started (the agent's start takes a while under
+# ASan).  Tolerance: 10 %, plus three standard deviations of a count of
+# that size (on a loaded machine the workload runs a small share of each
+# CPU's time, and which timer ticks fall in its slices is chance: 3 x
+# sqrt(expected)), plus 2 for the ticks' rounding; below, the samples the
+# agent said it lost (records lost, system-wide) may be missing.  A sample
+# pushed twice, or a stale window pushed again, is far beyond.
+tck=$(getconf CLK_TCK)
+lost=$(sed -n 's/^sfprof agent: [0-9]* samples, [0-9]* kept, \([0-9]*\) lost.*/\1/p' "$TMP/agent.err")
+if [ -n "$cpu0" ] && [ -n "$cpu0b" ] && [ -n "$cpu1" ] && [ -n "$ps" ] && [ -n "$lost" ] &&
+   awk -v p="$ps" -v l="$lost" -v lo=$((cpu1 - cpu0b)) -v hi=$((cpu1 - cpu0)) -v t="$tck" -v f=$FREQ '
+	BEGIN { el = lo / t * f; eh = hi / t * f
+		exit !(lo > 0 && p + l >= el * 0.9 - 3 * sqrt(el) - 2 &&
+		       p <= eh * 1.1 + 3 * sqrt(eh) + 2) }'; then
+	pass "agent sinks: the $ps samples pushed are the workload's CPU time ($((cpu1 - cpu0b))-$((cpu1 - cpu0)) ticks of 1/$tck s, /proc/PID/stat) x $FREQ Hz, within 10 % + 3 sigma ($lost lost)"
+else
+	fail "agent sinks: the samples pushed are the workload's CPU time x $FREQ Hz, within 10 % + 3 sigma"
+	echo "  pushed ${ps:-?}, ${lost:-?} lost; the workload's CPU time: ${cpu0:-?} ticks at the agent's start, ${cpu0b:-?} once it sampled, ${cpu1:-?} when stopped (1/$tck s)"
 fi
 
 # OTLP: decodes with the upstream protos, resource attributes, and the

@@ -10,7 +10,10 @@
 #    failed or unsent, as its exit summary says, and what it says was
 #    delivered is what the backends logged with 200;
 #  - the processes it keeps state for do not grow with the programs
-#    started (~2,000 of them);
+#    started (~2,000 of them); as positive controls, 200 alive together
+#    raise that count, and a program started during the churn once a
+#    pull of its pid has begun, gone before the pull ends, has its
+#    samples in the pull, named;
 #  - its resident size is printed every 5 s.  It is checked only by the
 #    30-minute run (bench/agent-soak.sh: growth after the first 5 minutes
 #    <= 5 %): over two minutes of a system-wide agent it still follows
@@ -19,14 +22,14 @@
 # bench/agent-soak.sh runs this script for 30 minutes through SOAK_SECONDS,
 # SOAK_LIFE (seconds a backend lives), SOAK_WARMUP (seconds before the RSS
 # baseline) and SOAK_RSS_PCT (growth allowed after it).
-# Needs root (system-wide sampling) and python3.
-# checks: 3
+# Needs root (system-wide sampling), python3 and go (go tool pprof).
+# checks: 5
 . "$(dirname "$0")/test-subr.sh"
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 PROTO=$ROOT/../shared/testdata/proto
 SERVER=$HERE/push-server.py
-NCHECKS=3
+NCHECKS=5
 SECONDS_TOTAL=${SOAK_SECONDS:-120}
 LIFE=${SOAK_LIFE:-20}
 WARMUP=${SOAK_WARMUP:-60}
@@ -38,13 +41,14 @@ if [ "$(id -u)" != 0 ]; then
 	for i in $(seq $NCHECKS); do skip "agent soak $i" "needs root for system-wide sampling"; done
 	exit 0
 fi
-if ! command -v python3 > /dev/null; then
-	for i in $(seq $NCHECKS); do skip "agent soak $i" "python3 missing (make deps)"; done
+if ! command -v python3 > /dev/null || ! command -v go > /dev/null; then
+	for i in $(seq $NCHECKS); do skip "agent soak $i" "python3 or go missing (make deps)"; done
 	exit 0
 fi
 . "$HERE/push-subr.sh"
 
 WORK=$SFP_BUILD/tests/progs/agent-work
+export PPROF_TMPDIR="$TMP" HOME="$TMP"
 . "$HERE/agent-subr.sh"
 SPAWN_PID=
 spawn_cleanup() {
@@ -78,6 +82,14 @@ procs0=$(metric sfprof_agent_processes)
 sh -c "while :; do '$WORK' 30ms > /dev/null & sleep 0.05; done" &
 SPAWN_PID=$!
 
+# The positive controls, during the churn: 200 processes alive together
+# raise the count of processes kept; a program new to the agent (1 s of
+# CPU time, about 19 samples at the default 19 Hz) pulled by its pid,
+# in the background while the backends come and go.
+proc_wave 200
+short_pull 40 1000 &
+SHORT_JOB=$!
+
 # Backend lives of LIFE s, 3 s of them dead at the end (killed with
 # SIGKILL); the agent's RSS every 5 s: "seconds-since-start kB".
 alive=1
@@ -100,6 +112,7 @@ for life in $(seq $LIVES); do
 	t=$((t + 3))
 done
 start_server "$TMP/srv$((LIVES + 1))" --port "$DPORT"
+wait "$SHORT_JOB"
 kill -9 "$SPAWN_PID" 2>/dev/null
 wait "$SPAWN_PID" 2>/dev/null
 SPAWN_PID=
@@ -123,22 +136,40 @@ profiles=$(sed -n 's/.* windows, \([0-9]*\) profiles$/\1/p' "$TMP/agent.err")
 line=$(sed -n 's/^sfprof agent: sink pyroscope .*: \(delivered=.*\)/\1/p' "$TMP/agent.err")
 set -- $(echo "$line" | tr '=' ' ')
 # delivered D dropped X failed F retries R unsent U
-got=0
+# (a delivery: a push of one series of one sample, PUSH_ONE)
+got=0 any=0
 for l in "$TMP"/srv*/requests.log; do
-	[ -f "$l" ] && got=$((got + $(grep -c ' 200 id=' "$l")))
+	[ -f "$l" ] || continue
+	got=$((got + $(count_log "$(dirname "$l")" "$PUSH_ONE")))
+	any=$((any + $(count_log "$(dirname "$l")" ' 200 ')))
 done
 if [ -n "$profiles" ] && [ "$#" = 10 ] && [ "$(($2 + $4 + $6 + ${10}))" = "$profiles" ] &&
-   [ "$6" = 0 ] && [ "$got" = "$2" ] && [ "$2" -gt 0 ]; then
-	pass "agent soak: every one of $profiles windows accounted for ($line); the backends logged $got deliveries"
+   [ "$6" = 0 ] && [ "$got" = "$2" ] && [ "$any" = "$got" ] && [ "$2" -gt 0 ]; then
+	pass "agent soak: every one of $profiles windows accounted for ($line); the backends logged $got deliveries, each 1 series of 1 sample"
 else
 	fail "agent soak: every window accounted for"
-	echo "  ${profiles:-?} profiles; $line; backends logged $got"
+	echo "  ${profiles:-?} profiles; $line; backends logged $got deliveries of 1 series of 1 sample ($any answered 200)"
 fi
 
-if [ -n "$procs0" ] && [ -n "$procs1" ] && [ "$procs1" -le $((procs0 + 100)) ]; then
-	pass "agent soak: processes kept after ~$((SECONDS_TOTAL * 20)) short-lived ones: $procs1 (at start $procs0)"
+if [ -n "$WAVE_BASE" ] && [ "$WAVE_PEAK" -ge $((WAVE_BASE + 100)) ]; then
+	pass "agent soak: 200 processes alive together during the churn raise the processes kept from $WAVE_BASE to $WAVE_PEAK"
 else
-	fail "agent soak: processes kept after ~$((SECONDS_TOTAL * 20)) short-lived ones: ${procs1:-?} (at start ${procs0:-?})"
+	fail "agent soak: 200 processes alive together raise the processes kept by 100 at least (${WAVE_BASE:-?} to ${WAVE_PEAK:-?})"
+fi
+if [ -n "$procs0" ] && [ -n "$procs1" ] && [ "$procs1" -le $((procs0 + 100)) ]; then
+	pass "agent soak: processes kept after ~$((SECONDS_TOTAL * 20 + 200)) short-lived ones: $procs1 (at start $procs0)"
+else
+	fail "agent soak: processes kept after ~$((SECONDS_TOTAL * 20 + 200)) short-lived ones: ${procs1:-?} (at start ${procs0:-?})"
+fi
+n=$(trace_samples "$TMP/short.traces")
+SHORT_PID_WAS=$(cat "$TMP/short.was" 2>/dev/null)
+pids=$(trace_label "$TMP/short.traces" pid | sort -u | tr '\n' ' ')
+if [ "$n" -ge 5 ] && [ -n "$SHORT_PID_WAS" ] && [ "$pids" = "$SHORT_PID_WAS " ] &&
+   grep -q 'agent_hot\|agent_sort_loop' "$TMP/short.traces"; then
+	pass "agent soak: a short-lived program pulled by its pid during the churn: $n samples, all of its pid, its functions named"
+else
+	fail "agent soak: a short-lived program pulled by its pid: ${n:-0} samples (want >= 5), pids ${pids:-none} (want ${SHORT_PID_WAS:-?}), named"
+	head -20 "$TMP/short.traces" | sed 's/^/  /'
 fi
 
 # RSS: the first sample after the warm-up against the last one.

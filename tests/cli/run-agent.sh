@@ -3,7 +3,8 @@
 #  - go tool pprof pulls /debug/pprof/profile?seconds=3&pid=P of a
 #    program without frame pointers whose hot function is reached only
 #    through qsort's callback: -top names it first, -traces shows >= 99 %
-#    of its samples reaching main, through qsort;
+#    of its samples reaching main, through qsort; every trace of the pull
+#    carries the label pid=P and no other program's file is mapped;
 #  - /metrics parses with the Prometheus client library's own parser,
 #    with the lag and the tables built off the reading loop;
 #    /healthz; a bad ?seconds= is a 400, as Go's net/http/pprof answers;
@@ -13,14 +14,17 @@
 #  - a perf record beside the agent runs; mappings carry the build-ids
 #    readelf reads in the files;
 #  - 1000 short-lived processes leave no state behind (the processes the
-#    agent keeps maps for, from /metrics);
+#    agent keeps maps for, from /metrics), and 200 alive together raise
+#    that count (it takes new processes up); a program started once a
+#    pull of its pid has begun, and gone before it ends, has its samples
+#    in the pull, named;
 #  - SIGTERM ends the agent, exit 0, within its deadline;
 #  - an idle agent's loop sleeps up to a second, windows still on time;
 #    a program started meanwhile has whole stacks from its first samples.
 # No agent outlives the script: traps, and PR_SET_PDEATHSIG (setpriv).
 # Needs root (system-wide sampling), go, curl, python3-prometheus-client;
 # unshare and a writable cgroup v2 for the container checks.
-# checks: 16
+# checks: 19
 . "$(dirname "$0")/test-subr.sh"
 
 if [ "$(id -u)" != 0 ]; then
@@ -109,7 +113,7 @@ $PDEATH "$WORK" 120 > "$TMP/work.out" 2>&1 &
 WPID=$!
 agent_start -F 199 --interval 2 --call-graph sframe
 if [ -z "$APORT" ]; then
-	for n in $(seq 11); do fail "agent: (did not start)"; done
+	for n in $(seq 15); do fail "agent: (did not start)"; done
 	sed 's/^/  /' "$TMP/agent.err" | head -10
 	exit 0
 fi
@@ -170,6 +174,20 @@ if [ "${3:-0}" -gt 0 ] && [ $(($3 * 2)) -ge "${1:-0}" ]; then
 else
 	fail "agent: the hot function is reached through qsort's callback"
 	echo "  ${1:-0} samples, ${3:-0} agent_hot <- agent_cmp <- qsort"
+fi
+# the pull's pid= filter: every trace is of that pid, and the profile go
+# tool pprof saved maps no other program (the workload, its libraries,
+# the kernel); without the filter the agent itself, compilers and shells
+# of the machine come in
+trace_label "$TMP/traces.out" pid | sort | uniq -c > "$TMP/traces.pids"
+other=$(other_mappings "$TMP/traces.out" "$(readlink -f "$WORK")" | sort -u)
+if [ "$(awk '{ print $2 }' "$TMP/traces.pids")" = "$WPID" ] && [ -z "$other" ]; then
+	pass "agent: the pull's pid= filter: all $(awk '{ print $1 }' "$TMP/traces.pids") traces carry pid $WPID, no other program mapped"
+else
+	fail "agent: the pull's pid= filter: every trace carries pid $WPID, no other program mapped"
+	echo "  traces per pid label (want only $WPID):"
+	sed 's/^/    /' "$TMP/traces.pids" | head -5
+	echo "$other" | head -5 | sed 's/^/  other mapping: /'
 fi
 
 # Build-ids come from the files (the agent asks the kernel for none: with
@@ -257,7 +275,8 @@ else
 	fail "agent: /healthz, a bad ?seconds= is a 400, /debug/pprof/offcpu without --off-cpu a 404"
 fi
 
-# short-lived processes: their state goes with them
+# short-lived processes: the agent takes them up, and their state goes
+# with them
 procs() {
 	curl -s "$URL/metrics" | awk '$1 == "sfprof_agent_processes" { print $2 }'
 }
@@ -265,6 +284,13 @@ windows() {
 	curl -s "$URL/metrics" | awk '$1 == "sfprof_agent_windows_total" { print $2 }'
 }
 before=$(procs)
+# the positive control: 200 alive together raise the count
+proc_wave 200
+if [ -n "$WAVE_BASE" ] && [ "$WAVE_PEAK" -ge $((WAVE_BASE + 100)) ]; then
+	pass "agent: 200 processes alive together raise the processes tracked from $WAVE_BASE to $WAVE_PEAK"
+else
+	fail "agent: 200 processes alive together raise the processes tracked by 100 at least (${WAVE_BASE:-?} to ${WAVE_PEAK:-?})"
+fi
 sh -c 'i=0; while [ $i -lt 1000 ]; do /bin/true; i=$((i + 1)); done'
 w=$(windows)
 i=0
@@ -274,10 +300,23 @@ while [ "$(windows)" = "$w" ] && [ $i -lt 100 ]; do
 done
 after=$(procs)
 if [ -n "$before" ] && [ -n "$after" ] && [ "$after" -le $((before + 100)) ]; then
-	pass "agent: 1000 short-lived processes leave no state behind"
+	pass "agent: 1000 short-lived processes and the 200 leave no state behind ($before tracked before, $after after)"
 else
-	fail "agent: 1000 short-lived processes leave no state behind"
+	fail "agent: 1000 short-lived processes and the 200 leave no state behind"
 	echo "  processes tracked: ${before:-?} before, ${after:-?} after"
+fi
+# a program new to the agent and gone before the pull of its pid ends:
+# 200 ms of CPU time at 199 Hz is about 40 samples; its frames named
+# (the agent took up its maps); every trace of its pid
+short_pull 10 200
+n=$(trace_samples "$TMP/short.traces")
+pids=$(trace_label "$TMP/short.traces" pid | sort -u | tr '\n' ' ')
+if [ "$n" -ge 10 ] && [ "$pids" = "$SHORT_PID_WAS " ] &&
+   grep -q 'agent_hot\|agent_sort_loop' "$TMP/short.traces"; then
+	pass "agent: a short-lived program pulled by its pid: $n samples, all of its pid, its functions named"
+else
+	fail "agent: a short-lived program pulled by its pid: ${n:-0} samples (want >= 10), pids ${pids:-none} (want $SHORT_PID_WAS), named"
+	head -20 "$TMP/short.traces" | sed 's/^/  /'
 fi
 
 # the container
@@ -288,20 +327,28 @@ else
 	go tool pprof -timeout 60 -traces -sample_index=samples \
 		"$URL/debug/pprof/profile?seconds=3&pid=$NS_PID" > "$TMP/ns.traces" 2>&1
 	set -- $(traces "$TMP/ns.traces")
+	# of that pid alone (the pull's pid= filter): its traces, its file
+	# (the program on the tmpfs only it sees, under that path)
+	nspids=$(trace_label "$TMP/ns.traces" pid | sort -u | tr '\n' ' ')
+	nsother=$(other_mappings "$TMP/ns.traces" "$NS/prog" | sort -u)
 	if [ "${1:-0}" -ge 10 ] && [ $(($2 * 100)) -ge $(($1 * 99)) ] &&
-	   grep -q "alpha_leaf" "$TMP/ns.traces"; then
-		pass "agent: container process unwound and named"
+	   grep -q "alpha_leaf" "$TMP/ns.traces" &&
+	   [ "$nspids" = "$NS_PID " ] && [ -z "$nsother" ]; then
+		pass "agent: container process unwound and named; every trace of its pid, no other program mapped"
 	else
-		fail "agent: container process unwound and named"
-		echo "  ${1:-0} samples, ${2:-0} reach main"
+		fail "agent: container process unwound and named; every trace of its pid, no other program mapped"
+		echo "  ${1:-0} samples, ${2:-0} reach main; pids ${nspids:-none} (want $NS_PID)"
+		echo "$nsother" | head -5 | sed 's/^/  other mapping: /'
 		head -30 "$TMP/ns.traces" | sed 's/^/  /'
 	fi
+	nscid=$(trace_label "$TMP/ns.traces" container_id | sort -u | tr '\n' ' ')
 	if [ -z "$CG" ]; then
 		skip "agent: container process labeled with its container id" "no writable cgroup v2 here"
-	elif grep -q "container_id: *$CID" "$TMP/ns.traces"; then
-		pass "agent: container process labeled with its container id"
+	elif [ "$nscid" = "$CID " ]; then
+		pass "agent: container process labeled with its container id (every trace)"
 	else
-		fail "agent: container process labeled with its container id"
+		fail "agent: container process labeled with its container id (every trace)"
+		echo "  container_id labels: $nscid"
 		grep -m3 -i "container\|service" "$TMP/ns.traces" | sed 's/^/  /'
 	fi
 fi
@@ -332,15 +379,18 @@ elif agent_start -F 199 --interval 60 --output-dir "$TMP/idle" &&
 	"$TMP/idle-work" 2 > /dev/null
 	sleep 0.5
 	kill -INT "$AGENT_PID"
+	# agent_end's own status: not 0 on a time-out or a sanitizer report
 	agent_end 15
+	aend=$?
 	f=$(ls "$TMP/idle/"*idle-work*.pb.gz 2>/dev/null | head -1)
 	go tool pprof -traces -sample_index=samples "$f" > "$TMP/idle.traces" 2>&1
 	set -- $(traces "$TMP/idle.traces")
 	if [ "${1:-0}" -ge 100 ] && [ "$1" -le 460 ] &&
-	   [ $(($2 * 100)) -ge $(($1 * 97)) ]; then
-		pass "agent: a program started while the agent idles: $2 of $1 samples reach main"
+	   [ $(($2 * 100)) -ge $(($1 * 97)) ] && [ "$aend" = 0 ] && [ "$rc" = 0 ]; then
+		pass "agent: a program started while the agent idles: $2 of $1 samples reach main; SIGINT ends the agent, exit 0"
 	else
-		fail "agent: a program started while the agent idles: ${2:-0} of ${1:-0} samples reach main (< 97 %)"
+		fail "agent: a program started while the agent idles: ${2:-0} of ${1:-0} samples reach main (< 97 %); SIGINT ends the agent (exit $rc, agent_end $aend)"
+		grep -E -A3 'runtime error:|Sanitizer' "$TMP/agent.err" | head -8 | sed 's/^/  /'
 	fi
 else
 	fail "agent: a program started while the agent idles (no agent in bpf-defer mode)"

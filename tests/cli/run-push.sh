@@ -66,10 +66,10 @@ sfp push --pyroscope "http://127.0.0.1:$PORT/" --pyroscope-tenant team-a --auth-
 	--from $FROM --until $UNTIL --repeat 2 "$IN1" "$IN2" > "$TMP/pyro.out" 2> "$TMP/pyro.err"
 stop_server "pyroscope push"
 if [ "$(cat "$TMP/pyro.out")" = "delivered=4 dropped=0 failed=0 retries=0 unsent=0" ] &&
-   [ "$(count_log "$SRV_DIR" '^[0-9]+ /push.v1.PusherService/Push 200 id=')" = 4 ]; then
-	pass "pyroscope: 4 windows, 4 Connect pushes answered 200"
+   [ "$(count_log "$SRV_DIR" "$PUSH_ONE")" = 4 ] && [ "$(count_log "$SRV_DIR" .)" = 4 ]; then
+	pass "pyroscope: 4 windows, 4 Connect pushes answered 200, each of 1 series of 1 sample"
 else
-	fail "pyroscope: 4 windows, 4 Connect pushes answered 200"
+	fail "pyroscope: 4 windows, 4 Connect pushes answered 200, each of 1 series of 1 sample"
 	sed 's/^/  /' "$TMP/pyro.out" "$TMP/pyro.err" "$SRV_DIR/requests.log" | head -10
 fi
 ok=1
@@ -82,20 +82,28 @@ done
 [ $ok = 1 ] && pass "pyroscope: application/proto, Connect-Protocol-Version, X-Scope-OrgID, basic auth from the file" ||
 	fail "pyroscope: application/proto, Connect-Protocol-Version, X-Scope-OrgID, basic auth from the file"
 printf '__name__=process_cpu\nservice_name=perf-work\npid=4242\nhost=h1\ncontainer_id=c0ffee\n' > "$TMP/labels.exp"
-ok=1
-for l in "$SRV_DIR"/req-*.labels; do cmp -s "$l" "$TMP/labels.exp" || ok=0; done
-[ $ok = 1 ] && pass "pyroscope: series labels __name__=process_cpu, service_name first, pid, host, container_id" ||
-	{ fail "pyroscope: series labels"; sed 's/^/  /' "$SRV_DIR/req-000.labels"; }
-ids=$(sed -n 's/.* id=\([^ ]*\).*/\1/p' "$SRV_DIR/requests.log")
-if [ "$(echo "$ids" | sort -u | grep -c -E '^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$')" = 4 ]; then
+# (every series' labels: push-server.py keeps them apart, REQ.sJ.labels)
+ok=1 n=0
+for l in "$SRV_DIR"/req-*.labels; do
+	[ -f "$l" ] || continue
+	n=$((n + 1))
+	cmp -s "$l" "$TMP/labels.exp" || ok=0
+done
+[ $ok = 1 ] && [ $n = 4 ] && pass "pyroscope: series labels __name__=process_cpu, service_name first, pid, host, container_id" ||
+	{ fail "pyroscope: series labels ($n series)"; sed 's/^/  /' "$SRV_DIR/req-000.s0.labels"; }
+# every id of every line (a line with two samples has two)
+ids=$(grep -o ' id=[^ ]*' "$SRV_DIR/requests.log" | sed 's/^ id=//')
+if [ "$(echo "$ids" | grep -c .)" = 4 ] &&
+   [ "$(echo "$ids" | sort -u | grep -c -E '^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$')" = 4 ]; then
 	pass "pyroscope: every sample has its own UUID (version 4)"
 else
 	fail "pyroscope: every sample has its own UUID: $ids"
 fi
-# Each rawProfile: protoc decodes it; it is the window's pprof (time range,
-# totals and stacks as the input's); go tool pprof reads it.
+# Each rawProfile (of every series and sample): protoc decodes it; it is
+# the window's pprof (time range, totals and stacks as the input's); go
+# tool pprof reads it.
 ok=1 okgo=1 n=0
-for r in "$SRV_DIR"/req-*.s0-0.pb.gz; do
+for r in "$SRV_DIR"/req-*.pb.gz; do
 	decode_pprof "$r" "$r.txt" || { ok=0; continue; }
 	n=$((n + 1))
 	# Requests are in submission order: in1, in1, in2, in2.
@@ -275,7 +283,8 @@ wait $PUSH_PID
 rc=$?
 stop_server "down at start"
 if [ $rc = 1 ] && grep -q "^delivered=3 dropped=2 failed=0 retries=[1-9][0-9]* unsent=0$" "$TMP/down.out" &&
-   [ "$(count_log "$SRV_DIR" ' 200 id=')" = 3 ] && grep -q 'Connection refused\|connect' "$TMP/down.err" &&
+   [ "$(count_log "$SRV_DIR" "$PUSH_ONE")" = 3 ] &&
+   [ "$(count_log "$SRV_DIR" ' 200 ')" = 3 ] && grep -q 'Connection refused\|connect' "$TMP/down.err" &&
    grep -q 'queue full' "$TMP/down.err"; then
 	pass "fault: backend down at start: retried, 3 queued windows delivered, exactly 2 dropped and logged ($(cat "$TMP/down.out"))"
 else
@@ -303,9 +312,10 @@ start_server "$SRV_DIR" --port "$RPORT"
 wait $PUSH_PID
 rc=$?
 stop_server "restart"
-ids=$(sed -n 's/.* 200 id=\([^ ]*\).*/\1/p' "$SRV_DIR/requests.log" | sort -u | wc -l)
+ids=$(push_ids "$SRV_DIR" | sort -u | wc -l)
 if [ $rc = 0 ] && grep -q '^delivered=6 dropped=0 failed=0 retries=[1-9][0-9]* unsent=0$' "$TMP/restart.out" &&
-   grep -q '^2 /push.v1.PusherService/Push died' "$SRV_DIR/requests.log" && [ "$ids" = 6 ]; then
+   grep -q '^2 /push.v1.PusherService/Push died' "$SRV_DIR/requests.log" && [ "$ids" = 6 ] &&
+   [ "$(count_log "$SRV_DIR" ' 200 ')" = "$(count_log "$SRV_DIR" "$PUSH_ONE")" ]; then
 	pass "fault: backend killed mid-run and restarted: all 6 windows delivered, none lost ($(cat "$TMP/restart.out"))"
 else
 	fail "fault: backend killed and restarted (exit $rc, $ids ids)"
@@ -346,9 +356,10 @@ SRV_DIR=$TMP/slow
 start_server "$SRV_DIR" --delay-first 20
 sfp push --pyroscope "http://127.0.0.1:$PORT" --timeout 500 --repeat 2 "$IN1" > "$TMP/slow.out" 2> "$TMP/slow.err"
 stop_server "slow"
-ids=$(sed -n 's/.* 200 id=\([^ ]*\).*/\1/p' "$SRV_DIR/requests.log" | sort -u | wc -l)
+ids=$(push_ids "$SRV_DIR" | sort -u | wc -l)
 if grep -q '^delivered=2 dropped=0 failed=0 retries=[1-9][0-9]* unsent=0$' "$TMP/slow.out" &&
-   grep -q 'Timeout\|timed out' "$TMP/slow.err" && [ "$ids" = 2 ]; then
+   grep -q 'Timeout\|timed out' "$TMP/slow.err" && [ "$ids" = 2 ] &&
+   [ "$(count_log "$SRV_DIR" ' 200 ')" = "$(count_log "$SRV_DIR" "$PUSH_ONE")" ]; then
 	pass "fault: an answer after the timeout: retried, both windows delivered ($(cat "$TMP/slow.out"))"
 else
 	fail "fault: answer after the timeout"

@@ -6,11 +6,14 @@
  * reached only through libc:
  *   main -> agent_sort_loop -> qsort (libc) -> agent_cmp -> agent_hot
  * Runs for argv[1] seconds of wall time (default 30), or until killed;
- * "20ms": that many milliseconds (the soak test's short-lived programs).
+ * "20ms": that many milliseconds (the soak test's short-lived programs);
+ * "cpu200ms": until it has used that much CPU time, however busy the
+ * machine (a short-lived program whose samples the tests count).
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static volatile uint64_t sink;
@@ -31,11 +34,13 @@ __attribute__((noinline)) static int agent_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static clockid_t clock_id = CLOCK_MONOTONIC;
+
 static uint64_t now_ms(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock_id, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
@@ -55,9 +60,17 @@ __attribute__((noinline)) static void agent_sort_loop(uint64_t end_ms)
 
 int main(int argc, char **argv)
 {
+	const char *arg = argc > 1 ? argv[1] : "30";
 	char *unit = NULL;
-	long n = argc > 1 ? strtol(argv[1], &unit, 10) : 30;
-	uint64_t ms = unit && unit[0] == 'm' ? (uint64_t)n : (uint64_t)n * 1000;
+	uint64_t ms;
+	long n;
+
+	if (!strncmp(arg, "cpu", 3)) {
+		clock_id = CLOCK_PROCESS_CPUTIME_ID;
+		arg += 3;
+	}
+	n = strtol(arg, &unit, 10);
+	ms = unit && unit[0] == 'm' ? (uint64_t)n : (uint64_t)n * 1000;
 
 	printf("ready\n");
 	fflush(stdout);
