@@ -19,15 +19,15 @@
 #    says which modules were loaded: one for that build-id).
 # Needs root, unshare(1) that can make the namespaces, gcc, nm, readelf;
 # perf for the MMAP2 check.
-# checks: 16
+# checks: 18
 . "$(dirname "$0")/test-subr.sh"
 
 if [ "$(id -u)" != 0 ]; then
-	skip "containers-shared-path" "needs root"
+	skip_rest "containers-shared-path" "needs root"
 	exit 0
 fi
 if ! unshare --mount --pid --fork true 2>/dev/null; then
-	skip "containers-shared-path" "unshare --mount --pid --fork does not work here"
+	skip_rest "containers-shared-path" "unshare --mount --pid --fork does not work here"
 	exit 0
 fi
 SRC=$SFP_TEST_DATA/containers/ns-work.c
@@ -182,18 +182,32 @@ sfprof_stacks() {
 		return
 	fi
 	check_stacks "$name" "$TMP/script.out"
-	# Names come from the readers (perf/machine.c, the symbolizer):
-	# said here, not checked.
+	# Names: the readers (perf/machine.c, the symbolizer) keep each
+	# container's file its own: its samples name its own build's
+	# functions and never another build's.
+	bad=
 	for c in c1 c2 c3 c4 c5; do
 		build=$c
 		[ $c = c5 ] && build=c1
-		set -- $(awk -v p="$(cat "$TMP/$c.pid")" -v f="${build}_leaf" '
-			/^[^ \t]/ { if (s) { n++; g += h }; s = ($2 == p); h = 0; next }
-			s && index($0, " " f "+") { h = 1 }
-			END { if (s) { n++; g += h }; print n + 0, g + 0 }' \
+		set -- $(awk -v p="$(cat "$TMP/$c.pid")" -v b="$build" '
+			function flush() { if (s) { n++; g += h; w += x } }
+			/^[^ \t]/ { flush(); s = ($2 == p); h = x = 0; next }
+			s && index($0, " " b "_leaf+") { h = 1 }
+			s && match($0, / c[0-9]_[a-z]+\+/) &&
+			     substr($0, RSTART + 1, 2) != b { x = 1 }
+			END { flush(); print n + 0, g + 0, w + 0 }' \
 			"$TMP/script.out")
-		echo "  info: $name: $c: $2 of $1 samples with ${build}_leaf named by sfprof script"
+		if [ "$1" -lt 10 ] || [ $(($2 * 100)) -lt $(($1 * 95)) ] ||
+		   [ "$3" != 0 ]; then
+			bad="$bad $c($2 of $1 named ${build}_leaf, $3 with another build's names)"
+		fi
 	done
+	if [ -z "$bad" ]; then
+		pass "$name: sfprof script names each container's samples by its own build"
+	else
+		fail "$name: sfprof script names each container's samples by its own build:$bad"
+		BAD=1
+	fi
 }
 
 # check_mmaps NAME DATA: each container's program MMAP2s carry its id.
