@@ -8,4 +8,6 @@ for b in "$BUILD"/bench/bench-*; do
 	echo "== $(basename "$b")"
 	"$b" || { echo "  $(basename "$b") failed (exit $?)"; rc=1; }
 done
+echo "== agent-containers.sh"
+sh "$(dirname "$0")/agent-containers.sh" "$BUILD" || rc=1
 exit $rc

@@ -93,6 +93,9 @@ struct sfp_symbolizer {
 	struct sfp_symbolizer_dso **id_buckets;
 	size_t nid_buckets;
 	size_t nids;
+	/* Symbol tables built or read from the cache: one per file, however
+	 * many paths and processes map it (counted for the tests). */
+	uint64_t tables_loaded;
 
 	bool kernel_tried;
 	int kernel_err;

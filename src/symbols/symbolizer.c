@@ -446,6 +446,7 @@ static int load_symbols(struct sfp_symbolizer *s, struct sfp_symbolizer_dso *d)
 		pr_debug("%s: no .symtab in debug file %s", d->path,
 			 d->debug_path);
 	}
+	s->tables_loaded++;
 	if (!sfp_symtab_cache_load(s, d))
 		return 0;
 	warned = sfp_log_warnings();
