@@ -41,8 +41,46 @@ struct bid_ent {
 	uint8_t id[20];
 	uint8_t len;
 	int fd;			/* -1: not opened */
+	int dbg_fd;		/* its debug file inside the process's
+				 * image, -1: none found there */
 	char *name;		/* as recorded */
 };
+
+/*
+ * The debug file of build-id id inside the image process pid runs from:
+ * /usr/lib/debug/.build-id/xx/rest.debug under /proc/PID/root, where a
+ * container's image ships it (the host's debug directories do not have
+ * it, and the process may be gone when the recording ends).  Read while
+ * the process runs, and only when the file carries the same build-id.
+ * Return: an open descriptor, or -1.
+ */
+static int image_debug_file(int pid, const uint8_t *id, size_t len)
+{
+	char path[128], hex[41];
+	uint8_t fid[SFP_PROC_BUILD_ID_MAX];
+	size_t i, flen;
+	int n, fd;
+
+	if (pid <= 0 || len < 2 || len > 20)
+		return -1;
+	for (i = 0; i < len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	n = snprintf(path, sizeof(path),
+		     "/proc/%d/root/usr/lib/debug/.build-id/%.2s/%s.debug",
+		     pid, hex, hex + 2);
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return -1;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	if (sfp_file_build_id(path, fid, sizeof(fid), &flen) || flen != len ||
+	    memcmp(fid, id, len)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
 
 /* A mapping of an entry's file: what a sample's (pid, ip) hits. */
 struct bid_map {
@@ -232,6 +270,7 @@ void bid_collect_mmap2(struct bid_collect *bc, const void *rec, size_t size)
 	memcpy(e->id, b + 44, b[40]);
 	e->len = b[40];
 	e->fd = -1;
+	e->dbg_fd = -1;
 	e->name = strdup(name);
 	if (!e->name)
 		return;
@@ -243,6 +282,9 @@ void bid_collect_mmap2(struct bid_collect *bc, const void *rec, size_t size)
 		e->fd = open(path, O_RDONLY | O_CLOEXEC);
 		bc->nr_fds += e->fd >= 0;
 	}
+	if (bc->nr_fds < bc->max_fds &&
+	    (e->dbg_fd = image_debug_file((int)pid, e->id, e->len)) >= 0)
+		bc->nr_fds++;
 }
 
 /* Where to read an entry's bytes now. */
@@ -300,7 +342,7 @@ int bid_collect_finish(struct bid_collect *bc, const char *path, bool quiet)
 	for (i = 0; i < bc->nr; i++) {
 		const struct bid_ent *e = &bc->ents[i];
 		struct sfp_symbolizer_dso *d = NULL;
-		char src[PATH_MAX + 64], link[PATH_MAX];
+		char src[PATH_MAX + 64], link[PATH_MAX], dbg_src[64];
 		const char *dbg = NULL;
 
 		if (!hit[i])
@@ -316,9 +358,15 @@ int bid_collect_finish(struct bid_collect *bc, const char *path, bool quiet)
 		}
 		/* Its debug file, found as the symbolizer finds it (build-id
 		 * directories, debuglink): the one seam for every source. */
-		if (sym && !sfp_symbolizer__get_dso(sym, -1, src, e->id, e->len,
-						     &d))
+		if (e->dbg_fd >= 0) {
+			/* the one inside its image, found while it ran */
+			snprintf(dbg_src, sizeof(dbg_src), "/proc/self/fd/%d",
+				 e->dbg_fd);
+			dbg = dbg_src;
+		} else if (sym && !sfp_symbolizer__get_dso(sym, -1, src, e->id,
+							   e->len, &d)) {
 			dbg = sfp_symbolizer_dso__debug_path(d);
+		}
 		if (dbg && d && !strcmp(dbg, sfp_symbolizer_dso__path(d)))
 			dbg = NULL;	/* (the file itself: none found) */
 		if (bc->budget) {
@@ -365,6 +413,8 @@ void bid_collect_free(struct bid_collect **bcp)
 	for (i = 0; i < bc->nr; i++) {
 		if (bc->ents[i].fd >= 0)
 			close(bc->ents[i].fd);
+		if (bc->ents[i].dbg_fd >= 0)
+			close(bc->ents[i].dbg_fd);
 		free(bc->ents[i].name);
 	}
 	free(bc->ents);
