@@ -69,6 +69,7 @@ static int open_nofollow_path(const char *dir)
 	char buf[4096], *p, *next;
 	size_t n = strlen(dir);
 	int fd, nfd;
+	bool abs_first;
 
 	if (n >= sizeof(buf))
 		return -ENAMETOOLONG;
@@ -82,8 +83,16 @@ static int open_nofollow_path(const char *dir)
 		return -errno;
 	for (p = buf; *p == '/'; p++)
 		;
+	/* An absolute path's first component is looked up by its absolute
+	 * name ("/work"), not relative to the "/" just opened: under
+	 * qemu-user -L (the aarch64 tests) "/" opens the emulator's sysroot,
+	 * while "/work" is the real one.  (fd stays the parent link_trusted()
+	 * judges.) */
+	abs_first = buf[0] == '/';
 	while (*p) {
 		struct stat st;
+		int at = abs_first ? AT_FDCWD : fd;
+		const char *name = abs_first ? p - 1 : p;
 
 		next = strchr(p, '/');
 		if (next) {
@@ -98,7 +107,7 @@ static int open_nofollow_path(const char *dir)
 			p = next;
 			continue;
 		}
-		if (fstatat(fd, p, &st, AT_SYMLINK_NOFOLLOW)) {
+		if (fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW)) {
 			nfd = -errno;
 			close(fd);
 			return nfd;
@@ -110,22 +119,26 @@ static int open_nofollow_path(const char *dir)
 			close(fd);
 			return -EPERM;
 		}
-		nfd = openat(fd, p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		nfd = openat(at, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		close(fd);
 		if (nfd < 0)
 			return -errno;
 		fd = nfd;
+		abs_first = false;
 		p[strlen(p)] = '/';	/* (for the message above) */
 		p = next;
 	}
-	nfd = openat(fd, *p ? p : ".", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-		     O_CLOEXEC);
+	nfd = openat(abs_first && *p ? AT_FDCWD : fd,
+		     abs_first && *p ? p - 1 : *p ? p : ".",
+		     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (nfd < 0) {
 		int err = -errno;
 		struct stat lst;
 
 		if (err == -ELOOP ||
-		    (err == -ENOTDIR && !fstatat(fd, p, &lst, AT_SYMLINK_NOFOLLOW)))
+		    (err == -ENOTDIR &&
+		     !fstatat(abs_first ? AT_FDCWD : fd, abs_first ? p - 1 : p,
+			      &lst, AT_SYMLINK_NOFOLLOW)))
 			err = -ELOOP;
 		close(fd);
 		return err;
