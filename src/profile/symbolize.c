@@ -192,8 +192,13 @@ static struct sfp_symbolizer_dso *mapping_dso(struct sfp_profile *p,
 	if (!ld->live && m->kind != SFP_PROFILE_KERNEL &&
 	    sfp_perf_dso_unverifiable(ld->hdr,
 				      sfp_machine__dso(ld->m, p->map_key[mi]),
-				      path))
+				      path)) {
+		/* said, as script says it: the frames stay unnamed */
+		pr_warn("%s: several files at this path in the recording and "
+			"no build-id tells which this mapping was: its frames "
+			"are left unnamed", m->path);
 		return NULL;
+	}
 	/* With the recorded build-id: a file rebuilt or replaced since must
 	 * not lend its names (perf refuses it as well); the symbolizer then
 	 * looks for a copy by build-id (the cache, debug directories).  For

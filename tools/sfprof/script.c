@@ -926,21 +926,20 @@ int cmd_script(int argc, char **argv)
 	for (i = 0; i < s.dcache_len; i++) {
 		const struct sfp_pdso *d = sfp_machine__dso(s.m, (uint32_t)i);
 		size_t j, n = 0;
+		bool said = false;	/* with an earlier file of the name */
 
 		if (s.dcache_err[i] != -ESTALE)
 			continue;
-		for (j = 0; j < s.dcache_len; j++)
-			if (s.dcache_err[j] == -ESTALE &&
-			    sfp_machine__dso(s.m, (uint32_t)j)->first_of_name ==
-				    d->first_of_name && j < i)
-				break;
-			else if (s.dcache_err[j] == -ESTALE &&
-				 sfp_machine__dso(s.m, (uint32_t)j)
-						 ->first_of_name ==
-					 d->first_of_name)
-				n++;
-		if (j < s.dcache_len && j < i)
-			continue;	/* said with the first of the name */
+		for (j = 0; j < s.dcache_len; j++) {
+			if (s.dcache_err[j] != -ESTALE ||
+			    sfp_machine__dso(s.m, (uint32_t)j)->first_of_name !=
+				    d->first_of_name)
+				continue;
+			said |= j < i;
+			n++;
+		}
+		if (said)
+			continue;
 		cli_err("%s: %s is %zu different files in this recording "
 			"(containers, or replaced while it ran) and no "
 			"build-id tells them apart: their frames are left "
