@@ -176,13 +176,13 @@ $(BUILD)/tests/test-api-%: tests/unit/test-api-%.c tests/unit/harness.c $(SHARED
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Itests/unit -o $@ $< \
 		tests/unit/harness.c -L$(BUILD) -lsfprof -Wl,-rpath,$(abspath $(BUILD)) $(LIBS)
 
-# The CLI's heap policy, on the CLI's own object.
-$(BUILD)/tests/test-cli-heap: tests/unit/test-cli-heap.c tests/unit/harness.c \
-		$(BUILD)/tools/sfprof/cli-heap.o $(STATIC_LIB)
+# The CLI's own helpers (tools/sfprof/cli-X.c), each tested on its object.
+$(BUILD)/tests/test-cli-%: tests/unit/test-cli-%.c tests/unit/harness.c \
+		$(BUILD)/tools/sfprof/cli-%.o $(STATIC_LIB)
 	$(call msg,TEST,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -Itests/unit -Itools/sfprof \
-		-o $@ $< tests/unit/harness.c $(BUILD)/tools/sfprof/cli-heap.o \
+		-o $@ $< tests/unit/harness.c $(BUILD)/tools/sfprof/cli-$*.o \
 		$(STATIC_LIB) $(LIBS)
 
 $(BUILD)/tests/test-%: tests/unit/test-%.c tests/unit/harness.c $(STATIC_LIB)

@@ -175,51 +175,6 @@ static void usage(FILE *f)
 "Exit: 0 after SIGINT/SIGTERM, 1 the agent could not run, 2 usage error.\n");
 }
 
-/* seconds, or a number with s/m/h */
-static bool parse_duration(const char *s, double *out)
-{
-	char num[64];
-	size_t len = strlen(s);
-	double mult = 1, v;
-
-	if (!len || len >= sizeof(num))
-		return false;
-	if (s[len - 1] == 's' || s[len - 1] == 'm' || s[len - 1] == 'h') {
-		mult = s[len - 1] == 'm' ? 60 : s[len - 1] == 'h' ? 3600 : 1;
-		len--;
-	}
-	memcpy(num, s, len);
-	num[len] = 0;
-	if (!cli_parse_double(num, 0, 1e7, &v))
-		return false;
-	*out = v * mult;
-	return true;
-}
-
-static bool parse_size(const char *s, uint64_t *out)
-{
-	size_t len = strlen(s);
-	char num[64];
-	int shift = 0;
-	uint64_t v;
-
-	if (!len || len >= sizeof(num))
-		return false;
-	memcpy(num, s, len + 1);
-	switch (num[len - 1]) {
-	case 'k': case 'K': shift = 10; break;
-	case 'm': case 'M': shift = 20; break;
-	case 'g': case 'G': shift = 30; break;
-	default: break;
-	}
-	if (shift)
-		num[len - 1] = 0;
-	if (!cli_parse_u64(num, &v) || v > (UINT64_MAX >> shift))
-		return false;
-	*out = v << shift;
-	return true;
-}
-
 enum {
 	OPT_CALL_GRAPH = 256,
 	OPT_MAX_DEPTH,
@@ -248,6 +203,13 @@ enum {
 };
 
 #define MAX_PIDS 1024
+
+/* The agent's lines to its user, on stderr as sfprof's others. */
+static void say_stderr(void *ctx, const char *line)
+{
+	(void)ctx;
+	fprintf(stderr, "sfprof agent: %s\n", line);
+}
 
 int cmd_agent(int argc, char **argv)
 {
@@ -289,6 +251,7 @@ int cmd_agent(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	bool quiet = false;
 	struct agent_opts o = {
 		.freq = DEFAULT_FREQ,
 		.interval_ns = (uint64_t)(DEFAULT_INTERVAL_S * 1e9),
@@ -411,7 +374,7 @@ int cmd_agent(int argc, char **argv)
 			o.cgroup = optarg;
 			break;
 		case OPT_INTERVAL:
-			if (!parse_duration(optarg, &d) || d < 0.1) {
+			if (!cli_parse_duration(optarg, &d) || d < 0.1) {
 				cli_err("--interval: want a duration of at least "
 					"0.1 s, not '%s'", optarg);
 				goto usage_err;
@@ -462,7 +425,7 @@ int cmd_agent(int argc, char **argv)
 			o.listen_max_conn = (unsigned int)v;
 			break;
 		case OPT_LISTEN_TIMEOUT:
-			if (!parse_duration(optarg, &d) || d < 1 || d > 86400) {
+			if (!cli_parse_duration(optarg, &d) || d < 1 || d > 86400) {
 				cli_err("--listen-timeout: want 1 s to 24 h, not "
 					"'%s'", optarg);
 				goto usage_err;
@@ -473,7 +436,7 @@ int cmd_agent(int argc, char **argv)
 			output_dir = optarg;
 			break;
 		case OPT_MAX_DISK:
-			if (!parse_size(optarg, &max_disk) || !max_disk) {
+			if (!cli_parse_size(optarg, &max_disk, NULL) || !max_disk) {
 				cli_err("--max-disk: bad size '%s'", optarg);
 				goto usage_err;
 			}
@@ -501,13 +464,13 @@ int cmd_agent(int argc, char **argv)
 			auth_file = optarg;
 			break;
 		case OPT_QUEUE_SIZE:
-			if (!parse_size(optarg, &queue) || !queue) {
+			if (!cli_parse_size(optarg, &queue, NULL) || !queue) {
 				cli_err("--queue-size: bad size '%s'", optarg);
 				goto usage_err;
 			}
 			break;
 		case OPT_FLUSH_TIMEOUT:
-			if (!parse_duration(optarg, &o.flush_deadline_s)) {
+			if (!cli_parse_duration(optarg, &o.flush_deadline_s)) {
 				cli_err("--flush-timeout: bad duration '%s'",
 					optarg);
 				goto usage_err;
@@ -533,7 +496,7 @@ int cmd_agent(int argc, char **argv)
 			o.off_cpu_max_rate = v;
 			break;
 		case 'q':
-			o.quiet = true;
+			quiet = true;
 			break;
 		case 'v':
 			cli_setup_logging(true);
@@ -558,7 +521,7 @@ int cmd_agent(int argc, char **argv)
 	if (o.off_cpu && auto_cg) {
 		auto_cg = false;
 		o.call_graph = SFP_RECORD_CG_SFRAME;
-		if (!o.quiet)
+		if (!quiet)
 			cli_err("--call-graph auto: sframe (--off-cpu takes the "
 				"blocked task's user stack from its snapshot)");
 	} else if (o.off_cpu && o.call_graph != SFP_RECORD_CG_SFRAME) {
@@ -602,7 +565,7 @@ int cmd_agent(int argc, char **argv)
 			.target = otlp, .queue_bytes = queue,
 			.auth_file = auth_file,
 		};
-	if (!nr_so && !o.listen && !o.quiet)
+	if (!nr_so && !o.listen && !quiet)
 		cli_err("warning: no --listen and no sink: the windows go "
 			"nowhere");
 	for (i = 0; i < nr_so; i++) {
@@ -638,7 +601,7 @@ int cmd_agent(int argc, char **argv)
 
 		o.call_graph = record_auto_choose(&ro, o.max_depth, &bd, why,
 						  sizeof(why));
-		if (!o.quiet)
+		if (!quiet)
 			cli_err("--call-graph auto: %s", why);
 	} else if (o.call_graph == SFP_RECORD_CG_BPF_DEFER) {
 		SFP_OPTS(sfp_record_opts, ro, .system_wide = true);
@@ -647,6 +610,8 @@ int cmd_agent(int argc, char **argv)
 	}
 	o.bpf = bd;
 
+	if (!quiet)
+		o.say = say_stderr;
 	err = agent_run(&o);
 	if (err) {
 		cli_err("agent: %s", sfp_strerror(err));

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -42,6 +43,67 @@ bool cli_parse_double(const char *s, double min, double max, double *v)
 	if (errno || end == s || *end || !isfinite(d) || d < min || d > max)
 		return false;
 	*v = d;
+	return true;
+}
+
+/* The units a size takes, case-insensitively: 5K, 5KB and 5KiB are all
+ * 5 * 1024 (as perf's -m takes them). */
+static const struct { const char *name; int shift; } size_units[] = {
+	{ "k", 10 }, { "kb", 10 }, { "kib", 10 },
+	{ "m", 20 }, { "mb", 20 }, { "mib", 20 },
+	{ "g", 30 }, { "gb", 30 }, { "gib", 30 },
+};
+
+bool cli_parse_size(const char *s, uint64_t *out, bool *had_unit)
+{
+	unsigned long long v;
+	const char *p = s;
+	int shift = -1;
+	size_t i;
+
+	if (!s || *s < '0' || *s > '9')
+		return false;
+	for (v = 0; *p >= '0' && *p <= '9'; p++) {
+		if (v > (UINT64_MAX - (unsigned)(*p - '0')) / 10)
+			return false;
+		v = v * 10 + (unsigned)(*p - '0');
+	}
+	if (!*p)
+		shift = 0;
+	for (i = 0; shift < 0 && i < sizeof(size_units) / sizeof(size_units[0]);
+	     i++)
+		if (!strcasecmp(p, size_units[i].name))
+			shift = size_units[i].shift;
+	if (shift < 0 || v > (UINT64_MAX >> shift))
+		return false;
+	*out = (uint64_t)v << shift;
+	if (had_unit)
+		*had_unit = *p != 0;
+	return true;
+}
+
+bool cli_parse_duration(const char *s, double *out)
+{
+	static const struct { char c; double mult; } unit[] = {
+		{ 's', 1 }, { 'm', 60 }, { 'h', 3600 }, { 'd', 86400 },
+	};
+	char num[64];
+	size_t len = s ? strlen(s) : 0, i;
+	double mult = 1, v;
+
+	if (!len || len >= sizeof(num))
+		return false;
+	for (i = 0; i < sizeof(unit) / sizeof(unit[0]); i++)
+		if (s[len - 1] == unit[i].c) {
+			mult = unit[i].mult;
+			len--;
+			break;
+		}
+	memcpy(num, s, len);
+	num[len] = 0;
+	if (!cli_parse_double(num, 0, 1e9, &v))
+		return false;
+	*out = v * mult;
 	return true;
 }
 

@@ -70,6 +70,16 @@ void cli_say_lost(const char *path, uint64_t records, uint64_t chunks,
  */
 bool cli_parse_u64(const char *s, uint64_t *v);
 bool cli_parse_double(const char *s, double min, double max, double *v);
+/*
+ * One rule for every option that takes a size or a duration.
+ * cli_parse_size: decimal digits with an optional unit K, KB, KiB, M, MB,
+ * MiB, G, GB or GiB (any case; all powers of 1024); *had_unit (may be
+ * NULL) says whether a unit was given (-m reads a bare number as pages).
+ * cli_parse_duration: a plain decimal number of seconds up to 1e9 with an
+ * optional s, m, h or d, as timeout(1) takes it.
+ */
+bool cli_parse_size(const char *s, uint64_t *out, bool *had_unit);
+bool cli_parse_duration(const char *s, double *out);
 
 /*
  * Check that the input file @path (of @what, e.g. "kallsyms"; may be

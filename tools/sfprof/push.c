@@ -36,7 +36,8 @@ static void usage(FILE *f)
 "      --pyroscope-api API push (default) or ingest (legacy URL/ingest)\n"
 "      --otlp URL          OpenTelemetry: URL/v1development/profiles\n"
 "      --output-dir DIR    rotated gzip pprof files in DIR\n"
-"      --max-disk BYTES    --output-dir: bytes kept (default 100 MiB)\n"
+"      --max-disk SIZE     --output-dir: bytes kept, K/M/G suffix (default\n"
+"                          100 MiB)\n"
 "      --tenant ID         X-Scope-OrgID header (or --pyroscope-tenant, as\n"
 "                          sfprof agent names it)\n"
 "      --auth-file FILE    credentials: \"user:password\" (basic) or a token\n"
@@ -163,6 +164,15 @@ static bool opt_u64(const char *name, const char *s, uint64_t *v)
 	return false;
 }
 
+/* A byte count, with K/M/G as every sfprof command takes it. */
+static bool opt_size(const char *name, const char *s, uint64_t *v)
+{
+	if (cli_parse_size(s, v, NULL))
+		return true;
+	cli_err("push: --%s: '%s' is not a size", name, s);
+	return false;
+}
+
 int cmd_push(int argc, char **argv)
 {
 	enum { O_PYRO = 256, O_API, O_OTLP, O_DIR, O_DISK, O_TENANT, O_AUTH,
@@ -218,7 +228,7 @@ int cmd_push(int argc, char **argv)
 			}
 			break;
 		case O_DISK:
-			if (!opt_u64("max-disk", optarg, &so.max_disk))
+			if (!opt_size("max-disk", optarg, &so.max_disk))
 				return EXIT_USAGE;
 			break;
 		case O_TENANT:
@@ -260,7 +270,7 @@ int cmd_push(int argc, char **argv)
 				return EXIT_USAGE;
 			break;
 		case O_QUEUE:
-			if (!opt_u64("queue-bytes", optarg, &v))
+			if (!opt_size("queue-bytes", optarg, &v))
 				return EXIT_USAGE;
 			so.queue_bytes = (size_t)v;
 			break;

@@ -579,32 +579,16 @@ static void summary(const struct ctx *c, const struct sfp_record *r,
 		fputc('\n', stderr);
 }
 
-/* -m: pages (power of two) or a size with K/M/G. */
+/* -m: pages (power of two) or a size with a unit (cli_parse_size). */
 static bool parse_pages(const char *s, uint32_t *pages)
 {
-	long page = sysconf(_SC_PAGESIZE);
-	char *end;
-	unsigned long long v;
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), v;
+	bool had_unit;
 
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s || !v)
+	if (!cli_parse_size(s, &v, &had_unit) || v > (1ULL << 40))
 		return false;
-	if (*end) {
-		unsigned long long mul = 0;
-
-		if (!strcasecmp(end, "k") || !strcasecmp(end, "kb") ||
-		    !strcasecmp(end, "kib"))
-			mul = 1ULL << 10;
-		else if (!strcasecmp(end, "m") || !strcasecmp(end, "mb") ||
-			 !strcasecmp(end, "mib"))
-			mul = 1ULL << 20;
-		else if (!strcasecmp(end, "g") || !strcasecmp(end, "gib"))
-			mul = 1ULL << 30;
-		if (!mul || v > (1ULL << 40) / mul)
-			return false;
-		v = v * mul / (unsigned long long)page;
-	}
+	if (had_unit)
+		v /= page;
 	if (!v || v > (1U << 20) || (v & (v - 1)))
 		return false;
 	*pages = (uint32_t)v;
@@ -619,33 +603,6 @@ static void write_failed(const char *path, int err, const char *what)
 			"(%s)", path, what);
 	else
 		cli_err("writing %s: %s (%s)", path, strerror(-err), what);
-}
-
-/* A duration as timeout(1) takes it: a plain decimal number (the shared
- * parser: no nan, inf, hex or blanks), optional s/m/h/d. */
-static bool parse_duration(const char *s, double *out)
-{
-	static const struct { char c; double mult; } unit[] = {
-		{ 's', 1 }, { 'm', 60 }, { 'h', 3600 }, { 'd', 86400 },
-	};
-	char num[64];
-	size_t len = strlen(s), i;
-	double mult = 1, v;
-
-	if (!len || len >= sizeof(num))
-		return false;
-	for (i = 0; i < sizeof(unit) / sizeof(unit[0]); i++)
-		if (s[len - 1] == unit[i].c) {
-			mult = unit[i].mult;
-			len--;
-			break;
-		}
-	memcpy(num, s, len);
-	num[len] = 0;
-	if (!cli_parse_double(num, 0, 1e9, &v))
-		return false;
-	*out = v * mult;
-	return true;
 }
 
 /*
@@ -734,33 +691,6 @@ enum {
 	OPT_OFF_CPU_THRESH,
 	OPT_OFF_CPU_MAX_RATE,
 };
-
-/* A byte count with an optional K/M/G suffix. */
-static bool parse_size(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-	int shift = 0;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return false;
-	if (*end == 'k' || *end == 'K')
-		shift = 10;
-	else if (*end == 'm' || *end == 'M')
-		shift = 20;
-	else if (*end == 'g' || *end == 'G')
-		shift = 30;
-	else if (*end)
-		return false;
-	if (shift && end[1])
-		return false;
-	if (v > (UINT64_MAX >> shift))
-		return false;
-	*out = (uint64_t)v << shift;
-	return true;
-}
 
 int cmd_record(int argc, char **argv)
 {
@@ -917,13 +847,13 @@ int cmd_record(int argc, char **argv)
 			po.max_depth = (uint32_t)v;
 			break;
 		case OPT_DURATION:
-			if (!parse_duration(optarg, &duration) || !(duration > 0)) {
+			if (!cli_parse_duration(optarg, &duration) || !(duration > 0)) {
 				cli_err("--duration: bad duration '%s'", optarg);
 				goto usage_err;
 			}
 			break;
 		case OPT_KILL_AFTER:
-			if (!parse_duration(optarg, &kill_after)) {
+			if (!cli_parse_duration(optarg, &kill_after)) {
 				cli_err("--kill-after: bad duration '%s'", optarg);
 				goto usage_err;
 			}
@@ -954,7 +884,7 @@ int cmd_record(int argc, char **argv)
 			no_bid_cache = true;
 			break;
 		case OPT_BUILDID_CACHE_SIZE:
-			if (!parse_size(optarg, &bid_budget) || !bid_budget) {
+			if (!cli_parse_size(optarg, &bid_budget, NULL) || !bid_budget) {
 				cli_err("--buildid-cache-size: bad size '%s'",
 					optarg);
 				goto usage_err;
