@@ -18,6 +18,7 @@
  * agent's resident size passes its symbol budget.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <limits.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -915,6 +916,23 @@ static void snapshot(struct agent *a)
 	pthread_mutex_unlock(&a->sh.lock);
 }
 
+static void say(const struct agent_opts *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* One line for the caller's o->say (nothing when it has none). */
+static void say(const struct agent_opts *o, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	if (!o->say)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	o->say(o->say_ctx, line);
+}
+
 /*
  * The account at exit, the figures /metrics gave while running, so that
  * what happened to every window is known after the last scrape: each is
@@ -930,8 +948,8 @@ static void summary(const struct agent *a)
 		 "(%llu rounds)", a->cpu_records / 1e6, a->cpu_windows / 1e6,
 		 a->cpu_snapshots / 1e6, a->cpu_loop / 1e6,
 		 (unsigned long long)a->loops);
-	fprintf(stderr, "sfprof agent: %llu samples, %llu kept, %llu lost; "
-		"%llu windows, %llu profiles\n",
+	say(a->o, "%llu samples, %llu kept, %llu lost; %llu windows, "
+		"%llu profiles",
 		(unsigned long long)a->mt.samples,
 		(unsigned long long)a->mt.samples_kept,
 		(unsigned long long)a->mt.lost,
@@ -941,8 +959,8 @@ static void summary(const struct agent *a)
 		struct agent_sink_stats st;
 
 		agent_sink__stats(a->o->sinks[i], &st);
-		fprintf(stderr, "sfprof agent: sink %s: delivered=%llu "
-			"dropped=%llu failed=%llu retries=%llu unsent=%llu\n",
+		say(a->o, "sink %s: delivered=%llu dropped=%llu failed=%llu "
+		    "retries=%llu unsent=%llu",
 			agent_sink__name(a->o->sinks[i]),
 			(unsigned long long)st.delivered,
 			(unsigned long long)st.dropped,
@@ -1102,10 +1120,8 @@ int agent_run(const struct agent_opts *o)
 
 		if ((err = agent_listener__start(o->listen, &lim, &a.sh, &l)))
 			goto out;
-		if (!o->quiet)
-			fprintf(stderr, "sfprof agent: listening on %s "
-				"(port %u)\n", o->listen,
-				agent_listener__port(l));
+		say(o, "listening on %s (port %u)", o->listen,
+		    agent_listener__port(l));
 	}
 	if ((err = sfp_record__start(a.r)))
 		goto out;
@@ -1119,10 +1135,8 @@ int agent_run(const struct agent_opts *o)
 		reader_running = true;
 	a.win_start_mono = clock_ns(CLOCK_MONOTONIC);
 	a.win_start_real = clock_ns(CLOCK_REALTIME);
-	if (!o->quiet)
-		fprintf(stderr, "sfprof agent: sampling every CPU at %llu Hz, "
-			"a window every %.3g s\n", (unsigned long long)o->freq,
-			(double)o->interval_ns / 1e9);
+	say(o, "sampling every CPU at %llu Hz, a window every %.3g s",
+	    (unsigned long long)o->freq, (double)o->interval_ns / 1e9);
 	while (!*o->stop) {
 		int timeout = loop_timeout_ms(&a, clock_ns(CLOCK_MONOTONIC),
 					      period);
@@ -1226,7 +1240,7 @@ out:
 		for (i = 0; i < o->nr_sinks; i++)
 			agent_sink__close(o->sinks[i], deadline);
 	}
-	if (!o->quiet && a.r)
+	if (a.r)
 		summary(&a);
 	agent_listener__stop(&l);
 	for (i = 0; i < a.nr_svc; i++) {

@@ -81,7 +81,13 @@ struct agent_opts {
 	 * loop makes its own, and a signal taken by another thread is seen
 	 * at the end of the sleep */
 	int wake_fd;
-	bool quiet;
+	/* What the agent has to tell its user -- the listener's port, the
+	 * start line, the account at exit -- one line at a time without
+	 * its newline; NULL: nothing.  The library never prints: the
+	 * caller decides where the lines go (sfprof agent: stderr, unless
+	 * --quiet). */
+	void (*say)(void *ctx, const char *line);
+	void *say_ctx;
 	/* Off-CPU time (record's --off-cpu machinery, sframe mode): a
 	 * second profile per service and window, off_cpu/nanoseconds.
 	 * Blocks shorter than the threshold are summed per stack and
