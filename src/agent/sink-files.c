@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/gzip.h"
 #include "agent/sink-int.h"
 #include "common/outfile.h"
 
@@ -240,7 +241,7 @@ static enum sink_result files_deliver(struct agent_sink *s, void *priv,
 	sanitize(svc, sizeof(svc), sink_item_label(it, "service_name"));
 	gmtime_r(&sec, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%S", &tm);
-	err = sink_gzip(it->pprof, it->pprof_len, &gz, &gz_len);
+	err = sfp_gzip(it->pprof, it->pprof_len, &gz, &gz_len);
 	if (!err && asprintf(&path, "%s/%s%s.%09llu-%06llu-%s" SUFFIX,
 			     f->dir, it->name && !strcmp(it->name, "off_cpu") ?
 			     PREFIX_OFF : PREFIX, stamp,

@@ -62,9 +62,6 @@ SFP_HIDDEN long sink_request_budget_ms(struct agent_sink *s);
 SFP_HIDDEN bool sink_past_deadline(struct agent_sink *s);
 SFP_HIDDEN const char *sink_target(const struct agent_sink *s);
 
-/* gzip (RFC 1952) LEN bytes of IN into a new buffer.  0 or -errno. */
-SFP_HIDDEN int sink_gzip(const void *in, size_t len, void **out,
-			 size_t *out_len);
 
 /* --- HTTP (sink-http.c) --- */
 struct sink_http;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/gzip.h"
 #include "agent/sink-int.h"
 
 #define OTLP_PATH "/v1development/profiles"
@@ -89,7 +90,7 @@ static enum sink_result otlp_deliver(struct agent_sink *s, void *priv,
 	}
 	if (err)
 		return SINK_RETRY;
-	err = sink_gzip(req, req_len, &gz, &gz_len);
+	err = sfp_gzip(req, req_len, &gz, &gz_len);
 	free(req);
 	if (err)
 		return SINK_RETRY;

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 
+#include "common/gzip.h"
 #include "agent/sink-int.h"
 #include "pyroscope-push.pb-c.h"
 
@@ -225,7 +226,7 @@ static enum sink_result pyro_deliver(struct agent_sink *s, void *priv,
 	size_t gz_len;
 	enum sink_result r;
 
-	if (sink_gzip(it->pprof, it->pprof_len, &gz, &gz_len))
+	if (sfp_gzip(it->pprof, it->pprof_len, &gz, &gz_len))
 		return SINK_RETRY;
 	r = p->legacy ? push_ingest(s, p, it, gz, gz_len) :
 			push_connect(s, p, it, gz, gz_len);

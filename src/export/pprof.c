@@ -30,8 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <zlib.h>
-
+#include "common/gzip.h"
 #include "export-int.h"
 #include "export/pb.h"
 #include "export/strtab.h"
@@ -570,48 +569,6 @@ static void write_tail(struct pprof *pp, const struct pp_tail *t)
 	pb_int(&pp->pb, PROFILE_DEFAULT_SAMPLE_TYPE, t->default_type);
 }
 
-/* gzip (RFC 1952) through zlib: windowBits 15 + 16 selects the wrapper. */
-static int write_gzip(FILE *out, const uint8_t *data, size_t len)
-{
-	unsigned char obuf[65536];
-	z_stream zs;
-	int err = 0, zr = Z_OK;
-
-	memset(&zs, 0, sizeof(zs));
-	if (deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8,
-			 Z_DEFAULT_STRATEGY) != Z_OK)
-		return -ENOMEM;
-	zs.next_in = (Bytef *)data;
-	do {
-		size_t chunk = len > (1u << 30) ? (1u << 30) : len;
-		int flush = chunk == len ? Z_FINISH : Z_NO_FLUSH;
-
-		zs.avail_in = (uInt)chunk;
-		len -= chunk;
-		do {
-			size_t have;
-
-			zs.next_out = obuf;
-			zs.avail_out = sizeof(obuf);
-			zr = deflate(&zs, flush);
-			if (zr == Z_STREAM_ERROR) {
-				err = -EIO;
-				goto out;
-			}
-			have = sizeof(obuf) - zs.avail_out;
-			if (have && fwrite(obuf, 1, have, out) != have) {
-				err = -EIO;
-				goto out;
-			}
-		} while (zs.avail_out == 0);
-	} while (len);
-	if (zr != Z_STREAM_END)
-		err = -EIO;
-out:
-	deflateEnd(&zs);
-	return err;
-}
-
 /* The Profile message into pp->pb; x: the agent's window facts or NULL. */
 static int encode(struct pprof *pp, const struct sfp_profile *p,
 		  const struct sfp_pprof_window *x)
@@ -680,7 +637,7 @@ int sfp_export_pprof(const struct sfp_profile *p, FILE *out,
 	pp.user_only = SFP_OPTS_GET(opts, sfp_export_opts, user_only, false);
 	err = encode(&pp, p, NULL);
 	if (!err)
-		err = write_gzip(out, pp.pb.data, pp.pb.len);
+		err = sfp_gzip_write(out, pp.pb.data, pp.pb.len);
 	pprof_free(&pp);
 	return err;
 }
@@ -711,7 +668,7 @@ int sfp_pprof_encode(const struct sfp_profile *p,
 		err = -ENOMEM;
 		goto out;
 	}
-	err = write_gzip(f, pp.pb.data, pp.pb.len);
+	err = sfp_gzip_write(f, pp.pb.data, pp.pb.len);
 	if (fclose(f) && !err)
 		err = -ENOMEM;
 	if (err) {

@@ -2,12 +2,14 @@
 /* The shared helpers: cursor bounds, LEB128, options checks, errors. */
 #include <errno.h>
 
+#include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "common/cursor.h"
 #include "common/fileid.h"
+#include "common/gzip.h"
 #include "common/internal.h"
 #include "test.h"
 
@@ -164,4 +166,47 @@ TEST(file_id_rule)
 	/* our own mount namespace is readable; a pid that cannot exist not */
 	ASSERT_TRUE(sfp_proc_mntns(getpid()) != 0);
 	ASSERT_EQ(sfp_proc_mntns(-5), 0);
+}
+
+/*
+ * gzip both ways, and what sfp_gunzip() must refuse: a member cut short,
+ * bytes that are not gzip, and one that unpacks past the caller's limit
+ * (a 64 KiB run of zeros, limited to 1000 bytes, stops at the limit).
+ */
+TEST(gzip_round_trip_and_limits)
+{
+	static unsigned char zeros[65536];
+	const char text[] = "sfprof gzip round trip, sfprof gzip round trip";
+	void *gz = NULL, *back = NULL;
+	size_t gz_len = 0, back_len = 0;
+
+	if (!ASSERT_OK(sfp_gzip(text, sizeof(text), &gz, &gz_len)))
+		return;
+	ASSERT_TRUE(sfp_is_gzip(gz, gz_len));
+	ASSERT_FALSE(sfp_is_gzip(text, sizeof(text)));
+	if (ASSERT_OK(sfp_gunzip(gz, gz_len, 1 << 20, &back, &back_len))) {
+		ASSERT_EQ(back_len, sizeof(text));
+		ASSERT_TRUE(!memcmp(back, text, sizeof(text)));
+	}
+	free(back);
+	back = NULL;
+	ASSERT_EQ(sfp_gunzip(gz, gz_len - 9, 1 << 20, &back, &back_len),
+		  -EBADMSG);
+	ASSERT_TRUE(back == NULL);
+	ASSERT_EQ(sfp_gunzip(text, sizeof(text), 1 << 20, &back, &back_len),
+		  -EBADMSG);
+	/* exactly at the limit is fine; one byte under it is a bomb */
+	ASSERT_OK(sfp_gunzip(gz, gz_len, sizeof(text), &back, &back_len));
+	free(back);
+	back = NULL;
+	ASSERT_EQ(sfp_gunzip(gz, gz_len, sizeof(text) - 1, &back, &back_len),
+		  -EFBIG);
+	free(gz);
+	gz = NULL;
+	if (!ASSERT_OK(sfp_gzip(zeros, sizeof(zeros), &gz, &gz_len)))
+		return;
+	ASSERT_TRUE(gz_len < 1000);
+	ASSERT_EQ(sfp_gunzip(gz, gz_len, 1000, &back, &back_len), -EFBIG);
+	ASSERT_TRUE(back == NULL);
+	free(gz);
 }

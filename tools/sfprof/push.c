@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <zlib.h>
 
 #include "agent/sink.h"
+#include "common/gzip.h"
 #include "cli.h"
 
 #define MAX_PPROF_BYTES (256u << 20)
@@ -61,7 +61,7 @@ static void usage(FILE *f)
 static int read_pprof(const char *path, void **out, size_t *out_len)
 {
 	FILE *f = fopen(path, "rb");
-	unsigned char *raw = NULL, *buf = NULL;
+	unsigned char *raw = NULL;
 	size_t n = 0, cap = 0;
 	int ret = -EIO;
 
@@ -86,57 +86,17 @@ static int read_pprof(const char *path, void **out, size_t *out_len)
 	}
 	if (ferror(f))
 		goto out;
-	if (n < 2 || raw[0] != 0x1f || raw[1] != 0x8b) {
+	if (!sfp_is_gzip(raw, n)) {
 		*out = raw;
 		*out_len = n;
 		raw = NULL;
 		ret = 0;
 		goto out;
 	}
-	z_stream z = { 0 };
-	size_t bcap = n * 4 + 4096, bn = 0;
-	if (inflateInit2(&z, 15 + 16) != Z_OK)
-		goto out;
-	z.next_in = raw;
-	z.avail_in = (uInt)n;
-	for (;;) {
-		if (bn == bcap || !buf) {
-			unsigned char *nb;
-			if (buf)
-				bcap *= 2;
-			if (bcap > MAX_PPROF_BYTES || !(nb = realloc(buf, bcap))) {
-				ret = -EFBIG;
-				break;
-			}
-			buf = nb;
-		}
-		z.next_out = buf + bn;
-		z.avail_out = (uInt)(bcap - bn);
-		int rc = inflate(&z, Z_NO_FLUSH);
-		bn = bcap - z.avail_out;
-		if (rc == Z_STREAM_END) {
-			ret = 0;
-			break;
-		}
-		if (rc != Z_OK && rc != Z_BUF_ERROR) {
-			ret = -EBADMSG;
-			break;
-		}
-		if (rc == Z_BUF_ERROR && z.avail_in == 0) {
-			ret = -EBADMSG;	/* truncated */
-			break;
-		}
-	}
-	inflateEnd(&z);
-	if (!ret) {
-		*out = buf;
-		*out_len = bn;
-		buf = NULL;
-	}
+	ret = sfp_gunzip(raw, n, MAX_PPROF_BYTES, out, out_len);
 out:
 	fclose(f);
 	free(raw);
-	free(buf);
 	return ret;
 }
 
