@@ -332,9 +332,9 @@ $(BUILD)/gen/proto/%.pb-c.o: $(BUILD)/gen/proto/%.pb-c.c
 	$(Q)$(CC) $(ALL_CFLAGS) -I$(BUILD)/gen/proto -c $< -o $@
 # Every agent source (and the OTLP fuzz target) may include the generated
 # headers.
-$(patsubst %.c,$(BUILD)/%.o,$(wildcard src/agent/*.c)): ALL_CFLAGS += -I$(BUILD)/gen/proto
-$(patsubst %.c,$(BUILD)/%.o,$(wildcard src/agent/*.c)): $(PROTO_GEN_C)
-$(BUILD)/fuzz/fuzz-otlp: ALL_CFLAGS += -I$(BUILD)/gen/proto
+$(patsubst %.c,$(BUILD)/%.o,$(wildcard src/agent/*.c src/symbolize/*.c)): ALL_CFLAGS += -I$(BUILD)/gen/proto
+$(patsubst %.c,$(BUILD)/%.o,$(wildcard src/agent/*.c src/symbolize/*.c)): $(PROTO_GEN_C)
+$(BUILD)/fuzz/fuzz-otlp $(BUILD)/fuzz/fuzz-symbolize: ALL_CFLAGS += -I$(BUILD)/gen/proto
 
 # Browser tests (tests/cli/run-browser.sh): Debian's chromium and nodejs
 # from mk/deps.sh, then the npm packages of tests/browser when missing.

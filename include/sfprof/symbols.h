@@ -110,9 +110,20 @@ struct sfp_symbolizer_opts {
 	bool no_cache;
 	const char *cache_dir;
 	uint64_t cache_budget;
+	/* SFP_SYMBOLIZER_* flags below */
+	uint64_t flags;
 	size_t :0;
 };
-#define sfp_symbolizer_opts__last_field cache_budget
+#define sfp_symbolizer_opts__last_field flags
+
+/*
+ * For profiles taken on other hosts (sfprof symbolize): when a file is
+ * found neither at its path nor as a copy by build-id, its separate debug
+ * file (the debug directories, then debuginfod) is used in its place -- a
+ * debug file keeps the program headers and the symbol table, which is all
+ * naming needs.
+ */
+#define SFP_SYMBOLIZER_DEBUG_AS_CODE	(1ull << 0)
 
 /* sfp_symbolizer_opts.debuginfod */
 enum {

@@ -74,6 +74,8 @@ struct sfp_symbolizer {
 	bool no_demangle;
 	bool demangle_no_params;
 	bool no_debug_files;
+	bool debug_file_as_code;	/* opts: a debug file stands in */
+	uint64_t debug_as_code;		/* DSOs opened that way */
 	bool srclines;
 	struct sfp_debuginfod *debuginfod;	/* NULL: not used */
 	char *kallsyms_path;

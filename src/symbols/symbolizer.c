@@ -87,6 +87,9 @@ int sfp_symbolizer__new(const struct sfp_symbolizer_opts *opts,
 					     demangle_no_params, false);
 	s->no_debug_files = SFP_OPTS_GET(opts, sfp_symbolizer_opts,
 					 no_debug_files, false);
+	s->debug_file_as_code = SFP_OPTS_GET(opts, sfp_symbolizer_opts,
+					     flags, 0) &
+				SFP_SYMBOLIZER_DEBUG_AS_CODE;
 	switch (sfp_debuginfod_new(SFP_OPTS_GET(opts, sfp_symbolizer_opts,
 						debuginfod,
 						SFP_DEBUGINFOD_AUTO),
@@ -422,6 +425,16 @@ static int open_code_file(struct sfp_symbolizer *s, int pid, const char *path,
 	if (id && len && !sfp_debugfile_by_build_id(s, root, id, len, false,
 						    out, out_path))
 		return 0;
+	/* A profile from another host: its debug file stands in. */
+	if (s->debug_file_as_code && id && len &&
+	    (!sfp_debugfile_by_build_id(s, root, id, len, true, out,
+					out_path) ||
+	     (s->debuginfod &&
+	      !sfp_debuginfod_find_debuginfo(s->debuginfod, id, len, out,
+					     out_path)))) {
+		s->debug_as_code++;
+		return 0;
+	}
 	return first_err;
 }
 

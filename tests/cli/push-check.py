@@ -7,6 +7,10 @@
 #   totals-pprof FILE              "TYPE/UNIT TOTAL"
 #   types-pprof FILE               "sample_type T/U ..." and "period_type T/U"
 #   buildids-pprof|buildids-otlp   "FILE BUILD-ID" of each mapping with one
+#   locations-pprof FILE           a line per location of a mapping with a
+#                                  build-id: "ADDR FILE BUILD-ID START OFFSET
+#                                  HAS_FUNCTIONS NAME;NAME..." (hex numbers;
+#                                  names innermost first, "-" for none)
 #   labels-pprof|labels-otlp FILE  each sample's labels / attributes,
 #                                  sorted (the first Profile's samples)
 #   resource-otlp FILE             "key=value" of the resource attributes
@@ -162,6 +166,21 @@ def main():
         for mp in m["mapping"]:
             if one(mp, "build_id"):
                 print(strs[one(mp, "filename")], strs[one(mp, "build_id")])
+    elif cmd == "locations-pprof":
+        strs = m["string_table"]
+        funcs = {one(f, "id"): strs[one(f, "name")] for f in m["function"]}
+        maps = {one(mp, "id"): mp for mp in m["mapping"]}
+        for l in m["location"]:
+            mp = maps.get(one(l, "mapping_id"))
+            if not mp or not one(mp, "build_id"):
+                continue
+            names = [funcs.get(one(ln, "function_id"), "?") for ln in l["line"]]
+            print("%x %s %s %x %x %d %s" % (
+                one(l, "address"), strs[one(mp, "filename")],
+                strs[one(mp, "build_id")], one(mp, "memory_start"),
+                one(mp, "file_offset"),
+                1 if one(mp, "has_functions") in (1, "true") else 0,
+                ";".join(names) or "-"))
     elif cmd == "buildids-otlp":
         d = m["dictionary"][0]
         strs = d["string_table"]

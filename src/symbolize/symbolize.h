@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Naming the native frames of profiles taken elsewhere (sfprof
+ * symbolize): a pprof or OTLP profile whose locations carry addresses and
+ * whose mappings carry build-ids comes back with functions, file:line and
+ * inlined frames filled in.  Frames already named and frames that cannot
+ * be named are left exactly as they were, so that a profile can go
+ * through twice, and mixed profiles (interpreter frames named by the
+ * agent, native ones not) keep what they had.
+ *
+ *   fill.c    one profile's mappings resolved once each (by build-id
+ *             only: a file is its build-id), addresses to frames, and
+ *             the account of what was named from where
+ *   pprof.c   perftools.profiles.Profile in and out
+ */
+#ifndef SFP_SYMBOLIZE_H
+#define SFP_SYMBOLIZE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/internal.h"
+#include "sfprof/symbols.h"
+
+/* a build-id in bytes: as long as the symbolizer takes them */
+#define SYMZ_BUILD_ID_MAX 64
+
+/* Where a frame's name came from. */
+enum symz_source {
+	SYMZ_SRC_FILE,		/* the file at its own path on this host */
+	SYMZ_SRC_DEBUG_DIR,	/* a debug directory (/usr/lib/debug ...) */
+	SYMZ_SRC_BUILDID_CACHE,	/* the build-id cache or --symfs */
+	SYMZ_SRC_DEBUGINFOD,	/* fetched from a debuginfod server */
+	SYMZ_SRC__NR,
+};
+
+SFP_HIDDEN const char *symz_source_name(enum symz_source src);
+
+/* A build-id no file was found for, and the locations it left unnamed. */
+struct symz_missing {
+	char build_id[2 * SYMZ_BUILD_ID_MAX + 1];
+	char *path;		/* the mapping's file name, as given */
+	int err;		/* why: -ENOENT not found, other -errno */
+	uint64_t locations;
+};
+
+/* The account of one profile (or of many, added up). */
+struct symz_stats {
+	uint64_t locations;	/* all locations of the profile */
+	uint64_t already;	/* had names: left alone */
+	uint64_t not_native;	/* no mapping, or one without a build-id */
+	uint64_t named;		/* named now */
+	uint64_t unnamed;	/* a file, but no symbol covers the address */
+	uint64_t missing;	/* their build-id's file was not found */
+	uint64_t by_source[SYMZ_SRC__NR];	/* named, by where from */
+	uint64_t inlined;	/* inlined frames added */
+	struct symz_missing *miss;
+	size_t nr_miss, cap_miss;
+};
+
+SFP_HIDDEN void symz_stats_free(struct symz_stats *st);
+
+/* A mapping as a profile gives it; build_id as hex text. */
+struct symz_mapping {
+	const char *path;
+	const char *build_id;
+	uint64_t start, limit, offset;
+};
+
+/* One frame of a location, innermost first; strings owned by the
+ * symbolizer (valid until it is freed). */
+struct symz_frame {
+	const char *name;		/* demangled */
+	const char *system_name;	/* as in the symbol table */
+	const char *file;		/* NULL unknown */
+	unsigned int line, column;
+};
+
+#define SYMZ_MAX_FRAMES 64
+
+/* A mapping resolved to its file, once per profile. */
+struct symz_map {
+	struct sfp_symbolizer_dso *dso;	/* NULL: see err */
+	int err;
+	enum symz_source src;
+	size_t miss;			/* index in stats->miss, err only */
+};
+
+/*
+ * symz_resolve() - find the file of mapping m (by its build-id; a mapping
+ * without one is not native to us and is never guessed by its path).
+ * Return: 0 and out->dso; -ENODATA no build-id; other -errno (recorded in
+ * st->miss with the mapping's path).
+ */
+SFP_HIDDEN int symz_resolve(struct sfp_symbolizer *s, const struct symz_mapping *m,
+			    struct symz_stats *st, struct symz_map *out);
+
+/*
+ * symz_frames() - the frames at runtime address addr of a resolved
+ * mapping: the real function last, the inlined ones before it.
+ * Return: the number of frames (>= 1), or -ENOENT nothing covers addr.
+ */
+SFP_HIDDEN int symz_frames(const struct symz_mapping *m, const struct symz_map *mp,
+			   uint64_t addr, struct symz_frame *out, size_t max);
+
+/*
+ * symz_pprof() - name the native frames of a pprof profile.
+ * @in, @len: the profile, gzipped or not (the result is packed the same
+ *            way); it unpacks to at most @max_len bytes.
+ * @out, @out_len: receive the named profile (malloc()ed).
+ * @st: counts added to (the caller frees st->miss).
+ * @why: the reason for a refusal (where in the profile, what is wrong).
+ * Return: 0; -EBADMSG not a valid pprof profile; -EFBIG over @max_len;
+ * -ENOMEM.
+ */
+SFP_HIDDEN int symz_pprof(struct sfp_symbolizer *s, const void *in, size_t len,
+			  size_t max_len, void **out, size_t *out_len,
+			  struct symz_stats *st, char *why, size_t why_len);
+
+#endif /* SFP_SYMBOLIZE_H */

@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `sfprof symbolize -i IN -o OUT`: a pprof profile taken elsewhere -- by
+ * `sfprof agent --no-symbolize`, by another profiler that leaves native
+ * frames as addresses -- with its native frames named on this host, from
+ * the files its mappings' build-ids lead to.  The account says how many
+ * frames were named from where and which build-ids were not found, so
+ * that a frame left unnamed is never a silent one.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sfprof/symbols.h>
+
+#include "cli.h"
+#include "symbolize/symbolize.h"
+
+/* What a profile given to us may unpack to (the agent's windows are a
+ * few MB; a day of one service, a few hundred). */
+#define MAX_PROFILE_BYTES (1024ull << 20)
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: sfprof symbolize -i IN -o OUT [OPTIONS]\n"
+"\n"
+"Name the native frames of a pprof profile (.pb.gz or .pb) whose locations\n"
+"carry addresses and whose mappings carry build-ids, such as those of\n"
+"'sfprof agent --no-symbolize': each location without lines gets its\n"
+"function, file:line and inlined frames from the file its mapping's\n"
+"build-id leads to -- the path given, if the file there has that build-id;\n"
+"copies by build-id in the debug directories, the build-id cache and\n"
+"--symfs; then debuginfod.  Where only a debug file is found it stands in\n"
+"for the binary.  Locations already named, and those that cannot be named,\n"
+"are left as they were: a profile may go through twice.\n"
+"\n"
+"  -i, --input IN          the profile ('-': standard input)\n"
+"  -o, --output OUT        the named profile ('-': standard output), gzipped\n"
+"                          when IN was\n"
+"      --debug-dir DIR     a debug directory to search (repeat), before\n"
+"                          /usr/lib/debug\n");
+	cli_sympath_usage(f, 26);
+	cli_debuginfod_usage(f, 26);
+	fprintf(f,
+"  -q, --quiet             no account on stderr (failures are still said)\n"
+"  -h, --help              this text\n"
+"The account on stderr: the locations named (by source), already named,\n"
+"not native (no mapping or no build-id), unnamed (no symbol covers the\n"
+"address) and in files not found, then each build-id not found.\n"
+"Exit: 0 written (even if some frames stayed unnamed), 1 IN is not a\n"
+"valid pprof profile or could not be named, 2 usage or I/O error.\n");
+}
+
+static int read_all(const char *path, void **out, size_t *out_len)
+{
+	FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+	unsigned char *buf = NULL, *nb;
+	size_t n = 0, cap = 0, got;
+	int err = 0;
+
+	if (!f)
+		return -errno;
+	for (;;) {
+		if (n == cap) {
+			cap = cap ? 2 * cap : 1 << 16;
+			if (cap > MAX_PROFILE_BYTES + 1 ||
+			    !(nb = realloc(buf, cap))) {
+				err = cap > MAX_PROFILE_BYTES + 1 ? -EFBIG :
+								    -ENOMEM;
+				break;
+			}
+			buf = nb;
+		}
+		got = fread(buf + n, 1, cap - n, f);
+		n += got;
+		if (!got)
+			break;
+	}
+	if (!err && ferror(f))
+		err = -EIO;
+	if (f != stdin)
+		fclose(f);
+	if (err) {
+		free(buf);
+		return err;
+	}
+	*out = buf;
+	*out_len = n;
+	return 0;
+}
+
+static void say_account(const char *in, const struct symz_stats *st)
+{
+	size_t i;
+
+	fprintf(stderr, "sfprof symbolize: %s: %llu locations: %llu named (",
+		in, (unsigned long long)st->locations,
+		(unsigned long long)st->named);
+	for (i = 0; i < SYMZ_SRC__NR; i++)
+		fprintf(stderr, "%s%llu %s", i ? ", " : "",
+			(unsigned long long)st->by_source[i],
+			symz_source_name((enum symz_source)i));
+	fprintf(stderr, "; %llu inlined frames added), %llu already named, "
+		"%llu not native, %llu unnamed, %llu in files not found\n",
+		(unsigned long long)st->inlined,
+		(unsigned long long)st->already,
+		(unsigned long long)st->not_native,
+		(unsigned long long)st->unnamed,
+		(unsigned long long)st->missing);
+	for (i = 0; i < st->nr_miss; i++)
+		fprintf(stderr, "sfprof symbolize: build-id %s (%s) %s: %llu "
+			"locations left unnamed\n", st->miss[i].build_id,
+			st->miss[i].path,
+			st->miss[i].err == -ENOENT ? "not found" :
+			strerror(-st->miss[i].err),
+			(unsigned long long)st->miss[i].locations);
+}
+
+int cmd_symbolize(int argc, char **argv)
+{
+	enum { OPT_DEBUG_DIR = 256 };
+	static const struct option longopts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
+		CLI_DEBUGINFOD_LONGOPTS,
+		CLI_SYMPATH_LONGOPTS,
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *input = NULL, *output = NULL;
+	const char *dirs[17] = { 0 };
+	size_t nr_dirs = 0;
+	struct cli_debuginfod di = { 0 };
+	struct sfp_symbolizer *s = NULL;
+	struct symz_stats st = { 0 };
+	void *in = NULL, *out = NULL;
+	size_t in_len = 0, out_len = 0;
+	struct cli_out co;
+	bool quiet = false;
+	char why[256];
+	FILE *f;
+	int c, err, ret = 0;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "i:o:qh", longopts, NULL)) != -1) {
+		switch (cli_debuginfod_opt(&di, c, optarg)) {
+		case 1:
+			continue;
+		case -1:
+			return EXIT_USAGE;
+		}
+		switch (cli_sympath_opt(c, optarg)) {
+		case 1:
+			continue;
+		case -1:
+			return EXIT_USAGE;
+		}
+		switch (c) {
+		case 'i':
+			input = optarg;
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case OPT_DEBUG_DIR:
+			if (nr_dirs == sizeof(dirs) / sizeof(dirs[0]) - 1) {
+				cli_err("symbolize: at most %zu --debug-dir",
+					nr_dirs);
+				return EXIT_USAGE;
+			}
+			dirs[nr_dirs++] = optarg;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc) {
+		cli_err("symbolize: unexpected argument '%s'", argv[optind]);
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!input || !output) {
+		cli_err("symbolize: %s is required", !input ? "-i" : "-o");
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	dirs[nr_dirs++] = "/usr/lib/debug";
+	if (cli_out_is_input(output, input) ||
+	    !cli_check_input("symbolize", NULL, input))
+		return EXIT_USAGE;
+	if (!strcmp(output, "-") && isatty(STDOUT_FILENO)) {
+		cli_err("symbolize: a profile is binary; not writing it to a "
+			"terminal");
+		return EXIT_USAGE;
+	}
+	err = read_all(input, &in, &in_len);
+	if (err) {
+		cli_err("symbolize: reading %s: %s", input,
+			err == -EFBIG ? "larger than 1 GiB" : strerror(-err));
+		return EXIT_USAGE;
+	}
+	{
+		SFP_OPTS(sfp_symbolizer_opts, so, .debug_dirs = dirs, .srclines = true, .debuginfod = di.mode,
+			 .debuginfod_timeout_ms = di.timeout_ms,
+			 .flags = SFP_SYMBOLIZER_DEBUG_AS_CODE);
+
+		err = sfp_symbolizer__new(&so, &s);
+	}
+	if (err) {
+		cli_err("symbolize: %s", sfp_strerror(err));
+		ret = EXIT_INVALID;
+		goto out;
+	}
+	err = symz_pprof(s, in, in_len, MAX_PROFILE_BYTES, &out, &out_len, &st,
+			 why, sizeof(why));
+	if (err) {
+		cli_err("symbolize: %s: not a pprof profile sfprof can name: %s",
+			input, why);
+		ret = EXIT_INVALID;
+		goto out;
+	}
+	f = cli_out_open(&co, output);
+	if (!f) {
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	err = fwrite(out, 1, out_len, f) == out_len ? 0 : -EIO;
+	if (cli_out_finish(&co, err)) {
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	if (!quiet)
+		say_account(input, &st);
+out:
+	symz_stats_free(&st);
+	sfp_symbolizer__free(&s);
+	free(in);
+	free(out);
+	return ret;
+}
