@@ -8,7 +8,10 @@
  * debuginfod, paths checked by build-id), so every mapping with a
  * build-id takes the "not found" path and the rest is left alone.
  *
- * Input: a pprof Profile, gzipped or not.
+ * The same bytes as an OTLP ExportProfilesServiceRequest (symz_otlp):
+ * what it writes must decode again.
+ *
+ * Input: a pprof Profile or an OTLP request, gzipped or not.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -16,6 +19,7 @@
 
 #include "agent/sink.h"
 #include "common/gzip.h"
+#include "otlp-profiles.pb-c.h"
 #include "symbolize/symbolize.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -53,6 +57,33 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (st.named + st.already + st.not_native + st.unnamed +
 		    st.missing != st.locations)
 			abort();	/* every location counted once */
+	}
+	symz_stats_free(&st);
+	free(out);
+	free(raw);
+	out = raw = NULL;
+	memset(&st, 0, sizeof(st));
+	if (!symz_otlp(s, data, size, 64 << 20, &out, &len, &st, why,
+		       sizeof(why))) {
+		Sfpotlp__ExportProfilesServiceRequest *req;
+
+		if (sfp_is_gzip(out, len)) {
+			if (sfp_gunzip(out, len, 256 << 20, &raw, &raw_len))
+				abort();
+		} else {
+			raw = out;
+			raw_len = len;
+			out = NULL;
+		}
+		req = sfpotlp__export_profiles_service_request__unpack(
+			NULL, raw_len, raw);
+		if (!req)
+			abort();
+		sfpotlp__export_profiles_service_request__free_unpacked(req,
+									NULL);
+		if (st.named + st.already + st.not_native + st.unnamed +
+		    st.missing != st.locations)
+			abort();
 	}
 	symz_stats_free(&st);
 	free(out);

@@ -19,7 +19,10 @@
  *   host.name, process.pid (an int), container.id, and
  *   process.executable.name from the main (first) mapping's file; other
  *   labels keep their own key.
- * pprof's sample labels become sample attributes.
+ * pprof's sample labels become sample attributes.  A location of a
+ * mapping with a build-id but no functions (has_functions false: the
+ * agent's --no-symbolize, a stripped file) has no lines: pprof's
+ * placeholder names are not names.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -434,7 +437,14 @@ static int build(struct conv *c, const struct sink_item *it,
 			return -EINVAL;
 		locs[i].mapping_index = mi;
 		locs[i].address = l->address;
-		if (!l->n_line)
+		/* A file the window has no names for (--no-symbolize, or a
+		 * stripped binary): its pprof placeholders ("[app]") are not
+		 * carried over -- in OTLP a native frame that is not named has
+		 * no lines, which is what backend-side symbolizers (sfprof
+		 * symbolize among them) look for, with the build-id. */
+		if (!l->n_line ||
+		    (mi > 0 && !p->mapping[mi - 1]->has_functions &&
+		     maps[mi].n_attribute_indices))
 			continue;
 		Sfpotlp__Line **lines = CONV_ARRAY(c, Sfpotlp__Line *, l->n_line);
 		Sfpotlp__Line *la = CONV_ARRAY(c, Sfpotlp__Line, l->n_line);

@@ -12,6 +12,7 @@
  *             only: a file is its build-id), addresses to frames, and
  *             the account of what was named from where
  *   pprof.c   perftools.profiles.Profile in and out
+ *   otlp.c    OTLP ExportProfilesServiceRequest in and out
  */
 #ifndef SFP_SYMBOLIZE_H
 #define SFP_SYMBOLIZE_H
@@ -116,5 +117,14 @@ SFP_HIDDEN int symz_frames(const struct symz_mapping *m, const struct symz_map *
 SFP_HIDDEN int symz_pprof(struct sfp_symbolizer *s, const void *in, size_t len,
 			  size_t max_len, void **out, size_t *out_len,
 			  struct symz_stats *st, char *why, size_t why_len);
+
+/*
+ * symz_otlp() - the same for an OTLP ExportProfilesServiceRequest
+ * (profiles v1development): locations without lines whose mapping has a
+ * process.executable.build_id.gnu attribute are named.
+ */
+SFP_HIDDEN int symz_otlp(struct sfp_symbolizer *s, const void *in, size_t len,
+			 size_t max_len, void **out, size_t *out_len,
+			 struct symz_stats *st, char *why, size_t why_len);
 
 #endif /* SFP_SYMBOLIZE_H */

@@ -1,6 +1,6 @@
 # Shared by the scripts that talk to a real debuginfod server
 # (run-debuginfod.sh, run-symbolize.sh): a free port, an HTTP status, and
-# start_server, which serves $TMP/srv until $ID's debug file is indexed
+# start_debuginfod, which serves $TMP/srv until $ID's debug file is indexed
 # (SRV_PID, PORT).  Needs test-subr.sh sourced (TMP) and ID set.
 free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
@@ -22,7 +22,7 @@ EOF
 }
 
 # --- the server: its own database, a free port, indexed before use ----------
-start_server() {
+start_debuginfod() {
 	for try in 1 2 3; do
 		PORT=$(free_port)
 		debuginfod -F -p "$PORT" -d "$TMP/db-$try.sqlite" -t 0 -g 0 -c 1 \

@@ -69,7 +69,7 @@ export HOME="$TMP/home"
 
 . "$(dirname "$0")/debuginfod-subr.sh"
 
-if start_server; then
+if start_debuginfod; then
 	pass "debuginfod server on 127.0.0.1:$PORT serves the debug file by build-id"
 else
 	fail "debuginfod server on 127.0.0.1 serves the debug file by build-id"

@@ -6,8 +6,9 @@
 # debug file stands in), from a real debuginfod server, and with nothing
 # to name it from (the account says which build-id was missing).  The
 # profiles are read with protoc and the upstream schema, and by go tool
-# pprof.  Then inputs that are not profiles.
-# checks: 21
+# pprof.  The same window as an OTLP request, named to the same stacks.
+# Then inputs that are not profiles.
+# checks: 23
 . "$(dirname "$0")/test-subr.sh"
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -189,6 +190,39 @@ else
 	sed 's/^/  /' "$TMP/s2.err"
 fi
 
+# --- OTLP: the same window as the agent's OTLP sink sends it ----------------
+SERVER=$HERE/push-server.py
+SRV_DIR=$TMP/otlp
+start_server "$SRV_DIR"
+sfp push --otlp "http://127.0.0.1:$PORT" -l service_name=app "$RAW" > "$TMP/push.out" 2>&1
+stop_server "otlp"
+BODY=$SRV_DIR/req-000.otlp
+decode_otlp "$BODY" "$TMP/rawotlp.txt"
+python3 "$CHECK" stacks-otlp "$TMP/rawotlp.txt" > "$TMP/rawotlp.stacks" 2>&1
+python3 "$CHECK" stacks-pprof "$TMP/raw.txt" > "$TMP/raw.stacks"
+# the program's frames as addresses (no lines), the rest as in the pprof
+if [ -s "$TMP/rawotlp.stacks" ] && grep -q ';0x[0-9a-f]*	' "$TMP/rawotlp.stacks" &&
+   ! grep -q '\[app\]' "$TMP/rawotlp.stacks" && grep -q '\[app\]' "$TMP/raw.stacks"; then
+	pass "OTLP: the window's unnamed frames of the program have no lines (pprof: [app])"
+else
+	fail "OTLP: the window's unnamed frames of the program have no lines"
+	head -3 "$TMP/rawotlp.stacks" "$TMP/push.out" | sed 's/^/  /'
+fi
+sfp symbolize -i "$BODY" -o "$TMP/named.otlp" --debug-dir "$TMP/dbg" 2> "$TMP/so.err"
+rc=$?
+decode_otlp "$TMP/named.otlp" "$TMP/named.otlp.txt"
+python3 "$CHECK" stacks-otlp "$TMP/named.otlp.txt" > "$TMP/named.otlp.stacks" 2>&1
+python3 "$CHECK" stacks-pprof "$TMP/named.txt" > "$TMP/named.stacks"
+if [ $rc = 0 ] && [ -s "$TMP/named.otlp.stacks" ] &&
+   cmp -s "$TMP/named.otlp.stacks" "$TMP/named.stacks" &&
+   grep -q ": [0-9]* locations: $nnamed named" "$TMP/so.err"; then
+	pass "OTLP: named ($nnamed), every stack equal to the named pprof's, decoded with the upstream protos"
+else
+	fail "OTLP: named, every stack equal to the named pprof's (rc $rc)"
+	diff "$TMP/named.stacks" "$TMP/named.otlp.stacks" | head -6 | sed 's/^/  /'
+	sed 's/^/  /' "$TMP/so.err" "$TMP/named.otlp.txt.err" 2>/dev/null | head -4
+fi
+
 # --- the binary gone: its debug file stands in --------------------------------
 mv "$PROG" "$TMP/away/"
 sfp symbolize -i "$RAW" -o "$TMP/gone.pb.gz" --debug-dir "$TMP/dbg" 2> "$TMP/s3.err"
@@ -220,7 +254,7 @@ python3 "$CHECK" locations-pprof "$TMP/later.txt" > "$TMP/later.locs"
 check_named "$TMP/later.locs" "named later, from a profile already once through"
 
 # --- from a real debuginfod server -------------------------------------------
-if start_server; then
+if start_debuginfod; then
 	pass "debuginfod on 127.0.0.1:$PORT serves the debug file"
 	DEBUGINFOD_URLS=http://127.0.0.1:$PORT DEBUGINFOD_CACHE_PATH=$TMP/dcache \
 		sfp symbolize -i "$RAW" -o "$TMP/dfd.pb.gz" --debuginfod-timeout 60 2> "$TMP/s6.err"
@@ -270,7 +304,7 @@ printf 'string_table: ""\nlocation { id: 1 mapping_id: 7 address: 4096 }\n' |
 		"$PROTO/pprof/profile.proto" > "$TMP/badmap.pb"
 $SFPROF symbolize -i "$TMP/badmap.pb" -o "$TMP/o3" > /dev/null 2> "$TMP/s8.err"
 rc=$?
-if [ $rc = 1 ] && grep -q 'badmap.pb: not a pprof profile sfprof can name: .*mapping' "$TMP/s8.err" &&
+if [ $rc = 1 ] && grep -q 'badmap.pb: neither a pprof profile (.*mapping.*) nor an OTLP' "$TMP/s8.err" &&
    [ ! -e "$TMP/o3" ]; then
 	pass "a location of a mapping that does not exist: exit 1, said, no output"
 else

@@ -28,9 +28,11 @@ static void usage(FILE *f)
 	fprintf(f,
 "usage: sfprof symbolize -i IN -o OUT [OPTIONS]\n"
 "\n"
-"Name the native frames of a pprof profile (.pb.gz or .pb) whose locations\n"
-"carry addresses and whose mappings carry build-ids, such as those of\n"
-"'sfprof agent --no-symbolize': each location without lines gets its\n"
+"Name the native frames of a pprof profile or an OTLP profiles request\n"
+"(ExportProfilesServiceRequest, profiles v1development; gzipped or not)\n"
+"whose locations carry addresses and whose mappings carry build-ids, such\n"
+"as those of 'sfprof agent --no-symbolize' or of other profilers that\n"
+"leave native frames unnamed: each such location gets its\n"
 "function, file:line and inlined frames from the file its mapping's\n"
 "build-id leads to -- the path given, if the file there has that build-id;\n"
 "copies by build-id in the debug directories, the build-id cache and\n"
@@ -39,8 +41,9 @@ static void usage(FILE *f)
 "are left as they were: a profile may go through twice.\n"
 "\n"
 "  -i, --input IN          the profile ('-': standard input)\n"
-"  -o, --output OUT        the named profile ('-': standard output), gzipped\n"
-"                          when IN was\n"
+"  -o, --output OUT        the named profile ('-': standard output), in IN's\n"
+"                          format, gzipped when IN was\n"
+"      --format FMT        pprof, otlp or auto (default: auto, pprof first)\n"
 "      --debug-dir DIR     a debug directory to search (repeat), before\n"
 "                          /usr/lib/debug\n");
 	cli_sympath_usage(f, 26);
@@ -51,8 +54,11 @@ static void usage(FILE *f)
 "The account on stderr: the locations named (by source), already named,\n"
 "not native (no mapping or no build-id), unnamed (no symbol covers the\n"
 "address) and in files not found, then each build-id not found.\n"
+"In pprof, a location of a mapping whose has_functions is false is named\n"
+"even if it has lines (producers' placeholders such as \"[libc.so.6]\"); in\n"
+"OTLP, a location with lines is named already.\n"
 "Exit: 0 written (even if some frames stayed unnamed), 1 IN is not a\n"
-"valid pprof profile or could not be named, 2 usage or I/O error.\n");
+"valid profile of the format or could not be named, 2 usage or I/O error.\n");
 }
 
 static int read_all(const char *path, void **out, size_t *out_len)
@@ -122,18 +128,19 @@ static void say_account(const char *in, const struct symz_stats *st)
 
 int cmd_symbolize(int argc, char **argv)
 {
-	enum { OPT_DEBUG_DIR = 256 };
+	enum { OPT_DEBUG_DIR = 256, OPT_FORMAT };
 	static const struct option longopts[] = {
 		{ "input", required_argument, NULL, 'i' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
+		{ "format", required_argument, NULL, OPT_FORMAT },
 		CLI_DEBUGINFOD_LONGOPTS,
 		CLI_SYMPATH_LONGOPTS,
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *input = NULL, *output = NULL;
+	const char *input = NULL, *output = NULL, *format = "auto";
 	const char *dirs[17] = { 0 };
 	size_t nr_dirs = 0;
 	struct cli_debuginfod di = { 0 };
@@ -175,6 +182,15 @@ int cmd_symbolize(int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			dirs[nr_dirs++] = optarg;
+			break;
+		case OPT_FORMAT:
+			if (strcmp(optarg, "pprof") && strcmp(optarg, "otlp") &&
+			    strcmp(optarg, "auto")) {
+				cli_err("symbolize: --format takes pprof, otlp "
+					"or auto, not '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			format = optarg;
 			break;
 		case 'q':
 			quiet = true;
@@ -224,11 +240,31 @@ int cmd_symbolize(int argc, char **argv)
 		ret = EXIT_INVALID;
 		goto out;
 	}
-	err = symz_pprof(s, in, in_len, MAX_PROFILE_BYTES, &out, &out_len, &st,
-			 why, sizeof(why));
+	err = -EBADMSG;
+	if (strcmp(format, "otlp"))
+		err = symz_pprof(s, in, in_len, MAX_PROFILE_BYTES, &out,
+				 &out_len, &st, why, sizeof(why));
+	if (err == -EBADMSG && strcmp(format, "pprof")) {
+		char why2[256];
+
+		symz_stats_free(&st);
+		memset(&st, 0, sizeof(st));
+		err = symz_otlp(s, in, in_len, MAX_PROFILE_BYTES, &out,
+				&out_len, &st, why2, sizeof(why2));
+		if (err && !strcmp(format, "auto")) {
+			cli_err("symbolize: %s: neither a pprof profile (%s) nor "
+				"an OTLP profiles request (%s)", input, why,
+				why2);
+			ret = EXIT_INVALID;
+			goto out;
+		}
+		memcpy(why, why2, sizeof(why2));
+	}
 	if (err) {
-		cli_err("symbolize: %s: not a pprof profile sfprof can name: %s",
-			input, why);
+		cli_err("symbolize: %s: not a%s %s sfprof can name: %s", input,
+			strcmp(format, "otlp") ? " pprof" : "n OTLP",
+			strcmp(format, "otlp") ? "profile" : "profiles request",
+			why);
 		ret = EXIT_INVALID;
 		goto out;
 	}
