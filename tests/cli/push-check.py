@@ -59,9 +59,16 @@ def pprof_stacks(p):
     strs = p["string_table"]
     s = lambda i: strs[i] if 0 <= i < len(strs) else "?"
     funcs = {one(f, "id"): s(one(f, "name")) for f in p["function"]}
+    # A mapping with a build-id that says it has no functions: its lines
+    # are placeholders ("[dash]"), not names, and OTLP carries such a
+    # frame as its address -- so does this view.
+    unnamed = {one(mp, "id") for mp in p["mapping"]
+               if one(mp, "build_id") and one(mp, "has_functions") not in (1, "true")}
     locs = {}
     for l in p["location"]:
         frames = [funcs.get(one(ln, "function_id"), "?") for ln in l["line"]]
+        if one(l, "mapping_id") in unnamed:
+            frames = []
         locs[one(l, "id")] = frames or ["0x%x" % one(l, "address")]
     types = ["%s/%s" % (s(one(t, "type")), s(one(t, "unit"))) for t in p["sample_type"]]
     out = defaultdict(int)

@@ -200,9 +200,11 @@ BODY=$SRV_DIR/req-000.otlp
 decode_otlp "$BODY" "$TMP/rawotlp.txt"
 python3 "$CHECK" stacks-otlp "$TMP/rawotlp.txt" > "$TMP/rawotlp.stacks" 2>&1
 python3 "$CHECK" stacks-pprof "$TMP/raw.txt" > "$TMP/raw.stacks"
-# the program's frames as addresses (no lines), the rest as in the pprof
+# the program's frames as addresses (no lines; the pprof view shows its
+# "[app]" placeholders as addresses too), every stack as in the pprof
 if [ -s "$TMP/rawotlp.stacks" ] && grep -q ';0x[0-9a-f]*	' "$TMP/rawotlp.stacks" &&
-   ! grep -q '\[app\]' "$TMP/rawotlp.stacks" && grep -q '\[app\]' "$TMP/raw.stacks"; then
+   cmp -s "$TMP/rawotlp.stacks" "$TMP/raw.stacks" &&
+   ! grep -q '\[app\]' "$TMP/rawotlp.stacks" && grep -q '\[app\]' "$TMP/raw.txt"; then
 	pass "OTLP: the window's unnamed frames of the program have no lines (pprof: [app])"
 else
 	fail "OTLP: the window's unnamed frames of the program have no lines"
