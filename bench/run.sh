@@ -10,4 +10,6 @@ for b in "$BUILD"/bench/bench-*; do
 done
 echo "== agent-containers.sh"
 sh "$(dirname "$0")/agent-containers.sh" "$BUILD" || rc=1
+echo "== symbolize.sh"
+sh "$(dirname "$0")/symbolize.sh" "$BUILD" || rc=1
 exit $rc

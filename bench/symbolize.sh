@@ -1,0 +1,126 @@
+#!/bin/sh
+# Issue 39, point 4: frames symbolized per second by `sfprof symbolize` on
+# a pprof profile of FUNCS x BINS distinct frames over BINS build-ids
+# (default 500 x 200 = 100k over 200), cold (empty symbol cache) and warm
+# (the cache of the cold run), against eu-addr2line (one run per binary,
+# its addresses on the command line) and llvm-symbolizer (one run, "FILE
+# ADDR" lines on stdin), both with inlines and function names, on the
+# same debug files.  Every binary is a build of one generated C file with
+# FUNCS functions, -O2 -g, a different seed each (so a different
+# build-id), stripped; its debug file is in DIR/.build-id/.
+# Usage: sh bench/symbolize.sh [BUILD]   (gcc, objcopy, protoc, python3;
+# eu-addr2line and llvm-symbolizer where installed)
+set -u
+B=$(cd "${1:-build}" && pwd)
+BINS=${BENCH_BINS:-200}
+FUNCS=${BENCH_FUNCS:-500}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+PROTO=$ROOT/../shared/testdata/proto/pprof
+for t in gcc objcopy protoc python3; do
+	command -v $t > /dev/null || { echo "symbolize bench: $t missing"; exit 2; }
+done
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+mkdir -p "$T/bin" "$T/dbg" "$T/cache"
+
+# --- the binaries -------------------------------------------------------------
+python3 - "$FUNCS" > "$T/gen.c" <<'EOF'
+import sys
+n = int(sys.argv[1])
+print("volatile unsigned long sink;")
+for i in range(n):
+    print("static inline unsigned long in%d(unsigned long x) { return x * %d + SEED; }" % (i, 2 * i + 1))
+    print("__attribute__((noinline)) unsigned long f%d(unsigned long x) "
+          "{ for (int k = 0; k < 3; k++) sink += in%d(x + k); return sink; }" % (i, i))
+print("int main(void) { unsigned long s = 0;")
+for i in range(n):
+    print("  s += f%d(s);" % i)
+print("  return (int)s; }")
+EOF
+echo "symbolize bench: building $BINS binaries of $FUNCS functions ..."
+i=0
+while [ $i -lt "$BINS" ]; do
+	gcc -O2 -g -DSEED=$i -o "$T/bin/b$i" "$T/gen.c" || exit 2
+	id=$(readelf -n "$T/bin/b$i" | awk '/Build ID:/ { print $3 }')
+	d=$T/dbg/.build-id/$(echo "$id" | cut -c1-2)
+	mkdir -p "$d"
+	objcopy --only-keep-debug "$T/bin/b$i" "$d/$(echo "$id" | cut -c3-).debug"
+	cp "$d/$(echo "$id" | cut -c3-).debug" "$T/bin/b$i.debug"
+	strip -s "$T/bin/b$i"
+	echo "$i $id" >> "$T/ids"
+	i=$((i + 1))
+done
+
+# --- the profile: each function's call of its inlined helper, once ------------
+python3 - "$T" "$BINS" <<'EOF' > "$T/prof.txt"
+import subprocess, sys
+t, bins = sys.argv[1], int(sys.argv[2])
+ids = dict(l.split() for l in open(t + "/ids"))
+strs = [""]
+def s(x):
+    strs.append(x)
+    return len(strs) - 1
+maps, locs, samples, addrs = [], [], [], open(t + "/addrs", "w")
+lid = 0
+for b in range(bins):
+    path = "%s/bin/b%d" % (t, b)
+    start = 0x100000000 * (b + 1)
+    maps.append("mapping { id: %d memory_start: %d memory_limit: %d file_offset: 0 "
+                "filename: %d build_id: %d }" % (b + 1, start, start + 0x40000000,
+                                                 s("/srv/b%d" % b), s(ids[str(b)])))
+    nm = subprocess.run(["nm", path + ".debug"], capture_output=True, text=True).stdout
+    for line in nm.splitlines():
+        f = line.split()
+        if len(f) == 3 and f[1] == "T" and f[2].startswith("f"):
+            a = int(f[0], 16) + 4          # inside the function
+            lid += 1
+            locs.append("location { id: %d mapping_id: %d address: %d }" % (lid, b + 1, start + a))
+            samples.append("sample { location_id: %d value: 1 }" % lid)
+            addrs.write("%s 0x%x\n" % (path + ".debug", a))
+print('sample_type { type: %d unit: %d }' % (s("samples"), s("count")))
+print("\n".join(samples))
+print("\n".join(maps))
+print("\n".join(locs))
+for x in strs:
+    print('string_table: "%s"' % x)
+EOF
+protoc --proto_path="$PROTO" --encode perftools.profiles.Profile \
+	"$PROTO/profile.proto" < "$T/prof.txt" > "$T/prof.pb" || exit 2
+NF=$(wc -l < "$T/addrs")
+echo "symbolize bench: $NF distinct frames over $BINS build-ids"
+
+now() { date +%s.%N; }
+per_s() { awk -v a="$1" -v b="$2" -v n="$NF" 'BEGIN { printf "%.0f", n / (b - a) }'; }
+
+# --- sfprof symbolize: cold, then warm ----------------------------------------
+run_sfprof() {
+	HOME=$T SFPROF_CACHE_DIR=$T/cache "$B/sfprof" symbolize -i "$T/prof.pb" \
+		-o "$T/out.pb" --debug-dir "$T/dbg" 2> "$T/sfprof.err"
+}
+t0=$(now); run_sfprof; t1=$(now)
+COLD=$(per_s "$t0" "$t1")
+named=$(sed -n 's/.*locations: \([0-9]*\) named.*/\1/p' "$T/sfprof.err")
+t0=$(now); run_sfprof; t1=$(now)
+WARM=$(per_s "$t0" "$t1")
+echo "sfprof symbolize: $named of $NF frames named; cold $COLD frames/s, warm $WARM frames/s"
+
+# --- the peers --------------------------------------------------------------
+if command -v eu-addr2line > /dev/null; then
+	t0=$(now)
+	i=0
+	while [ $i -lt "$BINS" ]; do
+		awk -v f="$T/bin/b$i.debug" '$1 == f { print $2 }' "$T/addrs" |
+			xargs eu-addr2line -f -i -C -e "$T/bin/b$i.debug" > /dev/null
+		i=$((i + 1))
+	done
+	t1=$(now)
+	EU=$(per_s "$t0" "$t1")
+	echo "eu-addr2line: $EU frames/s; sfprof/eu-addr2line: cold $(awk -v a="$COLD" -v b="$EU" 'BEGIN { printf "%.1f", a / b }')x, warm $(awk -v a="$WARM" -v b="$EU" 'BEGIN { printf "%.1f", a / b }')x"
+fi
+if command -v llvm-symbolizer > /dev/null; then
+	t0=$(now)
+	llvm-symbolizer -f -i -C < "$T/addrs" > /dev/null
+	t1=$(now)
+	LL=$(per_s "$t0" "$t1")
+	echo "llvm-symbolizer: $LL frames/s; sfprof/llvm-symbolizer: cold $(awk -v a="$COLD" -v b="$LL" 'BEGIN { printf "%.1f", a / b }')x, warm $(awk -v a="$WARM" -v b="$LL" 'BEGIN { printf "%.1f", a / b }')x"
+fi
