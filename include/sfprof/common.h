@@ -72,6 +72,11 @@ SFP_API const char *sfp_strerror(int err);
 /* Library version as "MAJOR.MINOR". */
 SFP_API const char *sfp_version(void);
 
+/* The name perf gives its --off-cpu event, which sfprof record --off-cpu
+ * and the agent's off-CPU windows write too (the one spelling of it:
+ * readers go by sfp_profile_event_kind()). */
+#define SFP_OFF_CPU_EVENT_NAME "offcpu-time"
+
 #ifdef __cplusplus
 }
 #endif

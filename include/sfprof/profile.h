@@ -159,11 +159,28 @@ struct sfp_profile_sample {
 	uint32_t last;
 };
 
+/* What an event's samples measure, decided once from its name
+ * (sfp_profile_event_kind()) when the profile is made. */
+enum sfp_profile_event_kind {
+	SFP_PROFILE_EV_COUNT = 0,	/* anything else: samples count */
+	SFP_PROFILE_EV_CLOCK,		/* cpu-clock, task-clock: periods are ns on CPU */
+	SFP_PROFILE_EV_OFF_CPU,		/* offcpu-time: each period is ns blocked */
+};
+
 struct sfp_profile_event {
 	const char *name;	/* "cpu-clock", "sched:sched_switch" */
 	uint64_t sample_freq;	/* 0 if a period was given */
 	uint64_t sample_period;
+	enum sfp_profile_event_kind kind;
 };
+
+/**
+ * sfp_profile_event_kind() - the kind of the event perf names @name:
+ * "cpu-clock" and "task-clock" are clocks, SFP_OFF_CPU_EVENT_NAME is
+ * off-CPU time, each also with perf's modifiers ("cpu-clock:pppH"); any
+ * other name (or NULL) counts.  The one place event names are compared.
+ */
+SFP_API enum sfp_profile_event_kind sfp_profile_event_kind(const char *name);
 
 /**
  * sfp_profile__load() - read, stitch, unwind and symbolize a perf.data file

@@ -117,9 +117,12 @@ int agent_agg__encode(struct agent_agg *a, uint64_t start_ns, uint64_t end_ns,
 		 * off_cpu/nanoseconds (each sample's period its blocked
 		 * ns), also the period type */
 		p->events[0].name = sfp_profile_str(p, a->off_cpu ?
-						    "offcpu-time" : "cpu-clock");
+						    SFP_OFF_CPU_EVENT_NAME :
+						    "cpu-clock");
 		if (!p->events[0].name)
 			return -ENOMEM;
+		p->events[0].kind = a->off_cpu ? SFP_PROFILE_EV_OFF_CPU :
+						 SFP_PROFILE_EV_CLOCK;
 		if (!a->off_cpu)
 			p->events[0].sample_freq = a->freq;
 		p->nr_events = 1;

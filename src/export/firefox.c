@@ -145,15 +145,6 @@ static void json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-/* "cpu-clock", "cpu-clock:pppH", "task-clock:u" but not "cpu-clocks" */
-static bool event_is(const struct sfp_profile_event *e, const char *what)
-{
-	size_t n = strlen(what);
-
-	return e && e->name && !strncmp(e->name, what, n) &&
-	       (!e->name[n] || e->name[n] == ':');
-}
-
 static int64_t ff_str(struct ff_ctx *c, const char *s)
 {
 	int64_t i = exp_strtab__intern(&c->th.st, s);
@@ -824,10 +815,10 @@ static void pick_off_cpu(struct ff_ctx *c)
 
 		if (!has[e])
 			continue;
-		if (event_is(ev, "offcpu-time")) {
+		if (ev && ev->kind == SFP_PROFILE_EV_OFF_CPU) {
 			if (c->off_event == FF_NONE)
 				c->off_event = e;
-		} else if (event_is(ev, "cpu-clock") || event_is(ev, "task-clock")) {
+		} else if (ev && ev->kind == SFP_PROFILE_EV_CLOCK) {
 			if (c->on_event == FF_NONE || !c->on_is_clock)
 				c->on_event = e;
 			c->on_is_clock = true;

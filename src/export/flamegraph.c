@@ -157,14 +157,6 @@ static bool loc_is_kernel(const struct sfp_profile *p,
 	return false;
 }
 
-/* "cpu-clock", "cpu-clock:pppH", "task-clock:u" but not "cpu-clocks" */
-static bool event_is(const char *name, const char *what)
-{
-	size_t n = strlen(what);
-
-	return name && !strncmp(name, what, n) && (!name[n] || name[n] == ':');
-}
-
 /*
  * Whether the time view applies and which events it shows: the off-CPU
  * event (offcpu-time, record --off-cpu's and perf's) and as on-CPU time
@@ -190,14 +182,12 @@ static void pick_time_view(struct fg *g)
 	}
 	for (e = 0; e < ne; e++) {
 		const struct sfp_profile_event *ev = sfp_profile__event(p, e);
-		const char *n = ev ? ev->name : NULL;
-
 		if (!cnt[e])
 			continue;
-		if (event_is(n, "offcpu-time")) {
+		if (ev && ev->kind == SFP_PROFILE_EV_OFF_CPU) {
 			if (g->off_event == NONE)
 				g->off_event = (uint32_t)e;
-		} else if (event_is(n, "cpu-clock") || event_is(n, "task-clock")) {
+		} else if (ev && ev->kind == SFP_PROFILE_EV_CLOCK) {
 			if (g->on_event == NONE)
 				g->on_event = (uint32_t)e;
 		} else if (ev && ev->sample_freq && freq_event == NONE) {

@@ -149,7 +149,7 @@ int sfp_export_folded(const struct sfp_profile *p, FILE *out,
 		const struct sfp_profile_event *ev =
 			sfp_profile__event(p, s->event);
 		const char *name = ev && ev->name ? ev->name : "";
-		bool off_cpu = !strcmp(name, "offcpu-time");
+		bool off_cpu = ev && ev->kind == SFP_PROFILE_EV_OFF_CPU;
 
 		if (event ? strcmp(name, event) : off_cpu)
 			continue;

@@ -96,27 +96,6 @@ static int64_t S(struct pprof *pp, const char *s)
 	return i < 0 ? 0 : i;
 }
 
-static bool is_clock_event(const char *name)
-{
-	static const char *const clocks[] = { "cpu-clock", "task-clock" };
-	size_t i;
-
-	for (i = 0; name && i < ARRAY_SIZE(clocks); i++) {
-		size_t n = strlen(clocks[i]);
-
-		if (!strncmp(name, clocks[i], n) &&
-		    (name[n] == '\0' || name[n] == ':'))
-			return true;
-	}
-	return false;
-}
-
-/* perf's --off-cpu event (sfprof record --off-cpu writes the same). */
-static bool is_off_cpu_event(const char *name)
-{
-	return name && !strcmp(name, "offcpu-time");
-}
-
 static int cmp_key(const void *a, const void *b)
 {
 	const struct pp_key *x = a, *y = b;
@@ -150,21 +129,23 @@ static void write_sample_types(struct pprof *pp)
 	for (e = 0; e < pp->nev; e++) {
 		const struct sfp_profile_event *ev = sfp_profile__event(pp->p, e);
 		const char *name = ev && ev->name ? ev->name : "[unknown]";
+		enum sfp_profile_event_kind kind =
+			ev ? ev->kind : SFP_PROFILE_EV_COUNT;
 
 		if (ev && !ev->sample_freq && ev->sample_period <= INT64_MAX &&
-		    !is_off_cpu_event(name))
+		    kind != SFP_PROFILE_EV_OFF_CPU)
 			pp->fixed_period[e] = ev->sample_period;
-		if (is_off_cpu_event(name)) {
+		if (kind == SFP_PROFILE_EV_OFF_CPU) {
 			/* each sample's period is the time it was blocked */
 			pp->ev_type[e] = S(pp, "off_cpu");
 			pp->ev_unit[e] = S(pp, "nanoseconds");
-		} else if (pp->cpu_event < 0 && is_clock_event(name)) {
+		} else if (pp->cpu_event < 0 && kind == SFP_PROFILE_EV_CLOCK) {
 			pp->cpu_event = (int)e;
 			pp->ev_type[e] = S(pp, "cpu");
 			pp->ev_unit[e] = S(pp, "nanoseconds");
 		} else {
 			pp->ev_type[e] = S(pp, name);
-			pp->ev_unit[e] = S(pp, is_clock_event(name) ?
+			pp->ev_unit[e] = S(pp, kind == SFP_PROFILE_EV_CLOCK ?
 					       "nanoseconds" : "count");
 		}
 		value_type(pp, PROFILE_SAMPLE_TYPE, pp->ev_type[e],

@@ -53,24 +53,10 @@ struct ss {
 	size_t locs_cap;
 };
 
-/* cpu-clock and task-clock count nanoseconds; perf names them with
- * modifiers ("cpu-clock:pppH", "task-clock:u").  So does offcpu-time
- * (record --off-cpu, perf's): the nanoseconds a thread was blocked. */
+/* Clock events and off-CPU time are nanoseconds, the rest counts. */
 static bool is_time_event(const struct sfp_profile_event *e)
 {
-	static const char *const names[] = { "cpu-clock", "task-clock",
-					     "offcpu-time" };
-	size_t i, n;
-
-	if (!e || !e->name)
-		return false;
-	for (i = 0; i < ARRAY_SIZE(names); i++) {
-		n = strlen(names[i]);
-		if (!strncmp(e->name, names[i], n) &&
-		    (e->name[n] == 0 || e->name[n] == ':'))
-			return true;
-	}
-	return false;
+	return e && e->kind != SFP_PROFILE_EV_COUNT;
 }
 
 static size_t th_slot(uint32_t tid, uint32_t ev, size_t mask)

@@ -38,3 +38,22 @@ const char *sfp_profile_event_name(const struct sfp_perf_evsel *e)
 	}
 	return "[unknown]";
 }
+
+/* perf writes an event's modifiers after a colon: "cpu-clock:pppH" */
+static bool name_is(const char *name, const char *what)
+{
+	size_t n = strlen(what);
+
+	return !strncmp(name, what, n) && (!name[n] || name[n] == ':');
+}
+
+enum sfp_profile_event_kind sfp_profile_event_kind(const char *name)
+{
+	if (!name)
+		return SFP_PROFILE_EV_COUNT;
+	if (name_is(name, SFP_OFF_CPU_EVENT_NAME))
+		return SFP_PROFILE_EV_OFF_CPU;
+	if (name_is(name, "cpu-clock") || name_is(name, "task-clock"))
+		return SFP_PROFILE_EV_CLOCK;
+	return SFP_PROFILE_EV_COUNT;
+}

@@ -674,6 +674,7 @@ static int finish(struct sfp_profile_loader *ld)
 
 		if (!(o->name = sfp_profile_str(p, sfp_profile_event_name(e))))
 			return -ENOMEM;
+		o->kind = sfp_profile_event_kind(o->name);
 		if (e && (e->attr.flags & SFP_PERF_ATTR_FLAG_FREQ))
 			o->sample_freq = e->attr.sample_period;
 		else if (e)

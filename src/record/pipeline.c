@@ -1047,7 +1047,7 @@ const struct perf_event_attr *sfp_rec_pipe__out_attr(const struct sfp_rec_pipe *
 const char *sfp_rec_pipe__out_name(const struct sfp_rec_pipe *p, int evsel)
 {
 	if (p->offcpu && evsel == p->offcpu_evsel)
-		return "offcpu-time";
+		return SFP_OFF_CPU_EVENT_NAME;
 	return sfp_record__evsel_name(p->r, evsel);
 }
 

@@ -722,7 +722,8 @@ static int add_off_cpu_event(struct sfp_record *r)
 	n += r->nr_evsels;
 	memset(n, 0, sizeof(*n));
 	if (r->cg == SFP_RECORD_CG_BPF_DEFER) {
-		snprintf(n->desc.name, sizeof(n->desc.name), "offcpu-time");
+		snprintf(n->desc.name, sizeof(n->desc.name), "%s",
+			 SFP_OFF_CPU_EVENT_NAME);
 		n->desc.type = PERF_TYPE_SOFTWARE;
 		n->desc.config = PERF_COUNT_SW_BPF_OUTPUT;
 		n->desc.kind = SFP_EV_SOFTWARE;

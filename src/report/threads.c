@@ -18,19 +18,6 @@ struct th {
 	uint64_t on, off;
 };
 
-static bool clock_event(const char *n)
-{
-	static const char *const names[] = { "cpu-clock", "task-clock" };
-	size_t i, l;
-
-	for (i = 0; n && i < ARRAY_SIZE(names); i++) {
-		l = strlen(names[i]);
-		if (!strncmp(n, names[i], l) && (!n[l] || n[l] == ':'))
-			return true;
-	}
-	return false;
-}
-
 static int cmp_th(const void *a, const void *b)
 {
 	const struct th *x = a, *y = b;
@@ -53,10 +40,11 @@ int sfp_report_print_threads(const struct sfp_profile *p, bool plain, FILE *out)
 	if (!kind)
 		return -ENOMEM;
 	for (i = 0; i < nev; i++) {
-		const char *name = sfp_profile__event(p, (uint32_t)i)->name;
+		enum sfp_profile_event_kind k =
+			sfp_profile__event(p, (uint32_t)i)->kind;
 
-		kind[i] = clock_event(name) ? 1 :
-			  name && !strcmp(name, "offcpu-time") ? 2 : 0;
+		kind[i] = k == SFP_PROFILE_EV_CLOCK ? 1 :
+			  k == SFP_PROFILE_EV_OFF_CPU ? 2 : 0;
 	}
 	for (i = 0; i < n; i++) {
 		const struct sfp_profile_sample *s = sfp_profile__sample(p, i);
