@@ -118,11 +118,15 @@ const char *sfp_symbolizer_dso__bfd_name(struct sfp_symbolizer_dso *dso,
 	struct sfp_symbolizer_dso *d = dso->same ? dso->same : dso;
 	struct sfp_elf *e = d->debug && sfp_elf_has_symtab(d->debug) ?
 			    d->debug : d->elf;
+
+	return e ? sfp_elf_bfd_name(e, vaddr) : NULL;
+}
+
+const char *sfp_elf_bfd_name(struct sfp_elf *e, uint64_t vaddr)
+{
 	struct sfp_elf_section sec, tab;
 	size_t i, n, shndx = 0;
 
-	if (!e)
-		return NULL;
 	n = sfp_elf_num_sections(e);
 	/* the first allocated section holding the address (addr2line's) */
 	for (i = 1; i < n && !shndx; i++)

@@ -26,4 +26,8 @@ struct sfp_symbolizer_dso;
 SFP_HIDDEN const char *sfp_symbolizer_dso__bfd_name(struct sfp_symbolizer_dso *dso,
 						    uint64_t vaddr);
 
+/* The same from the ELF e's own tables (.symtab, else .dynsym). */
+struct sfp_elf;
+SFP_HIDDEN const char *sfp_elf_bfd_name(struct sfp_elf *e, uint64_t vaddr);
+
 #endif /* SFP_SYMBOLS_BFD_NAME_H */

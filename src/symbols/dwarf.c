@@ -538,7 +538,16 @@ static int fn_range_cmp(const void *pa, const void *pb)
 		return a->lo < b->lo ? -1 : 1;
 	if (a->hi != b->hi)	/* outer (longer) first */
 		return a->hi > b->hi ? -1 : 1;
-	return a->depth < b->depth ? -1 : a->depth > b->depth;
+	if (a->depth != b->depth)
+		return a->depth < b->depth ? -1 : 1;
+	/*
+	 * Two instances with one range (gas 2.40 gives each alias of an
+	 * assembly function a DW_TAG_subprogram: glibc's
+	 * __memmove_avx512_unaligned_erms and __memcpy_...): the later DIE
+	 * sorts last and is the one found, as binutils' addr2line (and so
+	 * perf) names it.  Not left to qsort(), which is not stable.
+	 */
+	return a->fn < b->fn ? -1 : a->fn > b->fn;
 }
 
 /* Index a CU's function instances; link each range to its encloser. */
