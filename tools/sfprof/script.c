@@ -103,7 +103,6 @@ struct script {
 		const char **names;	/* innermost first, perf's names */
 	} *ic;
 	size_t ic_cap, ic_n;
-	uint64_t nr_inlined;		/* "(inlined)" lines printed */
 };
 
 static void usage(FILE *f)
@@ -688,7 +687,6 @@ static void print_unwound(struct script *s, uint32_t pid, uint64_t ip,
 
 		emit_frame(s, "\t", ip - map->start + map->pgoff, e->names[i],
 			   true, sym.offset, real ? d->name : "inlined");
-		s->nr_inlined += !real;
 	}
 	return;
 plain:
