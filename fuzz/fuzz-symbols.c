@@ -64,10 +64,10 @@ static void probe_bfd(struct sfp_elf *e, const struct sfp_symtab *t)
 	size_t i;
 
 	for (i = 0; i < t->nr && i < 32; i++) {
-		(void)sfp_elf_bfd_name(e, t->syms[i].start);
-		(void)sfp_elf_bfd_name(e, t->syms[i].start + 1);
+		(void)sfp_elf_bfd_name(e, t->syms[i].start, NULL);
+		(void)sfp_elf_bfd_name(e, t->syms[i].start + 1, NULL);
 	}
-	(void)sfp_elf_bfd_name(e, 0x1000);
+	(void)sfp_elf_bfd_name(e, 0x1000, NULL);
 }
 
 static bool same_sym(const struct sfp_sym *a, const struct sfp_sym *b)

@@ -9,6 +9,8 @@
 #include "symbols/bfd-name.h"
 #include "symbols/internal.h"
 
+static const char *a2l_sym(void *arg, uint64_t vaddr, uint64_t *start);
+
 struct best {
 	const char *name;
 	uint64_t off, size;
@@ -39,7 +41,7 @@ static bool better(const struct best *b, uint64_t off, uint64_t size,
 }
 
 static const char *scan(struct sfp_elf *e, const struct sfp_elf_section *sec,
-			size_t shndx, uint64_t addr)
+			size_t shndx, uint64_t addr, uint64_t *start)
 {
 	struct sfp_elf_section strsec;
 	const uint8_t *data, *strs;
@@ -109,20 +111,45 @@ static const char *scan(struct sfp_elf *e, const struct sfp_elf_section *sec,
 			b.type = type;
 		}
 	}
+	if (b.name && start)
+		*start = b.off;
 	return b.name;
 }
 
 const char *sfp_symbolizer_dso__bfd_name(struct sfp_symbolizer_dso *dso,
 					 uint64_t vaddr)
 {
-	struct sfp_symbolizer_dso *d = dso->same ? dso->same : dso;
-	struct sfp_elf *e = d->debug && sfp_elf_has_symtab(d->debug) ?
-			    d->debug : d->elf;
-
-	return e ? sfp_elf_bfd_name(e, vaddr) : NULL;
+	return a2l_sym(dso->same ? dso->same : dso, vaddr, NULL);
 }
 
-const char *sfp_elf_bfd_name(struct sfp_elf *e, uint64_t vaddr)
+static struct sfp_elf *a2l_elf(struct sfp_symbolizer_dso *d)
+{
+	return d->debug && sfp_elf_has_symtab(d->debug) ? d->debug : d->elf;
+}
+
+static const char *a2l_sym(void *arg, uint64_t vaddr, uint64_t *start)
+{
+	struct sfp_elf *e = a2l_elf(arg);
+
+	return e ? sfp_elf_bfd_name(e, vaddr, start) : NULL;
+}
+
+int sfp_symbolizer_dso__a2l_inlines(struct sfp_symbolizer_dso *dso,
+				    uint64_t vaddr,
+				    struct sfp_inline_frame *frames, size_t max)
+{
+	struct sfp_symbolizer_dso *d = dso->same ? dso->same : dso;
+	int n = sfp_symbolizer_dso__inlines(dso, vaddr, frames, max);
+
+	if (n > 0 && d->dw)
+		sfp_dwarf_a2l_names(d->dw, vaddr, frames,
+				    (size_t)n < max ? (size_t)n : max, a2l_sym,
+				    d);
+	return n;
+}
+
+const char *sfp_elf_bfd_name(struct sfp_elf *e, uint64_t vaddr,
+			     uint64_t *start)
 {
 	struct sfp_elf_section sec, tab;
 	size_t i, n, shndx = 0;
@@ -138,5 +165,5 @@ const char *sfp_elf_bfd_name(struct sfp_elf *e, uint64_t vaddr)
 	if (sfp_elf_find_section(e, NULL, SHT_SYMTAB, &tab) &&
 	    sfp_elf_find_section(e, NULL, SHT_DYNSYM, &tab))
 		return NULL;
-	return scan(e, &tab, shndx, vaddr);
+	return scan(e, &tab, shndx, vaddr, start);
 }

@@ -578,7 +578,8 @@ print_frame(struct script *s, uint32_t pid, uint64_t ip, bool kernel,
  * No line known ("??:0"): the plain frame.  The chain comes from our
  * DWARF reader (the names addr2line gives: linkage name, else DW_AT_name;
  * an inlined level without a name "??"); where DWARF has line numbers
- * but no function (assembly), addr2line names the code by the symbol
+ * but no function (assembly), or the innermost function has no linkage
+ * name in C++ and the like, addr2line names the code by the symbol
  * table (sfp_symbolizer_dso__bfd_name()).
  */
 #define IC_MAX_LEVELS 64
@@ -636,7 +637,7 @@ static const struct ic_ent *inline_chain(struct script *s, uint32_t dso,
 	e->n = 0;
 	e->names = NULL;
 	s->ic_n++;
-	n = sfp_symbolizer_dso__inlines(dh, vaddr, fr, ARRAY_SIZE(fr));
+	n = sfp_symbolizer_dso__a2l_inlines(dh, vaddr, fr, ARRAY_SIZE(fr));
 	/* addr2line's "??:0": no line for the address, no chain */
 	if (n <= 0 || (!fr[0].file && !fr[0].line))
 		return e;
