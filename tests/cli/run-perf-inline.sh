@@ -25,7 +25,7 @@ LIBC_DBG=/usr/lib/debug/.build-id/$(echo "$LIBC_ID" | cut -c1-2)/$(echo "$LIBC_I
 
 seq 1 60000 | awk '{ print ($1 * 7919) % 100003 }' > "$TMP/nums"
 WORK="sort -n $TMP/nums > /dev/null; sort -r $TMP/nums > /dev/null;
-	ls -lR /usr/lib > /dev/null 2>&1; $RI 400 > /dev/null;
+	ls -lR /usr/lib > /dev/null 2>&1; $RI 1000 > /dev/null;
 	iconv -f UTF-8 -t UTF-16 $TMP/nums > /dev/null"
 
 # compare FILE MODE LABEL: perf script and sfprof script (extra sfprof
@@ -81,7 +81,9 @@ n_mix=$(grep -c '	 *[0-9a-f]* mix+0x[0-9a-f]* (inlined)$' "$TMP/dw.sfp")
 n_scaled=$(grep -c '	 *[0-9a-f]* scaled+0x[0-9a-f]* (inlined)$' "$TMP/dw.sfp")
 p_mix=$(grep -c '	 *[0-9a-f]* mix+0x[0-9a-f]* (inlined)$' "$TMP/dw.perf")
 p_scaled=$(grep -c '	 *[0-9a-f]* scaled+0x[0-9a-f]* (inlined)$' "$TMP/dw.perf")
-if [ "$n_mix" -gt 20 ] && [ "$n_scaled" -gt 5 ] &&
+# (how many depends on the CPU the program got on a shared machine: it
+# runs for a wall-clock second; both tools read the same samples)
+if [ "$p_mix" -gt 0 ] && [ "$p_scaled" -gt 0 ] &&
    [ "$n_mix" -ge "$p_mix" ] && [ "$n_scaled" -ge "$p_scaled" ]; then
 	pass "dwarf file: the -O2 -g program's inlines: mix (inlined) $n_mix lines (perf $p_mix), scaled (inlined) $n_scaled (perf $p_scaled)"
 else
