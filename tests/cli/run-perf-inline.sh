@@ -90,9 +90,11 @@ else
 	fail "dwarf file: the program's inlines: mix (inlined) $n_mix (perf $p_mix), scaled (inlined) $n_scaled (perf $p_scaled)"
 fi
 
-# "(inlined)" lines just before a libc frame line at their address
+# "(inlined)" lines just before a libc frame line at their address, and
+# libc's entry __libc_start_main_impl, an "(inlined)" line of its own
 libc_inlined() {
-	awk '/ \(inlined\)$/ { inl[++k] = $1; next }
+	awk '/ __libc_start_main_impl\+0x[0-9a-f]* \(inlined\)$/ { n++ }
+	     / \(inlined\)$/ { inl[++k] = $1; next }
 	     / \(\/[^)]*libc\.so[^)]*\)$/ {
 		for (i = 1; i <= k; i++) if (inl[i] == $1) n++
 	     }
