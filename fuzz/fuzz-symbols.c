@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "elf/elf.h"
+#include "symbols/bfd-name.h"
 #include "symbols/internal.h"
 #include "symbols/kallsyms.h"
 
@@ -55,6 +56,18 @@ static void probe_dwarf(struct sfp_elf *e, const struct sfp_symtab *t)
 	for (i = 0; i < 64; i++)
 		(void)sfp_dwarf_inlines(s, dw, 0x1000 + 16 * i, fr, 8);
 	sfp_dwarf_free(&dw);
+}
+
+/* addr2line's symbol-table names (bfd-name.c) at and around symbols. */
+static void probe_bfd(struct sfp_elf *e, const struct sfp_symtab *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nr && i < 32; i++) {
+		(void)sfp_elf_bfd_name(e, t->syms[i].start, NULL);
+		(void)sfp_elf_bfd_name(e, t->syms[i].start + 1, NULL);
+	}
+	(void)sfp_elf_bfd_name(e, 0x1000, NULL);
 }
 
 static bool same_sym(const struct sfp_sym *a, const struct sfp_sym *b)
@@ -123,6 +136,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 						  SFP_LOAD_SYMTAB | SFP_LOAD_DYNSYM);
 		probe(&t, data, size);
 		probe_dwarf(e, &t);
+		probe_bfd(e, &t);
 		sfp_symtab_free(&t);
 		sfp_elf_close(&mini);
 		sfp_elf_close(&e);

@@ -65,6 +65,10 @@ PKGS="$PKGS bpftrace"
 PKGS="$PKGS libmicrohttpd-dev"
 # Agent tests: an independent parser of its /metrics (Prometheus text).
 PKGS="$PKGS python3-prometheus-client"
+# perf's names on perf's files (tests/cli/run-perf-inline.sh): libc's
+# debug file, whose .symtab and DWARF perf and sfprof name libc frames
+# and their "(inlined)" lines by.
+PKGS="$PKGS libc6-dbg"
 # Extra packages named by the caller (e.g. later components).
 PKGS="$PKGS ${SFP_EXTRA_PKGS:-}"
 

@@ -35,7 +35,9 @@ struct fn_inst {
 	uint32_t parent;	/* enclosing instance, or NONE */
 	bool inlined;
 	bool name_done;
+	bool a2l_seen;		/* sfp_dwarf_a2l_names(): addr2line's state */
 	const char *name;	/* resolved on first use */
+	const char *a2l_name;	/* the symbol name addr2line took for it */
 	uint32_t call_file, call_line, call_col;
 };
 
@@ -538,7 +540,16 @@ static int fn_range_cmp(const void *pa, const void *pb)
 		return a->lo < b->lo ? -1 : 1;
 	if (a->hi != b->hi)	/* outer (longer) first */
 		return a->hi > b->hi ? -1 : 1;
-	return a->depth < b->depth ? -1 : a->depth > b->depth;
+	if (a->depth != b->depth)
+		return a->depth < b->depth ? -1 : 1;
+	/*
+	 * Two instances with one range (gas 2.40 gives each alias of an
+	 * assembly function a DW_TAG_subprogram: glibc's
+	 * __memmove_avx512_unaligned_erms and __memcpy_...): the later DIE
+	 * sorts last and is the one found, as binutils' addr2line (and so
+	 * perf) names it.  Not left to qsort(), which is not stable.
+	 */
+	return a->fn < b->fn ? -1 : a->fn > b->fn;
 }
 
 /* Index a CU's function instances; link each range to its encloser. */
@@ -746,4 +757,73 @@ int sfp_dwarf_inlines(struct sfp_symbolizer *s, struct sfp_dwarf *d,
 		nf = 1;
 	}
 	return (int)nf;
+}
+
+/*
+ * The names GNU addr2line (binutils 2.40, what perf 6.1 runs) gives the
+ * levels of vaddr's chain, over what sfp_dwarf_inlines() put in frames
+ * (n of them).  BFD takes DW_AT_name for a linkage name only in languages
+ * without mangling (C, assembly).  In C++, D, Rust or Java, the first time
+ * a function instance without DW_AT_linkage_name (directly or through its
+ * origin or specification) is the innermost level of a lookup, addr2line
+ * prints the ELF symbol covering the address (bfd_name(), given the
+ * address), and keeps that symbol as the instance's name when it starts
+ * where the instance does; later lookups print the instance's name
+ * (_bfd_dwarf2_find_nearest_line()).  perf keeps one addr2line per DSO
+ * for the whole run and asks it each address once, in the order it meets
+ * them: so does script, which makes the same answers.
+ */
+void sfp_dwarf_a2l_names(struct sfp_dwarf *d, uint64_t vaddr,
+			 struct sfp_inline_frame *frames, size_t n,
+			 const char *(*bfd_name)(void *, uint64_t, uint64_t *),
+			 void *arg)
+{
+	struct cu_index *c = find_cu(d, vaddr);
+	Dwarf_Attribute attr;
+	Dwarf_Die cudie, die;
+	uint32_t fn;
+	size_t i;
+
+	if (!c || !c->built || !dwarf_offdie(d->dw, c->off, &cudie))
+		return;
+	switch (dwarf_srclang(&cudie)) {
+	case DW_LANG_C_plus_plus:
+	case DW_LANG_C_plus_plus_03:
+	case DW_LANG_C_plus_plus_11:
+	case DW_LANG_C_plus_plus_14:
+	case DW_LANG_D:
+	case DW_LANG_Rust:
+	case DW_LANG_Java:
+		break;
+	default:
+		return;
+	}
+	fn = find_fn(c, vaddr);
+	for (i = 0; fn != NONE && fn < c->nfns && i < n; i++) {
+		struct fn_inst *f = &c->fns[fn];
+
+		if (!i && !f->a2l_seen) {
+			f->a2l_seen = true;
+			if (dwarf_offdie(d->dw, f->die_off, &die) &&
+			    !dwarf_attr_integrate(&die, DW_AT_linkage_name, &attr) &&
+			    !dwarf_attr_integrate(&die, DW_AT_MIPS_linkage_name, &attr)) {
+				Dwarf_Addr lo = 0;
+				uint64_t start = 0;
+				const char *sym = bfd_name(arg, vaddr, &start);
+
+				if (sym) {
+					frames[0].name = sym;
+					if (!dwarf_lowpc(&die, &lo) && lo == start)
+						f->a2l_name = sym;
+					goto next;
+				}
+			}
+		}
+		if (f->a2l_name)
+			frames[i].name = f->a2l_name;
+next:
+		if (!f->inlined)
+			break;
+		fn = f->parent;
+	}
 }

@@ -208,6 +208,12 @@ SFP_HIDDEN int sfp_symtab_cache_load(const struct sfp_symbolizer *s,
 /* Keep d's finished table for later runs; failures only logged. */
 SFP_HIDDEN void sfp_symtab_cache_store(const struct sfp_symbolizer *s,
 				       const struct sfp_symbolizer_dso *d);
+/* (bfd-name.c) addr2line's names of frames[0..n) at vaddr (dwarf.c). */
+SFP_HIDDEN void sfp_dwarf_a2l_names(struct sfp_dwarf *d, uint64_t vaddr,
+				    struct sfp_inline_frame *frames, size_t n,
+				    const char *(*bfd_name)(void *, uint64_t,
+							    uint64_t *),
+				    void *arg);
 SFP_HIDDEN int sfp_dwarf_inlines(struct sfp_symbolizer *s,
 				 struct sfp_dwarf *dw, uint64_t vaddr,
 				 struct sfp_inline_frame *frames, size_t max);

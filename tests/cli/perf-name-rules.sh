@@ -10,7 +10,8 @@
 #             and OFF is inside its 16-byte lazy-binding header.
 #
 # explain_names DIFFS: DIFFS holds perf-names.awk's DIFF lines; prints
-# "EXPLAINED UNEXPLAINED" and each unexplained pair on stderr.
+# "EXPLAINED UNEXPLAINED RULE=COUNT,..." (the count of each rule that
+# explained a pair, "-" for none) and each unexplained pair on stderr.
 # Needs $TMP (scratch) and objdump / readelf.
 
 # virtual address of file offset $2 in ELF $1 (its PT_LOAD segments)
@@ -80,10 +81,14 @@ name_rule() {
 }
 
 explain_names() {
-	ok=0 bad=0
+	ok=0 bad=0 n_stub=0 n_header=0
 	while IFS='	' read -r tag p s; do
 		[ "$tag" = DIFF ] || continue
 		r=$(name_rule "$p" "$s")
+		case "$r" in
+		plt-stub) n_stub=$((n_stub + 1)) ;;
+		plt-header) n_header=$((n_header + 1)) ;;
+		esac
 		if [ -n "$r" ]; then
 			ok=$((ok + 1))
 		else
@@ -91,5 +96,5 @@ explain_names() {
 			[ $bad -le 5 ] && printf '  perf:   %s\n  sfprof: %s\n' "$p" "$s" >&2
 		fi
 	done < "$1"
-	echo "$ok $bad"
+	echo "$ok $bad plt-stub=$n_stub,plt-header=$n_header"
 }

@@ -11,12 +11,24 @@
 # the same sample with the same address and DSO; frames only one side found
 # are the unwinders' business (perf-user-frames.awk) and are counted apart.
 #
+# mode=group (dwarf files with perf's "(inlined)" lines): as addr, but
+# what is paired is a frame with its inlined lines, the run of lines at
+# one address: a perf run is paired with the first unpaired sfprof run at
+# its address whose real frame's DSO is the same (a run of "(inlined)"
+# lines only, and no real frame, pairs with any run at its address), and
+# the runs must be equal line for line.  A run counts as one frame; a
+# differing run of several lines is never one a name rule explains.
+#
 # Prints one line per differing pair, "DIFF<TAB>perf line<TAB>sfprof line"
-# (the frame text after the address column, with the address), then
-# "TOTAL frames same differ perf_only sfprof_only".
+# (the frame text after the address column, with the address; a run's
+# lines joined by " | "), then "TOTAL frames same differ perf_only
+# sfprof_only" and, in group mode, "INLINED runs_with_inlined_lines
+# inlined_lines" of perf's paired runs.
 function save() {
 	if (!started)
 		return
+	if (mode == "group")
+		group_runs()
 	if (fileno == 1) {
 		if (!(key in pn))
 			order[++n] = key
@@ -56,6 +68,44 @@ function text_of(l,   t) {
 	sub(/^[\t ]+/, "", t)
 	return t
 }
+# the runs of lines at one address, of frames fr[1..nf], into fr[] again
+# (joined by "\n"); nf changes
+function group_runs(   i, k, a) {
+	k = 0
+	for (i = 1; i <= nf; i++) {
+		a = addr_of(fr[i])
+		if (k && addr_of(gr[k]) == a && gr_open)
+			gr[k] = gr[k] "\n" fr[i]
+		else
+			gr[++k] = fr[i]
+		# a real frame (not "(inlined)") closes its run
+		gr_open = fr[i] ~ / \(inlined\)$/
+	}
+	for (i = 1; i <= k; i++)
+		fr[i] = gr[i]
+	nf = k
+}
+# the DSO of a run's real frame, "" when it has none
+function run_dso(r,   n, l) {
+	n = split(r, l, "\n")
+	if (l[n] ~ / \(inlined\)$/)
+		return ""
+	return dso_of(l[n])
+}
+# does sfprof's frame (or run) l fit a perf frame of DSO d?
+function dso_fits(l, d,   e) {
+	if (mode != "group")
+		return dso_of(l) == d
+	e = run_dso(l)
+	return d == "" || e == "" || e == d
+}
+function run_text(r,   n, l, i, t) {
+	n = split(r, l, "\n")
+	t = text_of(l[1])
+	for (i = 2; i <= n; i++)
+		t = t " | " text_of(l[i])
+	return t
+}
 BEGIN { if (mode == "") mode = "strict" }
 FNR == 1 { save(); fileno++; nf = 0; started = 0; delete dup }
 /^[^\t]/ { save(); key = header_key(); if (key in dup) key = key "#" (++dup[key]); else dup[key] = 0; nf = 0; started = 1; next }
@@ -88,21 +138,29 @@ END {
 		}
 		delete used
 		for (j = 1; j <= np; j++) {
-			a = addr_of(pf[k, j]); d = dso_of(pf[k, j])
+			a = addr_of(pf[k, j])
+			d = mode == "group" ? run_dso(pf[k, j]) : dso_of(pf[k, j])
 			for (q = 1; q <= ns; q++)
 				if (!(q in used) && addr_of(sf[k, q]) == a &&
-				    dso_of(sf[k, q]) == d)
+				    dso_fits(sf[k, q], d))
 					break
 			if (q > ns) {
 				ponly++
 				continue
 			}
 			used[q] = 1
+			if (mode == "group" && pf[k, j] ~ / \(inlined\)(\n|$)/) {
+				inl_runs++
+				inl_lines += gsub(/ \(inlined\)/, "&", pf[k, j])
+			}
 			if (pf[k, j] == sf[k, q])
 				same++
 			else {
 				differ++
-				print "DIFF\t" text_of(pf[k, j]) "\t" text_of(sf[k, q])
+				if (mode == "group")
+					print "DIFF\t" run_text(pf[k, j]) "\t" run_text(sf[k, q])
+				else
+					print "DIFF\t" text_of(pf[k, j]) "\t" text_of(sf[k, q])
 			}
 		}
 		for (q = 1; q <= ns; q++)
@@ -114,4 +172,6 @@ END {
 		if (!(k in pn))
 			sonly += sn[k]
 	print "TOTAL", total, same, differ, ponly, sonly
+	if (mode == "group")
+		print "INLINED", inl_runs + 0, inl_lines + 0
 }

@@ -31,6 +31,7 @@
 #include "perf/machine.h"
 #include "perf/dwarf.h"
 #include "perf/callchain.h"
+#include "symbols/bfd-name.h"
 
 #define FC_BITS 12
 #define WHO_SLOTS 64
@@ -91,12 +92,24 @@ struct script {
 	/* demangled names by the symbolizer's (stable) raw-name pointer */
 	struct dm_ent { const char *raw; char *name; } *dm;
 	size_t dm_cap, dm_n;
+	/* perf's "(inlined)" lines (on unless --no-inline): the inline
+	 * chain of each (DSO, address) a dwarf-unwound frame hit, read
+	 * once; see inline_chain() */
+	bool no_inline;
+	struct ic_ent {
+		uint64_t vaddr;
+		uint32_t dso;		/* machine DSO index + 1; 0: empty */
+		uint32_t n;		/* levels; 0: none (a plain frame) */
+		const char **names;	/* innermost first, perf's names */
+	} *ic;
+	size_t ic_cap, ic_n;
 };
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: sfprof script [-i FILE] [--no-merge-callchains] [--[no-]debuginfod]\n"
+"usage: sfprof script [-i FILE] [--no-merge-callchains] [--[no-]inline]\n"
+"                     [--[no-]debuginfod]\n"
 "\n"
 "Print the samples of a perf.data file with their call chains, in the\n"
 "layout of `perf script`.\n"
@@ -105,6 +118,10 @@ static void usage(FILE *f)
 "                            pipe-mode stream on standard input)\n"
 "      --no-merge-callchains show samples with deferred user callchains\n"
 "                            unmerged and print the deferred records\n"
+"      --no-inline           no \"(inlined)\" lines: by default a frame that\n"
+"                            the dwarf unwinder found (perf record\n"
+"                            --call-graph dwarf) is printed as its inline\n"
+"                            chain from the DSO's DWARF, as perf script does\n"
 "      --buildid-dir DIR     build-id cache to read DSO copies from (default\n"
 "                            $PERF_BUILDID_DIR, else ~/.debug)\n"
 "      --symfs DIR           look for files under DIR too: an unpacked\n"
@@ -193,9 +210,8 @@ static struct sfp_symbolizer_dso *dso_handle(struct script *s, uint32_t idx,
  * perf 6.1 demangles without parameters or return types (DMGL_NO_OPTS
  * unless -v): "pop_scope", not "pop_scope()".  Kernel names stay raw.
  */
-static const char *perf_name(struct script *s, const struct sfp_symbol *sym)
+static const char *perf_demangle(struct script *s, const char *raw)
 {
-	const char *raw = sym->raw_name ? sym->raw_name : sym->name;
 	size_t i, mask;
 
 	if (!raw || raw[0] != '_' || (raw[1] != 'Z' && raw[1] != 'R'))
@@ -226,6 +242,11 @@ static const char *perf_name(struct script *s, const struct sfp_symbol *sym)
 	s->dm[i].name = cplus_demangle(raw, DMGL_NO_OPTS);
 	s->dm_n++;
 	return s->dm[i].name ? s->dm[i].name : raw;
+}
+
+static const char *perf_name(struct script *s, const struct sfp_symbol *sym)
+{
+	return perf_demangle(s, sym->raw_name ? sym->raw_name : sym->name);
 }
 
 #define OB_CAP (1u << 18)
@@ -545,6 +566,135 @@ print_frame(struct script *s, uint32_t pid, uint64_t ip, bool kernel,
 }
 
 /*
+ * perf 6.1's inlined frames (machine.c append_inlines(), srcline.c): for
+ * each frame its dwarf unwinder found, in a DSO perf has a symbol for,
+ * it asks `addr2line -f -i` (Debian builds perf without libbfd) about
+ * the address in the file its symbols came from (the debug file when
+ * there is one).  When addr2line knows the source line, the frame is
+ * replaced by one line per level of the answer, innermost first, each
+ * named by its (demangled) function and at the frame's address and
+ * offset; a level named as the frame's symbol is printed as the frame
+ * itself ("sym+0xoff (dso)"), every other one "name+0xoff (inlined)".
+ * No line known ("??:0"): the plain frame.  The chain comes from our
+ * DWARF reader (the names addr2line gives: linkage name, else DW_AT_name;
+ * an inlined level without a name "??"); where DWARF has line numbers
+ * but no function (assembly), or the innermost function has no linkage
+ * name in C++ and the like, addr2line names the code by the symbol
+ * table (sfp_symbolizer_dso__bfd_name()).
+ */
+#define IC_MAX_LEVELS 64
+
+static struct ic_ent *ic_slot(struct script *s, uint32_t dso, uint64_t vaddr)
+{
+	size_t i, mask;
+
+	if ((s->ic_n + 1) * 2 > s->ic_cap) {
+		size_t ncap = s->ic_cap ? s->ic_cap * 2 : 1024, j;
+		struct ic_ent *n = calloc(ncap, sizeof(*n));
+
+		if (!n)
+			return NULL;
+		for (j = 0; j < s->ic_cap; j++) {
+			const struct ic_ent *e = &s->ic[j];
+
+			if (!e->dso)
+				continue;
+			for (i = (e->vaddr * 0x9e3779b97f4a7c15ull ^ e->dso) &
+				 (ncap - 1);
+			     n[i].dso; i = (i + 1) & (ncap - 1))
+				;
+			n[i] = *e;
+		}
+		free(s->ic);
+		s->ic = n;
+		s->ic_cap = ncap;
+	}
+	mask = s->ic_cap - 1;
+	for (i = (vaddr * 0x9e3779b97f4a7c15ull ^ (dso + 1)) & mask; s->ic[i].dso;
+	     i = (i + 1) & mask)
+		if (s->ic[i].dso == dso + 1 && s->ic[i].vaddr == vaddr)
+			return &s->ic[i];
+	return &s->ic[i];
+}
+
+/* The inline chain of vaddr in dh as perf names its levels; NULL: out of
+ * memory (the caller prints the plain frame). */
+static const struct ic_ent *inline_chain(struct script *s, uint32_t dso,
+					 struct sfp_symbolizer_dso *dh,
+					 uint64_t vaddr)
+{
+	struct sfp_inline_frame fr[IC_MAX_LEVELS];
+	struct ic_ent *e = ic_slot(s, dso, vaddr);
+	size_t k, i;
+	int n;
+
+	if (!e)
+		return NULL;
+	if (e->dso)
+		return e;
+	e->dso = dso + 1;
+	e->vaddr = vaddr;
+	e->n = 0;
+	e->names = NULL;
+	s->ic_n++;
+	n = sfp_symbolizer_dso__a2l_inlines(dh, vaddr, fr, ARRAY_SIZE(fr));
+	/* addr2line's "??:0": no line for the address, no chain */
+	if (n <= 0 || (!fr[0].file && !fr[0].line))
+		return e;
+	k = (size_t)n < ARRAY_SIZE(fr) ? (size_t)n : ARRAY_SIZE(fr);
+	e->names = calloc(k, sizeof(*e->names));
+	if (!e->names)
+		return e;
+	for (i = 0; i < k; i++) {
+		const char *nm = fr[i].name;
+
+		if (!nm && n == 1 && !fr[0].inlined)
+			nm = sfp_symbolizer_dso__bfd_name(dh, vaddr);
+		e->names[i] = nm ? perf_demangle(s, nm) : "??";
+	}
+	e->n = (uint32_t)k;
+	return e;
+}
+
+/* A frame of the dwarf unwinder: its inline chain, else the plain line. */
+static void print_unwound(struct script *s, uint32_t pid, uint64_t ip,
+			  uint64_t ugen)
+{
+	const struct sfp_pmap *map = ip >= SFP_KERNEL_START ? NULL :
+				     sfp_machine__find(s->m, pid, ip);
+	struct sfp_symbolizer_dso *dh;
+	const struct ic_ent *e;
+	struct sfp_symbol sym;
+	struct sfp_pdso *d;
+	uint64_t vaddr;
+	const char *base;
+	uint32_t i;
+
+	if (!map)
+		goto plain;
+	d = sfp_machine__dso(s->m, map->dso);
+	/* perf asks addr2line about files only: not "[vdso]", not JIT
+	 * code or its perf-PID.map */
+	if (d->jit || d->name[0] == '[' || !sfp_perf_dso_has_symbols(d) ||
+	    !(dh = dso_handle(s, map->dso, d)) ||
+	    sfp_symbolizer_dso__vaddr(dh, map->start, map->pgoff, ip, &vaddr) ||
+	    sfp_symbolizer_dso__find(dh, vaddr, &sym) ||
+	    !(e = inline_chain(s, map->dso, dh, vaddr)) || !e->n)
+		goto plain;
+	d->hit = true;
+	base = perf_name(s, &sym);
+	for (i = 0; i < e->n; i++) {
+		bool real = !strcmp(e->names[i], base);
+
+		emit_frame(s, "\t", ip - map->start + map->pgoff, e->names[i],
+			   true, sym.offset, real ? d->name : "inlined");
+	}
+	return;
+plain:
+	print_frame(s, pid, ip, false, "\t", ugen);
+}
+
+/*
  * perf reads kernel symbols from its build-id cache copy of kallsyms
  * (~/.debug/[kernel.kallsyms]/<build-id>/kallsyms, saved at record time)
  * when the file names the kernel's build-id; so do we, which is also much
@@ -760,8 +910,13 @@ static int print_sample(struct script *s, const struct sfp_perf_event *ev)
 		ufr = sfp_perf_unwinder__unwind(s->uw, ev, &s->chain, &s->chain_len, true);
 		if (ufr < 0)
 			return ufr;	/* unknown arch, no memory */
-		for (i = 0; ufr > 0 && i < (uint64_t)ufr; i++)
-			print_frame(s, sm->pid, s->chain[i], false, "\t", ugen);
+		for (i = 0; ufr > 0 && i < (uint64_t)ufr; i++) {
+			if (s->no_inline)
+				print_frame(s, sm->pid, s->chain[i], false,
+					    "\t", ugen);
+			else
+				print_unwound(s, sm->pid, s->chain[i], ugen);
+		}
 	}
 	ob_char(s, '\n');
 	return 0;
@@ -807,6 +962,8 @@ int cmd_script(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "input", required_argument, NULL, 'i' },
 		{ "no-merge-callchains", no_argument, NULL, 'M' },
+		{ "inline", no_argument, NULL, 'n' },
+		{ "no-inline", no_argument, NULL, 'N' },
 		CLI_DEBUGINFOD_LONGOPTS,
 		{ "buildid-dir", required_argument, NULL, 'B' },
 		{ "symfs", required_argument, NULL, 'S' },
@@ -838,6 +995,10 @@ int cmd_script(int argc, char **argv)
 			break;
 		case 'M':
 			s.no_merge = true;
+			break;
+		case 'n':
+		case 'N':
+			s.no_inline = c == 'N';
 			break;
 		case 'B':
 		case 'S':
@@ -966,5 +1127,8 @@ out:
 	for (i = 0; i < s.dm_cap; i++)
 		free(s.dm[i].name);
 	free(s.dm);
+	for (i = 0; i < s.ic_cap; i++)
+		free(s.ic[i].names);
+	free(s.ic);
 	return ret;
 }
