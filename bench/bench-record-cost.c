@@ -22,7 +22,9 @@
  * printed separately.  BENCH_RUNS rounds (default 7, at most 101), each
  * running every configuration once for BENCH_SECONDS (default 2) in a
  * rotated order.  BENCH_HZ=1000 or 4000 runs that frequency only;
- * BENCH_CONFIGS (e.g. "sframe,dwarf"; keys bare, fp, dwarf, sframe, bpf)
+ * BENCH_CONFIGS (e.g. "sframe,dwarf"; keys bare, fp, dwarf, sframe, nodeep
+ * (sframe with --no-deep-stacks, the default mode before issue 37), big
+ * (sframe with perf's largest copy, 65528 bytes), bpf)
  * runs only those beside the unprofiled one: fewer configurations make
  * rounds shorter, so a pair's runs lie closer in time.
  *
@@ -62,7 +64,7 @@
 
 #define MAX_ROUNDS 101
 
-enum { NONE, BARE, FP, DWARF, SFRAME, BPF, NCFG };
+enum { NONE, BARE, FP, DWARF, SFRAME, SFRAME_NODEEP, SFRAME_BIG, BPF, NCFG };
 
 struct config {
 	const char *name;
@@ -285,6 +287,10 @@ int main(int argc, char **argv)
 		[FP] = { .key = "fp", .name = "perf -g fp", .fmt = "perf record -q -e cpu-clock -F %d --call-graph fp" },
 		[DWARF] = { .key = "dwarf", .name = "perf -g dwarf", .fmt = "perf record -q -e cpu-clock -F %d --call-graph dwarf" },
 		[SFRAME] = { .key = "sframe", .name = "sfprof -g sframe", .fmt = "%s record -q -F %d --call-graph sframe" },
+		/* the default mode as it was before deep stacks (issue 37) */
+		[SFRAME_NODEEP] = { .key = "nodeep", .name = "sframe no-deep", .fmt = "%s record -q -F %d --call-graph sframe --no-deep-stacks" },
+		/* the alternative: perf's largest copy for every sample */
+		[SFRAME_BIG] = { .key = "big", .name = "sframe 64K copy", .fmt = "%s record -q -F %d --call-graph sframe --stack-size 65528" },
 		[BPF] = { .key = "bpf", .name = "sfprof -g bpf-defer", .fmt = "%s record -q -F %d --call-graph bpf-defer" },
 	};
 	const int freqs[] = { 1000, 4000 };
@@ -395,6 +401,8 @@ int main(int argc, char **argv)
 		compare(&cf[BPF], &cf[FP], rounds, 2,
 			hz == 1000 ? "<= +2 (issue 8, 1 kHz)" : NULL);
 		compare(&cf[BPF], &cf[SFRAME], rounds, 0, NULL);
+		compare(&cf[SFRAME], &cf[SFRAME_NODEEP], rounds, 0, NULL);
+		compare(&cf[SFRAME_BIG], &cf[SFRAME], rounds, 0, NULL);
 		fflush(stdout);
 		if (hz == 4000)
 			both_cpus(cf, hz);

@@ -18,6 +18,7 @@
 
 #include "common/cursor.h"
 #include "common/procfs.h"
+#include "record/deep.h"
 #include "record/encode.h"
 #include "record/pipeline.h"
 #include "unwind/addr-space.h"
@@ -59,6 +60,7 @@ struct sfp_rec_pipe {
 	struct sfp_defer_engine *engine;
 	struct sfp_reader *reader;
 	struct sfp_frame *frames;
+	struct sfp_rec_deep *deep;	/* walks past the snapshot (deep.h) */
 	struct proc *procs;
 	size_t cap_procs, nr_procs;
 	struct no_table *no_table;
@@ -244,6 +246,16 @@ static int unwind_cb(void *ctx, const struct sfp_defer_sample *s,
 	if (n < 0) {
 		ips[0] = s->ip;
 		return 1;
+	}
+	if (p->deep) {
+		struct sfp_rec_deep_walk w = {
+			.as = as, .reader = p->reader, .regs = &regs,
+			.pid = s->pid, .tid = s->tid,
+			.stack = s->stack, .stack_size = s->stack_size,
+		};
+
+		n = (int)sfp_rec_deep__complete(p->deep, &w, p->frames,
+						(size_t)n, max, &stop);
 	}
 	for (i = 0; i < n; i++)
 		ips[i] = p->frames[i].ip;
@@ -463,6 +475,8 @@ static int on_side_band(struct sfp_rec_pipe *p, const void *rec, size_t size)
 			memcpy(v, (const uint8_t *)rec + 8, 16);
 			if (p->offcpu)
 				sfp_offcpu__task_exit(p->offcpu, v[2]);
+			if (p->deep)
+				sfp_rec_deep__task_exit(p->deep, v[2]);
 			if (p->engine) {
 				/* The exiting task's record comes first. */
 				err = sfp_defer_engine__task_exit(p->engine,
@@ -1023,6 +1037,12 @@ int sfp_rec_pipe__new(struct sfp_record *r, const struct sfp_rec_pipe_opts *o,
 		p->frames = calloc(p->max_depth, sizeof(*p->frames));
 		if (!p->frames)
 			goto fail;
+		if (!SFP_OPTS_GET(o, sfp_rec_pipe_opts, no_deep_stacks,
+				  false)) {
+			err = sfp_rec_deep__new(&p->deep);
+			if (err)
+				goto fail;
+		}
 	}
 	*pp = p;
 	return 0;
@@ -1145,6 +1165,10 @@ void sfp_rec_pipe__stats(const struct sfp_rec_pipe *p,
 	st->unwind_mismatch = ms.mismatch;
 	if (p->engine)
 		sfp_defer_engine__stats(p->engine, &st->defer);
+	if (p->deep) {
+		st->deep_on = true;
+		sfp_rec_deep__stats(p->deep, &st->deep);
+	}
 	if (p->offcpu) {
 		st->off_cpu = true;
 		sfp_offcpu__stats(p->offcpu, &st->offcpu);
@@ -1175,6 +1199,7 @@ void sfp_rec_pipe__free(struct sfp_rec_pipe **pp)
 	sfp_defer_engine__free(&p->engine);
 	sfp_offcpu__free(&p->offcpu);
 	sfp_reader__free(&p->reader);
+	sfp_rec_deep__free(&p->deep);
 	free(p->no_table);
 	free(p->bid_memo);
 	free(p->procs);

@@ -22,6 +22,7 @@
 #include <sfprof/unwind.h>
 
 #include "defer/engine.h"
+#include "record/deep.h"
 #include "record/offcpu.h"
 #include "record/record.h"
 
@@ -48,9 +49,13 @@ struct sfp_rec_pipe_opts {
 	 * that a block whose sample was lost keeps its time (`record`; the
 	 * agent filters its targets' samples and leaves this off). */
 	bool off_cpu_switch_records;
+	/* Leave walks that run out of the stack snapshot truncated instead
+	 * of completing them from the thread's previous unwind or live
+	 * memory (record/deep.h; `record --no-deep-stacks`). */
+	bool no_deep_stacks;
 	size_t :0;
 };
-#define sfp_rec_pipe_opts__last_field off_cpu_switch_records
+#define sfp_rec_pipe_opts__last_field no_deep_stacks
 
 struct sfp_rec_pipe_stats {
 	uint64_t records_in, records_out, bytes_out;
@@ -58,6 +63,8 @@ struct sfp_rec_pipe_stats {
 	uint64_t lost;			/* sum of LOST records seen */
 	struct sfp_defer_stats defer;	/* zero unless the engine runs */
 	uint64_t stops[SFP_STOP__MAX];	/* unwind stop reasons */
+	bool deep_on;			/* the next field is valid */
+	struct sfp_rec_deep_stats deep;	/* walks past the snapshot */
 	uint64_t synthesized;		/* records made from /proc */
 	uint64_t procs;			/* address spaces created */
 	uint64_t mmap_stray_build_id;	/* MMAP2 flags cleared (see .c) */

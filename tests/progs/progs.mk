@@ -34,3 +34,5 @@ PROG_CFLAGS_offcpu-work := -O2 -fomit-frame-pointer -fno-optimize-sibling-calls 
 PROG_CFLAGS_agent-work := -O2 -fomit-frame-pointer -fno-optimize-sibling-calls
 # off-CPU under heavy switching: pairs of threads ping-ponging over pipes.
 PROG_CFLAGS_offcpu-pingpong := -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -pthread
+# deep stacks: no frame pointers, no tail calls, tables from .eh_frame.
+PROG_CFLAGS_deep-stack := -O2 -fomit-frame-pointer -fno-optimize-sibling-calls

@@ -249,6 +249,10 @@ static void usage(FILE *f)
 "      --stack-size N    user stack bytes copied per sample (default 16384,\n"
 "                        multiple of 8, at most 65528); sframe and dwarf\n"
 "      --max-depth N     at most N user frames (default and cap 510)\n"
+"      --no-deep-stacks  with sframe: leave a walk that runs out of the stack\n"
+"                        copy truncated (by default it is completed from the\n"
+"                        thread's previous unwind or its live memory, where a\n"
+"                        check allows: docs/record.md, \"Deep stacks\")\n"
 "\n"
 "Recording:\n"
 "  -o, --output FILE     output file (default perf.data); an existing one is\n"
@@ -557,6 +561,22 @@ static void summary(const struct ctx *c, const struct sfp_record *r,
 				 : 0.0);
 	if (st.off_cpu)
 		summary_off_cpu(&st.offcpu);
+	if (st.deep_on && st.deep.ran_out)
+		fprintf(stderr, "  deep stacks: %llu walks ran out of the stack "
+			"copy: %llu completed from the thread's previous "
+			"unwind, %llu from live memory, %llu left truncated "
+			"(%llu: memory changed since the sample, %llu: "
+			"unreadable, %llu: still cut with 1 MiB read past the copy: deeper, or the walk left the stack)"
+			"%s\n",
+			(unsigned long long)st.deep.ran_out,
+			(unsigned long long)st.deep.from_prev,
+			(unsigned long long)st.deep.from_live,
+			(unsigned long long)st.deep.truncated,
+			(unsigned long long)st.deep.changed,
+			(unsigned long long)st.deep.unreadable,
+			(unsigned long long)st.deep.too_deep,
+			st.deep.depth_cap ? "; some completed ones cut at "
+					    "--max-depth" : "");
 	fprintf(stderr, "  unwind stops:");
 	for (i = 1; i < SFP_STOP__MAX; i++)
 		if (st.stops[i])
@@ -683,6 +703,7 @@ enum {
 	OPT_NO_INHERIT,
 	OPT_MAX_DEPTH,
 	OPT_NO_COMPRESS,
+	OPT_NO_DEEP_STACKS,
 	OPT_BUILDID_DIR,
 	OPT_NO_BUILDID_CACHE,
 	OPT_BUILDID_CACHE_SIZE,
@@ -717,6 +738,7 @@ int cmd_record(int argc, char **argv)
 		{ "no-inherit", no_argument, NULL, OPT_NO_INHERIT },
 		{ "compression-level", optional_argument, NULL, 'z' },
 		{ "no-compress", no_argument, NULL, OPT_NO_COMPRESS },
+		{ "no-deep-stacks", no_argument, NULL, OPT_NO_DEEP_STACKS },
 		{ "buildid-dir", required_argument, NULL, OPT_BUILDID_DIR },
 		{ "no-buildid-cache", no_argument, NULL, OPT_NO_BUILDID_CACHE },
 		{ "buildid-cache-size", required_argument, NULL,
@@ -876,6 +898,9 @@ int cmd_record(int argc, char **argv)
 			break;
 		case OPT_NO_COMPRESS:
 			wo.compression_level = 0;
+			break;
+		case OPT_NO_DEEP_STACKS:
+			po.no_deep_stacks = true;
 			break;
 		case OPT_BUILDID_DIR:
 			bid_dir = optarg;

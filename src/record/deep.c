@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Deep stacks (deep.h, docs/record.md "Deep stacks"): the sframe mode copies
+ * a fixed --stack-size of user stack per sample, and PERF_SAMPLE_STACK_USER's
+ * size is fixed per event when it is opened.  A walk that runs out of that
+ * snapshot ends "truncated".  Here such a walk is completed in one of two
+ * ways, each with a check, and left truncated when the check fails:
+ *
+ *  1. from the thread's previous complete unwind, when it holds the frame
+ *     at which this walk stopped (the seam): the same return address at the
+ *     same stack address.  The outer frames of a thread rarely change; when
+ *     they did, the seam frame is (in all but a re-entry of the very same
+ *     call site at the very same depth between two samples) a different
+ *     one.  A complete unwind of the thread that does not reach as deep
+ *     replaces the remembered one, so a thread seen returning above the
+ *     seam is never stitched to its old frames.
+ *  2. from the live process (process_vm_readv of the thread), when the
+ *     bytes at the seam -- the last 4 KiB of the snapshot, with the return
+ *     addresses of the frames below the seam -- are still the snapshot's,
+ *     so the thread has not returned past them and called elsewhere (or
+ *     has come back through the very same call sites), and when a second read of
+ *     the bytes the walk used gives the same bytes (not torn by a write
+ *     during the read).
+ *
+ * The snapshot itself is not kept: the completed chain is the sample's user
+ * callchain, as any other.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "record/deep.h"
+
+/* Live reads: the first one, then one large one if that was not enough. */
+#define LIVE_FIRST (64u << 10)
+#define LIVE_MAX (1u << 20)
+/* Bytes of the snapshot's end compared with live memory. */
+#define SEAM_MAX 4096u
+
+struct thr {
+	uint32_t tid;
+	bool used;
+	enum sfp_unwind_stop stop;	/* how its last unwind ended */
+	size_t nr, cap;
+	struct sfp_frame *fr;
+};
+
+struct sfp_rec_deep {
+	struct thr *thr;
+	size_t cap, nr;
+	uint8_t *buf;			/* snapshot + live bytes */
+	uint8_t *live;			/* one live read */
+	uint8_t *again;			/* the second read */
+	struct sfp_frame *tmp;
+	size_t tmp_cap;
+	struct sfp_rec_deep_stats st;
+};
+
+int sfp_rec_deep__new(struct sfp_rec_deep **out)
+{
+	struct sfp_rec_deep *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return -ENOMEM;
+	d->cap = 64;
+	d->thr = calloc(d->cap, sizeof(*d->thr));
+	if (!d->thr) {
+		free(d);
+		return -ENOMEM;
+	}
+	*out = d;
+	return 0;
+}
+
+void sfp_rec_deep__free(struct sfp_rec_deep **dp)
+{
+	struct sfp_rec_deep *d = *dp;
+	size_t i;
+
+	if (!d)
+		return;
+	/* An unused slot may still hold a pointer that moved elsewhere. */
+	for (i = 0; i < d->cap; i++)
+		if (d->thr[i].used)
+			free(d->thr[i].fr);
+	free(d->thr);
+	free(d->buf);
+	free(d->live);
+	free(d->again);
+	free(d->tmp);
+	free(d);
+	*dp = NULL;
+}
+
+void sfp_rec_deep__stats(const struct sfp_rec_deep *d,
+			 struct sfp_rec_deep_stats *st)
+{
+	*st = d->st;
+}
+
+/* --- threads' last unwinds ---------------------------------------------- */
+
+static struct thr *thr_slot(struct thr *tab, size_t cap, uint32_t tid)
+{
+	size_t h;
+
+	for (h = (tid * 0x9e3779b1u) & (cap - 1); tab[h].used;
+	     h = (h + 1) & (cap - 1))
+		if (tab[h].tid == tid)
+			return &tab[h];
+	return &tab[h];
+}
+
+static struct thr *thr_find(struct sfp_rec_deep *d, uint32_t tid)
+{
+	struct thr *t = thr_slot(d->thr, d->cap, tid);
+
+	return t->used ? t : NULL;
+}
+
+static struct thr *thr_add(struct sfp_rec_deep *d, uint32_t tid)
+{
+	struct thr *t;
+
+	if ((d->nr + 1) * 2 > d->cap) {
+		struct thr *tab = calloc(d->cap * 2, sizeof(*tab));
+		size_t i;
+
+		if (!tab)
+			return NULL;
+		for (i = 0; i < d->cap; i++)
+			if (d->thr[i].used)
+				*thr_slot(tab, d->cap * 2, d->thr[i].tid) =
+					d->thr[i];
+		free(d->thr);
+		d->thr = tab;
+		d->cap *= 2;
+	}
+	t = thr_slot(d->thr, d->cap, tid);
+	if (!t->used) {
+		memset(t, 0, sizeof(*t));
+		t->used = true;
+		t->tid = tid;
+		d->nr++;
+	}
+	return t;
+}
+
+void sfp_rec_deep__task_exit(struct sfp_rec_deep *d, uint32_t tid)
+{
+	struct thr *t = thr_find(d, tid);
+	size_t i, j;
+
+	if (!t)
+		return;
+	free(t->fr);
+	t->fr = NULL;
+	t->used = false;
+	d->nr--;
+	/* Re-insert the rest of the cluster (linear probing deletion). */
+	i = (size_t)(t - d->thr);
+	for (j = (i + 1) & (d->cap - 1); d->thr[j].used;
+	     j = (j + 1) & (d->cap - 1)) {
+		struct thr tmp = d->thr[j];
+
+		d->thr[j].used = false;
+		*thr_slot(d->thr, d->cap, tmp.tid) = tmp;
+	}
+}
+
+static void remember(struct thr *t, const struct sfp_frame *fr, size_t n,
+		     enum sfp_unwind_stop stop)
+{
+	if (n > t->cap) {
+		struct sfp_frame *nf = realloc(t->fr, n * sizeof(*nf));
+
+		if (!nf) {
+			/* Nothing remembered rather than something stale. */
+			t->nr = 0;
+			return;
+		}
+		t->fr = nf;
+		t->cap = n;
+	}
+	memcpy(t->fr, fr, n * sizeof(*fr));
+	t->nr = n;
+	t->stop = stop;
+}
+
+/* --- completion ---------------------------------------------------------- */
+
+/* The thread's previous unwind from the seam on, if it holds the seam. */
+static size_t from_prev(struct thr *t, struct sfp_frame *frames, size_t n,
+			size_t max, enum sfp_unwind_stop *stop)
+{
+	const struct sfp_frame *seam = &frames[n - 1];
+	size_t j, tail;
+
+	/* Frame 0's ip is no return address: nothing to match it by. */
+	if (n < 2 || !t || !t->nr)
+		return 0;
+	for (j = 1; j < t->nr; j++) {
+		if (t->fr[j].sp > seam->sp)
+			return 0;	/* frames' sp only grow outwards */
+		if (t->fr[j].sp == seam->sp && t->fr[j].ip == seam->ip)
+			break;
+	}
+	if (j >= t->nr || (t->fr[j - 1].flags & SFP_FRAME_SIGNAL))
+		return 0;
+	tail = t->nr - j - 1;
+	if (tail > max - n) {
+		tail = max - n;
+		*stop = SFP_STOP_DEPTH;
+	} else {
+		*stop = t->stop;
+	}
+	frames[n - 1].flags = t->fr[j].flags;
+	memcpy(&frames[n], &t->fr[j + 1], tail * sizeof(*frames));
+	return n + tail;
+}
+
+static ssize_t vm_read(uint32_t tid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec l = { .iov_base = buf, .iov_len = len };
+	struct iovec r = { .iov_base = (void *)(uintptr_t)addr,
+			   .iov_len = len };
+
+	return process_vm_readv((pid_t)tid, &l, 1, &r, 1, 0);
+}
+
+static int grow(uint8_t **p, size_t size)
+{
+	uint8_t *n = realloc(*p, size);
+
+	if (!n)
+		return -ENOMEM;
+	*p = n;
+	return 0;
+}
+
+enum live_res { LIVE_OK, LIVE_CHANGED, LIVE_UNREADABLE, LIVE_TOO_DEEP };
+
+/*
+ * Read the stack past the snapshot from the live thread and walk again
+ * over the snapshot followed by those bytes.
+ */
+static enum live_res from_live(struct sfp_rec_deep *d,
+			       const struct sfp_rec_deep_walk *w,
+			       struct sfp_frame *frames, size_t *np,
+			       size_t max, enum sfp_unwind_stop *stop)
+{
+	uint64_t sp = w->regs->sp, end = sp + w->stack_size;
+	uint64_t from, used_end;
+	size_t want, seam_len;
+	enum sfp_unwind_stop st2 = SFP_STOP_NONE;
+	ssize_t got;
+	int n2;
+	size_t i;
+
+	/* The last SEAM_MAX bytes of the snapshot, not only the seam
+	 * frame's part of them: the seam frame's own return address lies past
+	 * the snapshot, and the lower part of a frame (locals, often stale
+	 * bytes) can be the same under another caller; the return addresses
+	 * of the frames below it are what tells two paths apart. */
+	from = w->stack_size > SEAM_MAX ? end - SEAM_MAX : sp;
+	seam_len = (size_t)(end - from);
+	if (max > d->tmp_cap) {
+		struct sfp_frame *nf = realloc(d->tmp, max * sizeof(*nf));
+
+		if (!nf)
+			return LIVE_UNREADABLE;
+		d->tmp = nf;
+		d->tmp_cap = max;
+	}
+	for (want = LIVE_FIRST;; want = LIVE_MAX) {
+		SFP_OPTS(sfp_unwind_opts, uo, .max_depth = (uint32_t)max);
+
+		if (grow(&d->buf, w->stack_size + want) ||
+		    grow(&d->live, seam_len + want) ||
+		    grow(&d->again, want))
+			return LIVE_UNREADABLE;
+		got = vm_read(w->tid, from, d->live, seam_len + want);
+		if (got < 0 || (size_t)got <= seam_len)
+			return LIVE_UNREADABLE;
+		/* The seam: the thread has not rewritten it since the
+		 * sample (it would have, had it returned past it and called
+		 * something else). */
+		if (memcmp(d->live, w->stack + (from - sp), seam_len))
+			return LIVE_CHANGED;
+		got -= (ssize_t)seam_len;
+		memcpy(d->buf, w->stack, w->stack_size);
+		memcpy(d->buf + w->stack_size, d->live + seam_len,
+		       (size_t)got);
+		if (sfp_reader__set_snapshot(w->reader, d->buf,
+					     w->stack_size + (size_t)got, sp))
+			return LIVE_UNREADABLE;
+		n2 = sfp_unwind(w->as, w->reader, w->regs, d->tmp, max, &uo,
+				&st2);
+		if (n2 < (int)*np)
+			return LIVE_CHANGED;
+		if (st2 != SFP_STOP_TRUNCATED)
+			break;
+		if ((size_t)got < want || want == LIVE_MAX)
+			return LIVE_TOO_DEEP;
+	}
+	/* The same frames as the snapshot gave, up to the seam. */
+	for (i = 0; i + 1 < *np; i++)
+		if (d->tmp[i].ip != frames[i].ip || d->tmp[i].sp != frames[i].sp)
+			return LIVE_CHANGED;
+	/* Read again what the walk used: a write during the first read
+	 * would show. */
+	used_end = d->tmp[n2 - 1].sp + 64;
+	if (used_end > end + (uint64_t)got)
+		used_end = end + (uint64_t)got;
+	if (used_end > end) {
+		size_t len = (size_t)(used_end - end);
+
+		if (vm_read(w->tid, end, d->again, len) != (ssize_t)len)
+			return LIVE_UNREADABLE;
+		if (memcmp(d->again, d->buf + w->stack_size, len))
+			return LIVE_CHANGED;
+	}
+	memcpy(frames, d->tmp, (size_t)n2 * sizeof(*frames));
+	*np = (size_t)n2;
+	*stop = st2;
+	return LIVE_OK;
+}
+
+size_t sfp_rec_deep__complete(struct sfp_rec_deep *d,
+			      const struct sfp_rec_deep_walk *w,
+			      struct sfp_frame *frames, size_t n, size_t max,
+			      enum sfp_unwind_stop *stop)
+{
+	struct thr *t = thr_find(d, w->tid);
+	enum sfp_unwind_stop st2;
+	size_t m;
+
+	if (*stop != SFP_STOP_TRUNCATED || !n) {
+		/* Keep the remembered unwind current: a thread that
+		 * returned above its old seam must not be stitched to
+		 * frames it left. */
+		if (t)
+			remember(t, frames, n, *stop);
+		return n;
+	}
+	d->st.ran_out++;
+	st2 = *stop;
+	m = from_prev(t, frames, n, max, &st2);
+	if (m) {
+		d->st.from_prev++;
+		if (st2 == SFP_STOP_DEPTH)
+			d->st.depth_cap++;
+		*stop = st2;
+		remember(t, frames, m, st2);
+		return m;
+	}
+	m = n;
+	switch (from_live(d, w, frames, &m, max, stop)) {
+	case LIVE_OK:
+		d->st.from_live++;
+		if (*stop == SFP_STOP_DEPTH)
+			d->st.depth_cap++;
+		if (!t)
+			t = thr_add(d, w->tid);
+		if (t)
+			remember(t, frames, m, *stop);
+		return m;
+	case LIVE_CHANGED:
+		d->st.changed++;
+		break;
+	case LIVE_UNREADABLE:
+		d->st.unreadable++;
+		break;
+	case LIVE_TOO_DEEP:
+		d->st.too_deep++;
+		break;
+	}
+	d->st.truncated++;
+	/* A truncated walk says nothing about the outer frames: the
+	 * remembered ones stay for the next sample. */
+	return n;
+}

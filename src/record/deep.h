@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Deep stacks in the sframe mode (docs/record.md, "Deep stacks"): a walk
+ * that runs out of the sample's stack snapshot is completed, where a check
+ * allows it, from the thread's previous complete unwind or from the live
+ * process's memory; otherwise it stays truncated.  Every way is counted.
+ */
+#ifndef SFP_RECORD_DEEP_H
+#define SFP_RECORD_DEEP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sfprof/unwind.h>
+
+#include "common/internal.h"
+
+struct sfp_rec_deep;
+
+struct sfp_rec_deep_stats {
+	uint64_t ran_out;	/* walks that ran out of the snapshot */
+	uint64_t from_prev;	/* completed from the thread's last unwind */
+	uint64_t from_live;	/* completed from live memory */
+	uint64_t truncated;	/* left truncated: the sum of the below */
+	uint64_t changed;	/* live bytes at the seam not the snapshot's,
+				   or changing between two reads */
+	uint64_t unreadable;	/* the process could not be read (gone,
+				   no permission) */
+	uint64_t too_deep;	/* still truncated after the largest read
+				   (deeper, or a frame address on another
+				   stack: Go's g0 switches) */
+	uint64_t depth_cap;	/* the frame buffer was full */
+};
+
+/* What one completion needs from the pipeline. */
+struct sfp_rec_deep_walk {
+	struct sfp_addr_space *as;
+	struct sfp_reader *reader;	/* a snapshot reader to reuse */
+	const struct sfp_regs *regs;
+	uint32_t pid, tid;
+	const uint8_t *stack;		/* the sample's snapshot */
+	size_t stack_size;
+};
+
+SFP_HIDDEN int sfp_rec_deep__new(struct sfp_rec_deep **out);
+SFP_HIDDEN void sfp_rec_deep__free(struct sfp_rec_deep **d);
+
+/*
+ * After a walk of frames[0..n) that ended with *stop: complete it if it ran
+ * out of the snapshot and a check allows it (frames[] and *stop updated),
+ * and remember complete unwinds of threads that needed this.  Return: the
+ * number of frames (n when nothing changed).
+ */
+SFP_HIDDEN size_t sfp_rec_deep__complete(struct sfp_rec_deep *d,
+					 const struct sfp_rec_deep_walk *w,
+					 struct sfp_frame *frames, size_t n,
+					 size_t max,
+					 enum sfp_unwind_stop *stop);
+
+/* The thread exited: forget its unwind. */
+SFP_HIDDEN void sfp_rec_deep__task_exit(struct sfp_rec_deep *d,
+					uint32_t tid);
+
+SFP_HIDDEN void sfp_rec_deep__stats(const struct sfp_rec_deep *d,
+				    struct sfp_rec_deep_stats *st);
+
+#endif
