@@ -58,6 +58,8 @@ struct sfp_rec_pipe_stats {
 	uint64_t lost;			/* sum of LOST records seen */
 	struct sfp_defer_stats defer;	/* zero unless the engine runs */
 	uint64_t stops[SFP_STOP__MAX];	/* unwind stop reasons */
+	uint64_t tramp_frames;		/* stepped through interpreters'
+					   perf trampolines (by their bytes) */
 	uint64_t synthesized;		/* records made from /proc */
 	uint64_t procs;			/* address spaces created */
 	uint64_t mmap_stray_build_id;	/* MMAP2 flags cleared (see .c) */
