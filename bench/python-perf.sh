@@ -5,7 +5,9 @@
 # under a busy leaf), for each pyenv CPython 3.12/3.13.  Per run: samples,
 # the share whose outermost frame is _start (or ld.so's _dl_start_user),
 # the frames stepped through trampolines, sfprof's bytes per sample and
-# its recorder CPU seconds; the ratio of the shares.  BEFORE=path/to/sfprof
+# the CPU seconds of record and the workload together (the workload spins
+# for SECS of its own CPU, so the rest is the recorder); the ratio of the
+# shares.  BEFORE=path/to/sfprof
 # adds the same figures for another build (e.g. one without the
 # trampoline step).
 # Usage: sh bench/python-perf.sh [BUILD]   (env: DEPTH=20 SECS=2 ROUNDS=3
@@ -55,7 +57,7 @@ sfp() {
 	tr=$(sed -n 's/^  \([0-9]*\) frames stepped through interpreter.*/\1/p' "$T/s.err")
 	bps=$(sed -n 's/.*(\([0-9.]*\) bytes\/sample.*/\1/p' "$T/s.err")
 	cpu=$(awk -F+ '{ printf "%.2f", $1 + $2 }' "$T/time")
-	printf "  %-8s %5d samples, %5.1f %% reach the root, %6d trampoline frames, %s bytes/sample, record CPU %s s\n" \
+	printf "  %-8s %5d samples, %5.1f %% reach the root, %6d trampoline frames, %s bytes/sample, CPU %s s (record + workload)\n" \
 		"$1" "$2" "$(awk -v a="$3" -v b="$2" 'BEGIN { print b ? 100 * a / b : 0 }')" \
 		"${tr:-0}" "${bps:-?}" "$cpu"
 	echo "$1 $2 $3" >> "$T/shares"
