@@ -269,6 +269,8 @@ SFP_API const char *sfp_unwind_stop_str(enum sfp_unwind_stop stop);
 				   address */
 #define SFP_FRAME_EXACT 0x10	/* ip is not a return address (frame 0 and
 				   the frame after a signal frame) */
+#define SFP_FRAME_TRAMPOLINE 0x20 /* an interpreter's perf trampoline (CPython
+				   -X perf), recognised by its code bytes */
 
 struct sfp_frame {
 	uint64_t ip;

@@ -257,8 +257,11 @@ static int unwind_cb(void *ctx, const struct sfp_defer_sample *s,
 		n = (int)sfp_rec_deep__complete(p->deep, &w, p->frames,
 						(size_t)n, max, &stop);
 	}
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		ips[i] = p->frames[i].ip;
+		if (p->frames[i].flags & SFP_FRAME_TRAMPOLINE)
+			p->st.tramp_frames++;
+	}
 	if (stop < SFP_STOP__MAX)
 		p->st.stops[stop]++;
 	if (stop == SFP_STOP_NO_INFO || stop == SFP_STOP_BAD_RA) {

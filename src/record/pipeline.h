@@ -65,6 +65,8 @@ struct sfp_rec_pipe_stats {
 	uint64_t stops[SFP_STOP__MAX];	/* unwind stop reasons */
 	bool deep_on;			/* the next field is valid */
 	struct sfp_rec_deep_stats deep;	/* walks past the snapshot */
+	uint64_t tramp_frames;		/* stepped through interpreters'
+					   perf trampolines (by their bytes) */
 	uint64_t synthesized;		/* records made from /proc */
 	uint64_t procs;			/* address spaces created */
 	uint64_t mmap_stray_build_id;	/* MMAP2 flags cleared (see .c) */

@@ -524,6 +524,25 @@ int unw_as_read_code(struct sfp_addr_space *as, uint64_t ip, void *buf,
 	return unw_module_read(m->mod, m->pgoff + (ip - m->start), buf, len);
 }
 
+/*
+ * Bytes of code that has no file image.  A stack snapshot does not hold
+ * code, but the recorder unwinds while the process lives (as->pid): its
+ * memory now is what it ran, for code that is written once, as the
+ * trampolines are (a process gone, or not ours to read: no match).
+ */
+static int anon_code_reader(void *ctx, uint64_t ip, void *buf, size_t len)
+{
+	struct unw_as_code_ctx *cc = ctx;
+
+	if (unw_as_read_code(cc->as, ip, buf, len) == 0)
+		return 0;
+	if (cc->r && cc->r->kind != UNW_READER_SNAPSHOT)
+		return sfp_reader__read(cc->r, ip, buf, len);
+	if (cc->as->pid > 0)
+		return unw_vm_read(cc->as->pid, ip, buf, len);
+	return -EFAULT;
+}
+
 /* Uncached lookup of the rule for pc. */
 static __attribute__((noinline)) void lookup_slow(struct sfp_addr_space *as, struct sfp_reader *r,
 			uint64_t pc, uint64_t ip, struct unw_rule *rule)
@@ -558,6 +577,15 @@ static __attribute__((noinline)) void lookup_slow(struct sfp_addr_space *as, str
 		    : unw_check_sigreturn(unw_as_code_reader, &cc, ip,
 					  pc == ip)) {
 		rule->kind = UNW_R_SIGRETURN;
+		return;
+	}
+	/* Code without a table (perf's "//anon": JIT, interpreters'
+	 * trampolines): its bytes, from the live process, may be one of
+	 * the trampolines whose rules are known. */
+	if (!mod || !mod->table) {
+		if (as->arch == SFP_ARCH_X86_64)
+			unw_tramp_lookup(anon_code_reader, &cc, m->start,
+					 m->end, ip, pc == ip, rule);
 		return;
 	}
 	/* An object of another machine (a perf [vdso] of this host in an

@@ -13,7 +13,7 @@
 
 #include "unwind/unwind-internal.h"
 
-static int vm_read(pid_t pid, uint64_t addr, void *buf, size_t len)
+int unw_vm_read(pid_t pid, uint64_t addr, void *buf, size_t len)
 {
 	struct iovec local = { buf, len };
 	struct iovec remote = { (void *)(uintptr_t)addr, len };
@@ -97,7 +97,7 @@ int sfp_reader__new_pid(pid_t pid, struct sfp_reader **out)
 		return err;
 	/* process_vm_readv needs PTRACE_MODE_ATTACH: find out now, not in
 	 * the middle of a walk. */
-	err = vm_read(pid, probe_addr, &probe, 1);
+	err = unw_vm_read(pid, probe_addr, &probe, 1);
 	if (err == -ESRCH || err == -EPERM)
 		return err;
 	r = calloc(1, sizeof(*r));
@@ -193,7 +193,7 @@ static int pid_read(struct sfp_reader *r, uint64_t addr, void *buf,
 			p = &r->pages[r->next_page];
 			r->next_page = (r->next_page + 1) % UNW_PID_PAGES;
 			p->addr = 0;
-			err = vm_read(r->pid, page, p->data, UNW_PAGE_SIZE);
+			err = unw_vm_read(r->pid, page, p->data, UNW_PAGE_SIZE);
 			if (err)
 				return err == -ESRCH ? -EFAULT : err;
 			p->addr = page;
@@ -234,7 +234,7 @@ int unw_self_read(uint64_t *pages, unsigned int n, unsigned int *next,
 		memcpy(buf, (const void *)(uintptr_t)addr, len);
 		return 0;
 	}
-	err = vm_read(self, addr, buf, len);
+	err = unw_vm_read(self, addr, buf, len);
 	if (err)
 		return -EFAULT;
 	for (p = first; p <= last; p += UNW_PAGE_SIZE) {

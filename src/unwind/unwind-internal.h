@@ -18,6 +18,9 @@ enum unw_rule_kind {
 	UNW_R_SIGRETURN,	/* a signal trampoline (rt_sigreturn) */
 	UNW_R_NONE,		/* code, but no row covers it */
 	UNW_R_NOT_CODE,		/* not in any executable mapping */
+	UNW_R_TRAMP,		/* an interpreter's perf trampoline,
+				   recognised by its bytes (interp-tramp.c):
+				   a row-like rule */
 };
 
 /* Rows the walk steps without the general evaluator (see walk.h). */
@@ -104,7 +107,29 @@ SFP_HIDDEN bool unw_check_sigreturn_a64(int (*read_code)(void *ctx,
 SFP_HIDDEN void unw_rule_from_row(struct unw_rule *rule,
 				  const struct sfp_sframe_row *row);
 
+/* --- Interpreters' perf trampolines (interp-tramp.c). --- */
+
+/*
+ * Match the code window win[0..n) (ip at win + at) against the known
+ * trampoline patterns; exact: ip may be any instruction of one, else only
+ * the return address after its call.  Return: the pattern's index and,
+ * if rule, its rule at ip (kind UNW_R_TRAMP); -1 none.
+ */
+SFP_HIDDEN int unw_tramp_match(const uint8_t *win, size_t n, size_t at,
+			       bool exact, struct unw_rule *rule);
+/* The pattern's name ("cpython-3.12", ...), NULL past the table. */
+SFP_HIDDEN const char *unw_tramp_name(int pattern);
+/* Read the code around ip (within [lo, hi)) and match it. */
+SFP_HIDDEN bool unw_tramp_lookup(int (*read_code)(void *ctx, uint64_t a,
+						  void *b, size_t l),
+				 void *ctx, uint64_t lo, uint64_t hi,
+				 uint64_t ip, bool exact,
+				 struct unw_rule *rule);
+
 /* --- Readers (reader.c). --- */
+
+/* process_vm_readv() of another process, whole or -EFAULT/-ESRCH/-EPERM. */
+SFP_HIDDEN int unw_vm_read(pid_t pid, uint64_t addr, void *buf, size_t len);
 
 enum unw_reader_kind {
 	UNW_READER_SNAPSHOT = 1,

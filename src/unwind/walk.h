@@ -300,6 +300,12 @@ unw_walk_inline(const struct unw_env *env, uint64_t ip, uint64_t sp,
 			why = step_signal(env, &cur, &next);
 			how = SFP_FRAME_SIGNAL;
 			break;
+		case UNW_R_TRAMP:
+			/* CFA = sp + off, RA below it: never needs a
+			 * register we lack */
+			why = step_row(env, &cur, rule, &next);
+			how = SFP_FRAME_TRAMPOLINE;
+			break;
 		case UNW_R_ROW:
 			if (rule->flags & SFP_ROW_SIGNAL) {
 				why = step_signal(env, &cur, &next);

@@ -583,6 +583,10 @@ static void summary(const struct ctx *c, const struct sfp_record *r,
 			fprintf(stderr, " %s %llu", sfp_unwind_stop_str(i),
 				(unsigned long long)st.stops[i]);
 	fputc('\n', stderr);
+	if (st.tramp_frames)
+		fprintf(stderr, "  %llu frames stepped through interpreter "
+			"trampolines (CPython -X perf, by their code bytes)\n",
+			(unsigned long long)st.tramp_frames);
 	fprintf(stderr, "  unwind tables: %llu loaded for %llu files",
 		(unsigned long long)st.unwind_tables,
 		(unsigned long long)st.unwind_files);

@@ -162,7 +162,9 @@ static void print_frame(struct sfp_symbolizer *sym, struct sfp_addr_space *as,
 	uint64_t look = (f->flags & SFP_FRAME_EXACT) ? f->ip : f->ip - 1;
 	uint64_t vaddr;
 
-	const char *sig = (f->flags & SFP_FRAME_SIGNAL) ? " [signal]" : "";
+	const char *sig = (f->flags & SFP_FRAME_SIGNAL)       ? " [signal]"
+			  : (f->flags & SFP_FRAME_TRAMPOLINE) ? " [trampoline]"
+							      : "";
 
 	printf("#%-3d 0x%016llx", i, (unsigned long long)f->ip);
 	if (raw || sfp_addr_space__find(as, look, &mi) || !mi.path) {
