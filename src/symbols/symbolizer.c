@@ -481,13 +481,16 @@ static int add_go_functions(struct sfp_symbolizer_dso *d)
 		return 0;
 	}
 	/* Those no ELF symbol covers (looked up before any is added). */
+	err = 0;
 	for (i = 0; i < go.nr; i++)
 		if (!sfp_symtab_find(&d->tab, go.syms[i].start))
 			go.syms[n++] = go.syms[i];
 	pr_debug("%s: %zu of %llu functions of its Go %u.%u table named by it",
 		 d->path, n, (unsigned long long)st.nfunc, st.version / 100,
 		 st.version % 100);
-	if (n && !(err = sfp_symtab_reserve(&d->tab, n)))
+	if (n)
+		err = sfp_symtab_reserve(&d->tab, n);
+	if (n && !err)
 		for (i = 0; i < n && !err; i++)
 			err = sfp_symtab_add(&d->tab, go.syms[i].start,
 					     go.syms[i].size, go.syms[i].name,

@@ -9,6 +9,8 @@
  *  - a Go 1.20+ binary when the machine has one (Go 1.20's layout can not
  *    be built here: Debian 12 has Go 1.19 only): read whole, its entry
  *    point named;
+ *  - a Go program built here (go build): its .symtab and its table agree,
+ *    and .symtab names win where it has them;
  *  - damaged copies of the compiler's table: a bad header is refused
  *    with -EBADMSG, a damaged entry skipped and counted, an older layout
  *    refused with -ENOTSUP, every truncation survived.
@@ -304,4 +306,127 @@ TEST(gopclntab_damaged)
 out:
 	free(m);
 	free(d);
+}
+
+/*
+ * A Go program built here, unstripped (its .symtab) and stripped by
+ * objcopy (same addresses): the function table names every function as
+ * .symtab does, at the same start (but for go_renamed()); the symbolizer
+ * takes .symtab's symbols where it has them (so the renamed ones come out
+ * as .symtab names them, as perf does) and the table's where it is
+ * stripped (as go tool addr2line does).
+ */
+static const char go_prog[] =
+	"package main\n"
+	"import (\"fmt\"; \"os\")\n"
+	"type T struct{ n int }\n"
+	"//go:noinline\n"
+	"func (t *T) Work(k int) int { s := 0; for i := 0; i < k; i++ { s += i * t.n }; return s }\n"
+	"func main() { t := &T{n: len(os.Args)}; fmt.Println(t.Work(1000)) }\n";
+
+static bool build_go(char *bin, size_t n, char *stripped, size_t sn)
+{
+	char src[512], cmd[4096];
+	FILE *f;
+
+	snprintf(src, sizeof(src), "%s/prog.go", test_tmp_dir());
+	snprintf(bin, n, "%s/prog", test_tmp_dir());
+	snprintf(stripped, sn, "%s/prog-stripped", test_tmp_dir());
+	f = fopen(src, "w");
+	if (!ASSERT_TRUE(f != NULL))
+		return false;
+	fputs(go_prog, f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && GOCACHE='%s/gocache' GOFLAGS= GO111MODULE=off go build -o '%s' '%s' && objcopy --strip-all '%s' '%s'",
+		 test_tmp_dir(), test_tmp_dir(), bin, src, bin, stripped);
+	return ASSERT_EQ(system(cmd), 0);
+}
+
+/*
+ * Go's linker names a few functions differently in .symtab and in the
+ * function table: assembly functions get ".abi0" in .symtab
+ * ("internal/cpu.cpuid.abi0"), and array lengths in generated names are
+ * "[...]" in the table ("type..eq.[5]T" is "type..eq.[...]T").
+ */
+static bool go_renamed(const char *symtab, const char *table)
+{
+	while (*table) {
+		if (!strncmp(table, "[...]", 5) && *symtab == '[') {
+			const char *p = symtab + 1;
+
+			while (*p >= '0' && *p <= '9')
+				p++;
+			if (p > symtab + 1 && *p == ']') {
+				symtab = p + 1;
+				table += 5;
+				continue;
+			}
+		}
+		if (*symtab++ != *table++)
+			return false;
+	}
+	return !*symtab || !strcmp(symtab, ".abi0");
+}
+
+TEST(gopclntab_agrees_with_symtab)
+{
+	char bin[512], stripped[512];
+	struct sfp_symbolizer *sz = NULL;
+	struct sfp_symtab elf = { 0 }, go = { 0 };
+	struct sfp_elf *e = NULL;
+	size_t i, differ = 0, checked = 0, renamed = 0;
+
+	if (!build_go(bin, sizeof(bin), stripped, sizeof(stripped)))
+		return;
+	if (!ASSERT_EQ(sfp_elf_open(bin, &e), 0) ||
+	    !ASSERT_TRUE(sfp_symtab_load_elf(&elf, e, SFP_LOAD_SYMTAB) > 0) ||
+	    !ASSERT_TRUE(sfp_gopclntab_load(&go, e, NULL) > 1000))
+		goto out;
+	sfp_symtab_finish(&elf);
+	sfp_symtab_finish(&go);
+	{
+		SFP_OPTS(sfp_symbolizer_opts, o, .no_cache = true);
+
+		if (!ASSERT_EQ(sfp_symbolizer__new(&o, &sz), 0))
+			goto out;
+	}
+	for (i = 0; i < go.nr; i++) {
+		const struct sfp_sym *g = &go.syms[i];
+		struct sfp_sym *s = sfp_symtab_find(&elf, g->start);
+		struct sfp_symbol a, b;
+
+		if (!s || s->start != g->start ||
+		    (strcmp(s->name, g->name) && !go_renamed(s->name, g->name))) {
+			if (!differ++)
+				sfp_test_fail_at(__FILE__, __LINE__,
+						 "%#" PRIx64 ": .symtab %s, table %s",
+						 g->start, s ? s->name : "(none)",
+						 g->name);
+			continue;
+		}
+		renamed += !!strcmp(s->name, g->name);
+		/* unstripped: .symtab's symbol (so .symtab's name where Go
+		 * renamed it); stripped: the table's */
+		if (!ASSERT_EQ(sfp_symbolizer__dso(sz, bin, NULL, 0, g->start,
+						   &a), 0) ||
+		    !ASSERT_EQ(sfp_symbolizer__dso(sz, stripped, NULL, 0,
+						   g->start, &b), 0))
+			break;
+		if (!ASSERT_EQ(a.size, s->size) ||
+		    !ASSERT_EQ(b.size, g->size) ||
+		    !ASSERT_TRUE(!strcmp(a.name, s->name)) ||
+		    !ASSERT_TRUE(!strcmp(b.name, g->name)))
+			break;
+		checked++;
+	}
+	ASSERT_EQ(differ, 0);
+	ASSERT_EQ(checked, go.nr);
+	/* some names tell the two sources apart, most are the same */
+	ASSERT_TRUE(renamed > 0 && renamed < go.nr / 4);
+out:
+	sfp_symbolizer__free(&sz);
+	sfp_symtab_free(&elf);
+	sfp_symtab_free(&go);
+	sfp_elf_close(&e);
 }
