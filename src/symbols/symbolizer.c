@@ -469,7 +469,55 @@ static int load_symbols(struct sfp_symbolizer *s, struct sfp_symbolizer_dso *d)
 	return err;
 }
 
-/* d's table from its ELF files: debug file, code file, PLT stubs. */
+/*
+ * Go binaries are mostly stripped, but keep the runtime's function table
+ * (.gopclntab): its functions name the addresses that no ELF symbol
+ * covers (all of a stripped Go binary's, none of an unstripped one's,
+ * whose .symtab names the same functions).  d->tab is finished.  A
+ * damaged table was warned about by the parser and is left out.
+ * Return: 0; -ENOMEM; -E2BIG.
+ */
+static int add_go_functions(struct sfp_symbolizer_dso *d)
+{
+	struct sfp_symtab go = { 0 };
+	struct sfp_gopclntab_stats st;
+	size_t i, n = 0;
+	int err;
+
+	err = sfp_gopclntab_load(&go, d->elf, &st);
+	if (err == -ENOMEM || err == -E2BIG) {
+		sfp_symtab_free(&go);
+		return err;
+	}
+	if (err <= 0) {
+		sfp_symtab_free(&go);
+		return 0;
+	}
+	/* Those no ELF symbol covers (looked up before any is added). */
+	err = 0;
+	for (i = 0; i < go.nr; i++)
+		if (!sfp_symtab_find(&d->tab, go.syms[i].start))
+			go.syms[n++] = go.syms[i];
+	pr_debug("%s: %zu of %llu functions of its Go %u.%u table named by it",
+		 d->path, n, (unsigned long long)st.nfunc, st.version / 100,
+		 st.version % 100);
+	if (n)
+		err = sfp_symtab_reserve(&d->tab, n);
+	if (n && !err)
+		for (i = 0; i < n && !err; i++)
+			err = sfp_symtab_add(&d->tab, go.syms[i].start,
+					     go.syms[i].size, go.syms[i].name,
+					     go.syms[i].flags);
+	sfp_symtab_free(&go);
+	if (err)
+		return err;
+	if (n)
+		sfp_symtab_finish(&d->tab);
+	return 0;
+}
+
+/* d's table from its ELF files: debug file, code file, PLT stubs, and
+ * a Go binary's function table. */
 static int make_symbols(struct sfp_symbolizer_dso *d)
 {
 	int err;
@@ -506,7 +554,7 @@ plt:
 	if (err < 0)
 		return err;
 	sfp_symtab_finish(&d->tab);
-	return 0;
+	return add_go_functions(d);
 }
 
 static int read_segs(struct sfp_symbolizer_dso *d);

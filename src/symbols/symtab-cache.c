@@ -4,13 +4,13 @@
  * packed form of symtab-packed.c.
  *
  * A DSO's table is made from its code file (.symtab or .dynsym,
- * MiniDebugInfo, PLT stubs) and, when there is one, its separate debug
- * file: the entry is tied to the code file (common/filecache.h: size,
- * mtime, inode, device, build-id) and its name to the debug file that
- * was used, by path, size, mtime and inode ("none" without one), so a
- * debug package installed or updated later makes a new entry and the
- * old one ages out under the budget.  Entries are
- * "<hash of both>-<code file size>.syms" in <cache dir>/symtab.
+ * MiniDebugInfo, PLT stubs, a Go function table) and, when there is one,
+ * its separate debug file: the entry is tied to the code file
+ * (common/filecache.h: size, mtime, inode, device, build-id) and its
+ * name to the debug file that was used, by path, size, mtime and inode
+ * ("none" without one), so a debug package installed or updated later
+ * makes a new entry and the old one ages out under the budget.  Entries
+ * are "<hash of both>-<code file size>.syms" in <cache dir>/symtab.
  *
  * A table is kept only when making it logged no warning: a report of a
  * damaged file warns on every run, not only the first.
@@ -21,7 +21,7 @@
 
 #define SUFFIX ".syms"
 /* Bump when the packed layout or what goes into a table changes. */
-#define CACHE_GEN 1
+#define CACHE_GEN 2	/* 2: Go function tables */
 #define DEFAULT_BUDGET (256ull << 20)
 
 struct debug_key {

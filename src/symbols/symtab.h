@@ -125,6 +125,44 @@ SFP_HIDDEN bool sfp_elf_has_symtab(const struct sfp_elf *e);
  */
 SFP_HIDDEN int sfp_symtab_load_plt(struct sfp_symtab *t, struct sfp_elf *e);
 
+/* What sfp_gopclntab_parse() found (for messages and the tests). */
+struct sfp_gopclntab_stats {
+	unsigned int version;	/* 116, 118 or 120: the layout's Go version */
+	bool text_guessed;	/* no text start in the header: .text's */
+	uint64_t text_start;
+	uint64_t nfunc;		/* functions the table lists */
+	uint64_t added;		/* symbols added */
+	uint64_t bad;		/* damaged entries skipped (and warned) */
+};
+
+/*
+ * The functions of a Go function table (gopclntab.c: Go 1.16+ layouts)
+ * of size bytes at data, in the file's byte order (swap: not ours), into
+ * t, named as the table names them (`pkg.(*T).Method`), each up to the
+ * next.  text_fallback: the text start when the header has none.  what
+ * and file_off name the table in messages.  Damaged entries are skipped,
+ * counted in st (may be NULL) and warned once.  Return: number added;
+ * -EBADMSG a damaged header; -ENOTSUP an older layout; -ENOMEM; -E2BIG.
+ */
+SFP_HIDDEN int sfp_gopclntab_parse(struct sfp_symtab *t, const uint8_t *data,
+				   size_t size, bool swap,
+				   uint64_t text_fallback, const char *what,
+				   uint64_t file_off,
+				   struct sfp_gopclntab_stats *st);
+/*
+ * Where e's Go function table is: the .gopclntab section (.data.rel.ro
+ * .gopclntab in PIE), else, for a binary with a Go build note, a table
+ * header found in .data.rel.ro or .rodata (external linking merges the
+ * sections).  Return: 0 with the bytes (to the end of their section),
+ * the file offset and the byte order; -ENOENT none; -EBADMSG unreadable.
+ */
+SFP_HIDDEN int sfp_gopclntab_find(struct sfp_elf *e, const uint8_t **data,
+				  size_t *size, uint64_t *file_off,
+				  bool *swap);
+/* sfp_gopclntab_find() then _parse() into t.  Return: as those. */
+SFP_HIDDEN int sfp_gopclntab_load(struct sfp_symtab *t, struct sfp_elf *e,
+				  struct sfp_gopclntab_stats *st);
+
 /*
  * The ELF inside e's .gnu_debugdata (xz).  Return: 0; -ENOENT no such
  * section; -EBADMSG bad xz or ELF; -ENOMEM.
