@@ -8,6 +8,9 @@
 #    (from the build-id cache alone): >= 99 % of each container's samples
 #    reach main, every frame of the program named with its own build's
 #    names, none with another's;
+#  - sfprof archive packs gamma's debug file (found in its image, cached
+#    by record) in perf's layout and says so; script with the unpacked
+#    archive as the only source names all three as above;
 #  - sfprof report --sort pid,dso: each file its own row, marked with the
 #    short build-id readelf gives for that build (docs/report.md);
 #    --dso with the plain name selects all three;
@@ -17,13 +20,13 @@
 #    script and perf script name each sample's leaf alike.
 # Needs root, unshare(1) that can make the namespaces, gcc, readelf,
 # objcopy; protoc for the pprof check; perf for the second opinion.
-# checks: 7
+# checks: 9
 . "$(dirname "$0")/test-subr.sh"
 . "$(dirname "$0")/containers-subr.sh"
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 PROTO=$ROOT/../shared/testdata/proto
-NCHECKS=7
+NCHECKS=9
 
 if ! ct_usable; then
 	for i in $(seq $NCHECKS); do skip "containers at one path $i" "$CT_WHY"; done
@@ -130,6 +133,32 @@ if grep -q gamma_leaf "$TMP/gone.txt" && [ -f "$BID/.build-id/$(echo "$G" | cut 
 else
 	fail "containers at one path: the stripped build named from the debug file inside its namespace"
 	ls -R "$BID/.build-id" 2>/dev/null | head -5 | sed 's/^/  /'
+fi
+
+# archive: the cache entries with the debug file record found inside
+# gamma's image (perf's layout: <path>/<build-id>/debug beside elf, reached
+# through .build-id/xx/rest), said; unpacked alone, it names gamma.
+sfp archive -i "$TMP/rec.data" --buildid-dir "$BID" -o "$TMP/a.tar.bz2" \
+	> "$TMP/arch.log" 2>&1
+tar tjf "$TMP/a.tar.bz2" > "$TMP/arch.list" 2>&1
+GL=.build-id/$(echo "$G" | cut -c1-2)/$(echo "$G" | cut -c3-)
+if grep -qx "$GL" "$TMP/arch.list" &&
+   grep -q "/$G/debug\$" "$TMP/arch.list" && grep -q "/$G/elf\$" "$TMP/arch.list" &&
+   grep -q "with their debug files" "$TMP/arch.log"; then
+	pass "containers at one path: archive packs the stripped build's debug file (.../$G/debug, perf's layout) and says so"
+else
+	fail "containers at one path: archive packs the stripped build's debug file and says so"
+	grep -E "$G|^sfprof" "$TMP/arch.list" "$TMP/arch.log" | head -6 | sed 's/^/  /'
+fi
+mkdir -p "$TMP/unpacked"
+tar xjf "$TMP/a.tar.bz2" -C "$TMP/unpacked" 2> "$TMP/untar.err"
+sfp script -i "$TMP/rec.data" --buildid-dir "$TMP/unpacked" > "$TMP/unp.txt" 2>"$TMP/unp.err"
+if complete "$TMP/unp.txt"; then
+	pass "containers at one path: script with the unpacked archive as the only source: the same, gamma named from the debug file it carries ($(tr '\n' ' ' < "$TMP/unp.txt.count"))"
+else
+	fail "containers at one path: script with the unpacked archive names each container's stacks by its own build"
+	sed 's/^/    /' "$TMP/unp.txt.count"
+	head -3 "$TMP/untar.err" | sed 's/^/  /'
 fi
 
 # report --sort pid,dso: its own row per file, with readelf's short ids.
