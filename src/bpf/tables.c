@@ -20,6 +20,7 @@
 
 #include "bpf/defer-shared.h"
 #include "bpf/tables.h"
+#include "common/fileid.h"
 #include "unwind/module.h"
 
 #define MAX_MODS 4096
@@ -261,6 +262,28 @@ static bool conv_row(const struct sfp_sframe_row *r, struct sfb_fre *f)
 	return true;
 }
 
+/*
+ * The unwinder's module of the file the kernel knows as (dev, ino) at
+ * path: keyed by the identity rule (common/fileid.h) like every other
+ * user of the registry, so that another file at the same path (a
+ * container's, a binary replaced on disk) is never this one's module,
+ * and one file reached by two paths (the host's and /proc/PID/root/...)
+ * is one module.  dev in the kernel's encoding (sfb_kernel_dev()); the
+ * registry's is st_dev's, as the rule's dev is everywhere else.
+ */
+static struct unw_module *module_of(const char *path, uint64_t dev,
+				    uint64_t ino)
+{
+	struct sfp_file_id id = { .path = path };
+
+	if (strcmp(path, "[vdso]")) {
+		id.dev = makedev((unsigned)(dev >> 20),
+				 (unsigned)(dev & 0xfffff));
+		id.ino = ino;
+	}
+	return unw_module_get_id(&id, NULL, 0, NULL, 0, 0, 0);
+}
+
 /* Write m's table into the maps.  Return: 0, -ENOENT no table, -ENOSPC
  * no free room and !may_evict, -errno. */
 static int load_table(struct sfb_tables *t, struct tmod *tm, const char *path,
@@ -274,7 +297,7 @@ static int load_table(struct sfb_tables *t, struct tmod *tm, const char *path,
 	uint64_t base = UINT64_MAX;
 	int err;
 
-	m = unw_module_get(path, NULL, 0, NULL, 0, NULL, 0, 0, 0);
+	m = module_of(path, tm->key.dev, tm->key.ino);
 	if (!m)
 		return -ENOMEM;
 	err = unw_module_load(m, &topts);
@@ -527,9 +550,15 @@ static bool parse_maps_line(char *line, uint64_t *start, bool *exec,
 const char *sfb_tables__path_of(pid_t pid, const char *path, char *buf,
 				size_t len)
 {
-	if (!access(path, F_OK))
+	uint64_t theirs = sfp_proc_mntns((int)pid);
+
+	/* Our mount namespace, or one we cannot tell: the path as we see
+	 * it.  Another one (a container): its root, even where we see a
+	 * file at that path too (an image's libc.so.6 at the host's own
+	 * path is another file). */
+	if ((!theirs || theirs == sfp_proc_mntns((int)getpid())) &&
+	    !access(path, F_OK))
 		return path;
-	/* a mount namespace of its own (a container): its root */
 	snprintf(buf, len, "/proc/%d/root%s", (int)pid, path);
 	return buf;
 }

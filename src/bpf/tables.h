@@ -81,8 +81,10 @@ SFP_HIDDEN bool sfb_tables__prefetch_known(struct sfb_tables *t,
 SFP_HIDDEN void sfb_tables__evict_budget(struct sfb_tables *t,
 					 uint32_t rows_per_s);
 
-/* path as pid sees it: path itself when this process sees a file there,
- * else /proc/PID/root/path (a process in its own mount namespace). */
+/* path as pid sees it: path itself when pid is in our mount namespace
+ * and we see a file there, else /proc/PID/root/path (a process in its
+ * own mount namespace: a container, whose file at a path we have too is
+ * another file). */
 SFP_HIDDEN const char *sfb_tables__path_of(pid_t pid, const char *path,
 					   char *buf, size_t len);
 

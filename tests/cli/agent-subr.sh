@@ -87,6 +87,22 @@ wait_metric() {
 	done
 }
 
+# tables_ready [SAMPLES]: the agent kept SAMPLES (100) samples and no
+# unwind table is pending (60 s at most each): from here on the stacks of
+# the programs it has seen are whole.  Before, an unwind whose table is
+# still being built stops early (said: sfprof_agent_unwinds_before_table_
+# total), which a check of whole stacks must not count, and which on a
+# loaded machine takes seconds.
+tables_ready() {
+	wait_metric sfprof_agent_samples_kept_total "${1:-100}" || return 1
+	_i=0
+	while [ "$(metric sfprof_agent_unwind_tables_pending)" != 0 ]; do
+		[ $_i -ge 600 ] && return 1
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+}
+
 # proc_wave N: N processes (sleep) started one after the other, 50 ms
 # apart, and alive together, then ended, while the count of processes
 # the agent keeps state for (sfprof_agent_processes) is read until it

@@ -11,6 +11,11 @@
 #                                  build-id: "ADDR FILE BUILD-ID START OFFSET
 #                                  HAS_FUNCTIONS NAME;NAME..." (hex numbers;
 #                                  names innermost first, "-" for none)
+#   leaves-pprof FILE              each sample's leaf: "FILE BUILD-ID
+#                                  OFFSET NAME root;...;leaf VALUE", OFFSET
+#                                  the leaf's in its file (hex: address -
+#                                  memory_start + file_offset), "-" for
+#                                  what is missing
 #   labels-pprof|labels-otlp FILE  each sample's labels / attributes,
 #                                  sorted (the first Profile's samples)
 #   resource-otlp FILE             "key=value" of the resource attributes
@@ -188,6 +193,32 @@ def main():
                 one(mp, "file_offset"),
                 1 if one(mp, "has_functions") in (1, "true") else 0,
                 ";".join(names) or "-"))
+    elif cmd == "leaves-pprof":
+        strs = m["string_table"]
+        s = lambda i: strs[i] if 0 <= i < len(strs) else "?"
+        maps = {one(mp, "id"): mp for mp in m["mapping"]}
+        locs = {one(l, "id"): l for l in m["location"]}
+        funcs = {one(f, "id"): s(one(f, "name")) for f in m["function"]}
+        for smp in m["sample"]:
+            ids = smp["location_id"]
+            if not ids:
+                continue
+            leaf = locs[ids[0]]
+            mp = maps.get(one(leaf, "mapping_id"))
+            lines = leaf["line"]
+            name = funcs.get(one(lines[0], "function_id"), "-") if lines else "-"
+            frames = []
+            for lid in ids:
+                l = locs[lid]
+                frames += [funcs.get(one(ln, "function_id"), "?") for ln in l["line"]] or \
+                          ["0x%x" % one(l, "address")]
+            if mp:
+                off = "%x" % (one(leaf, "address") - one(mp, "memory_start") +
+                              one(mp, "file_offset"))
+                print(s(one(mp, "filename")), s(one(mp, "build_id")) or "-", off,
+                      name, ";".join(reversed(frames)), one(smp, "value"))
+            else:
+                print("-", "-", "-", name, ";".join(reversed(frames)), one(smp, "value"))
     elif cmd == "buildids-otlp":
         d = m["dictionary"][0]
         strs = d["string_table"]

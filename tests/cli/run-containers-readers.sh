@@ -8,6 +8,9 @@
 #    (from the build-id cache alone): >= 99 % of each container's samples
 #    reach main, every frame of the program named with its own build's
 #    names, none with another's;
+#  - sfprof archive packs gamma's debug file (found in its image, cached
+#    by record) in perf's layout and says so; script with the unpacked
+#    archive as the only source names all three as above;
 #  - sfprof report --sort pid,dso: each file its own row, marked with the
 #    short build-id readelf gives for that build (docs/report.md);
 #    --dso with the plain name selects all three;
@@ -17,50 +20,33 @@
 #    script and perf script name each sample's leaf alike.
 # Needs root, unshare(1) that can make the namespaces, gcc, readelf,
 # objcopy; protoc for the pprof check; perf for the second opinion.
-# checks: 7
+# checks: 9
 . "$(dirname "$0")/test-subr.sh"
+. "$(dirname "$0")/containers-subr.sh"
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 PROTO=$ROOT/../shared/testdata/proto
-NCHECKS=7
+NCHECKS=9
 
-if [ "$(id -u)" != 0 ]; then
-	for i in $(seq $NCHECKS); do skip "containers at one path $i" "needs root"; done
-	exit 0
-fi
-if ! unshare --mount --pid --fork true 2>/dev/null; then
-	for i in $(seq $NCHECKS); do skip "containers at one path $i" "unshare --mount --pid --fork does not work here"; done
+if ! ct_usable; then
+	for i in $(seq $NCHECKS); do skip "containers at one path $i" "$CT_WHY"; done
 	exit 0
 fi
 SRC=$SFP_TEST_DATA/containers/ns-work.c
 NS=$TMP/ns		# the path every container has its own tmpfs at
 BID=$TMP/bid		# the recording's build-id cache
 mkdir -p "$NS"
-PIDS=
-cleanup() {
-	# namespace inits take only SIGKILL from out here
-	for p in $PIDS; do kill -9 "$p" 2>/dev/null; done
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
 
-build() {	# NAME EXTRA-CFLAGS...
-	_n=$1
-	shift
-	gcc -O2 -fomit-frame-pointer -fno-inline -DPFX=$_n "$@" \
-		-o "$TMP/$_n" "$SRC" 2> "$TMP/cc.err"
-}
-if ! build alpha || ! build beta -falign-functions=4096 ||
-   ! build gamma -g; then
+if ! ct_build alpha || ! ct_build beta -falign-functions=4096 ||
+   ! ct_build gamma -g; then
 	for i in $(seq $NCHECKS); do fail "containers at one path: build the test programs ($(head -1 "$TMP/cc.err"))"; done
 	exit 0
 fi
 objcopy --only-keep-debug "$TMP/gamma" "$TMP/gamma.debug" &&
 	strip "$TMP/gamma" ||
 	fail "containers at one path: objcopy/strip gamma"
-bid() { readelf -n "$1" | sed -n 's/.*Build ID: //p'; }
 for v in alpha beta gamma; do
-	eval "BID_$v=$(bid "$TMP/$v")"
+	eval "BID_$v=$(ct_bid "$TMP/$v")"
 done
 G=$BID_gamma
 GD=/usr/lib/debug/.build-id/$(echo "$G" | cut -c1-2)
@@ -76,18 +62,7 @@ fi
 # start NAME [SETUP]: the build as $NS/prog, pid 1 of new namespaces;
 # sets PID_NAME to its pid out here.
 start() {
-	unshare --mount --pid --fork sh -c \
-		"mount -t tmpfs tmpfs '$NS' && ${2:-true} && cp '$TMP/$1' '$NS/prog' && exec '$NS/prog'" \
-		> "$TMP/$1.out" 2>&1 &
-	_u=$!
-	_i=0
-	while ! grep -q ready "$TMP/$1.out" 2>/dev/null && [ $_i -lt 300 ]; do
-		sleep 0.05
-		_i=$((_i + 1))
-	done
-	_p=$(tr -d ' \n' < /proc/$_u/task/$_u/children 2>/dev/null)
-	PIDS="$PIDS $_u $_p"
-	eval "PID_$1=$_p"
+	ct_start "$1" "$TMP/$1" prog "$2"
 }
 start alpha
 start beta
@@ -142,9 +117,8 @@ else
 	sed 's/^/    /' "$TMP/live.txt.count"
 fi
 
-for p in $PIDS; do kill -9 "$p" 2>/dev/null; done
+ct_kill
 wait 2>/dev/null
-PIDS=
 
 # Gone: only the build-id cache has their files.
 sfp script -i "$TMP/rec.data" --buildid-dir "$BID" > "$TMP/gone.txt" 2>"$TMP/gone.err"
@@ -159,6 +133,32 @@ if grep -q gamma_leaf "$TMP/gone.txt" && [ -f "$BID/.build-id/$(echo "$G" | cut 
 else
 	fail "containers at one path: the stripped build named from the debug file inside its namespace"
 	ls -R "$BID/.build-id" 2>/dev/null | head -5 | sed 's/^/  /'
+fi
+
+# archive: the cache entries with the debug file record found inside
+# gamma's image (perf's layout: <path>/<build-id>/debug beside elf, reached
+# through .build-id/xx/rest), said; unpacked alone, it names gamma.
+sfp archive -i "$TMP/rec.data" --buildid-dir "$BID" -o "$TMP/a.tar.bz2" \
+	> "$TMP/arch.log" 2>&1
+tar tjf "$TMP/a.tar.bz2" > "$TMP/arch.list" 2>&1
+GL=.build-id/$(echo "$G" | cut -c1-2)/$(echo "$G" | cut -c3-)
+if grep -qx "$GL" "$TMP/arch.list" &&
+   grep -q "/$G/debug\$" "$TMP/arch.list" && grep -q "/$G/elf\$" "$TMP/arch.list" &&
+   grep -q "with their debug files" "$TMP/arch.log"; then
+	pass "containers at one path: archive packs the stripped build's debug file (.../$G/debug, perf's layout) and says so"
+else
+	fail "containers at one path: archive packs the stripped build's debug file and says so"
+	grep -E "$G|^sfprof" "$TMP/arch.list" "$TMP/arch.log" | head -6 | sed 's/^/  /'
+fi
+mkdir -p "$TMP/unpacked"
+tar xjf "$TMP/a.tar.bz2" -C "$TMP/unpacked" 2> "$TMP/untar.err"
+sfp script -i "$TMP/rec.data" --buildid-dir "$TMP/unpacked" > "$TMP/unp.txt" 2>"$TMP/unp.err"
+if complete "$TMP/unp.txt"; then
+	pass "containers at one path: script with the unpacked archive as the only source: the same, gamma named from the debug file it carries ($(tr '\n' ' ' < "$TMP/unp.txt.count"))"
+else
+	fail "containers at one path: script with the unpacked archive names each container's stacks by its own build"
+	sed 's/^/    /' "$TMP/unp.txt.count"
+	head -3 "$TMP/untar.err" | sed 's/^/  /'
 fi
 
 # report --sort pid,dso: its own row per file, with readelf's short ids.
@@ -229,9 +229,8 @@ start beta
 HOME=$TMP perf record -q -a -F 499 -o "$TMP/perf.data" -- sleep 2 \
 	> "$TMP/perf-rec.log" 2>&1
 prc=$?
-for p in $PIDS; do kill -9 "$p" 2>/dev/null; done
+ct_kill
 wait 2>/dev/null
-PIDS=
 # leaves PROGRAM-OUTPUT: "pid name" of the two containers' samples in
 # the program file (perf script's one-line samples)
 leaves() {

@@ -21,23 +21,16 @@
 # perf for the MMAP2 check.
 # checks: 18
 . "$(dirname "$0")/test-subr.sh"
+. "$(dirname "$0")/containers-subr.sh"
 
-if [ "$(id -u)" != 0 ]; then
-	skip_rest "containers-shared-path" "needs root"
-	exit 0
-fi
-if ! unshare --mount --pid --fork true 2>/dev/null; then
-	skip_rest "containers-shared-path" "unshare --mount --pid --fork does not work here"
-	exit 0
-fi
+ct_usable || skip_rest "containers-shared-path" "$CT_WHY"
 SRC=$SFP_TEST_DATA/containers/ns-work.c
 # name PAD FRAME: four layouts
 IMAGES="c1:0:1 c2:4096:200 c3:12288:40 c4:8192:1000"
 for im in $IMAGES; do
 	set -- $(echo "$im" | tr : ' ')
 	v=$1 pad=$2 frame=$3
-	if ! gcc -O2 -fomit-frame-pointer -fno-inline -DPFX=$v -DPAD=$pad \
-		-DFRAME=$frame -o "$TMP/$v" "$SRC" 2>"$TMP/cc.err"; then
+	if ! ct_build $v -DPAD=$pad -DFRAME=$frame; then
 		fail "containers-shared-path: build $v ($(head -1 "$TMP/cc.err"))"
 		exit 0
 	fi
@@ -45,46 +38,19 @@ done
 
 NS=$TMP/nsroot		# empty here; a tmpfs in each namespace
 mkdir -p "$NS"
-UPIDS=
-cleanup() {
-	for u in $UPIDS; do
-		c=$(tr -d ' \n' < /proc/$u/task/$u/children 2>/dev/null)
-		[ -n "$c" ] && kill -9 "$c" 2>/dev/null
-		kill -9 "$u" 2>/dev/null
-	done
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
 
-# start NAME BINARY FILE: BINARY as $NS/FILE, pid 1 of new namespaces.
-start() {
-	unshare --mount --pid --fork sh -c \
-		"mount -t tmpfs tmpfs '$NS' && cp '$2' '$NS/$3' && exec '$NS/$3'" \
-		> "$TMP/$1.out" 2>&1 &
-	echo $! > "$TMP/$1.upid"
-	UPIDS="$UPIDS $!"
-}
-start c1 "$TMP/c1" server
-start c2 "$TMP/c2" server
-start c3 "$TMP/c3" server
-start c4 "$TMP/c4" server
-start c5 "$TMP/c1" alt
-# Their pids out here (the programs are pid 1 in there).
+# Each BINARY as $NS/FILE, pid 1 of new namespaces ($TMP/NAME.pid: its
+# pid out here).
 PIDS=
-for c in c1 c2 c3 c4 c5; do
-	u=$(cat "$TMP/$c.upid")
-	i=0
-	while ! grep -q ready "$TMP/$c.out" 2>/dev/null && [ $i -lt 400 ]; do
-		sleep 0.05
-		i=$((i + 1))
-	done
-	p=$(tr -d ' \n' < /proc/$u/task/$u/children 2>/dev/null)
-	if [ -z "$p" ] || ! grep -q ready "$TMP/$c.out"; then
-		fail "containers-shared-path: $c did not start in its namespaces"
-		sed 's/^/  /' "$TMP/$c.out" | head -5
+for c in c1:c1:server c2:c2:server c3:c3:server c4:c4:server c5:c1:alt; do
+	set -- $(echo "$c" | tr : ' ')
+	ct_start $1 "$TMP/$2" $3
+	p=$(cat "$TMP/$1.pid")
+	if [ -z "$p" ]; then
+		fail "containers-shared-path: $1 did not start in its namespaces"
+		sed 's/^/  /' "$TMP/$1.out" | head -5
 		exit 0
 	fi
-	echo "$p" > "$TMP/$c.pid"
 	PIDS=${PIDS:+$PIDS,}$p
 done
 # The fourth image's binary deleted while it runs.
@@ -96,7 +62,7 @@ fi
 
 # Each build's id and text symbols (decimal start, size, name).
 for v in c1 c2 c3 c4; do
-	readelf -n "$TMP/$v" | awk '/Build ID:/ { print $3 }' > "$TMP/$v.bid"
+	ct_bid "$TMP/$v" > "$TMP/$v.bid"
 	nm -S --defined-only "$TMP/$v" |
 		awk '$3 ~ /^[Tt]$/ { print $1, $2, $4 }' |
 		while read -r a s n; do

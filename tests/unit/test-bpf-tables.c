@@ -372,3 +372,117 @@ out:
 	free(fdes);
 	free(fres);
 }
+
+/* Copy file src to dst (a new inode).  Return: 0 or -errno. */
+static int copy_file(const char *src, const char *dst)
+{
+	char buf[1 << 16];
+	FILE *in = fopen(src, "rb"), *out = fopen(dst, "wb");
+	size_t n;
+	int err = in && out ? 0 : -errno;
+
+	while (!err && (n = fread(buf, 1, sizeof(buf), in)) > 0)
+		if (fwrite(buf, 1, n, out) != n)
+			err = -EIO;
+	if (in)
+		fclose(in);
+	if (out && fclose(out) && !err)
+		err = -EIO;
+	return err;
+}
+
+/* The functions of the table the unwinder builds for path (0: none). */
+static uint32_t table_funcs(const char *path)
+{
+	struct unw_table_opts topts = { .cache_dir = test_tmp_dir() };
+	struct unw_module *m = unw_module_get(path, NULL, 0, NULL, 0, NULL,
+					      0, 0, 0);
+	uint32_t n = 0;
+
+	if (m && !unw_module_load(m, &topts) && m->table)
+		n = sfp_sframe__num_funcs(m->table);
+	unw_module_put(m);
+	return n;
+}
+
+/*
+ * Two files at one path, one after the other (a binary replaced on
+ * disk; a container's file at a path the host has too): the BPF side's
+ * table of each is that file's own.  The unwinder's module registry is
+ * keyed by the identity rule (common/fileid.h), so the table of
+ * (dev, ino) is never another file's that had or has the path:
+ *  - a module of the file once at the path, still held by another user
+ *    of the registry, is not what a load for the new file gets;
+ *  - a load for the old (dev, ino) once the path holds the new file
+ *    gets no table (the file there is not the mapped one), never the
+ *    new file's.
+ */
+TEST(bpf_tables_two_files_at_one_path)
+{
+	struct unw_table_opts topts = { .cache_dir = test_tmp_dir() };
+	struct sfb_tables *t = NULL;
+	struct sfb_tables_stats st;
+	struct sfb_fde *fdes = calloc(1 << 16, sizeof(*fdes));
+	struct sfb_fre *fres = calloc(1 << 18, sizeof(*fres));
+	struct unw_module *held = NULL;
+	struct sfb_mod_key ka, kb;
+	struct sfb_mod mod;
+	struct stat sb;
+	char libc[4096], self[4096], at[4000], tmp[4096];
+	uint32_t na, nb;
+	ssize_t len;
+	int fd = mods_map();
+
+	if (fd < 0) {
+		test_skip("cannot create a BPF map (%s): not root?",
+			  strerror(errno));
+		goto out;
+	}
+	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (!ASSERT_TRUE(len > 0) || !ASSERT_TRUE(fdes && fres) ||
+	    !ASSERT_OK(libc_path(libc, sizeof(libc))))
+		goto out;
+	self[len] = 0;
+	na = table_funcs(libc);
+	nb = table_funcs(self);
+	if (!ASSERT_TRUE(na && nb && na != nb))
+		goto out;
+	snprintf(at, sizeof(at), "%s/at-one-path.so", test_tmp_dir());
+	snprintf(tmp, sizeof(tmp), "%s.new", at);
+	/* A: libc's bytes at the path, its module held elsewhere. */
+	if (!ASSERT_OK(copy_file(libc, at)) || !ASSERT_OK(stat(at, &sb)))
+		goto out;
+	ka.dev = sfb_kernel_dev(sb.st_dev);
+	ka.ino = sb.st_ino;
+	held = unw_module_get(at, NULL, 0, NULL, 0, NULL, 0, 0, 0);
+	if (!ASSERT_TRUE(held) || !ASSERT_OK(unw_module_load(held, &topts)))
+		goto out;
+	/* B: this binary's bytes replace it at the same path. */
+	if (!ASSERT_OK(copy_file(self, tmp)) || !ASSERT_OK(rename(tmp, at)) ||
+	    !ASSERT_OK(stat(at, &sb)))
+		goto out;
+	kb.dev = sfb_kernel_dev(sb.st_dev);
+	kb.ino = sb.st_ino;
+	if (!ASSERT_TRUE(kb.ino != ka.ino) ||
+	    !ASSERT_OK(sfb_tables__new(fd, fdes, 1 << 16, fres, 1 << 18,
+				       test_tmp_dir(), &t)) ||
+	    !ASSERT_OK(sfb_tables__ensure(t, at, kb.dev, kb.ino)) ||
+	    !ASSERT_OK(bpf_map_lookup_elem(fd, &kb, &mod)))
+		goto out;
+	/* B's own table, not the held module's (A's) */
+	ASSERT_EQ(mod.nr_fdes, nb);
+	/* A's (dev, ino) asked for now: the path holds B, so no table */
+	ASSERT_OK(sfb_tables__ensure(t, at, ka.dev, ka.ino));
+	ASSERT_EQ(bpf_map_lookup_elem(fd, &ka, &mod), -ENOENT);
+	sfb_tables__stats(t, &st);
+	ASSERT_EQ(st.loaded, 1);
+	ASSERT_EQ(st.failed, 1);
+out:
+	unw_module_put(held);
+	sfb_tables__free(&t);
+	if (fd >= 0)
+		close(fd);
+	unlink(at);
+	free(fdes);
+	free(fres);
+}

@@ -77,12 +77,18 @@ static int names_add(struct names *l, const char *name)
 
 /*
  * A cache entry's link and the directory it points at, relative to dir.
+ * *debug: whether that directory holds the DSO's debug file ("debug"
+ * beside "elf", perf's layout: record puts there the one it found, in
+ * the image of a container, the host's debug directories or debuginfod's
+ * cache), which goes into the archive with the directory.
  * Return: 0, -ENOENT (not in the cache, or pointing out of it), -ENOMEM.
  */
 static int add_entry(struct names *l, const char *dir, const uint8_t *id,
-		     size_t len)
+		     size_t len, bool *debug)
 {
 	char link[PATH_MAX], target[PATH_MAX], real_dir[PATH_MAX];
+	char dbg[PATH_MAX + 8];
+	struct stat st;
 	size_t dl;
 	int err;
 
@@ -92,6 +98,8 @@ static int add_entry(struct names *l, const char *dir, const uint8_t *id,
 	dl = strlen(real_dir);
 	if (strncmp(target, real_dir, dl) || target[dl] != '/')
 		return -ENOENT;	/* points out of the cache: not ours */
+	snprintf(dbg, sizeof(dbg), "%s/debug", target);
+	*debug = !lstat(dbg, &st) && S_ISREG(st.st_mode);
 	err = names_add(l, link + strlen(dir) + 1);
 	return err ? err : names_add(l, target + dl + 1);
 }
@@ -572,7 +580,7 @@ int cmd_archive(int argc, char **argv)
 	struct cli_out out;
 	char dir[PATH_MAX];
 	char *outbuf = NULL;
-	size_t i, nr = 0, missing = 0, skipped = 0;
+	size_t i, nr = 0, nr_debug = 0, missing = 0, skipped = 0;
 	bool said = false;
 	FILE *f;
 	int c, err, ret = 0;
@@ -626,17 +634,21 @@ int cmd_archive(int argc, char **argv)
 	}
 	h = sfp_perf_reader__header(rd);
 	for (i = 0; i < h->nr_build_ids; i++) {
+		bool debug = false;
+
 		err = add_entry(&names, dir, h->build_ids[i].id,
-				h->build_ids[i].size);
+				h->build_ids[i].size, &debug);
 		if (err == -ENOMEM) {
 			cli_err("archive: out of memory");
 			ret = EXIT_USAGE;
 			goto out;
 		}
-		if (!err)
+		if (!err) {
 			nr++;
-		else
+			nr_debug += debug;
+		} else {
 			missing++;
+		}
 	}
 	if (!nr) {
 		cli_err("archive: none of the %zu build-ids of %s is in %s",
@@ -664,6 +676,8 @@ int cmd_archive(int argc, char **argv)
 	}
 	fprintf(stderr, "sfprof archive: %zu DSOs from %s packed into %s",
 		nr, dir, output);
+	if (nr_debug)
+		fprintf(stderr, ", %zu of them with their debug files", nr_debug);
 	if (missing)
 		fprintf(stderr, " (%zu named by the file are not in the cache)",
 			missing);
