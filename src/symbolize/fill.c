@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/gzip.h"
+#include "export/strtab.h"
 #include "perf/buildid-cache.h"
 #include "symbolize/symbolize.h"
 
@@ -196,4 +198,89 @@ int symz_frames(const struct symz_mapping *m, const struct symz_map *mp,
 		out[k].column = 0;
 	}
 	return k + 1;
+}
+
+int symz_name_loc(struct sfp_symbolizer *s, const struct symz_mapping *m,
+		  struct symz_map *mp, bool *done, uint64_t addr,
+		  struct symz_stats *st, struct symz_frame *fr, size_t max)
+{
+	int n;
+
+	if (!*done) {
+		*done = true;
+		symz_resolve(s, m, st, mp);
+	}
+	if (!mp->dso) {
+		if (mp->err == -ENODATA) {	/* a build-id we cannot read */
+			st->not_native++;
+			return 0;
+		}
+		st->missing++;
+		if (mp->miss < st->nr_miss)
+			st->miss[mp->miss].locations++;
+		return 0;
+	}
+	n = symz_frames(m, mp, addr, fr, max);
+	if (n <= 0) {
+		st->unnamed++;
+		return 0;
+	}
+	st->named++;
+	st->by_source[mp->src]++;
+	st->inlined += (uint64_t)n - 1;
+	return n;
+}
+
+int symz_unwrap(const void *in, size_t len, size_t max_len, void **raw,
+		const void **pb, size_t *pb_len, char *why, size_t why_len)
+{
+	int err;
+
+	*raw = NULL;
+	*pb = in;
+	*pb_len = len;
+	if (!sfp_is_gzip(in, len))
+		return 0;
+	err = sfp_gunzip(in, len, max_len, raw, pb_len);
+	if (err) {
+		snprintf(why, why_len, "%s", err == -EFBIG ?
+			 "unpacks to more than the size limit" :
+			 "not a whole gzip stream");
+		return err;
+	}
+	*pb = *raw;
+	return 0;
+}
+
+int symz_wrap(void *packed, size_t n, bool gz, void **out, size_t *out_len)
+{
+	int err;
+
+	if (!gz) {
+		*out = packed;
+		*out_len = n;
+		return 0;
+	}
+	err = sfp_gzip(packed, n, out, out_len);
+	free(packed);
+	return err;
+}
+
+int symz_take_strings(struct exp_strtab *t, char ***table, size_t *n)
+{
+	char **nt;
+	size_t i;
+
+	if (!t->n)
+		return 0;
+	nt = realloc(*table, (*n + t->n) * sizeof(*nt));
+	if (!nt)
+		return -ENOMEM;
+	*table = nt;
+	for (i = 0; i < t->n; i++) {
+		nt[(*n)++] = t->strs[i];
+		t->strs[i] = NULL;
+	}
+	t->n = 0;
+	return 0;
 }

@@ -157,25 +157,10 @@ static int fill_location(struct fill *f, size_t li)
 	m.limit = pm->memory_limit;
 	m.offset = pm->file_offset;
 	mp = &f->maps[mi];
-	if (!f->map_done[mi]) {
-		f->map_done[mi] = true;
-		symz_resolve(f->s, &m, f->st, mp);
-	}
-	if (!mp->dso) {
-		if (mp->err == -ENODATA) {
-			f->st->not_native++;
-			return 0;
-		}
-		f->st->missing++;
-		if (mp->miss < f->st->nr_miss)
-			f->st->miss[mp->miss].locations++;
+	n = symz_name_loc(f->s, &m, mp, &f->map_done[mi], loc->address, f->st,
+			  fr, SYMZ_MAX_FRAMES);
+	if (!n)
 		return 0;
-	}
-	n = symz_frames(&m, mp, loc->address, fr, SYMZ_MAX_FRAMES);
-	if (n <= 0) {
-		f->st->unnamed++;
-		return 0;
-	}
 	lines = calloc((size_t)n, sizeof(*lines));
 	if (!lines)
 		return -ENOMEM;
@@ -195,30 +180,6 @@ static int fill_location(struct fill *f, size_t li)
 	}
 	loc->lines = lines;
 	loc->n_lines = (size_t)n;
-	f->st->named++;
-	f->st->by_source[mp->src]++;
-	f->st->inlined += (uint64_t)n - 1;
-	return 0;
-}
-
-static int append_strings(struct fill *f)
-{
-	Sfpotlp__ProfilesDictionary *d = f->d;
-	char **t;
-	size_t i;
-
-	if (!f->strs.n)
-		return 0;
-	t = realloc(d->string_table,
-		    (d->n_string_table + f->strs.n) * sizeof(*t));
-	if (!t)
-		return -ENOMEM;
-	d->string_table = t;
-	for (i = 0; i < f->strs.n; i++) {
-		t[d->n_string_table++] = f->strs.strs[i];
-		f->strs.strs[i] = NULL;
-	}
-	f->strs.n = 0;
 	return 0;
 }
 
@@ -232,22 +193,14 @@ int symz_otlp(struct sfp_symbolizer *s, const void *in, size_t len,
 	const void *pb = in;
 	size_t pb_len = len, i, n;
 	bool gz = sfp_is_gzip(in, len);
-	int err = 0;
+	int err;
 
 	*out = NULL;
 	*out_len = 0;
 	why[0] = 0;
-	if (gz) {
-		err = sfp_gunzip(in, len, max_len, &raw, &pb_len);
-		if (err) {
-			snprintf(why, why_len, "%s",
-				 err == -EFBIG ? "unpacks to more than the "
-						 "size limit" :
-				 "not a whole gzip stream");
-			return err;
-		}
-		pb = raw;
-	}
+	err = symz_unwrap(in, len, max_len, &raw, &pb, &pb_len, why, why_len);
+	if (err)
+		return err;
 	req = sfpotlp__export_profiles_service_request__unpack(NULL, pb_len,
 							       pb);
 	if (!req || !req->dictionary) {
@@ -276,7 +229,8 @@ int symz_otlp(struct sfp_symbolizer *s, const void *in, size_t len,
 	for (i = 1; i < f.d->n_location_table; i++)
 		if ((err = fill_location(&f, i)))
 			goto out;
-	if ((err = append_strings(&f)))
+	if ((err = symz_take_strings(&f.strs, &f.d->string_table,
+				     &f.d->n_string_table)))
 		goto out;
 	n = sfpotlp__export_profiles_service_request__get_packed_size(req);
 	packed = malloc(n ? n : 1);
@@ -285,13 +239,7 @@ int symz_otlp(struct sfp_symbolizer *s, const void *in, size_t len,
 		goto out;
 	}
 	sfpotlp__export_profiles_service_request__pack(req, packed);
-	if (gz) {
-		err = sfp_gzip(packed, n, out, out_len);
-		free(packed);
-	} else {
-		*out = packed;
-		*out_len = n;
-	}
+	err = symz_wrap(packed, n, gz, out, out_len);
 	packed = NULL;
 out:
 	if (err && !why[0])

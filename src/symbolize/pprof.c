@@ -143,25 +143,10 @@ static int fill_location(struct fill *f, Sfppprof__Location *loc)
 	m.limit = pm->memory_limit;
 	m.offset = pm->file_offset;
 	mp = &f->maps[idx];
-	if (!f->map_done[idx]) {
-		f->map_done[idx] = true;
-		symz_resolve(f->s, &m, f->st, mp);
-	}
-	if (!mp->dso) {
-		if (mp->err == -ENODATA) {
-			f->st->not_native++;	/* a build-id we cannot read */
-			return 0;
-		}
-		f->st->missing++;
-		if (mp->miss < f->st->nr_miss)
-			f->st->miss[mp->miss].locations++;
+	n = symz_name_loc(f->s, &m, mp, &f->map_done[idx], loc->address, f->st,
+			  fr, SYMZ_MAX_FRAMES);
+	if (!n)
 		return 0;
-	}
-	n = symz_frames(&m, mp, loc->address, fr, SYMZ_MAX_FRAMES);
-	if (n <= 0) {
-		f->st->unnamed++;
-		return 0;
-	}
 	lines = calloc((size_t)n, sizeof(*lines));
 	if (!lines)
 		return -ENOMEM;
@@ -191,32 +176,6 @@ static int fill_location(struct fill *f, Sfppprof__Location *loc)
 	pm->has_functions = true;
 	if (n > 1)
 		pm->has_inline_frames = true;
-	f->st->named++;
-	f->st->by_source[mp->src]++;
-	f->st->inlined += (uint64_t)n - 1;
-	return 0;
-}
-
-/* Append the strings added to the profile's own table. */
-static int append_strings(struct fill *f)
-{
-	Sfppprof__Profile *p = f->p;
-	char **t;
-	size_t i;
-
-	if (!f->strs.n)
-		return 0;
-	t = realloc(p->string_table,
-		    (p->n_string_table + f->strs.n) * sizeof(*t));
-	if (!t)
-		return -ENOMEM;
-	p->string_table = t;
-	for (i = 0; i < f->strs.n; i++) {
-		/* moved, not copied: the profile frees them with the rest */
-		t[p->n_string_table++] = f->strs.strs[i];
-		f->strs.strs[i] = NULL;
-	}
-	f->strs.n = 0;
 	return 0;
 }
 
@@ -234,17 +193,9 @@ int symz_pprof(struct sfp_symbolizer *s, const void *in, size_t len,
 	*out = NULL;
 	*out_len = 0;
 	why[0] = 0;
-	if (gz) {
-		err = sfp_gunzip(in, len, max_len, &raw, &pb_len);
-		if (err) {
-			snprintf(why, why_len, "%s",
-				 err == -EFBIG ? "unpacks to more than the "
-						 "size limit" :
-				 "not a whole gzip stream");
-			return err;
-		}
-		pb = raw;
-	}
+	err = symz_unwrap(in, len, max_len, &raw, &pb, &pb_len, why, why_len);
+	if (err)
+		return err;
 	err = agent_pprof_check(pb, pb_len, why, why_len);
 	if (err)
 		goto out;
@@ -273,7 +224,8 @@ int symz_pprof(struct sfp_symbolizer *s, const void *in, size_t len,
 	for (i = 0; i < f.p->n_location; i++)
 		if ((err = fill_location(&f, f.p->location[i])))
 			goto out;
-	if ((err = append_strings(&f)))
+	if ((err = symz_take_strings(&f.strs, &f.p->string_table,
+				     &f.p->n_string_table)))
 		goto out;
 	n = sfppprof__profile__get_packed_size(f.p);
 	packed = malloc(n ? n : 1);
@@ -282,13 +234,7 @@ int symz_pprof(struct sfp_symbolizer *s, const void *in, size_t len,
 		goto out;
 	}
 	sfppprof__profile__pack(f.p, packed);
-	if (gz) {
-		err = sfp_gzip(packed, n, out, out_len);
-		free(packed);
-	} else {
-		*out = packed;
-		*out_len = n;
-	}
+	err = symz_wrap(packed, n, gz, out, out_len);
 	packed = NULL;
 out:
 	if (err && !why[0])

@@ -17,6 +17,7 @@
 #ifndef SFP_SYMBOLIZE_H
 #define SFP_SYMBOLIZE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -95,6 +96,34 @@ struct symz_map {
  */
 SFP_HIDDEN int symz_resolve(struct sfp_symbolizer *s, const struct symz_mapping *m,
 			    struct symz_stats *st, struct symz_map *out);
+
+/*
+ * symz_name_loc() - the frames of one location at @addr of mapping @m
+ * (@mp and *@done: its resolution, made on first use), each outcome
+ * counted in @st: a location named (by source, inlined frames), not
+ * native, in a file not found, unnamed.
+ * Return: the number of frames in @fr (> 0), or 0: nothing to add.
+ */
+SFP_HIDDEN int symz_name_loc(struct sfp_symbolizer *s, const struct symz_mapping *m,
+			     struct symz_map *mp, bool *done, uint64_t addr,
+			     struct symz_stats *st, struct symz_frame *fr,
+			     size_t max);
+
+/*
+ * The wrapping both formats share.  symz_unwrap(): @in, gunzipped into
+ * *@raw when it is gzip (at most @max_len bytes), as *@pb, *@pb_len.
+ * symz_wrap(): @packed (taken over) as the output, gzipped when @gz.
+ * symz_take_strings(): the strings interned in @t appended to a string
+ * table (*@table of *@n), moved, not copied.  0 or -errno.
+ */
+SFP_HIDDEN int symz_unwrap(const void *in, size_t len, size_t max_len,
+			   void **raw, const void **pb, size_t *pb_len,
+			   char *why, size_t why_len);
+SFP_HIDDEN int symz_wrap(void *packed, size_t n, bool gz, void **out,
+			 size_t *out_len);
+struct exp_strtab;
+SFP_HIDDEN int symz_take_strings(struct exp_strtab *t, char ***table,
+				 size_t *n);
 
 /*
  * symz_frames() - the frames at runtime address addr of a resolved
