@@ -34,7 +34,7 @@ python3.12-perf 2 99 5
 node 90 99 0
 node-perfmap 90 99 0
 java-pfp 85 99 0
-sqlite3 99 99 0
+sqlite3 98 99 0
 xz 99 99 0
 "
 # go-compile: root raised to 99 when issue 37 point 1 lands (deep stacks:
@@ -49,6 +49,8 @@ xz 99 99 0
 # python3.12-perf: root raised to 99 and PERF_SLACK to 0 when issue 37
 #   point 3 lands (the -X perf trampolines)
 # node, node-perfmap: root raised to 99 when issue 37 points 1 and 4 land
+# sqlite3: 98, not 99: its ~300 samples reached 99.3-99.8 % in three runs,
+#   so two misses more (a loader or exit sample) would fail 99
 MIN_SAMPLES=250
 # sampling noise between two runs of the same workload (~1000 samples)
 NOISE=1
@@ -115,6 +117,8 @@ measure() {
 	# shellcheck disable=SC2086
 	pf=$(python3 "$HERE/real-programs.py" "$rt" "$W/$p.perf.txt" $comms 2> "$W/$p.perf.an")
 	drop_maps "$W/$p.sf.txt" "$W/$p.perf.txt"
+	# (perf's files are 20-140 MB each: not kept for the next program)
+	rm -f "$W/$p.perf" "$W/$p.sf"
 	if [ -z "$sf" ] || [ -z "$pf" ]; then
 		for c in "samples" "root" "root vs perf" "named" "names"; do
 			fail "$p: $c: the analysis failed"
