@@ -69,6 +69,12 @@ PKGS="$PKGS python3-prometheus-client"
 # debug file, whose .symtab and DWARF perf and sfprof name libc frames
 # and their "(inlined)" lines by.
 PKGS="$PKGS libc6-dbg"
+# The real-programs suite (tests/cli/run-real-programs.sh): programs nobody
+# here wrote, recorded by sfprof and perf (gcc, golang-go, nodejs above;
+# CPython comes from the machine's pyenv), and the debug file of glibc,
+# whose symbols (clone3, ld.so's _start) name the threads' outermost
+# frames for the independent check (nm).
+PKGS="$PKGS openjdk-17-jdk-headless sqlite3 xz-utils libc6-dbg"
 # Extra packages named by the caller (e.g. later components).
 PKGS="$PKGS ${SFP_EXTRA_PKGS:-}"
 
