@@ -12,7 +12,7 @@
 # perf script names none of these frames (said, as the gap's evidence,
 # not asserted).
 # Needs go (golang-go, make deps) and python3; the agent check needs root.
-# checks: 6
+# checks: 5
 . "$(dirname "$0")/test-subr.sh"
 HERE=$(cd "$(dirname "$0")" && pwd)
 NAMES=$HERE/go-names.py
