@@ -3,8 +3,9 @@
  * Fuzz the symbolizer's parsers on arbitrary bytes: the input as an ELF
  * (.symtab/.dynsym, PLT stubs and relocations, .gnu_debugdata with its
  * embedded ELF, DWARF through libdw and our CU / function-instance
- * index), and the same bytes as a perf map and as kallsyms text (parsed
- * whole and through the lazy index, which must agree).
+ * index), and the same bytes as a perf map, as a jitdump (both checked
+ * against a brute-force reading) and as kallsyms text (parsed whole and
+ * through the lazy index, which must agree).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -120,6 +121,47 @@ out:
 	free(mb);
 }
 
+/* The newest entry covering a (brute force), or NULL. */
+static const struct sfp_sym *newest_covering(const struct sfp_symtab *t,
+					     uint64_t a)
+{
+	size_t i;
+
+	for (i = t->nr; i-- > 0;) {
+		const struct sfp_sym *s = &t->syms[i];
+
+		if (a >= s->start && a - s->start < (s->size ? s->size : 1))
+			return s;
+	}
+	return NULL;
+}
+
+/* A JIT map's table finds what a brute-force reading of it finds. */
+static void layered_agrees(struct sfp_symtab *t, const uint8_t *data,
+			   size_t size)
+{
+	size_t i;
+
+	if (t->nr > 4096 || sfp_symtab_finish_layered(t))
+		return;
+	for (i = 0; i < t->nr && i < 128; i++) {
+		uint64_t a = t->syms[i].start, z = a + t->syms[i].size;
+
+		if (sfp_symtab_find(t, a) != newest_covering(t, a) ||
+		    sfp_symtab_find(t, z) != newest_covering(t, z) ||
+		    sfp_symtab_find(t, z - 1) != newest_covering(t, z - 1) ||
+		    sfp_symtab_find(t, a - 1) != newest_covering(t, a - 1))
+			__builtin_trap();
+	}
+	for (i = 0; i + 8 <= size && i < 256; i += 8) {
+		uint64_t a;
+
+		memcpy(&a, data + i, 8);
+		if (sfp_symtab_find(t, a) != newest_covering(t, a))
+			__builtin_trap();
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct sfp_symtab t = { 0 };
@@ -142,8 +184,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		sfp_elf_close(&e);
 	}
 	(void)sfp_perfmap_parse(&t, (const char *)data, size, "fuzz");
-	probe(&t, data, size);
+	layered_agrees(&t, data, size);
 	sfp_symtab_free(&t);
+	{
+		struct sfp_jitdump_stats st;
+
+		(void)sfp_jitdump_parse(&t, data, size, "fuzz", &st);
+		if (st.loads + st.moves - st.moves_unmatched != t.nr)
+			__builtin_trap();
+		layered_agrees(&t, data, size);
+		sfp_symtab_free(&t);
+	}
 	/* First half as kallsyms, second as /proc/modules. */
 	half = size / 2;
 	(void)sfp_kallsyms_parse(&t, (const char *)data, half,

@@ -23,6 +23,8 @@ struct proc {
 	uint32_t pid;
 	bool used;
 	uint64_t gen;		/* m->gen when this map table last changed */
+	uint32_t jitdump;	/* DSO index + 1 of the jit-PID.dump it
+				 * mapped (0: none) */
 	struct sfp_pmap *maps;
 	size_t nr, cap;
 };
@@ -503,6 +505,31 @@ static bool jit_map(const struct sfp_perf_event *ev)
 	       !strcmp(f, "[heap]");
 }
 
+/*
+ * A JIT that writes a jitdump maps the file into the process so that the
+ * recording sees where it is (perf inject --jit looks for the same
+ * name): ".../jit-PID.dump".
+ */
+static bool jitdump_name(const char *f)
+{
+	const char *b = f ? strrchr(f, '/') : NULL;
+	size_t n;
+
+	b = b ? b + 1 : f;
+	if (!b || strncmp(b, "jit-", 4))
+		return false;
+	n = strspn(b + 4, "0123456789");
+	return n && !strcmp(b + 4 + n, ".dump");
+}
+
+SFP_HIDDEN const char *sfp_machine__jitdump(struct sfp_machine *m,
+					    uint32_t pid)
+{
+	struct proc *p = proc_find(m, pid);
+
+	return p && p->jitdump ? m->dsos[p->jitdump - 1].name : NULL;
+}
+
 /* --- KSYMBOL ranges --------------------------------------------------------- */
 
 /* The first range that ends above addr (nksyms: none). */
@@ -640,6 +667,8 @@ SFP_HIDDEN int sfp_machine__event(struct sfp_machine *m,
 		p = proc_new(m, kernel ? KERNEL_PID : ev->mmap.pid);
 		if (!p || proc_reserve(p, 1))
 			return -ENOMEM;
+		if (!kernel && jitdump_name(ev->mmap.filename))
+			p->jitdump = nm.dso + 1;
 		p->gen = m->gen;
 		return proc_insert(p, &nm);
 	}

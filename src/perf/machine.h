@@ -104,6 +104,13 @@ SFP_HIDDEN const struct sfp_ksym *sfp_machine__ksym(struct sfp_machine *m,
  * no longer hold. */
 SFP_HIDDEN uint64_t sfp_machine__ksym_gen(const struct sfp_machine *m);
 
+/*
+ * The jitdump (".../jit-PID.dump") process pid mapped, as its MMAP record
+ * named it, or NULL: the JIT's code-load records name its frames.
+ */
+SFP_HIDDEN const char *sfp_machine__jitdump(struct sfp_machine *m,
+					    uint32_t pid);
+
 SFP_HIDDEN struct sfp_pdso *sfp_machine__dso(struct sfp_machine *m,
 					     uint32_t idx);
 SFP_HIDDEN size_t sfp_machine__nr_dsos(const struct sfp_machine *m);

@@ -21,6 +21,7 @@
 #include "perf/buildid-cache.h"
 #include "perf/machine.h"
 #include "profile/load.h"
+#include "symbols/jitdump.h"
 
 static const char *const unknown = "[unknown]";
 static const char *const kernel_dso = "[kernel.kallsyms]";
@@ -580,15 +581,15 @@ static int frame_uncached(struct sfp_profile *p, struct sfp_profile_loader *ld,
 	if (!(f.dso = user_dso_str(p, ld, pm->dso, d, (uint32_t)mi)))
 		return -ENOMEM;
 	if (d->jit) {
-		/* perf's /tmp/perf-PID.map: named by the JIT's map, the
-		 * address as is */
+		/* perf's /tmp/perf-PID.map: named by the JIT's jitdump when
+		 * the process mapped one (what perf inject --jit reads), else
+		 * by its map; the address as is */
+		const char *dump = sfp_machine__jitdump(ld->m, pid);
+
 		l.addr = ip;
-		return add_raw_named_loc(p, &l, &f,
-					 sfp_symbolizer__jit(ld->sym, (int)pid,
-							     ip, &sym)
-						 ? NULL
-						 : &sym,
-					 out);
+		err = sfp_symbolizer__jit_frame(ld->sym, (int)pid, dump, ip,
+						&sym);
+		return add_raw_named_loc(p, &l, &f, err ? NULL : &sym, out);
 	}
 	dh = mapping_dso(p, ld, (uint32_t)mi, pid);
 	if (dh && !sfp_symbolizer_dso__vaddr(dh, pm->start, pm->pgoff, ip,

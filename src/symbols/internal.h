@@ -58,6 +58,7 @@ struct sfp_jitmap {
 	int pid;
 	off_t size;			/* file size when read */
 	bool missing;
+	bool dump;			/* a jitdump, not a perf map */
 	char *path;
 	struct sfp_symtab tab;
 };

@@ -10,11 +10,14 @@
 
 #include "common/procfs.h"
 #include "symbols/internal.h"
+#include "symbols/jitdump.h"
 #include "symbols/kallsyms.h"
 
 /* kallsyms is ~10 MiB on big configs; perf maps can be large too. */
 #define KALLSYMS_MAX (256u << 20)
 #define PERFMAP_MAX (256u << 20)
+/* A jitdump holds the code bytes too. */
+#define JITDUMP_MAX (1u << 30)
 
 static int load_kernel(struct sfp_symbolizer *s)
 {
@@ -91,15 +94,29 @@ static int jit_refresh(struct sfp_jitmap *j)
 	}
 	if (!j->missing && st.st_size == j->size && j->tab.syms)
 		return 0;
-	err = sfp_read_file(j->path, PERFMAP_MAX, &buf, &len);
+	err = sfp_read_file(j->path, j->dump ? JITDUMP_MAX : PERFMAP_MAX, &buf,
+			    &len);
 	if (err)
 		return err;
 	sfp_symtab_free(&j->tab);
-	err = sfp_perfmap_parse(&j->tab, buf, len, j->path);
+	if (j->dump) {
+		struct sfp_jitdump_stats js;
+
+		err = sfp_jitdump_parse(&j->tab, (const uint8_t *)buf, len,
+					j->path, &js);
+		if (!err && js.truncated)
+			pr_debug("%s: offset %zu: last record cut short (the JIT was still writing)",
+				 j->path, js.truncated_at);
+	} else {
+		err = sfp_perfmap_parse(&j->tab, buf, len, j->path);
+	}
 	free(buf);
 	if (err < 0)
 		return err;
-	sfp_symtab_finish(&j->tab);
+	/* entries overlap where the JIT replaced code: newest wins */
+	err = sfp_symtab_finish_layered(&j->tab);
+	if (err)
+		return err;
 	j->size = st.st_size;
 	j->missing = false;
 	return 0;
@@ -142,7 +159,7 @@ int sfp_symbolizer__jit(struct sfp_symbolizer *s, int pid, uint64_t addr,
 	if (!s || !out || pid <= 0)
 		return -EINVAL;
 	for (j = s->jit; j; j = j->next)
-		if (j->pid == pid)
+		if (j->pid == pid && !j->dump)
 			break;
 	if (!j) {
 		err = jit_path(s, pid, path, sizeof(path));
@@ -173,4 +190,54 @@ int sfp_symbolizer__jit(struct sfp_symbolizer *s, int pid, uint64_t addr,
 	}
 	sfp_symbolizer_fill(s, &j->tab, sym, addr, j->path, out);
 	return 0;
+}
+
+int sfp_symbolizer__jitdump(struct sfp_symbolizer *s, int pid,
+			    const char *path, uint64_t addr,
+			    struct sfp_symbol *out)
+{
+	struct sfp_jitmap *j;
+	struct sfp_sym *sym;
+	int err;
+
+	if (!s || !out || !path || pid <= 0)
+		return -EINVAL;
+	for (j = s->jit; j; j = j->next)
+		if (j->dump && j->pid == pid && !strcmp(j->path, path))
+			break;
+	if (!j) {
+		j = calloc(1, sizeof(*j));
+		if (!j || !(j->path = strdup(path))) {
+			free(j);
+			return -ENOMEM;
+		}
+		j->pid = pid;
+		j->dump = true;
+		j->missing = true;
+		j->next = s->jit;
+		s->jit = j;
+		err = jit_refresh(j);
+		if (err)
+			return err;
+	}
+	sym = sfp_symtab_find(&j->tab, addr);
+	if (!sym) {
+		err = jit_refresh(j);
+		if (err)
+			return err;
+		sym = sfp_symtab_find(&j->tab, addr);
+		if (!sym)
+			return -ENOENT;
+	}
+	sfp_symbolizer_fill(s, &j->tab, sym, addr, j->path, out);
+	return 0;
+}
+
+int sfp_symbolizer__jit_frame(struct sfp_symbolizer *s, int pid,
+			      const char *dump, uint64_t addr,
+			      struct sfp_symbol *out)
+{
+	if (dump && !sfp_symbolizer__jitdump(s, pid, dump, addr, out))
+		return 0;
+	return sfp_symbolizer__jit(s, pid, addr, out);
 }

@@ -315,6 +315,8 @@ struct sfp_sym *sfp_symtab_find(struct sfp_symtab *t, uint64_t addr)
 
 	if (t->psyms)
 		return sfp_symtab_packed_find(t, addr);
+	if (t->layered)
+		return sfp_symtab_layered_find(t, addr);
 
 	/* Last symbol with start <= addr. */
 	while (lo < hi) {
@@ -336,6 +338,7 @@ struct sfp_sym *sfp_symtab_find(struct sfp_symtab *t, uint64_t addr)
 void sfp_symtab_free(struct sfp_symtab *t)
 {
 	sfp_symtab_packed_free(t);
+	free(t->segs);
 	free(t->syms);
 	sfp_strpool_free(&t->pool);
 	memset(t, 0, sizeof(*t));

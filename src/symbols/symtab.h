@@ -66,6 +66,19 @@ struct sfp_symtab {
 	size_t pmap_len;
 	struct sfp_sym **mat;	/* made symbols, open addressing by index */
 	size_t mat_cap, mat_n;
+	/*
+	 * Or, a JIT's table (sfp_symtab_finish_layered()): syms in the order
+	 * the JIT wrote them, and the address ranges each one names now.
+	 */
+	struct sfp_symseg *segs;
+	size_t nsegs;
+	bool layered;
+};
+
+/* [lo, hi) is named by syms[sym]: the newest entry that covers it. */
+struct sfp_symseg {
+	uint64_t lo, hi;
+	uint32_t sym;
 };
 
 /* Internal flag (never handed out): module symbol of unknown extent. */
@@ -79,6 +92,17 @@ SFP_HIDDEN int sfp_symtab_reserve(struct sfp_symtab *t, size_t more);
 SFP_HIDDEN int sfp_symtab_add(struct sfp_symtab *t, uint64_t start,
 			      uint64_t size, const char *name, uint32_t flags);
 SFP_HIDDEN void sfp_symtab_finish(struct sfp_symtab *t);
+/*
+ * Finish a JIT's table, whose entries overlap where the JIT replaced
+ * code (symtab-layers.c): an address is named by the newest entry (the
+ * last added) that covers it, whatever older entries cover it too, and
+ * an older entry keeps naming the parts of it no newer entry covers.
+ * A size of 0 covers its start only.  Return: 0; -ENOMEM (t then finds
+ * nothing).
+ */
+SFP_HIDDEN int sfp_symtab_finish_layered(struct sfp_symtab *t);
+SFP_HIDDEN struct sfp_sym *sfp_symtab_layered_find(struct sfp_symtab *t,
+						   uint64_t addr);
 SFP_HIDDEN struct sfp_sym *sfp_symtab_find(struct sfp_symtab *t,
 					   uint64_t addr);
 SFP_HIDDEN void sfp_symtab_free(struct sfp_symtab *t);
@@ -175,6 +199,28 @@ SFP_HIDDEN int sfp_minidebuginfo_open(struct sfp_elf *e, struct sfp_elf **out);
  */
 SFP_HIDDEN int sfp_perfmap_parse(struct sfp_symtab *t, const char *buf,
 				 size_t len, const char *what);
+
+/* What a jitdump held (jitdump.c). */
+struct sfp_jitdump_stats {
+	uint32_t version;
+	uint64_t flags;		/* bit 0: CPU-counter timestamps */
+	uint64_t records, loads, moves, moves_unmatched, debug_info,
+		 unwinding_info, unknown, bad;
+	bool closed;		/* a CLOSE record came */
+	bool truncated;		/* the last record runs past the end */
+	size_t truncated_at;	/* its offset */
+};
+
+/*
+ * Parse a jitdump (jit-PID.dump) into t: a symbol per code load and per
+ * move, in file order (finish it with sfp_symtab_finish_layered()).
+ * Bad records are skipped with a warning; a record cut short ends the
+ * parse (st says where).  Return: 0; -EBADMSG not a jitdump (bad
+ * header); -ENOMEM.
+ */
+SFP_HIDDEN int sfp_jitdump_parse(struct sfp_symtab *t, const uint8_t *buf,
+				 size_t len, const char *what,
+				 struct sfp_jitdump_stats *st);
 
 /*
  * Parse /proc/kallsyms text (text symbols only) and /proc/modules text

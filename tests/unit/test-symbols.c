@@ -1134,6 +1134,211 @@ TEST(symbols_perf_map)
 	sfp_symbolizer__free(&s);
 }
 
+/* Write text as dir/perf-PID.map; false on failure. */
+static bool write_perf_map(const char *dir, int pid, const char *text)
+{
+	char path[800];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/perf-%d.map", dir, pid);
+	f = fopen(path, "w");
+	if (!f)
+		return false;
+	fputs(text, f);
+	return !fclose(f);
+}
+
+/* The name perf-map entries give addr, or NULL (-ENOENT). */
+static const char *jit_name(struct sfp_symbolizer *s, int pid, uint64_t addr,
+			    uint64_t *off)
+{
+	static struct sfp_symbol sym;
+
+	if (sfp_symbolizer__jit(s, pid, addr, &sym))
+		return NULL;
+	*off = sym.offset;
+	return sym.raw_name;
+}
+
+/*
+ * Overlapping perf-map entries (a JIT rewrote code): the newest entry
+ * covering an address names it, and an older entry keeps naming what no
+ * newer one covers.
+ */
+TEST(symbols_perf_map_overlaps)
+{
+	static const struct {
+		uint64_t addr;
+		const char *name;	/* NULL: no entry covers it */
+		uint64_t off;
+	} want[] = {
+		/* a newer, shorter entry inside an older one */
+		{ 0x1000, "old_A", 0 },
+		{ 0x1050, "new_B", 0x10 },
+		{ 0x105f, "new_B", 0x1f },
+		{ 0x1060, "old_A", 0x60 },	/* past B's end: still A */
+		{ 0x10ff, "old_A", 0xff },
+		{ 0x1100, NULL, 0 },
+		/* a newer entry starting below an older one */
+		{ 0x1f80, "new_D", 0 },
+		{ 0x2010, "new_D", 0x90 },	/* D is newer than C */
+		{ 0x2040, "old_C", 0x40 },
+		/* same start, newer shorter */
+		{ 0x3010, "new_F", 0x10 },
+		{ 0x3080, "old_E", 0x80 },
+		/* three layers */
+		{ 0x4050, "l1", 0x50 },
+		{ 0x4150, "l2", 0x50 },
+		{ 0x41c0, "l3", 0x40 },
+		{ 0x4250, "l2", 0x150 },
+		{ 0x4350, "l1", 0x350 },
+		/* an older entry inside a newer one is hidden by it */
+		{ 0x5020, "new_H", 0x20 },
+		/* size 0: its start only */
+		{ 0x6000, "zero", 0 },
+		{ 0x6001, NULL, 0 },
+	};
+	char dir[700];
+	struct sfp_symbolizer *s = NULL;
+	size_t i;
+
+	snprintf(dir, sizeof(dir), "%s/maps-overlap", tmpdir());
+	mkdir(dir, 0700);
+	if (!ASSERT_TRUE(write_perf_map(dir, 4244,
+			"1000 100 old_A\n"
+			"1040 20 new_B\n"
+			"2000 100 old_C\n"
+			"1f80 c0 new_D\n"
+			"3000 100 old_E\n"
+			"3000 20 new_F\n"
+			"4000 400 l1\n"
+			"4100 200 l2\n"
+			"4180 80 l3\n"
+			"5010 20 old_G\n"
+			"5000 100 new_H\n"
+			"6000 0 zero\n")))
+		return;
+	{
+		SFP_OPTS(sfp_symbolizer_opts, o, .perf_map_dir = dir);
+
+		if (!ASSERT_OK(sfp_symbolizer__new(&o, &s)))
+			return;
+	}
+	for (i = 0; i < ARRAY_SIZE(want); i++) {
+		uint64_t off = 0;
+		const char *n = jit_name(s, 4244, want[i].addr, &off);
+
+		if (!want[i].name) {
+			if (n)
+				sfp_test_fail_at(__FILE__, __LINE__, "%#" PRIx64 ": %s, want none", want[i].addr, n);
+			continue;
+		}
+		if (!n || strcmp(n, want[i].name) || off != want[i].off)
+			sfp_test_fail_at(__FILE__, __LINE__, "%#" PRIx64 ": %s+%#" PRIx64 ", want %s+%#" PRIx64,
+			      want[i].addr, n ? n : "(none)", off,
+			      want[i].name, want[i].off);
+	}
+	sfp_symbolizer__free(&s);
+}
+
+struct map_ent {
+	uint64_t start, size;
+	char name[512];
+};
+
+/* The newest entry of e[0..n) covering addr (brute force), or -1. */
+static long newest_covering(const struct map_ent *e, size_t n, uint64_t addr)
+{
+	size_t i;
+
+	for (i = n; i-- > 0;)
+		if (addr >= e[i].start &&
+		    addr - e[i].start < (e[i].size ? e[i].size : 1))
+			return (long)i;
+	return -1;
+}
+
+/*
+ * A real map written by node --perf-basic-prof-only-functions whose code
+ * the garbage collector freed and V8 replaced (tests/data/symbols/README):
+ * every entry's start, middle, last byte and the byte after it are named
+ * as a brute-force reading of the file names them.
+ */
+TEST(symbols_perf_map_node_real)
+{
+	char src[800], dir[700], line[1024];
+	struct map_ent *e = calloc(4096, sizeof(*e));
+	struct sfp_symbolizer *s = NULL;
+	size_t n = 0, i, checked = 0, layered = 0;
+	FILE *f;
+
+	snprintf(src, sizeof(src), "%s/symbols/node-churn.perf.map",
+		 test_data_dir());
+	snprintf(dir, sizeof(dir), "%s/maps-node", tmpdir());
+	mkdir(dir, 0700);
+	f = fopen(src, "r");
+	if (!ASSERT_NOT_NULL(e) || !ASSERT_NOT_NULL(f)) {
+		free(e);
+		return;
+	}
+	while (n < 4096 && fgets(line, sizeof(line), f)) {
+		int k = 0;
+
+		line[strcspn(line, "\n")] = 0;
+		if (sscanf(line, "%" SCNx64 " %" SCNx64 " %n", &e[n].start,
+			   &e[n].size, &k) == 2 && k) {
+			snprintf(e[n].name, sizeof(e[n].name), "%s", line + k);
+			n++;
+		}
+	}
+	fclose(f);
+	ASSERT_TRUE(n > 700);
+	{
+		char cmd[2000];
+
+		snprintf(cmd, sizeof(cmd), "cp '%s' '%s/perf-4245.map'", src, dir);
+		ASSERT_EQ(system(cmd), 0);
+	}
+	{
+		SFP_OPTS(sfp_symbolizer_opts, o, .perf_map_dir = dir);
+
+		if (!ASSERT_OK(sfp_symbolizer__new(&o, &s))) {
+			free(e);
+			return;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		uint64_t sz = e[i].size ? e[i].size : 1;
+		uint64_t probe[4] = { e[i].start, e[i].start + sz / 2,
+				      e[i].start + sz - 1, e[i].start + sz };
+		size_t k;
+
+		for (k = 0; k < 4; k++) {
+			long w = newest_covering(e, n, probe[k]);
+			uint64_t off = 0;
+			const char *got = jit_name(s, 4245, probe[k], &off);
+
+			checked++;
+			if (w >= 0 && (size_t)w != i && k < 3)
+				layered++;
+			if (w < 0 ? got != NULL
+				  : !got || strcmp(got, e[w].name) ||
+					    off != probe[k] - e[w].start)
+				sfp_test_fail_at(__FILE__, __LINE__,
+						 "%#" PRIx64 ": %s+%#" PRIx64
+						 ", want %s+%#" PRIx64,
+						 probe[k], got ? got : "(none)",
+						 off, w < 0 ? "(none)" : e[w].name,
+						 w < 0 ? 0 : probe[k] - e[w].start);
+		}
+	}
+	/* the file does hold addresses a later entry took over */
+	ASSERT_TRUE(layered > 100);
+	ASSERT_TRUE(checked == 4 * n);
+	sfp_symbolizer__free(&s);
+	free(e);
+}
+
 /* One addr2line answer: function and file:line per frame. */
 struct a2l_frame {
 	char func[2048];

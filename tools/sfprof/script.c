@@ -32,6 +32,7 @@
 #include "perf/dwarf.h"
 #include "perf/callchain.h"
 #include "symbols/bfd-name.h"
+#include "symbols/jitdump.h"
 
 #define FC_BITS 12
 #define WHO_SLOTS 64
@@ -478,7 +479,11 @@ static void build_frame(struct script *s, uint32_t pid, uint64_t ip,
 		d->hit = true;
 		if (d->jit) {
 			/* perf's identity map: the address itself */
-			if (!sfp_symbolizer__jit(s->sym, (int)pid, ip, &sym))
+			/* named by the jitdump the process mapped, if any
+			 * (what perf inject --jit reads), else its map */
+			if (!sfp_symbolizer__jit_frame(
+				    s->sym, (int)pid,
+				    sfp_machine__jitdump(s->m, pid), ip, &sym))
 				emit_frame(s, prefix, ip,
 					   sym.raw_name ? sym.raw_name : sym.name,
 					   true, sym.offset, d->name);
