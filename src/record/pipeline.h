@@ -48,9 +48,16 @@ struct sfp_rec_pipe_opts {
 	 * that a block whose sample was lost keeps its time (`record`; the
 	 * agent filters its targets' samples and leaves this off). */
 	bool off_cpu_switch_records;
-	size_t :0;
+	/* Which processes the caller keeps (the agent's --pid, --comm,
+	 * --cgroup): a sample of one it does not is passed on without its
+	 * user stack, which is not unwound, so that the unwinder builds no
+	 * table and keeps no state for processes whose samples are thrown
+	 * away.  Asked once per process and again after its exec; NULL:
+	 * every one. */
+	bool (*want)(void *want_ctx, uint32_t pid);
+	void *want_ctx;
 };
-#define sfp_rec_pipe_opts__last_field off_cpu_switch_records
+#define sfp_rec_pipe_opts__last_field want_ctx
 
 struct sfp_rec_pipe_stats {
 	uint64_t records_in, records_out, bytes_out;
@@ -63,6 +70,7 @@ struct sfp_rec_pipe_stats {
 	uint64_t mmap_stray_build_id;	/* MMAP2 flags cleared (see .c) */
 	uint64_t mmap_build_id_filled;	/* fill_build_ids: MMAP2 filled */
 	uint64_t mmap_no_build_id;	/* ... whose file was not found */
+	uint64_t unwanted;		/* samples not unwound: want() said no */
 	/* The unwinder's files (unwind/module.h): one table per file,
 	 * however many processes and paths map it; files refused because
 	 * their build-id (or device/inode) was not the mapped one's. */
