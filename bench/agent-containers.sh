@@ -201,7 +201,10 @@ END {
 	s = (med(b, 3) - med(a, 3)) * 100 / med(a, 3)
 	printf "N=%s vs N=%s: VmHWM %+.1f %%, VmRSS %+.1f %% (target <= +5 %%: %s)\n", b, a, h, s,
 		(h <= 5 && s <= 5) ? "met" : "NOT met"
-	printf "  the image'\''s tables: program %s vs %s, libc %s vs %s, symbol tables %s vs %s (no more than with N=%s: %s)\n",
-		med(b, 7), med(a, 7), med(b, 8), med(a, 8), med(b, 6), med(a, 6), a,
-		(med(b, 7) <= med(a, 7) && med(b, 8) <= med(a, 8) && med(b, 6) <= med(a, 6)) ? "met" : "NOT met"
+	printf "  the image'\''s unwind tables: program %s vs %s, libc %s vs %s (no more than with N=%s: %s)\n",
+		med(b, 7), med(a, 7), med(b, 8), med(a, 8), a,
+		(med(b, 7) <= med(a, 7) && med(b, 8) <= med(a, 8)) ? "met" : "NOT met"
+	# one per file hit: with more containers starting, more of the
+	# image'\''s files (ld.so, the vDSO) take a sample at all
+	printf "  symbol tables %s vs %s (one per file the samples hit)\n", med(b, 6), med(a, 6)
 }' "$T/all"
