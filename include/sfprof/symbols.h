@@ -244,6 +244,13 @@ SFP_API const char *sfp_symbolizer_dso__debug_path(const struct sfp_symbolizer_d
 /* Number of function symbols loaded (after merging aliases). */
 SFP_API size_t sfp_symbolizer_dso__num_symbols(const struct sfp_symbolizer_dso *dso);
 
+/*
+ * Symbol tables @s has made or read from its cache since it was created:
+ * one per file, however many paths, processes and containers map it (a
+ * file is its build-id: common/fileid.h).  For counters and tests.
+ */
+SFP_API uint64_t sfp_symbolizer__tables_loaded(const struct sfp_symbolizer *s);
+
 /**
  * sfp_symbolizer__dso() - get_dso() with @pid 0 and find() in one call.
  * Return: as those two.

@@ -36,6 +36,7 @@
 
 #include "agent/agent.h"
 #include "bpf/bpf-defer.h"
+#include "common/procfs.h"
 #include "perf/machine.h"
 #include "profile/profile-int.h"
 #include "record/pipeline.h"
@@ -129,6 +130,7 @@ struct agent {
 	uint8_t *dso_seen;		/* machine dso index -> counted */
 	size_t cap_seen;
 	uint64_t sym_bytes;		/* file bytes behind the symbolizer */
+	uint64_t sym_tables_gone;	/* tables loaded by symbolizers let go */
 	uint64_t last_time;		/* of the newest record processed */
 	uint64_t events, records;
 	/* the loop's own CPU by phase (ns of CLOCK_THREAD_CPUTIME_ID),
@@ -220,6 +222,66 @@ static bool exe_name(uint32_t pid, char *out, size_t len, bool *kthread)
 	return true;
 }
 
+/* --cgroup: is a process in cgroup cg (NULL: not known) kept? */
+static bool cgroup_keep(const struct agent_opts *o, const char *cg)
+{
+	size_t n;
+
+	if (!o->cgroup)
+		return true;
+	n = strlen(o->cgroup);
+	while (n > 1 && o->cgroup[n - 1] == '/')
+		n--;
+	return cg && !strncmp(cg, o->cgroup, n) &&
+	       (cg[n] == '/' || cg[n] == 0 || n == 1);
+}
+
+/* --pid, --comm, --cgroup: is process pid (its comm, its cgroup path or
+ * NULL when unknown) kept? */
+static bool filters_keep(const struct agent_opts *o, uint32_t pid,
+			 const char *comm, const char *cg)
+{
+	if (o->nr_pids && !pid_listed(o, pid))
+		return false;
+	if (o->comm_re && regexec(o->comm_re, comm, 0, NULL, 0))
+		return false;
+	return cgroup_keep(o, cg);
+}
+
+/*
+ * The record pipeline's question before it unwinds a sample (its opts'
+ * want): the filters as proc_get() applies them, from /proc now (the
+ * pipeline asks before this sample's records reach the machine model).
+ * Not readable (gone, a race): yes, and proc_get() decides as ever.
+ * Processes left out cost no unwind, no table and no stack copy: with
+ * --comm on a busy host, the host's other programs no longer set the
+ * agent's memory.
+ */
+static bool want_pid(void *ctx, uint32_t pid)
+{
+	const struct agent_opts *o = ctx;
+	char comm[64], cg[1024];
+	ssize_t n;
+
+	if (!pid)
+		return false;
+	if (o->nr_pids && !pid_listed(o, pid))
+		return false;
+	if (o->comm_re) {
+		n = sfp_proc_read((int)pid, "comm", comm, sizeof(comm) - 1);
+		if (n <= 0)
+			return true;
+		comm[n] = 0;
+		if (comm[n - 1] == '\n')
+			comm[n - 1] = 0;
+		if (regexec(o->comm_re, comm, 0, NULL, 0))
+			return false;
+	}
+	if (o->cgroup && agent_read_cgroup((pid_t)pid, cg, sizeof(cg)))
+		return cgroup_keep(o, cg);
+	return true;
+}
+
 static struct proc_info *proc_get(struct agent *a, uint32_t pid)
 {
 	const struct agent_opts *o = a->o;
@@ -265,19 +327,8 @@ static struct proc_info *proc_get(struct agent *a, uint32_t pid)
 	}
 	if (!p->service[0])
 		snprintf(p->service, sizeof(p->service), "unknown");
-	p->kept = pid != 0;	/* the idle task is not a service */
-	if (p->kept && o->nr_pids)
-		p->kept = pid_listed(o, pid);
-	if (p->kept && o->comm_re)
-		p->kept = !regexec(o->comm_re, comm, 0, NULL, 0);
-	if (p->kept && o->cgroup) {
-		size_t n = strlen(o->cgroup);
-
-		while (n > 1 && o->cgroup[n - 1] == '/')
-			n--;
-		p->kept = have_cg && !strncmp(cg, o->cgroup, n) &&
-			  (cg[n] == '/' || cg[n] == 0 || n == 1);
-	}
+	p->kept = pid != 0 &&	/* the idle task is not a service */
+		  filters_keep(o, pid, comm, have_cg ? cg : NULL);
 	p->next = a->procs[pid % PROC_BUCKETS];
 	a->procs[pid % PROC_BUCKETS] = p;
 	a->nr_procs++;
@@ -442,6 +493,7 @@ static void symbols_budget(struct agent *a)
 		return;
 	for (pl = a->pulls; pl; pl = pl->next)
 		agent_agg__drop_symbols(pl->agg, n);
+	a->sym_tables_gone += sfp_symbolizer__tables_loaded(a->sym);
 	sfp_symbolizer__free(&a->sym);
 	a->sym = n;
 	memset(a->dso_seen, 0, a->cap_seen);
@@ -886,6 +938,10 @@ static void snapshot(struct agent *a)
 		a->mt.tables_dropped = 0;
 		a->mt.before_table = us.not_ready;
 	}
+	a->mt.unwind_files = ps.unwind_files;
+	a->mt.not_unwound = ps.unwanted;
+	a->mt.symbol_tables = a->sym_tables_gone +
+			      sfp_symbolizer__tables_loaded(a->sym);
 	if (a->o->bpf) {
 		struct sfp_bpf_defer_stats bs;
 
@@ -985,7 +1041,17 @@ static int setup(struct agent *a)
 	 * comes at its switch-in, and a thread that blocks again and again
 	 * from one stack keeps one cookie, whose deferred record would come
 	 * only when its stack changes, long after the window closed. */
+	/* fill_build_ids: the kernel's MMAP2 records name a file by device
+	 * and inode, and every container's copy of an image is another
+	 * inode (another tmpfs, overlay layer, mount namespace): keyed so,
+	 * the unwinder built one table per container and per short-lived
+	 * process's namespace.  With the build-id read from the mapped
+	 * inode (once per inode) one image is one table and one symbol set,
+	 * however many containers run it (issue 35). */
 	SFP_OPTS(sfp_rec_pipe_opts, po, .max_depth = o->max_depth,
+		 .fill_build_ids = true,
+		 .want = o->nr_pids || o->comm_re || o->cgroup ? want_pid : NULL,
+		 .want_ctx = (void *)o,
 		 .inline_mode = o->off_cpu,
 		 .off_cpu_thresh_ns = o->off_cpu_thresh_ns,
 		 .off_cpu_max_rate = o->off_cpu_max_rate);

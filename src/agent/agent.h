@@ -208,6 +208,10 @@ struct agent_metrics {
 	uint64_t labeled;		/* processes with cached labels now */
 	uint64_t queued_records;	/* records read, not yet processed */
 	uint64_t symbol_resets;		/* symbolizer replaced (budget) */
+	uint64_t not_unwound;		/* samples of processes left out:
+					   not unwound */
+	uint64_t symbol_tables;		/* symbol tables loaded, all
+					   symbolizers (one per file) */
 	/* How far processing trails the rings: now - the newest processed
 	 * record's time while records wait (0 when none wait). */
 	uint64_t lag_ns, lag_max_ns;
@@ -218,6 +222,8 @@ struct agent_metrics {
 	uint64_t tables_pending;	/* waiting to be built now */
 	uint64_t tables_built;		/* built (or found missing) */
 	uint64_t tables_dropped;	/* requests its full queue refused */
+	uint64_t unwind_files;		/* files the unwinder registered
+					   (one per build-id) */
 	uint64_t before_table;		/* unwinds (bpf-defer) or rule
 					   lookups (sframe) that met a
 					   table still being built: frame

@@ -141,6 +141,10 @@ void agent_metrics_write(FILE *f, const struct agent_metrics *m)
 	one(f, "sfprof_agent_samples_kept_total", "counter",
 	    "Samples that passed the filters and went into profiles.",
 	    m->samples_kept);
+	one(f, "sfprof_agent_samples_not_unwound_total", "counter",
+	    "Samples of processes --pid, --comm or --cgroup leave out, "
+	    "passed over before their user stack was unwound.",
+	    m->not_unwound);
 	one(f, "sfprof_agent_lost_samples_total", "counter",
 	    "Samples the kernel could not write (ring buffer full).",
 	    m->lost);
@@ -177,6 +181,10 @@ void agent_metrics_write(FILE *f, const struct agent_metrics *m)
 	one(f, "sfprof_agent_symbol_resets_total", "counter",
 	    "Times the symbol tables were let go for the symbol budget.",
 	    m->symbol_resets);
+	one(f, "sfprof_agent_symbol_tables_loaded_total", "counter",
+	    "Symbol tables made or read from the cache: one per file (its "
+	    "build-id), however many paths, processes and containers map it.",
+	    m->symbol_tables);
 	seconds(f, "sfprof_agent_lag_seconds", "gauge",
 		"How far processing trails sampling: now minus the newest "
 		"processed record's time, while records wait (0 when none do).",
@@ -197,6 +205,10 @@ void agent_metrics_write(FILE *f, const struct agent_metrics *m)
 	one(f, "sfprof_agent_unwind_tables_built_total", "counter",
 	    "Unwind tables the tables' thread built (or found missing).",
 	    m->tables_built);
+	one(f, "sfprof_agent_unwind_files_total", "counter",
+	    "Files the unwinder registered: one per build-id, however many "
+	    "paths, processes and containers map it (a file without one: "
+	    "per path, device/inode and mount namespace).", m->unwind_files);
 	one(f, "sfprof_agent_unwind_table_requests_dropped_total", "counter",
 	    "Table requests refused because the tables' queue was full.",
 	    m->tables_dropped);

@@ -29,6 +29,7 @@
 struct proc {
 	uint32_t pid;
 	bool used;
+	int8_t want;		/* opts' want(): 1 yes, -1 no, 0 not asked */
 	struct sfp_addr_space *as;
 };
 
@@ -82,6 +83,8 @@ struct sfp_rec_pipe {
 	uint64_t *mmap_fix;		/* MMAP2 changed: its stray flag
 					   cleared, its build-id filled */
 	bool fill_build_ids;		/* see mmap2_fill_build_id() */
+	bool (*want)(void *want_ctx, uint32_t pid);
+	void *want_ctx;
 	struct sfp_rec_pipe_stats st;
 };
 
@@ -424,8 +427,13 @@ static int on_side_band(struct sfp_rec_pipe *p, const void *rec, size_t size)
 
 			memcpy(v, (const uint8_t *)rec + 8, 8);
 			as = get_as(p, v[0], NULL);
-			if (as)
+			if (as) {
+				struct proc *pr = find_proc(p, v[0]);
+
 				sfp_addr_space__exec(as);
+				if (pr)
+					pr->want = 0;	/* another program */
+			}
 		}
 		break;
 	case PERF_RECORD_FORK:
@@ -731,6 +739,21 @@ int sfp_rec_pipe__record(const void *rec, size_t size, int cpu, void *pipe)
 	return engine_add(p, &s, cpu);
 }
 
+/* Does the caller keep pid's samples (opts' want())?  Asked once per
+ * process (and program: an exec asks again). */
+static bool wanted(struct sfp_rec_pipe *p, uint32_t pid)
+{
+	struct proc *pr;
+
+	if (!p->want)
+		return true;
+	if (!get_as(p, pid, NULL) || !(pr = find_proc(p, pid)))
+		return p->want(p->want_ctx, pid);
+	if (!pr->want)
+		pr->want = p->want(p->want_ctx, pid) ? 1 : -1;
+	return pr->want > 0;
+}
+
 /* A sample through the deferral engine (which calls emit_sample_cb). */
 static int engine_add(struct sfp_rec_pipe *p, struct sfp_record_sample *sp,
 		      int cpu)
@@ -749,6 +772,11 @@ static int engine_add(struct sfp_rec_pipe *p, struct sfp_record_sample *sp,
 			 PERF_RECORD_MISC_KERNEL;
 	ds.has_user = s.user_abi != 0 && (s.user_regs_mask & SFP_USER_REGS_MASK) ==
 						  SFP_USER_REGS_MASK;
+	/* a process the caller throws away: its stack is not unwound */
+	if (ds.has_user && !wanted(p, s.pid)) {
+		ds.has_user = false;
+		p->st.unwanted++;
+	}
 	ds.bp = s.user_regs[0];
 	ds.sp = s.user_regs[1];
 	ds.ip = s.user_regs[2];
@@ -995,6 +1023,8 @@ int sfp_rec_pipe__new(struct sfp_record *r, const struct sfp_rec_pipe_opts *o,
 	p->inline_mode = SFP_OPTS_GET(o, sfp_rec_pipe_opts, inline_mode, false);
 	p->fill_build_ids = SFP_OPTS_GET(o, sfp_rec_pipe_opts, fill_build_ids,
 					   false);
+	p->want = SFP_OPTS_GET(o, sfp_rec_pipe_opts, want, NULL);
+	p->want_ctx = SFP_OPTS_GET(o, sfp_rec_pipe_opts, want_ctx, NULL);
 	p->max_depth = SFP_OPTS_GET(o, sfp_rec_pipe_opts, max_depth, 0);
 	if (!p->max_depth || p->max_depth > SFP_DEFER_MAX_DEPTH)
 		p->max_depth = SFP_DEFER_MAX_DEPTH;

@@ -53,9 +53,17 @@ struct sfp_rec_pipe_opts {
 	 * of completing them from the thread's previous unwind or live
 	 * memory (record/deep.h; `record --no-deep-stacks`). */
 	bool no_deep_stacks;
+	/* Which processes the caller keeps (the agent's --pid, --comm,
+	 * --cgroup): a sample of one it does not is passed on without its
+	 * user stack, which is not unwound, so that the unwinder builds no
+	 * table and keeps no state for processes whose samples are thrown
+	 * away.  Asked once per process and again after its exec; NULL:
+	 * every one. */
+	bool (*want)(void *want_ctx, uint32_t pid);
+	void *want_ctx;
 	size_t :0;
 };
-#define sfp_rec_pipe_opts__last_field no_deep_stacks
+#define sfp_rec_pipe_opts__last_field want_ctx
 
 struct sfp_rec_pipe_stats {
 	uint64_t records_in, records_out, bytes_out;
@@ -72,6 +80,7 @@ struct sfp_rec_pipe_stats {
 	uint64_t mmap_stray_build_id;	/* MMAP2 flags cleared (see .c) */
 	uint64_t mmap_build_id_filled;	/* fill_build_ids: MMAP2 filled */
 	uint64_t mmap_no_build_id;	/* ... whose file was not found */
+	uint64_t unwanted;		/* samples not unwound: want() said no */
 	/* The unwinder's files (unwind/module.h): one table per file,
 	 * however many processes and paths map it; files refused because
 	 * their build-id (or device/inode) was not the mapped one's. */

@@ -639,9 +639,16 @@ int sfp_symbolizer__get_dso(struct sfp_symbolizer *s, int pid,
 		goto fail;
 	if (!sfp_elf_build_id(d->elf, &fid, &flen) && flen &&
 	    flen <= SFP_BUILD_ID_MAX) {
+		char hex[2 * SFP_BUILD_ID_MAX + 1];
+
 		memcpy(d->file_id, fid, flen);
 		d->file_id_len = flen;
 		index_build_id(s, d);
+		/* one line per table: tests count them by build-id */
+		for (size_t i = 0; i < flen; i++)
+			snprintf(hex + 2 * i, 3, "%02x", fid[i]);
+		pr_debug("symbols of %s (build-id %s) loaded from %s", path,
+			 hex, d->path);
 	}
 	*out = d;
 	return 0;
@@ -656,6 +663,11 @@ fail:
 	sfp_elf_close(&d->debug);
 	sfp_elf_close(&d->elf);
 	return err;
+}
+
+uint64_t sfp_symbolizer__tables_loaded(const struct sfp_symbolizer *s)
+{
+	return s ? s->tables_loaded : 0;
 }
 
 /* The entry that holds the data. */

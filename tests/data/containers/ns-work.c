@@ -7,9 +7,17 @@
  * a different layout as well: PAD bytes of code before the chain move
  * every address, FRAME bytes of locals change every frame's size, so
  * that one build's unwind table or symbols applied to another's
- * addresses give wrong frames, not by chance the right ones. */
+ * addresses give wrong frames, not by chance the right ones.
+ *
+ * bench/agent-containers.sh and tests/cli/run-agent-images.sh build it
+ * with IDLE_US: each round of work is followed by a sleep, so that every
+ * container's load is the same small share of a CPU however many of them
+ * run (busy loops would split the machine's CPUs between them). */
 #include <stdio.h>
 #include <unistd.h>
+#ifndef WORK
+#define WORK 1000000
+#endif
 #ifndef PAD
 #define PAD 0
 #endif
@@ -56,6 +64,10 @@ int main(void)
 {
 	printf("ready\n");
 	fflush(stdout);
-	for (;;)
-		F(_outer)(1000000);
+	for (;;) {
+		F(_outer)(WORK);
+#ifdef IDLE_US
+		usleep(IDLE_US);
+#endif
+	}
 }
