@@ -171,10 +171,21 @@ static size_t nr_regs(const struct sfp_defer_sample *s)
 			 : s->regs ? SFP_DEFER_MAX_REGS : 0;
 }
 
-static bool same_entry(const struct task *t, const struct sfp_defer_sample *s)
+static size_t known_nr(const struct sfp_defer_engine *e,
+		       const struct sfp_defer_sample *s)
+{
+	return s->nr_user_ips < e->max_depth ? s->nr_user_ips : e->max_depth;
+}
+
+static bool same_entry(const struct sfp_defer_engine *e, const struct task *t,
+		       const struct sfp_defer_sample *s)
 {
 	size_t nr = nr_regs(s);
 
+	if (s->user_known)
+		return t->open && s->kernel_mode && t->nr == known_nr(e, s) &&
+		       (!t->nr || !memcmp(t->ips, s->user_ips,
+					  t->nr * sizeof(*t->ips)));
 	return t->open && s->kernel_mode && t->ip == s->ip && t->sp == s->sp &&
 	       t->bp == s->bp && t->nr_regs == nr &&
 	       (!nr || !memcmp(t->regs, s->regs, nr * sizeof(*s->regs))) &&
@@ -222,6 +233,13 @@ static int begin_entry(struct sfp_defer_engine *e, struct task *t,
 		if (!t->ips)
 			return -ENOMEM;
 	}
+	if (s->user_known) {
+		/* Read from the sample; the chain is the entry's identity. */
+		n = (int)known_nr(e, s);
+		if (n)
+			memcpy(t->ips, s->user_ips, (size_t)n * sizeof(*t->ips));
+		goto unwound;
+	}
 	/* The callback may fill part of ips before failing: count those. */
 	memset(t->ips, 0, e->max_depth * sizeof(*t->ips));
 	n = e->ops.unwind(e->ctx, s, t->ips, e->max_depth);
@@ -231,6 +249,7 @@ static int begin_entry(struct sfp_defer_engine *e, struct task *t,
 		for (n = 0; (size_t)n < e->max_depth && t->ips[n]; n++)
 			;
 	}
+unwound:
 	t->nr = (size_t)n > e->max_depth ? e->max_depth : (size_t)n;
 	e->st.frames += t->nr;
 	t->pending = true;
@@ -242,7 +261,7 @@ static int begin_entry(struct sfp_defer_engine *e, struct task *t,
 	if (t->nr_regs)
 		memcpy(t->regs, s->regs, t->nr_regs * sizeof(*s->regs));
 	t->stack_size = 0;
-	if (t->open && s->stack_size) {
+	if (t->open && s->stack_size && !s->user_known) {
 		if (s->stack_size > t->stack_cap) {
 			uint8_t *p = realloc(t->stack, s->stack_size);
 
@@ -280,7 +299,7 @@ int sfp_defer_engine__add(struct sfp_defer_engine *e,
 	if (!t)
 		return -ENOMEM;
 	e->st.user_samples++;
-	if (same_entry(t, s)) {
+	if (same_entry(e, t, s)) {
 		e->st.shared++;
 	} else {
 		err = emit_pending(e, t);

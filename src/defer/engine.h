@@ -53,6 +53,14 @@ struct sfp_defer_sample {
 	 * usually differ here (a loop counter or pointer in rbx, rsi...). */
 	const uint64_t *regs;
 	size_t nr_regs;
+	/* The user chain, when it is already known (a sample read back from
+	 * a file that carries it: `convert`): no unwind callback is made, and
+	 * two kernel-mode samples are one entry while their chains are equal
+	 * (a file keeps no registers or stack bytes to compare).  At most
+	 * max_depth frames are kept. */
+	bool user_known;
+	const uint64_t *user_ips;
+	size_t nr_user_ips;
 	const void *priv;	/* the caller's sample, passed back */
 };
 

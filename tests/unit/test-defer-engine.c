@@ -482,3 +482,51 @@ out:
 	sfp_defer_engine__free(&e);
 	free(l);
 }
+
+/*
+ * A sample read back from a file carries its user chain and no stack
+ * bytes: no unwind is made, and kernel-mode samples are one entry exactly
+ * while their chains are equal (convert --deferred).
+ */
+TEST(defer_known_user_chain)
+{
+	static const uint64_t ca[] = { 0x401000, 0x402000, 0x403000 };
+	static const uint64_t cb[] = { 0x401000, 0x402000, 0x404000 };
+	struct sfp_defer_engine *e = NULL;
+	struct sfp_defer_sample s = {
+		.pid = 7, .tid = 7, .cpu = 2, .kernel_mode = true,
+		.has_user = true, .user_known = true,
+	};
+	struct log *l = new_log();
+
+	if (!ASSERT_OK(sfp_defer_engine__new(&ops, l, false, 2, &e)))
+		goto out;
+	s.user_ips = ca, s.nr_user_ips = 3, s.time = 1;
+	ASSERT_OK(sfp_defer_engine__add(e, &s));
+	s.time = 2;	/* same chain, kernel mode: same entry */
+	ASSERT_OK(sfp_defer_engine__add(e, &s));
+	/* cut at max_depth (2): equal to ca's first two frames, but the
+	 * engine compares what the caller gave, cut the same way */
+	s.user_ips = cb, s.time = 3;
+	ASSERT_OK(sfp_defer_engine__add(e, &s));
+	s.nr_user_ips = 1, s.time = 4;	/* a shorter chain: a new entry */
+	ASSERT_OK(sfp_defer_engine__add(e, &s));
+	ASSERT_OK(sfp_defer_engine__flush(e));
+	ASSERT_EQ(l->unwinds, 0);
+	ASSERT_EQ(l->n, 6);
+	ASSERT_EQ(l->ev[1].cookie, l->ev[0].cookie);
+	ASSERT_EQ(l->ev[2].cookie, l->ev[0].cookie);
+	ASSERT_EQ(l->ev[3].kind, EV_DEFERRED);
+	ASSERT_EQ(l->ev[3].cookie, l->ev[0].cookie);
+	ASSERT_EQ(l->ev[3].nr, 2);
+	ASSERT_EQ(l->ev[3].ip0, 0x401000);
+	ASSERT_EQ(l->ev[3].time, 3);
+	ASSERT_EQ(l->ev[4].kind, EV_SAMPLE);
+	ASSERT_NE(l->ev[4].cookie, l->ev[0].cookie);
+	ASSERT_EQ(l->ev[5].kind, EV_DEFERRED);
+	ASSERT_EQ(l->ev[5].cookie, l->ev[4].cookie);
+	ASSERT_EQ(l->ev[5].nr, 1);
+out:
+	sfp_defer_engine__free(&e);
+	free(l);
+}

@@ -6,7 +6,9 @@
  *  --deferred (default)  the Linux 6.19 ABI: a sample's chain ends in
  *                        PERF_CONTEXT_USER_DEFERRED, cookie and the user
  *                        frames travel in PERF_RECORD_CALLCHAIN_DEFERRED
- *                        records, one per kernel entry as the kernel does;
+ *                        records, one per kernel entry as the kernel does
+ *                        (the deferral engine, defer/engine.c, decides the
+ *                        cookies; record/encode.c writes the records);
  *  --inline              the classic PERF_CONTEXT_USER part in every
  *                        sample, which every perf version reads.
  *
@@ -28,23 +30,12 @@
 #include "elf/elf.h"
 #include "perf/dwarf.h"
 #include "perf/machine.h"
+#include "record/encode.h"
 
 #define MAX_CHAIN 4096
 
 struct conv;
 static int out_write(struct conv *c, const void *rec, size_t size);
-
-/* The user part of a tid's current kernel entry, not yet written. */
-struct pending {
-	uint32_t tid;
-	bool used;
-	bool kernel_entry;	/* sample taken in kernel mode */
-	uint64_t cookie;
-	struct sfp_perf_sample id;	/* sample_id fields of the record */
-	uint64_t nr;
-	uint64_t *ips;
-	size_t cap;
-};
 
 /*
  * A place in the output, in push order (see "input order" below): the
@@ -66,9 +57,7 @@ struct conv {
 	size_t nr_evsels;
 	size_t track;			/* evsel carrying deferred records */
 	bool dwarf;
-	uint64_t cookie_ctr;
-	struct pending *pend;
-	size_t pend_cap, pend_n;
+	struct sfp_defer_engine *eng;	/* --deferred: cookies and records */
 	uint64_t *chain, *user;
 	size_t user_cap;
 	uint8_t *buf;
@@ -138,86 +127,6 @@ static void usage(FILE *f)
 "      --deferred     PERF_RECORD_CALLCHAIN_DEFERRED form (default)\n"
 "      --inline       classic PERF_CONTEXT_USER chains (any perf reads it)\n"
 "  -h, --help         this text\n");
-}
-
-/* --- pending deferred records per tid ------------------------------------ */
-
-static struct pending *pend_slot(struct conv *c, uint32_t tid, bool create)
-{
-	size_t i, mask;
-
-	if ((c->pend_n + 1) * 2 > c->pend_cap && create) {
-		size_t ocap = c->pend_cap, j, ncap = ocap ? ocap * 2 : 64;
-		struct pending *old = c->pend, *n = calloc(ncap, sizeof(*n));
-
-		if (!n)
-			return NULL;
-		c->pend = n;
-		c->pend_cap = ncap;
-		for (j = 0; j < ocap; j++) {
-			if (!old[j].used)
-				continue;
-			for (i = (old[j].tid * 2654435761u) & (ncap - 1); n[i].used;
-			     i = (i + 1) & (ncap - 1))
-				;
-			n[i] = old[j];
-		}
-		free(old);
-	}
-	if (!c->pend_cap)
-		return NULL;
-	mask = c->pend_cap - 1;
-	for (i = (tid * 2654435761u) & mask; c->pend[i].used; i = (i + 1) & mask)
-		if (c->pend[i].tid == tid)
-			return &c->pend[i];
-	if (!create)
-		return NULL;
-	c->pend[i].used = true;
-	c->pend[i].tid = tid;
-	c->pend[i].cookie = 0;
-	c->pend_n++;
-	return &c->pend[i];
-}
-
-/* Write a tid's pending PERF_RECORD_CALLCHAIN_DEFERRED. */
-static int pend_flush(struct conv *c, struct pending *p)
-{
-	const struct sfp_perf_attr *a = &c->oattr[c->track];
-	size_t off = 24, size;
-	uint16_t misc = SFP_PERF_MISC_USER, sz;
-	uint32_t type = SFP_PERF_RECORD_CALLCHAIN_DEFERRED;
-	int n;
-
-	if (!p->cookie)
-		return 0;
-	memcpy(c->buf, &type, 4);
-	memcpy(c->buf + 4, &misc, 2);
-	memcpy(c->buf + 8, &p->cookie, 8);
-	memcpy(c->buf + 16, &p->nr, 8);
-	memcpy(c->buf + off, p->ips, (size_t)p->nr * 8);
-	off += (size_t)p->nr * 8;
-	n = sfp_perf_write_sample_id(a, &p->id, c->buf + off, 65536 - off);
-	if (n < 0)
-		return n;
-	size = off + (size_t)n;
-	if (size > 65535)
-		return -E2BIG;
-	sz = (uint16_t)size;
-	memcpy(c->buf + 6, &sz, 2);
-	p->cookie = 0;
-	c->nr_records++;
-	return out_write(c, c->buf, size);
-}
-
-static int pend_flush_all(struct conv *c)
-{
-	size_t i;
-	int err;
-
-	for (i = 0; i < c->pend_cap; i++)
-		if (c->pend[i].used && (err = pend_flush(c, &c->pend[i])))
-			return err;
-	return 0;
 }
 
 /* --- setup ---------------------------------------------------------------- */
@@ -318,6 +227,79 @@ static int put_user(struct conv *c, uint64_t *nu, uint64_t ip)
 	return 0;
 }
 
+/* A sample with its rewritten chain (c->chain, nk entries). */
+static int write_sample(struct conv *c, const struct sfp_perf_event *ev,
+			struct sfp_perf_sample *o, uint64_t nk)
+{
+	const struct sfp_perf_attr *a = &c->oattr[ev->evsel->idx];
+	int size;
+
+	o->ips = c->chain;
+	o->nr_ips = nk;
+	size = sfp_perf_write_sample(a, ev->misc, o, c->buf, 65536);
+	if (size == -EINVAL && nk > 16) {
+		/* too deep for one record: keep the innermost frames */
+		o->nr_ips = 16;
+		size = sfp_perf_write_sample(a, ev->misc, o, c->buf, 65536);
+	}
+	if (size < 0)
+		return size;
+	return out_write(c, c->buf, (size_t)size);
+}
+
+/* What on_sample hands the engine with a sample (its priv). */
+struct pass {
+	const struct sfp_perf_event *ev;
+	struct sfp_perf_sample *o;
+	uint64_t nk;	/* kernel part already in c->chain */
+};
+
+/* The engine's unwind: never called, every sample carries its chain. */
+static int defer_unwind(void *ctx, const struct sfp_defer_sample *s,
+			uint64_t *ips, size_t max)
+{
+	(void)ctx, (void)s, (void)ips, (void)max;
+	return -EINVAL;
+}
+
+static int defer_sample(void *ctx, const struct sfp_defer_sample *s,
+			const struct sfp_defer_user *u)
+{
+	struct conv *c = ctx;
+	const struct pass *p = s->priv;
+	uint64_t nk = p->nk;
+
+	c->chain[nk++] = SFP_PERF_CONTEXT_USER_DEFERRED;
+	c->chain[nk++] = u->cookie;
+	return write_sample(c, p->ev, p->o, nk);
+}
+
+/* The record goes out on the tracking event, as the kernel's does. */
+static int defer_record(void *ctx, const struct sfp_defer_origin *o,
+			uint64_t cookie, const uint64_t *ips, size_t nr)
+{
+	struct conv *c = ctx;
+	const struct sfp_perf_attr *t = &c->oattr[c->track];
+	const struct sfp_perf_evsel *te = sfp_perf_reader__evsel(c->rd, c->track);
+	struct perf_event_attr pa = {
+		.sample_type = t->sample_type,
+		.sample_id_all = !!(t->flags & SFP_PERF_ATTR_FLAG_SAMPLE_ID_ALL),
+	};
+	int n = sfp_record_encode_deferred(&pa, te->nr_ids ? te->ids[0] : 0, o,
+					   cookie, ips, nr, c->buf, 65536);
+
+	if (n < 0)
+		return n;
+	c->nr_records++;
+	return out_write(c, c->buf, (size_t)n);
+}
+
+static const struct sfp_defer_ops defer_ops = {
+	.unwind = defer_unwind,
+	.emit_sample = defer_sample,
+	.emit_deferred = defer_record,
+};
+
 static int on_sample(struct conv *c, const struct sfp_perf_event *ev)
 {
 	const struct sfp_perf_sample *s = &ev->sample;
@@ -387,64 +369,29 @@ static int on_sample(struct conv *c, const struct sfp_perf_event *ev)
 	o.user_stack_size = 0;
 	if (c->deferred && nu &&
 	    (a->flags & SFP_PERF_ATTR_FLAG_DEFER_CALLCHAIN)) {
-		struct pending *p = pend_slot(c, s->tid, true);
-		bool kernel = (ev->misc & SFP_PERF_MISC_CPUMODE_MASK) ==
-			      SFP_PERF_MISC_KERNEL;
+		/* the engine decides the cookie (one per kernel entry) and
+		 * writes the sample through defer_sample */
+		struct pass pp = { ev, &o, nk };
+		struct sfp_defer_sample ds = {
+			.pid = s->pid, .tid = s->tid, .cpu = s->cpu,
+			.time = s->time, .has_user = true,
+			.kernel_mode = (ev->misc & SFP_PERF_MISC_CPUMODE_MASK) ==
+				       SFP_PERF_MISC_KERNEL,
+			.user_known = true, .user_ips = c->user,
+			.nr_user_ips = (size_t)nu, .priv = &pp,
+		};
 
-		if (!p)
-			return -ENOMEM;
-		/* the same kernel entry: one unwind, one cookie (as the
-		 * kernel does for samples before the return to user) */
-		if (!(p->cookie && kernel && p->kernel_entry && p->nr == nu &&
-		      !memcmp(p->ips, c->user, (size_t)nu * 8))) {
-			if ((err = pend_flush(c, p)))
-				return err;
-			if (p->cap < nu) {
-				uint64_t *v = realloc(p->ips, (size_t)nu * 8);
-
-				if (!v)
-					return -ENOMEM;
-				p->ips = v;
-				p->cap = (size_t)nu;
-			}
-			memcpy(p->ips, c->user, (size_t)nu * 8);
-			p->nr = nu;
-			/* the kernel's form: counter << 32 | (cpu + 1), odd
-			 * counter, never 0 */
-			c->cookie_ctr += 2;
-			p->cookie = ((c->cookie_ctr | 1) << 32) |
-				    (uint32_t)(s->cpu + 1);
-			p->kernel_entry = kernel;
-		}
-		p->id = *s;
-		{
-			const struct sfp_perf_evsel *te =
-				sfp_perf_reader__evsel(c->rd, c->track);
-
-			p->id.id = te->nr_ids ? te->ids[0] : s->id;
-		}
-		c->chain[nk++] = SFP_PERF_CONTEXT_USER_DEFERRED;
-		c->chain[nk++] = p->cookie;
-	} else if (nu) {
-		struct pending *p = pend_slot(c, s->tid, false);
-
-		if (p && (err = pend_flush(c, p)))
+		return sfp_defer_engine__add(c->eng, &ds);
+	}
+	if (nu) {
+		/* written inline: the tid's pending entry ends before it */
+		if (c->eng && (err = sfp_defer_engine__task_exit(c->eng, s->tid)))
 			return err;
 		c->chain[nk++] = SFP_PERF_CONTEXT_USER;
 		memcpy(c->chain + nk, c->user, (size_t)nu * 8);
 		nk += nu;
 	}
-	o.ips = c->chain;
-	o.nr_ips = nk;
-	size = sfp_perf_write_sample(a, ev->misc, &o, c->buf, 65536);
-	if (size == -EINVAL && nk > 16) {
-		/* too deep for one record: keep the innermost frames */
-		o.nr_ips = 16;
-		size = sfp_perf_write_sample(a, ev->misc, &o, c->buf, 65536);
-	}
-	if (size < 0)
-		return size;
-	return out_write(c, c->buf, (size_t)size);
+	return write_sample(c, ev, &o, nk);
 }
 
 static int handle(struct conv *c, const struct sfp_perf_event *ev)
@@ -656,7 +603,6 @@ int cmd_convert(int argc, char **argv)
 	struct sfp_stitcher *st = NULL;
 	const struct sfp_perf_event *ev;
 	int opt, err, ret = 0;
-	size_t i;
 
 	optind = 1;
 	cli_batch_heap();
@@ -711,7 +657,9 @@ int cmd_convert(int argc, char **argv)
 	c.buf = malloc(65536);
 	if (!c.chain || !c.user || !c.buf || sfp_machine__new(&c.m) ||
 	    sfp_perf_unwinder__new(sfp_perf_reader__header(c.rd), &c.uw) ||
-	    sfp_stitcher__new(NULL, on_event, &c, &st)) {
+	    sfp_stitcher__new(NULL, on_event, &c, &st) ||
+	    (c.deferred &&
+	     sfp_defer_engine__new(&defer_ops, &c, false, 0, &c.eng))) {
 		cli_err("convert: out of memory");
 		ret = EXIT_USAGE;
 		goto out;
@@ -727,8 +675,8 @@ int cmd_convert(int argc, char **argv)
 		err = q_drain(&c, true);
 	if (!err && !c.w)
 		err = setup_writer(&c);
-	if (!err)
-		err = pend_flush_all(&c);
+	if (!err && c.eng)
+		err = sfp_defer_engine__flush(c.eng);
 	if (c.out_err) {
 		cli_err("cannot write %s: %s", c.out_path, strerror(-c.out_err));
 		ret = EXIT_USAGE;
@@ -762,9 +710,7 @@ out:
 	sfp_perf_unwinder__free(&c.uw);
 	sfp_machine__free(&c.m);
 	sfp_perf_reader__free(&c.rd);
-	for (i = 0; i < c.pend_cap; i++)
-		free(c.pend[i].ips);
-	free(c.pend);
+	sfp_defer_engine__free(&c.eng);
 	free(c.q);
 	free(c.arena);
 	free(c.oattr);
