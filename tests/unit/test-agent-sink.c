@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/gzip.h"
 #include "agent/sink-int.h"
 #include "test.h"
 
@@ -219,7 +220,7 @@ TEST(agent_sink_files_rotate_oldest_first)
 	/* Bytes that hardly compress: each file is about as large as this. */
 	srand(7);
 	make_pprof(pb, sizeof(pb), fill_random);
-	if (!ASSERT_OK(sink_gzip(pb, sizeof(pb), &gz, &gz_len)))
+	if (!ASSERT_OK(sfp_gzip(pb, sizeof(pb), &gz, &gz_len)))
 		return;
 	free(gz);
 	snprintf(dir, sizeof(dir), "%s/agent-files-%d", test_tmp_dir(), getpid());
