@@ -43,9 +43,11 @@ struct sink_backend {
 	void (*fini)(void *priv);
 };
 
-extern const struct sink_backend sink_files_backend;
-extern const struct sink_backend sink_pyroscope_backend;
-extern const struct sink_backend sink_otlp_backend;
+/* Each sink's backend, in its file (sinks.def). */
+#define AGENT_SINK(kind, opt, arg, backend, help)			\
+	extern const struct sink_backend backend;
+#include "agent/sinks.def"
+#undef AGENT_SINK
 
 /* The value of label KEY of IT, or NULL. */
 SFP_HIDDEN const char *sink_item_label(const struct sink_item *it,

@@ -340,6 +340,14 @@ static void *delivery_thread(void *arg)
 	return NULL;
 }
 
+/* The backend of each kind, as sinks.def lists them. */
+static const struct sink_backend *const backends[AGENT_SINK_NR] = {
+#define AGENT_SINK(kind, opt, arg, backend, help)			\
+	[AGENT_SINK_##kind] = &backend,
+#include "agent/sinks.def"
+#undef AGENT_SINK
+};
+
 int agent_sink__new(const struct agent_sink_opts *opts,
 		    struct agent_sink **out)
 {
@@ -355,14 +363,11 @@ int agent_sink__new(const struct agent_sink_opts *opts,
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	switch (opts->kind) {
-	case AGENT_SINK_FILES: s->be = &sink_files_backend; break;
-	case AGENT_SINK_PYROSCOPE: s->be = &sink_pyroscope_backend; break;
-	case AGENT_SINK_OTLP: s->be = &sink_otlp_backend; break;
-	default:
+	if ((unsigned int)opts->kind >= AGENT_SINK_NR) {
 		free(s);
 		return -EINVAL;
 	}
+	s->be = backends[opts->kind];
 	s->target = strdup(opts->target);
 	if (!s->target || asprintf(&s->name, "%s %s", s->be->name,
 				   opts->target) < 0) {

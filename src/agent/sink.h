@@ -41,10 +41,12 @@ struct agent_window {
 	const char *name;
 };
 
+/* AGENT_SINK_FILES, AGENT_SINK_PYROSCOPE, ...: the sinks of sinks.def */
 enum agent_sink_kind {
-	AGENT_SINK_FILES,	/* rotated pprof files in a directory */
-	AGENT_SINK_PYROSCOPE,	/* Connect push, or the legacy /ingest API */
-	AGENT_SINK_OTLP,	/* OTLP/HTTP ExportProfilesServiceRequest */
+#define AGENT_SINK(kind, opt, arg, backend, help) AGENT_SINK_##kind,
+#include "agent/sinks.def"
+#undef AGENT_SINK
+	AGENT_SINK_NR		/* how many kinds there are */
 };
 
 /*

@@ -42,12 +42,24 @@ python3 "$CHECK" stacks-pprof "$TMP/in2.txt" > "$TMP/in2.stacks"
 go tool pprof -traces "$IN1" 2> /dev/null | grep -v '^File: ' > "$TMP/in1.traces"
 
 sfp push --help > "$TMP/help"
+$SFPROF agent --help > "$TMP/agent-help"
+# an option is listed where a help line starts with it (the synopsis and
+# other options' help name them too); each sink of src/agent/sinks.def in
+# push's help and in agent's, as both take it
+helps() { grep -Eq -- "^ +(-[a-z], )?$1( |=|\$)" "$2"; }
 ok=1
 for o in --pyroscope --pyroscope-api --otlp --output-dir --max-disk --tenant \
 	 --auth-file --label --from --until --repeat --queue-bytes --timeout --deadline; do
-	grep -q -- "$o" "$TMP/help" || { ok=0; echo "  --help lacks $o"; }
+	helps "$o" "$TMP/help" || { ok=0; echo "  --help lacks $o"; }
 done
-[ $ok = 1 ] && pass "push --help lists every option" || fail "push --help lists every option"
+sinks=$(sed -n 's/^AGENT_SINK([A-Z0-9_]*, "\([a-z0-9-]*\)".*/\1/p' "$ROOT/src/agent/sinks.def")
+[ -n "$sinks" ] || { ok=0; echo "  no AGENT_SINK() in src/agent/sinks.def"; }
+for o in $sinks; do
+	helps "--$o" "$TMP/help" || { ok=0; echo "  push --help lacks sink --$o"; }
+	helps "--$o" "$TMP/agent-help" || { ok=0; echo "  agent --help lacks sink --$o"; }
+done
+[ $ok = 1 ] && pass "push --help lists every option (and agent --help every sink)" ||
+	fail "push --help lists every option (and agent --help every sink)"
 check_rc "push without a sink is a usage error" 2 $SFPROF push "$IN1"
 check_rc "push with two sinks is a usage error" 2 $SFPROF push --otlp http://127.0.0.1:1 --output-dir "$TMP/x" "$IN1"
 check_rc "push of a missing file is an I/O error" 2 $SFPROF push --output-dir "$TMP/x" "$TMP/nonexistent.pb.gz"

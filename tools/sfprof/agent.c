@@ -146,15 +146,15 @@ static void usage(FILE *f)
 "      --listen-timeout DURATION\n"
 "                        a connection's whole request within this, from its\n"
 "                        opening or its last answer (default 10 s, whole\n"
-"                        seconds): idle and slow clients are closed\n"
-"      --output-dir DIR  rotated pprof files in DIR\n"
+"                        seconds): idle and slow clients are closed\n");
+	/* the sinks (src/agent/sinks.def), then what only some of them take */
+	cli_sink_usage(f, 24);
+	fprintf(f,
 "      --max-disk SIZE   bytes kept in --output-dir, oldest removed first\n"
-"      --pyroscope URL   push to Grafana Pyroscope (Connect API)\n"
 "      --pyroscope-api push|ingest\n"
 "                        the Connect push (default) or the legacy /ingest\n"
 "      --pyroscope-tenant ID\n"
 "                        X-Scope-OrgID\n"
-"      --otlp URL        OTLP/HTTP profiles (ExportProfilesServiceRequest)\n"
 "      --auth-file FILE  credentials for --pyroscope/--otlp: user:password\n"
 "                        (basic) or a bearer token; never on the command line\n"
 "      --queue-size SIZE byte budget of each sink's queue (K/M/G suffix);\n"
@@ -185,12 +185,9 @@ enum {
 	OPT_NO_SYMBOLIZE,
 	OPT_LISTEN,
 	OPT_MAX_PULL,
-	OPT_OUTPUT_DIR,
 	OPT_MAX_DISK,
-	OPT_PYROSCOPE,
 	OPT_PYROSCOPE_API,
 	OPT_PYROSCOPE_TENANT,
-	OPT_OTLP,
 	OPT_AUTH_FILE,
 	OPT_QUEUE_SIZE,
 	OPT_FLUSH_TIMEOUT,
@@ -231,13 +228,13 @@ int cmd_agent(int argc, char **argv)
 		{ "listen-connections", required_argument, NULL,
 		  OPT_LISTEN_CONNECTIONS },
 		{ "listen-timeout", required_argument, NULL, OPT_LISTEN_TIMEOUT },
-		{ "output-dir", required_argument, NULL, OPT_OUTPUT_DIR },
+#define AGENT_SINK(kind, opt, arg, be, help) CLI_SINK_LONGOPT(kind, opt),
+#include "agent/sinks.def"
+#undef AGENT_SINK
 		{ "max-disk", required_argument, NULL, OPT_MAX_DISK },
-		{ "pyroscope", required_argument, NULL, OPT_PYROSCOPE },
 		{ "pyroscope-api", required_argument, NULL, OPT_PYROSCOPE_API },
 		{ "pyroscope-tenant", required_argument, NULL,
 		  OPT_PYROSCOPE_TENANT },
-		{ "otlp", required_argument, NULL, OPT_OTLP },
 		{ "auth-file", required_argument, NULL, OPT_AUTH_FILE },
 		{ "queue-size", required_argument, NULL, OPT_QUEUE_SIZE },
 		{ "flush-timeout", required_argument, NULL, OPT_FLUSH_TIMEOUT },
@@ -263,10 +260,11 @@ int cmd_agent(int argc, char **argv)
 		.off_cpu_thresh_ns = DEFAULT_OFF_CPU_THRESH_MS * 1000000ull,
 		.off_cpu_max_rate = DEFAULT_OFF_CPU_MAX_RATE,
 	};
-	struct agent_sink_opts so[3];
-	struct agent_sink *sinks[3];
+	struct agent_sink_opts so[AGENT_SINK_NR];
+	struct agent_sink *sinks[AGENT_SINK_NR];
 	size_t nr_so = 0, nr_sinks = 0, i;
-	const char *output_dir = NULL, *pyroscope = NULL, *otlp = NULL;
+	/* each sink's --option argument, by kind; NULL: not asked for */
+	const char *targets[AGENT_SINK_NR] = { NULL };
 	const char *tenant = NULL, *auth_file = NULL;
 	bool legacy = false, auto_cg = true, have_re = false, mmap_given = false;
 	uint64_t max_disk = 0, queue = 0, v;
@@ -286,6 +284,10 @@ int cmd_agent(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	while ((opt = getopt_long(argc, argv, "F:m:p:qvh", longopts, NULL)) !=
 	       -1) {
+		if ((k = cli_sink_opt(opt)) >= 0) {
+			targets[k] = optarg;
+			continue;
+		}
 		switch (opt) {
 		case 'F':
 			if (!cli_parse_u64(optarg, &v) || !v || v > 100000) {
@@ -432,17 +434,11 @@ int cmd_agent(int argc, char **argv)
 			}
 			o.listen_timeout_s = (unsigned int)(d + 0.999);
 			break;
-		case OPT_OUTPUT_DIR:
-			output_dir = optarg;
-			break;
 		case OPT_MAX_DISK:
 			if (!cli_parse_size(optarg, &max_disk, NULL) || !max_disk) {
 				cli_err("--max-disk: bad size '%s'", optarg);
 				goto usage_err;
 			}
-			break;
-		case OPT_PYROSCOPE:
-			pyroscope = optarg;
 			break;
 		case OPT_PYROSCOPE_API:
 			if (!strcmp(optarg, "ingest"))
@@ -456,9 +452,6 @@ int cmd_agent(int argc, char **argv)
 			break;
 		case OPT_PYROSCOPE_TENANT:
 			tenant = optarg;
-			break;
-		case OPT_OTLP:
-			otlp = optarg;
 			break;
 		case OPT_AUTH_FILE:
 			auth_file = optarg;
@@ -546,25 +539,20 @@ int cmd_agent(int argc, char **argv)
 	}
 	if (o.off_cpu && !mmap_given)
 		o.mmap_pages = DEFAULT_MMAP_PAGES_OFF_CPU;
-	if (output_dir)
-		so[nr_so++] = (struct agent_sink_opts){
-			.sz = sizeof(so[0]), .kind = AGENT_SINK_FILES,
-			.target = output_dir, .queue_bytes = queue,
-			.max_disk = max_disk,
-		};
-	if (pyroscope)
-		so[nr_so++] = (struct agent_sink_opts){
-			.sz = sizeof(so[0]), .kind = AGENT_SINK_PYROSCOPE,
-			.target = pyroscope, .queue_bytes = queue,
-			.tenant = tenant, .auth_file = auth_file,
-			.legacy_ingest = legacy,
-		};
-	if (otlp)
-		so[nr_so++] = (struct agent_sink_opts){
-			.sz = sizeof(so[0]), .kind = AGENT_SINK_OTLP,
-			.target = otlp, .queue_bytes = queue,
-			.auth_file = auth_file,
-		};
+	/* every sink gets every option; each takes what is its own (files
+	 * --max-disk, the HTTP ones --auth-file, ...).  The tenant only for
+	 * Pyroscope: the agent's option is --pyroscope-tenant. */
+	for (k = 0; k < AGENT_SINK_NR; k++)
+		if (targets[k])
+			so[nr_so++] = (struct agent_sink_opts){
+				.sz = sizeof(so[0]),
+				.kind = (enum agent_sink_kind)k,
+				.target = targets[k], .queue_bytes = queue,
+				.max_disk = max_disk, .auth_file = auth_file,
+				.legacy_ingest = legacy,
+				.tenant = k == AGENT_SINK_PYROSCOPE ? tenant :
+					  NULL,
+			};
 	if (!nr_so && !o.listen && !quiet)
 		cli_err("warning: no --listen and no sink: the windows go "
 			"nowhere");

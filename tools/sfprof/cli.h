@@ -181,4 +181,27 @@ enum {
 int cli_sympath_opt(int c, const char *arg);
 void cli_sympath_usage(FILE *f, int col);
 
+/*
+ * The options that start the agent's sinks, one a kind of
+ * src/agent/sinks.def ("--output-dir DIR", "--pyroscope URL", ...), taken
+ * alike by `sfprof agent` and `sfprof push` (sink-opts.c).  In the getopt
+ * table, each sink's option has the value CLI_OPT_SINK + its kind:
+ *	#define AGENT_SINK(kind, opt, arg, be, help) CLI_SINK_LONGOPT(kind, opt),
+ *	#include "agent/sinks.def"
+ *	#undef AGENT_SINK
+ * cli_sink_opt(c): the kind (enum agent_sink_kind) option c starts, or -1.
+ */
+enum {
+	CLI_OPT_SINK = 0x1020,
+};
+#define CLI_SINK_LONGOPT(kind, opt)                                          \
+	{ opt, required_argument, NULL, CLI_OPT_SINK + AGENT_SINK_##kind }
+int cli_sink_opt(int c);
+/* Their --help lines, descriptions starting at column col. */
+void cli_sink_usage(FILE *f, int col);
+/* "--output-dir DIR | --pyroscope URL | ..." for a synopsis. */
+const char *cli_sink_synopsis(void);
+/* "--output-dir, --pyroscope, ..." for a message. */
+const char *cli_sink_names(void);
+
 #endif /* SFP_CLI_H */

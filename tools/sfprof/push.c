@@ -22,7 +22,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: sfprof push (--pyroscope URL | --otlp URL | --output-dir DIR)\n"
+"usage: sfprof push (%s)\n"
 "                   [OPTIONS] FILE...\n"
 "\n"
 "Deliver pprof files (gzip or not, as `sfprof export --format pprof`\n"
@@ -31,11 +31,11 @@ static void usage(FILE *f)
 "retries; then the sink is closed and its counts are printed:\n"
 "(once all windows are queued, \"sfprof: push: submitted=N\" goes to stderr)\n"
 "  delivered=N dropped=N failed=N retries=N unsent=N\n"
-"\n"
-"      --pyroscope URL     Pyroscope: Connect push to URL/push.v1.PusherService/Push\n"
+"\n", cli_sink_synopsis());
+	/* the sinks (src/agent/sinks.def), then what only some of them take */
+	cli_sink_usage(f, 26);
+	fprintf(f,
 "      --pyroscope-api API push (default) or ingest (legacy URL/ingest)\n"
-"      --otlp URL          OpenTelemetry: URL/v1development/profiles\n"
-"      --output-dir DIR    rotated gzip pprof files in DIR\n"
 "      --max-disk SIZE     --output-dir: bytes kept, K/M/G suffix (default\n"
 "                          100 MiB)\n"
 "      --tenant ID         X-Scope-OrgID header (or --pyroscope-tenant, as\n"
@@ -135,13 +135,13 @@ static bool opt_size(const char *name, const char *s, uint64_t *v)
 
 int cmd_push(int argc, char **argv)
 {
-	enum { O_PYRO = 256, O_API, O_OTLP, O_DIR, O_DISK, O_TENANT, O_AUTH,
+	enum { O_API = 256, O_DISK, O_TENANT, O_AUTH,
 	       O_FROM, O_UNTIL, O_REPEAT, O_QUEUE, O_TIMEOUT, O_DEADLINE };
 	static const struct option longopts[] = {
-		{ "pyroscope", required_argument, NULL, O_PYRO },
+#define AGENT_SINK(kind, opt, arg, be, help) CLI_SINK_LONGOPT(kind, opt),
+#include "agent/sinks.def"
+#undef AGENT_SINK
 		{ "pyroscope-api", required_argument, NULL, O_API },
-		{ "otlp", required_argument, NULL, O_OTLP },
-		{ "output-dir", required_argument, NULL, O_DIR },
 		{ "max-disk", required_argument, NULL, O_DISK },
 		{ "tenant", required_argument, NULL, O_TENANT },
 		{ "pyroscope-tenant", required_argument, NULL, O_TENANT },
@@ -165,19 +165,17 @@ int cmd_push(int argc, char **argv)
 	uint64_t from = 0, until = 0, repeat = 1, v, deadline_ms = 30000;
 	size_t nr_labels = 0, nr_targets = 0, submitted = 0;
 	bool have_svc = false, verbose = false;
-	int c, err, ret = 0;
+	int c, k, err, ret = 0;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "l:vh", longopts, NULL)) != -1) {
-		switch (c) {
-		case O_PYRO:
-		case O_OTLP:
-		case O_DIR:
-			so.kind = c == O_PYRO ? AGENT_SINK_PYROSCOPE :
-				  c == O_OTLP ? AGENT_SINK_OTLP : AGENT_SINK_FILES;
+		if ((k = cli_sink_opt(c)) >= 0) {
+			so.kind = (enum agent_sink_kind)k;
 			so.target = optarg;
 			nr_targets++;
-			break;
+			continue;
+		}
+		switch (c) {
 		case O_API:
 			if (!strcmp(optarg, "ingest"))
 				so.legacy_ingest = 1;
@@ -260,7 +258,7 @@ int cmd_push(int argc, char **argv)
 		}
 	}
 	if (nr_targets != 1) {
-		cli_err("push: give one of --pyroscope, --otlp, --output-dir");
+		cli_err("push: give one of %s", cli_sink_names());
 		usage(stderr);
 		return EXIT_USAGE;
 	}
