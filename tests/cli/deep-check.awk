@@ -3,7 +3,9 @@
 # against what the program knows (see its header): the rec frames are all
 # of one letter, followed by that letter's path_, main and the C start-up
 # down to _start; a sample in leaf_spin has exactly DEPTH of them.
-# Prints: "deep N root R wrong W" and the first wrong stacks.
+# Prints: "deep N root R wrong W fullroot F" and the first wrong stacks;
+# F: the samples in leaf_spin at the full depth that reach _start (R also
+# counts samples taken while the recursion was still shallow).
 function flush(   i, c, x, l, bad, leaf, last, j) {
 	if (nf == 0)
 		return
@@ -37,6 +39,8 @@ function flush(   i, c, x, l, bad, leaf, last, j) {
 			bad = bad " reaches _start without path_" x " -> main"
 		else
 			root++
+		if (leaf && c == depth)
+			fullroot++
 	}
 	if (bad != "") {
 		wrong++
@@ -60,5 +64,5 @@ function flush(   i, c, x, l, bad, leaf, last, j) {
 }
 END {
 	flush()
-	printf "deep %d root %d wrong %d\n", deep, root, wrong
+	printf "deep %d root %d wrong %d fullroot %d\n", deep, root, wrong, fullroot
 }
