@@ -11,12 +11,36 @@
 
 static char *demangle(const char *name, int flags)
 {
+	static const char plt[] = "@plt";
+	size_t n, k = sizeof(plt) - 1;
+	char *base, *dm, *out;
+	size_t m;
+
 	if (!name || name[0] != '_')
 		return NULL;
 	/* Only names that look mangled: _Z... (C++, legacy Rust), _R... (v0). */
 	if (name[1] != 'Z' && name[1] != 'R')
 		return NULL;
-	return cplus_demangle(name, DMGL_AUTO | flags);
+	n = strlen(name);
+	if (n <= k || strcmp(name + n - k, plt))
+		return cplus_demangle(name, DMGL_AUTO | flags);
+	/* A synthetic stub name (plt.c): the demangler would drop the
+	 * "@plt" and the stub would read as the function itself; perf
+	 * prints "std::foo@plt" */
+	if (!(base = strndup(name, n - k)))
+		return NULL;
+	dm = cplus_demangle(base, DMGL_AUTO | flags);
+	free(base);
+	if (!dm)
+		return NULL;
+	m = strlen(dm);
+	out = malloc(m + k + 1);
+	if (out) {
+		memcpy(out, dm, m);
+		memcpy(out + m, plt, k + 1);
+	}
+	free(dm);
+	return out;
 }
 
 char *sfp_demangle(const char *name)

@@ -46,6 +46,15 @@ TEST(api_symbols_exports)
 	if (ASSERT_NOT_NULL(dm))
 		ASSERT_STREQ(dm, "foo::bar");
 	free(dm);
+	/* a PLT stub's synthetic name keeps its "@plt", as perf prints it */
+	dm = sfp_demangle_no_params("_ZNSt14error_categoryD2Ev@plt");
+	if (ASSERT_NOT_NULL(dm))
+		ASSERT_STREQ(dm, "std::error_category::~error_category@plt");
+	free(dm);
+	dm = sfp_demangle("_ZN3foo3barEi@plt");
+	if (ASSERT_NOT_NULL(dm))
+		ASSERT_STREQ(dm, "foo::bar(int)@plt");
+	free(dm);
 	sfp_symbolizer__free(&s);
 	ASSERT_TRUE(s == NULL);
 }
