@@ -407,7 +407,10 @@ sfp report --no-children --sort comm -g none --plain -i "$TMP/mix.data" > "$TMP/
 share=$(ours "$TMP/comm.plain" report-work | cut -d' ' -f2)
 sfp report --no-children --sort sym -g none --plain --comm report-work -i "$TMP/mix.data" > "$TMP/c.plain"
 sum=$(awk -F '\t' '$1 == "entry" { s += $4 } END { printf "%.2f", s }' "$TMP/c.plain")
-if [ -n "$share" ] && echo "$sum $share" | awk '{ d = $1 - $2; exit !(d < 0.1 && d > -0.1) }' &&
+# each entry is printed rounded to 0.005 points: the sum may stray by that
+# much an entry (the ASan build's runtime adds entries: 35.05 vs 35.16 once)
+nent=$(awk -F '\t' '$1 == "entry"' "$TMP/c.plain" | wc -l)
+if [ -n "$share" ] && echo "$sum $share $nent" | awk '{ d = $1 - $2; t = 0.005 * $3 + 0.01; if (t < 0.1) t = 0.1; exit !(d < t && d > -t) }' &&
    [ "$(awk -F '\t' '$1 == "entry" { print $NF }' "$TMP/c.plain" | head -1)" = hot_leaf ] &&
    ! grep -q 'spin$' "$TMP/c.plain"; then
 	pass "report --comm report-work: only its symbols, $sum% = its share"

@@ -109,6 +109,7 @@ for l in out:
         cur.append(l)
 for (addr, *_, names), t in zip(locs, theirs):
     print(addr, names, ";".join(t) or "-")
+
 EOF
 }
 
@@ -156,8 +157,10 @@ if [ -n "$LIBC_ID" ]; then
 	alias=$(awk 'NR == FNR { a[$2] = a[$2] " " $1; next }
 		$2 != $3 && $2 !~ /;/ && $3 !~ /;/ && a[$2] != "" && a[$2] == a[$3]' \
 		"$TMP/libc.syms" "$TMP/cmp.out" | wc -l)
-	if [ "$n" -ge 1 ] && [ $((same + alias)) = "$n" ]; then
-		pass "libc: $n locations named as eu-addr2line names them ($alias by another alias at the same address)"
+	# and what eu-addr2line cannot name ("??": PLT stubs) is no evidence
+	unk=$(awk '$3 == "??" || $3 == "-"' "$TMP/cmp.out" | wc -l)
+	if [ "$n" -ge 1 ] && [ $((same + alias + unk)) = "$n" ] && [ "$same" -ge $((n / 2)) ]; then
+		pass "libc: $n locations named as eu-addr2line names them ($alias by another alias at the same address, $unk it cannot name)"
 	else
 		fail "libc: locations named as eu-addr2line names them ($same of $n)"
 		awk '$2 != $3' "$TMP/cmp.out" | head -5 | sed 's/^/  /'
@@ -167,10 +170,13 @@ else
 fi
 total=$(wc -l < "$TMP/named.locs")
 nnamed=$(awk '$NF != "-" && $NF !~ /^\[/' "$TMP/named.locs" | wc -l)
-if grep -q "symbolize: .*: [0-9]* locations: $nnamed named (0 the file at its path, $nnamed debug directories, 0 build-id cache, 0 debuginfod; .*, 0 in files not found$" "$TMP/s1.err"; then
-	pass "the account: $nnamed named, all from debug directories, none missing"
+# (the file at its path: libraries with their own .symtab, such as the
+# ASan build's libasan; the program itself only from the debug directory)
+set -- $(sed -n 's/.*locations: \([0-9]*\) named (\([0-9]*\) the file at its path, \([0-9]*\) debug directories, 0 build-id cache, 0 debuginfod; .*, 0 in files not found$/\1 \2 \3/p' "$TMP/s1.err")
+if [ "${1:-x}" = "$nnamed" ] && [ $(($2 + $3)) = "$nnamed" ] && [ "$3" -ge "$nraw" ]; then
+	pass "the account: $nnamed named ($2 from the files at their paths, $3 from debug directories), none missing"
 else
-	fail "the account: $nnamed named from debug directories, none missing"
+	fail "the account: $nnamed named from the files or debug directories, none missing"
 	sed 's/^/  /' "$TMP/s1.err"
 fi
 if go tool pprof -top "$TMP/named.pb.gz" > "$TMP/top" 2> "$TMP/top.err" &&
