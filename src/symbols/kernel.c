@@ -148,37 +148,32 @@ static int jit_path(struct sfp_symbolizer *s, int pid, char *path, size_t size)
 	return 0;
 }
 
-int sfp_symbolizer__jit(struct sfp_symbolizer *s, int pid, uint64_t addr,
-			struct sfp_symbol *out)
+/* A new entry for pid's perf map or jitdump at path, read once. */
+static int jit_add(struct sfp_symbolizer *s, int pid, const char *path,
+		   bool dump, struct sfp_jitmap **out)
 {
-	struct sfp_jitmap *j;
-	struct sfp_sym *sym;
-	char path[PATH_MAX];
+	struct sfp_jitmap *j = calloc(1, sizeof(*j));
+
+	if (!j || !(j->path = strdup(path))) {
+		free(j);
+		return -ENOMEM;
+	}
+	j->pid = pid;
+	j->dump = dump;
+	j->missing = true;
+	j->next = s->jit;
+	s->jit = j;
+	*out = j;
+	return jit_refresh(j);
+}
+
+/* addr in j's symbols, the file read again once if it has grown since. */
+static int jit_lookup(struct sfp_symbolizer *s, struct sfp_jitmap *j,
+		      uint64_t addr, struct sfp_symbol *out)
+{
+	struct sfp_sym *sym = sfp_symtab_find(&j->tab, addr);
 	int err;
 
-	if (!s || !out || pid <= 0)
-		return -EINVAL;
-	for (j = s->jit; j; j = j->next)
-		if (j->pid == pid && !j->dump)
-			break;
-	if (!j) {
-		err = jit_path(s, pid, path, sizeof(path));
-		if (err)
-			return err;
-		j = calloc(1, sizeof(*j));
-		if (!j || !(j->path = strdup(path))) {
-			free(j);
-			return -ENOMEM;
-		}
-		j->pid = pid;
-		j->missing = true;
-		j->next = s->jit;
-		s->jit = j;
-		err = jit_refresh(j);
-		if (err)
-			return err;
-	}
-	sym = sfp_symtab_find(&j->tab, addr);
 	if (!sym) {
 		/* Maybe the JIT has written more since we read the file. */
 		err = jit_refresh(j);
@@ -192,12 +187,33 @@ int sfp_symbolizer__jit(struct sfp_symbolizer *s, int pid, uint64_t addr,
 	return 0;
 }
 
+int sfp_symbolizer__jit(struct sfp_symbolizer *s, int pid, uint64_t addr,
+			struct sfp_symbol *out)
+{
+	struct sfp_jitmap *j;
+	char path[PATH_MAX];
+	int err;
+
+	if (!s || !out || pid <= 0)
+		return -EINVAL;
+	for (j = s->jit; j; j = j->next)
+		if (j->pid == pid && !j->dump)
+			break;
+	if (!j) {
+		err = jit_path(s, pid, path, sizeof(path));
+		if (!err)
+			err = jit_add(s, pid, path, false, &j);
+		if (err)
+			return err;
+	}
+	return jit_lookup(s, j, addr, out);
+}
+
 int sfp_symbolizer__jitdump(struct sfp_symbolizer *s, int pid,
 			    const char *path, uint64_t addr,
 			    struct sfp_symbol *out)
 {
 	struct sfp_jitmap *j;
-	struct sfp_sym *sym;
 	int err;
 
 	if (!s || !out || !path || pid <= 0)
@@ -205,32 +221,9 @@ int sfp_symbolizer__jitdump(struct sfp_symbolizer *s, int pid,
 	for (j = s->jit; j; j = j->next)
 		if (j->dump && j->pid == pid && !strcmp(j->path, path))
 			break;
-	if (!j) {
-		j = calloc(1, sizeof(*j));
-		if (!j || !(j->path = strdup(path))) {
-			free(j);
-			return -ENOMEM;
-		}
-		j->pid = pid;
-		j->dump = true;
-		j->missing = true;
-		j->next = s->jit;
-		s->jit = j;
-		err = jit_refresh(j);
-		if (err)
-			return err;
-	}
-	sym = sfp_symtab_find(&j->tab, addr);
-	if (!sym) {
-		err = jit_refresh(j);
-		if (err)
-			return err;
-		sym = sfp_symtab_find(&j->tab, addr);
-		if (!sym)
-			return -ENOENT;
-	}
-	sfp_symbolizer_fill(s, &j->tab, sym, addr, j->path, out);
-	return 0;
+	if (!j && (err = jit_add(s, pid, path, true, &j)))
+		return err;
+	return jit_lookup(s, j, addr, out);
 }
 
 int sfp_symbolizer__jit_frame(struct sfp_symbolizer *s, int pid,
