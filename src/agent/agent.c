@@ -252,12 +252,13 @@ static bool filters_keep(const struct agent_opts *o, uint32_t pid,
  * The record pipeline's question before it unwinds a sample (its opts'
  * want): the filters as proc_get() applies them, from /proc now (the
  * pipeline asks before this sample's records reach the machine model).
- * Not readable (gone, a race): yes, and proc_get() decides as ever.
+ * Not readable (gone, a race): --comm judged on the name the records
+ * gave; else yes, and proc_get() decides as ever.
  * Processes left out cost no unwind, no table and no stack copy: with
  * --comm on a busy host, the host's other programs no longer set the
  * agent's memory.
  */
-static bool want_pid(void *ctx, uint32_t pid)
+static bool want_pid(void *ctx, uint32_t pid, const char *rec_comm)
 {
 	const struct agent_opts *o = ctx;
 	char comm[64], cg[1024];
@@ -269,11 +270,19 @@ static bool want_pid(void *ctx, uint32_t pid)
 		return false;
 	if (o->comm_re) {
 		n = sfp_proc_read((int)pid, "comm", comm, sizeof(comm) - 1);
-		if (n <= 0)
+		if (n > 0) {
+			comm[n] = 0;
+			if (comm[n - 1] == '\n')
+				comm[n - 1] = 0;
+		} else if (*rec_comm) {
+			/* Gone (a build's compilers on a busy host): the
+			 * name its records gave, as proc_get() would
+			 * have read it.  Not unwinding it spares a table
+			 * of a program nobody asked for. */
+			snprintf(comm, sizeof(comm), "%s", rec_comm);
+		} else {
 			return true;
-		comm[n] = 0;
-		if (comm[n - 1] == '\n')
-			comm[n - 1] = 0;
+		}
 		if (regexec(o->comm_re, comm, 0, NULL, 0))
 			return false;
 	}

@@ -30,6 +30,9 @@ struct proc {
 	uint32_t pid;
 	bool used;
 	int8_t want;		/* opts' want(): 1 yes, -1 no, 0 not asked */
+	/* Its name as the records gave it (COMM, inherited at FORK), for
+	 * want() when the process is gone before its samples are read. */
+	char comm[16];
 	struct sfp_addr_space *as;
 };
 
@@ -83,7 +86,7 @@ struct sfp_rec_pipe {
 	uint64_t *mmap_fix;		/* MMAP2 changed: its stray flag
 					   cleared, its build-id filled */
 	bool fill_build_ids;		/* see mmap2_fill_build_id() */
-	bool (*want)(void *want_ctx, uint32_t pid);
+	bool (*want)(void *want_ctx, uint32_t pid, const char *comm);
 	void *want_ctx;
 	struct sfp_rec_pipe_stats st;
 };
@@ -410,6 +413,16 @@ bad:
 		size, h->misc, sfp_cursor_left(&c), trailer);
 }
 
+/* A COMM record's name (NUL-terminated within the record, or cut). */
+static void set_comm(struct proc *pr, const char *name, size_t left)
+{
+	size_t n = strnlen(name, left < sizeof(pr->comm) ? left
+							   : sizeof(pr->comm) - 1);
+
+	memcpy(pr->comm, name, n);
+	pr->comm[n] = 0;
+}
+
 static int on_side_band(struct sfp_rec_pipe *p, const void *rec, size_t size)
 {
 	const struct perf_event_header *h = rec;
@@ -421,19 +434,22 @@ static int on_side_band(struct sfp_rec_pipe *p, const void *rec, size_t size)
 			on_mmap2(p, rec, size);
 		break;
 	case PERF_RECORD_COMM:
-		if (p->rewrite && (h->misc & PERF_RECORD_MISC_COMM_EXEC) &&
-		    size >= 16) {
-			struct sfp_addr_space *as;
+		if (p->rewrite && size >= 16) {
+			struct sfp_addr_space *as = NULL;
+			struct proc *pr;
 
 			memcpy(v, (const uint8_t *)rec + 8, 8);
-			as = get_as(p, v[0], NULL);
-			if (as) {
-				struct proc *pr = find_proc(p, v[0]);
-
-				sfp_addr_space__exec(as);
-				if (pr)
-					pr->want = 0;	/* another program */
+			if (h->misc & PERF_RECORD_MISC_COMM_EXEC) {
+				as = get_as(p, v[0], NULL);
+				if (as)
+					sfp_addr_space__exec(as);
 			}
+			pr = find_proc(p, v[0]);
+			if (pr && v[0] == v[1])
+				set_comm(pr, (const char *)rec + 16,
+					 size - 16);
+			if (pr && as)
+				pr->want = 0;	/* another program */
 		}
 		break;
 	case PERF_RECORD_FORK:
@@ -445,9 +461,14 @@ static int on_side_band(struct sfp_rec_pipe *p, const void *rec, size_t size)
 				struct proc *parent = find_proc(p, v[1]);
 				struct sfp_addr_space *pas =
 					parent ? parent->as : NULL;
+				char comm[sizeof(parent->comm)] = "";
 
+				if (parent)
+					memcpy(comm, parent->comm, sizeof(comm));
 				drop_proc(p, v[0]);
-				get_as(p, v[0], pas);
+				if (get_as(p, v[0], pas))
+					memcpy(find_proc(p, v[0])->comm, comm,
+					       sizeof(comm));
 			}
 		}
 		break;
@@ -748,9 +769,9 @@ static bool wanted(struct sfp_rec_pipe *p, uint32_t pid)
 	if (!p->want)
 		return true;
 	if (!get_as(p, pid, NULL) || !(pr = find_proc(p, pid)))
-		return p->want(p->want_ctx, pid);
+		return p->want(p->want_ctx, pid, "");
 	if (!pr->want)
-		pr->want = p->want(p->want_ctx, pid) ? 1 : -1;
+		pr->want = p->want(p->want_ctx, pid, pr->comm) ? 1 : -1;
 	return pr->want > 0;
 }
 

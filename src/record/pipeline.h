@@ -58,8 +58,9 @@ struct sfp_rec_pipe_opts {
 	 * user stack, which is not unwound, so that the unwinder builds no
 	 * table and keeps no state for processes whose samples are thrown
 	 * away.  Asked once per process and again after its exec; NULL:
-	 * every one. */
-	bool (*want)(void *want_ctx, uint32_t pid);
+	 * every one.  comm: its name as the records last gave it ("" when
+	 * they gave none), the answer for a process already gone. */
+	bool (*want)(void *want_ctx, uint32_t pid, const char *comm);
 	void *want_ctx;
 	size_t :0;
 };
