@@ -3,11 +3,17 @@
  * The deferral engine (see engine.h for the rules it implements and why).
  *
  * Per task it keeps the state of the kernel entry that may still be
- * shared: the cookie, the user registers and a copy of the user stack bytes
- * of the last kernel-mode sample, and the unwind made for it.  The record
- * for that cookie stays pending until a sample of the task shows that the
- * entry is over (a different sample, or any user-mode sample), the task
- * exits, or the recording ends.
+ * shared: the cookie, the user registers and a digest of the user stack
+ * bytes of the last kernel-mode sample, and the unwind made for it.  The
+ * record for that cookie stays pending until a sample of the task shows
+ * that the entry is over (a different sample, or any user-mode sample), the
+ * task exits, or the recording ends; then the task is forgotten.
+ *
+ * Memory per task is what a host of many small processes multiplies (the
+ * agent on 20 containers of one image): the stack bytes are kept as a
+ * 64-bit digest, not a 16 KiB copy, and the unwind as many frames as it
+ * had, not max_depth.  Two different snapshots with equal registers and
+ * equal digests would be taken for one entry: about 2^-64 per comparison.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -26,10 +32,10 @@ struct task {
 	uint64_t ip, sp, bp;
 	uint64_t regs[SFP_DEFER_MAX_REGS];
 	size_t nr_regs;
-	uint8_t *stack;
-	size_t stack_size, stack_cap;
+	uint64_t stack_digest;	/* of the snapshot, when stack_size */
+	size_t stack_size;
 	uint64_t *ips;
-	size_t nr;
+	size_t nr, cap_ips;
 	struct sfp_defer_origin origin;	/* of the last sample served */
 };
 
@@ -40,6 +46,7 @@ struct sfp_defer_engine {
 	size_t max_depth;
 	struct task *tasks;	/* open-addressing table keyed by tid */
 	size_t cap, nr;
+	uint64_t *scratch;	/* max_depth frames: the unwind's output */
 	uint32_t *ctr;		/* per-CPU cookie counters */
 	size_t nr_ctr;
 	struct sfp_defer_stats st;
@@ -66,7 +73,10 @@ int sfp_defer_engine__new(const struct sfp_defer_ops *ops, void *ctx,
 			       : SFP_DEFER_MAX_DEPTH;
 	e->cap = 64;
 	e->tasks = calloc(e->cap, sizeof(*e->tasks));
-	if (!e->tasks) {
+	e->scratch = malloc(e->max_depth * sizeof(*e->scratch));
+	if (!e->tasks || !e->scratch) {
+		free(e->tasks);
+		free(e->scratch);
 		free(e);
 		return -ENOMEM;
 	}
@@ -177,6 +187,50 @@ static size_t known_nr(const struct sfp_defer_engine *e,
 	return s->nr_user_ips < e->max_depth ? s->nr_user_ips : e->max_depth;
 }
 
+/*
+ * A 64-bit digest of a stack snapshot: 8 bytes a step, each folded in by
+ * a multiply and the high half fed back (the mixing of wyhash-style
+ * hashes, written here for a fixed purpose: no seed, no attacker).
+ */
+static uint64_t digest(const uint8_t *b, size_t n)
+{
+	const uint64_t k1 = 0x9e3779b97f4a7c15ull, k2 = 0xc2b2ae3d27d4eb4full;
+	uint64_t h = n * k2, w;
+	size_t i;
+
+	for (i = 0; i + 8 <= n; i += 8) {
+		unsigned __int128 m;
+
+		memcpy(&w, b + i, 8);
+		m = (unsigned __int128)(h ^ w ^ k1) * (w ^ k2 ^ i);
+		h = (uint64_t)m ^ (uint64_t)(m >> 64);
+	}
+	for (w = 0; i < n; i++)
+		w = w << 8 | b[i];
+	h ^= w;
+	h ^= h >> 33;
+	h *= k2;
+	h ^= h >> 29;
+	return h;
+}
+
+/* Room for n frames in t's unwind (a little more, to grow rarely). */
+static int reserve_ips(struct task *t, size_t n)
+{
+	uint64_t *p;
+	size_t cap;
+
+	if (n <= t->cap_ips && t->ips)
+		return 0;
+	cap = (n + 16) & ~(size_t)15;	/* never 0 */
+	p = realloc(t->ips, cap * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	t->ips = p;
+	t->cap_ips = cap;
+	return 0;
+}
+
 static bool same_entry(const struct sfp_defer_engine *e, const struct task *t,
 		       const struct sfp_defer_sample *s)
 {
@@ -190,7 +244,8 @@ static bool same_entry(const struct sfp_defer_engine *e, const struct task *t,
 	       t->bp == s->bp && t->nr_regs == nr &&
 	       (!nr || !memcmp(t->regs, s->regs, nr * sizeof(*s->regs))) &&
 	       t->stack_size == s->stack_size &&
-	       (!s->stack_size || !memcmp(t->stack, s->stack, s->stack_size));
+	       (!s->stack_size ||
+		t->stack_digest == digest(s->stack, s->stack_size));
 }
 
 static void set_origin(struct task *t, const struct sfp_defer_sample *s)
@@ -228,27 +283,29 @@ static int begin_entry(struct sfp_defer_engine *e, struct task *t,
 		if (err)
 			return err;
 	}
-	if (!t->ips) {
-		t->ips = malloc(e->max_depth * sizeof(*t->ips));
-		if (!t->ips)
-			return -ENOMEM;
-	}
 	if (s->user_known) {
 		/* Read from the sample; the chain is the entry's identity. */
 		n = (int)known_nr(e, s);
+		if (reserve_ips(t, (size_t)n))
+			return -ENOMEM;
 		if (n)
 			memcpy(t->ips, s->user_ips, (size_t)n * sizeof(*t->ips));
 		goto unwound;
 	}
 	/* The callback may fill part of ips before failing: count those. */
-	memset(t->ips, 0, e->max_depth * sizeof(*t->ips));
-	n = e->ops.unwind(e->ctx, s, t->ips, e->max_depth);
+	memset(e->scratch, 0, e->max_depth * sizeof(*e->scratch));
+	n = e->ops.unwind(e->ctx, s, e->scratch, e->max_depth);
 	e->st.unwinds++;
 	if (n < 0) {
 		e->st.unwind_errors++;
-		for (n = 0; (size_t)n < e->max_depth && t->ips[n]; n++)
+		for (n = 0; (size_t)n < e->max_depth && e->scratch[n]; n++)
 			;
 	}
+	if ((size_t)n > e->max_depth)
+		n = (int)e->max_depth;
+	if (reserve_ips(t, (size_t)n))
+		return -ENOMEM;
+	memcpy(t->ips, e->scratch, (size_t)n * sizeof(*t->ips));
 unwound:
 	t->nr = (size_t)n > e->max_depth ? e->max_depth : (size_t)n;
 	e->st.frames += t->nr;
@@ -262,15 +319,7 @@ unwound:
 		memcpy(t->regs, s->regs, t->nr_regs * sizeof(*s->regs));
 	t->stack_size = 0;
 	if (t->open && s->stack_size && !s->user_known) {
-		if (s->stack_size > t->stack_cap) {
-			uint8_t *p = realloc(t->stack, s->stack_size);
-
-			if (!p)
-				return -ENOMEM;
-			t->stack = p;
-			t->stack_cap = s->stack_size;
-		}
-		memcpy(t->stack, s->stack, s->stack_size);
+		t->stack_digest = digest(s->stack, s->stack_size);
 		t->stack_size = s->stack_size;
 	}
 	return 0;
@@ -323,13 +372,31 @@ int sfp_defer_engine__add(struct sfp_defer_engine *e,
 int sfp_defer_engine__task_exit(struct sfp_defer_engine *e, uint32_t tid)
 {
 	struct task *t = find_task(e, tid, false);
+	size_t i, j;
+	int err;
 
 	if (!t)
 		return 0;
-	free(t->stack);
-	t->stack = NULL;
-	t->stack_cap = t->stack_size = 0;
-	return emit_pending(e, t);
+	err = emit_pending(e, t);
+	/* Forget it (a host starting 150 processes a second must not grow
+	 * the table): linear-probing deletion, the rest of the cluster
+	 * re-inserted. */
+	free(t->ips);
+	memset(t, 0, sizeof(*t));
+	e->nr--;
+	i = (size_t)(t - e->tasks);
+	for (j = (i + 1) & (e->cap - 1); e->tasks[j].used;
+	     j = (j + 1) & (e->cap - 1)) {
+		struct task tmp = e->tasks[j];
+		size_t h;
+
+		memset(&e->tasks[j], 0, sizeof(e->tasks[j]));
+		for (h = hash_tid(tmp.tid, e->cap); e->tasks[h].used;
+		     h = (h + 1) & (e->cap - 1))
+			;
+		e->tasks[h] = tmp;
+	}
+	return err;
 }
 
 int sfp_defer_engine__flush(struct sfp_defer_engine *e)
@@ -351,6 +418,7 @@ void sfp_defer_engine__stats(const struct sfp_defer_engine *e,
 			     struct sfp_defer_stats *st)
 {
 	*st = e->st;
+	st->tasks = e->nr;
 }
 
 void sfp_defer_engine__free(struct sfp_defer_engine **ep)
@@ -360,11 +428,10 @@ void sfp_defer_engine__free(struct sfp_defer_engine **ep)
 
 	if (!e)
 		return;
-	for (i = 0; i < e->cap; i++) {
-		free(e->tasks[i].stack);
+	for (i = 0; i < e->cap; i++)
 		free(e->tasks[i].ips);
-	}
 	free(e->tasks);
+	free(e->scratch);
 	free(e->ctr);
 	free(e);
 	*ep = NULL;

@@ -112,6 +112,7 @@ struct sfp_defer_stats {
 	uint64_t shared;		/* samples that reused a cookie */
 	uint64_t deferred;		/* deferred records emitted */
 	uint64_t frames;		/* user frames over all unwinds */
+	uint64_t tasks;			/* tasks known now (exits forget) */
 };
 
 struct sfp_defer_engine;

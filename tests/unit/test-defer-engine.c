@@ -484,6 +484,52 @@ out:
 }
 
 /*
+ * An exited task is forgotten (a host starting processes all day must not
+ * grow the table), and forgetting one keeps the others found: tasks
+ * whose probe chains ran through the removed slots still share their
+ * entries (the tids, multiples of 4096, all hash to one slot: one long
+ * chain).  A tid used again starts afresh.
+ */
+TEST(defer_exit_forgets_tasks)
+{
+	struct sfp_defer_engine *e = NULL;
+	struct sfp_defer_sample s;
+	struct sfp_defer_stats st;
+	struct log *l = new_log();
+	uint32_t t;
+
+	if (!ASSERT_OK(sfp_defer_engine__new(&ops, l, false, 0, &e)))
+		goto out;
+	for (t = 1; t <= 1000; t++) {
+		s = mk(t << 12, t, true, 0x401000, stack_a);
+		ASSERT_OK(sfp_defer_engine__add(e, &s));
+	}
+	l->n = 0;
+	for (t = 1; t <= 1000; t += 2)
+		ASSERT_OK(sfp_defer_engine__task_exit(e, t << 12));
+	ASSERT_EQ(l->n, 500);		/* each exit: its pending record */
+	sfp_defer_engine__stats(e, &st);
+	ASSERT_EQ(st.tasks, 500);
+	for (t = 2; t <= 1000; t += 2) {
+		s = mk(t << 12, 2000 + t, true, 0x401000, stack_a);
+		l->n = 0;
+		ASSERT_OK(sfp_defer_engine__add(e, &s));
+		ASSERT_EQ(l->n, 1);	/* still found: shared, no record */
+	}
+	sfp_defer_engine__stats(e, &st);
+	ASSERT_EQ(st.shared, 500);
+	s = mk(1 << 12, 3001, true, 0x401000, stack_a);
+	ASSERT_OK(sfp_defer_engine__add(e, &s));
+	sfp_defer_engine__stats(e, &st);
+	ASSERT_EQ(st.shared, 500);	/* tid 1 again: a new entry */
+	ASSERT_EQ(st.unwinds, 1001);
+	ASSERT_EQ(st.tasks, 501);
+out:
+	sfp_defer_engine__free(&e);
+	free(l);
+}
+
+/*
  * A sample read back from a file carries its user chain and no stack
  * bytes: no unwind is made, and kernel-mode samples are one entry exactly
  * while their chains are equal (convert --deferred).
