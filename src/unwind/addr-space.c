@@ -43,9 +43,13 @@ int sfp_addr_space__new(const struct sfp_addr_space_opts *opts,
 		return -ENOMEM;
 	/* the rule cache is allocated by the first walk (sfp_unwind): a
 	 * system-wide recording tracks hundreds of processes, most never
-	 * unwound, and zeroing 64 KiB for each was 7 % of a report */
+	 * unwound, and zeroing 64 KiB for each was 7 % of a report.  It
+	 * starts small and grows with the misses (unw_as_size_cache): 20
+	 * containers of one small program each kept 64 KiB of it, a quarter
+	 * of what the agent spent per container. */
 	as->cache = NULL;
-	as->cache_mask = n - 1;
+	as->cache_max_mask = n - 1;
+	as->cache_mask = (n < UNW_CACHE_FIRST ? n : UNW_CACHE_FIRST) - 1;
 	as->gen = 1;
 	as->cache_stale = false;
 	s = SFP_OPTS_GET(opts, sfp_addr_space_opts, cache_dir, NULL);
@@ -304,7 +308,7 @@ int sfp_addr_space__fork(const struct sfp_addr_space *parent,
 	o.root_dir = parent->root_dir;
 	o.pid = parent->pid;
 	o.arch = parent->arch;
-	o.cache_entries = parent->cache_mask + 1;
+	o.cache_entries = parent->cache_max_mask + 1;
 	err = sfp_addr_space__new(&o, &as);
 	if (err)
 		return err;
@@ -617,6 +621,33 @@ int unw_as_code_reader(void *ctx, uint64_t ip, void *buf, size_t len)
 	if (cc->r && cc->r->kind != UNW_READER_SNAPSHOT)
 		return sfp_reader__read(cc->r, ip, buf, len);
 	return -EFAULT;
+}
+
+int unw_as_size_cache(struct sfp_addr_space *as)
+{
+	uint32_t n = as->cache_mask + 1;
+	struct unw_cache_ent *c;
+	size_t bytes;
+
+	if (as->cache) {
+		n = n * 4 - 1 < as->cache_max_mask ? n * 4
+						   : as->cache_max_mask + 1;
+	}
+	bytes = (size_t)n * sizeof(*c);
+	c = aligned_alloc(_Alignof(struct unw_cache_ent), bytes);
+	if (!c && as->cache) {
+		as->cache_max_mask = as->cache_mask;	/* a small one works */
+		return 0;
+	}
+	if (!c)
+		return -ENOMEM;
+	memset(c, 0, bytes);
+	free(as->cache);
+	as->cache = c;
+	as->cache_mask = n - 1;
+	as->cache_misses_sized = as->cache_misses;
+	as->cache_stale = false;
+	return 0;
 }
 
 void unw_as_lookup_miss(struct sfp_addr_space *as, struct sfp_reader *r,

@@ -35,9 +35,11 @@ struct sfp_addr_space {
 	bool cache_stale;	/* mappings changed: empty the cache before
 				   the next walk */
 	struct unw_cache_ent *cache;
-	uint32_t cache_mask;
+	uint32_t cache_mask;	/* entries now - 1 */
+	uint32_t cache_max_mask; /* ... at most (opts' cache_entries) */
 	uint64_t cache_hits;
 	uint64_t cache_misses;
+	uint64_t cache_misses_sized; /* cache_misses when last sized */
 	/* the last lookup met a table the loader thread is building */
 	bool lookup_pending;
 	char *cache_dir;
@@ -80,6 +82,27 @@ SFP_HIDDEN int unw_as_read_code(struct sfp_addr_space *as, uint64_t ip,
 				void *buf, size_t len);
 SFP_HIDDEN int unw_as_code_reader(void *ctx, uint64_t ip, void *buf,
 				  size_t len);
+/*
+ * The rule cache's size: UNW_CACHE_FIRST entries (4 KiB) at the first
+ * walk, four times as many each time the misses since the last sizing
+ * reach UNW_CACHE_GROW_AT times the entries, up to the options'
+ * cache_entries (1024 by default).  A program whose few hot PCs fit stays
+ * at 4 KiB; one that keeps missing (cc1: thousands of PCs) is at full size
+ * after a few thousand misses, a fraction of a second of samples.
+ */
+#define UNW_CACHE_FIRST 64u
+#define UNW_CACHE_GROW_AT 4u
+
+static inline bool unw_as_cache_outgrown(const struct sfp_addr_space *as)
+{
+	return as->cache_mask < as->cache_max_mask &&
+	       as->cache_misses - as->cache_misses_sized >=
+		       (uint64_t)UNW_CACHE_GROW_AT * (as->cache_mask + 1);
+}
+
+/* Allocate the cache (first walk) or grow it (outgrown), emptied. */
+SFP_HIDDEN int unw_as_size_cache(struct sfp_addr_space *as);
+
 SFP_HIDDEN void unw_as_lookup_miss(struct sfp_addr_space *as,
 				   struct sfp_reader *r, uint64_t pc,
 				   uint64_t ip, struct unw_cache_ent *e,

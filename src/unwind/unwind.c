@@ -186,14 +186,11 @@ int sfp_unwind(struct sfp_addr_space *as, struct sfp_reader *r,
 		max = INT32_MAX;
 	no_fp = SFP_OPTS_GET(opts, sfp_unwind_opts, no_fp_fallback, false);
 	unw_reader_begin(r);
-	if (!as->cache) {
-		size_t bytes = ((size_t)as->cache_mask + 1) * sizeof(*as->cache);
+	if (!as->cache || unw_as_cache_outgrown(as)) {
+		int err = unw_as_size_cache(as);
 
-		as->cache = aligned_alloc(_Alignof(struct unw_cache_ent), bytes);
-		if (!as->cache)
-			return -ENOMEM;
-		memset(as->cache, 0, bytes);
-		as->cache_stale = false;
+		if (err)
+			return err;
 	} else if (as->cache_stale) {
 		/* Rules cached for the old mappings may be wrong now. */
 		memset(as->cache, 0,
