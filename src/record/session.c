@@ -1083,10 +1083,45 @@ static uint64_t rec_time(const struct sfp_record *r, const void *rec,
 	return s.time;
 }
 
+/*
+ * The bytes of rec to queue.  In the sframe mode a sample's user stack is
+ * read by the unwinder up to its dyn_size and never written out, and the
+ * kernel reserves the whole --stack-size in the record however little it
+ * could copy (a shallow main thread: a few KiB up to the end of its stack
+ * mapping).  The queue holds every record for the watermark and longer
+ * when the reader lags, so a burst (twenty containers starting) cost the
+ * agent megabytes of 16 KiB copies; the copy keeps only the valid bytes:
+ * the record as the kernel would have written it with a size of dyn_size
+ * rounded up to 8.  The user stack is the last field a session asks for
+ * (sample.c), so the record ends with it; anything else is queued as is.
+ */
+static size_t queued_size(const struct sfp_record *r, const void *rec,
+			  size_t size, size_t *stack_off, uint64_t *keep)
+{
+	const struct perf_event_header *h = rec;
+	struct sfp_record_sample s;
+	uint64_t full;
+	size_t off;
+
+	if (r->cg != SFP_RECORD_CG_SFRAME || h->type != PERF_RECORD_SAMPLE ||
+	    sfp_record__parse_sample(r, rec, size, &s) || !s.user_stack)
+		return size;
+	off = (size_t)((const uint8_t *)s.user_stack - (const uint8_t *)rec);
+	memcpy(&full, (const uint8_t *)rec + off - 8, sizeof(full));
+	/* (a size of 0 would end the field without dyn_size: keep 8) */
+	*keep = s.user_stack_size ? (s.user_stack_size + 7) & ~(uint64_t)7 : 8;
+	if (off + full + 8 != size || *keep + 64 > full)
+		return size;
+	*stack_off = off;
+	return off + *keep + 8;
+}
+
 static int pend_push(struct sfp_record *r, int cpu, const void *rec,
 		     size_t size)
 {
 	struct pending_rec *p;
+	size_t qsize, stack_off = 0;
+	uint64_t keep = 0;
 
 	if (r->nr_pend == r->cap_pend) {
 		size_t cap = r->cap_pend ? r->cap_pend * 2 : 1024;
@@ -1098,11 +1133,24 @@ static int pend_push(struct sfp_record *r, int cpu, const void *rec,
 		r->cap_pend = cap;
 	}
 	p = &r->pend[r->nr_pend];
-	p->data = malloc(size);
+	qsize = queued_size(r, rec, size, &stack_off, &keep);
+	p->data = malloc(qsize);
 	if (!p->data)
 		return -ENOMEM;
-	memcpy(p->data, rec, size);
-	p->size = (uint32_t)size;
+	if (qsize == size) {
+		memcpy(p->data, rec, size);
+	} else {
+		uint8_t *d = (uint8_t *)p->data;
+		struct perf_event_header *h = (struct perf_event_header *)d;
+
+		/* header .. stack size field, the valid bytes, dyn_size */
+		memcpy(d, rec, stack_off + keep);
+		memcpy(d + stack_off - 8, &keep, 8);
+		memcpy(d + stack_off + keep,
+		       (const uint8_t *)rec + size - 8, 8);
+		h->size = (uint16_t)qsize;
+	}
+	p->size = (uint32_t)qsize;
 	p->cpu = cpu;
 	p->seq = r->seq++;
 	p->time = rec_time(r, rec, size);
