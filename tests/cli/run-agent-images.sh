@@ -17,13 +17,18 @@
 #  - symbol tables: none loaded twice for one build-id, the program's
 #    exactly once, and sfprof_agent_symbol_tables_loaded_total equal to
 #    the number of files loaded in each run (it does not grow with the
-#    containers).
+#    containers);
+#  - a program the filter leaves out, run 40 times for 30 ms each while
+#    the containers run (each gone long before the agent reads most of
+#    its samples), never gets an unwind table: --comm judges a process
+#    that is gone by the name its records gave (a build's compilers on a
+#    busy host cost nothing).
 # Counts, not times: exact on a loaded machine.  Needs root, unshare(1)
 # that can make the namespaces, gcc, readelf, ldd, chroot, curl.
-# checks: 3
+# checks: 4
 . "$(dirname "$0")/test-subr.sh"
 . "$(dirname "$0")/agent-subr.sh"
-NCHECKS=3
+NCHECKS=4
 K=4
 # comm: unique, so that no other test's containers pass the filter
 PROG=sfpimg35work
@@ -58,7 +63,28 @@ for l in $(ldd "$IMG/$PROG" | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^\//) p
 	mkdir -p "$IMG$(dirname "$l")" && cp -L "$l" "$IMG$l" ||
 		fail_all "copy $l into the image"
 done
+# the program the filter leaves out: 30 ms of CPU, then exit
+cat > "$TMP/noise.c" << 'EOF'
+#include <time.h>
+int main(void)
+{
+	struct timespec a, b;
+	volatile unsigned long n = 0;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+	do {
+		for (int i = 0; i < 100000; i++)
+			n++;
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+	} while ((b.tv_sec - a.tv_sec) * 1000000000L + b.tv_nsec - a.tv_nsec <
+		 30000000L);
+	return 0;
+}
+EOF
+gcc -O2 -o "$TMP/sfpimg35noise" "$TMP/noise.c" 2> "$TMP/cc.err" ||
+	fail_all "build the noise program ($(head -1 "$TMP/cc.err"))"
 bid() { readelf -n "$1" | sed -n 's/.*Build ID: //p'; }
+BID_NOISE=$(bid "$TMP/sfpimg35noise")
 BID_PROG=$(bid "$IMG/$PROG")
 [ -n "$BID_PROG" ] || fail_all "the program has no build-id (readelf -n)"
 # the image's files' build-ids (readelf -n), one a line
@@ -91,6 +117,9 @@ run() {
 		start
 		_n=$((_n + 1))
 	done
+	if [ "$1" = "$K" ]; then
+		for _n in $(seq 40); do "$TMP/sfpimg35noise"; done
+	fi
 	# enough samples of every container, and two windows symbolized
 	wait_metric sfprof_agent_samples_kept_total $((60 * $1)) "" 90 || true
 	_w=$(metric sfprof_agent_windows_total)
@@ -181,5 +210,17 @@ else
 	fail "agent, one image in containers: one symbol table per file, for 1 and for $K containers"
 	echo "  $why"
 	sort "$TMP/s.$K" | uniq -c | sort -rn | head -4 | sed 's/^/  /'
+fi
+# 4. the short-lived program the filter leaves out: no table, though it
+#    took samples (the records counted as not unwound)
+loads module $K > "$TMP/u.noise"
+nn=$(awk -v b="$BID_NOISE" '$1 == b' "$TMP/u.noise" | wc -l)
+nu=$(mval $K sfprof_agent_samples_not_unwound_total)
+if [ "$nn" = 0 ] && [ "${nu:-0}" -gt 0 ]; then
+	pass "agent, --comm: 40 short-lived processes of another program get no unwind table ($nu samples not unwound)"
+else
+	fail "agent, --comm: 40 short-lived processes of another program get no unwind table"
+	echo "  its table loaded $nn time(s); samples not unwound: ${nu:-?}"
+	grep "debug: module .*$BID_NOISE" "$TMP/run.$K.err" | head -3 | sed 's/^/  /'
 fi
 exit 0
