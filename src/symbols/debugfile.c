@@ -14,7 +14,6 @@
  * link's CRC-32; a build-id candidate must carry the same build-id.
  */
 #include <limits.h>
-#include <sys/stat.h>
 #include <zlib.h>
 
 #include "elf/elf.h"
@@ -27,18 +26,6 @@ static bool same_build_id(struct sfp_elf *e, const uint8_t *id, size_t len)
 
 	return !sfp_elf_build_id(e, &fid, &flen) && flen == len &&
 	       !memcmp(fid, id, len);
-}
-
-int sfp_open_regular_elf(const char *path, struct sfp_elf **out)
-{
-	struct stat st;
-
-	*out = NULL;
-	if (stat(path, &st))
-		return -errno;
-	if (!S_ISREG(st.st_mode))
-		return -ENOEXEC;
-	return sfp_elf_open(path, out);
 }
 
 static int try_open(const char *path, struct sfp_elf **out, char **out_path)
