@@ -327,6 +327,14 @@ $(BUILD)/gen/proto/%.pb-c.c $(BUILD)/gen/proto/%.pb-c.h: src/agent/proto/%.proto
 	$(call msg,PROTOC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)protoc-c --proto_path=src/agent/proto --c_out=$(@D) $<
+# The field numbers the export encoder writes pprof with, from the same
+# schema protobuf-c reads it with.
+$(BUILD)/gen/proto/pprof-fields.h: src/agent/proto/pprof.proto mk/proto-fields.awk
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)awk -v src=$< -f mk/proto-fields.awk $< > $@.tmp && mv $@.tmp $@
+$(BUILD)/src/export/pprof.o: $(BUILD)/gen/proto/pprof-fields.h
+$(BUILD)/src/export/pprof.o: ALL_CFLAGS += -I$(BUILD)/gen/proto
 $(BUILD)/gen/proto/%.pb-c.o: $(BUILD)/gen/proto/%.pb-c.c
 	$(call msg,CC,$<)
 	$(Q)$(CC) $(ALL_CFLAGS) -I$(BUILD)/gen/proto -c $< -o $@

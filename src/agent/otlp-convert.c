@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "agent/sink-int.h"
+#include "common/htab.h"
 #include "otlp-profiles.pb-c.h"
 #include "pprof.pb-c.h"
 
@@ -40,8 +41,7 @@ struct conv {
 	/* string_table with a hash index */
 	char **strs;
 	size_t nr_strs, cap_strs;
-	uint32_t *slots;	/* index + 1; 0 empty */
-	size_t nr_slots;
+	struct sfp_htab str_idx;	/* by sfp_hash_str() */
 	bool oom;
 };
 
@@ -72,51 +72,26 @@ static void *conv_alloc(struct conv *c, size_t n)
 
 #define CONV_ARRAY(c, type, n) ((type *)conv_alloc((c), sizeof(type) * (n)))
 
-static uint32_t hash_str(const char *s)
+static bool str_eq(const void *ctx, uint32_t idx, const void *key)
 {
-	uint32_t h = 2166136261u;	/* FNV-1a */
+	const struct conv *c = ctx;
 
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 16777619u;
-	return h;
-}
-
-static bool strtab_grow(struct conv *c)
-{
-	size_t ns = c->nr_slots ? c->nr_slots * 2 : 256;
-	uint32_t *slots = calloc(ns, sizeof(*slots));
-
-	if (!slots)
-		return false;
-	for (size_t i = 0; i < c->nr_strs; i++) {
-		size_t j = hash_str(c->strs[i]) & (ns - 1);
-		while (slots[j])
-			j = (j + 1) & (ns - 1);
-		slots[j] = (uint32_t)i + 1;
-	}
-	free(c->slots);
-	c->slots = slots;
-	c->nr_slots = ns;
-	return true;
+	return !strcmp(c->strs[idx], key);
 }
 
 /* The string's index in the OTLP string_table, added if new. */
 static int32_t intern(struct conv *c, const char *s)
 {
-	size_t j;
+	uint32_t h, i;
 
 	if (c->oom)
 		return 0;
 	if (!s)
 		s = "";
-	if ((c->nr_strs + 1) * 2 > c->nr_slots && !strtab_grow(c))
-		goto oom;
-	j = hash_str(s) & (c->nr_slots - 1);
-	while (c->slots[j]) {
-		if (!strcmp(c->strs[c->slots[j] - 1], s))
-			return (int32_t)(c->slots[j] - 1);
-		j = (j + 1) & (c->nr_slots - 1);
-	}
+	h = sfp_hash_str(s);
+	i = sfp_htab_find(&c->str_idx, h, str_eq, c, s);
+	if (i != SFP_HTAB_NONE)
+		return (int32_t)i;
 	if (c->nr_strs == c->cap_strs) {
 		size_t nc = c->cap_strs ? c->cap_strs * 2 : 256;
 		char **ns = realloc(c->strs, nc * sizeof(*ns));
@@ -125,11 +100,11 @@ static int32_t intern(struct conv *c, const char *s)
 		c->strs = ns;
 		c->cap_strs = nc;
 	}
-	if (c->nr_strs >= INT32_MAX)
+	if (c->nr_strs >= INT32_MAX ||
+	    sfp_htab_add(&c->str_idx, h, (uint32_t)c->nr_strs))
 		goto oom;
 	c->strs[c->nr_strs] = (char *)s;	/* points into the pprof or a literal */
-	c->slots[j] = (uint32_t)++c->nr_strs;
-	return (int32_t)(c->nr_strs - 1);
+	return (int32_t)c->nr_strs++;
 oom:
 	c->oom = true;
 	return 0;
@@ -670,7 +645,7 @@ int otlp_convert(const struct sink_item *it, void **out, size_t *out_len)
 		free(c.allocs[i]);
 	free(c.allocs);
 	free(c.strs);
-	free(c.slots);
+	sfp_htab_free(&c.str_idx);
 	sfppprof__profile__free_unpacked(p, NULL);
 	return err;
 }

@@ -8,9 +8,10 @@
  *
  * Two passes:
  * - the wire format, walked with a bounds-checked cursor through every
- *   message of the schema (profile.proto: Profile, ValueType, Sample,
- *   Label, Mapping, Location, Line, Function): tags, wire types against
- *   the fields' types, varints, lengths; an error names its offset;
+ *   message of the schema (Profile, ValueType, Sample, Label, Mapping,
+ *   Location, Line, Function), as protobuf-c's descriptors of
+ *   proto/pprof.proto give it: tags, wire types against the fields'
+ *   types, varints, lengths; an error names its offset;
  * - what Go's profile.Parse and CheckValid insist on, on protobuf-c's
  *   decoding: string_table[0] is "", every string index is in the table,
  *   ids are non-zero and unique, every sample has one value per sample
@@ -32,93 +33,91 @@ enum kind {
 	K_VARINT,	/* a scalar number */
 	K_PACKED,	/* a repeated number: varint, or packed varints */
 	K_BYTES,	/* a string */
-	K_MSG,		/* a message of type .msg */
+	K_MSG,		/* a message */
 };
 
-enum msg {
-	M_PROFILE, M_VALUE_TYPE, M_SAMPLE, M_LABEL, M_MAPPING, M_LOCATION,
-	M_LINE, M_FUNCTION, M__NR
-};
+/*
+ * What the one schema (proto/pprof.proto, through protobuf-c's
+ * descriptors) says field number `num` of message d is; *sub: the
+ * message type of a K_MSG field.
+ */
+static enum kind field_kind(const ProtobufCMessageDescriptor *d,
+			    uint64_t num, const ProtobufCMessageDescriptor **sub)
+{
+	const ProtobufCFieldDescriptor *f;
 
-struct field {
-	unsigned char kind, msg;
-};
-
-#define F(k) { K_##k, 0 }
-#define SUB(m) { K_MSG, M_##m }
-/* Field 1..15 of each message (profile.proto); 0 and beyond: K_ANY. */
-static const struct field schema[M__NR][16] = {
-	[M_PROFILE] = { [1] = SUB(VALUE_TYPE), [2] = SUB(SAMPLE),
-			[3] = SUB(MAPPING), [4] = SUB(LOCATION),
-			[5] = SUB(FUNCTION), [6] = F(BYTES), [7] = F(VARINT),
-			[8] = F(VARINT), [9] = F(VARINT), [10] = F(VARINT),
-			[11] = SUB(VALUE_TYPE), [12] = F(VARINT),
-			[13] = F(PACKED), [14] = F(VARINT) },
-	[M_VALUE_TYPE] = { [1] = F(VARINT), [2] = F(VARINT) },
-	[M_SAMPLE] = { [1] = F(PACKED), [2] = F(PACKED), [3] = SUB(LABEL) },
-	[M_LABEL] = { [1] = F(VARINT), [2] = F(VARINT), [3] = F(VARINT),
-		      [4] = F(VARINT) },
-	[M_MAPPING] = { [1] = F(VARINT), [2] = F(VARINT), [3] = F(VARINT),
-			[4] = F(VARINT), [5] = F(VARINT), [6] = F(VARINT),
-			[7] = F(VARINT), [8] = F(VARINT), [9] = F(VARINT),
-			[10] = F(VARINT) },
-	[M_LOCATION] = { [1] = F(VARINT), [2] = F(VARINT), [3] = F(VARINT),
-			 [4] = SUB(LINE), [5] = F(VARINT) },
-	[M_LINE] = { [1] = F(VARINT), [2] = F(VARINT), [3] = F(VARINT) },
-	[M_FUNCTION] = { [1] = F(VARINT), [2] = F(VARINT), [3] = F(VARINT),
-			 [4] = F(VARINT), [5] = F(VARINT) },
-};
-#undef F
-#undef SUB
-
-static const char *const msg_name[M__NR] = {
-	"Profile", "ValueType", "Sample", "Label", "Mapping", "Location",
-	"Line", "Function",
-};
+	*sub = NULL;
+	f = num <= UINT32_MAX ?
+		protobuf_c_message_descriptor_get_field(d, (unsigned)num) :
+		NULL;
+	if (!f)
+		return K_ANY;
+	switch (f->type) {
+	case PROTOBUF_C_TYPE_MESSAGE:
+		*sub = f->descriptor;
+		return K_MSG;
+	case PROTOBUF_C_TYPE_STRING:
+	case PROTOBUF_C_TYPE_BYTES:
+		return K_BYTES;
+	case PROTOBUF_C_TYPE_INT32:
+	case PROTOBUF_C_TYPE_SINT32:
+	case PROTOBUF_C_TYPE_UINT32:
+	case PROTOBUF_C_TYPE_INT64:
+	case PROTOBUF_C_TYPE_SINT64:
+	case PROTOBUF_C_TYPE_UINT64:
+	case PROTOBUF_C_TYPE_BOOL:
+	case PROTOBUF_C_TYPE_ENUM:
+		return f->label == PROTOBUF_C_LABEL_REPEATED ? K_PACKED :
+							       K_VARINT;
+	default:
+		return K_ANY;	/* fixed-width: profile.proto has none */
+	}
+}
 
 /* Nesting is fixed by the schema (Profile > Location > Line): 3 deep. */
-static int walk(struct sfp_cursor *c, enum msg m, char *why, size_t len)
+static int walk(struct sfp_cursor *c, const ProtobufCMessageDescriptor *m,
+		char *why, size_t len)
 {
 	while (sfp_cursor_left(c)) {
 		size_t at = sfp_cursor_off(c);
 		uint64_t tag, v, n = 0;
 		unsigned int wt;
-		struct field f = { K_ANY, 0 };
+		const ProtobufCMessageDescriptor *sub_d;
+		enum kind kind;
 
 		if (sfp_cursor_uleb(c, &tag)) {
 			snprintf(why, len, "offset %zu: a %s field's tag is not "
-				 "a varint", at, msg_name[m]);
+				 "a varint", at, m->short_name);
 			return -EBADMSG;
 		}
 		wt = tag & 7;
 		if (!(tag >> 3) || tag >> 3 > 0x1fffffff) {
 			snprintf(why, len, "offset %zu: field number %llu in a "
 				 "%s (not protobuf)", at,
-				 (unsigned long long)(tag >> 3), msg_name[m]);
+				 (unsigned long long)(tag >> 3), m->short_name);
 			return -EBADMSG;
 		}
-		if (tag >> 3 < 16)
-			f = schema[m][tag >> 3];
+		kind = field_kind(m, tag >> 3, &sub_d);
 		switch (wt) {
 		case 0:
-			if (f.kind != K_ANY && f.kind != K_VARINT &&
-			    f.kind != K_PACKED)
+			if (kind != K_ANY && kind != K_VARINT &&
+			    kind != K_PACKED)
 				goto bad_type;
 			if (sfp_cursor_uleb(c, &v)) {
 				snprintf(why, len, "offset %zu: %s field %llu: "
 					 "a bad or truncated varint", at,
-					 msg_name[m],
+					 m->short_name,
 					 (unsigned long long)(tag >> 3));
 				return -EBADMSG;
 			}
 			break;
 		case 1:
 		case 5:
-			if (f.kind != K_ANY)
+			if (kind != K_ANY)
 				goto bad_type;
 			if (sfp_cursor_skip(c, wt == 1 ? 8 : 4)) {
 				snprintf(why, len, "offset %zu: %s field %llu "
-					 "runs past the end", at, msg_name[m],
+					 "runs past the end", at, m->short_name,
 					 (unsigned long long)(tag >> 3));
 				return -EBADMSG;
 			}
@@ -126,12 +125,12 @@ static int walk(struct sfp_cursor *c, enum msg m, char *why, size_t len)
 		case 2: {
 			struct sfp_cursor sub;
 
-			if (f.kind == K_VARINT)
+			if (kind == K_VARINT)
 				goto bad_type;
 			if (sfp_cursor_uleb(c, &n) || n > sfp_cursor_left(c)) {
 				snprintf(why, len, "offset %zu: %s field %llu: "
 					 "a length of %llu bytes, %zu left", at,
-					 msg_name[m],
+					 m->short_name,
 					 (unsigned long long)(tag >> 3),
 					 (unsigned long long)n,
 					 sfp_cursor_left(c));
@@ -139,12 +138,12 @@ static int walk(struct sfp_cursor *c, enum msg m, char *why, size_t len)
 			}
 			sub = *c;
 			sub.end = c->pos + n;
-			if (f.kind == K_MSG) {
-				int err = walk(&sub, (enum msg)f.msg, why, len);
+			if (kind == K_MSG) {
+				int err = walk(&sub, sub_d, why, len);
 
 				if (err)
 					return err;
-			} else if (f.kind == K_PACKED) {
+			} else if (kind == K_PACKED) {
 				while (sfp_cursor_left(&sub)) {
 					size_t vat = sfp_cursor_off(&sub);
 
@@ -152,7 +151,7 @@ static int walk(struct sfp_cursor *c, enum msg m, char *why, size_t len)
 						snprintf(why, len, "offset %zu: "
 							 "%s field %llu: a bad "
 							 "packed varint", vat,
-							 msg_name[m],
+							 m->short_name,
 							 (unsigned long long)(tag >> 3));
 						return -EBADMSG;
 					}
@@ -163,13 +162,13 @@ static int walk(struct sfp_cursor *c, enum msg m, char *why, size_t len)
 		}
 		default:
 			snprintf(why, len, "offset %zu: wire type %u in a %s "
-				 "(not protobuf)", at, wt, msg_name[m]);
+				 "(not protobuf)", at, wt, m->short_name);
 			return -EBADMSG;
 		}
 		continue;
 bad_type:
 		snprintf(why, len, "offset %zu: %s field %llu has wire type %u, "
-			 "not its type's", at, msg_name[m],
+			 "not its type's", at, m->short_name,
 			 (unsigned long long)(tag >> 3), wt);
 		return -EBADMSG;
 	}
@@ -329,7 +328,7 @@ int agent_pprof_check(const void *pprof, size_t size, char *why,
 		return -EBADMSG;
 	}
 	sfp_cursor_init(&c, pprof, size, false);
-	if ((err = walk(&c, M_PROFILE, why, why_len)))
+	if ((err = walk(&c, &sfppprof__profile__descriptor, why, why_len)))
 		return err;
 	p = sfppprof__profile__unpack(NULL, size, pprof);
 	if (!p) {

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/cursor.h"
@@ -115,6 +116,18 @@ int sfp_elf_open(const char *path, struct sfp_elf **out)
 fail:
 	sfp_elf_close(&e);
 	return err;
+}
+
+int sfp_open_regular_elf(const char *path, struct sfp_elf **out)
+{
+	struct stat st;
+
+	*out = NULL;
+	if (stat(path, &st))
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -ENOEXEC;
+	return sfp_elf_open(path, out);
 }
 
 int sfp_elf_open_mem(const void *data, size_t size, const char *name,

@@ -45,6 +45,14 @@ struct sfp_elf_section {
  */
 SFP_HIDDEN int sfp_elf_open(const char *path, struct sfp_elf **out);
 
+/*
+ * sfp_elf_open() for files named by untrusted input (perf.data, debug
+ * links, maps files): regular files only, so that a FIFO or device
+ * cannot block or feed us endlessly.  Return: as sfp_elf_open();
+ * -ENOEXEC not a regular file; -errno from stat().
+ */
+SFP_HIDDEN int sfp_open_regular_elf(const char *path, struct sfp_elf **out);
+
 /* Open an image in memory; the bytes are copied. */
 SFP_HIDDEN int sfp_elf_open_mem(const void *data, size_t size,
 				const char *name, struct sfp_elf **out);

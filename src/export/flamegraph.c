@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/htab.h"
 #include "export-int.h"
 #include "flame-json.h"
 #include "flame-tree.h"
@@ -37,8 +38,7 @@ struct fg {
 	size_t nr, cap;
 	/* (parent, func) -> node, open addressing; 0 is empty (the root is
 	 * never anyone's child) */
-	uint32_t *hash;
-	size_t hash_cap;
+	struct sfp_htab idx;	/* nodes by (parent, func) */
 	uint32_t *fmap;		/* profile func -> output func, UINT32_MAX unused */
 	uint32_t nr_out_funcs;
 	/*
@@ -67,53 +67,29 @@ struct fg {
 
 #define NONE UINT32_MAX
 
-static size_t hash_slot(uint32_t parent, uint32_t func, size_t mask)
+struct node_key {
+	uint32_t parent, func;
+};
+
+static bool node_eq(const void *ctx, uint32_t idx, const void *key)
 {
-	/* a full 64-bit mix: both halves must reach the low bits we keep */
-	uint64_t h = (uint64_t)parent << 32 | func;
+	const struct fg_node *n = &((const struct fg *)ctx)->nodes[idx];
+	const struct node_key *k = key;
 
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ull;
-	h ^= h >> 33;
-	return (size_t)h & mask;
-}
-
-static int grow_hash(struct fg *g)
-{
-	size_t ncap = g->hash_cap ? g->hash_cap * 2 : 1024, i;
-	uint32_t *n = calloc(ncap, sizeof(*n));
-
-	if (!n)
-		return -ENOMEM;
-	for (i = 1; i < g->nr; i++) {
-		size_t s = hash_slot(g->nodes[i].parent, g->nodes[i].func, ncap - 1);
-
-		while (n[s])
-			s = (s + 1) & (ncap - 1);
-		n[s] = (uint32_t)i;
-	}
-	free(g->hash);
-	g->hash = n;
-	g->hash_cap = ncap;
-	return 0;
+	return n->parent == k->parent && n->func == k->func;
 }
 
 /* The child of @parent for @func, made if missing.  Return its index. */
 static int64_t child(struct fg *g, uint32_t parent, uint32_t func)
 {
+	struct node_key k = { parent, func };
+	/* both halves of the key must reach the low bits the index keeps */
+	uint32_t h = sfp_hash64((uint64_t)parent << 32 | func, 0);
+	uint32_t i = sfp_htab_find(&g->idx, h, node_eq, g, &k);
 	struct fg_node *n;
-	size_t s;
 
-	if ((g->nr + 1) * 2 > g->hash_cap && grow_hash(g))
-		return -ENOMEM;
-	for (s = hash_slot(parent, func, g->hash_cap - 1); g->hash[s];
-	     s = (s + 1) & (g->hash_cap - 1)) {
-		n = &g->nodes[g->hash[s]];
-		if (n->parent == parent && n->func == func)
-			return g->hash[s];
-	}
+	if (i != SFP_HTAB_NONE)
+		return i;
 	if (g->nr == g->cap) {
 		size_t ncap = g->cap * 2;
 		struct fg_node *nn;
@@ -133,8 +109,9 @@ static int64_t child(struct fg *g, uint32_t parent, uint32_t func)
 	n->next_sibling = g->nodes[parent].first_child;
 	n->value = 0;
 	n->off = 0;
+	if (sfp_htab_add(&g->idx, h, (uint32_t)g->nr))
+		return -ENOMEM;
 	g->nodes[parent].first_child = (uint32_t)g->nr;
-	g->hash[s] = (uint32_t)g->nr;
 	return (int64_t)g->nr++;
 }
 
@@ -262,8 +239,6 @@ static int build(struct fg *g, bool user_only)
 					.next_sibling = NONE,
 					.value = 0, .off = 0 };
 	g->nr = 1;
-	if (grow_hash(g))
-		goto out;
 
 	/* parents before children: order the profile's nodes by depth */
 	for (i = 0; i < nn; i++) {
@@ -922,7 +897,7 @@ int sfp_export_flamegraph(const struct sfp_profile *p, FILE *out,
 	free(g.ofunc);
 	free(g.used);
 	free(g.nodes);
-	free(g.hash);
+	sfp_htab_free(&g.idx);
 	free(g.fmap);
 	return err;
 }

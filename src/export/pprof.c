@@ -35,27 +35,9 @@
 #include "export/pb.h"
 #include "export/strtab.h"
 #include "export/walk.h"
-
-/* profile.proto field numbers */
-enum {
-	PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE = 2, PROFILE_MAPPING = 3,
-	PROFILE_LOCATION = 4, PROFILE_FUNCTION = 5, PROFILE_STRING_TABLE = 6,
-	PROFILE_TIME_NANOS = 9, PROFILE_DURATION_NANOS = 10,
-	PROFILE_PERIOD_TYPE = 11, PROFILE_PERIOD = 12, PROFILE_COMMENT = 13,
-	PROFILE_DEFAULT_SAMPLE_TYPE = 14,
-	VALUETYPE_TYPE = 1, VALUETYPE_UNIT = 2,
-	SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE = 2, SAMPLE_LABEL = 3,
-	LABEL_KEY = 1, LABEL_STR = 2, LABEL_NUM = 3,
-	MAPPING_ID = 1, MAPPING_START = 2, MAPPING_LIMIT = 3,
-	MAPPING_OFFSET = 4, MAPPING_FILENAME = 5, MAPPING_BUILD_ID = 6,
-	MAPPING_HAS_FUNCTIONS = 7, MAPPING_HAS_FILENAMES = 8,
-	MAPPING_HAS_LINE_NUMBERS = 9, MAPPING_HAS_INLINE_FRAMES = 10,
-	LOCATION_ID = 1, LOCATION_MAPPING_ID = 2, LOCATION_ADDRESS = 3,
-	LOCATION_LINE = 4,
-	LINE_FUNCTION_ID = 1, LINE_LINE = 2,
-	FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_SYSTEM_NAME = 3,
-	FUNCTION_FILENAME = 4, FUNCTION_START_LINE = 5,
-};
+/* profile.proto's field numbers, generated from the one schema,
+ * src/agent/proto/pprof.proto, that protobuf-c decodes with */
+#include "pprof-fields.h"
 
 struct pp_key {
 	uint32_t node, pid, tid, comm;
@@ -382,9 +364,9 @@ static void write_mapping(struct pprof *pp, uint32_t idx)
 	bid[2 * nb] = '\0';
 	pb_begin(&pp->pb, PROFILE_MAPPING);
 	pb_uint(&pp->pb, MAPPING_ID, (uint64_t)idx + 1);
-	pb_uint(&pp->pb, MAPPING_START, m->start);
-	pb_uint(&pp->pb, MAPPING_LIMIT, m->end);
-	pb_uint(&pp->pb, MAPPING_OFFSET, m->pgoff);
+	pb_uint(&pp->pb, MAPPING_MEMORY_START, m->start);
+	pb_uint(&pp->pb, MAPPING_MEMORY_LIMIT, m->end);
+	pb_uint(&pp->pb, MAPPING_FILE_OFFSET, m->pgoff);
 	pb_int(&pp->pb, MAPPING_FILENAME, S(pp, m->path));
 	pb_int(&pp->pb, MAPPING_BUILD_ID, S(pp, bid));
 	pb_bool(&pp->pb, MAPPING_HAS_FUNCTIONS, mi->has_functions);

@@ -10,13 +10,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/htab.h"
 #include "common/internal.h"
 
 struct exp_strtab {
 	char **strs;		/* by index, owned copies */
 	size_t n, cap;
-	uint32_t *slots;	/* open addressing: index + 1, 0 free */
-	size_t nslots;
+	struct sfp_htab idx;	/* by sfp_hash_str() */
 };
 
 /*

@@ -151,7 +151,7 @@ void sfp_profile_loader_release(struct sfp_profile_loader *ld)
 	ld->fcache_bits = 0;
 	ld->fcache_fill = 0;
 	memset(ld->comm, 0, sizeof(ld->comm));
-	sfp_ptab__free(&ld->twins);
+	sfp_htab_free(&ld->twins);
 	memset(ld->recent, 0xff, sizeof(ld->recent));
 	ld->nr_seen = 0;
 }
@@ -238,11 +238,11 @@ static int add_sample(struct sfp_profile_loader *ld,
 	if (idx == SFP_PROFILE_NONE || !twins(p, idx, s)) {
 		h = sfp_hash64((uint64_t)s->tid << 32 | s->stack,
 			       s->comm ^ s->cpu ^ s->ip_loc ^ s->event);
-		idx = sfp_ptab__find(&ld->twins, h, twins, p, s);
+		idx = sfp_htab_find(&ld->twins, h, twins, p, s);
 		if (idx == SFP_PROFILE_NONE) {
 			idx = (uint32_t)sfp_profile__nr_samples(p);
 			if ((err = sfp_profile_add_sample(p, s)) ||
-			    (err = sfp_ptab__add(&ld->twins, h, idx)))
+			    (err = sfp_htab_add(&ld->twins, h, idx)))
 				return err;
 			*recent = *out = idx;
 			return 0;

@@ -110,7 +110,7 @@ struct sfp_profile_loader {
 	/* opts->merge_samples: samples by what they must agree on, and
 	 * each thread slot's last one (a thread mostly repeats itself) */
 	bool merge;
-	struct sfp_ptab twins;
+	struct sfp_htab twins;
 	uint32_t recent[256];
 	/* merge_samples without a dwarf unwinder: the twin of recent raw
 	 * samples, so that a sample seen before skips its frames' look-ups,

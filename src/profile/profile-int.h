@@ -11,33 +11,17 @@
 #include <sfprof/profile.h>
 #include <sfprof/symbols.h>
 
+#include "common/htab.h"
 #include "common/internal.h"
 
 #define SFP_PROFILE_NONE UINT32_MAX
 
 /*
- * Open-addressed index of table rows by a caller-computed hash.  (The two
- * busiest tables, locs and nodes, have indexes of their own that hold
- * the key in the slot: a probe then reads no row, one cache miss less
- * for every frame and stack node of a file.)
+ * The tables' indexes are common/htab.h's.  (The two busiest tables,
+ * locs and nodes, have indexes of their own that hold the key in the
+ * slot: a probe then reads no row, one cache miss less for every frame
+ * and stack node of a file.)
  */
-struct sfp_ptab {
-	struct sfp_ptab_slot {
-		uint32_t idx;	/* SFP_PROFILE_NONE: empty */
-		uint32_t hash;
-	} *slots;
-	size_t cap, n;
-};
-
-typedef bool (*sfp_ptab_eq)(const void *ctx, uint32_t idx, const void *key);
-
-SFP_HIDDEN uint32_t sfp_ptab__find(const struct sfp_ptab *t, uint32_t hash,
-				   sfp_ptab_eq eq, const void *ctx,
-				   const void *key);
-SFP_HIDDEN int sfp_ptab__add(struct sfp_ptab *t, uint32_t hash, uint32_t idx);
-SFP_HIDDEN void sfp_ptab__free(struct sfp_ptab *t);
-SFP_HIDDEN uint32_t sfp_hash64(uint64_t v, uint32_t seed);
-SFP_HIDDEN uint32_t sfp_hash_str(const char *s);
 
 /* Strings live in chunks so that a string's address never moves. */
 struct sfp_strchunk {
@@ -57,17 +41,17 @@ struct sfp_profile {
 	struct sfp_strchunk *chunks;
 	const char **strs;
 	size_t nr_strs, cap_strs;
-	struct sfp_ptab str_tab;
+	struct sfp_htab str_tab;
 
 	struct sfp_profile_mapping *maps;
 	uint32_t *map_key;		/* per mapping: the machine's dso index
 					 * (user) or the path's string (kernel) */
 	size_t nr_maps, cap_maps;
-	struct sfp_ptab map_tab;
+	struct sfp_htab map_tab;
 
 	struct sfp_profile_func *funcs;
 	size_t nr_funcs, cap_funcs;
-	struct sfp_ptab func_tab;
+	struct sfp_htab func_tab;
 
 	struct sfp_profile_loc *locs;
 	size_t *loc_line0;		/* first line of each loc in `lines` */

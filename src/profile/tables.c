@@ -2,95 +2,13 @@
 /*
  * The profile's interned tables: strings, mappings, functions, locations,
  * stack nodes and samples.  Each table is an array plus an open-addressed
- * index (struct sfp_ptab) that stores row numbers and their hashes, so
+ * index (struct sfp_htab) that stores row numbers and their hashes, so
  * the index can grow without touching the rows and rows can be compared
  * against a key the caller describes.
  */
 #include "profile/profile-int.h"
 
 #define STRCHUNK_MIN (64u * 1024)
-
-uint32_t sfp_hash64(uint64_t v, uint32_t seed)
-{
-	/* a 64-bit finalizer (splitmix64's): cheap and mixes every bit */
-	v ^= seed * 0x9e3779b97f4a7c15ull;
-	v ^= v >> 30;
-	v *= 0xbf58476d1ce4e5b9ull;
-	v ^= v >> 27;
-	v *= 0x94d049bb133111ebull;
-	v ^= v >> 31;
-	return (uint32_t)v;
-}
-
-uint32_t sfp_hash_str(const char *s)
-{
-	uint32_t h = 2166136261u;	/* FNV-1a */
-
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 16777619u;
-	return h;
-}
-
-uint32_t sfp_ptab__find(const struct sfp_ptab *t, uint32_t hash,
-			sfp_ptab_eq eq, const void *ctx, const void *key)
-{
-	size_t i, mask;
-
-	if (!t->cap)
-		return SFP_PROFILE_NONE;
-	mask = t->cap - 1;
-	for (i = hash & mask; t->slots[i].idx != SFP_PROFILE_NONE;
-	     i = (i + 1) & mask)
-		if (t->slots[i].hash == hash && eq(ctx, t->slots[i].idx, key))
-			return t->slots[i].idx;
-	return SFP_PROFILE_NONE;
-}
-
-static void ptab_put(struct sfp_ptab_slot *slots, size_t cap, uint32_t hash,
-		     uint32_t idx)
-{
-	size_t i, mask = cap - 1;
-
-	for (i = hash & mask; slots[i].idx != SFP_PROFILE_NONE;
-	     i = (i + 1) & mask)
-		;
-	slots[i].idx = idx;
-	slots[i].hash = hash;
-}
-
-int sfp_ptab__add(struct sfp_ptab *t, uint32_t hash, uint32_t idx)
-{
-	/* keep the load under 1/2: probes stay short */
-	if ((t->n + 1) * 2 > t->cap) {
-		size_t ncap = t->cap ? t->cap * 2 : 256, i;
-		struct sfp_ptab_slot *ns;
-
-		if (ncap > ((size_t)1 << 40))
-			return -ENOMEM;
-		ns = malloc(ncap * sizeof(*ns));
-		if (!ns)
-			return -ENOMEM;
-		for (i = 0; i < ncap; i++)
-			ns[i].idx = SFP_PROFILE_NONE;
-		for (i = 0; i < t->cap; i++)
-			if (t->slots[i].idx != SFP_PROFILE_NONE)
-				ptab_put(ns, ncap, t->slots[i].hash,
-					 t->slots[i].idx);
-		free(t->slots);
-		t->slots = ns;
-		t->cap = ncap;
-	}
-	ptab_put(t->slots, t->cap, hash, idx);
-	t->n++;
-	return 0;
-}
-
-void sfp_ptab__free(struct sfp_ptab *t)
-{
-	free(t->slots);
-	t->slots = NULL;
-	t->cap = t->n = 0;
-}
 
 int sfp_profile_grow(void **arr, size_t *cap, size_t need, size_t elem)
 {
@@ -173,7 +91,7 @@ int sfp_profile_intern(struct sfp_profile *p, const char *s, uint32_t *idx)
 	uint32_t h = sfp_hash_str(s), i;
 	char *d;
 
-	i = sfp_ptab__find(&p->str_tab, h, str_eq, p, s);
+	i = sfp_htab_find(&p->str_tab, h, str_eq, p, s);
 	if (i != SFP_PROFILE_NONE) {
 		*idx = i;
 		return 0;
@@ -184,7 +102,7 @@ int sfp_profile_intern(struct sfp_profile *p, const char *s, uint32_t *idx)
 	if (!d)
 		return -ENOMEM;
 	i = (uint32_t)p->nr_strs;
-	if (sfp_ptab__add(&p->str_tab, h, i))
+	if (sfp_htab_add(&p->str_tab, h, i))
 		return -ENOMEM;
 	p->strs[p->nr_strs++] = d;
 	*idx = i;
@@ -199,7 +117,7 @@ const char *sfp_profile_str_copy(struct sfp_profile *p, const char *s)
 int sfp_profile_find_str(const struct sfp_profile *p, const char *s,
 			 uint32_t *idx)
 {
-	uint32_t i = sfp_ptab__find(&p->str_tab, sfp_hash_str(s), str_eq, p, s);
+	uint32_t i = sfp_htab_find(&p->str_tab, sfp_hash_str(s), str_eq, p, s);
 
 	if (i == SFP_PROFILE_NONE)
 		return -ENOENT;
@@ -243,7 +161,7 @@ uint32_t sfp_profile_find_mapping(const struct sfp_profile *p, uint32_t key,
 {
 	struct map_key k = { key, m };
 
-	return sfp_ptab__find(&p->map_tab, map_hash(key, m), map_eq, p, &k);
+	return sfp_htab_find(&p->map_tab, map_hash(key, m), map_eq, p, &k);
 }
 
 int64_t sfp_profile_mapping(struct sfp_profile *p, uint32_t key,
@@ -253,7 +171,7 @@ int64_t sfp_profile_mapping(struct sfp_profile *p, uint32_t key,
 	uint32_t h = map_hash(key, m), i;
 	size_t cap;
 
-	i = sfp_ptab__find(&p->map_tab, h, map_eq, p, &k);
+	i = sfp_htab_find(&p->map_tab, h, map_eq, p, &k);
 	if (i != SFP_PROFILE_NONE)
 		return i;
 	cap = p->cap_maps;
@@ -264,7 +182,7 @@ int64_t sfp_profile_mapping(struct sfp_profile *p, uint32_t key,
 		return -ENOMEM;
 	p->cap_maps = cap;
 	i = (uint32_t)p->nr_maps;
-	if (sfp_ptab__add(&p->map_tab, h, i))
+	if (sfp_htab_add(&p->map_tab, h, i))
 		return -ENOMEM;
 	p->maps[i] = *m;
 	p->map_key[i] = key;
@@ -292,13 +210,13 @@ int64_t sfp_profile_func(struct sfp_profile *p, const struct sfp_profile_func *f
 {
 	uint32_t h = func_hash(f), i;
 
-	i = sfp_ptab__find(&p->func_tab, h, func_eq, p, f);
+	i = sfp_htab_find(&p->func_tab, h, func_eq, p, f);
 	if (i != SFP_PROFILE_NONE)
 		return i;
 	if (GROW(p->funcs, p->cap_funcs, p->nr_funcs + 1))
 		return -ENOMEM;
 	i = (uint32_t)p->nr_funcs;
-	if (sfp_ptab__add(&p->func_tab, h, i))
+	if (sfp_htab_add(&p->func_tab, h, i))
 		return -ENOMEM;
 	p->funcs[p->nr_funcs++] = *f;
 	return i;
@@ -502,12 +420,12 @@ void sfp_profile__free(struct sfp_profile **pp)
 		free(c);
 	}
 	free(p->strs);
-	sfp_ptab__free(&p->str_tab);
+	sfp_htab_free(&p->str_tab);
 	free(p->maps);
 	free(p->map_key);
-	sfp_ptab__free(&p->map_tab);
+	sfp_htab_free(&p->map_tab);
 	free(p->funcs);
-	sfp_ptab__free(&p->func_tab);
+	sfp_htab_free(&p->func_tab);
 	free(p->locs);
 	free(p->loc_line0);
 	free(p->loc_tab.slots);

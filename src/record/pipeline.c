@@ -18,6 +18,7 @@
 
 #include "common/cursor.h"
 #include "common/procfs.h"
+#include "elf/buildid.h"
 #include "record/deep.h"
 #include "record/encode.h"
 #include "record/pipeline.h"

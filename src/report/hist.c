@@ -220,13 +220,13 @@ static int64_t inline_key(struct rep *r, uint32_t loc, int32_t line)
 			      sfp_rep_sym(r->p, loc) };
 	uint32_t h = sfp_hash64((uintptr_t)k.name * 0x9e3779b97f4a7c15ull ^
 				k.base, 0x1b1);
-	uint32_t i = sfp_ptab__find(&r->iktab, h, ikey_eq, r, &k);
+	uint32_t i = sfp_htab_find(&r->iktab, h, ikey_eq, r, &k);
 
 	if (i == SFP_PROFILE_NONE) {
 		if (GROW(r->ikeys, r->cap_ikeys, r->nr_ikeys + 1))
 			return -ENOMEM;
 		i = (uint32_t)r->nr_ikeys;
-		if (sfp_ptab__add(&r->iktab, h, i))
+		if (sfp_htab_add(&r->iktab, h, i))
 			return -ENOMEM;
 		r->ikeys[r->nr_ikeys++] = k;
 	}
@@ -313,7 +313,7 @@ static int64_t frame_entry(struct rep *r, const struct sfp_profile_sample *s,
 	if (err)
 		return err;
 	h = key_hash(key, r->o->nr_keys);
-	i = sfp_ptab__find(&r->etab, h, entry_eq, r, key);
+	i = sfp_htab_find(&r->etab, h, entry_eq, r, key);
 	if (i != SFP_PROFILE_NONE || !create) {
 		if (i != SFP_PROFILE_NONE && c)
 			*c = (struct rep_fe_cache){ loc, s->comm, s->tid, i,
@@ -323,7 +323,7 @@ static int64_t frame_entry(struct rep *r, const struct sfp_profile_sample *s,
 	if (GROW(r->e, r->cap_e, r->nr_e + 1))
 		return -ENOMEM;
 	i = (uint32_t)r->nr_e;
-	if (sfp_ptab__add(&r->etab, h, i))
+	if (sfp_htab_add(&r->etab, h, i))
 		return -ENOMEM;
 	e = &r->e[r->nr_e++];
 	memset(e, 0, sizeof(*e));
@@ -389,7 +389,7 @@ static int group_samples(struct rep *r)
 	const struct sfp_profile *p = r->p;
 	size_t i, n = sfp_profile__nr_samples(p), k;
 	bool by_tid = false;
-	struct sfp_ptab tab = { 0 };
+	struct sfp_htab tab = { 0 };
 	/* each thread's last group: a thread's samples mostly repeat its
 	 * stack, and a hit skips the hash and the probe */
 	uint32_t recent[256];
@@ -422,11 +422,11 @@ static int group_samples(struct rep *r)
 		h = sfp_hash64((uint64_t)key.comm << 32 | key.tid,
 			       key.stack ^ key.ip_loc ^
 			       (uint32_t)key.dwarf << 31);
-		gi = sfp_ptab__find(&tab, h, group_eq, r, &key);
+		gi = sfp_htab_find(&tab, h, group_eq, r, &key);
 		recent[(s->tid * 0x9e3779b1u) >> 24] = gi;
 		if (gi == SFP_PROFILE_NONE) {
 			if (GROW(r->grp, r->cap_grp, r->nr_grp + 1) ||
-			    sfp_ptab__add(&tab, h, (uint32_t)r->nr_grp)) {
+			    sfp_htab_add(&tab, h, (uint32_t)r->nr_grp)) {
 				err = -ENOMEM;
 				break;
 			}
@@ -443,7 +443,7 @@ found:
 		g->period += s->period;
 		g->count += s->count;
 	}
-	sfp_ptab__free(&tab);
+	sfp_htab_free(&tab);
 	return err;
 }
 
@@ -576,13 +576,13 @@ static int64_t gnode_child(struct rep *r, uint32_t parent, uint64_t sym,
 	uint32_t h = sfp_hash64(sym, parent), i;
 	int64_t c;
 
-	i = sfp_ptab__find(&r->gtab, h, gnode_eq, r, &k);
+	i = sfp_htab_find(&r->gtab, h, gnode_eq, r, &k);
 	if (i != SFP_PROFILE_NONE)
 		return i;
 	c = gnode_new(r, parent, sym, loc, line);
 	if (c < 0)
 		return c;
-	if (sfp_ptab__add(&r->gtab, h, (uint32_t)c))
+	if (sfp_htab_add(&r->gtab, h, (uint32_t)c))
 		return -ENOMEM;
 	r->g[c].next = r->g[parent].first_child;
 	r->g[parent].first_child = (uint32_t)c;
@@ -730,15 +730,15 @@ int sfp_rep_graphs(struct rep *r)
 void sfp_rep_free(struct rep *r)
 {
 	free(r->e);
-	sfp_ptab__free(&r->etab);
+	sfp_htab_free(&r->etab);
 	free(r->g);
-	sfp_ptab__free(&r->gtab);
+	sfp_htab_free(&r->gtab);
 	free(r->locs);
 	free(r->fent);
 	free(r->fr);
 	free(r->order);
 	free(r->ikeys);
-	sfp_ptab__free(&r->iktab);
+	sfp_htab_free(&r->iktab);
 	free(r->grp);
 	free(r->fec);
 	memset(r, 0, sizeof(*r));

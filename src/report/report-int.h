@@ -66,10 +66,10 @@ struct rep {
 	uint64_t total, nr_samples;
 	struct rep_entry *e;
 	size_t nr_e, cap_e;
-	struct sfp_ptab etab;
+	struct sfp_htab etab;
 	struct rep_gnode *g;
 	size_t nr_g, cap_g;
-	struct sfp_ptab gtab;
+	struct sfp_htab gtab;
 	uint32_t *locs;		/* the sample at hand, leaf first */
 	size_t cap_locs;
 	struct rep_frame *fr;	/* its frames, inlines expanded */
@@ -82,7 +82,7 @@ struct rep {
 	size_t nr_order;
 	struct rep_ikey *ikeys;	/* identities of inlined entries */
 	size_t nr_ikeys, cap_ikeys;
-	struct sfp_ptab iktab;
+	struct sfp_htab iktab;
 	/* entries of recent frames by what their key is made of (loc,
 	 * line, comm, thread): a hit skips the key, its hash and the
 	 * table probe (frame_entry() was the top of a system-wide report) */

@@ -7,7 +7,7 @@
  */
 #include <libiberty/demangle.h>
 
-#include "symbols/symtab.h"
+#include "symbols/internal.h"
 
 static char *demangle(const char *name, int flags)
 {
@@ -52,4 +52,12 @@ char *sfp_demangle(const char *name)
 char *sfp_demangle_no_params(const char *name)
 {
 	return demangle(name, DMGL_NO_OPTS);
+}
+
+char *sfp_symbolizer_demangle(const struct sfp_symbolizer *s, const char *raw)
+{
+	if (s->no_demangle)
+		return NULL;
+	return s->demangle_no_params ? sfp_demangle_no_params(raw) :
+				       sfp_demangle(raw);
 }

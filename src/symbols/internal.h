@@ -109,14 +109,6 @@ struct sfp_symbolizer {
 	struct sfp_strpool pool;	/* interned demangled names etc. */
 };
 
-/*
- * sfp_elf_open() for files named by untrusted input (perf.data, debug
- * links): regular files only, so that a FIFO or device cannot block or
- * feed us endlessly.  Return: as sfp_elf_open(); -ENOEXEC not a regular
- * file.
- */
-SFP_HIDDEN int sfp_open_regular_elf(const char *path, struct sfp_elf **out);
-
 /* Demangle as the options say; NULL: keep the raw name. */
 SFP_HIDDEN char *sfp_symbolizer_demangle(const struct sfp_symbolizer *s,
 					 const char *raw);

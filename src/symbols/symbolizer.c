@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "common/cachedir.h"
-#include "common/procfs.h"
+#include "elf/buildid.h"
 #include "elf/elf.h"
 #include "perf/buildid-cache.h"
 #include "symbols/internal.h"
@@ -674,14 +674,6 @@ uint64_t sfp_symbolizer__tables_loaded(const struct sfp_symbolizer *s)
 static struct sfp_symbolizer_dso *dso_impl(struct sfp_symbolizer_dso *d)
 {
 	return d->same ? d->same : d;
-}
-
-char *sfp_symbolizer_demangle(const struct sfp_symbolizer *s, const char *raw)
-{
-	if (s->no_demangle)
-		return NULL;
-	return s->demangle_no_params ? sfp_demangle_no_params(raw) :
-				       sfp_demangle(raw);
 }
 
 void sfp_symbolizer_fill(struct sfp_symbolizer *s, struct sfp_symtab *t,

@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/procfs.h"
+#include "elf/buildid.h"
 #include "elf/elf.h"
 #include "unwind/module.h"
 
@@ -200,7 +200,7 @@ void unw_module_put(struct unw_module *m)
  * Open the file as a process that maps it sees it: in its mount
  * namespace, or the mapped inode itself when the path now holds another
  * file, each candidate checked against the key's build-id before it is
- * used (common/procfs.h).  The first mapper may be gone: the others are
+ * used (elf/buildid.h).  The first mapper may be gone: the others are
  * asked in turn.  None left: the plain path, which read_headers checks
  * by build-id too.  A file found with another build-id is counted and
  * said, never read.

@@ -46,7 +46,7 @@ struct unw_module {
 	char *open_path;		/* root_dir + path, or where one
 					   mapper's process sees it */
 	/* Processes that mapped it and where: their mount namespace and
-	 * map_files entries lead to the mapped bytes (common/procfs.h).
+	 * map_files entries lead to the mapped bytes (elf/buildid.h).
 	 * Added under the registry lock, read by the load (nr_mappers
 	 * acquire/release). */
 	struct unw_mapper mappers[UNW_MAX_MAPPERS];
@@ -108,7 +108,7 @@ SFP_HIDDEN void unw_module_stats(struct unw_module_stats *st);
  * known; takes a reference.
  * For the vDSO, image/size (may be NULL: this process's own vDSO) are its
  * bytes, copied.  pid (> 0) maps it at [start, end): the file is then
- * opened as that process sees it (see common/procfs.h) unless root_dir
+ * opened as that process sees it (see elf/buildid.h) unless root_dir
  * is given.
  */
 SFP_HIDDEN struct unw_module *unw_module_get(const char *path,

@@ -296,3 +296,32 @@ out:
 	agent_sink__free(s);
 	close(fd);
 }
+
+/* The wire-format pass knows each field's type from the schema
+ * (proto/pprof.proto through protobuf-c's descriptors): a field sent with
+ * another wire type is named, with its message and offset, nested ones
+ * and the fields only the export writes (default_sample_type) too. */
+TEST(agent_pprof_check_names_wrong_wire_types)
+{
+	static const struct {
+		unsigned char pb[8];
+		size_t len;
+		const char *why;
+	} bad[] = {
+		/* period_type (11, a message) as a varint */
+		{ { 0x58, 0x01 }, 2, "offset 0: Profile field 11 has wire type 0" },
+		/* default_sample_type (14, an int64) as bytes */
+		{ { 0x72, 0x00 }, 2, "offset 0: Profile field 14 has wire type 2" },
+		/* a location whose is_folded (5, a bool) is bytes */
+		{ { 0x22, 0x03, 0x2a, 0x01, 0x00 }, 5,
+		  "offset 2: Location field 5 has wire type 2" },
+	};
+	char why[256];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		why[0] = 0;
+		ASSERT_EQ(agent_pprof_check(bad[i].pb, bad[i].len, why,
+					    sizeof(why)), -EBADMSG);
+		ASSERT_TRUE(!strncmp(why, bad[i].why, strlen(bad[i].why)));
+	}
+}

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Mapped files as their process sees them (src/common/procfs.c) and the
+ * Mapped files as their process sees them (src/elf/buildid.c) and the
  * build-id cache writer (src/perf/buildid-cache.c), on this very process
  * and its own executable.  Namespaces and replaced binaries are covered
  * end to end by tests/cli/run-containers.sh.
@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/procfs.h"
+#include "elf/buildid.h"
 #include "perf/buildid-cache.h"
 #include "test.h"
 

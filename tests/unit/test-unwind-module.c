@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "common/procfs.h"
+#include "elf/buildid.h"
 #include "test.h"
 #include "unwind/module.h"
 

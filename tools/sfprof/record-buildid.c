@@ -31,7 +31,7 @@
 #include <sfprof/symbols.h>
 
 #include "cli.h"
-#include "common/procfs.h"
+#include "elf/buildid.h"
 #include "perf/buildid-cache.h"
 #include "record-buildid.h"
 
