@@ -28,7 +28,8 @@ enum {
 	SFD_CTR_BYTES,		/* bytes of stack in them */
 	SFD_CTR_SHORT,		/* stopped at a page not present (or the
 				   stack's end) before the asked size */
-	SFD_CTR_UNREADABLE,	/* not even the first page: no record */
+	SFD_CTR_UNREADABLE,	/* not even the first page (the stack ends
+				   inside the snapshot): no record */
 	SFD_CTR_RING_FULL,	/* the ring had no room: no record */
 	SFD_CTR_NO_REGS,	/* no user registers (kernel thread) */
 	SFD_NR_COUNTERS

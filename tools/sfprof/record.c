@@ -595,8 +595,9 @@ static void summary(const struct ctx *c, const struct sfp_record *r,
 				"without their copy (%llu: the copy nearest it "
 				"was another sample's: registers or seam bytes); "
 				"%llu copies ended at a page not present or the "
-				"stack's end, %llu not taken (%llu unreadable, "
-				"%llu ring full); %llu walks ran out of the copy "
+				"stack's end, %llu not taken (%llu: the stack ends "
+				"inside the snapshot, %llu: ring full); %llu walks "
+				"ran out of the copy "
 				"too%s\n",
 				(unsigned long long)ds.copies,
 				(double)ds.bytes / 1e6,
