@@ -60,12 +60,14 @@ fi
 # Read at the sample: most walks that ran out were completed over their
 # own sample's copy (those taken before user space first saw the thread
 # run out have none: 20-40 on a quiet machine, more when the recorder
-# lags under load; hence half, not all), and the BPF side's line agrees.
+# lags under load; hence half, not all), and the BPF side's line agrees
+# (it pairs at least as many: a copy sized before the thread's size grew
+# can be too short, and the walk runs out of it too).
 at=$(grep 'deep stacks at the sample:' "$TMP/c.err")
 if [ -z "$DEEP_BPF_WHY" ]; then
 	paired=$(echo "$at" | sed -n 's/.* \([0-9]*\) paired with their sample.*/\1/p')
 	if [ -n "$at" ] && [ $(($2 * 2)) -ge "$1" ] &&
-	   [ "${paired:-x}" = "$2" ]; then
+	   [ "${paired:-0}" -ge "$2" ]; then
 		pass "deep stacks read at the sample: $2 of $1 walks completed over their sample's copy"
 	else
 		fail "deep stacks read at the sample: want >= 50% of $1 walks completed over their copy"
