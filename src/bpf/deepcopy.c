@@ -145,8 +145,6 @@ int sfp_bpf_deep__load(uint32_t snap_size, struct sfp_bpf_deep **out,
 			 "and CAP_PERFMON)" : " (the verifier's log with -v)");
 		goto fail;
 	}
-	b->ring = ring_buffer__new(bpf_map__fd(b->skel->maps.rb), NULL, NULL,
-				   NULL);
 	*out = b;
 	return 0;
 fail:
@@ -165,7 +163,6 @@ int sfp_bpf_deep__attach(struct sfp_bpf_deep *b, struct sfp_record *r)
 	b->links = calloc(nr ? nr : 1, sizeof(*b->links));
 	if (!b->links)
 		return -ENOMEM;
-	ring_buffer__free(b->ring);
 	b->ring = ring_buffer__new(bpf_map__fd(b->skel->maps.rb), on_copy, b,
 				   NULL);
 	if (!b->ring)

