@@ -70,7 +70,7 @@ ALL_LDFLAGS = $(SAN_LDFLAGS) $(LDFLAGS)
 LIB_SRCS := $(sort $(wildcard src/*/*.c))
 LIB_SRCS := $(filter-out %.bpf.c,$(LIB_SRCS))
 ifeq ($(NO_BPF),1)
-LIB_SRCS := $(filter-out src/bpf/offsum.c src/bpf/loader.c src/bpf/records.c src/bpf/tables.c src/bpf/table-worker.c src/bpf/user-vmas.c,$(LIB_SRCS))
+LIB_SRCS := $(filter-out src/bpf/offsum.c src/bpf/deepcopy.c src/bpf/loader.c src/bpf/records.c src/bpf/tables.c src/bpf/table-worker.c src/bpf/user-vmas.c,$(LIB_SRCS))
 else
 LIB_SRCS := $(filter-out src/bpf/none.c,$(LIB_SRCS))
 endif

@@ -24,7 +24,8 @@
  * rotated order.  BENCH_HZ=1000 or 4000 runs that frequency only;
  * BENCH_CONFIGS (e.g. "sframe,dwarf"; keys bare, fp, dwarf, sframe, nodeep
  * (sframe with --no-deep-stacks, the default mode before issue 37), big
- * (sframe with perf's largest copy, 65528 bytes), bpf)
+ * (sframe with perf's largest copy, 65528 bytes), nobpf (sframe without
+ * the deep stacks' BPF copy at the sample: SFPROF_DEEP_NO_BPF=1), bpf)
  * runs only those beside the unprofiled one: fewer configurations make
  * rounds shorter, so a pair's runs lie closer in time.
  *
@@ -64,7 +65,8 @@
 
 #define MAX_ROUNDS 101
 
-enum { NONE, BARE, FP, DWARF, SFRAME, SFRAME_NODEEP, SFRAME_BIG, BPF, NCFG };
+enum { NONE, BARE, FP, DWARF, SFRAME, SFRAME_NODEEP, SFRAME_BIG, SFRAME_NOBPF, BPF,
+       NCFG };
 
 struct config {
 	const char *name;
@@ -291,6 +293,9 @@ int main(int argc, char **argv)
 		[SFRAME_NODEEP] = { .key = "nodeep", .name = "sframe no-deep", .fmt = "%s record -q -F %d --call-graph sframe --no-deep-stacks" },
 		/* the alternative: perf's largest copy for every sample */
 		[SFRAME_BIG] = { .key = "big", .name = "sframe 64K copy", .fmt = "%s record -q -F %d --call-graph sframe --stack-size 65528" },
+		/* deep stacks without the BPF copy at the sample (the
+		 * program on every sample is what sframe pays for it) */
+		[SFRAME_NOBPF] = { .key = "nobpf", .name = "sframe no BPF copy", .fmt = "env SFPROF_DEEP_NO_BPF=1 %s record -q -F %d --call-graph sframe" },
 		[BPF] = { .key = "bpf", .name = "sfprof -g bpf-defer", .fmt = "%s record -q -F %d --call-graph bpf-defer" },
 	};
 	const int freqs[] = { 1000, 4000 };
@@ -403,6 +408,7 @@ int main(int argc, char **argv)
 		compare(&cf[BPF], &cf[SFRAME], rounds, 0, NULL);
 		compare(&cf[SFRAME], &cf[SFRAME_NODEEP], rounds, 0, NULL);
 		compare(&cf[SFRAME_BIG], &cf[SFRAME], rounds, 0, NULL);
+		compare(&cf[SFRAME], &cf[SFRAME_NOBPF], rounds, 0, NULL);
 		fflush(stdout);
 		if (hz == 4000)
 			both_cpus(cf, hz);

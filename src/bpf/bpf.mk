@@ -64,3 +64,17 @@ $(BUILD)/tests/progs/bpf-walk.skel.h: $(BUILD)/tests/progs/bpf-walk.bpf.o
 
 $(BUILD)/tests/test-bpf-walk: $(BUILD)/tests/progs/bpf-walk.skel.h
 $(BUILD)/tests/test-bpf-walk: ALL_CFLAGS += -I$(BUILD)/tests/progs
+
+# Deep stacks in the sframe mode (deepcopy.h): the stack past the
+# snapshot copied at the sample, for the threads that need it; no kfunc.
+$(BPF_OUT)/deepcopy.bpf.o: src/bpf/deepcopy.bpf.c src/bpf/deepcopy-shared.h \
+		$(BPF_OUT)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)$(BPF_CLANG) -target bpf -O2 -g -mcpu=v3 -D__TARGET_ARCH_x86 \
+		-Wall -Werror -I$(BPF_OUT) -Isrc -c $< -o $@
+
+$(BPF_OUT)/deepcopy.skel.h: $(BPF_OUT)/deepcopy.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name sfp_deepcopy_bpf > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/src/bpf/deepcopy.o: $(BPF_OUT)/deepcopy.skel.h

@@ -7,9 +7,11 @@
  * program.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "bpf/bpf-defer.h"
+#include "bpf/deepcopy.h"
 #include "bpf/offsum.h"
 
 int sfp_bpf_defer__load(const struct sfp_bpf_defer_opts *opts,
@@ -97,6 +99,49 @@ void sfp_bpf_offsum__stats(const struct sfp_bpf_offsum *b,
 }
 
 void sfp_bpf_offsum__free(struct sfp_bpf_offsum **b)
+{
+	*b = NULL;
+}
+
+/* --- deep stacks read at the sample (deepcopy.h) -------------------------- */
+
+int sfp_bpf_deep__load(uint32_t snap_size, struct sfp_bpf_deep **out,
+		       char *why, size_t why_len)
+{
+	*out = NULL;
+	snprintf(why, why_len, "a build without BPF");
+	return -EOPNOTSUPP;
+}
+
+int sfp_bpf_deep__attach(struct sfp_bpf_deep *b, struct sfp_record *r)
+{
+	return -EOPNOTSUPP;
+}
+
+size_t sfp_bpf_deep__take(struct sfp_bpf_deep *b, uint32_t tid,
+			  uint64_t time, uint64_t ip, uint64_t sp, const uint8_t *snap, size_t snap_size,
+			  const uint8_t **extra)
+{
+	*extra = NULL;
+	return 0;
+}
+
+void sfp_bpf_deep__need(struct sfp_bpf_deep *b, uint32_t tid, size_t past,
+			bool cut, size_t had)
+{
+}
+
+void sfp_bpf_deep__task_exit(struct sfp_bpf_deep *b, uint32_t tid)
+{
+}
+
+void sfp_bpf_deep__stats(const struct sfp_bpf_deep *b,
+			 struct sfp_bpf_deep_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+}
+
+void sfp_bpf_deep__free(struct sfp_bpf_deep **b)
 {
 	*b = NULL;
 }

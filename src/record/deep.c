@@ -22,6 +22,13 @@
  *     the bytes the walk used gives the same bytes (not torn by a write
  *     during the read).
  *
+ * Before both, where record loaded it (bpf/deepcopy.h), the copy of the
+ * stack past the snapshot that a BPF program took at the sample itself:
+ * the same instant's bytes, so no check of the thread's later state is
+ * needed, only that the copy is this sample's (deepcopy.c pairs them by
+ * thread, registers and the bytes at the seam).  Each walk's result tells
+ * it how much the thread needs.
+ *
  * The snapshot itself is not kept: the completed chain is the sample's user
  * callchain, as any other.
  */
@@ -30,6 +37,7 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "bpf/deepcopy.h"
 #include "record/deep.h"
 
 /* Live reads: the first one, then one large one if that was not enough. */
@@ -54,8 +62,14 @@ struct sfp_rec_deep {
 	uint8_t *again;			/* the second read */
 	struct sfp_frame *tmp;
 	size_t tmp_cap;
+	struct sfp_bpf_deep *bpf;	/* copies taken at the sample */
 	struct sfp_rec_deep_stats st;
 };
+
+void sfp_rec_deep__set_bpf(struct sfp_rec_deep *d, struct sfp_bpf_deep *bd)
+{
+	d->bpf = bd;
+}
 
 int sfp_rec_deep__new(struct sfp_rec_deep **out)
 {
@@ -152,6 +166,8 @@ void sfp_rec_deep__task_exit(struct sfp_rec_deep *d, uint32_t tid)
 	struct thr *t = thr_find(d, tid);
 	size_t i, j;
 
+	if (d->bpf)
+		sfp_bpf_deep__task_exit(d->bpf, tid);
 	if (!t)
 		return;
 	free(t->fr);
@@ -327,14 +343,72 @@ static enum live_res from_live(struct sfp_rec_deep *d,
 	return LIVE_OK;
 }
 
+static size_t complete_later(struct sfp_rec_deep *d,
+			     const struct sfp_rec_deep_walk *w, struct thr *t,
+			     struct sfp_frame *frames, size_t n, size_t max,
+			     enum sfp_unwind_stop *stop);
+
+/*
+ * Walk again over the snapshot and the copy taken at the sample.  Return:
+ * the frames (more than n), 0 when the copy did not take the walk further.
+ */
+static size_t from_sample(struct sfp_rec_deep *d,
+			  const struct sfp_rec_deep_walk *w,
+			  const uint8_t *extra, size_t len,
+			  struct sfp_frame *frames, size_t n, size_t max,
+			  enum sfp_unwind_stop *stop)
+{
+	SFP_OPTS(sfp_unwind_opts, uo, .max_depth = (uint32_t)max);
+	enum sfp_unwind_stop st2 = SFP_STOP_NONE;
+	size_t i;
+	int n2;
+
+	if (max > d->tmp_cap) {
+		struct sfp_frame *nf = realloc(d->tmp, max * sizeof(*nf));
+
+		if (!nf)
+			return 0;
+		d->tmp = nf;
+		d->tmp_cap = max;
+	}
+	if (grow(&d->buf, w->stack_size + len))
+		return 0;
+	memcpy(d->buf, w->stack, w->stack_size);
+	memcpy(d->buf + w->stack_size, extra, len);
+	if (sfp_reader__set_snapshot(w->reader, d->buf, w->stack_size + len,
+				     w->regs->sp))
+		return 0;
+	n2 = sfp_unwind(w->as, w->reader, w->regs, d->tmp, max, &uo, &st2);
+	if (n2 <= (int)n)
+		return 0;
+	/* the same bytes up to the seam: the same frames */
+	for (i = 0; i + 1 < n; i++)
+		if (d->tmp[i].ip != frames[i].ip || d->tmp[i].sp != frames[i].sp)
+			return 0;
+	memcpy(frames, d->tmp, (size_t)n2 * sizeof(*frames));
+	*stop = st2;
+	return (size_t)n2;
+}
+
+/* Bytes past the snapshot the walk of frames[0..n) used. */
+static size_t past_snapshot(const struct sfp_rec_deep_walk *w,
+			    const struct sfp_frame *frames, size_t n)
+{
+	uint64_t end = w->regs->sp + w->stack_size;
+
+	if (!n || frames[n - 1].sp + 64 <= end)
+		return 0;
+	return (size_t)(frames[n - 1].sp + 64 - end);
+}
+
 size_t sfp_rec_deep__complete(struct sfp_rec_deep *d,
 			      const struct sfp_rec_deep_walk *w,
 			      struct sfp_frame *frames, size_t n, size_t max,
 			      enum sfp_unwind_stop *stop)
 {
 	struct thr *t = thr_find(d, w->tid);
-	enum sfp_unwind_stop st2;
-	size_t m;
+	const uint8_t *extra = NULL;
+	size_t m, had = 0;
 
 	if (*stop != SFP_STOP_TRUNCATED || !n) {
 		/* Keep the remembered unwind current: a thread that
@@ -342,9 +416,51 @@ size_t sfp_rec_deep__complete(struct sfp_rec_deep *d,
 		 * frames it left. */
 		if (t)
 			remember(t, frames, n, *stop);
+		if (d->bpf && n)
+			sfp_bpf_deep__need(d->bpf, w->tid, 0, false, 0);
 		return n;
 	}
 	d->st.ran_out++;
+	if (d->bpf) {
+		had = sfp_bpf_deep__take(d->bpf, w->tid, w->time, w->regs->ip,
+					 w->regs->sp, w->stack, w->stack_size,
+					 &extra);
+		m = had ? from_sample(d, w, extra, had, frames, n, max,
+				      stop)
+			: 0;
+		if (m && *stop != SFP_STOP_TRUNCATED) {
+			d->st.from_sample++;
+			if (*stop == SFP_STOP_DEPTH)
+				d->st.depth_cap++;
+			sfp_bpf_deep__need(d->bpf, w->tid,
+					   past_snapshot(w, frames, m), false,
+					   had);
+			if (t)
+				remember(t, frames, m, *stop);
+			return m;
+		}
+		if (m) {
+			/* further, still cut: on from there as below */
+			d->st.sample_cut++;
+			n = m;
+		}
+	}
+	m = complete_later(d, w, t, frames, n, max, stop);
+	if (d->bpf)
+		sfp_bpf_deep__need(d->bpf, w->tid, past_snapshot(w, frames, m),
+				   *stop == SFP_STOP_TRUNCATED, had);
+	return m;
+}
+
+/* The thread's previous unwind or live memory (the comment at the top). */
+static size_t complete_later(struct sfp_rec_deep *d,
+			     const struct sfp_rec_deep_walk *w, struct thr *t,
+			     struct sfp_frame *frames, size_t n, size_t max,
+			     enum sfp_unwind_stop *stop)
+{
+	enum sfp_unwind_stop st2;
+	size_t m;
+
 	st2 = *stop;
 	m = from_prev(t, frames, n, max, &st2);
 	if (m) {

@@ -16,9 +16,14 @@
 #include "common/internal.h"
 
 struct sfp_rec_deep;
+struct sfp_bpf_deep;
 
 struct sfp_rec_deep_stats {
 	uint64_t ran_out;	/* walks that ran out of the snapshot */
+	uint64_t from_sample;	/* completed over the copy taken at the
+				   sample (bpf/deepcopy.h) */
+	uint64_t sample_cut;	/* ran out of that copy too (then tried as
+				   below from where it ended) */
 	uint64_t from_prev;	/* completed from the thread's last unwind */
 	uint64_t from_live;	/* completed from live memory */
 	uint64_t truncated;	/* left truncated: the sum of the below */
@@ -38,6 +43,7 @@ struct sfp_rec_deep_walk {
 	struct sfp_reader *reader;	/* a snapshot reader to reuse */
 	const struct sfp_regs *regs;
 	uint32_t pid, tid;
+	uint64_t time;			/* the sample's */
 	const uint8_t *stack;		/* the sample's snapshot */
 	size_t stack_size;
 };
@@ -56,6 +62,11 @@ SFP_HIDDEN size_t sfp_rec_deep__complete(struct sfp_rec_deep *d,
 					 struct sfp_frame *frames, size_t n,
 					 size_t max,
 					 enum sfp_unwind_stop *stop);
+
+/* Complete walks first over the copies bd takes at the samples (NULL:
+ * none). */
+SFP_HIDDEN void sfp_rec_deep__set_bpf(struct sfp_rec_deep *d,
+				      struct sfp_bpf_deep *bd);
 
 /* The thread exited: forget its unwind. */
 SFP_HIDDEN void sfp_rec_deep__task_exit(struct sfp_rec_deep *d,

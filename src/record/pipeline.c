@@ -257,7 +257,7 @@ static int unwind_cb(void *ctx, const struct sfp_defer_sample *s,
 	if (p->deep) {
 		struct sfp_rec_deep_walk w = {
 			.as = as, .reader = p->reader, .regs = &regs,
-			.pid = s->pid, .tid = s->tid,
+			.pid = s->pid, .tid = s->tid, .time = s->time,
 			.stack = s->stack, .stack_size = s->stack_size,
 		};
 
@@ -1097,6 +1097,9 @@ int sfp_rec_pipe__new(struct sfp_record *r, const struct sfp_rec_pipe_opts *o,
 			err = sfp_rec_deep__new(&p->deep);
 			if (err)
 				goto fail;
+			sfp_rec_deep__set_bpf(p->deep,
+					      SFP_OPTS_GET(o, sfp_rec_pipe_opts,
+							   bpf_deep, NULL));
 		}
 	}
 	*pp = p;

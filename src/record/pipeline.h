@@ -27,6 +27,7 @@
 #include "record/record.h"
 
 struct sfp_rec_pipe;
+struct sfp_bpf_deep;
 
 /* Receives each output record (host order, 8-aligned, header.size bytes). */
 typedef int (*sfp_rec_out_fn)(void *ctx, const void *rec, size_t size);
@@ -53,6 +54,9 @@ struct sfp_rec_pipe_opts {
 	 * of completing them from the thread's previous unwind or live
 	 * memory (record/deep.h; `record --no-deep-stacks`). */
 	bool no_deep_stacks;
+	/* With deep stacks: the copies a BPF program takes at the samples
+	 * (bpf/deepcopy.h; NULL: none), the caller's to load and free. */
+	struct sfp_bpf_deep *bpf_deep;
 	/* Which processes the caller keeps (the agent's --pid, --comm,
 	 * --cgroup): a sample of one it does not is passed on without its
 	 * user stack, which is not unwound, so that the unwinder builds no

@@ -31,6 +31,7 @@
 #include "common/procfs.h"
 #include "record/pipeline.h"
 #include "record/record.h"
+#include "bpf/deepcopy.h"
 #include "bpf/offsum.h"
 #include "record-bpf.h"
 #include "record-buildid.h"
@@ -318,6 +319,9 @@ struct ctx {
 	size_t nr_bid;
 	struct bid_collect *bc;		/* NULL: --no-buildid-cache */
 	int zlevel;
+	/* deep stacks read at the sample (bpf/deepcopy.h), or why not */
+	struct sfp_bpf_deep *deep_bpf;
+	char deep_why[256];
 };
 
 /*
@@ -563,12 +567,14 @@ static void summary(const struct ctx *c, const struct sfp_record *r,
 		summary_off_cpu(&st.offcpu);
 	if (st.deep_on && st.deep.ran_out)
 		fprintf(stderr, "  deep stacks: %llu walks ran out of the stack "
-			"copy: %llu completed from the thread's previous "
+			"copy: %llu completed over the copy taken at the "
+			"sample, %llu from the thread's previous "
 			"unwind, %llu from live memory, %llu left truncated "
 			"(%llu: memory changed since the sample, %llu: "
 			"unreadable, %llu: still cut with 1 MiB read past the copy: deeper, or the walk left the stack)"
 			"%s\n",
 			(unsigned long long)st.deep.ran_out,
+			(unsigned long long)st.deep.from_sample,
 			(unsigned long long)st.deep.from_prev,
 			(unsigned long long)st.deep.from_live,
 			(unsigned long long)st.deep.truncated,
@@ -577,6 +583,44 @@ static void summary(const struct ctx *c, const struct sfp_record *r,
 			(unsigned long long)st.deep.too_deep,
 			st.deep.depth_cap ? "; some completed ones cut at "
 					    "--max-depth" : "");
+	if (st.deep_on && c->deep_bpf) {
+		struct sfp_bpf_deep_stats ds;
+
+		sfp_bpf_deep__stats(c->deep_bpf, &ds);
+		if (ds.threads || ds.copies)
+			fprintf(stderr, "  deep stacks at the sample: %llu "
+				"copies (%.1f MB) for %llu threads: %llu paired "
+				"with their sample's walk, %llu unused "
+				"(shallower samples); %llu walks ran out "
+				"without their copy (%llu: the copy nearest it "
+				"was another sample's: registers or seam bytes); "
+				"%llu copies ended at a page not present or the "
+				"stack's end, %llu not taken (%llu: the stack ends "
+				"inside the snapshot, %llu: ring full); %llu walks "
+				"ran out of the copy "
+				"too%s\n",
+				(unsigned long long)ds.copies,
+				(double)ds.bytes / 1e6,
+				(unsigned long long)ds.threads,
+				(unsigned long long)ds.paired,
+				(unsigned long long)ds.unused,
+				(unsigned long long)ds.no_copy,
+				(unsigned long long)ds.seam_refused,
+				(unsigned long long)ds.short_copies,
+				(unsigned long long)(ds.unreadable +
+						     ds.ring_full),
+				(unsigned long long)ds.unreadable,
+				(unsigned long long)ds.ring_full,
+				(unsigned long long)st.deep.sample_cut,
+				ds.test_dropped ? "; test hook" : "");
+		if (ds.test_dropped)
+			fprintf(stderr, "  deep stacks: %llu copies dropped by "
+				"SFPROF_BPF_TEST_DEEP_DROP\n",
+				(unsigned long long)ds.test_dropped);
+	} else if (st.deep_on && st.deep.ran_out) {
+		fprintf(stderr, "  deep stacks: no copy at the sample: %s\n",
+			c->deep_why);
+	}
 	fprintf(stderr, "  unwind stops:");
 	for (i = 1; i < SFP_STOP__MAX; i++)
 		if (st.stops[i])
@@ -1043,6 +1087,30 @@ int cmd_record(int argc, char **argv)
 		workload_pid = sfp_record__workload_pid(r);
 		workload_pidfd = pidfd_open(workload_pid, 0);
 	}
+	/* Deep stacks read at the sample: a BPF program on the sampling
+	 * events, where it loads (root or CAP_BPF+CAP_PERFMON, BTF);
+	 * otherwise the walks that run out are completed later, as
+	 * before, and the summary says why. */
+	if (ro.call_graph == SFP_RECORD_CG_SFRAME && !po.no_deep_stacks) {
+		const char *no = getenv("SFPROF_DEEP_NO_BPF");
+
+		if (no && *no && strcmp(no, "0")) {
+			snprintf(c.deep_why, sizeof(c.deep_why),
+				 "SFPROF_DEEP_NO_BPF is set");
+		} else if (!sfp_bpf_deep__load(ro.stack_size ? ro.stack_size
+							       : 16384,
+					       &c.deep_bpf, c.deep_why,
+					       sizeof(c.deep_why))) {
+			err = sfp_bpf_deep__attach(c.deep_bpf, r);
+			if (err) {
+				snprintf(c.deep_why, sizeof(c.deep_why),
+					 "cannot attach the BPF program: %s",
+					 strerror(-err));
+				sfp_bpf_deep__free(&c.deep_bpf);
+			}
+		}
+		po.bpf_deep = c.deep_bpf;
+	}
 	err = sfp_rec_pipe__new(r, &po, out_record, &c, &p);
 	if (err) {
 		cli_err("cannot set up the pipeline: %s", sfp_strerror(err));
@@ -1297,6 +1365,7 @@ out:
 	sfp_bpf_offsum__free(&os);
 	sfp_perf_writer__free(&c.w);
 	sfp_rec_pipe__free(&p);
+	sfp_bpf_deep__free(&c.deep_bpf);	/* after the pipeline's use */
 	sfp_record__free(&r);
 	for (size_t k = 0; k < c.nr_bid; k++)
 		free(c.bid_paths[k]);

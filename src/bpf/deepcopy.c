@@ -1,0 +1,520 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The user side of deepcopy.bpf.c (deepcopy.h): loading, the threads'
+ * sizes in the BPF maps, and pairing each copy with its sample.
+ *
+ * Pairing.  The copy is written in the sample's interrupt, before perf
+ * copies its snapshot, so it is in the BPF ring before the sample can be
+ * read from the perf ring; the recorder processes samples later, in time
+ * order.  The program stamps each copy with the events' clock
+ * (CLOCK_MONOTONIC, record's use_clockid) in the sample's interrupt, a
+ * few microseconds from perf's own stamp of the sample (after it on
+ * 6.18: the stamp is taken before the overflow handlers run), so a
+ * sample's copy is its thread's copy stamped nearest it, within PAIR_NS.
+ * Then it must also name the same user registers (ip, sp), start where
+ * the snapshot ends (less SFD_OVERLAP bytes), and those repeated bytes
+ * must equal the snapshot's last ones (the seam): a copy that is not the
+ * sample's, or not from where the snapshot ended, is refused and counted.
+ * A thread's copies come in its samples' order, so the copies of it
+ * before the one taken are of samples already past: dropped (`unused`).
+ *
+ * Sizes.  A thread is asked for when one of its walks ran out of the
+ * snapshot: first SFD_FIRST bytes, doubled while walks over the copy
+ * still run out, set to what a completed walk needed (plus a quarter)
+ * when that is more, and shrunk by 1/256 at each walk that needed less
+ * (half in ~180 samples), never under one page while the thread lives.
+ * Its comm is asked for too, with the largest size, so that the next
+ * process of the same program (each cc1, each Go compile) is copied from
+ * its first sample.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
+#include <linux/perf_event.h>
+#include <linux/types.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include <sfprof/record.h>
+
+#include "bpf/deepcopy.h"
+#include "bpf/deepcopy-shared.h"
+#include "common/procfs.h"
+#include "record/record.h"
+#include "deepcopy.skel.h"
+
+#define SFD_FIRST (32u << 10)
+/* Copies held for samples not yet processed, at most (the oldest are
+ * dropped first, counted as unused). */
+#define HELD_MAX_BYTES (128u << 20)
+#define RING_BYTES (64u << 20)
+/* A copy is stamped within microseconds of its sample (measured: 1-3 us
+ * after perf's stamp on 6.18); one further than this is not the
+ * sample's, nor is any when samples of a thread come closer than twice
+ * this (the registers and the seam then decide). */
+#define PAIR_NS 200000ull
+
+struct held {
+	struct sfd_rec h;
+	uint8_t *data;
+	bool dead;
+};
+
+struct thr {
+	uint32_t tid;
+	bool used;
+	uint32_t want;		/* what the map says (bytes, page multiple) */
+	uint64_t shrink;	/* want * 256, shrunk by 1 per 256ths */
+};
+
+struct sfp_bpf_deep {
+	struct sfp_deepcopy_bpf *skel;
+	struct ring_buffer *ring;
+	struct bpf_link **links;
+	size_t nr_links;
+	uint32_t snap_size;
+	struct held *q;
+	size_t q_head, q_nr, q_cap, q_bytes;
+	uint8_t *taken;			/* the copy last given */
+	struct thr *thr;
+	size_t thr_cap, thr_nr;
+	uint32_t test_drop, test_n;	/* SFPROF_BPF_TEST_DEEP_DROP */
+	struct sfp_bpf_deep_stats st;
+};
+
+static int bpf_log(enum libbpf_print_level level, const char *fmt,
+		   va_list ap)
+{
+	char buf[512];
+
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	buf[strcspn(buf, "\n")] = 0;
+	pr_debug("deep stacks: %s", buf);
+	return 0;
+}
+
+int sfp_bpf_deep__load(uint32_t snap_size, struct sfp_bpf_deep **out,
+		       char *why, size_t why_len)
+{
+	struct sfp_bpf_deep *b;
+	const char *env;
+	int err, ncpu;
+
+	*out = NULL;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	b->snap_size = snap_size;
+	b->thr_cap = 64;
+	b->thr = calloc(b->thr_cap, sizeof(*b->thr));
+	if (!b->thr) {
+		free(b);
+		return -ENOMEM;
+	}
+	env = getenv("SFPROF_BPF_TEST_DEEP_DROP");
+	if (env && atoi(env) > 0)
+		b->test_drop = (uint32_t)atoi(env);
+	libbpf_set_print(bpf_log);
+	b->skel = sfp_deepcopy_bpf__open();
+	if (!b->skel) {
+		err = errno ? -errno : -ENOMEM;
+		snprintf(why, why_len, "cannot open the BPF object: %s",
+			 strerror(-err));
+		goto fail;
+	}
+	b->skel->rodata->snap_size = snap_size;
+	ncpu = libbpf_num_possible_cpus();
+	if (ncpu <= 0) {
+		err = ncpu ? ncpu : -EINVAL;
+		snprintf(why, why_len, "cannot count the CPUs: %s",
+			 strerror(-err));
+		goto fail;
+	}
+	bpf_map__set_max_entries(b->skel->maps.scratch, (uint32_t)ncpu);
+	bpf_map__set_max_entries(b->skel->maps.rb, RING_BYTES);
+	err = sfp_deepcopy_bpf__load(b->skel);
+	if (err) {
+		snprintf(why, why_len, "the BPF program did not load: %s%s",
+			 strerror(-err), err == -EPERM ? " (needs CAP_BPF "
+			 "and CAP_PERFMON)" : " (the verifier's log with -v)");
+		goto fail;
+	}
+	*out = b;
+	return 0;
+fail:
+	sfp_bpf_deep__free(&b);
+	return err;
+}
+
+static int on_copy(void *ctx, void *data, size_t size);
+
+int sfp_bpf_deep__attach(struct sfp_bpf_deep *b, struct sfp_record *r)
+{
+	const int *fds;
+	size_t nr = sfp_record_fds(r, &fds), k = 0;
+	int ev, err;
+
+	b->links = calloc(nr ? nr : 1, sizeof(*b->links));
+	if (!b->links)
+		return -ENOMEM;
+	b->ring = ring_buffer__new(bpf_map__fd(b->skel->maps.rb), on_copy, b,
+				   NULL);
+	if (!b->ring)
+		return errno ? -errno : -ENOMEM;
+	for (ev = 0; ev < sfp_record__nr_evsels(r); ev++) {
+		const uint64_t *ids;
+		size_t i, n = sfp_record__ids(r, ev, &ids);
+		bool tp = sfp_record__attr(r, ev)->type ==
+			  PERF_TYPE_TRACEPOINT;
+
+		for (i = 0; i < n && k < nr; i++, k++) {
+			struct bpf_link *l;
+
+			/* a perf_event program cannot sit on a tracepoint
+			 * (its samples keep the snapshot only) */
+			if (tp || ev == sfp_record__off_cpu_evsel(r))
+				continue;
+			l = bpf_program__attach_perf_event(
+				b->skel->progs.on_sample, fds[k]);
+			if (!l) {
+				err = errno ? -errno : -EINVAL;
+				pr_warn("deep stacks: attaching to event "
+					"'%s': %s", sfp_record__evsel_name(r, ev),
+					strerror(-err));
+				return err;
+			}
+			b->links[b->nr_links++] = l;
+			/* libbpf enables the event when it attaches; the
+			 * session enables it at start (or at exec) */
+			ioctl(fds[k], PERF_EVENT_IOC_DISABLE, 0);
+		}
+	}
+	return 0;
+}
+
+/* --- copies held for their samples --------------------------------------- */
+
+static void held_drop(struct sfp_bpf_deep *b, struct held *h, bool count)
+{
+	if (h->dead)
+		return;
+	h->dead = true;
+	free(h->data);
+	h->data = NULL;
+	b->q_bytes -= h->h.len;
+	if (count)
+		b->st.unused++;
+}
+
+/* Forget dead entries at the head; compact when half the array is. */
+static void held_trim(struct sfp_bpf_deep *b)
+{
+	while (b->q_nr && b->q[b->q_head].dead) {
+		b->q_head++;
+		b->q_nr--;
+	}
+	if (!b->q_nr)
+		b->q_head = 0;
+	if (b->q_head && b->q_head >= b->q_cap / 2) {
+		memmove(b->q, b->q + b->q_head, b->q_nr * sizeof(*b->q));
+		b->q_head = 0;
+	}
+}
+
+static int on_copy(void *ctx, void *data, size_t size)
+{
+	struct sfp_bpf_deep *b = ctx;
+	struct sfd_rec h;
+	struct held *e;
+
+	if (size < sizeof(h))
+		return 0;
+	memcpy(&h, data, sizeof(h));
+	if (h.len > size - sizeof(h) || h.len < SFD_OVERLAP)
+		return 0;
+	if (b->test_drop && ++b->test_n % b->test_drop == 0) {
+		b->st.test_dropped++;
+		return 0;
+	}
+	while (b->q_nr && b->q_bytes + h.len > HELD_MAX_BYTES) {
+		held_drop(b, &b->q[b->q_head], true);
+		held_trim(b);
+	}
+	if (b->q_head + b->q_nr >= b->q_cap) {
+		size_t cap = b->q_cap ? b->q_cap * 2 : 256;
+		struct held *q = realloc(b->q, cap * sizeof(*q));
+
+		if (!q)
+			return 0;
+		b->q = q;
+		b->q_cap = cap;
+	}
+	e = &b->q[b->q_head + b->q_nr];
+	e->data = malloc(h.len);
+	if (!e->data)
+		return 0;
+	memcpy(e->data, (const uint8_t *)data + sizeof(h), h.len);
+	e->h = h;
+	e->dead = false;
+	b->q_nr++;
+	b->q_bytes += h.len;
+	return 0;
+}
+
+static uint64_t dist(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : b - a;
+}
+
+size_t sfp_bpf_deep__take(struct sfp_bpf_deep *b, uint32_t tid,
+			  uint64_t time, uint64_t ip, uint64_t sp,
+			  const uint8_t *snap, size_t snap_size,
+			  const uint8_t **extra)
+{
+	struct held *best = NULL;
+	size_t i, n;
+
+	free(b->taken);
+	b->taken = NULL;
+	*extra = NULL;
+	ring_buffer__consume(b->ring);
+	/* The sample's copy: the thread's one stamped nearest the sample
+	 * (the program runs in the sample's interrupt, microseconds from
+	 * perf's stamp, before or after it by the kernel's order); the
+	 * thread's copies before it are of samples already past. */
+	for (i = 0; i < b->q_nr; i++) {
+		struct held *e = &b->q[b->q_head + i];
+
+		if (e->dead || e->h.tid != tid)
+			continue;
+		if (e->h.time > time + PAIR_NS)
+			break;
+		if (best && dist(e->h.time, time) > dist(best->h.time, time))
+			break;
+		if (best)
+			held_drop(b, best, true);
+		best = e;
+	}
+	if (!best || dist(best->h.time, time) > PAIR_NS)
+		goto none;
+	/* ... and it is: the same registers, starting where the snapshot
+	 * ends, with the snapshot's last bytes */
+	if (snap_size != b->snap_size || best->h.ip != ip ||
+	    best->h.sp != sp ||
+	    best->h.start != sp + snap_size - SFD_OVERLAP ||
+	    memcmp(best->data, snap + snap_size - SFD_OVERLAP, SFD_OVERLAP)) {
+		b->st.seam_refused++;
+		held_drop(b, best, false);
+		held_trim(b);
+		goto none;
+	}
+	b->taken = best->data;
+	best->data = NULL;
+	n = best->h.len - SFD_OVERLAP;
+	b->q_bytes -= best->h.len;
+	best->dead = true;
+	held_trim(b);
+	b->st.paired++;
+	*extra = b->taken + SFD_OVERLAP;
+	return n;
+none:
+	held_trim(b);
+	b->st.no_copy++;
+	return 0;
+}
+
+/* --- threads' sizes ------------------------------------------------------- */
+
+static struct thr *thr_slot(struct thr *tab, size_t cap, uint32_t tid)
+{
+	size_t h;
+
+	for (h = (tid * 0x9e3779b1u) & (cap - 1); tab[h].used;
+	     h = (h + 1) & (cap - 1))
+		if (tab[h].tid == tid)
+			return &tab[h];
+	return &tab[h];
+}
+
+static struct thr *thr_get(struct sfp_bpf_deep *b, uint32_t tid, bool add)
+{
+	struct thr *t;
+
+	if (add && (b->thr_nr + 1) * 2 > b->thr_cap) {
+		struct thr *tab = calloc(b->thr_cap * 2, sizeof(*tab));
+		size_t i;
+
+		if (!tab)
+			return NULL;
+		for (i = 0; i < b->thr_cap; i++)
+			if (b->thr[i].used)
+				*thr_slot(tab, b->thr_cap * 2, b->thr[i].tid) =
+					b->thr[i];
+		free(b->thr);
+		b->thr = tab;
+		b->thr_cap *= 2;
+	}
+	t = thr_slot(b->thr, b->thr_cap, tid);
+	if (t->used || !add)
+		return t->used ? t : NULL;
+	memset(t, 0, sizeof(*t));
+	t->used = true;
+	t->tid = tid;
+	b->thr_nr++;
+	b->st.threads++;
+	return t;
+}
+
+static uint32_t pages(uint64_t bytes)
+{
+	uint64_t max = SFD_MAX - SFD_OVERLAP;
+
+	bytes = (bytes + SFD_PAGE - 1) & ~(uint64_t)(SFD_PAGE - 1);
+	if (bytes > max)
+		bytes = max & ~(uint64_t)(SFD_PAGE - 1);
+	return bytes < SFD_PAGE ? SFD_PAGE : (uint32_t)bytes;
+}
+
+static void set_want(struct sfp_bpf_deep *b, struct thr *t, uint32_t want,
+		     bool grown)
+{
+	char comm[32];
+	ssize_t n;
+	uint32_t old;
+
+	if (want == t->want)
+		return;
+	t->want = want;
+	bpf_map_update_elem(bpf_map__fd(b->skel->maps.wants), &t->tid, &want,
+			    BPF_ANY);
+	if (!grown)
+		return;
+	/* the program's other processes: its comm, as the kernel has it */
+	n = sfp_proc_read((int)t->tid, "comm", comm, sizeof(comm));
+	if (n <= 0)
+		return;
+	comm[strcspn(comm, "\n")] = 0;
+	{
+		char key[16] = { 0 };
+		int fd = bpf_map__fd(b->skel->maps.comm_wants);
+
+		memcpy(key, comm, strnlen(comm, sizeof(key) - 1));
+		if (!bpf_map_lookup_elem(fd, key, &old) && old >= want)
+			return;
+		bpf_map_update_elem(fd, key, &want, BPF_ANY);
+	}
+}
+
+void sfp_bpf_deep__need(struct sfp_bpf_deep *b, uint32_t tid, size_t past,
+			bool cut, size_t had)
+{
+	struct thr *t = thr_get(b, tid, cut || past);
+	uint64_t w;
+
+	if (!t)
+		return;
+	if (!t->shrink)
+		t->shrink = (uint64_t)t->want * 256;
+	if (cut) {
+		w = had ? (uint64_t)had * 2 : SFD_FIRST;
+		if (w < t->want)
+			w = t->want;
+		if (w < SFD_FIRST)
+			w = SFD_FIRST;
+		set_want(b, t, pages(w), true);
+		t->shrink = (uint64_t)t->want * 256;
+		return;
+	}
+	w = past + past / 4;
+	if (w > t->want) {
+		set_want(b, t, pages(w), true);
+		t->shrink = (uint64_t)t->want * 256;
+		return;
+	}
+	/* needed less: shrink slowly */
+	t->shrink -= t->shrink / 256;
+	if (t->shrink / 256 < w)
+		t->shrink = w * 256;
+	if (pages(t->shrink / 256) < t->want)
+		set_want(b, t, pages(t->shrink / 256), false);
+}
+
+void sfp_bpf_deep__task_exit(struct sfp_bpf_deep *b, uint32_t tid)
+{
+	struct thr *t = thr_get(b, tid, false);
+	size_t i, j;
+
+	if (!t)
+		return;
+	bpf_map_delete_elem(bpf_map__fd(b->skel->maps.wants), &tid);
+	t->used = false;
+	b->thr_nr--;
+	i = (size_t)(t - b->thr);
+	for (j = (i + 1) & (b->thr_cap - 1); b->thr[j].used;
+	     j = (j + 1) & (b->thr_cap - 1)) {
+		struct thr tmp = b->thr[j];
+
+		b->thr[j].used = false;
+		*thr_slot(b->thr, b->thr_cap, tmp.tid) = tmp;
+	}
+}
+
+void sfp_bpf_deep__stats(const struct sfp_bpf_deep *b,
+			 struct sfp_bpf_deep_stats *st)
+{
+	int ncpu = libbpf_num_possible_cpus(), fd;
+	uint64_t *v, sum[SFD_NR_COUNTERS] = { 0 };
+	uint32_t i;
+
+	*st = b->st;
+	if (ncpu <= 0 || !(v = calloc((size_t)ncpu, sizeof(*v))))
+		return;
+	fd = bpf_map__fd(b->skel->maps.counters);
+	for (i = 0; i < SFD_NR_COUNTERS; i++) {
+		int c;
+
+		if (bpf_map_lookup_elem(fd, &i, v))
+			continue;
+		for (c = 0; c < ncpu; c++)
+			sum[i] += v[c];
+	}
+	free(v);
+	st->copies = sum[SFD_CTR_COPIES];
+	st->bytes = sum[SFD_CTR_BYTES];
+	st->short_copies = sum[SFD_CTR_SHORT];
+	st->unreadable = sum[SFD_CTR_UNREADABLE];
+	st->ring_full = sum[SFD_CTR_RING_FULL];
+	st->no_regs = sum[SFD_CTR_NO_REGS];
+	/* the copies not paired, held ones (or still in the ring) at the
+	 * end included, were no walk's */
+	st->unused = st->copies > st->paired + st->test_dropped
+			     ? st->copies - st->paired - st->test_dropped
+			     : 0;
+}
+
+void sfp_bpf_deep__free(struct sfp_bpf_deep **bp)
+{
+	struct sfp_bpf_deep *b = *bp;
+	size_t i;
+
+	if (!b)
+		return;
+	for (i = 0; i < b->nr_links; i++)
+		bpf_link__destroy(b->links[i]);
+	free(b->links);
+	ring_buffer__free(b->ring);
+	sfp_deepcopy_bpf__destroy(b->skel);
+	for (i = 0; i < b->q_nr; i++)
+		free(b->q[b->q_head + i].data);
+	free(b->q);
+	free(b->taken);
+	free(b->thr);
+	free(b);
+	*bp = NULL;
+}
