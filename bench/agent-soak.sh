@@ -5,6 +5,8 @@
 # and a busy one, and the RSS baseline taken after 5 minutes; targets: no
 # crash, every window delivered or counted as dropped, RSS growth after
 # the first 5 minutes <= 5 %.  Prints the checks and the RSS series.
+# SOAK_AGENT_ARGS adds options to the agent's (e.g. --no-symbolize); the
+# peak resident size (VmHWM) is printed as well.
 # Usage: sh bench/agent-soak.sh [BUILD]   (root, python3; a built tree)
 set -u
 B=${1:-build}
@@ -21,5 +23,6 @@ SFP_TEST_TMP=$T/tmp SFPROF_CACHE_DIR=$T/tmp/cache \
 	sh "$ROOT/tests/cli/run-agent-soak.sh"
 rc=$?
 echo "RSS (seconds since start, kB), every minute:"
-awk '$1 % 60 == 0' "$T/rss" 2>/dev/null | tr '\n' ';' | sed 's/;$/\n/'
+awk '$1 % 60 == 0 { print $1, $2 }' "$T/rss" 2>/dev/null | tr '\n' ';' | sed 's/;$/\n/'
+awk '$3 > h { h = $3 } END { printf "peak (VmHWM): %d kB\n", h }' "$T/rss" 2>/dev/null
 exit $rc

@@ -10,6 +10,8 @@ for b in "$BUILD"/bench/bench-*; do
 done
 echo "== agent-containers.sh"
 sh "$(dirname "$0")/agent-containers.sh" "$BUILD" || rc=1
+echo "== agent-churn.sh"
+sh "$(dirname "$0")/agent-churn.sh" "$BUILD" || rc=1
 echo "== symbolize.sh"
 sh "$(dirname "$0")/symbolize.sh" "$BUILD" || rc=1
 exit $rc

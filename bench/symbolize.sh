@@ -3,11 +3,12 @@
 # a pprof profile of FUNCS x BINS distinct frames over BINS build-ids
 # (default 500 x 200 = 100k over 200), cold (empty symbol cache) and warm
 # (the cache of the cold run), against eu-addr2line (one run per binary,
-# its addresses on the command line) and llvm-symbolizer (one run, "FILE
+# its addresses on the command line; the first BENCH_EU_BINS, default 20,
+# binaries only) and llvm-symbolizer (one run, "FILE
 # ADDR" lines on stdin), both with inlines and function names, on the
-# same debug files.  Every binary is a build of one generated C file with
-# FUNCS functions, -O2 -g, a different seed each (so a different
-# build-id), stripped; its debug file is in DIR/.build-id/.
+# same debug files.  Every binary is one generated C file of FUNCS
+# functions (-O2 -g, compiled once) linked with a seed of its own (so a
+# build-id of its own), stripped; its debug file is in DIR/.build-id/.
 # Usage: sh bench/symbolize.sh [BUILD]   (gcc, objcopy, protoc, python3;
 # eu-addr2line and llvm-symbolizer where installed)
 set -u
@@ -21,6 +22,7 @@ for t in gcc objcopy protoc python3; do
 done
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
+trap 'exit 130' INT TERM HUP
 mkdir -p "$T/bin" "$T/dbg" "$T/cache"
 
 # --- the binaries -------------------------------------------------------------
@@ -28,8 +30,9 @@ python3 - "$FUNCS" > "$T/gen.c" <<'EOF'
 import sys
 n = int(sys.argv[1])
 print("volatile unsigned long sink;")
+print("extern const unsigned long bench_seed;")
 for i in range(n):
-    print("static inline unsigned long in%d(unsigned long x) { return x * %d + SEED; }" % (i, 2 * i + 1))
+    print("static inline unsigned long in%d(unsigned long x) { return x * %d + bench_seed; }" % (i, 2 * i + 1))
     print("__attribute__((noinline)) unsigned long f%d(unsigned long x) "
           "{ for (int k = 0; k < 3; k++) sink += in%d(x + k); return sink; }" % (i, i))
 print("int main(void) { unsigned long s = 0;")
@@ -37,10 +40,15 @@ for i in range(n):
     print("  s += f%d(s);" % i)
 print("  return (int)s; }")
 EOF
+# The functions are compiled once (a file of FUNCS functions takes seconds
+# to build, 200 of them most of an hour on a loaded machine); each binary
+# links them with a seed of its own, which makes its build-id its own.
 echo "symbolize bench: building $BINS binaries of $FUNCS functions ..."
+gcc -O2 -g -c -o "$T/gen.o" "$T/gen.c" || exit 2
 i=0
 while [ $i -lt "$BINS" ]; do
-	gcc -O2 -g -DSEED=$i -o "$T/bin/b$i" "$T/gen.c" || exit 2
+	echo "const unsigned long bench_seed = $i;" > "$T/seed.c"
+	gcc -O2 -g -o "$T/bin/b$i" "$T/gen.o" "$T/seed.c" || exit 2
 	id=$(readelf -n "$T/bin/b$i" | awk '/Build ID:/ { print $3 }')
 	d=$T/dbg/.build-id/$(echo "$id" | cut -c1-2)
 	mkdir -p "$d"
@@ -93,8 +101,11 @@ now() { date +%s.%N; }
 per_s() { awk -v a="$1" -v b="$2" -v n="$NF" 'BEGIN { printf "%.0f", n / (b - a) }'; }
 
 # --- sfprof symbolize: cold, then warm ----------------------------------------
+# (its peak RSS by /usr/bin/time where installed)
+TIME=
+[ -x /usr/bin/time ] && TIME="/usr/bin/time -f %M -o $T/maxrss"
 run_sfprof() {
-	HOME=$T SFPROF_CACHE_DIR=$T/cache "$B/sfprof" symbolize -i "$T/prof.pb" \
+	HOME=$T SFPROF_CACHE_DIR=$T/cache $TIME "$B/sfprof" symbolize -i "$T/prof.pb" \
 		-o "$T/out.pb" --debug-dir "$T/dbg" 2> "$T/sfprof.err"
 }
 t0=$(now); run_sfprof; t1=$(now)
@@ -102,19 +113,31 @@ COLD=$(per_s "$t0" "$t1")
 named=$(sed -n 's/.*locations: \([0-9]*\) named.*/\1/p' "$T/sfprof.err")
 t0=$(now); run_sfprof; t1=$(now)
 WARM=$(per_s "$t0" "$t1")
-echo "sfprof symbolize: $named of $NF frames named; cold $COLD frames/s, warm $WARM frames/s"
+echo "sfprof symbolize: $named of $NF frames named; cold $COLD frames/s, warm $WARM frames/s${TIME:+; peak RSS $(cat "$T/maxrss") kB}"
 
 # --- the peers --------------------------------------------------------------
 if command -v eu-addr2line > /dev/null; then
+	# on the first EU_BINS binaries only (a rate, frames/s): on the
+	# whole profile it took 20 minutes (84 frames/s at load 40-70)
+	EU_BINS=${BENCH_EU_BINS:-20}
+	[ "$EU_BINS" -le "$BINS" ] || EU_BINS=$BINS
+	i=0
+	: > "$T/eu.addrs"
+	while [ $i -lt "$EU_BINS" ]; do
+		awk -v f="$T/bin/b$i.debug" '$1 == f { print $2 }' "$T/addrs" > "$T/eu.$i"
+		cat "$T/eu.$i" >> "$T/eu.addrs"
+		i=$((i + 1))
+	done
+	NEU=$(wc -l < "$T/eu.addrs")
 	t0=$(now)
 	i=0
-	while [ $i -lt "$BINS" ]; do
-		awk -v f="$T/bin/b$i.debug" '$1 == f { print $2 }' "$T/addrs" |
-			xargs eu-addr2line -f -i -C -e "$T/bin/b$i.debug" > /dev/null
+	while [ $i -lt "$EU_BINS" ]; do
+		xargs eu-addr2line -f -i -C -e "$T/bin/b$i.debug" < "$T/eu.$i" > /dev/null
 		i=$((i + 1))
 	done
 	t1=$(now)
-	EU=$(per_s "$t0" "$t1")
+	EU=$(awk -v a="$t0" -v b="$t1" -v n="$NEU" 'BEGIN { printf "%.0f", n / (b - a) }')
+	echo "eu-addr2line: $NEU frames of $EU_BINS build-ids"
 	echo "eu-addr2line: $EU frames/s; sfprof/eu-addr2line: cold $(awk -v a="$COLD" -v b="$EU" 'BEGIN { printf "%.1f", a / b }')x, warm $(awk -v a="$WARM" -v b="$EU" 'BEGIN { printf "%.1f", a / b }')x"
 fi
 if command -v llvm-symbolizer > /dev/null; then

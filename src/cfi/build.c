@@ -708,6 +708,12 @@ static int encode(struct build_ctx *b, uint64_t section_addr, void **section,
 			b->st.plt_fdes++;
 		}
 	}
+	/* The rows are in the encoder now, in its compact form: let them go
+	 * before the section is written (a large binary's rows are tens of
+	 * MB, and this runs in a long-lived agent whose peak is the sum). */
+	free(b->rows);
+	b->rows = NULL;
+	b->nrows = b->caprows = 0;
 	err = sfp_sframe_builder__write(enc, section, size);
 out:
 	sfp_sframe_builder__free(&enc);
@@ -800,6 +806,9 @@ int cfi_build_elf(struct sfp_elf *e, const struct sfp_build_opts *opts,
 			b->name);
 		goto out;
 	}
+	/* the interpreter's scratch rows are done with: not held while
+	 * the encoder holds the whole table */
+	cfi_rows_free(&b->crows);
 	addr = pick_section_addr(e);
 	err = encode(b, addr, section, size);
 	if (!err)

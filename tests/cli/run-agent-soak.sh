@@ -21,7 +21,8 @@
 #    which a test must not depend on.
 # bench/agent-soak.sh runs this script for 30 minutes through SOAK_SECONDS,
 # SOAK_LIFE (seconds a backend lives), SOAK_WARMUP (seconds before the RSS
-# baseline) and SOAK_RSS_PCT (growth allowed after it).
+# baseline), SOAK_RSS_PCT (growth allowed after it) and SOAK_AGENT_ARGS
+# (options added to the agent's, e.g. --no-symbolize).
 # Needs root (system-wide sampling), python3 and go (go tool pprof).
 # checks: 5
 . "$(dirname "$0")/test-subr.sh"
@@ -56,14 +57,15 @@ spawn_cleanup() {
 }
 EXTRA_CLEANUP=spawn_cleanup
 
-rss_kb() {
-	awk '/^VmRSS:/ { print $2 }' "/proc/$AGENT_PID/status" 2>/dev/null
+rss_kb() {	# VmRSS, then VmHWM (peak)
+	awk '/^VmRSS:/ { r = $2 } /^VmHWM:/ { h = $2 } END { print r, h }' \
+		"/proc/$AGENT_PID/status" 2>/dev/null
 }
 
 DPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 $PDEATH "$WORK" $((SECONDS_TOTAL + 120)) > /dev/null 2>&1 &
 WPID=$!
-agent_start --interval 5 --pyroscope "http://127.0.0.1:$DPORT"
+agent_start --interval 5 ${SOAK_AGENT_ARGS:-} --pyroscope "http://127.0.0.1:$DPORT"
 if [ -z "$APORT" ]; then
 	for i in $(seq $NCHECKS); do fail "agent soak: the agent did not start"; done
 	sed 's/^/  /' "$TMP/agent.err" | head -10
@@ -91,7 +93,7 @@ short_pull 40 1000 &
 SHORT_JOB=$!
 
 # Backend lives of LIFE s, 3 s of them dead at the end (killed with
-# SIGKILL); the agent's RSS every 5 s: "seconds-since-start kB".
+# SIGKILL); the agent's RSS every 5 s: "seconds-since-start kB peak-kB".
 alive=1
 : > "$TMP/rss"
 t=0
