@@ -307,6 +307,10 @@ struct agent_listen_req {
 	const char *content_encoding;	/* NULL: none given */
 	const void *body;		/* whole, at most svc->max_body */
 	size_t len;
+	/* the body was over max_body: not kept (body, len empty); the
+	 * service answers 413 (and counts it) */
+	bool too_big;
+	size_t max_body;
 	/* the answer: a status, a malloc()ed text body (NULL: none) */
 	unsigned int status;
 	char *reply;
@@ -314,7 +318,7 @@ struct agent_listen_req {
 
 /*
  * A service on the listener instead of the agent's pulls: POST bodies up
- * to max_body (a longer one is a 413, the rest of it unread), the
+ * to max_body (a longer one is read and dropped: rq.too_big), the
  * listener's limits, watchdog, /healthz as for the agent; /metrics is the
  * service's.  Its handlers run on the connection's thread, any number at
  * once.

@@ -13,6 +13,10 @@
  *   GET /metrics    Prometheus text format (metrics.c)
  *   GET /healthz    "ok"
  *
+ * Or, for another server of the same limits (sfprof symbolize --listen:
+ * agent_shared.svc set), POST bodies handed whole to the service's
+ * handler on the connection's thread, its /metrics, and /healthz.
+ *
  * A request thread never touches the sampling state: it queues its pull
  * for the main loop, which builds the profile from the samples it routes
  * anyway and signals when the span is over.  The threads wait, sampling
@@ -442,24 +446,21 @@ static enum MHD_Result service_post(struct agent_listener *l,
 	struct post_body *pb = *con_cls;
 	struct agent_listen_req rq = { 0 };
 	enum MHD_Result ret;
-	char msg[160];
 
 	if (!pb) {
 		const char *cl = MHD_lookup_connection_value(
 			c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 		uint64_t n;
 
-		if (cl && parse_num(cl, UINT64_MAX / 10, &n) &&
-		    n > svc->max_body) {
-			mark_busy(l, c);
-			snprintf(msg, sizeof(msg), "body of %llu bytes: more "
-				 "than the %zu allowed (--max-body)\n",
-				 (unsigned long long)n, svc->max_body);
-			return text(c, MHD_HTTP_CONTENT_TOO_LARGE, msg);
-		}
 		pb = calloc(1, sizeof(*pb));
 		if (!pb)
 			return MHD_NO;
+		/* too large by its length: read and dropped, then a 413
+		 * (clients that send the whole body before reading the
+		 * answer would see a reset, not the reason) */
+		if (cl && (!parse_num(cl, UINT64_MAX / 10, &n) ||
+			   n > svc->max_body))
+			pb->too_big = true;
 		*con_cls = pb;
 		return MHD_YES;
 	}
@@ -494,11 +495,8 @@ static enum MHD_Result service_post(struct agent_listener *l,
 		return MHD_YES;
 	}
 	mark_busy(l, c);
-	if (pb->too_big) {
-		snprintf(msg, sizeof(msg), "body larger than the %zu bytes "
-			 "allowed (--max-body)\n", svc->max_body);
-		return text(c, MHD_HTTP_CONTENT_TOO_LARGE, msg);
-	}
+	rq.too_big = pb->too_big;
+	rq.max_body = svc->max_body;
 	rq.url = url;
 	rq.content_type = MHD_lookup_connection_value(
 		c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);

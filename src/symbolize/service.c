@@ -64,7 +64,8 @@ int symz_service_new(const struct symz_service_opts *o,
 	struct symz_service *sv;
 
 	*out = NULL;
-	if (!o->store || (!o->pyroscope && !o->otlp) || !o->max_profile ||
+	if (!o->store || (!o->pyroscope && !o->otlp && !o->check_only) ||
+	    !o->max_profile ||
 	    !o->max_series || !o->max_samples || !o->max_labels)
 		return -EINVAL;
 	sv = calloc(1, sizeof(*sv));
@@ -338,7 +339,7 @@ static void otlp(struct symz_service *sv, struct agent_listen_req *rq,
 	char why[256];
 	int err;
 
-	if (!sv->o.otlp) {
+	if (!sv->o.otlp && !sv->o.check_only) {
 		reply(rq, 501, "OTLP requests are forwarded to --otlp only, "
 		      "and this service has none\n");
 		return;
@@ -361,7 +362,8 @@ static void otlp(struct symz_service *sv, struct agent_listen_req *rq,
 	}
 	w.pprof = named;
 	w.pprof_len = named_len;
-	count_submit(sv, agent_sink__submit(sv->o.otlp, &w));
+	if (sv->o.otlp)
+		count_submit(sv, agent_sink__submit(sv->o.otlp, &w));
 	count_account(sv, &acct);
 	reply(rq, 200, "named: %llu of %llu locations, %llu in files not "
 	      "found\n", (unsigned long long)acct.named,
@@ -379,7 +381,10 @@ void symz_service_post(void *ctx, struct agent_listen_req *rq)
 	uint64_t deadline = mono_ns() + (uint64_t)sv->o.timeout_ms * 1000000ull;
 	bool is_push = !strcmp(rq->url, PUSH_PATH);
 
-	if (is_push)
+	if (rq->too_big)
+		reply(rq, 413, "the body is larger than the %zu bytes allowed "
+		      "(--max-body)\n", rq->max_body);
+	else if (is_push)
 		push(sv, rq, deadline);
 	else if (!strcmp(rq->url, OTLP_PATH))
 		otlp(sv, rq, deadline);

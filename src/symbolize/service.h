@@ -7,6 +7,7 @@
 #ifndef SFP_SYMBOLIZE_SERVICE_H
 #define SFP_SYMBOLIZE_SERVICE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -22,6 +23,8 @@ struct symz_service_opts {
 	unsigned int max_samples;	/* profiles of one push */
 	unsigned int max_labels;	/* labels of one series */
 	uint32_t timeout_ms;	/* waiting for another request's load */
+	bool check_only;	/* no sink needed, nothing forwarded (the
+				   fuzz target) */
 };
 
 struct symz_service_stats {
