@@ -32,6 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	void *out = NULL, *raw = NULL;
 	size_t len = 0, raw_len;
 	char why[256];
+	struct symz_lookup lk;
 
 	if (!s) {
 		SFP_OPTS(sfp_symbolizer_opts, so, .debug_dirs = dirs,
@@ -42,7 +43,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (sfp_symbolizer__new(&so, &s))
 			abort();
 	}
-	if (!symz_pprof(s, data, size, 64 << 20, &out, &len, &st, why,
+	lk = (struct symz_lookup){ .s = s };
+	if (!symz_pprof(&lk, data, size, 64 << 20, &out, &len, &st, why,
 			sizeof(why))) {
 		if (sfp_is_gzip(out, len)) {
 			if (sfp_gunzip(out, len, 256 << 20, &raw, &raw_len))
@@ -63,7 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(raw);
 	out = raw = NULL;
 	memset(&st, 0, sizeof(st));
-	if (!symz_otlp(s, data, size, 64 << 20, &out, &len, &st, why,
+	if (!symz_otlp(&lk, data, size, 64 << 20, &out, &len, &st, why,
 		       sizeof(why))) {
 		Sfpotlp__ExportProfilesServiceRequest *req;
 

@@ -245,6 +245,13 @@ struct agent_metrics {
 /* Append the Prometheus text exposition of m (and of this process's RSS
  * and CPU time) to f. */
 SFP_HIDDEN void agent_metrics_write(FILE *f, const struct agent_metrics *m);
+/* Its parts that another server of the same sinks and listener shows
+ * too (sfprof symbolize --listen): the sinks' families (of m->sinks),
+ * the listener's, this process's memory and CPU time. */
+SFP_HIDDEN void agent_metrics_write_sinks(FILE *f, const struct agent_metrics *m);
+SFP_HIDDEN void agent_metrics_write_listen(FILE *f,
+					   const struct agent_listen_stats *l);
+SFP_HIDDEN void agent_metrics_write_process(FILE *f);
 
 /* --- listen.c ------------------------------------------------------- */
 
@@ -288,6 +295,41 @@ struct agent_shared {
 	uint64_t max_seconds;
 	bool stopping;
 	bool off_cpu;			/* the agent takes off-CPU time */
+	/* not the agent but a service of POSTs (sfprof symbolize
+	 * --listen): set before the listener starts, NULL for the agent */
+	const struct agent_listen_service *svc;
+};
+
+/* One POST to a service, as received, and its answer. */
+struct agent_listen_req {
+	const char *url;
+	const char *content_type;	/* NULL: none given */
+	const char *content_encoding;	/* NULL: none given */
+	const void *body;		/* whole, at most svc->max_body */
+	size_t len;
+	/* the body was over max_body: not kept (body, len empty); the
+	 * service answers 413 (and counts it) */
+	bool too_big;
+	size_t max_body;
+	/* the answer: a status, a malloc()ed text body (NULL: none) */
+	unsigned int status;
+	char *reply;
+};
+
+/*
+ * A service on the listener instead of the agent's pulls: POST bodies up
+ * to max_body (a longer one is read and dropped: rq.too_big), the
+ * listener's limits, watchdog, /healthz as for the agent; /metrics is the
+ * service's.  Its handlers run on the connection's thread, any number at
+ * once.
+ */
+struct agent_listen_service {
+	size_t max_body;
+	size_t stack_size;	/* a connection thread's stack; 0: 256 KiB */
+	void (*post)(void *ctx, struct agent_listen_req *rq);
+	/* /metrics: the service's families, given the listener's figures */
+	void (*metrics)(void *ctx, FILE *f, const struct agent_listen_stats *l);
+	void *ctx;
 };
 
 /* What the listener allows (agent_opts' listen_*, max_pulls), and its

@@ -13,6 +13,10 @@
  *   GET /metrics    Prometheus text format (metrics.c)
  *   GET /healthz    "ok"
  *
+ * Or, for another server of the same limits (sfprof symbolize --listen:
+ * agent_shared.svc set), POST bodies handed whole to the service's
+ * handler on the connection's thread, its /metrics, and /healthz.
+ *
  * A request thread never touches the sampling state: it queues its pull
  * for the main loop, which builds the profile from the samples it routes
  * anyway and signals when the span is over.  The threads wait, sampling
@@ -382,29 +386,159 @@ static enum MHD_Result metrics(struct agent_listener *l,
 		      buf, len, MHD_RESPMEM_MUST_FREE);
 }
 
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
-				  const char *url, const char *method,
-				  const char *version, const char *upload,
-				  size_t *upload_size, void **con_cls)
+/* A POST's body as it arrives (a service's request). */
+struct post_body {
+	char *buf;
+	size_t len, cap;
+	bool too_big;		/* past svc->max_body: the rest is not kept */
+};
+
+static void mark_busy(struct agent_listener *l, struct MHD_Connection *c)
 {
-	struct agent_listener *l = cls;
 	const union MHD_ConnectionInfo *ci =
 		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 	struct conn *cn = ci ? ci->socket_context : NULL;
 
-	(void)version;
-	(void)upload;
-	(void)con_cls;
 	if (cn) {
 		/* the request is complete: no deadline while it is answered */
 		pthread_mutex_lock(&l->lock);
 		cn->busy = true;
 		pthread_mutex_unlock(&l->lock);
 	}
+}
+
+static enum MHD_Result service_metrics(struct agent_listener *l,
+				       struct MHD_Connection *c)
+{
+	const struct agent_listen_service *svc = l->sh->svc;
+	struct agent_listen_stats ls;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	pthread_mutex_lock(&l->lock);
+	ls = l->st;
+	pthread_mutex_unlock(&l->lock);
+	f = open_memstream(&buf, &len);
+	if (!f)
+		return text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+	svc->metrics(svc->ctx, f, &ls);
+	if (fclose(f)) {
+		free(buf);
+		return text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+	}
+	return answer(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8",
+		      buf, len, MHD_RESPMEM_MUST_FREE);
+}
+
+/*
+ * A service's POST: libmicrohttpd calls once with the headers, then with
+ * each piece of the body, then once more with none.  The whole request
+ * must arrive within the watchdog's time (the connection is busy only
+ * from then on), and no more than max_body is kept.
+ */
+static enum MHD_Result service_post(struct agent_listener *l,
+				    struct MHD_Connection *c, const char *url,
+				    const char *upload, size_t *upload_size,
+				    void **con_cls)
+{
+	const struct agent_listen_service *svc = l->sh->svc;
+	struct post_body *pb = *con_cls;
+	struct agent_listen_req rq = { 0 };
+	enum MHD_Result ret;
+
+	if (!pb) {
+		const char *cl = MHD_lookup_connection_value(
+			c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+		uint64_t n;
+
+		pb = calloc(1, sizeof(*pb));
+		if (!pb)
+			return MHD_NO;
+		/* too large by its length: read and dropped, then a 413
+		 * (clients that send the whole body before reading the
+		 * answer would see a reset, not the reason) */
+		if (cl && (!parse_num(cl, UINT64_MAX / 10, &n) ||
+			   n > svc->max_body))
+			pb->too_big = true;
+		*con_cls = pb;
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		size_t n = *upload_size;
+
+		*upload_size = 0;
+		if (pb->too_big)
+			return MHD_YES;
+		if (n > svc->max_body - pb->len) {
+			pb->too_big = true;
+			free(pb->buf);
+			pb->buf = NULL;
+			return MHD_YES;
+		}
+		if (pb->len + n > pb->cap) {
+			size_t nc = pb->cap ? pb->cap : 64 << 10;
+			char *nb;
+
+			while (nc < pb->len + n)
+				nc *= 2;
+			if (nc > svc->max_body)
+				nc = svc->max_body;
+			nb = realloc(pb->buf, nc);
+			if (!nb)
+				return MHD_NO;
+			pb->buf = nb;
+			pb->cap = nc;
+		}
+		memcpy(pb->buf + pb->len, upload, n);
+		pb->len += n;
+		return MHD_YES;
+	}
+	mark_busy(l, c);
+	rq.too_big = pb->too_big;
+	rq.max_body = svc->max_body;
+	rq.url = url;
+	rq.content_type = MHD_lookup_connection_value(
+		c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+	rq.content_encoding = MHD_lookup_connection_value(
+		c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_ENCODING);
+	rq.body = pb->buf ? pb->buf : "";
+	rq.len = pb->len;
+	svc->post(svc->ctx, &rq);
+	if (rq.reply)
+		ret = answer(c, rq.status ? rq.status : MHD_HTTP_OK,
+			     "text/plain; charset=utf-8", rq.reply,
+			     strlen(rq.reply), MHD_RESPMEM_MUST_FREE);
+	else
+		ret = text(c, rq.status ? rq.status : MHD_HTTP_OK, "");
+	return ret;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
+				  const char *url, const char *method,
+				  const char *version, const char *upload,
+				  size_t *upload_size, void **con_cls)
+{
+	struct agent_listener *l = cls;
+	const struct agent_listen_service *svc = l->sh->svc;
+
+	(void)version;
+	if (svc && !strcmp(method, "POST"))
+		return service_post(l, c, url, upload, upload_size, con_cls);
+	mark_busy(l, c);
 	if (*upload_size)
 		return text(c, MHD_HTTP_BAD_REQUEST, "no body expected\n");
 	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
-		return text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "GET only\n");
+		return text(c, MHD_HTTP_METHOD_NOT_ALLOWED,
+			    svc ? "GET or POST only\n" : "GET only\n");
+	if (!strcmp(url, "/healthz"))
+		return text(c, MHD_HTTP_OK, "ok\n");
+	if (svc)
+		return !strcmp(url, "/metrics") ? service_metrics(l, c) :
+			text(c, MHD_HTTP_NOT_FOUND, "not found; POST "
+			     "/push.v1.PusherService/Push or "
+			     "/v1development/profiles, GET /metrics, "
+			     "/healthz\n");
 	if (!strcmp(url, "/debug/pprof/profile"))
 		return profile(l, c, false);
 	if (!strcmp(url, "/debug/pprof/offcpu"))
@@ -413,8 +547,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 			     "agent runs without --off-cpu\n");
 	if (!strcmp(url, "/metrics"))
 		return metrics(l, c);
-	if (!strcmp(url, "/healthz"))
-		return text(c, MHD_HTTP_OK, "ok\n");
 	return text(c, MHD_HTTP_NOT_FOUND,
 		    "not found; try /debug/pprof/profile?seconds=N, "
 		    "/metrics, /healthz\n");
@@ -582,7 +714,13 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 	struct conn *cn = ci ? ci->socket_context : NULL;
 
-	(void)con_cls;
+	if (con_cls && *con_cls) {	/* a service's POST body */
+		struct post_body *pb = *con_cls;
+
+		free(pb->buf);
+		free(pb);
+		*con_cls = NULL;
+	}
 	pthread_mutex_lock(&l->lock);
 	if (toe == MHD_REQUEST_TERMINATED_TIMEOUT_REACHED)
 		l->st.timeouts++;	/* an answer nobody read */
@@ -677,7 +815,9 @@ int agent_listener__start(const char *addr,
 		return -EINVAL;
 	}
 	if (!lim->max_conn || !lim->timeout_s || !lim->max_pulls ||
-	    lim->max_pulls >= lim->max_conn)
+	    lim->max_pulls >= lim->max_conn ||
+	    (sh->svc && (!sh->svc->max_body || !sh->svc->post ||
+			 !sh->svc->metrics)))
 		return -EINVAL;
 	if (v6)
 		flags |= MHD_USE_IPv6;
@@ -712,7 +852,8 @@ int agent_listener__start(const char *addr,
 				MHD_OPTION_NOTIFY_CONNECTION, on_connection, l,
 				MHD_OPTION_NOTIFY_COMPLETED, on_completed, l,
 				MHD_OPTION_THREAD_STACK_SIZE,
-				(size_t)CONN_STACK_SIZE,
+				sh->svc && sh->svc->stack_size ?
+				sh->svc->stack_size : (size_t)CONN_STACK_SIZE,
 				MHD_OPTION_END);
 	if (!l->d) {
 		pr_warn("--listen %s: cannot listen there (in use, or not an "

@@ -109,7 +109,7 @@ static void offcpu_families(FILE *f, const struct sfp_offcpu_stats *o)
 
 /* --listen: its connections, what it refused and timed out, the pulls
  * it turned away or that lost their client. */
-static void listen_families(FILE *f, const struct agent_listen_stats *l)
+void agent_metrics_write_listen(FILE *f, const struct agent_listen_stats *l)
 {
 	one(f, "sfprof_agent_listen_connections", "gauge",
 	    "Connections to the listener open now.", l->connections);
@@ -131,9 +131,45 @@ static void listen_families(FILE *f, const struct agent_listen_stats *l)
 	    l->pulls_abandoned);
 }
 
-void agent_metrics_write(FILE *f, const struct agent_metrics *m)
+/* The sinks' families (m's nr_sinks and sinks only). */
+void agent_metrics_write_sinks(FILE *f, const struct agent_metrics *m)
+{
+	sink_family(f, m, "sfprof_agent_sink_windows_delivered_total", "counter",
+		    "Windows a sink delivered.",
+		    offsetof(struct agent_sink_stats, delivered));
+	sink_family(f, m, "sfprof_agent_sink_windows_dropped_total", "counter",
+		    "Windows a sink dropped because its queue was full.",
+		    offsetof(struct agent_sink_stats, dropped));
+	sink_family(f, m, "sfprof_agent_sink_windows_failed_total", "counter",
+		    "Windows a sink gave up on (rejected by the backend).",
+		    offsetof(struct agent_sink_stats, failed));
+	sink_family(f, m, "sfprof_agent_sink_retries_total", "counter",
+		    "Requests a sink repeated after a retryable error.",
+		    offsetof(struct agent_sink_stats, retries));
+	sink_family(f, m, "sfprof_agent_sink_queue_bytes", "gauge",
+		    "Bytes waiting in a sink's queue.",
+		    offsetof(struct agent_sink_stats, queue_bytes));
+}
+
+/* This process's memory and CPU time. */
+void agent_metrics_write_process(FILE *f)
 {
 	struct rusage ru;
+
+	one(f, "sfprof_agent_resident_memory_bytes", "gauge",
+	    "Resident set size of the agent.", rss_bytes());
+	if (!getrusage(RUSAGE_SELF, &ru)) {
+		family(f, "sfprof_agent_cpu_seconds_total", "counter",
+		       "CPU time the agent used, user and system.");
+		fprintf(f, "sfprof_agent_cpu_seconds_total %.6f\n",
+			(double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+				(double)ru.ru_stime.tv_sec +
+				ru.ru_stime.tv_usec / 1e6);
+	}
+}
+
+void agent_metrics_write(FILE *f, const struct agent_metrics *m)
+{
 	size_t i;
 
 	one(f, "sfprof_agent_samples_total", "counter",
@@ -215,35 +251,12 @@ void agent_metrics_write(FILE *f, const struct agent_metrics *m)
 	one(f, "sfprof_agent_unwinds_before_table_total", "counter",
 	    "Unwinds (bpf-defer) or rule lookups (sframe) that met a table "
 	    "still being built; frame pointers stood in.", m->before_table);
-	sink_family(f, m, "sfprof_agent_sink_windows_delivered_total", "counter",
-		    "Windows a sink delivered.",
-		    offsetof(struct agent_sink_stats, delivered));
-	sink_family(f, m, "sfprof_agent_sink_windows_dropped_total", "counter",
-		    "Windows a sink dropped because its queue was full.",
-		    offsetof(struct agent_sink_stats, dropped));
-	sink_family(f, m, "sfprof_agent_sink_windows_failed_total", "counter",
-		    "Windows a sink gave up on (rejected by the backend).",
-		    offsetof(struct agent_sink_stats, failed));
-	sink_family(f, m, "sfprof_agent_sink_retries_total", "counter",
-		    "Requests a sink repeated after a retryable error.",
-		    offsetof(struct agent_sink_stats, retries));
-	sink_family(f, m, "sfprof_agent_sink_queue_bytes", "gauge",
-		    "Bytes waiting in a sink's queue.",
-		    offsetof(struct agent_sink_stats, queue_bytes));
+	agent_metrics_write_sinks(f, m);
 	if (m->off_cpu)
 		offcpu_families(f, &m->offcpu);
 	if (m->have_listen)
-		listen_families(f, &m->listen);
-	one(f, "sfprof_agent_resident_memory_bytes", "gauge",
-	    "Resident set size of the agent.", rss_bytes());
-	if (!getrusage(RUSAGE_SELF, &ru)) {
-		family(f, "sfprof_agent_cpu_seconds_total", "counter",
-		       "CPU time the agent used, user and system.");
-		fprintf(f, "sfprof_agent_cpu_seconds_total %.6f\n",
-			(double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
-				(double)ru.ru_stime.tv_sec +
-				ru.ru_stime.tv_usec / 1e6);
-	}
+		agent_metrics_write_listen(f, &m->listen);
+	agent_metrics_write_process(f);
 	family(f, "sfprof_agent_info", "gauge",
 	       "The agent's configuration: its call-graph mode.");
 	fprintf(f, "sfprof_agent_info{call_graph=\"");

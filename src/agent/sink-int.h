@@ -24,6 +24,7 @@ struct sink_item {
 	size_t cost;		/* bytes charged to the queue's budget */
 	uint64_t seq;		/* 0, 1, ... in submission order */
 	char *name;		/* agent_window.name, NULL: CPU time */
+	bool otlp;		/* agent_window.otlp: pprof is an OTLP request */
 };
 
 /* What one delivery attempt came to. */

@@ -5,7 +5,8 @@
  * application/x-protobuf to BASE/v1development/profiles (OTLP/HTTP, the
  * HTTP mapping of the profiles service).  A URL whose path already ends
  * in /v1development/profiles is used as it is; a query stays after the
- * path (sink-url.c).
+ * path (sink-url.c).  A window that is an OTLP request already (sfprof
+ * symbolize --listen forwarding one) is sent as it came.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +83,14 @@ static enum sink_result otlp_deliver(struct agent_sink *s, void *priv,
 	enum sink_result r;
 	int err;
 
+	if (it->otlp) {		/* made already: sent as it is */
+		err = sfp_gzip(it->pprof, it->pprof_len, &gz, &gz_len);
+		if (err)
+			return SINK_RETRY;
+		r = sink_http_post(p->http, p->url, hdrs, gz, gz_len);
+		free(gz);
+		return r;
+	}
 	err = otlp_convert(it, &req, &req_len);
 	if (err == -EINVAL) {
 		pr_warn("sink otlp: window %llu: its pprof does not convert; not sent",

@@ -137,6 +137,7 @@ static struct sink_item *item_copy(const struct agent_window *w)
 	it->end_ns = w->end_ns;
 	if (w->name && !(it->name = strdup(w->name)))
 		goto fail;
+	it->otlp = w->otlp;
 	it->cost = cost;
 	return it;
 fail:
@@ -207,7 +208,10 @@ int agent_sink__submit(struct agent_sink *s, const struct agent_window *w)
 	/* what is sent must be a profile: a backend that stores the bytes
 	 * as they come (Pyroscope's rawProfile, the files) would take
 	 * anything, and count it delivered */
-	err = agent_pprof_check(w->pprof, w->pprof_len, why, sizeof(why));
+	if (w->otlp && s->be != &sink_otlp_backend)
+		return -EPROTOTYPE;
+	err = w->otlp ? 0 : agent_pprof_check(w->pprof, w->pprof_len, why,
+					      sizeof(why));
 	if (err) {
 		pthread_mutex_lock(&s->lock);
 		count_bad(s, s->next_seq++, why);

@@ -39,6 +39,10 @@ struct agent_window {
 	 * (Pyroscope's process_cpu, files profile-*), "off_cpu" for blocked
 	 * time (__name__ off_cpu, files off_cpu-*). */
 	const char *name;
+	/* pprof holds an (uncompressed) OTLP ExportProfilesServiceRequest
+	 * already made, which only the OTLP sink takes, and sends as it is
+	 * (sfprof symbolize --listen forwarding what it was sent) */
+	bool otlp;
 };
 
 /* AGENT_SINK_FILES, AGENT_SINK_PYROSCOPE, ...: the sinks of sinks.def */
@@ -85,8 +89,9 @@ SFP_HIDDEN int agent_sink__new(const struct agent_sink_opts *opts,
 /*
  * Queue a copy of W; never blocks.  A W whose bytes are not a pprof
  * Profile (agent_pprof_check()) is not queued: it counts as failed and is
- * said (at most once a minute).  Return: 0, -EBADMSG (not a pprof), or
- * -ENOMEM.
+ * said (at most once a minute).  An OTLP W (w->otlp) is not checked here
+ * (its sender decoded it) and only an OTLP sink takes it.  Return: 0,
+ * -EBADMSG (not a pprof), -EPROTOTYPE (OTLP to another sink), or -ENOMEM.
  */
 SFP_HIDDEN int agent_sink__submit(struct agent_sink *s,
 				  const struct agent_window *w);

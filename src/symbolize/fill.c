@@ -81,7 +81,7 @@ static bool under(const char *path, const char *dir)
 }
 
 /* Where the file that names the frames was found. */
-static enum symz_source classify(struct sfp_symbolizer_dso *dso,
+enum symz_source symz_classify(struct sfp_symbolizer_dso *dso,
 				 const char *given)
 {
 	const char *p = sfp_symbolizer_dso__debug_path(dso);
@@ -129,7 +129,7 @@ static size_t note_missing(struct symz_stats *st, const struct symz_mapping *m,
 	return st->nr_miss++;
 }
 
-int symz_resolve(struct sfp_symbolizer *s, const struct symz_mapping *m,
+int symz_resolve(const struct symz_lookup *lk, const struct symz_mapping *m,
 		 struct symz_stats *st, struct symz_map *out)
 {
 	uint8_t id[SYMZ_BUILD_ID_MAX];
@@ -142,8 +142,18 @@ int symz_resolve(struct sfp_symbolizer *s, const struct symz_mapping *m,
 		out->err = -ENODATA;
 		return out->err;
 	}
+	if (lk->store) {
+		err = symz_store_get(lk->store, m->path && *m->path ? m->path :
+				     "[unknown]", id, len, lk->deadline_ns,
+				     out);
+		if (!err)
+			return 0;
+		out->err = err;
+		out->miss = note_missing(st, m, err);
+		return err;
+	}
 	/* pid -1: no process of this host mapped it */
-	err = sfp_symbolizer__get_dso(s, -1, m->path && *m->path ? m->path :
+	err = sfp_symbolizer__get_dso(lk->s, -1, m->path && *m->path ? m->path :
 				      "[unknown]", id, len, &out->dso);
 	if (err) {
 		out->dso = NULL;
@@ -151,8 +161,20 @@ int symz_resolve(struct sfp_symbolizer *s, const struct symz_mapping *m,
 		out->miss = note_missing(st, m, err);
 		return err;
 	}
-	out->src = classify(out->dso, m->path ? m->path : "");
+	out->src = symz_classify(out->dso, m->path ? m->path : "");
 	return 0;
+}
+
+void symz_maps_release(struct symz_map *maps, size_t n)
+{
+	size_t i;
+
+	for (i = 0; maps && i < n; i++)
+		if (maps[i].ent) {
+			symz_store_put(maps[i].ent);
+			maps[i].ent = NULL;
+			maps[i].dso = NULL;
+		}
 }
 
 int symz_frames(const struct symz_mapping *m, const struct symz_map *mp,
@@ -200,7 +222,7 @@ int symz_frames(const struct symz_mapping *m, const struct symz_map *mp,
 	return k + 1;
 }
 
-int symz_name_loc(struct sfp_symbolizer *s, const struct symz_mapping *m,
+int symz_name_loc(const struct symz_lookup *lk, const struct symz_mapping *m,
 		  struct symz_map *mp, bool *done, uint64_t addr,
 		  struct symz_stats *st, struct symz_frame *fr, size_t max)
 {
@@ -208,7 +230,7 @@ int symz_name_loc(struct sfp_symbolizer *s, const struct symz_mapping *m,
 
 	if (!*done) {
 		*done = true;
-		symz_resolve(s, m, st, mp);
+		symz_resolve(lk, m, st, mp);
 	}
 	if (!mp->dso) {
 		if (mp->err == -ENODATA) {	/* a build-id we cannot read */
@@ -220,7 +242,12 @@ int symz_name_loc(struct sfp_symbolizer *s, const struct symz_mapping *m,
 			st->miss[mp->miss].locations++;
 		return 0;
 	}
+	/* a shared table answers one lookup at a time */
+	if (mp->ent)
+		symz_entry_lock(mp->ent);
 	n = symz_frames(m, mp, addr, fr, max);
+	if (mp->ent)
+		symz_entry_unlock(mp->ent);
 	if (n <= 0) {
 		st->unnamed++;
 		return 0;

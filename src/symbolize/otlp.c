@@ -26,7 +26,7 @@
 
 struct fill {
 	Sfpotlp__ProfilesDictionary *d;
-	struct sfp_symbolizer *s;
+	const struct symz_lookup *lk;
 	struct symz_stats *st;
 	struct symz_map *maps;		/* by mapping_table index */
 	bool *map_done;
@@ -157,7 +157,7 @@ static int fill_location(struct fill *f, size_t li)
 	m.limit = pm->memory_limit;
 	m.offset = pm->file_offset;
 	mp = &f->maps[mi];
-	n = symz_name_loc(f->s, &m, mp, &f->map_done[mi], loc->address, f->st,
+	n = symz_name_loc(f->lk, &m, mp, &f->map_done[mi], loc->address, f->st,
 			  fr, SYMZ_MAX_FRAMES);
 	if (!n)
 		return 0;
@@ -183,11 +183,11 @@ static int fill_location(struct fill *f, size_t li)
 	return 0;
 }
 
-int symz_otlp(struct sfp_symbolizer *s, const void *in, size_t len,
+int symz_otlp(const struct symz_lookup *lk, const void *in, size_t len,
 	      size_t max_len, void **out, size_t *out_len,
 	      struct symz_stats *st, char *why, size_t why_len)
 {
-	struct fill f = { .s = s, .st = st, .why = why, .why_len = why_len };
+	struct fill f = { .lk = lk, .st = st, .why = why, .why_len = why_len };
 	Sfpotlp__ExportProfilesServiceRequest *req = NULL;
 	void *raw = NULL, *packed = NULL;
 	const void *pb = in;
@@ -244,6 +244,8 @@ int symz_otlp(struct sfp_symbolizer *s, const void *in, size_t len,
 out:
 	if (err && !why[0])
 		snprintf(why, why_len, "%s", strerror(-err));
+	/* the tables' strings were copied into the output's */
+	symz_maps_release(f.maps, f.maps && f.d ? f.d->n_mapping_table : 0);
 	if (req)
 		sfpotlp__export_profiles_service_request__free_unpacked(req,
 									NULL);

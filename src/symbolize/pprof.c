@@ -24,7 +24,7 @@
 /* What one call holds; freed together. */
 struct fill {
 	Sfppprof__Profile *p;
-	struct sfp_symbolizer *s;
+	const struct symz_lookup *lk;
 	struct symz_stats *st;
 	struct symz_map *maps;		/* by p->mapping index */
 	bool *map_done;
@@ -143,7 +143,7 @@ static int fill_location(struct fill *f, Sfppprof__Location *loc)
 	m.limit = pm->memory_limit;
 	m.offset = pm->file_offset;
 	mp = &f->maps[idx];
-	n = symz_name_loc(f->s, &m, mp, &f->map_done[idx], loc->address, f->st,
+	n = symz_name_loc(f->lk, &m, mp, &f->map_done[idx], loc->address, f->st,
 			  fr, SYMZ_MAX_FRAMES);
 	if (!n)
 		return 0;
@@ -179,11 +179,11 @@ static int fill_location(struct fill *f, Sfppprof__Location *loc)
 	return 0;
 }
 
-int symz_pprof(struct sfp_symbolizer *s, const void *in, size_t len,
+int symz_pprof(const struct symz_lookup *lk, const void *in, size_t len,
 	       size_t max_len, void **out, size_t *out_len,
 	       struct symz_stats *st, char *why, size_t why_len)
 {
-	struct fill f = { .s = s, .st = st };
+	struct fill f = { .lk = lk, .st = st };
 	void *raw = NULL, *packed = NULL;
 	const void *pb = in;
 	size_t pb_len = len, i, n;
@@ -221,6 +221,8 @@ int symz_pprof(struct sfp_symbolizer *s, const void *in, size_t len,
 	for (i = 0; i < f.p->n_mapping; i++)
 		f.had_functions[i] = f.p->mapping[i]->has_functions;
 	st->locations += f.p->n_location;
+	st->time_ns = f.p->time_nanos;
+	st->duration_ns = f.p->duration_nanos;
 	for (i = 0; i < f.p->n_location; i++)
 		if ((err = fill_location(&f, f.p->location[i])))
 			goto out;
@@ -239,6 +241,8 @@ int symz_pprof(struct sfp_symbolizer *s, const void *in, size_t len,
 out:
 	if (err && !why[0])
 		snprintf(why, why_len, "%s", strerror(-err));
+	/* the tables' strings were copied into the output's */
+	symz_maps_release(f.maps, f.maps && f.p ? f.p->n_mapping + 1 : 0);
 	if (f.p)
 		sfppprof__profile__free_unpacked(f.p, NULL);
 	exp_strtab__free(&f.strs);

@@ -13,6 +13,12 @@
  *             the account of what was named from where
  *   pprof.c   perftools.profiles.Profile in and out
  *   otlp.c    OTLP ExportProfilesServiceRequest in and out
+ *   store.c   the service's tables (sfprof symbolize --listen): one per
+ *             build-id for every request, loaded once however many ask
+ *             at the same moment, the least recently used let go past
+ *             a byte budget
+ *   service.c the service's requests: Pyroscope Connect Push and OTLP
+ *             in, named, handed to the agent's sinks
  */
 #ifndef SFP_SYMBOLIZE_H
 #define SFP_SYMBOLIZE_H
@@ -58,6 +64,8 @@ struct symz_stats {
 	uint64_t inlined;	/* inlined frames added */
 	struct symz_missing *miss;
 	size_t nr_miss, cap_miss;
+	/* the last pprof profile's time_nanos and duration_nanos */
+	int64_t time_ns, duration_ns;
 };
 
 SFP_HIDDEN void symz_stats_free(struct symz_stats *st);
@@ -80,13 +88,32 @@ struct symz_frame {
 
 #define SYMZ_MAX_FRAMES 64
 
+struct symz_store;
+struct symz_entry;
+
+/*
+ * Where a profile's mappings are resolved: the caller's own symbolizer
+ * (file mode: one thread), or the service's shared store, whose loads
+ * another request started are waited for until deadline_ns
+ * (CLOCK_MONOTONIC) at most.
+ */
+struct symz_lookup {
+	struct sfp_symbolizer *s;
+	struct symz_store *store;	/* non-NULL: s is not used */
+	uint64_t deadline_ns;
+};
+
 /* A mapping resolved to its file, once per profile. */
 struct symz_map {
 	struct sfp_symbolizer_dso *dso;	/* NULL: see err */
 	int err;
 	enum symz_source src;
 	size_t miss;			/* index in stats->miss, err only */
+	struct symz_entry *ent;		/* store: the reference held */
 };
+
+/* The store's references of maps[0..n) given back (file mode: none). */
+SFP_HIDDEN void symz_maps_release(struct symz_map *maps, size_t n);
 
 /*
  * symz_resolve() - find the file of mapping m (by its build-id; a mapping
@@ -94,7 +121,8 @@ struct symz_map {
  * Return: 0 and out->dso; -ENODATA no build-id; other -errno (recorded in
  * st->miss with the mapping's path).
  */
-SFP_HIDDEN int symz_resolve(struct sfp_symbolizer *s, const struct symz_mapping *m,
+SFP_HIDDEN int symz_resolve(const struct symz_lookup *lk,
+			    const struct symz_mapping *m,
 			    struct symz_stats *st, struct symz_map *out);
 
 /*
@@ -104,7 +132,8 @@ SFP_HIDDEN int symz_resolve(struct sfp_symbolizer *s, const struct symz_mapping 
  * native, in a file not found, unnamed.
  * Return: the number of frames in @fr (> 0), or 0: nothing to add.
  */
-SFP_HIDDEN int symz_name_loc(struct sfp_symbolizer *s, const struct symz_mapping *m,
+SFP_HIDDEN int symz_name_loc(const struct symz_lookup *lk,
+			     const struct symz_mapping *m,
 			     struct symz_map *mp, bool *done, uint64_t addr,
 			     struct symz_stats *st, struct symz_frame *fr,
 			     size_t max);
@@ -143,7 +172,8 @@ SFP_HIDDEN int symz_frames(const struct symz_mapping *m, const struct symz_map *
  * Return: 0; -EBADMSG not a valid pprof profile; -EFBIG over @max_len;
  * -ENOMEM.
  */
-SFP_HIDDEN int symz_pprof(struct sfp_symbolizer *s, const void *in, size_t len,
+SFP_HIDDEN int symz_pprof(const struct symz_lookup *lk, const void *in,
+			  size_t len,
 			  size_t max_len, void **out, size_t *out_len,
 			  struct symz_stats *st, char *why, size_t why_len);
 
@@ -152,8 +182,58 @@ SFP_HIDDEN int symz_pprof(struct sfp_symbolizer *s, const void *in, size_t len,
  * (profiles v1development): locations without lines whose mapping has a
  * process.executable.build_id.gnu attribute are named.
  */
-SFP_HIDDEN int symz_otlp(struct sfp_symbolizer *s, const void *in, size_t len,
+SFP_HIDDEN int symz_otlp(const struct symz_lookup *lk, const void *in,
+			 size_t len,
 			 size_t max_len, void **out, size_t *out_len,
 			 struct symz_stats *st, char *why, size_t why_len);
+
+/* --- store.c: the service's shared tables --- */
+
+struct symz_store_opts {
+	uint64_t memory;		/* bytes of tables kept (0: 512 MB) */
+	const char *const *debug_dirs;	/* as sfp_symbolizer_opts */
+	int debuginfod;			/* SFP_DEBUGINFOD_* */
+	uint32_t debuginfod_timeout_ms;	/* one build-id's fetch */
+	uint32_t retry_ms;		/* a build-id not found is looked
+					   for again after (0: 60 s) */
+};
+
+struct symz_store_stats {
+	uint64_t tables;	/* loaded and kept now */
+	uint64_t bytes;		/* their cost (store.c says how counted) */
+	uint64_t loads;		/* lookups of a build-id's files made */
+	uint64_t load_failures;	/* ... that found nothing */
+	uint64_t hits;		/* requests served by a table kept */
+	uint64_t waits;		/* ... that waited for another's load */
+	uint64_t wait_timeouts;	/* ... and gave up at their deadline */
+	uint64_t evictions;	/* tables let go for the budget */
+	uint64_t evicted_bytes;
+	uint64_t flushes;	/* SIGHUP: everything let go */
+};
+
+SFP_HIDDEN int symz_store_new(const struct symz_store_opts *o,
+			      struct symz_store **out);
+SFP_HIDDEN void symz_store_free(struct symz_store *st);
+SFP_HIDDEN void symz_store_stats(struct symz_store *st,
+				 struct symz_store_stats *out);
+/* Let go of every table (those in use when their last user is done). */
+SFP_HIDDEN void symz_store_flush(struct symz_store *st);
+/*
+ * symz_store_get() - the table of build-id @id (@len bytes), loaded by
+ * this call if nobody has it, else waited for until @deadline_ns.
+ * out->dso, ->src and ->ent (a reference: symz_store_put()) on success.
+ * Return: 0, -ETIMEDOUT (another's load outlasted the deadline), or the
+ * lookup's -errno (-ENOENT not found).
+ */
+SFP_HIDDEN int symz_store_get(struct symz_store *st, const char *path,
+			      const uint8_t *id, size_t len,
+			      uint64_t deadline_ns, struct symz_map *out);
+SFP_HIDDEN void symz_store_put(struct symz_entry *e);
+/* Lookups in an entry's table are one at a time (a symbolizer is not
+ * thread-safe); the strings they give stay valid while referenced. */
+SFP_HIDDEN void symz_entry_lock(struct symz_entry *e);
+SFP_HIDDEN void symz_entry_unlock(struct symz_entry *e);
+SFP_HIDDEN enum symz_source symz_classify(struct sfp_symbolizer_dso *dso,
+					  const char *given);
 
 #endif /* SFP_SYMBOLIZE_H */

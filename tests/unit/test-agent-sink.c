@@ -96,7 +96,7 @@ static size_t window_cost(size_t len)
 TEST(agent_sink_drops_exactly_what_does_not_fit)
 {
 	static unsigned char pb[1000];
-	struct agent_window w = { labels, 2, 1, 2, pb, sizeof(pb), NULL };
+	struct agent_window w = { labels, 2, 1, 2, pb, sizeof(pb), NULL, false };
 	struct agent_sink_stats st;
 	struct agent_sink *s = NULL;
 	char url[64];
@@ -132,7 +132,7 @@ out:
 TEST(agent_sink_window_over_budget_dropped)
 {
 	static unsigned char pb[4096];
-	struct agent_window w = { labels, 2, 1, 2, pb, sizeof(pb), NULL };
+	struct agent_window w = { labels, 2, 1, 2, pb, sizeof(pb), NULL, false };
 	struct agent_sink_stats st;
 	struct agent_sink *s = NULL;
 	char url[64];
@@ -161,7 +161,7 @@ out:
 TEST(agent_sink_close_ends_at_deadline_when_backend_never_reads)
 {
 	static unsigned char pb[512];
-	struct agent_window w = { labels, 2, 1, 2, pb, sizeof(pb), NULL };
+	struct agent_window w = { labels, 2, 1, 2, pb, sizeof(pb), NULL, false };
 	struct agent_sink_stats st;
 	struct agent_sink *s = NULL;
 	char url[64];
@@ -235,7 +235,7 @@ TEST(agent_sink_files_rotate_oldest_first)
 					  pb, sizeof(pb),
 					  /* every other one off-CPU: rotation
 					   * goes by time, not by prefix */
-					  i & 1 ? "off_cpu" : NULL };
+					  i & 1 ? "off_cpu" : NULL, false };
 		ASSERT_OK(agent_sink__submit(s, &w));
 	}
 	agent_sink__close(s, mono_ns() + 60000000000ull);
@@ -266,7 +266,7 @@ TEST(agent_sink_files_rotate_oldest_first)
 TEST(agent_sink_refuses_what_is_not_pprof)
 {
 	static unsigned char junk[64], good[100];
-	struct agent_window w = { labels, 2, 1, 2, junk, sizeof(junk), NULL };
+	struct agent_window w = { labels, 2, 1, 2, junk, sizeof(junk), NULL, false };
 	struct agent_sink_stats st;
 	struct agent_sink *s = NULL;
 	char url[64];

@@ -17,6 +17,7 @@
 #include <sfprof/symbols.h>
 
 #include "cli.h"
+#include "symbolize-listen.h"
 #include "symbolize/symbolize.h"
 
 /* What a profile given to us may unpack to (the agent's windows are a
@@ -27,6 +28,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: sfprof symbolize -i IN -o OUT [OPTIONS]\n"
+"       sfprof symbolize --listen ADDR:PORT --pyroscope URL|--otlp URL\n"
+"                        [OPTIONS]\n"
 "\n"
 "Name the native frames of a pprof profile or an OTLP profiles request\n"
 "(ExportProfilesServiceRequest, profiles v1development; gzipped or not)\n"
@@ -49,6 +52,28 @@ static void usage(FILE *f)
 	cli_sympath_usage(f, 26);
 	cli_debuginfod_usage(f, 26);
 	fprintf(f,
+"The service (--listen; docs/symbolize.md): takes the agent's sinks'\n"
+"requests -- Pyroscope Connect POST /push.v1.PusherService/Push and OTLP\n"
+"POST /v1development/profiles --, names them and forwards them through the\n"
+"same sinks (bounded queues, retries, drops counted); GET /metrics, /healthz.\n"
+"      --listen ADDR:PORT  serve there (:PORT is 127.0.0.1)\n"
+"      --pyroscope URL     forward to Pyroscope (Connect Push)\n"
+"      --otlp URL          forward to an OTLP/HTTP profiles receiver\n"
+"      --memory SIZE       symbol tables kept, by their files' sizes; the\n"
+"                          least recently used go first (default 512M)\n"
+"      --timeout DURATION  a debuginfod fetch, and a request's wait for a\n"
+"                          table another request is fetching (default 5s)\n"
+"      --max-body SIZE     a request's body (default 64M)\n"
+"      --max-profile SIZE  what a gzip body or profile unpacks to\n"
+"                          (default 256M)\n"
+"      --queue-size SIZE   each sink's queue in bytes (default 16M)\n"
+"      --auth-file FILE    the sinks' credentials (as sfprof agent)\n"
+"      --tenant ID         X-Scope-OrgID for the sinks\n"
+"      --listen-connections N   connections at once (default 256)\n"
+"      --listen-timeout DURATION  a whole request within (default 10s)\n"
+"      --flush-timeout DURATION   at SIGTERM, for the sinks (default 5s)\n"
+"  SIGINT/SIGTERM: stop taking requests, deliver what is queued, exit 0;\n"
+"  SIGHUP: let every symbol table go.\n"
 "  -q, --quiet             no account on stderr (failures are still said)\n"
 "  -h, --help              this text\n"
 "The account on stderr: the locations named (by source), already named,\n"
@@ -128,12 +153,28 @@ static void say_account(const char *in, const struct symz_stats *st)
 
 int cmd_symbolize(int argc, char **argv)
 {
-	enum { OPT_DEBUG_DIR = 256, OPT_FORMAT };
+	enum { OPT_DEBUG_DIR = 256, OPT_FORMAT, OPT_LISTEN, OPT_PYROSCOPE,
+	       OPT_OTLP, OPT_MEMORY, OPT_TIMEOUT, OPT_MAX_BODY,
+	       OPT_MAX_PROFILE, OPT_QUEUE, OPT_AUTH, OPT_TENANT, OPT_CONNS,
+	       OPT_LTIMEOUT, OPT_FLUSH };
 	static const struct option longopts[] = {
 		{ "input", required_argument, NULL, 'i' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
 		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "listen", required_argument, NULL, OPT_LISTEN },
+		{ "pyroscope", required_argument, NULL, OPT_PYROSCOPE },
+		{ "otlp", required_argument, NULL, OPT_OTLP },
+		{ "memory", required_argument, NULL, OPT_MEMORY },
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "max-body", required_argument, NULL, OPT_MAX_BODY },
+		{ "max-profile", required_argument, NULL, OPT_MAX_PROFILE },
+		{ "queue-size", required_argument, NULL, OPT_QUEUE },
+		{ "auth-file", required_argument, NULL, OPT_AUTH },
+		{ "tenant", required_argument, NULL, OPT_TENANT },
+		{ "listen-connections", required_argument, NULL, OPT_CONNS },
+		{ "listen-timeout", required_argument, NULL, OPT_LTIMEOUT },
+		{ "flush-timeout", required_argument, NULL, OPT_FLUSH },
 		CLI_DEBUGINFOD_LONGOPTS,
 		CLI_SYMPATH_LONGOPTS,
 		{ "quiet", no_argument, NULL, 'q' },
@@ -150,6 +191,13 @@ int cmd_symbolize(int argc, char **argv)
 	size_t in_len = 0, out_len = 0;
 	struct cli_out co;
 	bool quiet = false;
+	struct symz_listen_opts lo = {
+		.memory = 512ull << 20, .timeout_ms = 5000,
+		.max_body = 64u << 20, .max_profile = 256u << 20,
+		.max_conn = 256, .listen_timeout_s = 10, .flush_s = 5,
+	};
+	uint64_t v;
+	double d;
 	char why[256];
 	FILE *f;
 	int c, err, ret = 0;
@@ -192,6 +240,64 @@ int cmd_symbolize(int argc, char **argv)
 			}
 			format = optarg;
 			break;
+		case OPT_LISTEN:
+			lo.listen = optarg;
+			break;
+		case OPT_PYROSCOPE:
+			lo.pyroscope = optarg;
+			break;
+		case OPT_OTLP:
+			lo.otlp = optarg;
+			break;
+		case OPT_AUTH:
+			lo.auth_file = optarg;
+			break;
+		case OPT_TENANT:
+			lo.tenant = optarg;
+			break;
+		case OPT_MEMORY:
+		case OPT_MAX_BODY:
+		case OPT_MAX_PROFILE:
+		case OPT_QUEUE:
+			if (!cli_parse_size(optarg, &v, NULL) || !v ||
+			    v > (1ull << 40)) {
+				cli_err("symbolize: bad size '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			if (c == OPT_MEMORY)
+				lo.memory = v;
+			else if (c == OPT_MAX_BODY)
+				lo.max_body = (size_t)v;
+			else if (c == OPT_MAX_PROFILE)
+				lo.max_profile = (size_t)v;
+			else
+				lo.queue_bytes = (size_t)v;
+			break;
+		case OPT_TIMEOUT:
+		case OPT_LTIMEOUT:
+		case OPT_FLUSH:
+			if (!cli_parse_duration(optarg, &d) || d < 0.001 ||
+			    d > 86400) {
+				cli_err("symbolize: bad duration '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			if (c == OPT_TIMEOUT)
+				lo.timeout_ms = (uint32_t)(d * 1000);
+			else if (c == OPT_LTIMEOUT)
+				lo.listen_timeout_s = d < 1 ? 1 :
+						      (unsigned int)d;
+			else
+				lo.flush_s = d;
+			break;
+		case OPT_CONNS:
+			if (!cli_parse_size(optarg, &v, NULL) || v < 2 ||
+			    v > 65536) {
+				cli_err("symbolize: --listen-connections: want "
+					"2..65536, not '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			lo.max_conn = (unsigned int)v;
+			break;
 		case 'q':
 			quiet = true;
 			break;
@@ -206,6 +312,29 @@ int cmd_symbolize(int argc, char **argv)
 	if (optind != argc) {
 		cli_err("symbolize: unexpected argument '%s'", argv[optind]);
 		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (lo.listen) {
+		if (input || output || strcmp(format, "auto")) {
+			cli_err("symbolize: --listen takes no -i, -o or "
+				"--format");
+			return EXIT_USAGE;
+		}
+		if (!lo.pyroscope && !lo.otlp) {
+			cli_err("symbolize: --listen needs --pyroscope URL or "
+				"--otlp URL to forward to");
+			return EXIT_USAGE;
+		}
+		dirs[nr_dirs++] = "/usr/lib/debug";
+		lo.debug_dirs = dirs;
+		lo.debuginfod = di.mode;
+		if (di.timeout_ms)
+			lo.timeout_ms = di.timeout_ms;
+		lo.quiet = quiet;
+		return symz_listen(&lo);
+	}
+	if (lo.pyroscope || lo.otlp) {
+		cli_err("symbolize: --pyroscope and --otlp are --listen's");
 		return EXIT_USAGE;
 	}
 	if (!input || !output) {
@@ -242,14 +371,14 @@ int cmd_symbolize(int argc, char **argv)
 	}
 	err = -EBADMSG;
 	if (strcmp(format, "otlp"))
-		err = symz_pprof(s, in, in_len, MAX_PROFILE_BYTES, &out,
+		err = symz_pprof(&(struct symz_lookup){ .s = s }, in, in_len, MAX_PROFILE_BYTES, &out,
 				 &out_len, &st, why, sizeof(why));
 	if (err == -EBADMSG && strcmp(format, "pprof")) {
 		char why2[256];
 
 		symz_stats_free(&st);
 		memset(&st, 0, sizeof(st));
-		err = symz_otlp(s, in, in_len, MAX_PROFILE_BYTES, &out,
+		err = symz_otlp(&(struct symz_lookup){ .s = s }, in, in_len, MAX_PROFILE_BYTES, &out,
 				&out_len, &st, why2, sizeof(why2));
 		if (err && !strcmp(format, "auto")) {
 			cli_err("symbolize: %s: neither a pprof profile (%s) nor "
