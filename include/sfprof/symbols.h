@@ -251,6 +251,16 @@ SFP_API size_t sfp_symbolizer_dso__num_symbols(const struct sfp_symbolizer_dso *
  */
 SFP_API uint64_t sfp_symbolizer__tables_loaded(const struct sfp_symbolizer *s);
 
+/*
+ * DSOs that get_dso() left without a file because the only files found
+ * at their path (in the target process's root or map_files, or on our
+ * side) had another build-id than the one given, and no copy with the
+ * given one was found (build-id cache, debug directories): a rebuilt or
+ * upgraded file, or another container's file at the same path.  Their
+ * frames stay unnamed; callers say how many.
+ */
+SFP_API uint64_t sfp_symbolizer__mismatched(const struct sfp_symbolizer *s);
+
 /**
  * sfp_symbolizer__dso() - get_dso() with @pid 0 and find() in one call.
  * Return: as those two.

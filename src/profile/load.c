@@ -773,6 +773,13 @@ static int load(struct sfp_perf_reader *rd, const char *name,
 	ld.p->lost.chunks = stats->nr_records[SFP_PERF_RECORD_LOST];
 	ld.p->lost.samples = stats->nr_lost_samples;
 	memo_settle_all(&ld);
+	if (sfp_symbolizer__mismatched(ld.sym))
+		pr_warn("%s: %llu files left unnamed: the files at their paths "
+			"(in the recorded processes' roots and on this host) "
+			"have other build-ids than the recording gives, and no "
+			"copy was found (build-id cache, debug directories)",
+			name,
+			(unsigned long long)sfp_symbolizer__mismatched(ld.sym));
 	err = finish(&ld);
 	if (!err && SFP_OPTS_GET(opts, sfp_profile_opts, keep_files, false)) {
 		/* freed with the profile (see struct sfp_profile) */

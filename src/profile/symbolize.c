@@ -204,9 +204,19 @@ static struct sfp_symbolizer_dso *mapping_dso(struct sfp_profile *p,
 	 * not lend its names (perf refuses it as well); the symbolizer then
 	 * looks for a copy by build-id (the cache, debug directories).  For
 	 * the vDSO, ours stands in when the recorded build-id is its own. */
-	if (sfp_symbolizer__get_dso(ld->sym, ld->live ? (int)pid : -1, path,
-				    m->build_id,
-				    m->build_id_size, &ld->dh[mi].h))
+	/* Through the process (its root, its map_files) too when the file
+	 * has a recorded build-id that no cached copy gave: the process of
+	 * a perf.data file may still run, in a container whose file at this
+	 * path is not the host's; only the recorded build-id is taken (a
+	 * recycled pid finds none). */
+	if (sfp_symbolizer__get_dso(ld->sym,
+				    ld->live || (m->build_id_size &&
+						 path == m->path && pid &&
+						 pid != (uint32_t)-1)
+					    ? (int)pid
+					    : -1,
+				    path, m->build_id, m->build_id_size,
+				    &ld->dh[mi].h))
 		ld->dh[mi].h = NULL;
 	return ld->dh[mi].h;
 }

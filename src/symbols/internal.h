@@ -99,6 +99,10 @@ struct sfp_symbolizer {
 	/* Symbol tables built or read from the cache: one per file, however
 	 * many paths and processes map it (counted for the tests). */
 	uint64_t tables_loaded;
+	/* DSOs left without a file because every file found at their path
+	 * (the target's root and map_files, ours) had another build-id
+	 * than the one asked for, and no copy by build-id was found. */
+	uint64_t mismatched;
 
 	bool kernel_tried;
 	int kernel_err;

@@ -366,6 +366,7 @@ static int open_code_file(struct sfp_symbolizer *s, int pid, const char *path,
 	const char *suffix = " (deleted)";
 	size_t slen = strlen(suffix);
 	int err, first_err = -ENOENT, attempt;
+	bool mismatch = false;	/* a file with another build-id was seen */
 
 	root[0] = 0;
 	if (pid > 0)
@@ -390,10 +391,14 @@ static int open_code_file(struct sfp_symbolizer *s, int pid, const char *path,
 		if (attempt == 0) {
 			/* In its mount namespace, else (replaced, deleted)
 			 * the inode it maps, with the build-id checked. */
-			if (pid <= 0 || sfp_proc_mapped_file(pid, path, 0, 0, id,
-							     len, buf,
-							     sizeof(buf)))
+			if (pid <= 0)
 				continue;
+			err = sfp_proc_mapped_file(pid, path, 0, 0, id, len,
+						   buf, sizeof(buf));
+			if (err) {
+				mismatch |= err == -ESTALE;
+				continue;
+			}
 			n = (int)strlen(buf);
 		} else {
 			n = snprintf(buf, sizeof(buf), "%.*s", (int)plen, path);
@@ -409,6 +414,7 @@ static int open_code_file(struct sfp_symbolizer *s, int pid, const char *path,
 		if (!build_id_ok(*out, id, len)) {
 			pr_debug("%s: build-id differs from the one expected",
 				 buf);
+			mismatch = true;
 			sfp_elf_close(out);
 			continue;
 		}
@@ -434,6 +440,13 @@ static int open_code_file(struct sfp_symbolizer *s, int pid, const char *path,
 					     out_path)))) {
 		s->debug_as_code++;
 		return 0;
+	}
+	if (mismatch) {
+		/* never used: a file's names at another build's addresses
+		 * are wrong names, not missing ones */
+		s->mismatched++;
+		pr_debug("%s: only files with another build-id than the "
+			 "expected one found (pid %d): not used", path, pid);
 	}
 	return first_err;
 }
@@ -668,6 +681,11 @@ fail:
 uint64_t sfp_symbolizer__tables_loaded(const struct sfp_symbolizer *s)
 {
 	return s ? s->tables_loaded : 0;
+}
+
+uint64_t sfp_symbolizer__mismatched(const struct sfp_symbolizer *s)
+{
+	return s ? s->mismatched : 0;
 }
 
 /* The entry that holds the data. */

@@ -22,7 +22,13 @@
 CT_PIDS=
 
 ct_kill() {
-	for _ct_p in $CT_PIDS; do kill -9 "$_ct_p" 2>/dev/null; done
+	for _ct_p in $CT_PIDS; do
+		# with unshare's child, the namespace's init: also when it
+		# never said "ready" (a loaded machine) and ct_run could not
+		# note its pid; killing unshare alone leaves it running
+		_ct_k=$(cat /proc/$_ct_p/task/$_ct_p/children 2>/dev/null)
+		kill -9 $_ct_k "$_ct_p" 2>/dev/null
+	done
 	CT_PIDS=
 }
 trap 'ct_kill; rm -rf "$TMP"' EXIT

@@ -26,13 +26,13 @@
 # A failed download is a FAIL with apt's message.  Needs root, unshare(1)
 # that can make the namespaces, apt-get, dpkg-deb, gcc, nm,
 # readelf, pivot_root, curl, protoc with the pprof schema.
-# checks: 7
+# checks: 11
 . "$(dirname "$0")/test-subr.sh"
 . "$(dirname "$0")/containers-subr.sh"
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 PROTO=$ROOT/../shared/testdata/proto
-NCHECKS=7
+NCHECKS=11
 N="containers, another libc at the host's path"
 
 skip_all() {
@@ -45,7 +45,7 @@ fail_all() {
 	exit 0
 }
 ct_usable || skip_all "$CT_WHY"
-for t in gcc nm readelf apt-get apt-cache dpkg-deb pivot_root curl protoc python3; do
+for t in gcc nm readelf apt-get apt-cache dpkg-deb pivot_root curl protoc python3 perf; do
 	command -v $t > /dev/null || skip_all "$t missing (make deps)"
 done
 [ -f "$PROTO/pprof/profile.proto" ] || skip_all "$PROTO/pprof/profile.proto missing"
@@ -148,14 +148,16 @@ grep " $LIBC\$" /proc/$CPID/maps > "$TMP/$CPID.maps"
 grep " $LIBC\$" /proc/$HPID/maps > "$TMP/$HPID.maps"
 eval "SYMS_$CPID=\$TMP/image.syms SYMS_$HPID=\$TMP/host.syms"
 
-# judge PID: of PID's samples read from stdin ("pid offset name stack";
-# offset hex in libc's file, name "sym+0xoff" or "sym"), those with a
-# libc leaf: "total right" where right = the name is nm -D's for that
-# offset in PID's own libc and the stack reaches main through the
-# program's chain.
+# judge PID [leaf]: of PID's samples read from stdin ("pid offset name
+# stack"; offset hex in libc's file, name "sym+0xoff" or "sym"), those
+# with a libc leaf: "total right" where right = the name is nm -D's for
+# that offset in PID's own libc and the stack reaches main through the
+# program's chain (with leaf: the name only; field 4 is then a key).
+# The wrong lines are added to $TMP/wrong, the right ones to $TMP/right.
 judge() {
 	eval "_syms=\$SYMS_$1"
-	awk -v pid="$1" -v syms="$_syms" -v wrong="$TMP/wrong" '
+	awk -v pid="$1" -v syms="$_syms" -v wrong="$TMP/wrong" \
+		-v good="$TMP/right" -v leaf="$2" '
 	function hex(s,   i, c, v) {
 		s = tolower(s); sub(/^0x/, "", s); v = 0
 		for (i = 1; i <= length(s); i++) {
@@ -184,8 +186,13 @@ judge() {
 	}
 	$1 == pid {
 		n++
-		if (right(hex($2), $3) && $4 ~ /(^|;)main;work_outer;work_inner;[^;]+$/) g++
-		else print >> wrong
+		if (right(hex($2), $3) &&
+		    (leaf || $4 ~ /(^|;)main;work_outer;work_inner;[^;]+$/)) {
+			g++
+			print >> good
+		} else {
+			print >> wrong
+		}
 	}
 	END { print n + 0, g + 0 }'
 }
@@ -232,15 +239,17 @@ script_leaves() {
 # the stack's own frames without offsets, the leaf with its offset
 # (judge reads "sym+0xoff" in field 3 and the plain chain in field 4)
 
-# both_right FILE-OF-LEAVES: "pid total right" per process, and 0 when
-# each has >= 20 libc samples, >= 99 % right
+# both_right FILE-OF-LEAVES [leaf]: "pid total right" per process, and 0
+# when each has >= 20 libc samples, >= 99 % right
 both_right() {
 	_ok=0
 	_f=$1
+	_leaf=$2
 	WHY=
 	: > "$TMP/wrong"
+	: > "$TMP/right"
 	for p in $CPID $HPID; do
-		set -- $(judge "$p" < "$_f")
+		set -- $(judge "$p" $_leaf < "$_f")
 		[ $p = "$CPID" ] && w=image || w=host
 		WHY="$WHY $w: $2 of $1 right;"
 		[ "$1" -ge 20 ] && [ $(($2 * 100)) -ge $(($1 * 99)) ] || _ok=1
@@ -341,6 +350,104 @@ else
 	head -2 "$TMP/protoc.err" | sed 's/^/  /'
 fi
 
+# --- perf's own recording of the two processes: a second opinion ---
+# perf 6.1 with --buildid-mmap: each MMAP2 carries its file's build-id,
+# and perf script reads each process's libc.so.6 as that process's own
+# (while they run).  Without --buildid-mmap perf gets the host process
+# wrong: its header lists both build-ids under the one path, perf script
+# keeps one DSO per path and names both processes' libc samples from one
+# of the two builds (the image's, in -p and -a runs, either -p order:
+# the host's strverscmp+0x67 came out as "strxfrm+0x7", nm -D's name of
+# that offset in the image's libc, and others as [unknown]).  So perf is
+# asked with --buildid-mmap, and judged per sample: where its name is
+# nm -D's for the offset in the process's own libc, sfprof script on the
+# same file must print the same name for the same sample.  No -g: the
+# leaf is what is compared (program and libc lack frame pointers).
+# line_leaves SCRIPT-OUTPUT: "pid offset name time" of each one-line
+# sample (no call chain) of the two processes whose address is in libc
+line_leaves() {
+	for p in $CPID $HPID; do
+		awk -v pid="$p" -v maps="$TMP/$p.maps" -v lib="($LIBC)" '
+		function hex(s,   i, v) {
+			s = tolower(s); sub(/^0x/, "", s); v = 0
+			for (i = 1; i <= length(s); i++)
+				v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+			return v
+		}
+		BEGIN {
+			while ((getline l < maps) > 0) {
+				split(l, f, " "); split(f[1], r, "-"); nm++
+				lo[nm] = hex(r[1]); hi[nm] = hex(r[2]); off[nm] = hex(f[3])
+			}
+		}
+		$2 == pid && $NF == lib {
+			t = ""
+			for (i = 3; i < NF; i++)
+				if ($i ~ /^[0-9]+\.[0-9]+:$/) t = $i
+			# the address in the process (perf) or in the file
+			a = hex($(NF - 2)); o = a
+			for (i = 1; i <= nm; i++)
+				if (a >= lo[i] && a < hi[i]) o = a - lo[i] + off[i]
+			printf "%s %x %s %s\n", pid, o, $(NF - 1), t
+		}' "$1"
+	done
+}
+HOME=$TMP perf record -q --buildid-mmap -p "$CPID,$HPID" -F 499 \
+	-o "$TMP/perf.data" -- sleep 3 > "$TMP/perf-rec.log" 2>&1
+prc=$?
+HOME=$TMP perf script -i "$TMP/perf.data" > "$TMP/perf.txt" 2> "$TMP/perf-s.err"
+psc=$?
+HOME=$TMP sfp script -i "$TMP/perf.data" > "$TMP/sfp-perf.txt" 2> "$TMP/sfp-perf.err"
+line_leaves "$TMP/perf.txt" > "$TMP/perf.leaves"
+line_leaves "$TMP/sfp-perf.txt" > "$TMP/sfp-perf.leaves"
+if [ $prc != 0 ] || [ $psc != 0 ]; then
+	fail "$N: perf record --buildid-mmap + perf script (exit $prc, $psc)"
+	cat "$TMP/perf-rec.log" "$TMP/perf-s.err" | tail -4 | sed 's/^/  /'
+	: > "$TMP/right"
+elif both_right "$TMP/perf.leaves" leaf; then
+	pass "$N: perf's recording: perf script names each process's libc leaf as nm -D of its own libc at that offset ($WHY)"
+else
+	fail "$N: perf's recording: perf script names each process's libc leaf by its own libc"
+	echo " $WHY"
+	sort "$TMP/wrong" | cut -d' ' -f1-3 | uniq -c | sort -rn | head -6 | sed 's/^/  /'
+fi
+# the samples perf names right: sfprof's line for each is the same
+sort -u "$TMP/right" > "$TMP/perf.right"
+sort -u "$TMP/sfp-perf.leaves" > "$TMP/sfp-perf.sorted"
+comm -23 "$TMP/perf.right" "$TMP/sfp-perf.sorted" > "$TMP/differ"
+nc=$(awk -v p="$CPID" '$1 == p' "$TMP/perf.right" | wc -l)
+nh=$(awk -v p="$HPID" '$1 == p' "$TMP/perf.right" | wc -l)
+if [ "$nc" -ge 20 ] && [ "$nh" -ge 20 ] && [ ! -s "$TMP/differ" ]; then
+	pass "$N: sfprof script on perf's recording names each of those samples as perf script does (image $nc, host $nh)"
+else
+	fail "$N: sfprof script on perf's recording names the samples perf names right alike (image $nc, host $nh; $(wc -l < "$TMP/differ") differ)"
+	head -3 "$TMP/differ" | while read -r p o n t; do
+		echo "  perf: $p $o $n $t; sfprof: $(grep " $t\$" "$TMP/sfp-perf.leaves" | head -1)"
+	done
+	head -3 "$TMP/sfp-perf.err" | sed 's/^/  /'
+fi
+
+# --- no build-id cache: each file read through its process ---
+# record --no-buildid-cache, script with an empty cache while they run:
+# the image's libc (and its program) only through the process's root,
+# taken because its build-id is the one the MMAP2 records carry.
+NOBID=$TMP/nobid
+mkdir -p "$NOBID"
+sfp record -p "$CPID,$HPID" -F 499 --duration 2 --no-buildid-cache \
+	-o "$TMP/nc.data" > "$TMP/nc-rec.log" 2>&1
+sfp script -i "$TMP/nc.data" --buildid-dir "$NOBID" > "$TMP/nc-live.txt" \
+	2> "$TMP/nc-live.err"
+script_leaves "$TMP/nc-live.txt" > "$TMP/nc-live.leaves"
+if both_right "$TMP/nc-live.leaves" && ! grep -q "left unnamed" "$TMP/nc-live.err" &&
+   [ -z "$(ls -A "$NOBID")" ]; then
+	pass "$N: record --no-buildid-cache + script while they run, empty cache: each libc leaf named as nm -D of its own libc, stacks to main ($WHY)"
+else
+	fail "$N: record --no-buildid-cache + script while they run: libc leaves named by each process's own libc (through its root)"
+	echo " $WHY"
+	sort "$TMP/wrong" | uniq -c | sort -rn | head -6 | sed 's/^/  /'
+	grep -v "lost" "$TMP/nc-live.err" | head -3 | sed 's/^/  /'
+fi
+
 # --- gone: only the build-id cache has the image's libc ---
 ct_kill
 wait 2>/dev/null
@@ -354,6 +461,25 @@ else
 	sort "$TMP/wrong" | uniq -c | sort -rn | head -6 | sed 's/^/  /'
 fi
 c=$BID/.build-id/$(echo "$IBID" | cut -c1-2)/$(echo "$IBID" | cut -c3-)/elf
+# ... and without the cache: the image's libc is nowhere with its
+# build-id; the host's file at that path is another build, never used
+# (its names at the image's offsets would be wrong ones), and said.
+sfp script -i "$TMP/nc.data" --buildid-dir "$NOBID" > "$TMP/nc-gone.txt" \
+	2> "$TMP/nc-gone.err"
+script_leaves "$TMP/nc-gone.txt" > "$TMP/nc-gone.leaves"
+ni=$(awk -v p="$CPID" '$1 == p' "$TMP/nc-gone.leaves" | wc -l)
+named=$(awk -v p="$CPID" '$1 == p && $3 != "[unknown]"' "$TMP/nc-gone.leaves" | wc -l)
+set -- $(judge "$HPID" < "$TMP/nc-gone.leaves")
+said=$(sed -n 's/.*: \([0-9][0-9]*\) files left unnamed: the files at their paths.* other build-ids .*/\1/p' "$TMP/nc-gone.err")
+if [ "$ni" -ge 20 ] && [ "$named" = 0 ] && [ "$1" -ge 20 ] &&
+   [ $(($2 * 100)) -ge $(($1 * 99)) ] && [ "${said:-0}" -ge 1 ]; then
+	pass "$N: gone, no cache: the image's $ni libc leaves unnamed, not by the host's libc at that path, and said ($said files left unnamed); the host's $2 of $1 named"
+else
+	fail "$N: gone, no cache: the image's libc leaves unnamed (not by the host's file) and said so"
+	echo "  image: $named of $ni named; host: $2 of $1 right; said: ${said:-nothing}"
+	awk -v p="$CPID" '$1 == p' "$TMP/nc-gone.leaves" | cut -d' ' -f3 | sort | uniq -c | head -4 | sed 's/^/  /'
+	grep -v "lost" "$TMP/nc-gone.err" | head -3 | sed 's/^/  /'
+fi
 if cmp -s "$c" "$ILIBC"; then
 	pass "$N: the build-id cache holds the image's libc ($OLDVER) byte for byte"
 else

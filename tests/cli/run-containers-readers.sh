@@ -8,6 +8,11 @@
 #    (from the build-id cache alone): >= 99 % of each container's samples
 #    reach main, every frame of the program named with its own build's
 #    names, none with another's;
+#  - sfprof flamegraph while they run with an empty build-id cache (each
+#    file through its container's root, gamma's debug file only inside
+#    its image) and after they are gone (the cache): all three builds'
+#    functions named, none of the program's frames unnamed; export
+#    folded after they are gone: each build's chain named to its leaf;
 #  - sfprof archive packs gamma's debug file (found in its image, cached
 #    by record) in perf's layout and says so; script with the unpacked
 #    archive as the only source names all three as above;
@@ -20,13 +25,13 @@
 #    script and perf script name each sample's leaf alike.
 # Needs root, unshare(1) that can make the namespaces, gcc, readelf,
 # objcopy; protoc for the pprof check; perf for the second opinion.
-# checks: 9
+# checks: 12
 . "$(dirname "$0")/test-subr.sh"
 . "$(dirname "$0")/containers-subr.sh"
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 PROTO=$ROOT/../shared/testdata/proto
-NCHECKS=9
+NCHECKS=12
 
 if ! ct_usable; then
 	for i in $(seq $NCHECKS); do skip "containers at one path $i" "$CT_WHY"; done
@@ -117,6 +122,47 @@ else
 	sed 's/^/    /' "$TMP/live.txt.count"
 fi
 
+# fg_named HTML: 0 when the flame graph names each container's three
+# functions (NAME_leaf, _middle, _outer), each in $NS/prog, and none of
+# its frames in $NS/prog is unnamed ([unknown], an address); FG_WHY says
+# what was missing.  The page's data object: "names" and, per name, its
+# DSO (an index into "dsos", in "fdso"), "$NS/prog [SHORT-BUILD-ID]"
+# where files share the path (docs/report.md).
+fg_named() {
+	python3 - "$1" "$NS/prog" > "$1.names" 2> "$1.err" <<-'EOF'
+	import json, sys
+	t = open(sys.argv[1]).read()
+	d, _ = json.JSONDecoder().raw_decode(t[t.index('{"v":'):])
+	for n, i in zip(d["names"], d["fdso"]):
+	    if d["dsos"][i].split(" [")[0] == sys.argv[2]:
+	        print(n)
+	EOF
+	FG_WHY=
+	for v in alpha beta gamma; do
+		for f in leaf middle outer; do
+			grep -qx "${v}_$f" "$1.names" || FG_WHY="$FG_WHY ${v}_$f missing;"
+		done
+	done
+	_bad=$(grep -cE '^(\[unknown\]|0x)' "$1.names")
+	[ "$_bad" = 0 ] || FG_WHY="$FG_WHY $_bad unnamed;"
+	[ -s "$1.names" ] || FG_WHY="$FG_WHY no data ($(head -1 "$1.err"));"
+	[ -z "$FG_WHY" ]
+}
+
+# flamegraph while they run, with an empty build-id cache: each file
+# read through its container's root, gamma's names from the debug file
+# found only inside its image (/proc/PID/root/usr/lib/debug/.build-id).
+mkdir -p "$TMP/nobid"
+sfp flamegraph -i "$TMP/rec.data" --buildid-dir "$TMP/nobid" \
+	-o "$TMP/fg-live.html" > "$TMP/fg-live.log" 2>&1
+if fg_named "$TMP/fg-live.html"; then
+	pass "containers at one path: flamegraph while they run, empty cache: each build's functions named, the stripped one's from the debug file inside its image"
+else
+	fail "containers at one path: flamegraph while they run names each build's functions (the stripped one's from inside its image)"
+	echo " $FG_WHY"
+	grep -v lost "$TMP/fg-live.log" | head -3 | sed 's/^/  /'
+fi
+
 ct_kill
 wait 2>/dev/null
 
@@ -133,6 +179,34 @@ if grep -q gamma_leaf "$TMP/gone.txt" && [ -f "$BID/.build-id/$(echo "$G" | cut 
 else
 	fail "containers at one path: the stripped build named from the debug file inside its namespace"
 	ls -R "$BID/.build-id" 2>/dev/null | head -5 | sed 's/^/  /'
+fi
+
+sfp flamegraph -i "$TMP/rec.data" --buildid-dir "$BID" \
+	-o "$TMP/fg-gone.html" > "$TMP/fg-gone.log" 2>&1
+if fg_named "$TMP/fg-gone.html"; then
+	pass "containers at one path: flamegraph after they are gone (build-id cache): each build's functions named, the stripped one's from its cached debug file"
+else
+	fail "containers at one path: flamegraph after they are gone names each build's functions"
+	echo " $FG_WHY"
+	grep -v lost "$TMP/fg-gone.log" | head -3 | sed 's/^/  /'
+fi
+# export folded: each container's chain named to its leaf (the comm,
+# prog, is all three's: one chain each)
+sfp export -i "$TMP/rec.data" --buildid-dir "$BID" --format folded \
+	-o "$TMP/folded.txt" > "$TMP/folded.log" 2>&1
+ok=1 why=
+for v in alpha beta gamma; do
+	n=$(grep -E "(^|;)main;${v}_outer;${v}_middle;${v}_leaf [0-9]+\$" "$TMP/folded.txt" |
+		awk '{ s += $NF } END { print s + 0 }')
+	why="$why $v $n;"
+	[ "$n" -ge 20 ] || ok=0
+done
+if [ $ok = 1 ]; then
+	pass "containers at one path: export folded after they are gone: each build's chain main;NAME_outer;NAME_middle;NAME_leaf named, the stripped one's too ($why)"
+else
+	fail "containers at one path: export folded names each build's chain, the stripped one's too ($why)"
+	grep ';prog\|prog;' "$TMP/folded.txt" | sort -k2 -n -r | head -4 | sed 's/^/  /'
+	grep -v lost "$TMP/folded.log" | head -2 | sed 's/^/  /'
 fi
 
 # archive: the cache entries with the debug file record found inside

@@ -160,8 +160,17 @@ static const char *event_name(const struct sfp_perf_evsel *e)
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #endif
 
+/*
+ * The symbol handle of DSO idx, first met in a sample of process pid.
+ * A file with a recorded build-id that the build-id cache lacks is looked
+ * for through that process (/proc/PID/root, map_files) while it runs: a
+ * container's file at a path where the host has another build.  The
+ * symbolizer takes it only with the recorded build-id (a recycled pid or
+ * another host's recording finds none, never a wrong one).
+ */
 static struct sfp_symbolizer_dso *dso_handle(struct script *s, uint32_t idx,
-					     const struct sfp_pdso *d)
+					     const struct sfp_pdso *d,
+					     uint32_t pid)
 {
 	if (idx >= s->dcache_len) {
 		size_t n = (idx + 1) * 2, i;
@@ -198,8 +207,11 @@ static struct sfp_symbolizer_dso *dso_handle(struct script *s, uint32_t idx,
 		sfp_perf_dso_build_id(h, d, &id, &idlen);
 		err = sfp_perf_dso_unverifiable(h, d, path)
 			      ? -ESTALE
-			      : sfp_symbolizer__get_dso(s->sym, -1, path, id,
-							idlen, &s->dcache[idx]);
+			      : sfp_symbolizer__get_dso(
+					s->sym,
+					idlen && path == d->name && pid ? (int)pid
+									: -1,
+					path, id, idlen, &s->dcache[idx]);
 
 		if (err)
 			s->dcache_err[idx] = err;
@@ -493,7 +505,7 @@ static void build_frame(struct script *s, uint32_t pid, uint64_t ip,
 			return;
 		}
 		addr = ip - map->start + map->pgoff;
-		dh = sfp_perf_dso_has_symbols(d) ? dso_handle(s, map->dso, d) :
+		dh = sfp_perf_dso_has_symbols(d) ? dso_handle(s, map->dso, d, pid) :
 						   NULL;
 		if (dh && !sfp_symbolizer_dso__vaddr(dh, map->start, map->pgoff,
 						     ip, &vaddr) &&
@@ -681,7 +693,7 @@ static void print_unwound(struct script *s, uint32_t pid, uint64_t ip,
 	/* perf asks addr2line about files only: not "[vdso]", not JIT
 	 * code or its perf-PID.map */
 	if (d->jit || d->name[0] == '[' || !sfp_perf_dso_has_symbols(d) ||
-	    !(dh = dso_handle(s, map->dso, d)) ||
+	    !(dh = dso_handle(s, map->dso, d, pid)) ||
 	    sfp_symbolizer_dso__vaddr(dh, map->start, map->pgoff, ip, &vaddr) ||
 	    sfp_symbolizer_dso__find(dh, vaddr, &sym) ||
 	    !(e = inline_chain(s, map->dso, dh, vaddr)) || !e->n)
@@ -1088,10 +1100,16 @@ int cmd_script(int argc, char **argv)
 			stats->nr_bad_records);
 		ret = EXIT_INVALID;
 	}
+	if (sfp_symbolizer__mismatched(s.sym))
+		cli_err("%s: %" PRIu64 " files left unnamed: the files at their "
+			"paths (in the recorded processes' roots and on this "
+			"host) have other build-ids than the recording gives, "
+			"and no copy was found (build-id cache, debug "
+			"directories)", input, sfp_symbolizer__mismatched(s.sym));
 	/* files the recording cannot tell apart: said, not guessed */
 	for (i = 0; i < s.dcache_len; i++) {
 		const struct sfp_pdso *d = sfp_machine__dso(s.m, (uint32_t)i);
-		size_t j, n = 0;
+		size_t j, n = 0, all;
 		bool said = false;	/* with an earlier file of the name */
 
 		if (s.dcache_err[i] != -ESTALE)
@@ -1106,10 +1124,22 @@ int cmd_script(int argc, char **argv)
 		}
 		if (said)
 			continue;
-		cli_err("%s: %s is %zu different files in this recording "
-			"(containers, or replaced while it ran) and no "
-			"build-id tells them apart: their frames are left "
-			"unnamed", input, d->name, n);
+		/* all files of the name, not only those left unnamed: one of
+		 * them may have been told apart by its device and inode */
+		for (j = 0, all = 0; j < sfp_machine__nr_dsos(s.m); j++)
+			all += sfp_machine__dso(s.m, (uint32_t)j)->first_of_name ==
+			       d->first_of_name;
+		if (all > n)
+			cli_err("%s: %s is %zu different files in this "
+				"recording (containers, or replaced while it "
+				"ran) and no build-id tells %zu of them apart: "
+				"their frames are left unnamed", input,
+				d->name, all, n);
+		else
+			cli_err("%s: %s is %zu different files in this "
+				"recording (containers, or replaced while it "
+				"ran) and no build-id tells them apart: their "
+				"frames are left unnamed", input, d->name, n);
 	}
 	ob_flush(&s);
 	if (fflush(stdout) || s.ob_err) {
