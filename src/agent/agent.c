@@ -250,10 +250,11 @@ static bool filters_keep(const struct agent_opts *o, uint32_t pid,
 
 /*
  * The record pipeline's question before it unwinds a sample (its opts'
- * want): the filters as proc_get() applies them, from /proc now (the
- * pipeline asks before this sample's records reach the machine model).
- * Not readable (gone, a race): --comm judged on the name the records
- * gave; else yes, and proc_get() decides as ever.
+ * want): the filters as proc_get() applies them (the pipeline asks
+ * before this sample's records reach the machine model, so --comm is
+ * judged on the name the pipeline kept from the records, and the rest
+ * from /proc now).  Not readable (gone, a race): yes, and proc_get()
+ * decides as ever.
  * Processes left out cost no unwind, no table and no stack copy: with
  * --comm on a busy host, the host's other programs no longer set the
  * agent's memory.
@@ -269,19 +270,25 @@ static bool want_pid(void *ctx, uint32_t pid, const char *rec_comm)
 	if (o->nr_pids && !pid_listed(o, pid))
 		return false;
 	if (o->comm_re) {
-		n = sfp_proc_read((int)pid, "comm", comm, sizeof(comm) - 1);
-		if (n > 0) {
+		/*
+		 * The name its records gave at this sample's time, as
+		 * proc_get() judges it (the machine model's): /proc has the
+		 * name of now, which for a sample taken before an exec (a
+		 * container's sh and chroot before its program) is the
+		 * program's, and for a process gone (a build's compilers
+		 * on a busy host) nothing.  /proc only for a process whose
+		 * records gave no name (running before the recording).
+		 */
+		if (*rec_comm) {
+			snprintf(comm, sizeof(comm), "%s", rec_comm);
+		} else {
+			n = sfp_proc_read((int)pid, "comm", comm,
+					  sizeof(comm) - 1);
+			if (n <= 0)
+				return true;
 			comm[n] = 0;
 			if (comm[n - 1] == '\n')
 				comm[n - 1] = 0;
-		} else if (*rec_comm) {
-			/* Gone (a build's compilers on a busy host): the
-			 * name its records gave, as proc_get() would
-			 * have read it.  Not unwinding it spares a table
-			 * of a program nobody asked for. */
-			snprintf(comm, sizeof(comm), "%s", rec_comm);
-		} else {
-			return true;
 		}
 		if (regexec(o->comm_re, comm, 0, NULL, 0))
 			return false;
