@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/cachedir.h"
 #include "common/filecache.h"
 #include "symbols/kallsyms.h"
 
@@ -995,13 +996,85 @@ static void kx_store(const char *dir, const char *path, const struct stat *st,
 	free(p0);
 }
 
+/*
+ * /proc/kallsyms has no size and cannot be mapped: read into the heap
+ * (8 MiB on a distribution kernel), the copy the index points into stayed
+ * resident for the process's life -- half of a small agent's RSS, for the
+ * few lines its look-ups read.  So it is copied, 64 KiB at a time, into an
+ * unlinked file in the cache directory and mapped like perf's cached copy:
+ * the scan lets pages go behind it and a look-up faults in the page of its
+ * lines.  Not possible (no cache directory, no O_TMPFILE there): -errno,
+ * and the heap copy it is.
+ */
+static int copy_to_tmp(const char *path, const char *cache_dir, char **buf,
+		       size_t *len)
+{
+	char chunk[65536];
+	size_t done = 0;
+	int in, fd, err = 0;
+	void *m;
+
+	if (!cache_dir || sfp_cachedir_ensure(cache_dir))
+		return -ENOENT;
+	fd = open(cache_dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	in = open(path, O_RDONLY | O_CLOEXEC);
+	if (in < 0) {
+		err = -errno;
+		goto out;
+	}
+	for (;;) {
+		ssize_t n = read(in, chunk, sizeof(chunk)), w = 0;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = -errno;
+			break;
+		}
+		if (!n)
+			break;
+		if (done + (size_t)n > KALLSYMS_MAP_MAX) {
+			err = -EFBIG;
+			break;
+		}
+		while (w < n) {
+			ssize_t k = write(fd, chunk + w, (size_t)(n - w));
+
+			if (k <= 0) {
+				err = k < 0 ? -errno : -EIO;
+				goto out;
+			}
+			w += k;
+		}
+		done += (size_t)n;
+	}
+	if (!err && !done)
+		err = -ENODATA;
+	if (!err) {
+		m = mmap(NULL, done, PROT_READ, MAP_SHARED, fd, 0);
+		if (m == MAP_FAILED) {
+			err = -errno;
+		} else {
+			*buf = m;
+			*len = done;
+		}
+	}
+out:
+	if (in >= 0)
+		close(in);
+	close(fd);
+	return err;
+}
+
 int sfp_kallsyms_index__open(const char *path, const char *modules_path,
 			     const char *cache_dir,
 			     struct sfp_kallsyms_index **out)
 {
 	char *buf = NULL, *mods = NULL;
 	size_t len = 0, modslen = 0;
-	bool mapped = false;
+	bool mapped = false, copied = false;
 	struct stat st;
 	int fd, err;
 
@@ -1029,18 +1102,22 @@ int sfp_kallsyms_index__open(const char *path, const char *modules_path,
 		}
 	}
 	close(fd);
+	if (!mapped && !copy_to_tmp(path, cache_dir, &buf, &len)) {
+		mapped = true;
+		copied = true;
+	}
 	if (!mapped && (err = sfp_read_file(path, KALLSYMS_MAP_MAX, &buf, &len)))
 		return err;
 	if (modules_path &&
 	    sfp_read_file(modules_path, KALLSYMS_MAP_MAX, &mods, &modslen))
 		mods = NULL;	/* no module list: sizes guessed */
 	/* only a file that stays put can have its index kept */
-	err = mapped && cache_dir ? kx_load(cache_dir, path, &st, buf, len,
+	err = mapped && !copied && cache_dir ? kx_load(cache_dir, path, &st, buf, len,
 					    mods, modslen, out) :
 				    -ENOENT;
 	if (err) {
 		err = index_new(buf, len, mods, modslen, mapped, out);
-		if (!err && mapped && cache_dir)
+		if (!err && mapped && !copied && cache_dir)
 			kx_store(cache_dir, path, &st, *out);
 	}
 	if (err) {

@@ -506,6 +506,90 @@ out:
 	free(mb);
 }
 
+/* Rss of the mappings of unlinked files in dir (O_TMPFILE: "dir/#ino"),
+ * or -1 when there is none. */
+static long resident_kb_tmp(const char *dir)
+{
+	char line[8192], pat[4200];
+	long kb = -1;
+	bool in = false;
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	if (!f)
+		return -1;
+	snprintf(pat, sizeof(pat), " %s/#", dir);
+	while (fgets(line, sizeof(line), f)) {
+		if (strchr(line, '-') && line[0] != ' ' && !strchr(line, ':'))
+			in = false;
+		if (strstr(line, pat) &&
+		    strchr(line, '-') < strchr(line, ' ')) {
+			in = true;
+			if (kb < 0)
+				kb = 0;
+			continue;
+		}
+		if (in && !strncmp(line, "Rss:", 4))
+			kb += strtol(line + 4, NULL, 10);
+	}
+	fclose(f);
+	return kb;
+}
+
+/*
+ * /proc/kallsyms itself (size 0, not mappable) with a cache directory:
+ * its text is copied into an unlinked file there and mapped, so that an
+ * agent does not keep its 5-8 MiB resident on the heap.  The mapping is
+ * there with less than half of it resident after the index's scans, and
+ * look-ups of core kernel symbols (which no module or BPF program loaded
+ * meanwhile moves) answer as the text says.
+ */
+TEST(kallsyms_index_proc_copied_out)
+{
+	static const char *const names[] = { "schedule", "do_syscall_64",
+					     "vfs_read", "ksys_write" };
+	struct sfp_kallsyms_index *k = NULL;
+	char *kb = NULL, dir[4096];
+	size_t kl, i, found = 0;
+	long res;
+
+	if (!read_whole("/proc/kallsyms", &kb, &kl) || !has_address(kb, kl)) {
+		free(kb);
+		test_skip("no /proc/kallsyms with addresses");
+		return;
+	}
+	snprintf(dir, sizeof(dir), "%s/ksyms-proc", test_tmp_dir());
+	if (!ASSERT_OK(sfp_kallsyms_index__open("/proc/kallsyms",
+						"/proc/modules", dir, &k)))
+		goto out;
+	res = resident_kb_tmp(dir);
+	ASSERT_GE(res, 0);		/* mapped from the copy */
+	/* and not all of it resident, as the heap copy was (pages the
+	 * look-ups and the kernel's fault-around map stay, < 2 MiB here) */
+	if (!ASSERT_TRUE((size_t)res * 1024 < kl / 2))
+		printf("  %ld KB of %zu resident\n", res, kl / 1024);
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		char pat[80], *p;
+		struct sfp_symtab *tab;
+		struct sfp_sym *sym;
+		uint64_t a;
+
+		snprintf(pat, sizeof(pat), " T %s\n", names[i]);
+		p = memmem(kb, kl, pat, strlen(pat));
+		if (!p)
+			continue;
+		while (p > kb && p[-1] != '\n')
+			p--;
+		a = strtoull(p, NULL, 16);
+		sym = sfp_kallsyms_index__find(k, a, &tab);
+		if (ASSERT_NOT_NULL(sym) && ASSERT_STREQ(sym->name, names[i]))
+			found++;
+	}
+	ASSERT_GE(found, 2);
+	sfp_kallsyms_index__free(&k);
+out:
+	free(kb);
+}
+
 /* NUL bytes in a module name end it, as they end the full parse's
  * pooled copy (found by fuzz-symbols: the index compared the bytes) */
 TEST(kallsyms_index_nul_in_names)
