@@ -10,11 +10,15 @@
 # container maps /sfpbench35work and /lib/x86_64-linux-gnu/libc.so.6 from
 # its own inodes, all with the image's build-ids.
 #
-# Load: held equal PER CONTAINER (IDLE_US: a round of work, then a 40 ms
-# sleep, a few % of a CPU each), not in total: the question is whether
-# what the agent keeps per file multiplies with the containers, and the
-# same work per container is what a host running N replicas sees.
-# (Busy loops would split two CPUs N ways instead.)
+# Load: held equal PER CONTAINER (IDLE_US: a round of work and 500
+# system calls, then a 40 ms sleep, a few % of a CPU each), not in total:
+# the question is whether what the agent keeps per file multiplies with
+# the containers, and the same work per container is what a host running
+# N replicas sees.  (Busy loops would split two CPUs N ways instead.)
+# The system calls are a server's kernel time: without them a kernel-mode
+# sample was rare enough that only the runs with many containers caught
+# one and loaded the kernel's symbols, a difference of the sampling, not
+# of what the agent keeps per container.
 #
 # A run: a fresh agent (--comm the program, -F 99, a window every 5 s to
 # --output-dir, so that windows are symbolized) with a fresh, empty
@@ -72,7 +76,7 @@ unset DEBUGINFOD_URLS
 
 # the image
 mkdir -p "$T/img" "$T/root"
-gcc -O2 -fomit-frame-pointer -fno-inline -DPFX=bench -DIDLE_US=40000 \
+gcc -O2 -fomit-frame-pointer -fno-inline -DPFX=bench -DIDLE_US=40000 -DSYSCALLS=500 \
 	-o "$T/img/$PROG" "$SRC" || exit 2
 for l in $(ldd "$T/img/$PROG" | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^\//) print $i }'); do
 	mkdir -p "$T/img$(dirname "$l")"

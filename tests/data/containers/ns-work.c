@@ -12,8 +12,12 @@
  * bench/agent-containers.sh and tests/cli/run-agent-images.sh build it
  * with IDLE_US: each round of work is followed by a sleep, so that every
  * container's load is the same small share of a CPU however many of them
- * run (busy loops would split the machine's CPUs between them). */
+ * run (busy loops would split the machine's CPUs between them).
+ * SYSCALLS (the bench): that many system calls after each round, so that
+ * a server's share of kernel time is there in every run, and the kernel
+ * frames (the agent's kernel symbol table) with it. */
 #include <stdio.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #ifndef WORK
 #define WORK 1000000
@@ -66,6 +70,10 @@ int main(void)
 	fflush(stdout);
 	for (;;) {
 		F(_outer)(WORK);
+#ifdef SYSCALLS
+		for (int i = 0; i < SYSCALLS; i++)
+			syscall(SYS_getppid);
+#endif
 #ifdef IDLE_US
 		usleep(IDLE_US);
 #endif
