@@ -413,8 +413,12 @@ TEST(kallsyms_index_open)
 	ASSERT_TRUE(k == NULL);
 }
 
-/* Resident kB of this process's mappings of path (smaps), -1 if none. */
-static long resident_kb(const char *path)
+/*
+ * Resident kB of this process's mappings whose path is pat (or, with
+ * within, holds pat: an unlinked file shows as "dir/#ino (deleted)"),
+ * from smaps; -1 if none.
+ */
+static long resident_kb_match(const char *pat, bool within)
 {
 	char line[8192];
 	long kb = -1;
@@ -424,19 +428,17 @@ static long resident_kb(const char *path)
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f)) {
-		char *nl = strchr(line, '\n');
-		size_t pl = strlen(path), ll;
+		char *nl = strchr(line, '\n'), *path;
+		size_t pl = strlen(pat), ll;
 
 		if (nl)
 			*nl = 0;
 		ll = strlen(line);
+		path = strchr(line, '/');
 		/* a mapping's first line ends with its path */
-		if (strchr(line, '-') && line[0] != ' ' &&
-		    !strchr(line, ':')) {
-			in = false;
-		}
-		if (ll >= pl && !strcmp(line + ll - pl, path) &&
-		    strchr(line, '-') < strchr(line, ' ')) {
+		if (path && strchr(line, '-') < strchr(line, ' ') &&
+		    (within ? strstr(path, pat) == path
+			    : ll >= pl && !strcmp(line + ll - pl, pat))) {
 			in = true;
 			if (kb < 0)
 				kb = 0;
@@ -444,11 +446,16 @@ static long resident_kb(const char *path)
 		}
 		if (in && !strncmp(line, "Rss:", 4))
 			kb += strtol(line + 4, NULL, 10);
-		if (!strncmp(line, "VmFlags:", 8))
+		if (!strncmp(line, "VmFlags:", 8))	/* a mapping's last */
 			in = false;
 	}
 	fclose(f);
 	return kb;
+}
+
+static long resident_kb(const char *path)
+{
+	return resident_kb_match(path, false);
 }
 
 /*
@@ -510,31 +517,10 @@ out:
  * or -1 when there is none. */
 static long resident_kb_tmp(const char *dir)
 {
-	char line[8192], pat[4200];
-	long kb = -1;
-	bool in = false;
-	FILE *f = fopen("/proc/self/smaps", "r");
+	char pat[4200];
 
-	if (!f)
-		return -1;
-	snprintf(pat, sizeof(pat), " %s/#", dir);
-	while (fgets(line, sizeof(line), f)) {
-		if (strchr(line, '-') && line[0] != ' ' && !strchr(line, ':'))
-			in = false;
-		if (strstr(line, pat) &&
-		    strchr(line, '-') < strchr(line, ' ')) {
-			in = true;
-			if (kb < 0)
-				kb = 0;
-			continue;
-		}
-		if (in && !strncmp(line, "Rss:", 4))
-			kb += strtol(line + 4, NULL, 10);
-		if (!strncmp(line, "VmFlags:", 8))	/* a mapping's last */
-			in = false;
-	}
-	fclose(f);
-	return kb;
+	snprintf(pat, sizeof(pat), "%s/#", dir);
+	return resident_kb_match(pat, true);
 }
 
 /*
