@@ -8,11 +8,11 @@
 #include <inttypes.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "cfi/build.h"
 #include "cfi/convert.h"
 #include "cfi/dwarf.h"
-#include "common/gzip.h"
 #include "elf/elf.h"
 
 #define DEFAULT_DEBUG_DIR "/usr/lib/debug"
@@ -485,15 +485,15 @@ static uint32_t file_crc(const char *path)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	uint8_t buf[65536];
-	uint32_t crc = 0;
+	uLong crc = crc32(0, NULL, 0);
 	ssize_t r;
 
 	if (fd < 0)
 		return 0;
 	while ((r = read(fd, buf, sizeof(buf))) > 0)
-		crc = sfp_crc32(crc, buf, (size_t)r);
+		crc = crc32(crc, buf, (uInt)r);
 	close(fd);
-	return crc;
+	return (uint32_t)crc;
 }
 
 /* Try one candidate separate debug file. */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* gzip of whole buffers and CRC-32 (gzip.h).  windowBits 15 + 16 asks
- * zlib for the gzip wrapper rather than zlib's own. */
+/* gzip of whole buffers (gzip.h).  windowBits 15 + 16 asks zlib for the
+ * gzip wrapper rather than zlib's own. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,20 +156,4 @@ int sfp_gunzip(const void *in, size_t len, size_t max, void **out,
 	*out = buf;
 	*out_len = n;
 	return 0;
-}
-
-uint32_t sfp_crc32(uint32_t crc, const void *p, size_t len)
-{
-	const unsigned char *b = p;
-	uLong c = crc;
-
-	/* zlib takes uInt lengths: feed big buffers in pieces. */
-	while (len) {
-		uInt n = len > (1u << 30) ? (1u << 30) : (uInt)len;
-
-		c = crc32(c, b, n);
-		b += n;
-		len -= n;
-	}
-	return (uint32_t)c;
 }

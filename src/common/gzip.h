@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * zlib in one place: gzip (RFC 1952) of whole buffers -- pprof files and
- * window bodies are written with it, pushed files and profiles given to
- * `sfprof symbolize` are read with it -- and gzip's checksum, CRC-32,
- * which .gnu_debuglink and our .sframe cache files carry too.
+ * gzip (RFC 1952) of whole buffers, through zlib, in one place: pprof
+ * files and window bodies are written with it, pushed files and
+ * profiles given to `sfprof symbolize` are read with it.
  */
 #ifndef SFP_COMMON_GZIP_H
 #define SFP_COMMON_GZIP_H
@@ -32,13 +31,5 @@ SFP_HIDDEN int sfp_gzip_write(FILE *out, const void *data, size_t len);
  */
 SFP_HIDDEN int sfp_gunzip(const void *in, size_t len, size_t max, void **out,
 			  size_t *out_len);
-
-/*
- * CRC-32 (IEEE 802.3, as gzip, zlib's crc32() and .gnu_debuglink use it)
- * of len bytes at p, continuing crc (0 to start); any length.  zlib's
- * table-driven code: a bit at a time, checking the cached .sframe tables
- * of libc and ld.so was ~5 % of an `sfprof script` run.
- */
-SFP_HIDDEN uint32_t sfp_crc32(uint32_t crc, const void *p, size_t len);
 
 #endif /* SFP_COMMON_GZIP_H */
