@@ -99,6 +99,9 @@ function dso_fits(l, d,   e) {
 	e = run_dso(l)
 	return d == "" || e == "" || e == d
 }
+function lines_of(r,   l) {
+	return split(r, l, "\n")
+}
 function run_text(r,   n, l, i, t) {
 	n = split(r, l, "\n")
 	t = text_of(l[1])
@@ -137,7 +140,10 @@ END {
 			continue
 		}
 		delete used
+		delete skip
 		for (j = 1; j <= np; j++) {
+			if (j in skip)
+				continue
 			a = addr_of(pf[k, j])
 			d = mode == "group" ? run_dso(pf[k, j]) : dso_of(pf[k, j])
 			for (q = 1; q <= ns; q++)
@@ -149,6 +155,26 @@ END {
 				continue
 			}
 			used[q] = 1
+			# a chain whose first level is named as the frame's
+			# symbol comes out as the frame's own line followed by
+			# "(inlined)" lines at its address: two runs by the
+			# rule above, one frame; joined when the other side's
+			# run has their lines (either side, by addr2line's
+			# state: the a2l-order rule)
+			if (mode == "group" && pf[k, j] != sf[k, q]) {
+				if (j < np && addr_of(pf[k, j + 1]) == a &&
+				    run_dso(pf[k, j + 1]) == "" &&
+				    lines_of(pf[k, j]) + lines_of(pf[k, j + 1]) == lines_of(sf[k, q])) {
+					pf[k, j] = pf[k, j] "\n" pf[k, j + 1]
+					skip[j + 1] = 1
+					total--
+				} else if (q < ns && !(q + 1 in used) &&
+				    addr_of(sf[k, q + 1]) == a && run_dso(sf[k, q + 1]) == "" &&
+				    lines_of(sf[k, q]) + lines_of(sf[k, q + 1]) == lines_of(pf[k, j])) {
+					sf[k, q] = sf[k, q] "\n" sf[k, q + 1]
+					used[q + 1] = 1
+				}
+			}
 			if (mode == "group" && pf[k, j] ~ / \(inlined\)(\n|$)/) {
 				inl_runs++
 				inl_lines += gsub(/ \(inlined\)/, "&", pf[k, j])

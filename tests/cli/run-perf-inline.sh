@@ -35,6 +35,7 @@ compare() {
 	sfp script $SFP_OPTS -i "$1" > "$TMP/c.sfp" 2> "$TMP/c.err"
 	rc=$?
 	awk -v mode="$2" -f "$HERE/perf-names.awk" "$TMP/c.perf" "$TMP/c.sfp" > "$TMP/c.diff"
+	A2L_DATA=$1	# for the a2l-order rule
 	set -- $(grep '^TOTAL ' "$TMP/c.diff")
 	total=${2:-0} same=${3:-0} differ=${4:-0} ponly=${5:-0} sonly=${6:-0}
 	set -- $(explain_names "$TMP/c.diff" 2> "$TMP/c.bad")

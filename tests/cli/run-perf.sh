@@ -302,7 +302,10 @@ names_check "dwarf file, --no-inline" addr "$TMP/dw.perf" "$TMP/dw.sfp"
 # libc's and ld.so's debug files), a frame and its lines compared as one
 perf script -i "$TMP/dw.data" > "$TMP/dwl.perf" 2>/dev/null
 sfp script -i "$TMP/dw.data" > "$TMP/dwl.sfp" 2>&1
+# (the a2l-order rule replays addr2line over both tools' --no-inline frames)
+A2L_PERF_FRAMES=$TMP/dw.perf A2L_SFP_FRAMES=$TMP/dw.sfp
 names_check "dwarf file with inlined lines" group "$TMP/dwl.perf" "$TMP/dwl.sfp"
+unset A2L_PERF_FRAMES A2L_SFP_FRAMES
 set -- $(awk -v show=3 -f "$HERE/perf-user-frames.awk" "$TMP/dw.perf" "$TMP/dw.sfp" 2>"$TMP/dw.diff")
 # perf's libunwind/libdw sometimes gives up (a frame of -1) where sfprof
 # goes on; those samples are counted apart (perf's frames are a prefix)
