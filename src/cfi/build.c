@@ -2,7 +2,14 @@
 /*
  * ELF → SFrame: pick the CFI (.eh_frame, else .debug_frame here or in a
  * separate debug file), interpret and convert every FDE, add the PLT FDEs,
- * drop overlaps, and hand the functions to the SFrame encoder.
+ * drop overlaps, and write the section.
+ *
+ * Each function goes to the SFrame encoder as soon as it is converted:
+ * its rows (56 bytes each here) live only until then, and the encoder
+ * keeps a few bytes per row.  A large binary has a million rows, and
+ * this runs inside the long-lived agent, whose peak memory is the peak
+ * of its biggest table build.  Overlaps can only be judged once every
+ * function is known; the losers are then dropped from the encoder.
  */
 #include <fcntl.h>
 #include <inttypes.h>
@@ -14,6 +21,7 @@
 #include "cfi/convert.h"
 #include "cfi/dwarf.h"
 #include "elf/elf.h"
+#include "sframe/builder.h"
 
 #define DEFAULT_DEBUG_DIR "/usr/lib/debug"
 
@@ -23,8 +31,9 @@ struct range {
 
 struct out_func {
 	struct sfp_sframe_func fn;
-	size_t row0;		/* first row in ctx->rows */
 	size_t seq;		/* order of addition: ties keep it */
+	size_t enc_idx;		/* its index in the encoder */
+	bool enc_failed;	/* the encoder refused it (said why) */
 	bool from_cfi;
 	bool flex;
 };
@@ -65,8 +74,11 @@ struct build_ctx {
 	struct out_func *funcs;
 	size_t nfuncs, capfuncs;
 	size_t nknown;		/* funcs[0, nknown) sorted: from .eh_frame */
-	struct sfp_sframe_row *rows;
-	size_t nrows, caprows;
+	struct sfp_sframe_builder *enc;
+	size_t nenc;		/* functions the encoder took */
+	struct sfp_sframe_row *rows;	/* one function's, reused */
+	size_t caprows;
+	size_t nrows;		/* rows of all functions so far */
 	struct cfi_rows crows;
 	struct sfp_build_stats st;
 };
@@ -156,15 +168,16 @@ static bool in_plt(const struct build_ctx *b, uint64_t lo, uint64_t hi)
 /* All rows of one object: ~2 GiB of rows is beyond any real binary. */
 #define MAX_TOTAL_ROWS (1u << 25)
 
-static int reserve_rows(struct build_ctx *b, size_t more)
+/* Room for one function's rows in b->rows. */
+static int reserve_rows(struct build_ctx *b, size_t need)
 {
-	size_t need = b->nrows + more, cap = b->caprows ? b->caprows : 1024;
+	size_t cap = b->caprows ? b->caprows : 1024;
 	struct sfp_sframe_row *p;
 
+	if (b->nrows + need > MAX_TOTAL_ROWS)
+		return -E2BIG;
 	if (need <= b->caprows)
 		return 0;
-	if (need > MAX_TOTAL_ROWS)
-		return -E2BIG;
 	while (cap < need)
 		cap *= 2;
 	p = realloc(b->rows, cap * sizeof(*p));
@@ -172,6 +185,38 @@ static int reserve_rows(struct build_ctx *b, size_t more)
 		return -ENOMEM;
 	b->rows = p;
 	b->caprows = cap;
+	return 0;
+}
+
+/*
+ * A function and its rows into the encoder.  Its refusal is said (by the
+ * encoder) and counted when the function is judged, after the overlaps,
+ * as it always was.
+ */
+static struct out_func *new_func(struct build_ctx *b);
+
+static int add_func(struct build_ctx *b, const struct sfp_sframe_func *fn,
+		    const struct sfp_sframe_row *rows, bool from_cfi, bool flex)
+{
+	struct out_func *f = new_func(b);
+	int err;
+
+	if (!f)
+		return -ENOMEM;
+	f->fn = *fn;
+	f->from_cfi = from_cfi;
+	f->flex = flex;
+	err = sfp_sframe_builder__add_func(b->enc, fn,
+					   fn->num_rows ? rows : NULL,
+					   fn->num_rows);
+	if (err == -ENOMEM)
+		return err;
+	if (err) {
+		f->enc_failed = true;
+		return 0;
+	}
+	f->enc_idx = b->nenc++;
+	b->nrows += fn->num_rows;
 	return 0;
 }
 
@@ -215,15 +260,11 @@ static int add_plts(struct build_ctx *b)
 			continue;
 		}
 		for (int j = 0; j < k; j++) {
-			struct out_func *f = new_func(b);
+			int err = add_func(b, &pf[j].fn, pf[j].rows, false,
+					   false);
 
-			if (!f || reserve_rows(b, pf[j].nrows))
-				return -ENOMEM;
-			f->fn = pf[j].fn;
-			f->row0 = b->nrows;
-			memcpy(&b->rows[b->nrows], pf[j].rows,
-			       pf[j].nrows * sizeof(pf[j].rows[0]));
-			b->nrows += pf[j].nrows;
+			if (err)
+				return err;
 		}
 		b->plt[b->nplt++] = (struct range){ s.addr, s.addr + n };
 	}
@@ -257,7 +298,7 @@ static int convert_fde(struct build_ctx *b, const struct cfi_section *sec,
 		       const struct cfi_fde *fde)
 {
 	enum sfp_cfi_skip why = SFP_CFI_SKIP_BAD_CFI;
-	struct out_func *f;
+	struct sfp_sframe_func fn;
 	size_t n = 0;
 	bool flex = false;
 	int err;
@@ -300,8 +341,8 @@ static int convert_fde(struct build_ctx *b, const struct cfi_section *sec,
 	}
 	if (err)
 		return err;
-	err = b->arch->convert(fde, &b->crows, b->version,
-			       &b->rows[b->nrows], &n, &flex, &why);
+	err = b->arch->convert(fde, &b->crows, b->version, b->rows, &n,
+			       &flex, &why);
 	if (err) {
 		/* A signal trampoline still deserves an FDE in v3: its
 		 * signal bit tells the unwinder to read the signal frame
@@ -313,10 +354,7 @@ static int convert_fde(struct build_ctx *b, const struct cfi_section *sec,
 		n = 0;
 		flex = false;
 	}
-	f = new_func(b);
-	if (!f)
-		return -ENOMEM;
-	f->fn = (struct sfp_sframe_func){
+	fn = (struct sfp_sframe_func){
 		.start = fde->pc_begin,
 		.size = (uint32_t)fde->pc_range,
 		.num_rows = (uint32_t)n,
@@ -326,11 +364,7 @@ static int convert_fde(struct build_ctx *b, const struct cfi_section *sec,
 		.pauth_key = fde->cie.pauth_b_key &&
 			     b->arch->machine == EM_AARCH64,
 	};
-	f->row0 = b->nrows;
-	f->from_cfi = true;
-	f->flex = flex;
-	b->nrows += n;
-	return 0;
+	return add_func(b, &fn, b->rows, true, flex);
 }
 
 static int convert_section(struct build_ctx *b, const struct cfi_section *sec)
@@ -661,39 +695,33 @@ static uint64_t pick_section_addr(struct sfp_elf *e)
 	return (end + 7) & ~(uint64_t)7;
 }
 
-static int encode(struct build_ctx *b, uint64_t section_addr, void **section,
-		  size_t *size)
+/*
+ * Judge the functions in address order: of overlapping ones the first
+ * (lowest start, then PLT before .eh_frame before .debug_frame) wins and
+ * the others leave the encoder; then write the section.
+ */
+static int encode(struct build_ctx *b, void **section, size_t *size)
 {
-	SFP_OPTS(sfp_sframe_builder_opts, bo, .version = b->version,
-		 .abi = sfp_elf_big_endian(b->elf) ? b->arch->abi_be
-						   : b->arch->abi_le,
-		 .section_addr = section_addr);
-	struct sfp_sframe_builder *enc = NULL;
 	uint64_t last_end = 0;
 	int err;
 
 	if (b->nfuncs > 1)	/* (funcs is NULL while empty) */
 		qsort(b->funcs, b->nfuncs, sizeof(b->funcs[0]), cmp_func);
-	err = sfp_sframe_builder__new(&bo, &enc);
-	if (err)
-		return err;
 	for (size_t i = 0; i < b->nfuncs; i++) {
 		struct out_func *f = &b->funcs[i];
 
-		/* Overlapping FDEs would make lookups ambiguous: the first
-		 * (lowest start) wins. */
+		/* Overlapping FDEs would make lookups ambiguous. */
 		if (f->fn.start < last_end) {
 			if (f->from_cfi)
 				skip(b, SFP_CFI_SKIP_OVERLAP);
+			if (!f->enc_failed) {
+				err = sfp_sframe_builder__drop(b->enc, f->enc_idx);
+				if (err)
+					return err;
+			}
 			continue;
 		}
-		err = sfp_sframe_builder__add_func(enc, &f->fn,
-						   f->fn.num_rows ? &b->rows[f->row0]
-								  : NULL,
-						   f->fn.num_rows);
-		if (err == -ENOMEM)
-			goto out;
-		if (err) {
+		if (f->enc_failed) {
 			if (f->from_cfi)
 				skip(b, SFP_CFI_SKIP_ENCODER);
 			continue;
@@ -708,16 +736,7 @@ static int encode(struct build_ctx *b, uint64_t section_addr, void **section,
 			b->st.plt_fdes++;
 		}
 	}
-	/* The rows are in the encoder now, in its compact form: let them go
-	 * before the section is written (a large binary's rows are tens of
-	 * MB, and this runs in a long-lived agent whose peak is the sum). */
-	free(b->rows);
-	b->rows = NULL;
-	b->nrows = b->caprows = 0;
-	err = sfp_sframe_builder__write(enc, section, size);
-out:
-	sfp_sframe_builder__free(&enc);
-	return err;
+	return sfp_sframe_builder__write(b->enc, section, size);
 }
 
 int cfi_build_elf(struct sfp_elf *e, const struct sfp_build_opts *opts,
@@ -782,6 +801,17 @@ int cfi_build_elf(struct sfp_elf *e, const struct sfp_build_opts *opts,
 		goto out;
 	}
 	b->st.sz = sizeof(b->st);
+	addr = pick_section_addr(e);
+	{
+		SFP_OPTS(sfp_sframe_builder_opts, bo, .version = b->version,
+			 .abi = sfp_elf_big_endian(e) ? arch->abi_be
+						      : arch->abi_le,
+			 .section_addr = addr);
+
+		err = sfp_sframe_builder__new(&bo, &b->enc);
+		if (err)
+			goto out;
+	}
 	collect_text(b);
 	if (!b->no_plt) {
 		err = add_plts(b);
@@ -806,11 +836,13 @@ int cfi_build_elf(struct sfp_elf *e, const struct sfp_build_opts *opts,
 			b->name);
 		goto out;
 	}
-	/* the interpreter's scratch rows are done with: not held while
-	 * the encoder holds the whole table */
+	/* the interpreter's and the converter's scratch rows are done
+	 * with: not held while the section is written */
 	cfi_rows_free(&b->crows);
-	addr = pick_section_addr(e);
-	err = encode(b, addr, section, size);
+	free(b->rows);
+	b->rows = NULL;
+	b->caprows = 0;
+	err = encode(b, section, size);
 	if (!err)
 		*section_addr = addr;
 out:
@@ -821,6 +853,7 @@ out:
 		stats->sz = sz;
 	}
 	cfi_rows_free(&b->crows);
+	sfp_sframe_builder__free(&b->enc);
 	free(b->funcs);
 	free(b->rows);
 	free(b);

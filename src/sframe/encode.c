@@ -22,6 +22,7 @@
 #include <sfprof/sframe.h>
 
 #include "common/internal.h"
+#include "sframe/builder.h"
 #include "sframe/format.h"
 
 /* Reasons are short strings: "row 3: CFA base is r10". */
@@ -46,6 +47,7 @@ struct enc_func {
 	uint8_t rep_size;
 	size_t fre_off;		/* this function's FRE bytes in b->fres */
 	size_t fre_len;
+	bool dropped;		/* sfp_sframe_builder__drop(): not written */
 };
 
 struct sfp_sframe_builder {
@@ -64,6 +66,7 @@ struct sfp_sframe_builder {
 	struct enc_fre *scratch;	/* one function's FREs, reused */
 	size_t scratch_cap;
 	uint64_t total_fres;
+	size_t fres_dropped;	/* bytes of dropped functions' FREs */
 };
 
 /* --- Small helpers. --- */
@@ -920,6 +923,34 @@ warn:
 	return err;
 }
 
+int sfp_sframe_builder__drop(struct sfp_sframe_builder *b, size_t idx)
+{
+	if (!b || idx >= b->nr_funcs || b->funcs[idx].dropped ||
+	    b->funcs[idx].seq != idx)	/* written (sorted) already */
+		return -EINVAL;
+	b->funcs[idx].dropped = true;
+	return 0;
+}
+
+/* The dropped functions go, with their FREs' share of the counts (their
+ * bytes stay in b->fres, unreferenced). */
+static void forget_dropped(struct sfp_sframe_builder *b)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < b->nr_funcs; i++) {
+		struct enc_func *f = &b->funcs[i];
+
+		if (f->dropped) {
+			b->total_fres -= f->num_fres;
+			b->fres_dropped += f->fre_len;
+			continue;
+		}
+		b->funcs[n++] = *f;
+	}
+	b->nr_funcs = n;
+}
+
 /* --- Writing the section. --- */
 
 static int cmp_func(const void *pa, const void *pb)
@@ -944,6 +975,7 @@ int sfp_sframe_builder__write(struct sfp_sframe_builder *b, void **bufp,
 	*bufp = NULL;
 	*sizep = 0;
 
+	forget_dropped(b);
 	fde_size = sframe_fde_size(b->version);
 	if (b->total_fres > UINT32_MAX) {
 		pr_warn("sframe encoder: %" PRIu64 " FREs do not fit the header",
@@ -951,7 +983,7 @@ int sfp_sframe_builder__write(struct sfp_sframe_builder *b, void **bufp,
 		return -E2BIG;
 	}
 	fde_bytes = (uint64_t)b->nr_funcs * fde_size;
-	fre_bytes = b->fres_len;
+	fre_bytes = b->fres_len - b->fres_dropped;
 	if (b->version >= SFRAME_VERSION_3)
 		fre_bytes += (uint64_t)b->nr_funcs * SFRAME_V3_FDE_ATTR_SIZE;
 	if (fde_bytes > UINT32_MAX || fre_bytes > UINT32_MAX) {

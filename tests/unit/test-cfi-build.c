@@ -619,6 +619,48 @@ out:
 	sfp_sframe__free(&sb);
 }
 
+/*
+ * FDEs that overlap: each function goes to the encoder as soon as it is
+ * converted, so the losers must leave it again.  The first one added of
+ * the lowest start wins; the section holds it alone, with its own rows,
+ * and its header counts none of the losers' rows.
+ */
+TEST(cfi_build_overlapping_fdes)
+{
+	char src[1024], so[1024];
+	struct sfp_build_stats st;
+	struct sfp_sframe *sf = NULL;
+	struct sfp_sframe_info info;
+	struct sfp_sframe_func fn;
+	struct sfp_sframe_row row;
+
+	snprintf(src, sizeof(src), "%s/cfi/overlap.S", test_data_dir());
+	snprintf(so, sizeof(so), "%s/cfi-overlap.so", test_tmp_dir());
+	if (!ASSERT_EQ(run("gcc -shared -nostdlib -Wl,--no-eh-frame-hdr "
+			   "-o '%s' '%s'", so, src), 0))
+		return;
+	if (!ASSERT_OK(build_open(so, 3, &st, &sf)))
+		return;
+	ASSERT_EQ(st.fdes, 3);
+	ASSERT_EQ(st.emitted, 1);
+	ASSERT_EQ(st.skipped[SFP_CFI_SKIP_OVERLAP], 2);
+	ASSERT_EQ(st.rows, 2);
+	ASSERT_OK(sfp_sframe__validate(sf));
+	sfp_sframe__info(sf, &info);
+	ASSERT_EQ(info.num_fdes, 1);
+	ASSERT_EQ(info.num_fres, 2);
+	if (ASSERT_OK(sfp_sframe__func(sf, 0, &fn))) {
+		ASSERT_EQ(fn.size, 64);
+		ASSERT_EQ(fn.num_rows, 2);
+	}
+	/* the winner's rows: CFA sp+8, then sp+16 after the push */
+	if (ASSERT_OK(sfp_sframe__find(sf, fn.start + 20, &row)))
+		ASSERT_EQ(row.cfa.offset, 16);
+	if (ASSERT_OK(sfp_sframe__find(sf, fn.start, &row)))
+		ASSERT_EQ(row.cfa.offset, 8);
+	sfp_sframe__free(&sf);
+}
+
 /* Objects without a build-id are cached under a content hash. */
 TEST(cfi_table_cache_content_hash)
 {
