@@ -23,7 +23,9 @@
 # memory was at its largest (from /proc/PID/smaps, read every 2 s, the
 # largest kept): heap and other anonymous memory, BPF maps and perf
 # rings, file pages (the largest files named).
-# BENCH_AGENT_ARGS adds options to both agents.
+# BENCH_AGENT_ARGS adds options to both agents.  BENCH_CC=1 adds what a
+# build host runs: gcc compiling a C file in a loop, so that the agents
+# build the unwind tables of cc1 (33 MB, 443k CFI rows), as and ld.
 # Usage: sh bench/agent-churn.sh [BUILD]   (root, gcc, python3, unshare)
 set -u
 B=${1:-build}
@@ -163,6 +165,10 @@ while [ $i -lt $NCTR ]; do
 done
 $PD "$T/spawn" "$RATE" "$T/bin" $NBIN &
 PIDS="$PIDS $!"
+if [ "${BENCH_CC:-0}" = 1 ]; then
+	$PD sh -c "while :; do gcc -O2 -c -o /dev/null '$T/gen.c'; done" &
+	PIDS="$PIDS $!"
+fi
 
 # --- the measurement ------------------------------------------------------
 # smaps to: anon (heap and other private anonymous memory), bpf (BPF maps),
@@ -192,7 +198,7 @@ cpu_of() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2> /dev/null || echo 0; }
 SP=$(cat "$T/sym.pid") NP=$(cat "$T/nosym.pid")
 c0s=$(cpu_of $SP) c0n=$(cpu_of $NP)
 t0=$(date +%s.%N)
-echo "agent-churn: $NBIN binaries long-lived, $RATE starts/s over them, $NCTR containers;" \
+echo "agent-churn: $NBIN binaries long-lived, $RATE starts/s over them, $NCTR containers$([ "${BENCH_CC:-0}" = 1 ] && echo ', gcc compiling in a loop');" \
      "$S s; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo 0 > "$T/sym.max"
 echo 0 > "$T/nosym.max"

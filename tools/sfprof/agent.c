@@ -275,6 +275,7 @@ int cmd_agent(int argc, char **argv)
 	double d;
 	int opt, err, ret = 0, k;
 
+	cli_daemon_heap();
 	/* at once: loading BPF and reading /proc take a while */
 	wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	o.wake_fd = wake_fd;

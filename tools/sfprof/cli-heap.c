@@ -36,6 +36,23 @@ void cli_batch_heap(void)
 	mallopt(M_MMAP_THRESHOLD, 64 << 20);
 }
 
+/*
+ * The heap of a command that runs for days (agent, symbolize --listen).
+ * glibc's mmap threshold is dynamic: once a block mapped on its own is
+ * freed, blocks up to its size come from the arenas from then on (up to
+ * 32 MiB), and the trim threshold doubles with it.  One unwind-table
+ * build for a large binary (tens of MB in growing arrays) thus moved
+ * every later big buffer into the arenas, which hold the pages after
+ * free: the churn bench's agent kept 28-55 MB of arena memory resident
+ * (bench/RESULTS.md).  Fixed thresholds keep big transient buffers in
+ * mappings of their own, given back by free().
+ */
+void cli_daemon_heap(void)
+{
+	mallopt(M_MMAP_THRESHOLD, 256 << 10);
+	mallopt(M_TRIM_THRESHOLD, 1 << 20);
+}
+
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
 #define CLI_ASAN 1

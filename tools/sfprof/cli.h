@@ -122,6 +122,8 @@ bool cli_out_is_input(const char *out, const char *in);
  * allocation instead of giving it back (cli-heap.c says why).
  */
 void cli_batch_heap(void);
+/* The heap of a long-running command: big buffers given back (cli-heap.c). */
+void cli_daemon_heap(void);
 /* Fault in the heap a batch command reading input will use (cli-heap.c). */
 void cli_batch_heap_for(const char *input);
 /* Whether a batch command frees what it holds before exiting (see

@@ -124,6 +124,7 @@ int symz_listen(const struct symz_listen_opts *lo)
 	sig_atomic_t seen_hups = 0;
 	int err, ret = EXIT_INVALID;
 
+	cli_daemon_heap();
 	pthread_mutex_init(&sh.lock, NULL);
 	wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (wake_fd < 0) {
