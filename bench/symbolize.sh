@@ -60,17 +60,19 @@ while [ $i -lt "$BINS" ]; do
 done
 
 # --- the profile: each function's call of its inlined helper, once ------------
-python3 - "$T" "$BINS" <<'EOF' > "$T/prof.txt"
+# profile FIRST END OUT.pb: the profile of binaries FIRST..END-1 (their
+# frames' "debug-file address" lines appended to $T/addrs)
+cat > "$T/profile.py" <<'EOF'
 import subprocess, sys
-t, bins = sys.argv[1], int(sys.argv[2])
+t, first, bins = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 ids = dict(l.split() for l in open(t + "/ids"))
 strs = [""]
 def s(x):
     strs.append(x)
     return len(strs) - 1
-maps, locs, samples, addrs = [], [], [], open(t + "/addrs", "w")
+maps, locs, samples, addrs = [], [], [], open(t + "/addrs", "a")
 lid = 0
-for b in range(bins):
+for b in range(first, bins):
     path = "%s/bin/b%d" % (t, b)
     start = 0x100000000 * (b + 1)
     maps.append("mapping { id: %d memory_start: %d memory_limit: %d file_offset: 0 "
@@ -92,8 +94,12 @@ print("\n".join(locs))
 for x in strs:
     print('string_table: "%s"' % x)
 EOF
-protoc --proto_path="$PROTO" --encode perftools.profiles.Profile \
-	"$PROTO/profile.proto" < "$T/prof.txt" > "$T/prof.pb" || exit 2
+profile() {
+	python3 "$T/profile.py" "$T" "$1" "$2" > "$T/prof.txt" &&
+	protoc --proto_path="$PROTO" --encode perftools.profiles.Profile \
+		"$PROTO/profile.proto" < "$T/prof.txt" > "$3"
+}
+profile 0 "$BINS" "$T/prof.pb" || exit 2
 NF=$(wc -l < "$T/addrs")
 echo "symbolize bench: $NF distinct frames over $BINS build-ids"
 
@@ -147,3 +153,64 @@ if command -v llvm-symbolizer > /dev/null; then
 	LL=$(per_s "$t0" "$t1")
 	echo "llvm-symbolizer: $LL frames/s; sfprof/llvm-symbolizer: cold $(awk -v a="$COLD" -v b="$LL" 'BEGIN { printf "%.1f", a / b }')x, warm $(awk -v a="$WARM" -v b="$LL" 'BEGIN { printf "%.1f", a / b }')x"
 fi
+
+# --- the service under --memory ---------------------------------------------
+# `symbolize --listen --memory BENCH_MEMORY` (default 32M: far below the
+# 200 files' tables) forwarding to a test backend; the build-ids come in
+# requests of BENCH_GROUP (default 10) binaries each, all of them twice
+# over, one request at a time: a table is kept under the budget only
+# while no request uses it, so the process may hold the budget plus one
+# request's tables.  Its resident size is read after every request.
+MEM=${BENCH_MEMORY:-32M}
+GROUP=${BENCH_GROUP:-10}
+HERE=$ROOT/tests/cli
+if ! command -v curl > /dev/null; then
+	echo "symbolize --listen: curl missing: skipped"
+	exit 0
+fi
+i=0
+while [ $i -lt "$BINS" ]; do
+	e=$((i + GROUP))
+	[ $e -le "$BINS" ] || e=$BINS
+	profile $i $e "$T/g$i.pb" && gzip -c "$T/g$i.pb" > "$T/g$i.pb.gz" &&
+		python3 "$HERE/symbolize-clients.py" push-body "$T/g$i.pb.gz" "$T/g$i.push" ||
+		exit 2
+	i=$e
+done
+mkdir -p "$T/backend"
+python3 "$HERE/push-server.py" --port-file "$T/bport" --dir "$T/backend" > /dev/null 2>&1 &
+BK=$!
+while [ ! -s "$T/bport" ]; do sleep 0.1; done
+HOME=$T SFPROF_CACHE_DIR=$T/cache "$B/sfprof" symbolize --listen 127.0.0.1:0 \
+	--pyroscope "http://127.0.0.1:$(cat "$T/bport")" --debug-dir "$T/dbg" \
+	--memory "$MEM" 2> "$T/svc.err" &
+SVC=$!
+trap 'kill $SVC $BK 2>/dev/null; rm -rf "$T"' EXIT
+n=0
+while ! grep -q "listening on" "$T/svc.err" 2>/dev/null && [ $n -lt 600 ]; do sleep 0.1; n=$((n + 1)); done
+URL=http://127.0.0.1:$(sed -n 's/.*(port \([0-9][0-9]*\)).*/\1/p' "$T/svc.err")
+rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$SVC/status"; }
+BASE=$(rss)
+MAXR=$BASE
+ok=0 reqs=0
+for pass in 1 2; do
+	i=0
+	while [ $i -lt "$BINS" ]; do
+		python3 "$HERE/symbolize-clients.py" post "$URL/push.v1.PusherService/Push" \
+			"$T/g$i.push" application/proto > "$T/resp"
+		reqs=$((reqs + 1))
+		grep -q '^200 .*, 0 in files not found' "$T/resp" && ok=$((ok + 1))
+		r=$(rss)
+		[ "$r" -gt "$MAXR" ] && MAXR=$r
+		i=$((i + GROUP))
+	done
+done
+metric() { curl -s "$URL/metrics" | awk -v m="$1" '$1 == m { print $2 }'; }
+KEPT=$(metric sfprof_symbolize_tables_bytes)
+EVICT=$(metric sfprof_symbolize_table_evictions_total)
+LOADS=$(metric sfprof_symbolize_table_loads_total)
+HWM=$(awk '/^VmHWM:/ { print $2 }' "/proc/$SVC/status")
+echo "symbolize --listen --memory $MEM: $ok of $reqs requests of $GROUP build-ids all named;" \
+	"$LOADS table loads, $EVICT evictions, ${KEPT:-?} bytes of tables kept at the end"
+echo "symbolize --listen: resident $((BASE / 1024)) MB before the first request," \
+	"at most $((MAXR / 1024)) MB after a request, peak (VmHWM) $((HWM / 1024)) MB"
