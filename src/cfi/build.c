@@ -188,13 +188,27 @@ static int reserve_rows(struct build_ctx *b, size_t need)
 	return 0;
 }
 
+static struct out_func *new_func(struct build_ctx *b)
+{
+	if (b->nfuncs == b->capfuncs) {
+		size_t cap = b->capfuncs ? b->capfuncs * 2 : 256;
+		struct out_func *p = realloc(b->funcs, cap * sizeof(*p));
+
+		if (!p)
+			return NULL;
+		b->funcs = p;
+		b->capfuncs = cap;
+	}
+	memset(&b->funcs[b->nfuncs], 0, sizeof(b->funcs[0]));
+	b->funcs[b->nfuncs].seq = b->nfuncs;
+	return &b->funcs[b->nfuncs++];
+}
+
 /*
  * A function and its rows into the encoder.  Its refusal is said (by the
  * encoder) and counted when the function is judged, after the overlaps,
  * as it always was.
  */
-static struct out_func *new_func(struct build_ctx *b);
-
 static int add_func(struct build_ctx *b, const struct sfp_sframe_func *fn,
 		    const struct sfp_sframe_row *rows, bool from_cfi, bool flex)
 {
@@ -218,22 +232,6 @@ static int add_func(struct build_ctx *b, const struct sfp_sframe_func *fn,
 	f->enc_idx = b->nenc++;
 	b->nrows += fn->num_rows;
 	return 0;
-}
-
-static struct out_func *new_func(struct build_ctx *b)
-{
-	if (b->nfuncs == b->capfuncs) {
-		size_t cap = b->capfuncs ? b->capfuncs * 2 : 256;
-		struct out_func *p = realloc(b->funcs, cap * sizeof(*p));
-
-		if (!p)
-			return NULL;
-		b->funcs = p;
-		b->capfuncs = cap;
-	}
-	memset(&b->funcs[b->nfuncs], 0, sizeof(b->funcs[0]));
-	b->funcs[b->nfuncs].seq = b->nfuncs;
-	return &b->funcs[b->nfuncs++];
 }
 
 /* --- PLT. --- */
