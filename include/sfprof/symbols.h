@@ -261,6 +261,21 @@ SFP_API uint64_t sfp_symbolizer__tables_loaded(const struct sfp_symbolizer *s);
  */
 SFP_API uint64_t sfp_symbolizer__mismatched(const struct sfp_symbolizer *s);
 
+/*
+ * Let go of what the symbolizer keeps for processes that are gone (pids
+ * of n of them): their DSO entries that hold no table of their own (the
+ * ones sharing another process's table, by build-id, and failed
+ * look-ups) and their perf maps and jitdumps.  Tables of their own stay:
+ * other processes' entries may share them, and the caller's byte budget
+ * bounds them.  Without this a long-running caller keeps an entry per
+ * DSO of every process it ever symbolized.  Handles that get_dso() gave
+ * for those pids, and symbols from their perf maps, are invalid after.
+ *
+ * Return: how many entries and maps were let go.
+ */
+SFP_API size_t sfp_symbolizer__forget_pids(struct sfp_symbolizer *s,
+					   const int *pids, size_t n);
+
 /**
  * sfp_symbolizer__dso() - get_dso() with @pid 0 and find() in one call.
  * Return: as those two.

@@ -208,6 +208,7 @@ struct agent_metrics {
 	uint64_t labeled;		/* processes with cached labels now */
 	uint64_t queued_records;	/* records read, not yet processed */
 	uint64_t symbol_resets;		/* symbolizer replaced (budget) */
+	uint64_t symbol_entries_forgotten; /* of processes gone */
 	uint64_t not_unwound;		/* samples of processes left out:
 					   not unwound */
 	uint64_t symbol_tables;		/* symbol tables loaded, all

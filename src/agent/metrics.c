@@ -217,6 +217,10 @@ void agent_metrics_write(FILE *f, const struct agent_metrics *m)
 	one(f, "sfprof_agent_symbol_resets_total", "counter",
 	    "Times the symbol tables were let go for the symbol budget.",
 	    m->symbol_resets);
+	one(f, "sfprof_agent_symbol_entries_forgotten_total", "counter",
+	    "Symbolizer entries of processes gone (sharing another process's "
+	    "table) and their perf maps, let go after their last window.",
+	    m->symbol_entries_forgotten);
 	one(f, "sfprof_agent_symbol_tables_loaded_total", "counter",
 	    "Symbol tables made or read from the cache: one per file (its "
 	    "build-id), however many paths, processes and containers map it.",

@@ -688,6 +688,63 @@ uint64_t sfp_symbolizer__mismatched(const struct sfp_symbolizer *s)
 	return s ? s->mismatched : 0;
 }
 
+static int cmp_pid(const void *x, const void *y)
+{
+	int a = *(const int *)x, b = *(const int *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+size_t sfp_symbolizer__forget_pids(struct sfp_symbolizer *s, const int *pids,
+				   size_t n)
+{
+	struct sfp_jitmap **jp;
+	size_t i, gone = 0;
+	int *set;
+
+	if (!s || !pids || !n)
+		return 0;
+	/* one pass over the entries, each pid looked up in a sorted copy */
+	set = malloc(n * sizeof(*set));
+	if (!set)
+		return 0;
+	memcpy(set, pids, n * sizeof(*set));
+	qsort(set, n, sizeof(*set), cmp_pid);
+	for (i = 0; i < s->nbuckets; i++) {
+		struct sfp_symbolizer_dso **dp = &s->buckets[i], *d;
+
+		while ((d = *dp)) {
+			/* owners stay: entries of other pids may share them,
+			 * and only owners are in the build-id index */
+			if ((d->same || d->err) && d->key_pid > 0 &&
+			    bsearch(&d->key_pid, set, n, sizeof(*set), cmp_pid)) {
+				*dp = d->hnext;
+				dso_free(d);
+				s->ndsos--;
+				gone++;
+				continue;
+			}
+			dp = &d->hnext;
+		}
+	}
+	for (jp = &s->jit; *jp;) {
+		struct sfp_jitmap *j = *jp;
+
+		if (j->pid > 0 &&
+		    bsearch(&j->pid, set, n, sizeof(*set), cmp_pid)) {
+			*jp = j->next;
+			sfp_symtab_free(&j->tab);
+			free(j->path);
+			free(j);
+			gone++;
+			continue;
+		}
+		jp = &j->next;
+	}
+	free(set);
+	return gone;
+}
+
 /* The entry that holds the data. */
 static struct sfp_symbolizer_dso *dso_impl(struct sfp_symbolizer_dso *d)
 {

@@ -2463,3 +2463,84 @@ TEST(symbols_same_file_by_build_id)
 out:
 	sfp_symbolizer__free(&s);
 }
+
+/*
+ * forget_pids(): the entries of processes gone that hold no table of
+ * their own (sharing one by build-id, failed look-ups) and their perf
+ * maps go; the owner of a table stays, and so does everything of the
+ * processes not named.
+ */
+TEST(symbols_forget_pids)
+{
+	struct sfp_symbolizer *s = NULL;
+	struct sfp_symbolizer_dso *own = NULL, *d = NULL;
+	struct sfp_symbol sym;
+	char exe[PATH_MAX], dir[700], map[800];
+	ssize_t len;
+	size_t before;
+	pid_t child;
+	int pid;
+	FILE *f;
+
+	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (!ASSERT_TRUE(len > 0))
+		return;
+	exe[len] = 0;
+	snprintf(dir, sizeof(dir), "%s/forget-maps", tmpdir());
+	mkdir(dir, 0700);
+	child = fork();
+	if (!ASSERT_TRUE(child >= 0))
+		return;
+	if (!child) {
+		pause();
+		_exit(0);
+	}
+	pid = (int)child;
+	snprintf(map, sizeof(map), "%s/perf-%d.map", dir, pid);
+	f = fopen(map, "w");
+	if (f) {
+		fprintf(f, "7f0000001000 40 jitted\n");
+		fclose(f);
+	}
+	{
+		SFP_OPTS(sfp_symbolizer_opts, o, .perf_map_dir = dir);
+
+		if (!ASSERT_OK(sfp_symbolizer__new(&o, &s)))
+			goto out;
+	}
+	/* the table's owner: this process; the child shares it */
+	if (!ASSERT_OK(sfp_symbolizer__get_dso(s, getpid(), exe, NULL, 0, &own)) ||
+	    !ASSERT_TRUE(own->same == NULL) ||
+	    !ASSERT_OK(sfp_symbolizer__get_dso(s, pid, exe, NULL, 0, &d)) ||
+	    !ASSERT_TRUE(d->same == own))
+		goto out;
+	ASSERT_TRUE(sfp_symbolizer__get_dso(s, pid, "/nonexistent/lib.so", NULL,
+					    0, &d) < 0);
+	ASSERT_OK(sfp_symbolizer__jit(s, pid, 0x7f0000001010, &sym));
+	before = s->ndsos;
+
+	/* another pid: nothing goes */
+	{
+		int other = pid + 1;
+
+		ASSERT_EQ(sfp_symbolizer__forget_pids(s, &other, 1), 0);
+	}
+	/* the owner's pid: the owner stays */
+	pid = (int)getpid();
+	ASSERT_EQ(sfp_symbolizer__forget_pids(s, &pid, 1), 0);
+	pid = (int)child;
+	/* the child's: its shared entry, its failure and its perf map */
+	ASSERT_EQ(sfp_symbolizer__forget_pids(s, &pid, 1), 3);
+	ASSERT_EQ(s->ndsos, before - 2);
+	ASSERT_TRUE(s->jit == NULL);
+	/* the owner still answers, and the child's path is found again */
+	ASSERT_TRUE(sfp_symbolizer_dso__path(own) != NULL);
+	if (ASSERT_OK(sfp_symbolizer__get_dso(s, pid, exe, NULL, 0, &d)))
+		ASSERT_TRUE(d->same == own);
+	ASSERT_EQ(s->ndsos, before - 1);
+out:
+	sfp_symbolizer__free(&s);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	unlink(map);
+}
