@@ -134,9 +134,18 @@ def vaddr(off):
     return None
 addrs = [vaddr(int(a, 16) - int(s, 16) + int(o, 16))
          for a, _, _, s, o, _, _ in locs]
-out = subprocess.run(["eu-addr2line", "-C", "-f", "-i", "-a", "-e", elf] +
+# eu-addr2line exits 1 when any address has no name (a PLT stub, a
+# sample between functions) yet still answers every address: only a
+# missing answer is an error here.
+a2l = subprocess.run(["eu-addr2line", "-C", "-f", "-i", "-a", "-e", elf] +
                      ["0x%x" % (a or 0) for a in addrs], capture_output=True,
-                     text=True, check=True).stdout.splitlines()
+                     text=True)
+out = a2l.stdout.splitlines()
+if a2l.returncode not in (0, 1) or \
+   sum(l.startswith("0x") for l in out) != len(addrs):
+    sys.exit("eu-addr2line: exit %d, %d answers for %d addresses: %s" %
+             (a2l.returncode, sum(l.startswith("0x") for l in out),
+              len(addrs), a2l.stderr.strip()))
 theirs, cur = [], None
 for l in out:
     if l.startswith("0x"):
