@@ -108,6 +108,23 @@ SFP_API int sfp_reader__set_snapshot(struct sfp_reader *r, const void *stack,
 				     size_t size, uint64_t sp);
 
 /*
+ * Give a snapshot reader a second region: len bytes of the same thread's
+ * memory at addr, taken at the same instant as the stack -- another stack
+ * that the frame-pointer chain leads to (Go's g0 stack and a goroutine's:
+ * on g0 the frame pointer points into the goroutine's stack, which lies
+ * anywhere in the heap).  A walk over such a reader may step from one
+ * region into the other once, even downwards; without a second region the
+ * walk is as before.  The bytes are borrowed like the stack's;
+ * sfp_reader__set_snapshot() drops the region.
+ *
+ * Return: 0; -EINVAL not a snapshot reader, or the region overlaps the
+ * stack.
+ */
+SFP_API int sfp_reader__set_other_stack(struct sfp_reader *r,
+					const void *bytes, size_t len,
+					uint64_t addr);
+
+/*
  * A reader over a live process, through process_vm_readv().  The caller
  * needs ptrace access to pid (same user and a permissive
  * kernel.yama.ptrace_scope, or CAP_SYS_PTRACE); this is checked here.
@@ -271,6 +288,9 @@ SFP_API const char *sfp_unwind_stop_str(enum sfp_unwind_stop stop);
 				   the frame after a signal frame) */
 #define SFP_FRAME_TRAMPOLINE 0x20 /* an interpreter's perf trampoline (CPython
 				   -X perf), recognised by its code bytes */
+#define SFP_FRAME_OTHER_STACK 0x40 /* the next frame is on the snapshot's
+				   second region, another stack
+				   (sfp_reader__set_other_stack) */
 
 struct sfp_frame {
 	uint64_t ip;

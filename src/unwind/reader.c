@@ -52,6 +52,24 @@ int sfp_reader__set_snapshot(struct sfp_reader *r, const void *stack,
 	r->stack = stack;
 	r->size = size;
 	r->sp = sp;
+	r->other = NULL;
+	r->other_len = 0;
+	r->other_addr = 0;
+	return 0;
+}
+
+int sfp_reader__set_other_stack(struct sfp_reader *r, const void *bytes,
+				size_t len, uint64_t addr)
+{
+	if (!r || r->kind != UNW_READER_SNAPSHOT || (!bytes && len) ||
+	    addr + len < addr)
+		return -EINVAL;
+	/* Apart from the stack: an address reads from one region only. */
+	if (len && addr < r->sp + r->size && r->sp < addr + len)
+		return -EINVAL;
+	r->other = bytes;
+	r->other_len = len;
+	r->other_addr = addr;
 	return 0;
 }
 
@@ -159,12 +177,29 @@ static int snapshot_read(const struct sfp_reader *r, uint64_t addr,
 {
 	uint64_t off = addr - r->sp;
 
+	if (r->other_len && addr - r->other_addr < r->other_len) {
+		off = addr - r->other_addr;
+		/* the region ran out: as the stack's end does */
+		if (len > r->other_len - off)
+			return -ERANGE;
+		memcpy(buf, r->other + off, len);
+		return 0;
+	}
+	/* past the end of the other stack's copy, below this stack: that
+	 * copy ran out, as the stack's does at its end */
+	if (r->other_len && addr >= r->other_addr && addr < r->sp)
+		return -ERANGE;
 	if (addr < r->sp)
 		return -EFAULT;
 	if (off > r->size || len > r->size - off)
 		return -ERANGE;
 	memcpy(buf, r->stack + off, len);
 	return 0;
+}
+
+bool unw_reader_other_stack(const struct sfp_reader *r, uint64_t addr)
+{
+	return r->other_len && addr - r->other_addr < r->other_len;
 }
 
 /* Live process: whole pages are fetched and kept for the walk. */

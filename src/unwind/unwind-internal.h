@@ -60,6 +60,9 @@ struct unw_env {
 	/* AArch64: the virtual-address bits of a return address (PAC
 	 * signatures live above them); 0: all bits. */
 	uint64_t ra_mask;
+	/* addr lies on another stack the walk may switch to once (a
+	 * snapshot reader's second region); NULL: one stack. */
+	bool (*other_stack)(void *ctx, uint64_t addr);
 };
 
 /*
@@ -153,6 +156,11 @@ struct sfp_reader {
 	const uint8_t *stack;
 	size_t size;
 	uint64_t sp;
+	/* the second region (sfp_reader__set_other_stack), other_len 0:
+	 * none */
+	const uint8_t *other;
+	size_t other_len;
+	uint64_t other_addr;
 	/* pid / self */
 	pid_t pid;
 	unsigned int next_page;
@@ -162,6 +170,10 @@ struct sfp_reader {
 	uint64_t ok_pages[UNW_SELF_PAGES];
 	unsigned int next_ok;
 };
+
+/* addr lies in the snapshot reader's second region (another stack). */
+SFP_HIDDEN bool unw_reader_other_stack(const struct sfp_reader *r,
+				       uint64_t addr);
 
 /* Forget what a reader cached (start of every walk: memory changes). */
 SFP_HIDDEN void unw_reader_begin(struct sfp_reader *r);

@@ -133,6 +133,33 @@ static size_t walk_live(struct as_ctx *c, bool no_fp,
 			       regs->valid & SFP_REGS_FP, frames, max, stop);
 }
 
+static bool as_other_stack(void *ctx, uint64_t addr)
+{
+	const struct as_ctx *c = ctx;
+
+	return unw_reader_other_stack(c->r, addr);
+}
+
+/* A snapshot with a second region: off the hot path (walk_snapshot's
+ * reads know one region), and the only walk that may change stacks. */
+static size_t walk_two_stacks(struct as_ctx *c, bool no_fp,
+			      const struct sfp_regs *regs,
+			      struct sfp_frame *frames, size_t max,
+			      enum sfp_unwind_stop *stop)
+{
+	const struct unw_env env = {
+		.read = as_read,
+		.lookup = as_lookup,
+		.read_code = as_read_code,
+		.ctx = c,
+		.no_fp_fallback = no_fp,
+		.other_stack = as_other_stack,
+	};
+
+	return unw_walk_inline(&env, regs->ip, regs->sp, regs->fp,
+			       regs->valid & SFP_REGS_FP, frames, max, stop);
+}
+
 /*
  * AArch64: one out-of-line walk for every reader (walk-aarch64.c).  The
  * return-address mask follows the address space: 52-bit VA only when
@@ -155,6 +182,10 @@ static size_t walk_aarch64(struct as_ctx *c, bool no_fp,
 		.ctx = c,
 		.no_fp_fallback = no_fp,
 		.ra_mask = (1ull << bits) - 1,
+		.other_stack = c->r->kind == UNW_READER_SNAPSHOT &&
+				       c->r->other_len
+			       ? as_other_stack
+			       : NULL,
 	};
 
 	return unw_walk_aarch64(&e, regs, frames, max, stop);
@@ -199,6 +230,8 @@ int sfp_unwind(struct sfp_addr_space *as, struct sfp_reader *r,
 	}
 	if (as->arch == SFP_ARCH_AARCH64)
 		n = walk_aarch64(&c, no_fp, regs, frames, max, &why);
+	else if (r->kind == UNW_READER_SNAPSHOT && r->other_len)
+		n = walk_two_stacks(&c, no_fp, regs, frames, max, &why);
 	else if (r->kind == UNW_READER_SNAPSHOT)
 		n = walk_snapshot(&c, no_fp, regs, frames, max, &why);
 	else

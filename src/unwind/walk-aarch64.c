@@ -187,8 +187,9 @@ static int step_fp(const struct unw_env *env, const struct a64_regs *cur,
 	uint64_t v[2];
 	int err;
 
-	if (env->no_fp_fallback || !cur->fp_valid || cur->fp < cur->sp ||
-	    cur->fp & 7)
+	if (env->no_fp_fallback || !cur->fp_valid || cur->fp & 7 ||
+	    (cur->fp < cur->sp &&
+	     !(env->other_stack && env->other_stack(env->ctx, cur->fp))))
 		return SFP_STOP_NO_INFO;
 	err = env->read(env->ctx, cur->fp, v, sizeof(v));
 	if (err)
@@ -250,7 +251,7 @@ size_t unw_walk_aarch64(const struct unw_env *env, const struct sfp_regs *regs,
 		.fp_valid = regs->valid & SFP_REGS_FP,
 		.lr_valid = regs->valid & SFP_REGS_LR,
 	}, next;
-	bool exact = !env->first_is_ra, top = exact;
+	bool exact = !env->first_is_ra, top = exact, switched = false;
 	uint64_t mask = env->ra_mask ? env->ra_mask : ~0ull;
 	struct unw_rule rulebuf;
 	const struct unw_rule *rule;
@@ -336,8 +337,23 @@ size_t unw_walk_aarch64(const struct unw_env *env, const struct sfp_regs *regs,
 		 * leave SP where it was (a leaf that pushed nothing), and LR
 		 * is then gone, so that cannot repeat.  A signal frame may
 		 * switch stacks. */
-		if (how != SFP_FRAME_SIGNAL &&
-		    (next.sp < cur.sp || (next.sp == cur.sp && !from_lr))) {
+		if (env->other_stack && !switched &&
+		    env->other_stack(env->ctx, next.sp) &&
+		    !env->other_stack(env->ctx, cur.sp)) {
+			/* onto the other stack the snapshot holds, once (as
+			 * walk.h: a call before the return address, but
+			 * for the outermost frame there) */
+			if (next.fp_valid && next.fp &&
+			    !after_call(env, next.ip)) {
+				why = SFP_STOP_BAD_RA;
+				break;
+			}
+			switched = true;
+			if (!env->ips)
+				frames[n - 1].flags |= SFP_FRAME_OTHER_STACK;
+		} else if (how != SFP_FRAME_SIGNAL &&
+			   (next.sp < cur.sp ||
+			    (next.sp == cur.sp && !from_lr))) {
 			why = SFP_STOP_SP_NOT_INCREASING;
 			break;
 		}

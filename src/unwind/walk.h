@@ -184,8 +184,11 @@ step_fp(const struct unw_env *env, const struct regs *cur,
 	uint64_t v[2];
 	int err;
 
-	if (env->no_fp_fallback || !cur->fp_valid || cur->fp < cur->sp ||
-	    cur->fp & 7)
+	/* A frame pointer below the stack pointer is no caller's frame,
+	 * unless it points to the other stack the snapshot holds. */
+	if (env->no_fp_fallback || !cur->fp_valid || cur->fp & 7 ||
+	    (cur->fp < cur->sp &&
+	     !(env->other_stack && env->other_stack(env->ctx, cur->fp))))
 		return SFP_STOP_NO_INFO;
 	err = env->read(env->ctx, cur->fp, v, sizeof(v));
 	if (err)
@@ -222,7 +225,7 @@ unw_walk_inline(const struct unw_env *env, uint64_t ip, uint64_t sp,
 		size_t max, enum sfp_unwind_stop *stop)
 {
 	struct regs cur = { ip, sp, fp, fp_valid }, next;
-	bool exact = !env->first_is_ra, top = exact;
+	bool exact = !env->first_is_ra, top = exact, switched = false;
 	struct unw_rule rulebuf;
 	const struct unw_rule *rule;
 	size_t n = 0;
@@ -360,9 +363,30 @@ stepped:
 			why = SFP_STOP_RA_ZERO;
 			break;
 		}
-		/* The stack grows down: a caller's frame lies above.  A signal
-		 * frame may switch stacks (sigaltstack), so it is exempt. */
-		if (how != SFP_FRAME_SIGNAL && next.sp <= cur.sp) {
+		/* Onto the other stack the snapshot holds (Go: from g0 to
+		 * the goroutine's), in either direction: once a walk. */
+		if (env->other_stack && !switched &&
+		    env->other_stack(env->ctx, next.sp) &&
+		    !env->other_stack(env->ctx, cur.sp)) {
+			/* The step's return address, read off the other
+			 * stack, must follow a call like any caller's; but
+			 * for the outermost frame there (saved frame pointer
+			 * 0), whose return address may be made up: Go's
+			 * goexit+1, which the runtime plants under every
+			 * goroutine's first function. */
+			if (next.fp_valid && next.fp &&
+			    !after_call(env->read_code,
+					env->code_ctx ?: env->ctx, next.ip)) {
+				why = SFP_STOP_BAD_RA;
+				break;
+			}
+			switched = true;
+			if (!env->ips)
+				frames[n - 1].flags |= SFP_FRAME_OTHER_STACK;
+		} else if (how != SFP_FRAME_SIGNAL && next.sp <= cur.sp) {
+			/* The stack grows down: a caller's frame lies above.
+			 * A signal frame may switch stacks (sigaltstack), so
+			 * it is exempt. */
 			why = SFP_STOP_SP_NOT_INCREASING;
 			break;
 		}

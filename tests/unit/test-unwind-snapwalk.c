@@ -128,3 +128,96 @@ TEST(unwind_snapwalk_cache_slot_sharing)
 out:
 	env_free(&e);
 }
+
+/*
+ * A second region (sfp_reader__set_other_stack): the frame-pointer chain
+ * leaves the stack for another, below it (Go's g0 above a goroutine's
+ * stack) or above it.  The walk steps there once; the return address read
+ * there must follow a call, but for the outermost frame of that stack
+ * (saved frame pointer 0, as under Go's goexit+1).  Anonymous code: no
+ * bytes to check a call by, so only the outermost frame passes.
+ */
+TEST(unwind_snapwalk_other_stack)
+{
+	const uint64_t down = SP - 0x100000, up = SP + 0x100000;
+	uint64_t stack[8] = { 0 }, other[8] = { 0 };
+	struct sfp_regs regs = { .ip = CODE + 0x10, .sp = SP, .fp = SP,
+				 .valid = SFP_REGS_IP | SFP_REGS_SP |
+					  SFP_REGS_FP };
+	struct sfp_reader *self = NULL;
+	struct sfp_frame fr[8];
+	enum sfp_unwind_stop stop;
+	struct env e;
+	int n;
+
+	/* frame 0's record at sp: its caller's frame pointer is on the
+	 * other stack */
+	stack[0] = down + 16;
+	stack[1] = CODE + 0x20;
+	other[2] = 0;			/* the outermost frame there */
+	other[3] = CODE + 0x30;
+	if (!env_new(&e, stack, sizeof(stack)))
+		goto out;
+
+	/* one stack: a frame pointer below sp is nobody's frame */
+	n = sfp_unwind(e.as, e.r, &regs, fr, 8, NULL, &stop);
+	ASSERT_EQ(n, 2);
+	ASSERT_EQ(stop, SFP_STOP_NO_INFO);
+
+	/* the other stack below: one step down onto it, marked */
+	ASSERT_OK(sfp_reader__set_other_stack(e.r, other, sizeof(other), down));
+	n = sfp_unwind(e.as, e.r, &regs, fr, 8, NULL, &stop);
+	ASSERT_EQ(n, 3);
+	ASSERT_EQ(fr[2].ip, CODE + 0x30);
+	ASSERT_EQ(fr[2].sp, down + 32);
+	ASSERT_TRUE(fr[1].flags & SFP_FRAME_OTHER_STACK);
+	ASSERT_FALSE(fr[0].flags & SFP_FRAME_OTHER_STACK);
+	ASSERT_EQ(stop, SFP_STOP_NO_INFO);
+
+	/* not the outermost frame there: its return address must follow a
+	 * call, and anonymous code cannot show one */
+	other[2] = down + 48;
+	n = sfp_unwind(e.as, e.r, &regs, fr, 8, NULL, &stop);
+	ASSERT_EQ(n, 2);
+	ASSERT_EQ(stop, SFP_STOP_BAD_RA);
+	other[2] = 0;
+
+	/* the record runs past the region's end: truncated */
+	ASSERT_OK(sfp_reader__set_other_stack(e.r, other, 24, down));
+	n = sfp_unwind(e.as, e.r, &regs, fr, 8, NULL, &stop);
+	ASSERT_EQ(n, 2);
+	ASSERT_EQ(stop, SFP_STOP_TRUNCATED);
+
+	/* re-pointing the snapshot drops the region */
+	ASSERT_OK(sfp_reader__set_snapshot(e.r, stack, sizeof(stack), SP));
+	n = sfp_unwind(e.as, e.r, &regs, fr, 8, NULL, &stop);
+	ASSERT_EQ(n, 2);
+	ASSERT_EQ(stop, SFP_STOP_NO_INFO);
+
+	/* the other stack above, past the snapshot: read there, not cut */
+	stack[0] = up + 16;
+	n = sfp_unwind(e.as, e.r, &regs, fr, 8, NULL, &stop);
+	ASSERT_EQ(n, 2);
+	ASSERT_EQ(stop, SFP_STOP_TRUNCATED);
+	ASSERT_OK(sfp_reader__set_other_stack(e.r, other, sizeof(other), up));
+	n = sfp_unwind(e.as, e.r, &regs, fr, 8, NULL, &stop);
+	ASSERT_EQ(n, 3);
+	ASSERT_EQ(fr[2].sp, up + 32);
+	ASSERT_TRUE(fr[1].flags & SFP_FRAME_OTHER_STACK);
+
+	/* a region over the stack, or on a reader that is no snapshot */
+	ASSERT_ERR(sfp_reader__set_other_stack(e.r, other, sizeof(other),
+					       SP + 8), -EINVAL);
+	ASSERT_ERR(sfp_reader__set_other_stack(e.r, other, sizeof(other),
+					       SP - 8), -EINVAL);
+	ASSERT_OK(sfp_reader__set_other_stack(e.r, other, sizeof(other),
+					      SP - sizeof(other)));
+	if (ASSERT_OK(sfp_reader__new_self(&self)))
+		ASSERT_ERR(sfp_reader__set_other_stack(self, other,
+						       sizeof(other), down),
+			   -EINVAL);
+	ASSERT_ERR(sfp_reader__set_other_stack(NULL, other, 8, down), -EINVAL);
+out:
+	sfp_reader__free(&self);
+	env_free(&e);
+}
