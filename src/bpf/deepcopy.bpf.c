@@ -28,7 +28,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, SFD_MAX_TASKS);
 	__type(key, __u32);		/* tid */
-	__type(value, __u32);
+	__type(value, struct sfd_want);
 } wants SEC(".maps");
 
 /* The same for threads not in `wants` yet, by their comm: a new process
@@ -38,7 +38,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1024);
 	__type(key, char[16]);
-	__type(value, __u32);
+	__type(value, struct sfd_want);
 } comm_wants SEC(".maps");
 
 struct {
@@ -99,6 +99,32 @@ static long copy_page(__u32 i, void *arg)
 	return 0;
 }
 
+struct chain_ctx {
+	__u64 bp, lo, hi;	/* the chain's frame; the bytes copied */
+	__u64 out;		/* where it left them */
+	__u32 steps;
+};
+
+/* One frame up the frame-pointer chain, or stop (1): it left [lo, hi)
+ * (out), ended, or went inwards (no chain). */
+static long chain_step(__u32 i, void *arg)
+{
+	struct chain_ctx *c = arg;
+	__u64 nbp;
+
+	if (c->bp < c->lo || c->bp >= c->hi) {
+		c->out = c->bp;
+		return 1;
+	}
+	if (c->bp & 7 ||
+	    bpf_probe_read_user(&nbp, sizeof(nbp), (const void *)c->bp) ||
+	    !nbp || (nbp >= c->lo && nbp <= c->bp))
+		return 1;
+	c->bp = nbp;
+	c->steps++;
+	return 0;
+}
+
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
@@ -107,12 +133,14 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	__u64 now = bpf_ktime_get_ns();
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id, cpu = bpf_get_smp_processor_id();
-	__u32 *w, total, first, got;
+	struct sfd_want *w;
+	__u32 total, first, got, other;
+	struct chain_ctx cc;
 	struct loop_ctx lc;
 	char comm[16];
 	struct scratch *s;
 	struct pt_regs *ur;
-	__u64 sp, ip, start;
+	__u64 sp, ip, bp, start;
 
 	if (!tid)
 		return 1;
@@ -124,10 +152,14 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		if (!w)
 			return 1;
 	}
-	total = *w;
-	if (!total)
+	total = w->bytes;
+	other = w->other;
+	if (other > SFD_OTHER_MAX)
+		other = SFD_OTHER_MAX;
+	if (!total && !other)
 		return 1;
-	total += SFD_OVERLAP;
+	if (total)
+		total += SFD_OVERLAP;
 	if (total > SFD_MAX)
 		total = SFD_MAX;
 	/* The user registers perf takes for the sample: the interrupted
@@ -135,6 +167,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	if ((*(volatile __u64 *)&ctx->regs.cs & 3) == 3) {
 		sp = *(volatile __u64 *)&ctx->regs.sp;
 		ip = *(volatile __u64 *)&ctx->regs.ip;
+		bp = *(volatile __u64 *)&ctx->regs.bp;
 	} else {
 		struct task_struct *t = bpf_get_current_task_btf();
 
@@ -149,6 +182,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		}
 		sp = ur->sp;
 		ip = ur->ip;
+		bp = ur->bp;
 	}
 	s = bpf_map_lookup_elem(&scratch, &cpu);
 	if (!s)
@@ -160,19 +194,58 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	if (first > total)
 		first = total;
 	first &= 2 * SFD_PAGE - 1;
-	if (bpf_probe_read_user(s->data, first, (const void *)start)) {
-		count(SFD_CTR_UNREADABLE, 1);
-		return 1;
-	}
 	lc.s = s;
-	lc.start = start;
-	lc.total = total;
-	lc.got = first;
-	/* bpf_loop: the body is verified once, not once per page */
-	bpf_loop(SFD_MAX / SFD_PAGE, copy_page, &lc, 0);
-	got = lc.got;
-	if (got < total)
-		count(SFD_CTR_SHORT, 1);
+	if (!total) {
+		/* only the other stack asked for */
+		got = 0;
+	} else if (bpf_probe_read_user(s->data, first, (const void *)start)) {
+		count(SFD_CTR_UNREADABLE, 1);
+		/* a short stack (Go's g0) may still lead to another */
+		if (!other)
+			return 1;
+		got = 0;
+	} else {
+		lc.start = start;
+		lc.total = total;
+		lc.got = first;
+		/* bpf_loop: the body is verified once, not once per page */
+		bpf_loop(SFD_MAX / SFD_PAGE, copy_page, &lc, 0);
+		got = lc.got;
+		if (got < total)
+			count(SFD_CTR_SHORT, 1);
+	}
+	s->h.other = 0;
+	s->h.other_len = 0;
+	s->h.chain = 0;
+	if (other && got <= SFD_MAX - SFD_PAGE) {
+		/* Follow the chain from the sample's frame pointer; where it
+		 * leaves the bytes copied, copy from the frame it leads to,
+		 * after this copy's bytes. */
+		cc.bp = bp;
+		cc.lo = sp;
+		/* (without a copy: the snapshot's end, as far as perf could
+		 * read it) */
+		cc.hi = got ? start + got : sp + snap_size;
+		cc.out = 0;
+		cc.steps = 0;
+		bpf_loop(SFD_CHAIN_MAX, chain_step, &cc, 0);
+		s->h.chain = cc.steps;
+		if (cc.out && !(cc.out & 7)) {
+			__u32 room = SFD_MAX - got;
+
+			lc.start = cc.out - got;
+			lc.got = got;
+			lc.total = got + (room < other ? room : other);
+			bpf_loop(SFD_OTHER_MAX / SFD_PAGE + 1, copy_page, &lc,
+				 0);
+			if (lc.got > got) {
+				s->h.other = cc.out;
+				s->h.other_len = lc.got - got;
+				count(SFD_CTR_OTHER, 1);
+				count(SFD_CTR_OTHER_BYTES, lc.got - got);
+			}
+		}
+	}
 	s->h.pid = id >> 32;
 	s->h.tid = tid;
 	s->h.ip = ip;
@@ -181,6 +254,9 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	s->h.len = got;
 	s->h.asked = total;
 	s->h.time = now;
+	if (!got && !s->h.other_len)
+		return 1;
+	got += s->h.other_len;
 	if (got > SFD_MAX)
 		got = SFD_MAX;
 	if (bpf_ringbuf_output(&rb, s, sizeof(s->h) + got, 0)) {

@@ -48,6 +48,9 @@
 #include "deepcopy.skel.h"
 
 #define SFD_FIRST (32u << 10)
+/* Copies of another stack in a row that took a thread's walk nowhere
+ * before its chain is no longer followed. */
+#define OTHER_FAILS_MAX 16
 /* Copies held for samples not yet processed, at most (the oldest are
  * dropped first, counted as unused). */
 #define HELD_MAX_BYTES (128u << 20)
@@ -68,6 +71,10 @@ struct thr {
 	uint32_t tid;
 	bool used;
 	uint32_t want;		/* what the map says (bytes, page multiple) */
+	bool other;		/* its chain leaves the stack: follow it */
+	bool other_off;		/* it did, and led nowhere: not again */
+	uint8_t other_fails;	/* copies of it in a row that led nowhere */
+	uint32_t other_want;	/* bytes of it to copy */
 	uint64_t shrink;	/* want * 256, shrunk by 1 per 256ths */
 };
 
@@ -207,7 +214,7 @@ static void held_drop(struct sfp_bpf_deep *b, struct held *h, bool count)
 	h->dead = true;
 	free(h->data);
 	h->data = NULL;
-	b->q_bytes -= h->h.len;
+	b->q_bytes -= h->h.len + h->h.other_len;
 	if (count)
 		b->st.unused++;
 }
@@ -236,13 +243,16 @@ static int on_copy(void *ctx, void *data, size_t size)
 	if (size < sizeof(h))
 		return 0;
 	memcpy(&h, data, sizeof(h));
-	if (h.len > size - sizeof(h) || h.len < SFD_OVERLAP)
+	/* (no bytes past the snapshot: another stack's only) */
+	if (h.len > size - sizeof(h) || (h.len < SFD_OVERLAP && h.len) ||
+	    h.other_len > size - sizeof(h) - h.len ||
+	    (!h.len && !h.other_len))
 		return 0;
 	if (b->test_drop && ++b->test_n % b->test_drop == 0) {
 		b->st.test_dropped++;
 		return 0;
 	}
-	while (b->q_nr && b->q_bytes + h.len > HELD_MAX_BYTES) {
+	while (b->q_nr && b->q_bytes + h.len + h.other_len > HELD_MAX_BYTES) {
 		held_drop(b, &b->q[b->q_head], true);
 		held_trim(b);
 	}
@@ -256,14 +266,15 @@ static int on_copy(void *ctx, void *data, size_t size)
 		b->q_cap = cap;
 	}
 	e = &b->q[b->q_head + b->q_nr];
-	e->data = malloc(h.len);
+	e->data = malloc(h.len + h.other_len);
 	if (!e->data)
 		return 0;
-	memcpy(e->data, (const uint8_t *)data + sizeof(h), h.len);
+	memcpy(e->data, (const uint8_t *)data + sizeof(h),
+	       h.len + h.other_len);
 	e->h = h;
 	e->dead = false;
 	b->q_nr++;
-	b->q_bytes += h.len;
+	b->q_bytes += h.len + h.other_len;
 	return 0;
 }
 
@@ -275,7 +286,7 @@ static uint64_t dist(uint64_t a, uint64_t b)
 size_t sfp_bpf_deep__take(struct sfp_bpf_deep *b, uint32_t tid,
 			  uint64_t time, uint64_t ip, uint64_t sp,
 			  const uint8_t *snap, size_t snap_size,
-			  const uint8_t **extra)
+			  const uint8_t **extra, struct sfp_bpf_deep_other *other)
 {
 	struct held *best = NULL;
 	size_t i, n;
@@ -283,6 +294,7 @@ size_t sfp_bpf_deep__take(struct sfp_bpf_deep *b, uint32_t tid,
 	free(b->taken);
 	b->taken = NULL;
 	*extra = NULL;
+	memset(other, 0, sizeof(*other));
 	ring_buffer__consume(b->ring);
 	/* The sample's copy: the thread's one stamped nearest the sample
 	 * (the program runs in the sample's interrupt, microseconds from
@@ -304,25 +316,40 @@ size_t sfp_bpf_deep__take(struct sfp_bpf_deep *b, uint32_t tid,
 	if (!best || dist(best->h.time, time) > PAIR_NS)
 		goto none;
 	/* ... and it is: the same registers, starting where the snapshot
-	 * ends, with the snapshot's last bytes */
-	if (snap_size != b->snap_size || best->h.ip != ip ||
-	    best->h.sp != sp ||
-	    best->h.start != sp + snap_size - SFD_OVERLAP ||
-	    memcmp(best->data, snap + snap_size - SFD_OVERLAP, SFD_OVERLAP)) {
-		b->st.seam_refused++;
-		held_drop(b, best, false);
-		held_trim(b);
-		goto none;
+	 * ends, with the snapshot's last bytes.  A snapshot perf cut short
+	 * (the stack's mapping ended inside it) does not meet the copy, but
+	 * another stack's bytes in it are still the sample's: the
+	 * registers say so, and the copy then starts where the chain left. */
+	if (best->h.ip != ip || best->h.sp != sp)
+		goto refused;
+	if (best->h.len && snap_size == b->snap_size) {
+		if (best->h.start != sp + snap_size - SFD_OVERLAP ||
+		    memcmp(best->data, snap + snap_size - SFD_OVERLAP,
+			   SFD_OVERLAP))
+			goto refused;
+		n = best->h.len - SFD_OVERLAP;
+	} else if (best->h.other_len && snap_size <= b->snap_size) {
+		n = 0;
+	} else {
+		goto refused;
 	}
 	b->taken = best->data;
 	best->data = NULL;
-	n = best->h.len - SFD_OVERLAP;
-	b->q_bytes -= best->h.len;
+	b->q_bytes -= best->h.len + best->h.other_len;
+	if (best->h.other_len) {
+		other->bytes = b->taken + best->h.len;
+		other->len = best->h.other_len;
+		other->addr = best->h.other;
+	}
 	best->dead = true;
 	held_trim(b);
 	b->st.paired++;
-	*extra = b->taken + SFD_OVERLAP;
+	*extra = n ? b->taken + SFD_OVERLAP : b->taken;
 	return n;
+refused:
+	b->st.seam_refused++;
+	held_drop(b, best, false);
+	held_trim(b);
 none:
 	held_trim(b);
 	b->st.no_copy++;
@@ -381,44 +408,89 @@ static uint32_t pages(uint64_t bytes)
 	return bytes < SFD_PAGE ? SFD_PAGE : (uint32_t)bytes;
 }
 
-static void set_want(struct sfp_bpf_deep *b, struct thr *t, uint32_t want,
-		     bool grown)
+static void set_want(struct sfp_bpf_deep *b, struct thr *t,
+		     const char *pcomm, uint32_t want, bool grown, bool force)
 {
+	struct sfd_want val, old;
 	char comm[32];
 	ssize_t n;
-	uint32_t old;
 
-	if (want == t->want)
+	if (want == t->want && !force)
 		return;
 	t->want = want;
-	bpf_map_update_elem(bpf_map__fd(b->skel->maps.wants), &t->tid, &want,
+	val.bytes = want;
+	val.other = t->other ? t->other_want : 0;
+	bpf_map_update_elem(bpf_map__fd(b->skel->maps.wants), &t->tid, &val,
 			    BPF_ANY);
 	if (!grown)
 		return;
-	/* the program's other processes: its comm, as the kernel has it */
+	/* the program's other processes: the thread's comm, as the kernel
+	 * has it (threads may be named apart from their process), else,
+	 * the thread gone by now, the process's name from the records */
 	n = sfp_proc_read((int)t->tid, "comm", comm, sizeof(comm));
-	if (n <= 0)
+	if (n > 0)
+		comm[strcspn(comm, "\n")] = 0;
+	else if (pcomm)
+		snprintf(comm, sizeof(comm), "%s", pcomm);
+	else
 		return;
-	comm[strcspn(comm, "\n")] = 0;
 	{
 		char key[16] = { 0 };
 		int fd = bpf_map__fd(b->skel->maps.comm_wants);
 
 		memcpy(key, comm, strnlen(comm, sizeof(key) - 1));
-		if (!bpf_map_lookup_elem(fd, key, &old) && old >= want)
-			return;
-		bpf_map_update_elem(fd, key, &want, BPF_ANY);
+		/* the larger of each */
+		if (!bpf_map_lookup_elem(fd, key, &old)) {
+			if (old.bytes > val.bytes)
+				val.bytes = old.bytes;
+			if (old.other > val.other)
+				val.other = old.other;
+			if (val.bytes == old.bytes && val.other == old.other)
+				return;
+		}
+		bpf_map_update_elem(fd, key, &val, BPF_ANY);
 	}
 }
 
-void sfp_bpf_deep__need(struct sfp_bpf_deep *b, uint32_t tid, size_t past,
-			bool cut, size_t had)
+void sfp_bpf_deep__need(struct sfp_bpf_deep *b, uint32_t tid,
+			const char *comm, size_t past, bool cut, size_t had,
+			enum sfp_bpf_deep_switch sw)
 {
-	struct thr *t = thr_get(b, tid, cut || past);
+	struct thr *t = thr_get(b, tid, cut || past || sw == SFP_DEEP_SW_LEFT);
 	uint64_t w;
 
 	if (!t)
 		return;
+	if (sw == SFP_DEEP_SW_HELPED || sw == SFP_DEEP_SW_SHORT)
+		t->other_fails = 0;
+	if (sw == SFP_DEEP_SW_FAILED && t->other &&
+	    ++t->other_fails >= OTHER_FAILS_MAX) {
+		/* its frame pointer leads nowhere: stop following it */
+		t->other = false;
+		t->other_off = true;
+		b->st.other_dropped++;
+		set_want(b, t, comm, t->want, false, true);
+		return;
+	}
+	if (sw == SFP_DEEP_SW_LEFT && !t->other && !t->other_off) {
+		/* a thread that changed stacks once will again: follow
+		 * its chain from now on (the bytes past the snapshot are
+		 * not needed for that: want may stay 0) */
+		t->other = true;
+		t->other_want = SFD_OTHER_FIRST;
+		b->st.other_threads++;
+		set_want(b, t, comm, t->want, true, true);
+		return;
+	}
+	if (sw == SFP_DEEP_SW_SHORT && t->other &&
+	    t->other_want < SFD_OTHER_MAX) {
+		/* the walk ran out of the other stack's copy */
+		t->other_want *= 2;
+		if (t->other_want > SFD_OTHER_MAX)
+			t->other_want = SFD_OTHER_MAX;
+		set_want(b, t, comm, t->want, true, true);
+		return;
+	}
 	if (!t->shrink)
 		t->shrink = (uint64_t)t->want * 256;
 	if (cut) {
@@ -427,13 +499,13 @@ void sfp_bpf_deep__need(struct sfp_bpf_deep *b, uint32_t tid, size_t past,
 			w = t->want;
 		if (w < SFD_FIRST)
 			w = SFD_FIRST;
-		set_want(b, t, pages(w), true);
+		set_want(b, t, comm, pages(w), true, false);
 		t->shrink = (uint64_t)t->want * 256;
 		return;
 	}
 	w = past + past / 4;
 	if (w > t->want) {
-		set_want(b, t, pages(w), true);
+		set_want(b, t, comm, pages(w), true, false);
 		t->shrink = (uint64_t)t->want * 256;
 		return;
 	}
@@ -442,7 +514,7 @@ void sfp_bpf_deep__need(struct sfp_bpf_deep *b, uint32_t tid, size_t past,
 	if (t->shrink / 256 < w)
 		t->shrink = w * 256;
 	if (pages(t->shrink / 256) < t->want)
-		set_want(b, t, pages(t->shrink / 256), false);
+		set_want(b, t, comm, pages(t->shrink / 256), false, false);
 }
 
 void sfp_bpf_deep__task_exit(struct sfp_bpf_deep *b, uint32_t tid)
@@ -491,6 +563,8 @@ void sfp_bpf_deep__stats(const struct sfp_bpf_deep *b,
 	st->unreadable = sum[SFD_CTR_UNREADABLE];
 	st->ring_full = sum[SFD_CTR_RING_FULL];
 	st->no_regs = sum[SFD_CTR_NO_REGS];
+	st->other_copies = sum[SFD_CTR_OTHER];
+	st->other_bytes = sum[SFD_CTR_OTHER_BYTES];
 	/* the copies not paired, held ones (or still in the ring) at the
 	 * end included, were no walk's */
 	st->unused = st->copies > st->paired + st->test_dropped

@@ -40,6 +40,19 @@ struct sfp_bpf_deep_stats {
 				   of a deep thread, shared kernel entries) */
 	uint64_t test_dropped;	/* SFPROF_BPF_TEST_DEEP_DROP's */
 	uint64_t threads;	/* threads asked for */
+	/* another stack where the frame-pointer chain left the stack */
+	uint64_t other_threads;	/* threads asked to follow it */
+	uint64_t other_dropped;	/* of which: no longer, their copies led
+				   nowhere */
+	uint64_t other_copies;	/* copies holding such bytes (BPF's) */
+	uint64_t other_bytes;
+};
+
+/* The bytes of another stack a copy holds, valid as *extra is. */
+struct sfp_bpf_deep_other {
+	const uint8_t *bytes;	/* NULL: none */
+	size_t len;
+	uint64_t addr;
 };
 
 /* Return: 0, or -errno with why in why[] (-EOPNOTSUPP without BPF). */
@@ -61,15 +74,33 @@ SFP_HIDDEN int sfp_bpf_deep__attach(struct sfp_bpf_deep *b,
 SFP_HIDDEN size_t sfp_bpf_deep__take(struct sfp_bpf_deep *b, uint32_t tid,
 				     uint64_t time, uint64_t ip, uint64_t sp,
 				     const uint8_t *snap, size_t snap_size,
-				     const uint8_t **extra);
+				     const uint8_t **extra,
+				     struct sfp_bpf_deep_other *other);
+
+/* What a walk showed of the frame-pointer chain leaving its stack. */
+enum sfp_bpf_deep_switch {
+	SFP_DEEP_SW_NONE,	/* nothing */
+	SFP_DEEP_SW_LEFT,	/* it left, and there was no copy of where */
+	SFP_DEEP_SW_HELPED,	/* the copy of where it went completed it */
+	SFP_DEEP_SW_SHORT,	/* ... took it further, and it ran out of it */
+	SFP_DEEP_SW_FAILED,	/* a copy, and the walk went no further */
+};
 
 /*
  * A walk of tid's sample ended: past = the bytes past the snapshot it
  * needed (0: it fitted), cut = it still ran out of what it had (had:
- * the bytes past the snapshot it had).
+ * the bytes past the snapshot it had), sw = what it showed of its
+ * frame-pointer chain leaving the stack: once it left, the program
+ * follows the chain at tid's samples and its comm's, and copies where it
+ * leads; a thread whose copies of that kind led nowhere 16 times in a
+ * row (a frame pointer that is no frame pointer) is no longer followed
+ * that way.  comm:
+ * the process's name as the records gave it (NULL: read from /proc,
+ * which a short-lived process may have left already).
  */
 SFP_HIDDEN void sfp_bpf_deep__need(struct sfp_bpf_deep *b, uint32_t tid,
-				   size_t past, bool cut, size_t had);
+				   const char *comm, size_t past, bool cut,
+				   size_t had, enum sfp_bpf_deep_switch sw);
 SFP_HIDDEN void sfp_bpf_deep__task_exit(struct sfp_bpf_deep *b, uint32_t tid);
 SFP_HIDDEN void sfp_bpf_deep__stats(const struct sfp_bpf_deep *b,
 				    struct sfp_bpf_deep_stats *st);

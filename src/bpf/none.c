@@ -120,14 +120,16 @@ int sfp_bpf_deep__attach(struct sfp_bpf_deep *b, struct sfp_record *r)
 
 size_t sfp_bpf_deep__take(struct sfp_bpf_deep *b, uint32_t tid,
 			  uint64_t time, uint64_t ip, uint64_t sp, const uint8_t *snap, size_t snap_size,
-			  const uint8_t **extra)
+			  const uint8_t **extra, struct sfp_bpf_deep_other *other)
 {
 	*extra = NULL;
+	memset(other, 0, sizeof(*other));
 	return 0;
 }
 
-void sfp_bpf_deep__need(struct sfp_bpf_deep *b, uint32_t tid, size_t past,
-			bool cut, size_t had)
+void sfp_bpf_deep__need(struct sfp_bpf_deep *b, uint32_t tid,
+			const char *comm, size_t past, bool cut, size_t had,
+			enum sfp_bpf_deep_switch sw)
 {
 }
 

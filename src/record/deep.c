@@ -43,6 +43,11 @@
 /* Live reads: the first one, then one large one if that was not enough. */
 #define LIVE_FIRST (64u << 10)
 #define LIVE_MAX (1u << 20)
+/* A frame pointer this far above the snapshot is on another stack: no
+ * copy of this one reaches it (the BPF side's most, SFD_MAX). */
+#define OTHER_FAR (256u << 10)
+/* Frame records followed through a snapshot, at most. */
+#define CHAIN_MAX 512u
 /* Bytes of the snapshot's end compared with live memory. */
 #define SEAM_MAX 4096u
 
@@ -355,6 +360,7 @@ static size_t complete_later(struct sfp_rec_deep *d,
 static size_t from_sample(struct sfp_rec_deep *d,
 			  const struct sfp_rec_deep_walk *w,
 			  const uint8_t *extra, size_t len,
+			  const struct sfp_bpf_deep_other *other,
 			  struct sfp_frame *frames, size_t n, size_t max,
 			  enum sfp_unwind_stop *stop)
 {
@@ -378,6 +384,20 @@ static size_t from_sample(struct sfp_rec_deep *d,
 	if (sfp_reader__set_snapshot(w->reader, d->buf, w->stack_size + len,
 				     w->regs->sp))
 		return 0;
+	if (other->len) {
+		uint64_t lo = w->regs->sp, hi = lo + w->stack_size + len;
+		size_t olen = other->len;
+
+		/* the chain left [lo, hi): the other stack starts outside
+		 * it, and what of it runs into it is the same bytes */
+		if (other->addr < lo && other->addr + olen > lo)
+			olen = (size_t)(lo - other->addr);
+		if (other->addr >= lo && other->addr < hi)
+			olen = 0;
+		if (olen)
+			sfp_reader__set_other_stack(w->reader, other->bytes,
+						    olen, other->addr);
+	}
 	n2 = sfp_unwind(w->as, w->reader, w->regs, d->tmp, max, &uo, &st2);
 	if (n2 <= (int)n)
 		return 0;
@@ -395,10 +415,68 @@ static size_t past_snapshot(const struct sfp_rec_deep_walk *w,
 			    const struct sfp_frame *frames, size_t n)
 {
 	uint64_t end = w->regs->sp + w->stack_size;
+	size_t i;
 
+	/* this stack's frames only: not those past a switch to another */
+	for (i = 0; i + 1 < n; i++)
+		if (frames[i].flags & SFP_FRAME_OTHER_STACK) {
+			n = i + 1;
+			break;
+		}
 	if (!n || frames[n - 1].sp + 64 <= end)
 		return 0;
 	return (size_t)(frames[n - 1].sp + 64 - end);
+}
+
+/*
+ * The walk stopped where the frame-pointer chain leaves the stack: the
+ * chain from the sample's frame pointer, followed through the snapshot,
+ * leads below the stack pointer or further above the snapshot than a
+ * copy of this stack reaches, and the walk stopped at the frame whose
+ * record is the chain's last on this stack (or at frame 0 when the frame
+ * pointer is elsewhere from the start).  Go on g0: the frame pointer
+ * there is the goroutine's, on its own stack anywhere in the heap.  A
+ * frame pointer that is no frame pointer (code built without them)
+ * rarely forms such a chain; it only asks for a copy, and the walk over
+ * that copy checks every frame as any walk does.
+ */
+static bool left_stack(const struct sfp_rec_deep_walk *w,
+		       const struct sfp_frame *frames, size_t n,
+		       enum sfp_unwind_stop stop)
+{
+	uint64_t sp = w->regs->sp, end = sp + w->stack_size;
+	uint64_t fp, nfp, at = 0;
+	unsigned int k;
+
+	if (stop != SFP_STOP_TRUNCATED && stop != SFP_STOP_NO_INFO &&
+	    stop != SFP_STOP_UNREADABLE && stop != SFP_STOP_SP_NOT_INCREASING)
+		return false;
+	if (!(w->regs->valid & SFP_REGS_FP))
+		return false;
+	fp = w->regs->fp;
+	for (k = 0; k < CHAIN_MAX && fp >= sp && fp < end && end - fp >= 16 &&
+		    !(fp & 7);
+	     k++) {
+		memcpy(&nfp, w->stack + (fp - sp), 8);
+		if (nfp >= sp && nfp < end && nfp <= fp)
+			return false;	/* inwards: no chain */
+		at = fp;
+		fp = nfp;
+	}
+	if (!fp || fp & 7 || (fp >= sp && fp - sp < w->stack_size + OTHER_FAR))
+		return false;
+	return at ? frames[n - 1].sp == at + 16 : n == 1;
+}
+
+/* A step of frames[0..n) went onto another stack. */
+static bool crossed(const struct sfp_frame *frames, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < n; i++)
+		if (frames[i].flags & SFP_FRAME_OTHER_STACK)
+			return true;
+	return false;
 }
 
 size_t sfp_rec_deep__complete(struct sfp_rec_deep *d,
@@ -408,47 +486,87 @@ size_t sfp_rec_deep__complete(struct sfp_rec_deep *d,
 {
 	struct thr *t = thr_find(d, w->tid);
 	const uint8_t *extra = NULL;
-	size_t m, had = 0;
+	struct sfp_bpf_deep_other other = { 0 };
+	enum sfp_bpf_deep_switch sw = SFP_DEEP_SW_NONE;
+	bool cut = *stop == SFP_STOP_TRUNCATED;
+	bool left = d->bpf && n && left_stack(w, frames, n, *stop);
+	size_t m = 0, had = 0;
 
-	if (*stop != SFP_STOP_TRUNCATED || !n) {
+	if (!n || (!cut && !left)) {
 		/* Keep the remembered unwind current: a thread that
 		 * returned above its old seam must not be stitched to
 		 * frames it left. */
 		if (t)
 			remember(t, frames, n, *stop);
 		if (d->bpf && n)
-			sfp_bpf_deep__need(d->bpf, w->tid, 0, false, 0);
+			sfp_bpf_deep__need(d->bpf, w->tid, w->comm, 0, false, 0,
+					   SFP_DEEP_SW_NONE);
 		return n;
 	}
-	d->st.ran_out++;
+	if (cut)
+		d->st.ran_out++;
+	if (left) {
+		d->st.left_stack++;
+		sw = SFP_DEEP_SW_LEFT;
+	}
 	if (d->bpf) {
 		had = sfp_bpf_deep__take(d->bpf, w->tid, w->time, w->regs->ip,
 					 w->regs->sp, w->stack, w->stack_size,
-					 &extra);
-		m = had ? from_sample(d, w, extra, had, frames, n, max,
-				      stop)
-			: 0;
+					 &extra, &other);
+		if (had || other.len)
+			m = from_sample(d, w, extra, had, &other, frames, n,
+					max, stop);
+		if (left && m && *stop == SFP_STOP_TRUNCATED &&
+		    crossed(frames, m)) {
+			d->st.other_short++;
+			sw = SFP_DEEP_SW_SHORT;
+		} else if (left && m) {
+			d->st.from_other++;
+			sw = SFP_DEEP_SW_HELPED;
+		} else if (left && other.len) {
+			d->st.other_failed++;
+			sw = SFP_DEEP_SW_FAILED;
+		} else if (left) {
+			d->st.other_missing++;
+		}
 		if (m && *stop != SFP_STOP_TRUNCATED) {
-			d->st.from_sample++;
+			if (cut)
+				d->st.from_sample++;
 			if (*stop == SFP_STOP_DEPTH)
 				d->st.depth_cap++;
-			sfp_bpf_deep__need(d->bpf, w->tid,
+			sfp_bpf_deep__need(d->bpf, w->tid, w->comm,
 					   past_snapshot(w, frames, m), false,
-					   had);
+					   had, sw);
 			if (t)
 				remember(t, frames, m, *stop);
 			return m;
 		}
 		if (m) {
 			/* further, still cut: on from there as below */
-			d->st.sample_cut++;
+			if (cut)
+				d->st.sample_cut++;
 			n = m;
 		}
 	}
-	m = complete_later(d, w, t, frames, n, max, stop);
+	if (cut && !crossed(frames, n)) {
+		m = complete_later(d, w, t, frames, n, max, stop);
+	} else {
+		/* Nothing later continues a walk on another stack: the
+		 * previous unwind and live memory know this one. */
+		m = n;
+		if (cut) {
+			d->st.too_deep++;
+			d->st.truncated++;
+		}
+		if (t)
+			remember(t, frames, m, *stop);
+	}
 	if (d->bpf)
-		sfp_bpf_deep__need(d->bpf, w->tid, past_snapshot(w, frames, m),
-				   *stop == SFP_STOP_TRUNCATED, had);
+		sfp_bpf_deep__need(d->bpf, w->tid, w->comm,
+				   past_snapshot(w, frames, m),
+				   *stop == SFP_STOP_TRUNCATED &&
+					   !crossed(frames, m),
+				   had, sw);
 	return m;
 }
 

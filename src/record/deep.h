@@ -35,6 +35,18 @@ struct sfp_rec_deep_stats {
 				   (deeper, or a frame address on another
 				   stack: Go's g0 switches) */
 	uint64_t depth_cap;	/* the frame buffer was full */
+	/* walks that stopped where the frame-pointer chain leaves the
+	 * stack for another (Go: from g0 to a goroutine's stack) */
+	uint64_t left_stack;
+	uint64_t from_other;	/* completed over that stack's bytes,
+				   copied at the sample */
+	uint64_t other_missing;	/* no copy of it (the thread not asked for
+				   yet, or its copy not the sample's) */
+	uint64_t other_short;	/* the walk went on there and ran out of the
+				   copy (the next copies are larger) */
+	uint64_t other_failed;	/* a copy, and the walk over it went no
+				   further (the chain did not lead to a
+				   caller's frame) */
 };
 
 /* What one completion needs from the pipeline. */
@@ -44,6 +56,8 @@ struct sfp_rec_deep_walk {
 	const struct sfp_regs *regs;
 	uint32_t pid, tid;
 	uint64_t time;			/* the sample's */
+	const char *comm;		/* the process's, as the records gave
+					   it; NULL: not known */
 	const uint8_t *stack;		/* the sample's snapshot */
 	size_t stack_size;
 };

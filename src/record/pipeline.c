@@ -255,10 +255,12 @@ static int unwind_cb(void *ctx, const struct sfp_defer_sample *s,
 		return 1;
 	}
 	if (p->deep) {
+		struct proc *pr = find_proc(p, s->pid);
 		struct sfp_rec_deep_walk w = {
 			.as = as, .reader = p->reader, .regs = &regs,
 			.pid = s->pid, .tid = s->tid, .time = s->time,
 			.stack = s->stack, .stack_size = s->stack_size,
+			.comm = pr && pr->comm[0] ? pr->comm : NULL,
 		};
 
 		n = (int)sfp_rec_deep__complete(p->deep, &w, p->frames,

@@ -27,7 +27,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 # stand at what main reached on 6 Dec 2026 (bench/RESULTS.md, "Real
 # programs") less a margin for load and workload noise.
 THRESHOLDS="
-go-compile 50 99 0
+go-compile 80 99 0
 cc1 90 99 5
 python3.11 85 99 10
 python3.12-perf 90 99 0
@@ -37,10 +37,12 @@ java-pfp 85 99 0
 sqlite3 98 99 0
 xz 99 99 0
 "
-# go-compile: root raised to 99 when issue 37 point 1 lands (deep stacks:
-#   16 KiB copies end inside the compiler's goroutines; systemstack and
-#   morestack frames continue on the goroutine's stack); named at 99
-#   since issue 37 point 2 landed (.gopclntab names: 100 % measured)
+# go-compile: root 80 since the walks follow the frame-pointer chain from
+#   g0 onto the goroutine's stack (docs/record.md "Stack switches": 91-94 %
+#   measured on a quiet machine; the first samples of each compile process
+#   before it is followed, and a few % not helped, stay short); 99 when the
+#   rest of issue 37 point 1 lands; named at 99 since issue 37 point 2
+#   landed (.gopclntab names: 100 % measured)
 # cc1: root raised to 99 and PERF_SLACK to 0 when issue 37 point 1 lands
 #   (perf's 64 KiB copies reach the root of its deepest stacks)
 # java-pfp: root raised to 99 when issue 37 point 1 lands

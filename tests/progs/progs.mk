@@ -36,3 +36,6 @@ PROG_CFLAGS_agent-work := -O2 -fomit-frame-pointer -fno-optimize-sibling-calls
 PROG_CFLAGS_offcpu-pingpong := -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -pthread
 # deep stacks: no frame pointers, no tail calls, tables from .eh_frame.
 PROG_CFLAGS_deep-stack := -O2 -fomit-frame-pointer -fno-optimize-sibling-calls
+# stack switches as Go's (g0 and goroutine stacks): frame pointers, tables
+# from .eh_frame, the switching helpers in assembly without CFI.
+PROG_CFLAGS_stack-switch := -O2 -fno-omit-frame-pointer -fno-optimize-sibling-calls

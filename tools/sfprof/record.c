@@ -613,6 +613,27 @@ static void summary(const struct ctx *c, const struct sfp_record *r,
 				(unsigned long long)ds.ring_full,
 				(unsigned long long)st.deep.sample_cut,
 				ds.test_dropped ? "; test hook" : "");
+		if (st.deep.left_stack)
+			fprintf(stderr, "  stack switches: %llu walks stopped "
+				"where the frame-pointer chain leaves the stack "
+				"(Go: g0 to a goroutine's): %llu completed over "
+				"the other stack copied at the sample (%llu "
+				"copies, %.1f MB, %llu threads followed, %llu "
+				"of them no longer: their copies led nowhere), "
+				"%llu "
+				"without that copy (the first samples of a "
+				"thread or program, or no copy paired), %llu "
+				"that ran out of it, %llu whose copy led no "
+				"further\n",
+				(unsigned long long)st.deep.left_stack,
+				(unsigned long long)st.deep.from_other,
+				(unsigned long long)ds.other_copies,
+				(double)ds.other_bytes / 1e6,
+				(unsigned long long)ds.other_threads,
+				(unsigned long long)ds.other_dropped,
+				(unsigned long long)st.deep.other_missing,
+				(unsigned long long)st.deep.other_short,
+				(unsigned long long)st.deep.other_failed);
 		if (ds.test_dropped)
 			fprintf(stderr, "  deep stacks: %llu copies dropped by "
 				"SFPROF_BPF_TEST_DEEP_DROP\n",
