@@ -162,6 +162,11 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		total += SFD_OVERLAP;
 	if (total > SFD_MAX)
 		total = SFD_MAX;
+	/* room for the other stack's copy after this one's */
+	if (other && total > SFD_MAX - other)
+		total = SFD_MAX - other > SFD_OVERLAP + SFD_PAGE
+				? SFD_MAX - other
+				: 0;
 	/* The user registers perf takes for the sample: the interrupted
 	 * ones in user mode, else the task's saved ones. */
 	if ((*(volatile __u64 *)&ctx->regs.cs & 3) == 3) {
@@ -231,11 +236,27 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		bpf_loop(SFD_CHAIN_MAX, chain_step, &cc, 0);
 		s->h.chain = cc.steps;
 		if (cc.out && !(cc.out & 7)) {
-			__u32 room = SFD_MAX - got;
+			__u32 room = SFD_MAX - got, at = got & (SFD_MAX - 1);
+			__u32 head = (__u32)(cc.out & (SFD_PAGE - 1));
 
 			lc.start = cc.out - got;
 			lc.got = got;
 			lc.total = got + (room < other ? room : other);
+			/* Up to the page boundary first, as above: a read
+			 * across the stack's end would lose the page below
+			 * it, with the outermost frames. */
+			if (head) {
+				first = SFD_PAGE - head;
+				if (first > lc.total - got)
+					first = lc.total - got;
+				first &= SFD_PAGE - 1;
+				if (at <= SFD_MAX - SFD_PAGE && first &&
+				    !bpf_probe_read_user(s->data + at, first,
+							 (const void *)cc.out))
+					lc.got = got + first;
+				else
+					lc.total = got;
+			}
 			bpf_loop(SFD_OTHER_MAX / SFD_PAGE + 1, copy_page, &lc,
 				 0);
 			if (lc.got > got) {

@@ -456,7 +456,7 @@ void sfp_bpf_deep__need(struct sfp_bpf_deep *b, uint32_t tid,
 			const char *comm, size_t past, bool cut, size_t had,
 			enum sfp_bpf_deep_switch sw)
 {
-	struct thr *t = thr_get(b, tid, cut || past || sw == SFP_DEEP_SW_LEFT);
+	struct thr *t = thr_get(b, tid, cut || past || sw != SFP_DEEP_SW_NONE);
 	uint64_t w;
 
 	if (!t)
@@ -472,12 +472,14 @@ void sfp_bpf_deep__need(struct sfp_bpf_deep *b, uint32_t tid,
 		set_want(b, t, comm, t->want, false, true);
 		return;
 	}
-	if (sw == SFP_DEEP_SW_LEFT && !t->other && !t->other_off) {
+	if (sw != SFP_DEEP_SW_NONE && !t->other && !t->other_off) {
 		/* a thread that changed stacks once will again: follow
 		 * its chain from now on (the bytes past the snapshot are
-		 * not needed for that: want may stay 0) */
+		 * not needed for that: want may stay 0); one followed for
+		 * its comm's sake so far gets its own entry */
 		t->other = true;
-		t->other_want = SFD_OTHER_FIRST;
+		t->other_want = sw == SFP_DEEP_SW_SHORT ? 2 * SFD_OTHER_FIRST
+							: SFD_OTHER_FIRST;
 		b->st.other_threads++;
 		set_want(b, t, comm, t->want, true, true);
 		return;

@@ -252,7 +252,10 @@ static ssize_t vm_read(uint32_t tid, uint64_t addr, void *buf, size_t len)
 
 static int grow(uint8_t **p, size_t size)
 {
-	uint8_t *n = realloc(*p, size);
+	/* Never 0: realloc(p, 0) frees p and returns NULL, which would
+	 * leave *p dangling (a sample whose stack perf could not copy,
+	 * with only another stack's bytes). */
+	uint8_t *n = realloc(*p, size ? size : 1);
 
 	if (!n)
 		return -ENOMEM;
@@ -379,8 +382,12 @@ static size_t from_sample(struct sfp_rec_deep *d,
 	}
 	if (grow(&d->buf, w->stack_size + len))
 		return 0;
-	memcpy(d->buf, w->stack, w->stack_size);
-	memcpy(d->buf + w->stack_size, extra, len);
+	/* (a snapshot perf could not take at all, and only another
+	 * stack's bytes: both may be empty) */
+	if (w->stack_size)
+		memcpy(d->buf, w->stack, w->stack_size);
+	if (len)
+		memcpy(d->buf + w->stack_size, extra, len);
 	if (sfp_reader__set_snapshot(w->reader, d->buf, w->stack_size + len,
 				     w->regs->sp))
 		return 0;
@@ -561,10 +568,12 @@ size_t sfp_rec_deep__complete(struct sfp_rec_deep *d,
 		if (t)
 			remember(t, frames, m, *stop);
 	}
+	/* (a walk that left the stack ran out of nothing more of this
+	 * stack would give it) */
 	if (d->bpf)
 		sfp_bpf_deep__need(d->bpf, w->tid, w->comm,
 				   past_snapshot(w, frames, m),
-				   *stop == SFP_STOP_TRUNCATED &&
+				   *stop == SFP_STOP_TRUNCATED && !left &&
 					   !crossed(frames, m),
 				   had, sw);
 	return m;

@@ -19,7 +19,13 @@
  *       switch_call onto an mmap'd "g0" -> g0_work -> leaf_spin: the
  *       chain leads up, far past any copy of g0's stack.
  *
- * Either spins MS ms of CPU time in leaf_spin, then exits.  The test
+ *   stack-switch nostack DEPTH MS
+ *       main -> run_up -> g_rec x DEPTH -> nostack_spin -> spin_nostack,
+ *       which spins with its stack pointer in a page that cannot be read
+ *       (perf copies no stack at all) and its frame record on the
+ *       thread's stack: the chain leads there from the first frame.
+ *
+ * Each spins MS ms of CPU time in leaf_spin (spin_nostack), then exits.  The test
  * knows the answer: leaf_spin, g0_work, switch_call, DEPTH g_rec, then
  * g_entry and start_g (down) or run_up, main and the C start-up to
  * _start (up).
@@ -73,11 +79,27 @@ __asm__(".text\n"
 	"	mov %rdx, %rdi\n"
 	"	call *%rsi\n"
 	"	ud2\n"
-	".size start_g, .-start_g\n");
+	".size start_g, .-start_g\n"
+	/* spin_nostack(sp, n): n rounds of a loop with the stack pointer
+	 * at sp (unreadable: perf copies no stack at all), its own frame
+	 * record left on the real stack for the chain */
+	".globl spin_nostack\n"
+	".type spin_nostack, @function\n"
+	"spin_nostack:\n"
+	"	push %rbp\n"
+	"	mov %rsp, %rbp\n"
+	"	mov %rdi, %rsp\n"
+	"1:	dec %rsi\n"
+	"	jnz 1b\n"
+	"	mov %rbp, %rsp\n"
+	"	pop %rbp\n"
+	"	ret\n"
+	".size spin_nostack, .-spin_nostack\n");
 #endif
 
 void switch_call(void *sp, void (*fn)(long), long arg);
 void start_g(void *sp, void (*fn)(long), long arg);
+void spin_nostack(void *sp, long n);
 
 #if !defined(__x86_64__)
 void switch_call(void *sp, void (*fn)(long), long arg)
@@ -86,6 +108,11 @@ void switch_call(void *sp, void (*fn)(long), long arg)
 }
 
 void start_g(void *sp, void (*fn)(long), long arg)
+{
+	abort();
+}
+
+void spin_nostack(void *sp, long n)
 {
 	abort();
 }
@@ -120,12 +147,27 @@ NOIPA static void g0_work(long arg)
 	sink += pad[0];
 }
 
+/* nostack: the leaf spins with its stack pointer in a page that cannot
+ * be read */
+static char *bad_sp;
+
+NOIPA static void nostack_spin(void)
+{
+	double end = cpu_ms() + spin_ms;
+
+	do
+		spin_nostack(bad_sp, 2000000);
+	while (cpu_ms() < end);
+}
+
 NOIPA static void g_rec(long n)
 {
 	volatile unsigned char pad[200];
 
 	pad[0] = (unsigned char)n;
-	if (n <= 1)
+	if (n <= 1 && bad_sp)
+		nostack_spin();
+	else if (n <= 1)
 		switch_call(other_top, g0_work, n);
 	else
 		g_rec(n - 1);
@@ -179,8 +221,9 @@ int main(int argc, char **argv)
 	fprintf(stderr, "stack-switch: x86-64 only\n");
 	return 2;
 #endif
-	if (argc != 4 || (strcmp(argv[1], "down") && strcmp(argv[1], "up"))) {
-		fprintf(stderr, "usage: stack-switch down|up DEPTH MS\n");
+	if (argc != 4 || (strcmp(argv[1], "down") && strcmp(argv[1], "up") &&
+			  strcmp(argv[1], "nostack"))) {
+		fprintf(stderr, "usage: stack-switch down|up|nostack DEPTH MS\n");
 		return 2;
 	}
 	depth = atoi(argv[2]);
@@ -190,6 +233,14 @@ int main(int argc, char **argv)
 	g = map_stack();
 	if (!g)
 		return 1;
+	if (!strcmp(argv[1], "nostack")) {
+		/* the top of a page that cannot be read */
+		if (mprotect(g, 4096, PROT_NONE))
+			return 1;
+		bad_sp = g + 4096 - 64;
+		run_up(g);
+		return 0;
+	}
 	if (!strcmp(argv[1], "up")) {
 		run_up(g);
 		return 0;
