@@ -117,9 +117,12 @@ static size_t walk_snapshot(struct as_ctx *ac, bool no_fp,
 			       regs->valid & SFP_REGS_FP, frames, max, stop);
 }
 
-static size_t walk_live(struct as_ctx *c, bool no_fp,
-			const struct sfp_regs *regs, struct sfp_frame *frames,
-			size_t max, enum sfp_unwind_stop *stop)
+/* A walk through the reader (any kind), with or without a second
+ * stack; each caller passes constants, so each gets its own copy. */
+static __attribute__((always_inline)) inline size_t
+walk_reader(struct as_ctx *c, bool no_fp, const struct sfp_regs *regs,
+	    struct sfp_frame *frames, size_t max, enum sfp_unwind_stop *stop,
+	    bool (*other_stack)(void *ctx, uint64_t addr))
 {
 	const struct unw_env env = {
 		.read = as_read,
@@ -127,10 +130,18 @@ static size_t walk_live(struct as_ctx *c, bool no_fp,
 		.read_code = as_read_code,
 		.ctx = c,
 		.no_fp_fallback = no_fp,
+		.other_stack = other_stack,
 	};
 
 	return unw_walk_inline(&env, regs->ip, regs->sp, regs->fp,
 			       regs->valid & SFP_REGS_FP, frames, max, stop);
+}
+
+static size_t walk_live(struct as_ctx *c, bool no_fp,
+			const struct sfp_regs *regs, struct sfp_frame *frames,
+			size_t max, enum sfp_unwind_stop *stop)
+{
+	return walk_reader(c, no_fp, regs, frames, max, stop, NULL);
 }
 
 static bool as_other_stack(void *ctx, uint64_t addr)
@@ -147,17 +158,8 @@ static size_t walk_two_stacks(struct as_ctx *c, bool no_fp,
 			      struct sfp_frame *frames, size_t max,
 			      enum sfp_unwind_stop *stop)
 {
-	const struct unw_env env = {
-		.read = as_read,
-		.lookup = as_lookup,
-		.read_code = as_read_code,
-		.ctx = c,
-		.no_fp_fallback = no_fp,
-		.other_stack = as_other_stack,
-	};
-
-	return unw_walk_inline(&env, regs->ip, regs->sp, regs->fp,
-			       regs->valid & SFP_REGS_FP, frames, max, stop);
+	return walk_reader(c, no_fp, regs, frames, max, stop,
+			   as_other_stack);
 }
 
 /*

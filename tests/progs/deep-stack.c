@@ -27,34 +27,7 @@
 #include <string.h>
 #include <time.h>
 
-static volatile unsigned long sink;
-
-/* Neither inlined, cloned nor folded with its twin (clang has no noipa;
- * the bodies differ in a constant there, which keeps them apart). */
-#ifdef __clang__
-#define NOIPA __attribute__((noinline))
-#else
-#define NOIPA __attribute__((noipa))
-#endif
-
-static double cpu_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-NOIPA static void leaf_spin(double ms)
-{
-	double end = cpu_ms() + ms;
-	unsigned long i;
-
-	do {
-		for (i = 0; i < 200000; i++)
-			sink += i ^ (sink >> 3);
-	} while (cpu_ms() < end);
-}
+#include "spin.h"
 
 NOIPA static unsigned long rec_a(int n, double ms)
 {

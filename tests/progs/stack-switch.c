@@ -37,15 +37,11 @@
 #include <sys/mman.h>
 #include <time.h>
 
-#ifdef __clang__
-#define NOIPA __attribute__((noinline))
-#else
-#define NOIPA __attribute__((noipa))
-#endif
+#include "spin.h"
+
 
 #define G_STACK (1u << 20)
 
-static volatile unsigned long sink;
 static double spin_ms;
 static int depth;
 static char *other_top;		/* the stack switch_call goes to */
@@ -117,25 +113,6 @@ void spin_nostack(void *sp, long n)
 	abort();
 }
 #endif
-
-static double cpu_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-NOIPA static void leaf_spin(double ms)
-{
-	double end = cpu_ms() + ms;
-	unsigned long i;
-
-	do {
-		for (i = 0; i < 200000; i++)
-			sink += i ^ (sink >> 3);
-	} while (cpu_ms() < end);
-}
 
 /* on the other stack */
 NOIPA static void g0_work(long arg)
