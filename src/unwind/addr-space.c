@@ -81,6 +81,22 @@ static void map_release(struct unw_map *m)
 	m->path = NULL;
 }
 
+/* Forget the kept code bytes of [start, end). */
+static void drop_kept(struct sfp_addr_space *as, uint64_t start,
+		      uint64_t end)
+{
+	unsigned int i;
+
+	for (i = 0; i < UNW_KEPT_CODE; i++) {
+		struct unw_kept_code *k = &as->kept[i];
+
+		if (k->bytes && k->start < end && start < k->start + k->len) {
+			free(k->bytes);
+			memset(k, 0, sizeof(*k));
+		}
+	}
+}
+
 static void clear_maps(struct sfp_addr_space *as)
 {
 	size_t i;
@@ -90,6 +106,7 @@ static void clear_maps(struct sfp_addr_space *as)
 	as->num_maps = 0;
 	as->gen++;
 	as->cache_stale = true;
+	drop_kept(as, 0, UINT64_MAX);
 }
 
 void sfp_addr_space__free(struct sfp_addr_space **asp)
@@ -99,7 +116,7 @@ void sfp_addr_space__free(struct sfp_addr_space **asp)
 	if (!asp || !*asp)
 		return;
 	as = *asp;
-	clear_maps(as);
+	clear_maps(as);	/* (the kept code too) */
 	free(as->maps);
 	free(as->cache);
 	free(as->cache_dir);
@@ -136,6 +153,7 @@ static int punch(struct sfp_addr_space *as, uint64_t start, uint64_t end)
 {
 	size_t i = 0;
 
+	drop_kept(as, start, end);
 	while (i < as->num_maps) {
 		struct unw_map *m = &as->maps[i];
 
@@ -537,14 +555,69 @@ int unw_as_read_code(struct sfp_addr_space *as, uint64_t ip, void *buf,
 static int anon_code_reader(void *ctx, uint64_t ip, void *buf, size_t len)
 {
 	struct unw_as_code_ctx *cc = ctx;
+	unsigned int i;
 
 	if (unw_as_read_code(cc->as, ip, buf, len) == 0)
 		return 0;
 	if (cc->r && cc->r->kind != UNW_READER_SNAPSHOT)
 		return sfp_reader__read(cc->r, ip, buf, len);
-	if (cc->as->pid > 0)
-		return unw_vm_read(cc->as->pid, ip, buf, len);
+	if (cc->as->pid > 0 && unw_vm_read(cc->as->pid, ip, buf, len) == 0) {
+		cc->live = true;
+		return 0;
+	}
+	/* gone (or not ours to read): the bytes last read while it ran */
+	for (i = 0; i < UNW_KEPT_CODE; i++) {
+		const struct unw_kept_code *k = &cc->as->kept[i];
+
+		if (k->bytes && ip >= k->start && ip - k->start <= k->len &&
+		    len <= k->len - (ip - k->start)) {
+			memcpy(buf, k->bytes + (ip - k->start), len);
+			return 0;
+		}
+	}
 	return -EFAULT;
+}
+
+/*
+ * A trampoline was recognised in m from the live process: keep (or
+ * refresh) a copy of the mapping's bytes, so that samples of it read
+ * after the process has exited still find their trampolines.  Each new
+ * trampoline address read live refreshes it (the interpreter writes
+ * trampolines into the arena as it goes, each once).
+ */
+static void keep_code(struct sfp_addr_space *as, const struct unw_map *m)
+{
+	size_t len = (size_t)(m->end - m->start);
+	struct unw_kept_code *k = NULL;
+	unsigned int i;
+	uint8_t *b;
+
+	if (as->pid <= 0 || !len || len > UNW_KEPT_CODE_MAX)
+		return;
+	for (i = 0; i < UNW_KEPT_CODE && !k; i++)
+		if (as->kept[i].bytes && as->kept[i].start == m->start &&
+		    as->kept[i].len == len)
+			k = &as->kept[i];
+	for (i = 0; i < UNW_KEPT_CODE && !k; i++)
+		if (!as->kept[i].bytes)
+			k = &as->kept[i];
+	if (!k) {
+		/* full: the first slot goes */
+		k = &as->kept[0];
+		free(k->bytes);
+		memset(k, 0, sizeof(*k));
+	}
+	b = k->bytes ? k->bytes : malloc(len);
+	if (!b)
+		return;
+	if (unw_vm_read(as->pid, m->start, b, len)) {
+		free(b);
+		memset(k, 0, sizeof(*k));
+		return;
+	}
+	k->start = m->start;
+	k->len = len;
+	k->bytes = b;
 }
 
 /* Uncached lookup of the rule for pc. */
@@ -554,7 +627,7 @@ static __attribute__((noinline)) void lookup_slow(struct sfp_addr_space *as, str
 	struct unw_map *m = unw_as_find(as, pc);
 	struct unw_module *mod;
 	struct sfp_sframe_row row;
-	struct unw_as_code_ctx cc = { as, r };
+	struct unw_as_code_ctx cc = { as, r, false };
 
 	memset(rule, 0, sizeof(*rule));
 	if (!m || !(m->prot & SFP_MAP_EXEC)) {
@@ -587,9 +660,11 @@ static __attribute__((noinline)) void lookup_slow(struct sfp_addr_space *as, str
 	 * trampolines): its bytes, from the live process, may be one of
 	 * the trampolines whose rules are known. */
 	if (!mod || !mod->table) {
-		if (as->arch == SFP_ARCH_X86_64)
-			unw_tramp_lookup(anon_code_reader, &cc, m->start,
-					 m->end, ip, pc == ip, rule);
+		if (as->arch == SFP_ARCH_X86_64 &&
+		    unw_tramp_lookup(anon_code_reader, &cc, m->start, m->end,
+				     ip, pc == ip, rule) &&
+		    cc.live)
+			keep_code(as, m);
 		return;
 	}
 	/* An object of another machine (a perf [vdso] of this host in an

@@ -27,6 +27,12 @@ struct unw_cache_ent {
 	struct unw_rule rule;
 } __attribute__((aligned(64)));
 
+/* Anonymous code mappings whose bytes an address space keeps, at most;
+ * each at most UNW_KEPT_CODE_MAX bytes (CPython's trampoline arena is
+ * 64 KiB). */
+#define UNW_KEPT_CODE 4
+#define UNW_KEPT_CODE_MAX (1u << 20)
+
 struct sfp_addr_space {
 	struct unw_map *maps;	/* sorted by start, no overlaps */
 	size_t num_maps;
@@ -50,6 +56,16 @@ struct sfp_addr_space {
 	uint8_t arch;		/* enum sfp_arch, never SFP_ARCH_HOST */
 	bool no_cache;
 	struct unw_table_opts topts;
+	/* The bytes of anonymous code mappings in which an interpreter's
+	 * trampoline was recognised from the live process, as last read:
+	 * what the process ran, for its samples read after it has exited
+	 * (a recorder behind a short process).  A few mappings; dropped
+	 * when their range changes. */
+	struct unw_kept_code {
+		uint64_t start;
+		size_t len;
+		uint8_t *bytes;
+	} kept[UNW_KEPT_CODE];
 };
 
 /* The architecture sfprof runs on. */
@@ -62,6 +78,7 @@ struct sfp_addr_space {
 struct unw_as_code_ctx {
 	struct sfp_addr_space *as;
 	struct sfp_reader *r;
+	bool live;		/* anon_code_reader read the live process */
 };
 
 /*

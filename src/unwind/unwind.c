@@ -198,7 +198,7 @@ int sfp_unwind(struct sfp_addr_space *as, struct sfp_reader *r,
 	       size_t max, const struct sfp_unwind_opts *opts,
 	       enum sfp_unwind_stop *stop)
 {
-	struct as_ctx c = { as, r, { as, r } };
+	struct as_ctx c = { as, r, { as, r, false } };
 	bool no_fp;
 	enum sfp_unwind_stop why;
 	uint32_t depth;

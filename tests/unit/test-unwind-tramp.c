@@ -10,6 +10,7 @@
  */
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <sfprof/unwind.h>
@@ -236,6 +237,114 @@ TEST(unwind_tramp_walk_through_anonymous_code)
 #else
 	/* The patterns are x86-64 code: an address space of this machine
 	 * never asks for them (no interpreter here writes them). */
+	ASSERT_EQ(unw_tramp_match(py312, sizeof(py312), 6, false, NULL), 0);
+#endif
+}
+
+/*
+ * The recorder reads a process's trampolines by its pid, often after the
+ * process has exited (it works behind the samples).  Once a trampoline of
+ * an arena was read live, the arena's bytes are kept: another trampoline
+ * of it, first asked for after the exit, is still stepped, where a space
+ * that never read the arena live cannot step it.
+ */
+TEST(unwind_tramp_kept_after_exit)
+{
+#if defined(__x86_64__)
+	long pg = sysconf(_SC_PAGESIZE);
+	struct sfp_addr_space *as = NULL, *fresh = NULL;
+	struct sfp_reader *r = NULL;
+	static uint64_t stack[16];
+	struct sfp_regs regs = { 0 };
+	struct sfp_frame fr[8];
+	enum sfp_unwind_stop stop;
+	int go[2], n, status;
+	uint8_t *code;
+	pid_t child;
+
+	code = mmap(NULL, pg, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!ASSERT_TRUE(code != MAP_FAILED) || !ASSERT_OK(pipe(go)))
+		return;
+	memset(code, 0xcc, pg);
+	memcpy(code, py312, sizeof(py312));
+	mprotect(code, pg, PROT_READ | PROT_EXEC);
+	child = fork();
+	if (child == 0) {
+		char c;
+
+		close(go[1]);
+		(void)!read(go[0], &c, 1);	/* until the parent closes */
+		_exit(0);
+	}
+	close(go[0]);
+	if (!ASSERT_TRUE(child > 0))
+		goto out;
+
+	/* frame 0 without table or frame pointer, its caller in a
+	 * trampoline (at + 6: after call *%rcx), that one's caller at
+	 * code + 0x105 */
+	regs.ip = (uintptr_t)code + 0x200;
+	regs.sp = (uintptr_t)&stack[0];
+	regs.fp = (uintptr_t)&stack[2];
+	regs.valid = SFP_REGS_IP | SFP_REGS_SP | SFP_REGS_FP;
+	stack[2] = 0;
+	stack[4] = 0x1111;
+	stack[5] = (uintptr_t)code + 0x105;
+	SFP_OPTS(sfp_addr_space_opts, ao, .pid = child);
+	if (!ASSERT_OK(sfp_addr_space__new(&ao, &as)) ||
+	    !ASSERT_OK(sfp_addr_space__load_pid(as, child)) ||
+	    !ASSERT_OK(sfp_addr_space__new(&ao, &fresh)) ||
+	    !ASSERT_OK(sfp_addr_space__load_pid(fresh, child)) ||
+	    !ASSERT_OK(sfp_reader__new_snapshot(stack, sizeof(stack),
+						regs.sp, &r)))
+		goto out;
+
+	/* live: the third trampoline */
+	stack[3] = (uintptr_t)code + 22 + 6;
+	n = sfp_unwind(as, r, &regs, fr, 8, NULL, &stop);
+	if (ASSERT_EQ(n, 3))
+		ASSERT_TRUE(fr[1].flags & SFP_FRAME_TRAMPOLINE);
+
+	/* the process gone: the second one, never asked for before */
+	close(go[1]);
+	go[1] = -1;
+	waitpid(child, &status, 0);
+	child = -1;
+	stack[3] = (uintptr_t)code + 11 + 6;
+	n = sfp_unwind(as, r, &regs, fr, 8, NULL, &stop);
+	if (ASSERT_EQ(n, 3)) {
+		ASSERT_TRUE(fr[1].flags & SFP_FRAME_TRAMPOLINE);
+		ASSERT_EQ(fr[2].ip, (uintptr_t)code + 0x105);
+	}
+	/* a space that never read it live has nothing to step it by */
+	n = sfp_unwind(fresh, r, &regs, fr, 8, NULL, &stop);
+	ASSERT_EQ(n, 2);
+	ASSERT_EQ(stop, SFP_STOP_NO_INFO);
+
+	/* the mapping replaced: its kept bytes go with it */
+	ASSERT_OK(sfp_addr_space__remove_range(as, (uintptr_t)code,
+					       (uintptr_t)code + pg));
+	{
+		struct sfp_map m = { .start = (uintptr_t)code,
+				     .end = (uintptr_t)code + pg,
+				     .prot = SFP_MAP_READ | SFP_MAP_EXEC };
+
+		ASSERT_OK(sfp_addr_space__add_map(as, &m));
+	}
+	stack[3] = (uintptr_t)code + 6;
+	n = sfp_unwind(as, r, &regs, fr, 8, NULL, &stop);
+	ASSERT_EQ(n, 2);
+out:
+	if (go[1] >= 0)
+		close(go[1]);
+	if (child > 0)
+		waitpid(child, &status, 0);
+	sfp_reader__free(&r);
+	sfp_addr_space__free(&as);
+	sfp_addr_space__free(&fresh);
+	munmap(code, pg);
+#else
 	ASSERT_EQ(unw_tramp_match(py312, sizeof(py312), 6, false, NULL), 0);
 #endif
 }
