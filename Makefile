@@ -100,6 +100,19 @@ CLI_LIBS := -Wl,-Bstatic $(filter -lbpf,$(LIBS)) -ldw -lelf -lprotobuf-c \
 else
 CLI_LIBS = $(LIBS) -lbz2
 endif
+# With the libraries linked in, every allocation of libdw, libelf and
+# libsfprof in the CLI goes through tools/sfprof/cli-heap-meter.c's
+# counting wrappers: `symbolize --listen` charges each symbol table the
+# heap it really holds.  Not without them (libdw's calls unseen).
+ifeq ($(STATIC_CLI),1)
+HEAP_METER_WRAP := malloc calloc realloc reallocarray free posix_memalign \
+	aligned_alloc memalign strdup strndup
+HEAP_METER_LDFLAGS := $(foreach f,$(HEAP_METER_WRAP),-Wl,--wrap=$(f))
+$(BUILD)/tools/sfprof/cli-heap-meter.o: ALL_CFLAGS += -DCLI_HEAP_METER
+$(BUILD)/tests/test-cli-heap-meter: ALL_CFLAGS += -DCLI_HEAP_METER
+$(BUILD)/tests/test-cli-heap-meter: ALL_LDFLAGS += $(HEAP_METER_LDFLAGS)
+$(BUILD)/tests/test-cli-heap-meter: LIBS = $(CLI_LIBS)
+endif
 CLI_SRCS := $(sort $(wildcard tools/sfprof/*.c))
 CLI_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(CLI_SRCS))
 # Unit tests this build leaves out on purpose, with the reason: `make
@@ -160,7 +173,8 @@ $(SHARED_LIB): $(LIB_OBJS) $(MAPFILE) | check-versions
 
 $(CLI): $(CLI_OBJS) $(STATIC_LIB)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJS) $(STATIC_LIB) $(CLI_LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) $(HEAP_METER_LDFLAGS) -o $@ $(CLI_OBJS) \
+		$(STATIC_LIB) $(CLI_LIBS)
 
 $(BUILD)/sfprof.pc: mk/sfprof.pc.in
 	$(Q)mkdir -p $(@D)

@@ -129,6 +129,15 @@ void cli_batch_heap_for(const char *input);
 /* Whether a batch command frees what it holds before exiting (see
  * cli-heap.c): only under AddressSanitizer. */
 bool cli_free_at_exit(void);
+/*
+ * The calling thread's net heap bytes since it started, as counted by the
+ * allocation wrappers of cli-heap-meter.c; NULL where the CLI is built
+ * without them (the libraries linked shared, so libdw's allocations
+ * would go unseen).  Differences are what matter: the store charges a
+ * symbol table what its load and lookups add.
+ */
+typedef int64_t (*cli_heap_fn)(void);
+cli_heap_fn cli_heap_meter(void);
 
 /* Print library diagnostics to stderr (installed by main()). */
 void cli_setup_logging(bool verbose);
