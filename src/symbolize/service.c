@@ -468,8 +468,13 @@ void symz_service_metrics(void *ctx, FILE *f, const struct agent_listen_stats *l
 	metric(f, "sfprof_symbolize_tables", "gauge",
 	       "Symbol tables kept (one per build-id).", t.tables);
 	metric(f, "sfprof_symbolize_tables_bytes", "gauge",
-	       "What the tables kept cost, against --memory (their files' "
-	       "sizes).", t.bytes);
+	       "What the tables kept cost, against --memory (the files they "
+	       "map and their heap).", t.bytes);
+	metric(f, "sfprof_symbolize_tables_heap_bytes", "gauge",
+	       "... of it their heap, as measured.", t.heap_bytes);
+	metric(f, "sfprof_symbolize_tables_heap_measured", "gauge",
+	       "1 if the tables' heap is measured, 0 if this build counts "
+	       "their files only.", t.heap_measured);
 	metric(f, "sfprof_symbolize_table_loads_total", "counter",
 	       "Lookups of a build-id's files (each one once however many "
 	       "requests asked at that moment).", t.loads);

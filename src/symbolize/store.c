@@ -18,14 +18,21 @@
  * - A build-id nothing was found for is remembered for retry_ms, so that
  *   a flood of requests is not a flood of debuginfod lookups; then it is
  *   looked for again (the server may have learnt it).
- * - The budget: an entry costs the sizes of the files its table was read
- *   from (the file at its path or the debug file that stood in, and the
- *   separate debug file) -- the agent's measure of its symbol tables
- *   too: the symbolizer keeps the symbol table, and maps the DWARF it
- *   reads, in proportion.  Past the budget the least recently used
- *   entries nobody is using are let go; an entry in use stays until its
- *   last request is done (so the budget can be exceeded by the tables of
- *   the requests under way, never for longer).
+ * - The budget: an entry costs the sizes of the files its table maps
+ *   (the file at its path or the debug file that stood in, and the
+ *   separate debug file) plus the heap it holds.  The heap is measured
+ *   where the caller gives a meter (o.heap_now: this thread's net
+ *   allocations, the CLI's counting wrappers): what the load added, and
+ *   then what each lookup adds -- a table grows as lookups reach new
+ *   compile units, libdw reading their line tables -- each taken on the
+ *   thread that does it while no other table's work runs there (a load
+ *   runs alone on its thread; a lookup holds the entry's lock).  Where
+ *   no meter is given the files' sizes are all, which is low: a table's
+ *   symbol index, line tables and libdw's state take about four times
+ *   its files' size.  Past the budget the least recently used entries
+ *   nobody is using are let go; an entry in use stays until its last
+ *   request is done (so the budget can be exceeded by the tables of the
+ *   requests under way, never for longer).
  * - A build-id is the only key: a path that changes meaning cannot
  *   give another file's names.
  */
@@ -58,7 +65,10 @@ struct symz_entry {
 	struct sfp_symbolizer *sym;
 	struct sfp_symbolizer_dso *dso;
 	enum symz_source src;
-	uint64_t bytes;
+	uint64_t bytes;		/* files + heap: what the budget counts */
+	uint64_t files;		/* the sizes of the files it maps */
+	uint64_t heap;		/* the heap it was measured to hold */
+	int64_t mark;		/* the meter when the lookup began (lock) */
 	pthread_mutex_t lock;	/* lookups in sym */
 };
 
@@ -104,6 +114,7 @@ int symz_store_new(const struct symz_store_opts *o, struct symz_store **out)
 		st->o.memory = DEFAULT_MEMORY;
 	if (!st->o.retry_ms)
 		st->o.retry_ms = DEFAULT_RETRY_MS;
+	st->st.heap_measured = st->o.heap_now != NULL;
 	while (o->debug_dirs && o->debug_dirs[n])
 		n++;
 	st->dirs = calloc(n + 1, sizeof(*st->dirs));
@@ -154,6 +165,13 @@ static void lru_front(struct symz_store *st, struct symz_entry *e)
 		st->lru_tail = e;
 }
 
+/* E's cost out of the store's (lock held) */
+static void uncharge(struct symz_store *st, struct symz_entry *e)
+{
+	st->st.bytes -= e->bytes;
+	st->st.heap_bytes -= e->heap;
+}
+
 /* Take E out of the table (lock held); freed now if nobody uses it. */
 static void entry_remove(struct symz_store *st, struct symz_entry *e)
 {
@@ -170,7 +188,7 @@ static void entry_remove(struct symz_store *st, struct symz_entry *e)
 	}
 	e->gone = true;
 	if (!e->refs) {
-		st->st.bytes -= e->bytes;
+		uncharge(st, e);
 		entry_free(e);
 	}
 }
@@ -251,6 +269,7 @@ static void load(struct symz_store *st, struct symz_entry *e,
 		 .srclines = true, .debuginfod = st->o.debuginfod,
 		 .debuginfod_timeout_ms = st->o.debuginfod_timeout_ms,
 		 .flags = SFP_SYMBOLIZER_DEBUG_AS_CODE);
+	int64_t mark = st->o.heap_now ? st->o.heap_now() : 0;
 	const char *p, *d;
 	int err;
 
@@ -268,8 +287,14 @@ static void load(struct symz_store *st, struct symz_entry *e,
 	e->src = symz_classify(e->dso, path);
 	p = sfp_symbolizer_dso__path(e->dso);
 	d = sfp_symbolizer_dso__debug_path(e->dso);
-	e->bytes = file_bytes(p) + (d && (!p || strcmp(p, d)) ?
+	e->files = file_bytes(p) + (d && (!p || strcmp(p, d)) ?
 				    file_bytes(d) : 0);
+	if (st->o.heap_now) {
+		int64_t grew = st->o.heap_now() - mark;
+
+		e->heap = grew > 0 ? (uint64_t)grew : 0;
+	}
+	e->bytes = e->files + e->heap;
 }
 
 int symz_store_get(struct symz_store *st, const char *path, const uint8_t *id,
@@ -314,6 +339,7 @@ int symz_store_get(struct symz_store *st, const char *path, const uint8_t *id,
 			e->state = ENT_READY;
 			st->st.tables++;
 			st->st.bytes += e->bytes;
+			st->st.heap_bytes += e->heap;
 			lru_front(st, e);
 		} else {
 			e->state = ENT_FAILED;
@@ -352,7 +378,7 @@ int symz_store_get(struct symz_store *st, const char *path, const uint8_t *id,
 	if (e->state != ENT_READY) {
 		err = e->err ? e->err : -ENOENT;
 		if (!--e->refs && e->gone) {
-			st->st.bytes -= e->bytes;
+			uncharge(st, e);
 			entry_free(e);
 		}
 		pthread_mutex_unlock(&st->lock);
@@ -373,7 +399,7 @@ void symz_store_put(struct symz_entry *e)
 	pthread_mutex_lock(&st->lock);
 	if (!--e->refs) {
 		if (e->gone) {
-			st->st.bytes -= e->bytes;
+			uncharge(st, e);
 			entry_free(e);
 		} else {
 			evict(st);
@@ -385,9 +411,26 @@ void symz_store_put(struct symz_entry *e)
 void symz_entry_lock(struct symz_entry *e)
 {
 	pthread_mutex_lock(&e->lock);
+	if (e->store->o.heap_now)
+		e->mark = e->store->o.heap_now();
 }
 
+/* What the lookup made the table grow (or shrink) by is charged to it. */
 void symz_entry_unlock(struct symz_entry *e)
 {
+	struct symz_store *st = e->store;
+	int64_t d = st->o.heap_now ? st->o.heap_now() - e->mark : 0;
+
+	if (d) {
+		uint64_t heap = d > 0 || (uint64_t)-d < e->heap ?
+				e->heap + (uint64_t)d : 0;
+
+		pthread_mutex_lock(&st->lock);
+		st->st.heap_bytes += heap - e->heap;
+		st->st.bytes += heap - e->heap;
+		e->heap = heap;
+		e->bytes = e->files + heap;
+		pthread_mutex_unlock(&st->lock);
+	}
 	pthread_mutex_unlock(&e->lock);
 }

@@ -196,11 +196,16 @@ struct symz_store_opts {
 	uint32_t debuginfod_timeout_ms;	/* one build-id's fetch */
 	uint32_t retry_ms;		/* a build-id not found is looked
 					   for again after (0: 60 s) */
+	/* The calling thread's net heap bytes (any origin: differences
+	 * count); NULL: a table costs its files' sizes only. */
+	int64_t (*heap_now)(void);
 };
 
 struct symz_store_stats {
 	uint64_t tables;	/* loaded and kept now */
 	uint64_t bytes;		/* their cost (store.c says how counted) */
+	uint64_t heap_bytes;	/* ... of which their heap, measured */
+	bool heap_measured;	/* o.heap_now was given */
 	uint64_t loads;		/* lookups of a build-id's files made */
 	uint64_t load_failures;	/* ... that found nothing */
 	uint64_t hits;		/* requests served by a table kept */

@@ -101,6 +101,7 @@ int symz_listen(const struct symz_listen_opts *lo)
 		.memory = lo->memory, .debug_dirs = lo->debug_dirs,
 		.debuginfod = lo->debuginfod,
 		.debuginfod_timeout_ms = lo->timeout_ms,
+		.heap_now = cli_heap_meter(),
 	};
 	struct symz_service_opts svo = {
 		.max_profile = lo->max_profile, .max_series = 256,
@@ -139,6 +140,11 @@ int symz_listen(const struct symz_listen_opts *lo)
 		cli_err("symbolize: %s", sfp_strerror(err));
 		goto out;
 	}
+	if (!sto.heap_now && !lo->quiet)
+		fprintf(stderr, "sfprof symbolize: this build cannot count the "
+			"tables' heap (its libraries are linked shared): "
+			"--memory counts their files' sizes only, about a "
+			"quarter of what they hold\n");
 	if (lo->pyroscope &&
 	    start_sink(AGENT_SINK_PYROSCOPE, lo->pyroscope, lo, &svo.pyroscope))
 		goto out;
@@ -204,7 +210,8 @@ out:
 		fprintf(stderr, "sfprof symbolize: tables: %llu loads (%llu "
 			"found nothing), %llu hits, %llu waits (%llu timed "
 			"out), %llu evicted (%llu bytes), %llu kept (%llu "
-			"bytes)\n", (unsigned long long)ts.loads,
+			"bytes, %llu of them heap%s)\n",
+			(unsigned long long)ts.loads,
 			(unsigned long long)ts.load_failures,
 			(unsigned long long)ts.hits,
 			(unsigned long long)ts.waits,
@@ -212,7 +219,9 @@ out:
 			(unsigned long long)ts.evictions,
 			(unsigned long long)ts.evicted_bytes,
 			(unsigned long long)ts.tables,
-			(unsigned long long)ts.bytes);
+			(unsigned long long)ts.bytes,
+			(unsigned long long)ts.heap_bytes,
+			ts.heap_measured ? "" : ", not measured");
 		say_sink(svo.pyroscope);
 		say_sink(svo.otlp);
 	}
