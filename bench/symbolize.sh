@@ -26,76 +26,17 @@ trap 'exit 130' INT TERM HUP
 mkdir -p "$T/bin" "$T/dbg" "$T/cache"
 
 # --- the binaries -------------------------------------------------------------
-python3 - "$FUNCS" > "$T/gen.c" <<'EOF'
-import sys
-n = int(sys.argv[1])
-print("volatile unsigned long sink;")
-print("extern const unsigned long bench_seed;")
-for i in range(n):
-    print("static inline unsigned long in%d(unsigned long x) { return x * %d + bench_seed; }" % (i, 2 * i + 1))
-    print("__attribute__((noinline)) unsigned long f%d(unsigned long x) "
-          "{ for (int k = 0; k < 3; k++) sink += in%d(x + k); return sink; }" % (i, i))
-print("int main(void) { unsigned long s = 0;")
-for i in range(n):
-    print("  s += f%d(s);" % i)
-print("  return (int)s; }")
-EOF
 # The functions are compiled once (a file of FUNCS functions takes seconds
 # to build, 200 of them most of an hour on a loaded machine); each binary
 # links them with a seed of its own, which makes its build-id its own.
 echo "symbolize bench: building $BINS binaries of $FUNCS functions ..."
-gcc -O2 -g -c -o "$T/gen.o" "$T/gen.c" || exit 2
-i=0
-while [ $i -lt "$BINS" ]; do
-	echo "const unsigned long bench_seed = $i;" > "$T/seed.c"
-	gcc -O2 -g -o "$T/bin/b$i" "$T/gen.o" "$T/seed.c" || exit 2
-	id=$(readelf -n "$T/bin/b$i" | awk '/Build ID:/ { print $3 }')
-	d=$T/dbg/.build-id/$(echo "$id" | cut -c1-2)
-	mkdir -p "$d"
-	objcopy --only-keep-debug "$T/bin/b$i" "$d/$(echo "$id" | cut -c3-).debug"
-	cp "$d/$(echo "$id" | cut -c3-).debug" "$T/bin/b$i.debug"
-	strip -s "$T/bin/b$i"
-	echo "$i $id" >> "$T/ids"
-	i=$((i + 1))
-done
+python3 "$ROOT/tests/cli/symbolize-gen.py" binaries "$T" "$BINS" "$FUNCS" || exit 2
 
 # --- the profile: each function's call of its inlined helper, once ------------
 # profile FIRST END OUT.pb: the profile of binaries FIRST..END-1 (their
 # frames' "debug-file address" lines appended to $T/addrs)
-cat > "$T/profile.py" <<'EOF'
-import subprocess, sys
-t, first, bins = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-ids = dict(l.split() for l in open(t + "/ids"))
-strs = [""]
-def s(x):
-    strs.append(x)
-    return len(strs) - 1
-maps, locs, samples, addrs = [], [], [], open(t + "/addrs", "a")
-lid = 0
-for b in range(first, bins):
-    path = "%s/bin/b%d" % (t, b)
-    start = 0x100000000 * (b + 1)
-    maps.append("mapping { id: %d memory_start: %d memory_limit: %d file_offset: 0 "
-                "filename: %d build_id: %d }" % (b + 1, start, start + 0x40000000,
-                                                 s("/srv/b%d" % b), s(ids[str(b)])))
-    nm = subprocess.run(["nm", path + ".debug"], capture_output=True, text=True).stdout
-    for line in nm.splitlines():
-        f = line.split()
-        if len(f) == 3 and f[1] == "T" and f[2].startswith("f"):
-            a = int(f[0], 16) + 4          # inside the function
-            lid += 1
-            locs.append("location { id: %d mapping_id: %d address: %d }" % (lid, b + 1, start + a))
-            samples.append("sample { location_id: %d value: 1 }" % lid)
-            addrs.write("%s 0x%x\n" % (path + ".debug", a))
-print('sample_type { type: %d unit: %d }' % (s("samples"), s("count")))
-print("\n".join(samples))
-print("\n".join(maps))
-print("\n".join(locs))
-for x in strs:
-    print('string_table: "%s"' % x)
-EOF
 profile() {
-	python3 "$T/profile.py" "$T" "$1" "$2" > "$T/prof.txt" &&
+	python3 "$ROOT/tests/cli/symbolize-gen.py" profile "$T" "$1" "$2" > "$T/prof.txt" &&
 	protoc --proto_path="$PROTO" --encode perftools.profiles.Profile \
 		"$PROTO/profile.proto" < "$T/prof.txt" > "$3"
 }
