@@ -30,12 +30,16 @@ elif ! grep -q ' bpf_loop$' /proc/kallsyms; then
 fi
 
 # run MODE NAME [record options]: the program twice in one recording;
-# "$TMP/NAME.check" has one line per process
+# "$TMP/NAME.check" has one line per process.  The first run lasts 2 s:
+# the recorder follows the name once it has unwound one of its samples,
+# and it may be behind by a second at the start (its first tables, built
+# under ASan on a loaded machine); the second run is judged from its
+# first sample.
 run() {
 	mode=$1 name=$2
 	shift 2
 	sfp record -F 1000 "$@" -o "$TMP/$name.data" -- sh -c \
-		"'$PROG' $mode $DEPTH 500 && '$PROG' $mode $DEPTH 1500" \
+		"'$PROG' $mode $DEPTH 2000 && '$PROG' $mode $DEPTH 1500" \
 		> /dev/null 2> "$TMP/$name.err"
 	rrc=$?
 	sfp script -i "$TMP/$name.data" > "$TMP/$name.script" 2> /dev/null
