@@ -14,15 +14,6 @@
 #include "cli.h"
 #include "test.h"
 
-/* where the blocks are kept, so that the compiler cannot pair a malloc
- * with its free and drop both */
-static void *volatile held[4];
-
-static int64_t now(void)
-{
-	return cli_heap_meter()();
-}
-
 TEST(cli_heap_meter_built_as_the_cli)
 {
 #ifdef CLI_HEAP_METER
@@ -35,6 +26,15 @@ TEST(cli_heap_meter_built_as_the_cli)
 }
 
 #ifdef CLI_HEAP_METER
+/* where the blocks are kept, so that the compiler cannot pair a malloc
+ * with its free and drop both */
+static void *volatile held[4];
+
+static int64_t now(void)
+{
+	return cli_heap_meter()();
+}
+
 TEST(cli_heap_meter_counts_and_uncounts)
 {
 	int64_t m = now();
