@@ -18,11 +18,12 @@
  *
  * What the count cannot see: blocks that libc allocates itself and the
  * caller frees (getline, asprintf, realpath): their free is subtracted
- * without their allocation having been added.  None happens inside a
- * table's load or lookup today; if one did, its table would be charged
- * less, never another table more.  Without the static libraries (the
- * cross build) libdw's calls would not be seen at all, so there is no
- * meter and the store counts files' sizes only.
+ * without their allocation having been added.  Inside a table's load
+ * the only ones are the temporary names of cache files written
+ * (common/outfile.c's asprintf, tens of bytes a file): that table is
+ * charged as much less, never another table more.  Without the static
+ * libraries (the cross build) libdw's calls would not be seen at all, so
+ * there is no meter and the store counts files' sizes only.
  */
 #include <malloc.h>
 #include <stdint.h>
