@@ -89,7 +89,8 @@ void *__wrap_reallocarray(void *p, size_t nmemb, size_t n)
 	size_t old = p ? malloc_usable_size(p) : 0;
 	void *q = __real_reallocarray(p, nmemb, n);
 
-	if (q)
+	/* as realloc: a size of 0 frees p (an overflow leaves it) */
+	if (q || !nmemb || !n)
 		thread_net -= (int64_t)old;
 	return took(q);
 }
