@@ -6,10 +6,11 @@
  * inherited by new processes), the record pipeline (synthesized maps of
  * running processes, the unwinder, the deferral engine) or the bpf-defer
  * backend, and the reader thread that only moves records from the rings
- * to the session's queue, so the kernel never waits on us.  What record
- * writes to perf.data the agent decodes (records.c), stitches (the
- * deferred user chains onto their samples, as perf 6.19 does) and interns
- * into per-service aggregates (window.c).
+ * to the session's queue, so the kernel never waits on us.  Where record
+ * has the pipeline write perf.data, the agent takes its events typed --
+ * samples with their whole chains, side-band decoded once -- and interns
+ * them into per-service aggregates (window.c): no sample is encoded into
+ * perf bytes and decoded again on the way.
  *
  * State that would grow with the processes the agent outlives is dropped
  * at their EXIT record: the machine model's maps and threads, the
@@ -79,11 +80,6 @@
 #define PULL_MAX_LAG_NS 30000000000ull
 /* At SIGINT/SIGTERM: what is queued is processed for at most this long. */
 #define FINAL_READ_NS 2000000000ull
-/* Samples kept waiting for their deferred user chain at most: a task
- * that exits or execs before its chain comes leaves its samples behind,
- * and they must not pile up for weeks. */
-#define MAX_WAITING 4096
-
 struct proc_info {
 	struct proc_info *next;
 	uint32_t pid;
@@ -103,18 +99,12 @@ struct agent {
 	const struct agent_opts *o;
 	struct sfp_record *r;
 	struct sfp_rec_pipe *p;
-	struct sfp_stitcher *st;
 	struct sfp_machine *m;
 	struct sfp_symbolizer *sym;
-	struct sfp_perf_evsel evsel;
-	/* --off-cpu: the pipeline's offcpu-time output and its ids */
+	/* --off-cpu: the pipeline's offcpu-time events, and the evsel its
+	 * aggregates see (event 0: one event a profile) */
+	const struct sfp_perf_evsel *off_out;
 	struct sfp_perf_evsel off_evsel;
-	const uint64_t *off_ids;
-	size_t nr_off_ids;
-	uint64_t *scratch;
-	size_t scratch_len;
-	char *str;		/* a record's strings, NUL-terminated */
-	size_t str_cap;
 	char host[256];
 	/* labels by pid */
 	struct proc_info *procs[PROC_BUCKETS];
@@ -141,7 +131,6 @@ struct agent {
 	 * its users ask */
 	uint64_t cpu_records, cpu_windows, cpu_snapshots, cpu_loop;
 	uint64_t loops;
-	bool in_flush;			/* writing off-CPU sums (out_record) */
 	bool final;			/* the last read, after the signal */
 	uint64_t final_deadline;
 	int own_wake_fd;		/* made here when opts gave none */
@@ -826,8 +815,12 @@ static int on_event(void *ctx, const struct sfp_perf_event *ev,
 		finish_pulls(a, clock_ns(CLOCK_MONOTONIC), false);
 	switch (ev->type) {
 	case SFP_PERF_RECORD_SAMPLE:
-		if (ev->evsel == &a->off_evsel)
-			return on_off_cpu(a, ev, how);
+		if (a->off_out && ev->evsel == a->off_out) {
+			struct sfp_perf_event off = *ev;
+
+			off.evsel = &a->off_evsel;
+			return on_off_cpu(a, &off, how);
+		}
 		a->mt.samples++;
 		pi = proc_get(a, ev->sample.pid);
 		if (!pi)
@@ -880,81 +873,30 @@ static int on_event(void *ctx, const struct sfp_perf_event *ev,
 	}
 }
 
-/*
- * The evsel of a record: with --off-cpu two events share the output, and
- * a sample's IDENTIFIER (its first field, perf's rule with several
- * events) names the off-CPU one; side-band records are the first event's.
- */
-static const struct sfp_perf_evsel *sample_evsel(const struct agent *a,
-						 const void *rec, size_t size)
-{
-	uint64_t id;
-	size_t i;
-
-	if (!a->nr_off_ids || size < 16 ||
-	    ((const uint32_t *)rec)[0] != SFP_PERF_RECORD_SAMPLE ||
-	    !(a->evsel.attr.sample_type & PERF_SAMPLE_IDENTIFIER))
-		return &a->evsel;
-	memcpy(&id, (const uint8_t *)rec + 8, sizeof(id));
-	for (i = 0; i < a->nr_off_ids; i++)
-		if (a->off_ids[i] == id)
-			return &a->off_evsel;
-	return &a->evsel;
-}
-
-/* The pipeline's output records (an sfp_rec_out_fn). */
-static int out_record(void *ctx, const void *rec, size_t size)
+/* The pipeline's events (an sfp_rec_event_fn): typed, no bytes. */
+static int pipe_event(void *ctx, const struct sfp_perf_event *ev,
+		      enum sfp_stitch_how how)
 {
 	struct agent *a = ctx;
-	struct sfp_perf_event ev;
-	int err;
 
-	if (size / 8 + 8 > a->scratch_len) {
-		size_t n = size / 8 + 8;
-		uint64_t *s = realloc(a->scratch, n * sizeof(*s));
-
-		if (!s)
-			return -ENOMEM;
-		a->scratch = s;
-		a->scratch_len = n;
-	}
-	if (size + 1 > a->str_cap) {
-		char *s = realloc(a->str, size + 1);
-
-		if (!s)
-			return -ENOMEM;
-		a->str = s;
-		a->str_cap = size + 1;
-	}
 	/* a signal, or the end's time is up: leave the rest unread */
 	if (!(++a->records & 255)) {
 		if (a->final ? clock_ns(CLOCK_MONOTONIC) > a->final_deadline
 			     : *a->o->stop != 0)
 			return -ECANCELED;
 	}
-	err = agent_decode(sample_evsel(a, rec, size), rec, size, &ev,
-			   a->scratch, a->scratch_len, a->str);
-	if (err < 0) {
-		pr_warn("agent: a malformed record of type %u (%zu bytes) "
-			"skipped", ((const uint32_t *)rec)[0], size);
-		return 0;
+	switch (ev->type) {
+	case SFP_PERF_RECORD_SAMPLE:
+	case SFP_PERF_RECORD_MMAP:
+	case SFP_PERF_RECORD_MMAP2:
+	case SFP_PERF_RECORD_COMM:
+	case SFP_PERF_RECORD_FORK:
+	case SFP_PERF_RECORD_EXIT:
+	case SFP_PERF_RECORD_LOST:
+		return on_event(a, ev, how);
+	default:
+		return 0;	/* not the agent's */
 	}
-	if (err > 0)
-		return 0;
-	/* A task's sums of short blocks go out before its EXIT: after it,
-	 * its comm (and with the process its maps and labels) are
-	 * forgotten.  The EXIT record is the session's, not the pipeline's
-	 * buffer that the sums are written through, and an EXIT's ev holds
-	 * no pointer into the scratch or string buffers the sums' decoding
-	 * reuses. */
-	if (a->o->off_cpu && ev.type == SFP_PERF_RECORD_EXIT && !a->in_flush) {
-		a->in_flush = true;
-		err = sfp_rec_pipe__flush_offcpu(a->p);
-		a->in_flush = false;
-		if (err < 0)
-			return err;
-	}
-	return sfp_stitcher__push(a->st, &ev);
 }
 
 /* --- the reader thread ----------------------------------------------------- */
@@ -1117,8 +1059,8 @@ static int setup(struct agent *a)
 		 .want_ctx = (void *)o,
 		 .inline_mode = o->off_cpu,
 		 .off_cpu_thresh_ns = o->off_cpu_thresh_ns,
-		 .off_cpu_max_rate = o->off_cpu_max_rate);
-	SFP_OPTS(sfp_stitch_opts, so, .max_waiting = MAX_WAITING);
+		 .off_cpu_max_rate = o->off_cpu_max_rate,
+		 .on_event = pipe_event, .event_ctx = a);
 	SFP_OPTS(sfp_symbolizer_opts, symo, .no_demangle = true);
 	int err;
 
@@ -1128,7 +1070,7 @@ static int setup(struct agent *a)
 		pr_warn("agent: cannot sample: %s", sfp_strerror(err));
 		return err;
 	}
-	if ((err = sfp_rec_pipe__new(a->r, &po, out_record, a, &a->p)))
+	if ((err = sfp_rec_pipe__new(a->r, &po, NULL, NULL, &a->p)))
 		return err;
 	if (o->bpf && (err = sfp_bpf_defer__attach(o->bpf, a->r, a->p, NULL,
 						   NULL, NULL))) {
@@ -1144,12 +1086,11 @@ static int setup(struct agent *a)
 			sfp_strerror(err));
 		return err;
 	}
-	sfp_record_perf_attr(sfp_rec_pipe__out_attr(a->p, 0), &a->evsel.attr);
 	if (o->off_cpu) {
 		int oe = sfp_record__off_cpu_evsel(a->r);
 
 		if (oe < 0 || !sfp_rec_pipe__is_offcpu(a->p, oe) ||
-		    !(a->nr_off_ids = sfp_record__ids(a->r, oe, &a->off_ids))) {
+		    !(a->off_out = sfp_rec_pipe__evsel(a->p, oe))) {
 			pr_warn("agent: --off-cpu: no off-CPU event "
 				"(--call-graph sframe only)");
 			return -EOPNOTSUPP;
@@ -1158,8 +1099,7 @@ static int setup(struct agent *a)
 				     &a->off_evsel.attr);
 	}
 	if ((err = sfp_machine__new(&a->m)) ||
-	    (err = sfp_symbolizer__new(&symo, &a->sym)) ||
-	    (err = sfp_stitcher__new(&so, on_event, a, &a->st)))
+	    (err = sfp_symbolizer__new(&symo, &a->sym)))
 		return err;
 	return sfp_rec_pipe__synthesize_kernel(a->p);
 }
@@ -1346,8 +1286,8 @@ stop:
 	if (!err) {
 		int e = read_records(&a, true);
 
-		if ((e >= 0 || e == -ECANCELED) && sfp_rec_pipe__finish(a.p) >= 0)
-			sfp_stitcher__flush(a.st);
+		if (e >= 0 || e == -ECANCELED)
+			sfp_rec_pipe__finish(a.p);
 	}
 	now = clock_ns(CLOCK_MONOTONIC);
 	take_pulls(&a, now);
@@ -1380,14 +1320,11 @@ out:
 	free(a.svc);
 	proc_forget_all(&a);
 	unw_module_async_stop();
-	sfp_stitcher__free(&a.st);
 	sfp_rec_pipe__free(&a.p);
 	sfp_record__free(&a.r);
 	sfp_symbolizer__free(&a.sym);
 	free(a.gone);
 	sfp_machine__free(&a.m);
-	free(a.scratch);
-	free(a.str);
 	free(a.dso_seen);
 	pthread_cond_destroy(&a.sh.cond);
 	pthread_mutex_destroy(&a.sh.lock);

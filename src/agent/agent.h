@@ -2,9 +2,9 @@
 /*
  * `sfprof agent`: always-on, system-wide sampling cut into windows.
  *
- *   session (every CPU) ─► record pipeline (unwind, deferred form)
+ *   session (every CPU) ─► record pipeline (unwind; bpf-defer: stitch)
  *        └─► reader thread drains the rings (sampling never waits)
- *   main loop: records ─► stitcher ─► filters ─► per-service aggregates
+ *   main loop: typed events ─► filters ─► per-service aggregates
  *        every interval: one pprof Profile per service ─► every sink
  *        pull requests (/debug/pprof/profile?seconds=N): an aggregate of
  *        their own, encoded when their span ends
@@ -12,8 +12,8 @@
  *   snapshot of the counters; they never touch the sampling state.
  *
  * The pieces: agent.c (the loop), window.c (aggregates and their pprof),
- * labels.c (service name, container id), records.c (ring records to
- * events), listen.c (HTTP), metrics.c (Prometheus text).
+ * labels.c (service name, container id), listen.c (HTTP), metrics.c
+ * (Prometheus text).
  */
 #ifndef SFP_AGENT_H
 #define SFP_AGENT_H
@@ -125,21 +125,6 @@ SFP_HIDDEN bool agent_read_cgroup(pid_t pid, char *path, size_t len);
  * a .service/.scope suffix ("nginx.service" -> "nginx"). */
 SFP_HIDDEN void agent_cgroup_service(const char *cgroup_path, char *out,
 				     size_t len);
-
-/* --- records.c ------------------------------------------------------ */
-
-/*
- * Decode one record of the pipeline's output (host order, 8-aligned)
- * into ev: SAMPLE through attr, the side-band records the machine model
- * and the stitcher need (MMAP, MMAP2, COMM, FORK, EXIT, LOST,
- * CALLCHAIN_DEFERRED).  Arrays land in scratch (at least size / 8 + 8
- * entries), strings in str (at least size + 1 bytes).  Return: 0, 1 for
- * a type the agent ignores, -EBADMSG for a malformed record.
- */
-SFP_HIDDEN int agent_decode(const struct sfp_perf_evsel *evsel,
-			    const void *rec, size_t size,
-			    struct sfp_perf_event *ev, uint64_t *scratch,
-			    size_t scratch_len, char *str);
 
 /* --- window.c ------------------------------------------------------- */
 

@@ -136,28 +136,76 @@ static size_t kernel_part(const struct sfp_record_sample *s)
 	return i;
 }
 
+/* Entries of the chain of s with user part u (0: no chain). */
+static size_t chain_len(const struct perf_event_attr *out_attr,
+			const struct sfp_record_sample *s,
+			const struct sfp_defer_user *u)
+{
+	size_t nr;
+
+	if (!(out_attr->sample_type & PERF_SAMPLE_CALLCHAIN))
+		return 0;
+	nr = kernel_part(s);
+	if (u->kind == SFP_DEFER_USER_DEFERRED)
+		nr += 2;
+	else if (u->kind == SFP_DEFER_USER_INLINE && u->nr)
+		nr += 1 + u->nr;
+	return nr;
+}
+
+/* The kernel's part of s, then the user part in the form u chose. */
+static void chain_fill(const struct sfp_record_sample *s,
+		       const struct sfp_defer_user *u, uint64_t *chain)
+{
+	size_t nk = kernel_part(s);
+
+	if (nk)
+		memcpy(chain, s->callchain, nk * 8);
+	if (u->kind == SFP_DEFER_USER_DEFERRED) {
+		chain[nk] = SFP_PERF_CONTEXT_USER_DEFERRED;
+		chain[nk + 1] = u->cookie;
+	} else if (u->kind == SFP_DEFER_USER_INLINE && u->nr) {
+		chain[nk] = PERF_CONTEXT_USER;
+		memcpy(chain + nk + 1, u->ips, u->nr * 8);
+	}
+}
+
+/* The fields of the perf.data component's sample, but for the chain. */
+static void sample_fields(const struct perf_event_attr *out_attr,
+			  const struct sfp_record_sample *s,
+			  struct sfp_perf_sample *ps)
+{
+	memset(ps, 0, sizeof(*ps));
+	ps->present = out_attr->sample_type & (SFP_PERF_SAMPLE_MAX - 1);
+	ps->id = s->id;
+	ps->ip = s->ip;
+	ps->pid = s->pid;
+	ps->tid = s->tid;
+	ps->time = s->time;
+	ps->addr = s->addr;
+	ps->stream_id = s->stream_id;
+	ps->cpu = s->cpu;
+	ps->period = s->period;
+	ps->raw_size = s->raw_size;
+	ps->raw_data = s->raw;
+}
+
 int sfp_record_encode_sample(const struct perf_event_attr *out_attr,
 			     const struct sfp_record_sample *s,
 			     const struct sfp_defer_user *u, void *buf,
 			     size_t cap)
 {
 	uint64_t stack_chain[STACK_CHAIN], *chain = stack_chain;
-	struct sfp_perf_sample ps = { 0 };
+	size_t nr = chain_len(out_attr, s, u);
+	struct sfp_perf_sample ps;
 	struct sfp_perf_attr a;
-	size_t nk, nr = 0;
 	int n;
 
 	if (out_attr->sample_type & ~(uint64_t)OUT_SAMPLE_BITS)
 		return -EOPNOTSUPP;
 	sfp_record_perf_attr(out_attr, &a);
+	sample_fields(out_attr, s, &ps);
 	if (out_attr->sample_type & PERF_SAMPLE_CALLCHAIN) {
-		/* the kernel's part, then the user part in the chosen form */
-		nk = kernel_part(s);
-		nr = nk;
-		if (u->kind == SFP_DEFER_USER_DEFERRED)
-			nr += 2;
-		else if (u->kind == SFP_DEFER_USER_INLINE && u->nr)
-			nr += 1 + u->nr;
 		if (nr > MAX_CHAIN)
 			return -EINVAL;
 		if (nr > STACK_CHAIN) {
@@ -165,33 +213,53 @@ int sfp_record_encode_sample(const struct perf_event_attr *out_attr,
 			if (!chain)
 				return -ENOMEM;
 		}
-		if (nk)
-			memcpy(chain, s->callchain, nk * 8);
-		if (u->kind == SFP_DEFER_USER_DEFERRED) {
-			chain[nk] = SFP_PERF_CONTEXT_USER_DEFERRED;
-			chain[nk + 1] = u->cookie;
-		} else if (u->kind == SFP_DEFER_USER_INLINE && u->nr) {
-			chain[nk] = PERF_CONTEXT_USER;
-			memcpy(chain + nk + 1, u->ips, u->nr * 8);
-		}
+		chain_fill(s, u, chain);
 		ps.ips = chain;
 		ps.nr_ips = nr;
 	}
-	ps.id = s->id;
-	ps.ip = s->ip;
-	ps.pid = s->pid;
-	ps.tid = s->tid;
-	ps.time = s->time;
-	ps.addr = s->addr;
-	ps.stream_id = s->stream_id;
-	ps.cpu = s->cpu;
-	ps.period = s->period;
-	ps.raw_size = s->raw_size;
-	ps.raw_data = s->raw;
 	n = sfp_perf_write_sample(&a, s->misc, &ps, buf, cap);
 	if (chain != stack_chain)
 		free(chain);
 	return n;
+}
+
+int sfp_record_sample_event(const struct perf_event_attr *out_attr,
+			    const struct sfp_perf_evsel *evsel,
+			    const struct sfp_record_sample *s,
+			    const struct sfp_defer_user *u, uint64_t **chain,
+			    size_t *chain_cap, struct sfp_perf_event *ev)
+{
+	size_t nr = chain_len(out_attr, s, u);
+
+	if (out_attr->sample_type & ~(uint64_t)OUT_SAMPLE_BITS)
+		return -EOPNOTSUPP;
+	/* the limit of the record it stands for, as in the file */
+	if (nr > MAX_CHAIN)
+		return -EINVAL;
+	if (nr > *chain_cap) {
+		size_t cap = nr < 256 ? 256 : nr;
+		uint64_t *c = realloc(*chain, cap * sizeof(*c));
+
+		if (!c)
+			return -ENOMEM;
+		*chain = c;
+		*chain_cap = cap;
+	}
+	memset(ev, 0, sizeof(*ev));
+	ev->type = PERF_RECORD_SAMPLE;
+	ev->misc = s->misc;
+	ev->evsel = evsel;
+	sample_fields(out_attr, s, &ev->sample);
+	if (out_attr->sample_type & PERF_SAMPLE_CALLCHAIN) {
+		chain_fill(s, u, *chain);
+		ev->sample.ips = *chain;
+		ev->sample.nr_ips = nr;
+		if (u->kind == SFP_DEFER_USER_DEFERRED) {
+			ev->sample.deferred = true;
+			ev->sample.deferred_cookie = u->cookie;
+		}
+	}
+	return 0;
 }
 
 int sfp_record_encode_deferred(const struct perf_event_attr *out_attr,

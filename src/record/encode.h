@@ -22,6 +22,23 @@ SFP_HIDDEN int sfp_record_encode_sample(const struct perf_event_attr *out_attr,
 					const struct sfp_defer_user *u,
 					void *buf, size_t cap);
 
+/*
+ * The same sample as the typed event the readers of those bytes get
+ * (struct sfp_perf_event, as the perf.data decoder would give it, with no
+ * raw bytes behind it: ev->raw NULL, ev->size 0): for a consumer of the
+ * pipeline that takes events, not a file.  The chain is assembled in
+ * *chain (grown as needed, the caller's to free).  Return: 0, -EINVAL (a
+ * chain over what a record can hold), -EOPNOTSUPP, -ENOMEM.
+ */
+struct sfp_perf_evsel;
+struct sfp_perf_event;
+SFP_HIDDEN int sfp_record_sample_event(const struct perf_event_attr *out_attr,
+				       const struct sfp_perf_evsel *evsel,
+				       const struct sfp_record_sample *s,
+				       const struct sfp_defer_user *u,
+				       uint64_t **chain, size_t *chain_cap,
+				       struct sfp_perf_event *ev);
+
 SFP_HIDDEN int
 sfp_record_encode_deferred(const struct perf_event_attr *out_attr, uint64_t id,
 			   const struct sfp_defer_origin *o, uint64_t cookie,

@@ -19,6 +19,7 @@
 #include "common/cursor.h"
 #include "common/procfs.h"
 #include "elf/buildid.h"
+#include "perf/perf-int.h"
 #include "record/deep.h"
 #include "record/encode.h"
 #include "record/pipeline.h"
@@ -26,6 +27,11 @@
 
 #define OUT_BUF 65536
 #define MAX_NO_TABLE 256
+/* bpf-defer's samples waiting for their user chains, at most: a task that
+ * exits or execs before its chain comes leaves its samples behind, and in
+ * an agent they must not pile up for weeks; past it the oldest goes on
+ * unmerged (SFP_STITCH_LEFTOVER, which the profile marks) */
+#define STITCH_MAX_WAITING 4096
 
 struct proc {
 	uint32_t pid;
@@ -73,6 +79,20 @@ struct sfp_rec_pipe {
 	struct bid_memo *bid_memo;	/* BID_MEMO slots, hashed by inode */
 	sfp_rec_out_fn out;
 	void *ctx;
+	/* Or typed events (sfp_rec_event_fn): the decoder's view of each
+	 * output attr, the chain a sample event is built in, the buffers a
+	 * record is decoded into, bpf-defer's stitcher. */
+	sfp_rec_event_fn on_event;
+	void *event_ctx;
+	struct sfp_perf_evsel *evsels;
+	uint64_t *ev_chain;
+	size_t ev_chain_cap;
+	uint64_t *scratch;
+	size_t scratch_len;
+	char *str;
+	size_t str_cap;
+	struct sfp_stitcher *stitch;
+	bool in_exit_flush;		/* the sums before an EXIT */
 	uint64_t *obuf;
 	const struct sfp_record_sample *cur;	/* sample being emitted */
 	/* Off-CPU time (record/offcpu.h), with the session's event. */
@@ -194,15 +214,123 @@ static void drop_proc(struct sfp_rec_pipe *p, uint32_t pid)
 
 /* --- output ----------------------------------------------------------- */
 
+/* An event to the consumer, through the stitcher where there is one. */
+static int deliver(struct sfp_rec_pipe *p, const struct sfp_perf_event *ev)
+{
+	int err = p->stitch ? sfp_stitcher__push(p->stitch, ev)
+			    : p->on_event(p->event_ctx, ev, SFP_STITCH_PASS);
+
+	if (err < 0)
+		return err;
+	p->st.records_out++;
+	return 0;
+}
+
+/*
+ * The output evsel of a record: with several events, a sample's
+ * IDENTIFIER (its first field, perf's rule) names its event; side-band
+ * records are the first event's.
+ */
+static int out_evsel_of(const struct sfp_rec_pipe *p, const void *rec,
+			size_t size)
+{
+	int i, nr = sfp_record__nr_evsels(p->r);
+	const uint64_t *ids;
+	uint64_t id;
+	size_t j, n;
+
+	if (nr < 2 || size < 16 ||
+	    ((const struct perf_event_header *)rec)->type != PERF_RECORD_SAMPLE ||
+	    !(p->out_attrs[0].sample_type & PERF_SAMPLE_IDENTIFIER))
+		return 0;
+	memcpy(&id, (const uint8_t *)rec + 8, sizeof(id));
+	for (i = 0; i < nr; i++)
+		for (n = sfp_record__ids(p->r, i, &ids), j = 0; j < n; j++)
+			if (ids[j] == id)
+				return i;
+	return 0;
+}
+
+/* A record as bytes (the kernel's, /proc's, the BPF side's), decoded once
+ * for the consumer of events. */
+static int emit_decoded(struct sfp_rec_pipe *p, const void *rec, size_t size)
+{
+	const struct perf_event_header *h = rec;
+	struct sfp_perf_event ev;
+	int err;
+
+	if (h->type == PERF_RECORD_EXIT && p->offcpu && !p->in_exit_flush) {
+		p->in_exit_flush = true;
+		err = sfp_offcpu__flush_sums(p->offcpu, p->last_time);
+		p->in_exit_flush = false;
+		if (err < 0)
+			return err;
+	}
+	if (size / 8 + 8 > p->scratch_len) {
+		size_t n = size / 8 + 8;
+		uint64_t *sc = realloc(p->scratch, n * sizeof(*sc));
+
+		if (!sc)
+			return -ENOMEM;
+		p->scratch = sc;
+		p->scratch_len = n;
+	}
+	if (size + 1 > p->str_cap) {
+		char *str = realloc(p->str, size + 1);
+
+		if (!str)
+			return -ENOMEM;
+		p->str = str;
+		p->str_cap = size + 1;
+	}
+	memset(&ev, 0, sizeof(ev));
+	ev.type = h->type;
+	ev.misc = h->misc;
+	ev.size = h->size;
+	ev.raw = rec;
+	ev.evsel = &p->evsels[out_evsel_of(p, rec, size)];
+	err = sfp_perf_record_decode(ev.evsel, rec, size, false, &ev,
+				     p->scratch, p->scratch_len, p->str, false);
+	if (err) {
+		p->st.undecoded++;
+		pr_warn("a record of type %u (%zu bytes) not understood: "
+			"skipped", h->type, size);
+		return 0;
+	}
+	return deliver(p, &ev);
+}
+
 static int emit(struct sfp_rec_pipe *p, const void *rec, size_t size)
 {
-	int err = p->out(p->ctx, rec, size);
+	int err;
 
+	if (p->on_event)
+		return emit_decoded(p, rec, size);
+	err = p->out(p->ctx, rec, size);
 	if (err < 0)
 		return err;
 	p->st.records_out++;
 	p->st.bytes_out += size;
 	return 0;
+}
+
+/* A sample of the engine or the off-CPU sums, typed (event consumer). */
+static int emit_typed(struct sfp_rec_pipe *p, int evsel,
+		      const struct sfp_record_sample *s,
+		      const struct sfp_defer_user *u)
+{
+	struct sfp_perf_event ev;
+	int err;
+
+	err = sfp_record_sample_event(&p->out_attrs[evsel], &p->evsels[evsel],
+				      s, u, &p->ev_chain,
+				      &p->ev_chain_cap, &ev);
+	if (err < 0) {
+		pr_warn("cannot pass on a sample of %u frames: %s",
+			(unsigned)(s->nr_callchain + u->nr), strerror(-err));
+		return err;
+	}
+	return deliver(p, &ev);
 }
 
 static void note_no_table(struct sfp_rec_pipe *p, const char *path)
@@ -292,6 +420,8 @@ static int emit_sample_cb(void *ctx, const struct sfp_defer_sample *ds,
 
 	if (s->evsel == p->offcpu_evsel && p->offcpu)
 		return sfp_offcpu__block(p->offcpu, s, u);
+	if (p->on_event)
+		return emit_typed(p, s->evsel, s, u);
 	n = sfp_record_encode_sample(&p->out_attrs[s->evsel], s, u, p->obuf,
 				     OUT_BUF);
 	if (n < 0) {
@@ -318,6 +448,24 @@ static int emit_deferred_cb(void *ctx, const struct sfp_defer_origin *o,
 		late.time = p->last_time;
 		o = &late;
 	}
+	if (p->on_event) {
+		/* not from the engine, which runs inline for events; kept
+		 * whole should another source of chains come */
+		struct sfp_perf_event ev = {
+			.type = SFP_PERF_RECORD_CALLCHAIN_DEFERRED,
+			.misc = PERF_RECORD_MISC_USER,
+			.evsel = &p->evsels[0],
+		};
+
+		ev.sample.pid = o->pid;
+		ev.sample.tid = o->tid;
+		ev.sample.time = o->time;
+		ev.sample.cpu = o->cpu;
+		ev.deferred.cookie = cookie;
+		ev.deferred.nr = nr;
+		ev.deferred.ips = ips;
+		return deliver(p, &ev);
+	}
 	n = sfp_record_encode_deferred(&p->out_attrs[0], p->track_id, o, cookie,
 				       ips, nr, p->obuf, OUT_BUF);
 	if (n < 0)
@@ -332,6 +480,8 @@ static int emit_offcpu_cb(void *ctx, const struct sfp_record_sample *s,
 	struct sfp_rec_pipe *p = ctx;
 	int n;
 
+	if (p->on_event && !p->offcpu_inject)
+		return emit_typed(p, p->offcpu_evsel, s, u);
 	n = sfp_record_encode_sample(&p->out_attrs[p->offcpu_evsel], s, u,
 				     p->obuf, OUT_BUF);
 	if (n < 0) {
@@ -1035,8 +1185,12 @@ int sfp_rec_pipe__new(struct sfp_record *r, const struct sfp_rec_pipe_opts *o,
 	struct sfp_rec_pipe *p;
 	const uint64_t *ids;
 
+	sfp_rec_event_fn on_event = SFP_OPTS_GET(o, sfp_rec_pipe_opts,
+						 on_event, NULL);
+
 	*pp = NULL;
-	if (!SFP_OPTS_VALID(o, sfp_rec_pipe_opts) || !out || nr <= 0)
+	if (!SFP_OPTS_VALID(o, sfp_rec_pipe_opts) || !out == !on_event ||
+	    nr <= 0)
 		return -EINVAL;
 	p = calloc(1, sizeof(*p));
 	if (!p)
@@ -1044,6 +1198,8 @@ int sfp_rec_pipe__new(struct sfp_record *r, const struct sfp_rec_pipe_opts *o,
 	p->r = r;
 	p->out = out;
 	p->ctx = ctx;
+	p->on_event = on_event;
+	p->event_ctx = SFP_OPTS_GET(o, sfp_rec_pipe_opts, event_ctx, NULL);
 	p->inline_mode = SFP_OPTS_GET(o, sfp_rec_pipe_opts, inline_mode, false);
 	p->fill_build_ids = SFP_OPTS_GET(o, sfp_rec_pipe_opts, fill_build_ids,
 					   false);
@@ -1054,6 +1210,10 @@ int sfp_rec_pipe__new(struct sfp_record *r, const struct sfp_rec_pipe_opts *o,
 		p->max_depth = SFP_DEFER_MAX_DEPTH;
 	/* Only the sframe mode unwinds here; dwarf keeps the snapshots. */
 	p->rewrite = sfp_record__call_graph(r) == SFP_RECORD_CG_SFRAME;
+	/* An event consumer gets whole chains: the engine's samples carry
+	 * their user part, there is nothing to stitch. */
+	if (on_event && p->rewrite)
+		p->inline_mode = true;
 	p->obuf = malloc(OUT_BUF);
 	p->out_attrs = calloc((size_t)nr, sizeof(*p->out_attrs));
 	p->cap_procs = 64;
@@ -1074,6 +1234,29 @@ int sfp_rec_pipe__new(struct sfp_record *r, const struct sfp_rec_pipe_opts *o,
 					    &p->out_attrs[i]);
 		else
 			p->out_attrs[i] = *sfp_record__attr(r, i);
+	}
+	if (on_event) {
+		p->evsels = calloc((size_t)nr, sizeof(*p->evsels));
+		if (!p->evsels)
+			goto fail;
+		for (i = 0; i < nr; i++) {
+			sfp_record_perf_attr(&p->out_attrs[i],
+					     &p->evsels[i].attr);
+			p->evsels[i].idx = (size_t)i;
+			p->evsels[i].nr_ids = sfp_record__ids(r, i,
+							      &p->evsels[i].ids);
+		}
+		/* bpf-defer's samples wait for their chains' records */
+		if (sfp_record__call_graph(r) == SFP_RECORD_CG_BPF_DEFER) {
+			SFP_OPTS(sfp_stitch_opts, so,
+				 .max_waiting = STITCH_MAX_WAITING);
+
+			err = sfp_stitcher__new(&so, on_event, p->event_ctx,
+						&p->stitch);
+			if (err)
+				goto fail;
+			err = -ENOMEM;
+		}
 	}
 	p->offcpu_evsel = sfp_record__off_cpu_evsel(r);
 	if (p->offcpu_evsel >= 0 &&
@@ -1144,7 +1327,17 @@ int sfp_rec_pipe__finish(struct sfp_rec_pipe *p)
 		if (err)
 			return err;
 	}
-	return p->engine ? sfp_defer_engine__flush(p->engine) : 0;
+	if (p->engine && (err = sfp_defer_engine__flush(p->engine)))
+		return err;
+	return p->stitch ? sfp_stitcher__flush(p->stitch) : 0;
+}
+
+const struct sfp_perf_evsel *sfp_rec_pipe__evsel(const struct sfp_rec_pipe *p,
+						 int evsel)
+{
+	if (!p->evsels || evsel < 0 || evsel >= sfp_record__nr_evsels(p->r))
+		return NULL;
+	return &p->evsels[evsel];
 }
 
 int sfp_rec_pipe__flush_offcpu(struct sfp_rec_pipe *p)
@@ -1268,6 +1461,11 @@ void sfp_rec_pipe__free(struct sfp_rec_pipe **pp)
 	free(p->obuf);
 	free(p->mmap_fix);
 	free(p->cache_dir);
+	sfp_stitcher__free(&p->stitch);
+	free(p->evsels);
+	free(p->ev_chain);
+	free(p->scratch);
+	free(p->str);
 	free(p);
 	*pp = NULL;
 }

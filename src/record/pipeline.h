@@ -19,6 +19,8 @@
 #ifndef SFP_RECORD_PIPELINE_H
 #define SFP_RECORD_PIPELINE_H
 
+#include <sfprof/perf.h>
+#include <sfprof/stitch.h>
 #include <sfprof/unwind.h>
 
 #include "defer/engine.h"
@@ -31,6 +33,23 @@ struct sfp_bpf_deep;
 
 /* Receives each output record (host order, 8-aligned, header.size bytes). */
 typedef int (*sfp_rec_out_fn)(void *ctx, const void *rec, size_t size);
+
+/*
+ * Or receives each output event typed, with no bytes in between: the
+ * consumer that aggregates (the agent) instead of the one that writes a
+ * file.  A sample comes with its whole chain -- the kernel's part, then
+ * PERF_CONTEXT_USER and the user frames (the sframe mode's engine runs
+ * inline for it) -- built from the unwind, never encoded and decoded
+ * again; how is SFP_STITCH_PASS.  With bpf-defer the user chains come
+ * from the BPF side as records of their own: the pipeline stitches them
+ * onto their samples (defer/stitch.c) and how says what became of each.
+ * Side-band records are decoded once, from the kernel's bytes; the last
+ * off-CPU sums go out before each EXIT, so that a consumer may forget a
+ * task at its exit.  ev, and what it points to, live during the call; a
+ * negative return stops the read and is passed back.
+ */
+typedef int (*sfp_rec_event_fn)(void *ctx, const struct sfp_perf_event *ev,
+				enum sfp_stitch_how how);
 
 struct sfp_rec_pipe_opts {
 	size_t sz;
@@ -66,12 +85,18 @@ struct sfp_rec_pipe_opts {
 	 * they gave none), the answer for a process already gone. */
 	bool (*want)(void *want_ctx, uint32_t pid, const char *comm);
 	void *want_ctx;
+	/* Typed events to this consumer instead of records to out (which
+	 * is then NULL): see sfp_rec_event_fn. */
+	sfp_rec_event_fn on_event;
+	void *event_ctx;
 	size_t :0;
 };
-#define sfp_rec_pipe_opts__last_field want_ctx
+#define sfp_rec_pipe_opts__last_field event_ctx
 
 struct sfp_rec_pipe_stats {
 	uint64_t records_in, records_out, bytes_out;
+	uint64_t undecoded;		/* records skipped: not understood
+					   (event consumer only) */
 	uint64_t samples;
 	uint64_t lost;			/* sum of LOST records seen */
 	struct sfp_defer_stats defer;	/* zero unless the engine runs */
@@ -94,6 +119,7 @@ struct sfp_rec_pipe_stats {
 	struct sfp_offcpu_stats offcpu;
 };
 
+/* out, ctx: the records' consumer; NULL with opts->on_event. */
 SFP_HIDDEN int sfp_rec_pipe__new(struct sfp_record *r,
 				 const struct sfp_rec_pipe_opts *opts,
 				 sfp_rec_out_fn out, void *ctx,
@@ -105,6 +131,11 @@ SFP_HIDDEN bool sfp_rec_pipe__rewrites(const struct sfp_rec_pipe *p);
 /* The attr the output file must declare for evsel. */
 SFP_HIDDEN const struct perf_event_attr *
 sfp_rec_pipe__out_attr(const struct sfp_rec_pipe *p, int evsel);
+
+/* With opts->on_event: the evsel the events of output evsel point to
+ * (its idx is evsel), NULL without or out of range. */
+SFP_HIDDEN const struct sfp_perf_evsel *
+sfp_rec_pipe__evsel(const struct sfp_rec_pipe *p, int evsel);
 
 /* The name the output file gives evsel ("offcpu-time" for the off-CPU
  * event, as perf names its own). */
@@ -130,7 +161,9 @@ SFP_HIDDEN int sfp_rec_pipe__synthesize_kernel(struct sfp_rec_pipe *p);
 SFP_HIDDEN int sfp_rec_pipe__record(const void *rec, size_t size, int cpu,
 				    void *pipe);
 
-/* End of recording: emit the deferred records still owed. */
+/* End of recording: emit the deferred records still owed (and, with
+ * opts->on_event and bpf-defer, the samples still waiting for theirs,
+ * unmerged). */
 SFP_HIDDEN int sfp_rec_pipe__finish(struct sfp_rec_pipe *p);
 
 /*

@@ -19,6 +19,7 @@
 #include <sfprof/record.h>
 
 #include "perf/perf-int.h"
+#include "record/encode.h"
 #include "record/pipeline.h"
 #include "record/record.h"
 #include "test.h"
@@ -155,21 +156,34 @@ static bool chain_ok(const struct func *f, size_t nf, const uint64_t *ips,
 
 static char prog[512];
 
-static int record(const char *mode, const char *ms, bool inline_mode,
-		  uint64_t freq, struct out *o, struct sfp_record **rp,
-		  struct sfp_rec_pipe **pp)
+/* The child's path, in prog. */
+static void prog_path(void)
+{
+	snprintf(prog, sizeof(prog), "%s/tests/progs/record-spin",
+		 getenv("SFP_BUILD") ? getenv("SFP_BUILD") : "build");
+}
+
+/*
+ * Record the child in mode for ms of its CPU time.  Its output goes to o
+ * as records, or with on_event to that consumer as typed events.
+ */
+static int record_to(const char *mode, const char *ms, bool inline_mode,
+		     uint64_t freq, struct out *o, sfp_rec_event_fn on_event,
+		     void *ectx, struct sfp_record **rp,
+		     struct sfp_rec_pipe **pp)
 {
 	char *argv[] = { prog, (char *)mode, (char *)ms, NULL };
 	SFP_OPTS(sfp_record_opts, ro, .argv = argv, .freq = freq);
-	SFP_OPTS(sfp_rec_pipe_opts, po, .inline_mode = inline_mode);
+	SFP_OPTS(sfp_rec_pipe_opts, po, .inline_mode = inline_mode,
+		 .on_event = on_event, .event_ctx = ectx);
 	int err;
 
-	snprintf(prog, sizeof(prog), "%s/tests/progs/record-spin",
-		 getenv("SFP_BUILD") ? getenv("SFP_BUILD") : "build");
+	prog_path();
 	err = sfp_record__open(&ro, rp);
 	if (err)
 		return err;
-	err = sfp_rec_pipe__new(*rp, &po, collect, o, pp);
+	err = sfp_rec_pipe__new(*rp, &po, on_event ? NULL : collect,
+				on_event ? NULL : o, pp);
 	if (err)
 		return err;
 	err = sfp_record__start(*rp);
@@ -185,6 +199,13 @@ static int record(const char *mode, const char *ms, bool inline_mode,
 	if (err >= 0)
 		err = sfp_rec_pipe__finish(*pp);
 	return err;
+}
+
+static int record(const char *mode, const char *ms, bool inline_mode,
+		  uint64_t freq, struct out *o, struct sfp_record **rp,
+		  struct sfp_rec_pipe **pp)
+{
+	return record_to(mode, ms, inline_mode, freq, o, NULL, NULL, rp, pp);
 }
 
 struct analysis {
@@ -427,6 +448,135 @@ out:
 	out_free(&o);
 }
 
+/* What the typed events of one recording showed (an event consumer). */
+struct evs {
+	struct func f[4];
+	struct res *res;
+	size_t nres;
+	uint64_t leaf_top;
+	uint64_t samples, with_bytes, not_pass, deferred, mmap_prog, comm,
+		exits, other;
+	struct sfp_rec_pipe *const *pp;	/* set by record_to() */
+	bool wrong_evsel;
+};
+
+static int on_event(void *ctx, const struct sfp_perf_event *ev,
+		    enum sfp_stitch_how how)
+{
+	struct evs *e = ctx;
+	size_t j;
+
+	if (how != SFP_STITCH_PASS)
+		e->not_pass++;
+	switch (ev->type) {
+	case PERF_RECORD_SAMPLE:
+		e->samples++;
+		/* typed from the unwind: no record behind it */
+		if (ev->raw || ev->size)
+			e->with_bytes++;
+		if (!ev->evsel || ev->evsel != sfp_rec_pipe__evsel(*e->pp, 0))
+			e->wrong_evsel = true;
+		if (ev->sample.deferred)
+			e->deferred++;
+		for (j = 0; j < ev->sample.nr_ips; j++)
+			if (ev->sample.ips[j] == PERF_CONTEXT_USER)
+				break;
+		if (j < ev->sample.nr_ips)
+			judge(e->f, 4, ev->sample.ips + j + 1,
+			      ev->sample.nr_ips - j - 1, false,
+			      ev->sample.time, e->res, &e->nres, &e->leaf_top);
+		else
+			judge(e->f, 4, NULL, 0, false, ev->sample.time,
+			      e->res, &e->nres, &e->leaf_top);
+		return 0;
+	case PERF_RECORD_MMAP2:
+		/* decoded from the kernel's bytes */
+		if (ev->raw && ev->mmap.filename &&
+		    strstr(ev->mmap.filename, "record-spin") &&
+		    (ev->mmap.prot & PROT_EXEC))
+			e->mmap_prog++;
+		return 0;
+	case PERF_RECORD_COMM:
+		e->comm += ev->comm.comm && !strcmp(ev->comm.comm,
+						    "record-spin");
+		return 0;
+	case PERF_RECORD_EXIT:
+		e->exits++;
+		return 0;
+	case SFP_PERF_RECORD_CALLCHAIN_DEFERRED:
+		e->deferred++;
+		return 0;
+	default:
+		e->other++;
+		return 0;
+	}
+}
+
+/*
+ * The agent's path: the pipeline hands a consumer typed events.  Each
+ * sample comes with its whole chain, built from the unwind -- never
+ * encoded into a record (no bytes behind it) -- and as complete as the
+ * records' path makes it; the side-band comes decoded from the kernel's
+ * bytes; nothing is deferred, nothing waits.
+ */
+TEST(pipeline_events_typed_whole_chains)
+{
+	struct evs e = { .f = { { "flat_leaf", 0, 0 }, { "flat_mid", 0, 0 },
+				{ "flat_outer", 0, 0 }, { "main", 0, 0 } } };
+	uint64_t tmin = UINT64_MAX, tmax = 0, in_main = 0, full = 0;
+	struct sfp_record *r = NULL;
+	struct sfp_rec_pipe *p = NULL;
+	struct sfp_rec_pipe_stats st;
+	size_t i;
+	int err;
+
+	e.res = calloc(MAX_RES, sizeof(*e.res));
+	if (!ASSERT_TRUE(e.res != NULL))
+		return;
+	/* p is set before the first event: the session starts the child
+	 * only at sfp_record__start() */
+	e.pp = &p;
+	/* the functions are known before the events come */
+	prog_path();
+	if (!ASSERT_OK(find_funcs(prog, e.f, 4)))
+		goto out;
+	err = record_to("flat", "500", false, 999, NULL, on_event, &e, &r, &p);
+	if (!ASSERT_OK(err))
+		goto out;
+	for (i = 0; i < e.nres; i++)
+		if (e.res[i].has_main) {
+			tmin = e.res[i].time < tmin ? e.res[i].time : tmin;
+			tmax = e.res[i].time > tmax ? e.res[i].time : tmax;
+		}
+	for (i = 0; i < e.nres; i++)
+		if (e.res[i].time >= tmin && e.res[i].time <= tmax) {
+			in_main++;
+			full += e.res[i].ok;
+		}
+	sfp_rec_pipe__stats(p, &st);
+	ASSERT_EQ(e.samples, st.samples);
+	ASSERT_GE(in_main, 450);
+	ASSERT_GE(full * 100, in_main * 99);
+	ASSERT_GE(e.leaf_top * 2, in_main);
+	ASSERT_EQ(e.with_bytes, 0);
+	ASSERT_FALSE(e.wrong_evsel);
+	ASSERT_EQ(e.deferred, 0);
+	ASSERT_EQ(st.defer.deferred, 0);
+	ASSERT_EQ(e.not_pass, 0);
+	ASSERT_GE(e.mmap_prog, 1);
+	ASSERT_GE(e.comm, 1);
+	ASSERT_GE(e.exits, 1);
+	ASSERT_EQ(st.undecoded, 0);
+	ASSERT_EQ(st.bytes_out, 0);
+	fprintf(stderr, "  events: full stacks in %llu of %llu samples in "
+		"main, %llu samples\n", (unsigned long long)full,
+		(unsigned long long)in_main, (unsigned long long)e.samples);
+out:
+	sfp_rec_pipe__free(&p);
+	sfp_record__free(&r);
+	free(e.res);
+}
+
 /*
  * An MMAP2 record as the kernel writes it for a session without
  * attr.build_id (device 254:0, an inode) but with the build-id flag,
@@ -633,4 +783,103 @@ next:
 		sfp_record__free(&r);
 		out_free(&o);
 	}
+}
+
+/* What a bpf-defer pipeline's consumer got (typed events). */
+struct stitched {
+	uint64_t how[4];
+	uint64_t samples, chains_ok;
+	uint64_t deferred_left;		/* merged, yet still marked waiting */
+};
+
+static int on_stitched(void *ctx, const struct sfp_perf_event *ev,
+		       enum sfp_stitch_how how)
+{
+	/* perf's merge: the chain but its cookie, the marker kept as the
+	 * user part's context, then the record's frames */
+	static const uint64_t whole[] = { PERF_CONTEXT_KERNEL,
+					  0xffffffff81000010ULL,
+					  (uint64_t)-640 /* USER_DEFERRED */,
+					  0x401000, 0x401100, 0x401200 };
+	struct stitched *s = ctx;
+
+	if (ev->type != PERF_RECORD_SAMPLE)
+		return 0;
+	s->samples++;
+	s->how[how]++;
+	if (how == SFP_STITCH_MERGED && ev->sample.deferred)
+		s->deferred_left++;
+	if (how == SFP_STITCH_MERGED && ev->sample.nr_ips == 6 &&
+	    !memcmp(ev->sample.ips, whole, sizeof(whole)))
+		s->chains_ok++;
+	return 0;
+}
+
+/*
+ * bpf-defer in the agent's path: the BPF side's samples carry a cookie
+ * and its user chains come as records of their own.  The pipeline
+ * stitches them for its event consumer as perf 6.19 does: a chain onto
+ * every waiting sample of its task and cookie, a sample of another
+ * cookie on unmerged, what never got a chain delivered unmerged at the
+ * end -- and no merged sample the consumer sees is still marked waiting.
+ */
+TEST(pipeline_events_bpf_defer_stitched)
+{
+	static const uint64_t kchain[] = { PERF_CONTEXT_KERNEL,
+					   0xffffffff81000010ULL };
+	static const uint64_t user[] = { 0x401000, 0x401100, 0x401200 };
+	char *argv[] = { "/bin/true", NULL };
+	SFP_OPTS(sfp_record_opts, ro, .argv = argv,
+		 .call_graph = SFP_RECORD_CG_BPF_DEFER);
+	struct stitched got;
+	SFP_OPTS(sfp_rec_pipe_opts, po, .on_event = on_stitched,
+		 .event_ctx = &got);
+	struct sfp_defer_origin o = { 40, 41, 0, 2000 };
+	struct sfp_record_sample s;
+	struct sfp_defer_user u = { .kind = SFP_DEFER_USER_DEFERRED,
+				    .cookie = (1ULL << 32) | 7 };
+	const struct perf_event_attr *oa;
+	struct sfp_record *r = NULL;
+	struct sfp_rec_pipe *p = NULL;
+	uint64_t buf[512];
+	int n, i;
+
+	memset(&got, 0, sizeof(got));
+	if (!ASSERT_OK(sfp_record__open(&ro, &r)) ||
+	    !ASSERT_OK(sfp_rec_pipe__new(r, &po, NULL, NULL, &p)))
+		goto out;
+	oa = sfp_rec_pipe__out_attr(p, 0);
+	memset(&s, 0, sizeof(s));
+	s.misc = PERF_RECORD_MISC_KERNEL;
+	s.ip = kchain[1];
+	s.pid = 40;
+	s.tid = 41;
+	s.period = 1;
+	s.callchain = kchain;
+	s.nr_callchain = 2;
+	/* two samples of one kernel entry, one of another task's */
+	for (i = 0; i < 3; i++) {
+		s.time = 1000 + (uint64_t)i;
+		s.tid = i == 2 ? 42 : 41;
+		n = sfp_record_encode_sample(oa, &s, &u, buf, sizeof(buf));
+		if (!ASSERT_GE(n, 8) ||
+		    !ASSERT_OK(sfp_rec_pipe__record(buf, (size_t)n, 0, p)))
+			goto out;
+	}
+	ASSERT_EQ(got.samples, 0);	/* they wait for their chain */
+	n = sfp_record_encode_deferred(oa, 0, &o, u.cookie, user, 3, buf,
+				       sizeof(buf));
+	if (!ASSERT_GE(n, 8) ||
+	    !ASSERT_OK(sfp_rec_pipe__record(buf, (size_t)n, 0, p)))
+		goto out;
+	ASSERT_EQ(got.how[SFP_STITCH_MERGED], 2);
+	ASSERT_EQ(got.chains_ok, 2);
+	ASSERT_EQ(got.samples, 2);
+	ASSERT_OK(sfp_rec_pipe__finish(p));
+	ASSERT_EQ(got.samples, 3);
+	ASSERT_EQ(got.how[SFP_STITCH_LEFTOVER], 1);
+	ASSERT_EQ(got.deferred_left, 0);
+out:
+	sfp_rec_pipe__free(&p);
+	sfp_record__free(&r);
 }

@@ -278,3 +278,125 @@ TEST(encode_sample_forms_and_limits)
 	ASSERT_GE(sfp_record_encode_sample(&oa, &s, &u, out, sizeof(out)), 8);
 	ASSERT_ERR(sfp_record_encode_sample(&oa, &s, &u, out, 4096), -ENOSPC);
 }
+
+/*
+ * The pipeline's typed sample (its event consumer, the agent) is what a
+ * reader decodes from the bytes the file writer makes of the same sample:
+ * every field, each chain form, raw data, an identifier, and the limit.
+ */
+TEST(sample_event_equals_encoded_then_decoded)
+{
+	const uint64_t kchain[] = { PERF_CONTEXT_KERNEL, 0xffffffff81000010ULL,
+				    0xffffffff81000abcULL };
+	const uint32_t raw[5] = { 1, 2, 3, 4, 5 };
+	uint64_t ips[700], out[8192], scratch[8200], *chain = NULL;
+	size_t chain_cap = 0, i, k;
+	struct perf_event_attr a, oa;
+	struct sfp_perf_evsel evsel;
+	struct sfp_record_sample s;
+	struct sfp_defer_user u;
+	struct sfp_perf_event ev;
+	struct sfp_perf_sample d;
+	int n, form;
+
+	for (i = 0; i < 700; i++)
+		ips[i] = 0x401000 + 16 * i;
+	memset(&a, 0, sizeof(a));
+	a.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP |
+			PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+			PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN |
+			PERF_SAMPLE_RAW | PERF_SAMPLE_REGS_USER |
+			PERF_SAMPLE_STACK_USER;
+	a.sample_regs_user = SFP_USER_REGS_MASK;
+	a.sample_id_all = 1;
+	memset(&s, 0, sizeof(s));
+	s.id = 77;
+	s.ip = 0xffffffff81000010ULL;
+	s.pid = 7;
+	s.tid = 8;
+	s.time = 123456789;
+	s.cpu = 1;
+	s.period = 250000;
+	s.callchain = kchain;
+	s.nr_callchain = 3;
+	s.raw = raw;
+	s.raw_size = sizeof(raw);
+	s.misc = PERF_RECORD_MISC_KERNEL;
+	/* 0: no user part, 1: a cookie, 2: inline frames, 3: a user-mode
+	 * sample (no kernel part) inline */
+	for (form = 0; form < 4; form++) {
+		memset(&u, 0, sizeof(u));
+		u.kind = form == 0 ? SFP_DEFER_USER_NONE :
+			 form == 1 ? SFP_DEFER_USER_DEFERRED :
+				     SFP_DEFER_USER_INLINE;
+		u.cookie = (5ULL << 32) | 9;
+		u.ips = ips;
+		u.nr = 12;
+		if (form == 3) {
+			s.nr_callchain = 0;
+			s.misc = PERF_RECORD_MISC_USER;
+		}
+		sfp_record_out_attr(&a, form == 1, true, &oa);
+		memset(&evsel, 0, sizeof(evsel));
+		sfp_record_perf_attr(&oa, &evsel.attr);
+		evsel.idx = 3;
+		n = sfp_record_encode_sample(&oa, &s, &u, out, sizeof(out));
+		if (!ASSERT_GE(n, 8) ||
+		    !ASSERT_OK(sfp_perf_parse_sample(&evsel.attr, out,
+						     (size_t)n, false, &d,
+						     scratch, 8200)) ||
+		    !ASSERT_OK(sfp_record_sample_event(&oa, &evsel, &s, &u,
+						       &chain, &chain_cap,
+						       &ev)))
+			break;
+		ASSERT_EQ(ev.type, PERF_RECORD_SAMPLE);
+		ASSERT_EQ(ev.misc, hdr(out).misc);
+		ASSERT_TRUE(ev.evsel == &evsel);
+		ASSERT_TRUE(ev.raw == NULL);
+		ASSERT_EQ(ev.sample.present, d.present);
+		ASSERT_EQ(ev.sample.id, d.id);
+		ASSERT_EQ(ev.sample.ip, d.ip);
+		ASSERT_EQ(ev.sample.pid, d.pid);
+		ASSERT_EQ(ev.sample.tid, d.tid);
+		ASSERT_EQ(ev.sample.time, d.time);
+		ASSERT_EQ(ev.sample.cpu, d.cpu);
+		ASSERT_EQ(ev.sample.period, d.period);
+		ASSERT_EQ(ev.sample.deferred, d.deferred);
+		ASSERT_EQ(ev.sample.deferred_cookie, d.deferred_cookie);
+		ASSERT_EQ(ev.sample.raw_size, d.raw_size);
+		ASSERT_OK(memcmp(ev.sample.raw_data, d.raw_data, d.raw_size));
+		if (!ASSERT_EQ(ev.sample.nr_ips, d.nr_ips))
+			continue;
+		for (k = 0; k < d.nr_ips; k++)
+			if (!ASSERT_EQ(ev.sample.ips[k], d.ips[k]))
+				break;
+		ASSERT_EQ(d.nr_ips, form == 0 ? 3 : form == 1 ? 5 :
+				    form == 2 ? 16 : 13);
+	}
+	/* Over what a record can hold: refused as the encoder refuses it */
+	u.kind = SFP_DEFER_USER_INLINE;
+	u.nr = 700;
+	sfp_record_out_attr(&a, false, true, &oa);
+	if (ASSERT_OK(sfp_record_sample_event(&oa, &evsel, &s, &u, &chain,
+					      &chain_cap, &ev)))
+		ASSERT_EQ(ev.sample.nr_ips, 1 + 700);	/* user-mode s */
+	{
+		struct sfp_record_sample big = s;
+		uint64_t *kc = calloc(8192, sizeof(*kc));
+
+		if (ASSERT_TRUE(kc != NULL)) {
+			kc[0] = PERF_CONTEXT_KERNEL;
+			big.callchain = kc;
+			big.nr_callchain = 8000;
+			ASSERT_ERR(sfp_record_sample_event(&oa, &evsel, &big,
+							   &u, &chain,
+							   &chain_cap, &ev),
+				   -EINVAL);
+			ASSERT_ERR(sfp_record_encode_sample(&oa, &big, &u, out,
+							    sizeof(out)),
+				   -EINVAL);
+		}
+		free(kc);
+	}
+	free(chain);
+}
