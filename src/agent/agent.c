@@ -39,10 +39,9 @@
 #include "bpf/bpf-defer.h"
 #include "common/procfs.h"
 #include "perf/machine.h"
-#include "profile/profile-int.h"
+#include "profile/live.h"
 #include "record/pipeline.h"
 #include "record/record.h"
-#include "unwind/module.h"
 
 #define PROC_BUCKETS 4096
 #define DEFAULT_PROC_BUDGET 65536
@@ -91,8 +90,8 @@ struct proc_info {
 struct service {
 	char *key;			/* service \0 container \0 */
 	const char *name, *container;	/* inside key */
-	struct agent_agg *agg;
-	struct agent_agg *off_agg;	/* --off-cpu: made at its first block */
+	struct sfp_live_profile *agg;
+	struct sfp_live_profile *off_agg;	/* --off-cpu: made at its first block */
 };
 
 struct agent {
@@ -370,17 +369,19 @@ static struct proc_info *proc_get(struct agent *a, uint32_t pid)
 
 /* --- the open window --------------------------------------------------- */
 
-static struct agent_agg_ctx agg_ctx(const struct agent *a)
+/* A live profile of the agent's samples (off_cpu: of its blocks). */
+static int agg_new(const struct agent *a, bool off_cpu,
+		   struct sfp_live_profile **out)
 {
-	return (struct agent_agg_ctx){
-		.m = a->m, .sym = a->sym, .no_symbols = a->o->no_symbolize,
-		.freq = a->o->freq,
-	};
+	SFP_OPTS(sfp_live_profile_opts, o, .m = a->m, .sym = a->sym,
+		 .no_symbols = a->o->no_symbolize, .freq = a->o->freq,
+		 .off_cpu = off_cpu);
+
+	return sfp_live_profile__new(&o, out);
 }
 
 static struct service *service_get(struct agent *a, const struct proc_info *pi)
 {
-	struct agent_agg_ctx c = agg_ctx(a);
 	size_t kl = strlen(pi->service) + 1 + strlen(pi->container) + 1, i;
 	struct service *s;
 	char *key = malloc(kl);
@@ -409,7 +410,7 @@ static struct service *service_get(struct agent *a, const struct proc_info *pi)
 	}
 	s = &a->svc[a->nr_svc];
 	memset(s, 0, sizeof(*s));
-	if (agent_agg__new(&c, &s->agg)) {
+	if (agg_new(a, false, &s->agg)) {
 		free(key);
 		return NULL;
 	}
@@ -423,7 +424,7 @@ static struct service *service_get(struct agent *a, const struct proc_info *pi)
 /* One window of service s: its CPU profile (agg), or with name "off_cpu"
  * its off-CPU one. */
 static void submit_agg(struct agent *a, struct service *s,
-		       struct agent_agg *agg, const char *name,
+		       struct sfp_live_profile *agg, const char *name,
 		       uint64_t start, uint64_t end)
 {
 	struct agent_label labels[4];
@@ -431,14 +432,14 @@ static void submit_agg(struct agent *a, struct service *s,
 	char pid[16];
 	void *buf = NULL;
 	size_t len = 0, i;
-	uint32_t one_pid = agent_agg__pid(agg);
+	uint32_t one_pid = sfp_live_profile__pid(agg);
 	int err;
 
 	const char *sl[3][2] = { { "service_name", s->name },
 				 { "host", a->host },
 				 { "container_id", s->container } };
 
-	err = agent_agg__encode(agg, start, end, false,
+	err = agent_window_encode(agg, start, end, false,
 				(const char *const (*)[2])sl,
 				s->container[0] ? 3 : 2, &buf, &len);
 	if (err) {
@@ -481,14 +482,14 @@ static void submit_window(struct agent *a, struct service *s, uint64_t start,
  * used counts once per symbolizer.  Past the budget the symbolizer is
  * replaced, and the tables are read again as frames need them.
  */
-static void symbols_account(struct agent *a, struct agent_agg *g)
+static void symbols_account(struct agent *a, struct sfp_live_profile *g)
 {
-	const struct sfp_profile *p = agent_agg__profile(g);
+	const struct sfp_profile *p = sfp_live_profile__profile(g);
 	size_t i;
 
-	for (i = 0; i < p->nr_maps; i++) {
-		const struct sfp_profile_mapping *mp = &p->maps[i];
-		uint32_t key = p->map_key[i];
+	for (i = 0; i < sfp_profile__nr_mappings(p); i++) {
+		const struct sfp_profile_mapping *mp = sfp_profile__mapping(p, i);
+		uint32_t key = sfp_live_profile__file_key(g, i);
 		struct stat sb;
 
 		if (mp->kind != SFP_PROFILE_USER || !mp->path ||
@@ -541,7 +542,7 @@ static void symbols_budget(struct agent *a)
 	if (sfp_symbolizer__new(&so, &n))
 		return;
 	for (pl = a->pulls; pl; pl = pl->next)
-		agent_agg__drop_symbols(pl->agg, n);
+		sfp_live_profile__set_symbolizer(pl->agg, n);
 	a->sym_tables_gone += sfp_symbolizer__tables_loaded(a->sym);
 	sfp_symbolizer__free(&a->sym);
 	a->sym = n;
@@ -594,11 +595,11 @@ static void off_window(struct agent *a, struct service *s, uint64_t end_real)
 {
 	if (!s->off_agg)
 		return;
-	if (agent_agg__samples(s->off_agg))
+	if (sfp_live_profile__samples(s->off_agg))
 		submit_agg(a, s, s->off_agg, "off_cpu", a->win_start_real,
 			   end_real);
 	symbols_account(a, s->off_agg);
-	agent_agg__free(&s->off_agg);
+	sfp_live_profile__free(&s->off_agg);
 }
 
 static void close_window(struct agent *a, uint64_t now_mono)
@@ -614,10 +615,10 @@ static void close_window(struct agent *a, uint64_t now_mono)
 		a->mt.windows_late++;
 
 	for (i = 0; i < a->nr_svc; i++) {
-		if (agent_agg__samples(a->svc[i].agg))
+		if (sfp_live_profile__samples(a->svc[i].agg))
 			submit_window(a, &a->svc[i], a->win_start_real, end_real);
 		symbols_account(a, a->svc[i].agg);
-		agent_agg__free(&a->svc[i].agg);
+		sfp_live_profile__free(&a->svc[i].agg);
 		off_window(a, &a->svc[i], end_real);
 		free(a->svc[i].key);
 	}
@@ -653,7 +654,6 @@ static void pull_figures(struct agent *a)
 static void take_pulls(struct agent *a, uint64_t now_mono)
 {
 	struct agent_pull *in, *p;
-	struct agent_agg_ctx c = agg_ctx(a);
 	bool taken = false;
 
 	pthread_mutex_lock(&a->sh.lock);
@@ -665,8 +665,7 @@ static void take_pulls(struct agent *a, uint64_t now_mono)
 		p->start_mono = now_mono;
 		p->end_mono = now_mono + p->seconds * 1000000000ull;
 		p->start_real = clock_ns(CLOCK_REALTIME);
-		c.off_cpu = p->off_cpu;
-		p->err = agent_agg__new(&c, &p->agg);
+		p->err = agg_new(a, p->off_cpu, &p->agg);
 		if (p->pid) {
 			struct proc_info *pi = proc_get(a, p->pid);
 
@@ -691,7 +690,7 @@ static void take_pulls(struct agent *a, uint64_t now_mono)
 /* Free a pull its client left (the request thread has let go of it). */
 static void drop_pull(struct agent_pull *p)
 {
-	agent_agg__free(&p->agg);
+	sfp_live_profile__free(&p->agg);
 	free(p->body);
 	if (p->done_fd >= 0)
 		close(p->done_fd);
@@ -735,14 +734,14 @@ static void finish_pulls(struct agent *a, uint64_t now_mono, bool force)
 				{ "container_id", p->container },
 			};
 
-			p->err = agent_agg__encode(
+			p->err = agent_window_encode(
 				p->agg, p->start_real,
 				p->start_real + (now_mono - p->start_mono), true,
 				(const char *const (*)[2])sl,
 				!p->service[0] ? 1 : p->container[0] ? 3 : 2,
 				&p->body, &p->len);
 		}
-		agent_agg__free(&p->agg);
+		sfp_live_profile__free(&p->agg);
 		pthread_mutex_lock(&a->sh.lock);
 		if (p->abandoned) {
 			/* its client left while it was encoded */
@@ -781,21 +780,16 @@ static int on_off_cpu(struct agent *a, const struct sfp_perf_event *ev,
 	s = service_get(a, pi);
 	if (!s)
 		return -ENOMEM;
-	if (!s->off_agg) {
-		struct agent_agg_ctx c = agg_ctx(a);
-
-		c.off_cpu = true;
-		if ((err = agent_agg__new(&c, &s->off_agg)))
-			return err;
-	}
-	if ((err = agent_agg__add(s->off_agg, ev, how)))
+	if (!s->off_agg && (err = agg_new(a, true, &s->off_agg)))
+		return err;
+	if ((err = sfp_live_profile__add(s->off_agg, ev, how)))
 		return err;
 	for (pl = a->pulls; pl; pl = pl->next)
 		if (!pl->err && pl->off_cpu &&
 		    (!pl->pid || pl->pid == ev->sample.pid) &&
 		    ev->sample.time >= pl->start_mono &&
 		    ev->sample.time < pl->end_mono &&
-		    (err = agent_agg__add(pl->agg, ev, how)))
+		    (err = sfp_live_profile__add(pl->agg, ev, how)))
 			pl->err = err;
 	return 0;
 }
@@ -834,7 +828,7 @@ static int on_event(void *ctx, const struct sfp_perf_event *ev,
 			s = service_get(a, pi);
 			if (!s)
 				return -ENOMEM;
-			if ((err = agent_agg__add(s->agg, ev, how)))
+			if ((err = sfp_live_profile__add(s->agg, ev, how)))
 				return err;
 		}
 		for (pl = a->pulls; pl; pl = pl->next)
@@ -842,7 +836,7 @@ static int on_event(void *ctx, const struct sfp_perf_event *ev,
 			    (!pl->pid || pl->pid == ev->sample.pid) &&
 			    ev->sample.time >= pl->start_mono &&
 			    ev->sample.time < pl->end_mono &&
-			    (err = agent_agg__add(pl->agg, ev, how)))
+			    (err = sfp_live_profile__add(pl->agg, ev, how)))
 				pl->err = err;
 		return 0;
 	case SFP_PERF_RECORD_EXIT:
@@ -934,15 +928,10 @@ static void snapshot(struct agent *a)
 	memcpy(a->mt.stops, ps.stops, sizeof(a->mt.stops));
 	a->mt.off_cpu = a->o->off_cpu;
 	a->mt.offcpu = ps.offcpu;
-	{
-		struct unw_async_stats us;
-
-		unw_module_async_stats(&us);
-		a->mt.tables_pending = us.pending;
-		a->mt.tables_built = us.built;
-		a->mt.tables_dropped = 0;
-		a->mt.before_table = us.not_ready;
-	}
+	a->mt.tables_pending = ps.tables_pending;
+	a->mt.tables_built = ps.tables_built;
+	a->mt.tables_dropped = 0;
+	a->mt.before_table = ps.tables_not_ready;
 	a->mt.unwind_files = ps.unwind_files;
 	a->mt.not_unwound = ps.unwanted;
 	a->mt.symbol_tables = a->sym_tables_gone +
@@ -1060,7 +1049,11 @@ static int setup(struct agent *a)
 		 .inline_mode = o->off_cpu,
 		 .off_cpu_thresh_ns = o->off_cpu_thresh_ns,
 		 .off_cpu_max_rate = o->off_cpu_max_rate,
-		 .on_event = pipe_event, .event_ctx = a);
+		 .on_event = pipe_event, .event_ctx = a,
+		 /* tables are built off the reading thread: a program the
+		  * machine starts must not make the agent fall behind the
+		  * rings */
+		 .async_tables = true);
 	SFP_OPTS(sfp_symbolizer_opts, symo, .no_demangle = true);
 	int err;
 
@@ -1070,18 +1063,19 @@ static int setup(struct agent *a)
 		pr_warn("agent: cannot sample: %s", sfp_strerror(err));
 		return err;
 	}
-	if ((err = sfp_rec_pipe__new(a->r, &po, NULL, NULL, &a->p)))
+	if ((err = sfp_rec_pipe__new(a->r, &po, NULL, NULL, &a->p))) {
+		pr_warn("agent: cannot start the record pipeline: %s",
+			sfp_strerror(err));
 		return err;
+	}
 	if (o->bpf && (err = sfp_bpf_defer__attach(o->bpf, a->r, a->p, NULL,
 						   NULL, NULL))) {
 		pr_warn("agent: bpf-defer: cannot attach: %s",
 			sfp_strerror(err));
 		return err;
 	}
-	/* tables are built off the reading thread: a program the machine
-	 * starts must not make the agent fall behind the rings */
-	if ((err = unw_module_async_start()) ||
-	    (o->bpf && (err = sfp_bpf_defer__async_tables(o->bpf)))) {
+	/* BPF's tables too are built off the reading thread */
+	if (o->bpf && (err = sfp_bpf_defer__async_tables(o->bpf))) {
 		pr_warn("agent: cannot start the tables' thread: %s",
 			sfp_strerror(err));
 		return err;
@@ -1313,13 +1307,12 @@ out:
 		summary(&a);
 	agent_listener__stop(&l);
 	for (i = 0; i < a.nr_svc; i++) {
-		agent_agg__free(&a.svc[i].agg);
-		agent_agg__free(&a.svc[i].off_agg);
+		sfp_live_profile__free(&a.svc[i].agg);
+		sfp_live_profile__free(&a.svc[i].off_agg);
 		free(a.svc[i].key);
 	}
 	free(a.svc);
 	proc_forget_all(&a);
-	unw_module_async_stop();
 	sfp_rec_pipe__free(&a.p);
 	sfp_record__free(&a.r);
 	sfp_symbolizer__free(&a.sym);

@@ -129,39 +129,16 @@ SFP_HIDDEN void agent_cgroup_service(const char *cgroup_path, char *out,
 /* --- window.c ------------------------------------------------------- */
 
 /*
- * An aggregate: the samples of one service over one span, interned into
- * a profile model as they come (so a process that exits mid-window keeps
- * its frames), encoded to pprof at the end.
+ * A window's or a pull's samples are a live profile (profile/live.h),
+ * one per service: interned as they come, encoded to pprof at the end.
  */
-struct agent_agg;
+struct sfp_live_profile;
 
-struct agent_agg_ctx {
-	struct sfp_machine *m;		/* shared, owned by the loop */
-	struct sfp_symbolizer *sym;	/* shared, owned by the loop */
-	bool no_symbols;
-	uint64_t freq;
-	bool off_cpu;			/* its samples are offcpu-time */
-};
-
-SFP_HIDDEN int agent_agg__new(const struct agent_agg_ctx *c,
-			      struct agent_agg **out);
-SFP_HIDDEN int agent_agg__add(struct agent_agg *a,
-			      const struct sfp_perf_event *ev,
-			      enum sfp_stitch_how how);
-SFP_HIDDEN const struct sfp_profile *
-agent_agg__profile(const struct agent_agg *a);
-SFP_HIDDEN uint64_t agent_agg__samples(const struct agent_agg *a);
-/* The single pid of its samples, or 0 when several processes. */
-SFP_HIDDEN uint32_t agent_agg__pid(const struct agent_agg *a);
-/* Forget the cached symbol handles (the symbolizer is being replaced). */
-SFP_HIDDEN void agent_agg__drop_symbols(struct agent_agg *a,
-					 struct sfp_symbolizer *sym);
-/* pprof bytes (malloc'ed) of what it holds over [start_ns, end_ns). */
-SFP_HIDDEN int agent_agg__encode(struct agent_agg *a, uint64_t start_ns,
-				 uint64_t end_ns, bool gzip,
-				 const char *const (*labels)[2],
-				 size_t nr_labels, void **out, size_t *len);
-SFP_HIDDEN void agent_agg__free(struct agent_agg **a);
+/* pprof bytes (malloc'ed) of what lp holds over [start_ns, end_ns). */
+SFP_HIDDEN int agent_window_encode(struct sfp_live_profile *lp,
+				   uint64_t start_ns, uint64_t end_ns,
+				   bool gzip, const char *const (*labels)[2],
+				   size_t nr_labels, void **out, size_t *len);
 
 /* --- metrics.c ------------------------------------------------------ */
 
@@ -253,7 +230,7 @@ struct agent_pull {
 	int err;
 	bool done;
 	struct agent_pull *next;	/* the loop's list */
-	struct agent_agg *agg;
+	struct sfp_live_profile *agg;
 	uint64_t start_mono, end_mono;	/* CLOCK_MONOTONIC ns */
 	uint64_t start_real;
 	char service[128];		/* with pid: its labels */

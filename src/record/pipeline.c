@@ -93,6 +93,7 @@ struct sfp_rec_pipe {
 	size_t str_cap;
 	struct sfp_stitcher *stitch;
 	bool in_exit_flush;		/* the sums before an EXIT */
+	bool async_tables;		/* the unwinder's loader thread runs */
 	uint64_t *obuf;
 	const struct sfp_record_sample *cur;	/* sample being emitted */
 	/* Off-CPU time (record/offcpu.h), with the session's event. */
@@ -1258,6 +1259,13 @@ int sfp_rec_pipe__new(struct sfp_record *r, const struct sfp_rec_pipe_opts *o,
 			err = -ENOMEM;
 		}
 	}
+	if (SFP_OPTS_GET(o, sfp_rec_pipe_opts, async_tables, false)) {
+		err = unw_module_async_start();
+		if (err)
+			goto fail;
+		p->async_tables = true;
+		err = -ENOMEM;
+	}
 	p->offcpu_evsel = sfp_record__off_cpu_evsel(r);
 	if (p->offcpu_evsel >= 0 &&
 	    (p->rewrite ||
@@ -1416,6 +1424,15 @@ void sfp_rec_pipe__stats(const struct sfp_rec_pipe *p,
 	st->unwind_files = ms.modules;
 	st->unwind_tables = ms.loaded;
 	st->unwind_mismatch = ms.mismatch;
+	if (p->async_tables) {
+		struct unw_async_stats as;
+
+		unw_module_async_stats(&as);
+		st->tables_queued = as.queued;
+		st->tables_built = as.built;
+		st->tables_pending = as.pending;
+		st->tables_not_ready = as.not_ready;
+	}
 	if (p->engine)
 		sfp_defer_engine__stats(p->engine, &st->defer);
 	if (p->deep) {
@@ -1444,6 +1461,9 @@ void sfp_rec_pipe__free(struct sfp_rec_pipe **pp)
 
 	if (!p)
 		return;
+	/* first: the thread may be building a table for one of them */
+	if (p->async_tables)
+		unw_module_async_stop();
 	for (i = 0; p->procs && i < p->cap_procs; i++)
 		if (p->procs[i].used)
 			sfp_addr_space__free(&p->procs[i].as);

@@ -89,9 +89,16 @@ struct sfp_rec_pipe_opts {
 	 * is then NULL): see sfp_rec_event_fn. */
 	sfp_rec_event_fn on_event;
 	void *event_ctx;
+	/* Unwind tables are built on a thread of their own (the unwinder's
+	 * loader, unwind/module.h) while the pipeline goes on: a program the
+	 * machine starts must not make a daemon fall behind its rings.  A
+	 * sample that meets a table still being built keeps what the walk
+	 * had (counted: stats' tables_not_ready).  One pipeline of a process
+	 * at a time. */
+	bool async_tables;
 	size_t :0;
 };
-#define sfp_rec_pipe_opts__last_field event_ctx
+#define sfp_rec_pipe_opts__last_field async_tables
 
 struct sfp_rec_pipe_stats {
 	uint64_t records_in, records_out, bytes_out;
@@ -115,6 +122,9 @@ struct sfp_rec_pipe_stats {
 	 * however many processes and paths map it; files refused because
 	 * their build-id (or device/inode) was not the mapped one's. */
 	uint64_t unwind_files, unwind_tables, unwind_mismatch;
+	/* opts.async_tables: tables given to the thread, built (or found
+	 * to have none), waiting now; lookups that met one still waiting */
+	uint64_t tables_queued, tables_built, tables_pending, tables_not_ready;
 	bool off_cpu;			/* the next field is valid */
 	struct sfp_offcpu_stats offcpu;
 };
