@@ -223,6 +223,26 @@ struct res {
 	bool ok, has_main;
 };
 
+/* Of the samples taken while main ran (from the first to the last sample
+ * showing it), how many, and how many with a complete chain. */
+static void judged_in_main(const struct res *res, size_t nres,
+			   uint64_t *in_main, uint64_t *full)
+{
+	uint64_t tmin = UINT64_MAX, tmax = 0;
+	size_t i;
+
+	for (i = 0; i < nres; i++)
+		if (res[i].has_main) {
+			tmin = res[i].time < tmin ? res[i].time : tmin;
+			tmax = res[i].time > tmax ? res[i].time : tmax;
+		}
+	for (i = 0; i < nres; i++)
+		if (res[i].time >= tmin && res[i].time <= tmax) {
+			(*in_main)++;
+			*full += res[i].ok;
+		}
+}
+
 static void judge(const struct func *f, size_t nf, const uint64_t *ips,
 		  size_t n, bool through_libc, uint64_t time, struct res *res,
 		  size_t *nres, uint64_t *leaf_top)
@@ -256,7 +276,7 @@ static void analyse(const struct sfp_record *r, const struct sfp_rec_pipe *p,
 	const struct perf_event_attr *oa = sfp_rec_pipe__out_attr(p, 0);
 	uint64_t *cookies = calloc(MAX_COOKIES, sizeof(*cookies));
 	struct res *res = calloc(MAX_RES, sizeof(*res));
-	uint64_t pend_time[1024], tmin = UINT64_MAX, tmax = 0;
+	uint64_t pend_time[1024];
 	size_t nc = 0, nres = 0, npend = 0, i, j;
 	/* pending cookie (the child is single-threaded) */
 	uint64_t pend_cookie = 0;
@@ -326,16 +346,7 @@ static void analyse(const struct sfp_record *r, const struct sfp_rec_pipe *p,
 	}
 	if (pend_cookie)
 		a->missing_cookie++;
-	for (i = 0; i < nres; i++)
-		if (res[i].has_main) {
-			tmin = res[i].time < tmin ? res[i].time : tmin;
-			tmax = res[i].time > tmax ? res[i].time : tmax;
-		}
-	for (i = 0; i < nres; i++)
-		if (res[i].time >= tmin && res[i].time <= tmax) {
-			a->in_main++;
-			a->full += res[i].ok;
-		}
+	judged_in_main(res, nres, &a->in_main, &a->full);
 	free(res);
 	free(cookies);
 }
@@ -523,11 +534,10 @@ TEST(pipeline_events_typed_whole_chains)
 {
 	struct evs e = { .f = { { "flat_leaf", 0, 0 }, { "flat_mid", 0, 0 },
 				{ "flat_outer", 0, 0 }, { "main", 0, 0 } } };
-	uint64_t tmin = UINT64_MAX, tmax = 0, in_main = 0, full = 0;
+	uint64_t in_main = 0, full = 0;
 	struct sfp_record *r = NULL;
 	struct sfp_rec_pipe *p = NULL;
 	struct sfp_rec_pipe_stats st;
-	size_t i;
 	int err;
 
 	e.res = calloc(MAX_RES, sizeof(*e.res));
@@ -543,16 +553,7 @@ TEST(pipeline_events_typed_whole_chains)
 	err = record_to("flat", "500", false, 999, NULL, on_event, &e, &r, &p);
 	if (!ASSERT_OK(err))
 		goto out;
-	for (i = 0; i < e.nres; i++)
-		if (e.res[i].has_main) {
-			tmin = e.res[i].time < tmin ? e.res[i].time : tmin;
-			tmax = e.res[i].time > tmax ? e.res[i].time : tmax;
-		}
-	for (i = 0; i < e.nres; i++)
-		if (e.res[i].time >= tmin && e.res[i].time <= tmax) {
-			in_main++;
-			full += e.res[i].ok;
-		}
+	judged_in_main(e.res, e.nres, &in_main, &full);
 	sfp_rec_pipe__stats(p, &st);
 	ASSERT_EQ(e.samples, st.samples);
 	ASSERT_GE(in_main, 450);

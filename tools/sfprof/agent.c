@@ -208,48 +208,438 @@ static void say_stderr(void *ctx, const char *line)
 	fprintf(stderr, "sfprof agent: %s\n", line);
 }
 
-int cmd_agent(int argc, char **argv)
-{
-	static const struct option longopts[] = {
-		{ "freq", required_argument, NULL, 'F' },
-		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
-		{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
-		{ "mmap-pages", required_argument, NULL, 'm' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "comm", required_argument, NULL, OPT_COMM },
-		{ "cgroup", required_argument, NULL, OPT_CGROUP },
-		{ "interval", required_argument, NULL, OPT_INTERVAL },
-		{ "service-name-from", required_argument, NULL,
-		  OPT_SERVICE_FROM },
-		{ "no-symbolize", no_argument, NULL, OPT_NO_SYMBOLIZE },
-		{ "listen", required_argument, NULL, OPT_LISTEN },
-		{ "max-pull-seconds", required_argument, NULL, OPT_MAX_PULL },
-		{ "max-pulls", required_argument, NULL, OPT_MAX_PULLS },
-		{ "listen-connections", required_argument, NULL,
-		  OPT_LISTEN_CONNECTIONS },
-		{ "listen-timeout", required_argument, NULL, OPT_LISTEN_TIMEOUT },
+static const struct option longopts[] = {
+	{ "freq", required_argument, NULL, 'F' },
+	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
+	{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
+	{ "mmap-pages", required_argument, NULL, 'm' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "comm", required_argument, NULL, OPT_COMM },
+	{ "cgroup", required_argument, NULL, OPT_CGROUP },
+	{ "interval", required_argument, NULL, OPT_INTERVAL },
+	{ "service-name-from", required_argument, NULL,
+	  OPT_SERVICE_FROM },
+	{ "no-symbolize", no_argument, NULL, OPT_NO_SYMBOLIZE },
+	{ "listen", required_argument, NULL, OPT_LISTEN },
+	{ "max-pull-seconds", required_argument, NULL, OPT_MAX_PULL },
+	{ "max-pulls", required_argument, NULL, OPT_MAX_PULLS },
+	{ "listen-connections", required_argument, NULL,
+	  OPT_LISTEN_CONNECTIONS },
+	{ "listen-timeout", required_argument, NULL, OPT_LISTEN_TIMEOUT },
 #define AGENT_SINK(kind, opt, arg, be, help) CLI_SINK_LONGOPT(kind, opt),
 #include "agent/sinks.def"
 #undef AGENT_SINK
-		{ "max-disk", required_argument, NULL, OPT_MAX_DISK },
-		{ "pyroscope-api", required_argument, NULL, OPT_PYROSCOPE_API },
-		{ "pyroscope-tenant", required_argument, NULL,
-		  OPT_PYROSCOPE_TENANT },
-		{ "auth-file", required_argument, NULL, OPT_AUTH_FILE },
-		{ "queue-size", required_argument, NULL, OPT_QUEUE_SIZE },
-		{ "flush-timeout", required_argument, NULL, OPT_FLUSH_TIMEOUT },
-		{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
-		{ "off-cpu-thresh", required_argument, NULL,
-		  OPT_OFF_CPU_THRESH },
-		{ "off-cpu-max-rate", required_argument, NULL,
-		  OPT_OFF_CPU_MAX_RATE },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	bool quiet = false;
-	struct agent_opts o = {
+	{ "max-disk", required_argument, NULL, OPT_MAX_DISK },
+	{ "pyroscope-api", required_argument, NULL, OPT_PYROSCOPE_API },
+	{ "pyroscope-tenant", required_argument, NULL,
+	  OPT_PYROSCOPE_TENANT },
+	{ "auth-file", required_argument, NULL, OPT_AUTH_FILE },
+	{ "queue-size", required_argument, NULL, OPT_QUEUE_SIZE },
+	{ "flush-timeout", required_argument, NULL, OPT_FLUSH_TIMEOUT },
+	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
+	{ "off-cpu-thresh", required_argument, NULL,
+	  OPT_OFF_CPU_THRESH },
+	{ "off-cpu-max-rate", required_argument, NULL,
+	  OPT_OFF_CPU_MAX_RATE },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* What the command line gives: the agent's options and what makes them. */
+struct agent_cli {
+	struct agent_opts o;
+	bool quiet, auto_cg, mmap_given;
+	/* each sink's --option argument, by kind; NULL: not asked for */
+	const char *targets[AGENT_SINK_NR];
+	/* what only some sinks take */
+	const char *tenant, *auth_file;
+	bool legacy;
+	uint64_t max_disk, queue;
+	pid_t pids[MAX_PIDS];
+	regex_t re;
+	bool have_re;
+};
+
+/* One option of what is sampled and how.  Return: 1 taken, 0 not one of
+ * these, -1 bad (said). */
+static int sampling_opt(struct agent_cli *c, int opt, const char *arg)
+{
+	uint64_t v;
+	double d;
+	int err;
+
+	switch (opt) {
+	case 'F':
+		if (!cli_parse_u64(arg, &v) || !v || v > 100000) {
+			cli_err("-F: bad frequency '%s'", arg);
+			return -1;
+		}
+		c->o.freq = v;
+		return 1;
+	case OPT_CALL_GRAPH:
+		c->auto_cg = !strcmp(arg, "auto");
+		if (c->auto_cg)
+			return 1;
+		if (!strcmp(arg, "sframe"))
+			c->o.call_graph = SFP_RECORD_CG_SFRAME;
+		else if (!strcmp(arg, "bpf-defer"))
+			c->o.call_graph = SFP_RECORD_CG_BPF_DEFER;
+		else if (!strcmp(arg, "fp"))
+			c->o.call_graph = SFP_RECORD_CG_FP;
+		else {
+			cli_err("--call-graph: '%s' is not auto, sframe, "
+				"bpf-defer or fp", arg);
+			return -1;
+		}
+		return 1;
+	case OPT_MAX_DEPTH:
+		if (!cli_parse_u64(arg, &v) || !v || v > 510) {
+			cli_err("--max-depth: want 1..510");
+			return -1;
+		}
+		c->o.max_depth = (uint32_t)v;
+		return 1;
+	case 'm':
+		if (!cli_parse_u64(arg, &v) || !v || v > (1u << 20) ||
+		    (v & (v - 1))) {
+			cli_err("-m: want a power-of-two page count, "
+				"not '%s'", arg);
+			return -1;
+		}
+		c->o.mmap_pages = (uint32_t)v;
+		c->mmap_given = true;
+		return 1;
+	case 'p': {
+		const char *s = arg;
+
+		while (*s) {
+			char *end;
+			long n;
+
+			errno = 0;
+			n = strtol(s, &end, 10);
+			if (errno || end == s || n <= 0 ||
+			    n > 0x3fffffff || (*end && *end != ',') ||
+			    c->o.nr_pids >= MAX_PIDS) {
+				cli_err("--pid: bad list '%s' (want "
+					"PID[,PID...])", arg);
+				return -1;
+			}
+			c->pids[c->o.nr_pids++] = (pid_t)n;
+			s = *end ? end + 1 : end;
+		}
+		c->o.pids = c->pids;
+		return 1;
+	}
+	case OPT_COMM:
+		if (c->have_re)
+			regfree(&c->re);
+		if ((err = regcomp(&c->re, arg, REG_EXTENDED | REG_NOSUB))) {
+			char msg[256];
+
+			regerror(err, &c->re, msg, sizeof(msg));
+			cli_err("--comm: bad regular expression '%s': %s",
+				arg, msg);
+			c->have_re = false;
+			return -1;
+		}
+		c->have_re = true;
+		c->o.comm_re = &c->re;
+		return 1;
+	case OPT_CGROUP:
+		if (arg[0] != '/') {
+			cli_err("--cgroup: want a path as /proc/PID/cgroup "
+				"shows it (/system.slice/...), not '%s'",
+				arg);
+			return -1;
+		}
+		c->o.cgroup = arg;
+		return 1;
+	case OPT_INTERVAL:
+		if (!cli_parse_duration(arg, &d) || d < 0.1) {
+			cli_err("--interval: want a duration of at least "
+				"0.1 s, not '%s'", arg);
+			return -1;
+		}
+		c->o.interval_ns = (uint64_t)(d * 1e9);
+		return 1;
+	case OPT_SERVICE_FROM:
+		if (!strcmp(arg, "exe"))
+			c->o.service_from = AGENT_SERVICE_EXE;
+		else if (!strcmp(arg, "comm"))
+			c->o.service_from = AGENT_SERVICE_COMM;
+		else if (!strcmp(arg, "cgroup"))
+			c->o.service_from = AGENT_SERVICE_CGROUP;
+		else {
+			cli_err("--service-name-from: want exe, comm or "
+				"cgroup, not '%s'", arg);
+			return -1;
+		}
+		return 1;
+	case OPT_NO_SYMBOLIZE:
+		c->o.no_symbolize = true;
+		return 1;
+	case OPT_OFF_CPU:
+		c->o.off_cpu = true;
+		return 1;
+	case OPT_OFF_CPU_THRESH:
+		if (!cli_parse_double(arg, 0, 1e9, &d)) {
+			cli_err("--off-cpu-thresh: want milliseconds, "
+				"not '%s'", arg);
+			return -1;
+		}
+		c->o.off_cpu_thresh_ns = (uint64_t)(d * 1e6 + 0.5);
+		return 1;
+	case OPT_OFF_CPU_MAX_RATE:
+		if (!cli_parse_u64(arg, &v)) {
+			cli_err("--off-cpu-max-rate: bad rate '%s'",
+				arg);
+			return -1;
+		}
+		c->o.off_cpu_max_rate = v;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* One option of how the windows go out.  Return: as sampling_opt(). */
+static int delivery_opt(struct agent_cli *c, int opt, const char *arg)
+{
+	uint64_t v;
+	double d;
+
+	switch (opt) {
+	case OPT_LISTEN:
+		c->o.listen = arg;
+		return 1;
+	case OPT_MAX_PULL:
+		if (!cli_parse_u64(arg, &v) || !v) {
+			cli_err("--max-pull-seconds: bad number '%s'",
+				arg);
+			return -1;
+		}
+		c->o.max_pull_seconds = v;
+		return 1;
+	case OPT_MAX_PULLS:
+		if (!cli_parse_u64(arg, &v) || !v || v > 65535) {
+			cli_err("--max-pulls: want 1..65535, not '%s'",
+				arg);
+			return -1;
+		}
+		c->o.max_pulls = (unsigned int)v;
+		return 1;
+	case OPT_LISTEN_CONNECTIONS:
+		if (!cli_parse_u64(arg, &v) || v < 2 || v > 65536) {
+			cli_err("--listen-connections: want 2..65536, "
+				"not '%s'", arg);
+			return -1;
+		}
+		c->o.listen_max_conn = (unsigned int)v;
+		return 1;
+	case OPT_LISTEN_TIMEOUT:
+		if (!cli_parse_duration(arg, &d) || d < 1 || d > 86400) {
+			cli_err("--listen-timeout: want 1 s to 24 h, not "
+				"'%s'", arg);
+			return -1;
+		}
+		c->o.listen_timeout_s = (unsigned int)(d + 0.999);
+		return 1;
+	case OPT_MAX_DISK:
+		if (!cli_parse_size(arg, &c->max_disk, NULL) || !c->max_disk) {
+			cli_err("--max-disk: bad size '%s'", arg);
+			return -1;
+		}
+		return 1;
+	case OPT_PYROSCOPE_API:
+		if (!strcmp(arg, "ingest"))
+			c->legacy = true;
+		else if (!strcmp(arg, "push"))
+			c->legacy = false;
+		else {
+			cli_err("--pyroscope-api: want push or ingest");
+			return -1;
+		}
+		return 1;
+	case OPT_PYROSCOPE_TENANT:
+		c->tenant = arg;
+		return 1;
+	case OPT_AUTH_FILE:
+		c->auth_file = arg;
+		return 1;
+	case OPT_QUEUE_SIZE:
+		if (!cli_parse_size(arg, &c->queue, NULL) || !c->queue) {
+			cli_err("--queue-size: bad size '%s'", arg);
+			return -1;
+		}
+		return 1;
+	case OPT_FLUSH_TIMEOUT:
+		if (!cli_parse_duration(arg, &c->o.flush_deadline_s)) {
+			cli_err("--flush-timeout: bad duration '%s'",
+				arg);
+			return -1;
+		}
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Return: 0 parsed, 1 --help printed, -1 usage error (said). */
+static int parse_args(struct agent_cli *c, int argc, char **argv)
+{
+	int opt, k, r;
+
+	while ((opt = getopt_long(argc, argv, "F:m:p:qvh", longopts, NULL)) !=
+	       -1) {
+		if ((k = cli_sink_opt(opt)) >= 0) {
+			c->targets[k] = optarg;
+			continue;
+		}
+		if ((r = sampling_opt(c, opt, optarg)) ||
+		    (r = delivery_opt(c, opt, optarg))) {
+			if (r < 0)
+				return -1;
+			continue;
+		}
+		switch (opt) {
+		case 'q':
+			c->quiet = true;
+			break;
+		case 'v':
+			cli_setup_logging(true);
+			break;
+		case 'h':
+			usage(stdout);
+			return 1;
+		default:
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		cli_err("unexpected argument '%s' (the agent samples every "
+			"process; use --pid, --comm or --cgroup to choose)",
+			argv[optind]);
+		return -1;
+	}
+	return 0;
+}
+
+/* The options against each other.  Return: 0, -1 usage error (said). */
+static int check_args(struct agent_cli *c)
+{
+	unsigned int conns = c->o.listen_max_conn ? c->o.listen_max_conn :
+			     AGENT_LISTEN_MAX_CONN;
+	unsigned int pulls = c->o.max_pulls ? c->o.max_pulls : AGENT_MAX_PULLS;
+
+	/* off-CPU time is record's sframe path: the blocked task's user
+	 * stack is unwound from its snapshot */
+	if (c->o.off_cpu && c->auto_cg) {
+		c->auto_cg = false;
+		c->o.call_graph = SFP_RECORD_CG_SFRAME;
+		if (!c->quiet)
+			cli_err("--call-graph auto: sframe (--off-cpu takes the "
+				"blocked task's user stack from its snapshot)");
+	} else if (c->o.off_cpu && c->o.call_graph != SFP_RECORD_CG_SFRAME) {
+		cli_err("--off-cpu works with --call-graph sframe only");
+		return -1;
+	}
+	if (c->o.listen_max_conn && !c->o.max_pulls && pulls >= conns)
+		c->o.max_pulls = pulls = conns / 2;
+	if (pulls >= conns) {
+		cli_err("--max-pulls %u: want fewer than --listen-connections "
+			"(%u), so that /metrics and /healthz keep room while "
+			"pulls wait", pulls, conns);
+		return -1;
+	}
+	if (c->o.off_cpu && !c->mmap_given)
+		c->o.mmap_pages = DEFAULT_MMAP_PAGES_OFF_CPU;
+	return 0;
+}
+
+/*
+ * Every sink asked for, started.  Each gets every option and takes what
+ * is its own (files --max-disk, the HTTP ones --auth-file, ...); the
+ * tenant only Pyroscope: the agent's option is --pyroscope-tenant.
+ * Return: 0, or the exit status (said).
+ */
+static int start_sinks(const struct agent_cli *c, struct agent_sink **sinks,
+		       size_t *nr_sinks)
+{
+	struct agent_sink_opts so;
+	int k, err;
+
+	*nr_sinks = 0;
+	for (k = 0; k < AGENT_SINK_NR; k++) {
+		if (!c->targets[k])
+			continue;
+		so = (struct agent_sink_opts){
+			.sz = sizeof(so),
+			.kind = (enum agent_sink_kind)k,
+			.target = c->targets[k], .queue_bytes = c->queue,
+			.max_disk = c->max_disk, .auth_file = c->auth_file,
+			.legacy_ingest = c->legacy,
+			.tenant = k == AGENT_SINK_PYROSCOPE ? c->tenant : NULL,
+		};
+		err = agent_sink__new(&so, &sinks[*nr_sinks]);
+		if (err) {
+			cli_err("cannot start the sink for %s: %s", so.target,
+				sfp_strerror(err));
+			/* a URL that can never work (said above) is a usage
+			 * error, refused before sampling starts */
+			return err == -EINVAL ? EXIT_USAGE : EXIT_INVALID;
+		}
+		(*nr_sinks)++;
+	}
+	if (!*nr_sinks && !c->o.listen && !c->quiet)
+		cli_err("warning: no --listen and no sink: the windows go "
+			"nowhere");
+	return 0;
+}
+
+/* The call-graph mode: auto's choice or bpf-defer where it loads. */
+static void choose_call_graph(struct agent_cli *c, struct sfp_bpf_defer **bd)
+{
+	SFP_OPTS(sfp_record_opts, ro, .system_wide = true);
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	uint32_t ring = 1u << 20;
+	char why[4096];
+
+	/* bpf-defer sized for an agent's rates and memory budget: the ring
+	 * 256 KiB per CPU (1 to 16 MiB; record's 16 MiB would be 32 MiB
+	 * resident, mapped twice), tables half of record's arrays (10 MiB
+	 * at most, least recently used evicted) */
+	while (ring < (1u << 24) && ncpu > 0 &&
+	       (uint64_t)ring < (uint64_t)ncpu * (256u << 10))
+		ring <<= 1;
+	record_bpf_size(ring, 1u << 17, 1u << 19);
+	if (c->auto_cg) {
+		c->o.call_graph = record_auto_choose(&ro, c->o.max_depth, bd,
+						     why, sizeof(why));
+		if (!c->quiet)
+			cli_err("--call-graph auto: %s", why);
+	} else if (c->o.call_graph == SFP_RECORD_CG_BPF_DEFER) {
+		record_bpf_load(&c->o.call_graph, &ro, c->o.max_depth, bd);
+	}
+	c->o.bpf = *bd;
+}
+
+int cmd_agent(int argc, char **argv)
+{
+	struct agent_cli *c = calloc(1, sizeof(*c));
+	struct agent_sink *sinks[AGENT_SINK_NR];
+	struct sfp_bpf_defer *bd = NULL;
+	size_t nr_sinks = 0, i;
+	int err, ret = 0;
+
+	if (!c) {
+		cli_err("agent: %s", strerror(ENOMEM));
+		return EXIT_INVALID;
+	}
+	c->auto_cg = true;
+	c->o = (struct agent_opts){
 		.freq = DEFAULT_FREQ,
 		.interval_ns = (uint64_t)(DEFAULT_INTERVAL_S * 1e9),
 		.mmap_pages = DEFAULT_MMAP_PAGES,
@@ -260,362 +650,47 @@ int cmd_agent(int argc, char **argv)
 		.off_cpu_thresh_ns = DEFAULT_OFF_CPU_THRESH_MS * 1000000ull,
 		.off_cpu_max_rate = DEFAULT_OFF_CPU_MAX_RATE,
 	};
-	struct agent_sink_opts so[AGENT_SINK_NR];
-	struct agent_sink *sinks[AGENT_SINK_NR];
-	size_t nr_so = 0, nr_sinks = 0, i;
-	/* each sink's --option argument, by kind; NULL: not asked for */
-	const char *targets[AGENT_SINK_NR] = { NULL };
-	const char *tenant = NULL, *auth_file = NULL;
-	bool legacy = false, auto_cg = true, have_re = false, mmap_given = false;
-	uint64_t max_disk = 0, queue = 0, v;
-	pid_t pids[MAX_PIDS];
-	regex_t re;
-	struct sfp_bpf_defer *bd = NULL;
-	char why[4096];
-	double d;
-	int opt, err, ret = 0, k;
-
 	cli_daemon_heap();
 	/* at once: loading BPF and reading /proc take a while */
 	wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	o.wake_fd = wake_fd;
+	c->o.wake_fd = wake_fd;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGHUP, on_hup);
 	signal(SIGPIPE, SIG_IGN);
-	while ((opt = getopt_long(argc, argv, "F:m:p:qvh", longopts, NULL)) !=
-	       -1) {
-		if ((k = cli_sink_opt(opt)) >= 0) {
-			targets[k] = optarg;
-			continue;
-		}
-		switch (opt) {
-		case 'F':
-			if (!cli_parse_u64(optarg, &v) || !v || v > 100000) {
-				cli_err("-F: bad frequency '%s'", optarg);
-				goto usage_err;
-			}
-			o.freq = v;
-			break;
-		case OPT_CALL_GRAPH:
-			auto_cg = !strcmp(optarg, "auto");
-			if (auto_cg)
-				break;
-			if (!strcmp(optarg, "sframe"))
-				o.call_graph = SFP_RECORD_CG_SFRAME;
-			else if (!strcmp(optarg, "bpf-defer"))
-				o.call_graph = SFP_RECORD_CG_BPF_DEFER;
-			else if (!strcmp(optarg, "fp"))
-				o.call_graph = SFP_RECORD_CG_FP;
-			else {
-				cli_err("--call-graph: '%s' is not auto, sframe, "
-					"bpf-defer or fp", optarg);
-				goto usage_err;
-			}
-			break;
-		case OPT_MAX_DEPTH:
-			if (!cli_parse_u64(optarg, &v) || !v || v > 510) {
-				cli_err("--max-depth: want 1..510");
-				goto usage_err;
-			}
-			o.max_depth = (uint32_t)v;
-			break;
-		case 'm':
-			if (!cli_parse_u64(optarg, &v) || !v || v > (1u << 20) ||
-			    (v & (v - 1))) {
-				cli_err("-m: want a power-of-two page count, "
-					"not '%s'", optarg);
-				goto usage_err;
-			}
-			o.mmap_pages = (uint32_t)v;
-			mmap_given = true;
-			break;
-		case 'p': {
-			const char *s = optarg;
-
-			while (*s) {
-				char *end;
-				long n;
-
-				errno = 0;
-				n = strtol(s, &end, 10);
-				if (errno || end == s || n <= 0 ||
-				    n > 0x3fffffff || (*end && *end != ',') ||
-				    o.nr_pids >= MAX_PIDS) {
-					cli_err("--pid: bad list '%s' (want "
-						"PID[,PID...])", optarg);
-					goto usage_err;
-				}
-				pids[o.nr_pids++] = (pid_t)n;
-				s = *end ? end + 1 : end;
-			}
-			o.pids = pids;
-			break;
-		}
-		case OPT_COMM:
-			if (have_re)
-				regfree(&re);
-			if ((err = regcomp(&re, optarg, REG_EXTENDED | REG_NOSUB))) {
-				char msg[256];
-
-				regerror(err, &re, msg, sizeof(msg));
-				cli_err("--comm: bad regular expression '%s': %s",
-					optarg, msg);
-				have_re = false;
-				goto usage_err;
-			}
-			have_re = true;
-			o.comm_re = &re;
-			break;
-		case OPT_CGROUP:
-			if (optarg[0] != '/') {
-				cli_err("--cgroup: want a path as /proc/PID/cgroup "
-					"shows it (/system.slice/...), not '%s'",
-					optarg);
-				goto usage_err;
-			}
-			o.cgroup = optarg;
-			break;
-		case OPT_INTERVAL:
-			if (!cli_parse_duration(optarg, &d) || d < 0.1) {
-				cli_err("--interval: want a duration of at least "
-					"0.1 s, not '%s'", optarg);
-				goto usage_err;
-			}
-			o.interval_ns = (uint64_t)(d * 1e9);
-			break;
-		case OPT_SERVICE_FROM:
-			if (!strcmp(optarg, "exe"))
-				o.service_from = AGENT_SERVICE_EXE;
-			else if (!strcmp(optarg, "comm"))
-				o.service_from = AGENT_SERVICE_COMM;
-			else if (!strcmp(optarg, "cgroup"))
-				o.service_from = AGENT_SERVICE_CGROUP;
-			else {
-				cli_err("--service-name-from: want exe, comm or "
-					"cgroup, not '%s'", optarg);
-				goto usage_err;
-			}
-			break;
-		case OPT_NO_SYMBOLIZE:
-			o.no_symbolize = true;
-			break;
-		case OPT_LISTEN:
-			o.listen = optarg;
-			break;
-		case OPT_MAX_PULL:
-			if (!cli_parse_u64(optarg, &v) || !v) {
-				cli_err("--max-pull-seconds: bad number '%s'",
-					optarg);
-				goto usage_err;
-			}
-			o.max_pull_seconds = v;
-			break;
-		case OPT_MAX_PULLS:
-			if (!cli_parse_u64(optarg, &v) || !v || v > 65535) {
-				cli_err("--max-pulls: want 1..65535, not '%s'",
-					optarg);
-				goto usage_err;
-			}
-			o.max_pulls = (unsigned int)v;
-			break;
-		case OPT_LISTEN_CONNECTIONS:
-			if (!cli_parse_u64(optarg, &v) || v < 2 || v > 65536) {
-				cli_err("--listen-connections: want 2..65536, "
-					"not '%s'", optarg);
-				goto usage_err;
-			}
-			o.listen_max_conn = (unsigned int)v;
-			break;
-		case OPT_LISTEN_TIMEOUT:
-			if (!cli_parse_duration(optarg, &d) || d < 1 || d > 86400) {
-				cli_err("--listen-timeout: want 1 s to 24 h, not "
-					"'%s'", optarg);
-				goto usage_err;
-			}
-			o.listen_timeout_s = (unsigned int)(d + 0.999);
-			break;
-		case OPT_MAX_DISK:
-			if (!cli_parse_size(optarg, &max_disk, NULL) || !max_disk) {
-				cli_err("--max-disk: bad size '%s'", optarg);
-				goto usage_err;
-			}
-			break;
-		case OPT_PYROSCOPE_API:
-			if (!strcmp(optarg, "ingest"))
-				legacy = true;
-			else if (!strcmp(optarg, "push"))
-				legacy = false;
-			else {
-				cli_err("--pyroscope-api: want push or ingest");
-				goto usage_err;
-			}
-			break;
-		case OPT_PYROSCOPE_TENANT:
-			tenant = optarg;
-			break;
-		case OPT_AUTH_FILE:
-			auth_file = optarg;
-			break;
-		case OPT_QUEUE_SIZE:
-			if (!cli_parse_size(optarg, &queue, NULL) || !queue) {
-				cli_err("--queue-size: bad size '%s'", optarg);
-				goto usage_err;
-			}
-			break;
-		case OPT_FLUSH_TIMEOUT:
-			if (!cli_parse_duration(optarg, &o.flush_deadline_s)) {
-				cli_err("--flush-timeout: bad duration '%s'",
-					optarg);
-				goto usage_err;
-			}
-			break;
-		case OPT_OFF_CPU:
-			o.off_cpu = true;
-			break;
-		case OPT_OFF_CPU_THRESH:
-			if (!cli_parse_double(optarg, 0, 1e9, &d)) {
-				cli_err("--off-cpu-thresh: want milliseconds, "
-					"not '%s'", optarg);
-				goto usage_err;
-			}
-			o.off_cpu_thresh_ns = (uint64_t)(d * 1e6 + 0.5);
-			break;
-		case OPT_OFF_CPU_MAX_RATE:
-			if (!cli_parse_u64(optarg, &v)) {
-				cli_err("--off-cpu-max-rate: bad rate '%s'",
-					optarg);
-				goto usage_err;
-			}
-			o.off_cpu_max_rate = v;
-			break;
-		case 'q':
-			quiet = true;
-			break;
-		case 'v':
-			cli_setup_logging(true);
-			break;
-		case 'h':
-			usage(stdout);
-			if (have_re)
-				regfree(&re);
-			return 0;
-		default:
-			goto usage_err;
-		}
+	switch (parse_args(c, argc, argv)) {
+	case 0:
+		break;
+	case 1:
+		goto out;
+	default:
+		usage(stderr);
+		ret = EXIT_USAGE;
+		goto out;
 	}
-	if (optind < argc) {
-		cli_err("unexpected argument '%s' (the agent samples every "
-			"process; use --pid, --comm or --cgroup to choose)",
-			argv[optind]);
-		goto usage_err;
+	if (check_args(c)) {
+		usage(stderr);
+		ret = EXIT_USAGE;
+		goto out;
 	}
-	/* off-CPU time is record's sframe path: the blocked task's user
-	 * stack is unwound from its snapshot */
-	if (o.off_cpu && auto_cg) {
-		auto_cg = false;
-		o.call_graph = SFP_RECORD_CG_SFRAME;
-		if (!quiet)
-			cli_err("--call-graph auto: sframe (--off-cpu takes the "
-				"blocked task's user stack from its snapshot)");
-	} else if (o.off_cpu && o.call_graph != SFP_RECORD_CG_SFRAME) {
-		cli_err("--off-cpu works with --call-graph sframe only");
-		goto usage_err;
-	}
-	{
-		unsigned int conns = o.listen_max_conn ? o.listen_max_conn :
-				     AGENT_LISTEN_MAX_CONN;
-		unsigned int pulls = o.max_pulls ? o.max_pulls :
-				     AGENT_MAX_PULLS;
-
-		if (o.listen_max_conn && !o.max_pulls && pulls >= conns)
-			o.max_pulls = pulls = conns / 2;
-		if (pulls >= conns) {
-			cli_err("--max-pulls %u: want fewer than "
-				"--listen-connections (%u), so that /metrics and "
-				"/healthz keep room while pulls wait", pulls,
-				conns);
-			goto usage_err;
-		}
-	}
-	if (o.off_cpu && !mmap_given)
-		o.mmap_pages = DEFAULT_MMAP_PAGES_OFF_CPU;
-	/* every sink gets every option; each takes what is its own (files
-	 * --max-disk, the HTTP ones --auth-file, ...).  The tenant only for
-	 * Pyroscope: the agent's option is --pyroscope-tenant. */
-	for (k = 0; k < AGENT_SINK_NR; k++)
-		if (targets[k])
-			so[nr_so++] = (struct agent_sink_opts){
-				.sz = sizeof(so[0]),
-				.kind = (enum agent_sink_kind)k,
-				.target = targets[k], .queue_bytes = queue,
-				.max_disk = max_disk, .auth_file = auth_file,
-				.legacy_ingest = legacy,
-				.tenant = k == AGENT_SINK_PYROSCOPE ? tenant :
-					  NULL,
-			};
-	if (!nr_so && !o.listen && !quiet)
-		cli_err("warning: no --listen and no sink: the windows go "
-			"nowhere");
-	for (i = 0; i < nr_so; i++) {
-		err = agent_sink__new(&so[i], &sinks[nr_sinks]);
-		if (err) {
-			cli_err("cannot start the sink for %s: %s",
-				so[i].target, sfp_strerror(err));
-			/* a URL that can never work (said above) is a usage
-			 * error, refused before sampling starts */
-			ret = err == -EINVAL ? EXIT_USAGE : EXIT_INVALID;
-			goto out;
-		}
-		nr_sinks++;
-	}
-	o.sinks = sinks;
-	o.nr_sinks = nr_sinks;
-
-	/* bpf-defer sized for an agent's rates and memory budget: the ring
-	 * 256 KiB per CPU (1 to 16 MiB; record's 16 MiB would be 32 MiB
-	 * resident, mapped twice), tables half of record's arrays (10 MiB
-	 * at most, least recently used evicted) */
-	{
-		long ncpu = sysconf(_SC_NPROCESSORS_CONF);
-		uint32_t ring = 1u << 20;
-
-		while (ring < (1u << 24) && ncpu > 0 &&
-		       (uint64_t)ring < (uint64_t)ncpu * (256u << 10))
-			ring <<= 1;
-		record_bpf_size(ring, 1u << 17, 1u << 19);
-	}
-	if (auto_cg) {
-		SFP_OPTS(sfp_record_opts, ro, .system_wide = true);
-
-		o.call_graph = record_auto_choose(&ro, o.max_depth, &bd, why,
-						  sizeof(why));
-		if (!quiet)
-			cli_err("--call-graph auto: %s", why);
-	} else if (o.call_graph == SFP_RECORD_CG_BPF_DEFER) {
-		SFP_OPTS(sfp_record_opts, ro, .system_wide = true);
-
-		record_bpf_load(&o.call_graph, &ro, o.max_depth, &bd);
-	}
-	o.bpf = bd;
-
-	if (!quiet)
-		o.say = say_stderr;
-	err = agent_run(&o);
+	if ((ret = start_sinks(c, sinks, &nr_sinks)))
+		goto out;
+	c->o.sinks = sinks;
+	c->o.nr_sinks = nr_sinks;
+	choose_call_graph(c, &bd);
+	if (!c->quiet)
+		c->o.say = say_stderr;
+	err = agent_run(&c->o);
 	if (err) {
 		cli_err("agent: %s", sfp_strerror(err));
 		ret = EXIT_INVALID;
 	}
 out:
-	for (k = (int)nr_sinks - 1; k >= 0; k--)
-		agent_sink__free(sinks[k]);
+	for (i = nr_sinks; i > 0; i--)
+		agent_sink__free(sinks[i - 1]);
 	sfp_bpf_defer__free(&bd);
-	if (have_re)
-		regfree(&re);
+	if (c->have_re)
+		regfree(&c->re);
+	free(c);
 	return ret;
-usage_err:
-	usage(stderr);
-	if (have_re)
-		regfree(&re);
-	return EXIT_USAGE;
 }
