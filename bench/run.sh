@@ -12,6 +12,8 @@ echo "== agent-containers.sh"
 sh "$(dirname "$0")/agent-containers.sh" "$BUILD" || rc=1
 echo "== agent-churn.sh"
 sh "$(dirname "$0")/agent-churn.sh" "$BUILD" || rc=1
+echo "== agent-per-sample.sh"
+sh "$(dirname "$0")/agent-per-sample.sh" "$BUILD" || rc=1
 echo "== symbolize.sh"
 sh "$(dirname "$0")/symbolize.sh" "$BUILD" || rc=1
 exit $rc
