@@ -72,6 +72,8 @@ struct reader {
 	int err;
 	double t0, duration;	/* --duration: the events stop here */
 	volatile int timed_out;
+	pthread_t thread;
+	bool running;		/* without it, the main loop polls */
 };
 
 static double now_s(void);
@@ -96,6 +98,24 @@ static void *reader_main(void *arg)
 		}
 	}
 	return NULL;
+}
+
+static void reader_start(struct reader *rd, struct sfp_record *r, double t0,
+			 double duration)
+{
+	rd->r = r;
+	rd->t0 = t0;
+	rd->duration = duration;
+	rd->running = !pthread_create(&rd->thread, NULL, reader_main, rd);
+}
+
+static void reader_stop(struct reader *rd)
+{
+	if (!rd->running)
+		return;
+	rd->stop = 1;
+	pthread_join(rd->thread, NULL);
+	rd->running = false;
 }
 
 /*
@@ -322,6 +342,7 @@ struct ctx {
 	/* deep stacks read at the sample (bpf/deepcopy.h), or why not */
 	struct sfp_bpf_deep *deep_bpf;
 	char deep_why[256];
+	bool status_shown;		/* a status line is on the terminal */
 };
 
 /*
@@ -782,584 +803,645 @@ enum {
 	OPT_OFF_CPU_MAX_RATE,
 };
 
-int cmd_record(int argc, char **argv)
+static const struct option longopts[] = {
+	{ "event", required_argument, NULL, 'e' },
+	{ "freq", required_argument, NULL, 'F' },
+	{ "count", required_argument, NULL, 'c' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "tid", required_argument, NULL, 't' },
+	{ "all-cpus", no_argument, NULL, 'a' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "mmap-pages", required_argument, NULL, 'm' },
+	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
+	{ "inline", no_argument, NULL, OPT_INLINE },
+	{ "stack-size", required_argument, NULL, OPT_STACK_SIZE },
+	{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
+	{ "duration", required_argument, NULL, OPT_DURATION },
+	{ "kill-after", required_argument, NULL, OPT_KILL_AFTER },
+	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
+	{ "off-cpu-thresh", required_argument, NULL, OPT_OFF_CPU_THRESH },
+	{ "off-cpu-max-rate", required_argument, NULL, OPT_OFF_CPU_MAX_RATE },
+	{ "no-inherit", no_argument, NULL, OPT_NO_INHERIT },
+	{ "compression-level", optional_argument, NULL, 'z' },
+	{ "no-compress", no_argument, NULL, OPT_NO_COMPRESS },
+	{ "no-deep-stacks", no_argument, NULL, OPT_NO_DEEP_STACKS },
+	{ "buildid-dir", required_argument, NULL, OPT_BUILDID_DIR },
+	{ "no-buildid-cache", no_argument, NULL, OPT_NO_BUILDID_CACHE },
+	{ "buildid-cache-size", required_argument, NULL,
+	  OPT_BUILDID_CACHE_SIZE },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* One recording: what its options asked for, then what runs. */
+struct rec {
+	struct sfp_record_opts ro;
+	struct sfp_perf_writer_opts wo;
+	struct sfp_rec_pipe_opts po;
+	char *events;			/* -e, comma-joined */
+	bool quiet, inline_mode, auto_cg;
+	double duration, kill_after;
+	const char *bid_dir;
+	uint64_t bid_budget;
+	bool no_bid_cache;
+	int bare_z;			/* optind after a bare -z */
+	char auto_why[4096];
+	const char *off_why;		/* why off-CPU is not bpf-defer's */
+
+	struct ctx c;
+	struct sfp_record *r;
+	struct sfp_rec_pipe *p;
+	struct sfp_bpf_defer *bd;
+	struct sfp_bpf_offsum *os;
+	sfp_record_event_fn rec_fn;
+	void *rec_ctx;
+	struct wl_end we;
+	bool started;
+	double t0, t_stop;
+};
+
+/* One option of what is sampled and how it is unwound.  Return: 1 taken,
+ * 0 not one of these, -1 bad (said). */
+static int sampling_opt(struct rec *x, int opt, const char *arg)
 {
-	static const struct option longopts[] = {
-		{ "event", required_argument, NULL, 'e' },
-		{ "freq", required_argument, NULL, 'F' },
-		{ "count", required_argument, NULL, 'c' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "tid", required_argument, NULL, 't' },
-		{ "all-cpus", no_argument, NULL, 'a' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "mmap-pages", required_argument, NULL, 'm' },
-		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
-		{ "inline", no_argument, NULL, OPT_INLINE },
-		{ "stack-size", required_argument, NULL, OPT_STACK_SIZE },
-		{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
-		{ "duration", required_argument, NULL, OPT_DURATION },
-		{ "kill-after", required_argument, NULL, OPT_KILL_AFTER },
-		{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
-		{ "off-cpu-thresh", required_argument, NULL,
-		  OPT_OFF_CPU_THRESH },
-		{ "off-cpu-max-rate", required_argument, NULL,
-		  OPT_OFF_CPU_MAX_RATE },
-		{ "no-inherit", no_argument, NULL, OPT_NO_INHERIT },
-		{ "compression-level", optional_argument, NULL, 'z' },
-		{ "no-compress", no_argument, NULL, OPT_NO_COMPRESS },
-		{ "no-deep-stacks", no_argument, NULL, OPT_NO_DEEP_STACKS },
-		{ "buildid-dir", required_argument, NULL, OPT_BUILDID_DIR },
-		{ "no-buildid-cache", no_argument, NULL, OPT_NO_BUILDID_CACHE },
-		{ "buildid-cache-size", required_argument, NULL,
-		  OPT_BUILDID_CACHE_SIZE },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	SFP_OPTS(sfp_record_opts, ro, .call_graph = SFP_RECORD_CG_SFRAME);
-	SFP_OPTS(sfp_perf_writer_opts, wo, .compression_level = DEFAULT_ZLEVEL,
-		 .keep_old = true, .flush_ms = FLUSH_MS);
-	SFP_OPTS(sfp_rec_pipe_opts, po,
-		 .off_cpu_thresh_ns = DEFAULT_OFF_CPU_THRESH_MS * 1000000ULL,
-		 .off_cpu_max_rate = DEFAULT_OFF_CPU_MAX_RATE,
-		 .off_cpu_switch_records = true);
-	struct sfp_record *r = NULL;
-	struct sfp_rec_pipe *p = NULL;
-	struct sfp_bpf_defer *bd = NULL;
-	struct sfp_bpf_offsum *os = NULL;
-	sfp_record_event_fn rec_fn = sfp_rec_pipe__record;
-	void *rec_ctx = NULL;
-	struct ctx c = { .path = "perf.data" };
-	struct reader rd = { 0 };
-	pthread_t reader_thread;
-	bool reader_running = false;
-	char *events = NULL;
-	bool quiet = false, tty = false, inline_mode = false, auto_cg = false;
-	char auto_why[4096] = "";
-	const char *off_why = NULL;
-	double duration = 0, t0 = now_s(), t_stop = 0, last_status = 0;
-	uint64_t v, bid_budget = 2ull << 30;
-	const char *bid_dir = NULL;
-	bool no_bid_cache = false;
-	double last_flush = 0;
-	double kill_after = DEFAULT_KILL_AFTER;
-	struct wl_end we = { .status = -1 };
-	bool started = false;
-	int opt, err, ret = 0, i, bare_z = 0;
+	uint64_t v;
+	double ms;
+	int i;
 
-	while ((opt = getopt_long(argc, argv, "+e:F:c:p:t:ao:m:gz::qvh", longopts,
-				  NULL)) != -1) {
-		switch (opt) {
-		case 'e': {
-			size_t n = (events ? strlen(events) + 1 : 0) +
-				   strlen(optarg) + 1;
-			char *e = malloc(n);
+	switch (opt) {
+	case 'e': {
+		size_t n = (x->events ? strlen(x->events) + 1 : 0) +
+			   strlen(arg) + 1;
+		char *e = malloc(n);
 
-			if (!e)
-				return EXIT_USAGE;
-			snprintf(e, n, "%s%s%s", events ? events : "",
-				 events ? "," : "", optarg);
-			free(events);
-			events = e;
-			break;
+		if (!e)
+			return -1;
+		snprintf(e, n, "%s%s%s", x->events ? x->events : "",
+			 x->events ? "," : "", arg);
+		free(x->events);
+		x->events = e;
+		return 1;
+	}
+	case 'F':
+		if (!cli_parse_u64(arg, &v) || !v) {
+			cli_err("-F: bad frequency '%s'", arg);
+			return -1;
 		}
-		case 'F':
-			if (!cli_parse_u64(optarg, &v) || !v) {
-				cli_err("-F: bad frequency '%s'", optarg);
-				goto usage_err;
-			}
-			ro.freq = v;
-			break;
-		case 'c':
-			if (!cli_parse_u64(optarg, &v) || !v) {
-				cli_err("-c: bad period '%s'", optarg);
-				goto usage_err;
-			}
-			ro.period = v;
-			break;
-		case 'p':
-			ro.pids = optarg;
-			break;
-		case 't':
-			ro.tids = optarg;
-			break;
-		case 'a':
-			ro.system_wide = true;
-			break;
-		case 'o':
-			c.path = optarg;
-			break;
-		case 'm':
-			if (!parse_pages(optarg, &ro.mmap_pages)) {
-				cli_err("-m: '%s' is not a power-of-two page "
-					"count or size", optarg);
-				goto usage_err;
-			}
-			break;
-		case 'g':
-			ro.call_graph = SFP_RECORD_CG_SFRAME;
-			auto_cg = false;
-			break;
-		case OPT_CALL_GRAPH:
-			auto_cg = !strcmp(optarg, "auto");
-			if (auto_cg)
-				break;	/* decided once the target is known */
-			for (i = SFP_RECORD_CG_SFRAME; i <= SFP_RECORD_CG_BPF_DEFER;
-			     i++)
-				if (!strcmp(optarg,
-					    sfp_record__call_graph_name(i)))
-					break;
-			if (i > SFP_RECORD_CG_BPF_DEFER) {
-				cli_err("--call-graph: unknown mode '%s' (sframe, "
-					"fp, dwarf, kernel-defer, none, "
-					"bpf-defer, auto)", optarg);
-				goto usage_err;
-			}
-			ro.call_graph = i;
-			break;
-		case OPT_INLINE:
-			inline_mode = true;
-			break;
-		case OPT_STACK_SIZE:
-			if (!cli_parse_u64(optarg, &v) || !v || v > 65528 ||
-			    (v & 7)) {
-				cli_err("--stack-size: want a multiple of 8 up "
-					"to 65528, not '%s'", optarg);
-				goto usage_err;
-			}
-			ro.stack_size = (uint32_t)v;
-			break;
-		case OPT_MAX_DEPTH:
-			if (!cli_parse_u64(optarg, &v) || !v || v > 510) {
-				cli_err("--max-depth: want 1..510");
-				goto usage_err;
-			}
-			po.max_depth = (uint32_t)v;
-			break;
-		case OPT_DURATION:
-			if (!cli_parse_duration(optarg, &duration) || !(duration > 0)) {
-				cli_err("--duration: bad duration '%s'", optarg);
-				goto usage_err;
-			}
-			break;
-		case OPT_KILL_AFTER:
-			if (!cli_parse_duration(optarg, &kill_after)) {
-				cli_err("--kill-after: bad duration '%s'", optarg);
-				goto usage_err;
-			}
-			break;
-		case 'z':
-			/* perf's -z: level 1 unless one is given, attached
-			 * (-z5, --compression-level=5) as getopt wants it */
-			if (!optarg) {
-				wo.compression_level = 1;
-				bare_z = optind;
+		x->ro.freq = v;
+		return 1;
+	case 'c':
+		if (!cli_parse_u64(arg, &v) || !v) {
+			cli_err("-c: bad period '%s'", arg);
+			return -1;
+		}
+		x->ro.period = v;
+		return 1;
+	case 'p':
+		x->ro.pids = arg;
+		return 1;
+	case 't':
+		x->ro.tids = arg;
+		return 1;
+	case 'a':
+		x->ro.system_wide = true;
+		return 1;
+	case 'm':
+		if (!parse_pages(arg, &x->ro.mmap_pages)) {
+			cli_err("-m: '%s' is not a power-of-two page count or "
+				"size", arg);
+			return -1;
+		}
+		return 1;
+	case 'g':
+		x->ro.call_graph = SFP_RECORD_CG_SFRAME;
+		x->auto_cg = false;
+		return 1;
+	case OPT_CALL_GRAPH:
+		x->auto_cg = !strcmp(arg, "auto");
+		if (x->auto_cg)
+			return 1;	/* decided once the target is known */
+		for (i = SFP_RECORD_CG_SFRAME; i <= SFP_RECORD_CG_BPF_DEFER; i++)
+			if (!strcmp(arg, sfp_record__call_graph_name(i)))
 				break;
-			}
-			bare_z = 0;
-			if (!cli_parse_u64(optarg, &v) || v > 22) {
-				cli_err("--compression-level: want 0..22, not '%s'",
-					optarg);
-				goto usage_err;
-			}
-			wo.compression_level = (int)v;
-			break;
-		case OPT_NO_COMPRESS:
-			wo.compression_level = 0;
-			break;
-		case OPT_NO_DEEP_STACKS:
-			po.no_deep_stacks = true;
-			break;
-		case OPT_BUILDID_DIR:
-			bid_dir = optarg;
-			break;
-		case OPT_NO_BUILDID_CACHE:
-			no_bid_cache = true;
-			break;
-		case OPT_BUILDID_CACHE_SIZE:
-			if (!cli_parse_size(optarg, &bid_budget, NULL) || !bid_budget) {
-				cli_err("--buildid-cache-size: bad size '%s'",
-					optarg);
-				goto usage_err;
-			}
-			break;
-		case OPT_NO_INHERIT:
-			ro.no_inherit = true;
-			break;
-		case OPT_OFF_CPU:
-			ro.off_cpu = true;
-			break;
-		case OPT_OFF_CPU_THRESH: {
-			double ms;
-
-			if (!cli_parse_double(optarg, 0, 1e9, &ms)) {
-				cli_err("--off-cpu-thresh: want milliseconds, "
-					"not '%s'", optarg);
-				goto usage_err;
-			}
-			po.off_cpu_thresh_ns = (uint64_t)(ms * 1e6 + 0.5);
-			break;
+		if (i > SFP_RECORD_CG_BPF_DEFER) {
+			cli_err("--call-graph: unknown mode '%s' (sframe, fp, "
+				"dwarf, kernel-defer, none, bpf-defer, auto)",
+				arg);
+			return -1;
 		}
-		case OPT_OFF_CPU_MAX_RATE:
-			if (!cli_parse_u64(optarg, &v)) {
-				cli_err("--off-cpu-max-rate: bad rate '%s'",
-					optarg);
-				goto usage_err;
-			}
-			po.off_cpu_max_rate = v;
-			break;
+		x->ro.call_graph = i;
+		return 1;
+	case OPT_INLINE:
+		x->inline_mode = true;
+		return 1;
+	case OPT_STACK_SIZE:
+		if (!cli_parse_u64(arg, &v) || !v || v > 65528 || (v & 7)) {
+			cli_err("--stack-size: want a multiple of 8 up to "
+				"65528, not '%s'", arg);
+			return -1;
+		}
+		x->ro.stack_size = (uint32_t)v;
+		return 1;
+	case OPT_MAX_DEPTH:
+		if (!cli_parse_u64(arg, &v) || !v || v > 510) {
+			cli_err("--max-depth: want 1..510");
+			return -1;
+		}
+		x->po.max_depth = (uint32_t)v;
+		return 1;
+	case OPT_NO_DEEP_STACKS:
+		x->po.no_deep_stacks = true;
+		return 1;
+	case OPT_NO_INHERIT:
+		x->ro.no_inherit = true;
+		return 1;
+	case OPT_OFF_CPU:
+		x->ro.off_cpu = true;
+		return 1;
+	case OPT_OFF_CPU_THRESH:
+		if (!cli_parse_double(arg, 0, 1e9, &ms)) {
+			cli_err("--off-cpu-thresh: want milliseconds, not '%s'",
+				arg);
+			return -1;
+		}
+		x->po.off_cpu_thresh_ns = (uint64_t)(ms * 1e6 + 0.5);
+		return 1;
+	case OPT_OFF_CPU_MAX_RATE:
+		if (!cli_parse_u64(arg, &v)) {
+			cli_err("--off-cpu-max-rate: bad rate '%s'", arg);
+			return -1;
+		}
+		x->po.off_cpu_max_rate = v;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* One option of the output and of the command's end.  Return: as
+ * sampling_opt(). */
+static int output_opt(struct rec *x, int opt, const char *arg)
+{
+	uint64_t v;
+
+	switch (opt) {
+	case 'o':
+		x->c.path = arg;
+		return 1;
+	case OPT_DURATION:
+		if (!cli_parse_duration(arg, &x->duration) ||
+		    !(x->duration > 0)) {
+			cli_err("--duration: bad duration '%s'", arg);
+			return -1;
+		}
+		return 1;
+	case OPT_KILL_AFTER:
+		if (!cli_parse_duration(arg, &x->kill_after)) {
+			cli_err("--kill-after: bad duration '%s'", arg);
+			return -1;
+		}
+		return 1;
+	case 'z':
+		/* perf's -z: level 1 unless one is given, attached (-z5,
+		 * --compression-level=5) as getopt wants it */
+		if (!arg) {
+			x->wo.compression_level = 1;
+			x->bare_z = optind;
+			return 1;
+		}
+		x->bare_z = 0;
+		if (!cli_parse_u64(arg, &v) || v > 22) {
+			cli_err("--compression-level: want 0..22, not '%s'",
+				arg);
+			return -1;
+		}
+		x->wo.compression_level = (int)v;
+		return 1;
+	case OPT_NO_COMPRESS:
+		x->wo.compression_level = 0;
+		return 1;
+	case OPT_BUILDID_DIR:
+		x->bid_dir = arg;
+		return 1;
+	case OPT_NO_BUILDID_CACHE:
+		x->no_bid_cache = true;
+		return 1;
+	case OPT_BUILDID_CACHE_SIZE:
+		if (!cli_parse_size(arg, &x->bid_budget, NULL) ||
+		    !x->bid_budget) {
+			cli_err("--buildid-cache-size: bad size '%s'", arg);
+			return -1;
+		}
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* The options and the command.  Return: 0, 1 --help printed, -1 usage
+ * error (said), -2 usage error without the usage text (said). */
+static int parse_args(struct rec *x, int argc, char **argv)
+{
+	struct sfp_record_opts *ro = &x->ro;
+	int opt, r;
+
+	while ((opt = getopt_long(argc, argv, "+e:F:c:p:t:ao:m:gz::qvh",
+				  longopts, NULL)) != -1) {
+		if ((r = sampling_opt(x, opt, optarg)) ||
+		    (r = output_opt(x, opt, optarg))) {
+			if (r < 0)
+				return -1;
+			continue;
+		}
+		switch (opt) {
 		case 'q':
-			quiet = true;
+			x->quiet = true;
 			break;
 		case 'v':
 			cli_setup_logging(true);
 			break;
 		case 'h':
 			usage(stdout);
-			free(events);
-			return 0;
+			return 1;
 		default:
-			goto usage_err;
+			return -1;
 		}
 	}
-	if (!strcmp(c.path, "-")) {
+	if (!strcmp(x->c.path, "-")) {
 		/* perf writes a pipe-mode stream there; our writer makes
 		 * seekable files only */
 		cli_err("-o -: writing perf.data to standard output (pipe "
 			"mode) is not supported; give a file name");
-		free(events);
-		return EXIT_USAGE;
+		return -2;
 	}
 	/* "-z 5" would run a command named "5": perf does, silently.  A
 	 * command that is a number right after a bare -z (no "--" between)
 	 * is almost surely a level given the wrong way. */
-	if (bare_z && bare_z == optind && optind < argc && argv[optind][0] &&
+	if (x->bare_z && x->bare_z == optind && optind < argc &&
+	    argv[optind][0] &&
 	    argv[optind][strspn(argv[optind], "0123456789")] == 0) {
 		cli_err("-z takes its level attached (-z%s or "
 			"--compression-level=%s); '%s' would be run as the "
 			"command (put -- before a command of that name)",
 			argv[optind], argv[optind], argv[optind]);
-		goto usage_err;
+		return -1;
 	}
 	if (optind < argc)
-		ro.argv = argv + optind;
-	if (!!ro.argv + !!ro.pids + !!ro.tids + !!ro.system_wide != 1) {
+		ro->argv = argv + optind;
+	if (!!ro->argv + !!ro->pids + !!ro->tids + !!ro->system_wide != 1) {
 		cli_err("give exactly one target: -- COMMAND, -p PID, -t TID "
 			"or -a");
-		goto usage_err;
+		return -1;
 	}
-	if (ro.off_cpu && !auto_cg && ro.call_graph != SFP_RECORD_CG_SFRAME &&
-	    ro.call_graph != SFP_RECORD_CG_BPF_DEFER) {
+	if (ro->off_cpu && !x->auto_cg &&
+	    ro->call_graph != SFP_RECORD_CG_SFRAME &&
+	    ro->call_graph != SFP_RECORD_CG_BPF_DEFER) {
 		cli_err("--off-cpu works with --call-graph sframe, bpf-defer "
 			"or auto only");
-		goto usage_err;
+		return -1;
 	}
-	if (inline_mode && (ro.call_graph != SFP_RECORD_CG_SFRAME || auto_cg)) {
+	if (x->inline_mode &&
+	    (ro->call_graph != SFP_RECORD_CG_SFRAME || x->auto_cg)) {
 		/* (bpf-defer writes the deferred form only) */
 		cli_err("--inline applies to --call-graph sframe only");
-		goto usage_err;
+		return -1;
 	}
-	ro.events = events;
-	/* build-ids read by us, not by the kernel (src/record/pipeline.c,
-	 * mmap2_fill_build_id(): a perf 6.1 recording beside us aborts
-	 * while any session has attr.build_id) */
-	ro.no_build_id = true;
-	po.fill_build_ids = true;
-	po.inline_mode = inline_mode;
-	if (!no_bid_cache && (err = bid_collect_new(bid_dir, bid_budget,
-						    &c.bc)))
-		cli_err("no build-id cache: %s", sfp_strerror(err));
-	if (auto_cg) {
-		ro.call_graph = record_auto_choose(&ro, po.max_depth, &bd,
-						   auto_why, sizeof(auto_why));
-		if (!quiet)
-			cli_err("--call-graph auto: %s", auto_why);
-	} else {
-		enum sfp_record_call_graph asked = ro.call_graph;
+	return 0;
+}
 
-		record_bpf_load(&ro.call_graph, &ro, po.max_depth, &bd);
-		if (asked != ro.call_graph)
-			off_why = "bpf-defer did not load, see above";
+/* The call-graph mode (auto's choice, bpf-defer where it loads) and the
+ * off-CPU path, each said as auto says its choice. */
+static void choose_call_graph(struct rec *x)
+{
+	struct sfp_record_opts *ro = &x->ro;
+
+	if (x->auto_cg) {
+		ro->call_graph = record_auto_choose(ro, x->po.max_depth, &x->bd,
+						    x->auto_why,
+						    sizeof(x->auto_why));
+		if (!x->quiet)
+			cli_err("--call-graph auto: %s", x->auto_why);
+	} else {
+		enum sfp_record_call_graph asked = ro->call_graph;
+
+		record_bpf_load(&ro->call_graph, ro, x->po.max_depth, &x->bd);
+		if (asked != ro->call_graph)
+			x->off_why = "bpf-defer did not load, see above";
 	}
-	/* which off-CPU path, and why, as auto says its choice */
-	if (ro.off_cpu && !quiet && ro.call_graph == SFP_RECORD_CG_BPF_DEFER)
+	if (ro->off_cpu && !x->quiet &&
+	    ro->call_graph == SFP_RECORD_CG_BPF_DEFER)
 		cli_err("--off-cpu: BPF program on sched_switch (bpf-defer "
 			"loaded): kernel stack at each block, one user unwind "
 			"per kernel entry by its task_work");
-	else if (ro.off_cpu && !quiet)
+	else if (ro->off_cpu && !x->quiet)
 		cli_err("--off-cpu: sched:sched_switch tracepoint with a user "
 			"stack copy per block (%s)",
-			off_why ? off_why
-			: auto_cg ? "--call-graph auto chose sframe"
+			x->off_why ? x->off_why
+			: x->auto_cg ? "--call-graph auto chose sframe"
 			: "--call-graph sframe; bpf-defer or auto use BPF "
 			  "where it loads");
+}
 
-	err = sfp_record__open(&ro, &r);
+/* Deep stacks read at the sample: a BPF program on the sampling events,
+ * where it loads (root or CAP_BPF+CAP_PERFMON, BTF); otherwise the walks
+ * that run out are completed later, as before, and the summary says why. */
+static void deep_stacks_bpf(struct rec *x)
+{
+	const char *no = getenv("SFPROF_DEEP_NO_BPF");
+	struct ctx *c = &x->c;
+	int err;
+
+	if (x->ro.call_graph != SFP_RECORD_CG_SFRAME || x->po.no_deep_stacks)
+		return;
+	if (no && *no && strcmp(no, "0")) {
+		snprintf(c->deep_why, sizeof(c->deep_why),
+			 "SFPROF_DEEP_NO_BPF is set");
+	} else if (!sfp_bpf_deep__load(x->ro.stack_size ? x->ro.stack_size
+							: 16384,
+				       &c->deep_bpf, c->deep_why,
+				       sizeof(c->deep_why))) {
+		err = sfp_bpf_deep__attach(c->deep_bpf, x->r);
+		if (err) {
+			snprintf(c->deep_why, sizeof(c->deep_why),
+				 "cannot attach the BPF program: %s",
+				 strerror(-err));
+			sfp_bpf_deep__free(&c->deep_bpf);
+		}
+	}
+	x->po.bpf_deep = c->deep_bpf;
+}
+
+/* The session, its pipeline and BPF parts, the output file with its
+ * events.  Return: 0, or the exit status (said). */
+static int open_recording(struct rec *x)
+{
+	struct sfp_record_opts *ro = &x->ro;
+	struct ctx *c = &x->c;
+	int err, i;
+
+	err = sfp_record__open(ro, &x->r);
 	if (err) {
 		/* The library said why, with the fix; add the code. */
 		cli_err("cannot record: %s", sfp_strerror(err));
-		ret = exit_for(err);
-		goto out;
+		return exit_for(err);
 	}
-	if (sfp_record__workload_pid(r) > 0) {
+	if (sfp_record__workload_pid(x->r) > 0) {
 		/* Forked, waiting for start(): not reaped before we are done. */
-		we.have = true;
-		workload_pid = sfp_record__workload_pid(r);
+		x->we.have = true;
+		workload_pid = sfp_record__workload_pid(x->r);
 		workload_pidfd = pidfd_open(workload_pid, 0);
 	}
-	/* Deep stacks read at the sample: a BPF program on the sampling
-	 * events, where it loads (root or CAP_BPF+CAP_PERFMON, BTF);
-	 * otherwise the walks that run out are completed later, as
-	 * before, and the summary says why. */
-	if (ro.call_graph == SFP_RECORD_CG_SFRAME && !po.no_deep_stacks) {
-		const char *no = getenv("SFPROF_DEEP_NO_BPF");
-
-		if (no && *no && strcmp(no, "0")) {
-			snprintf(c.deep_why, sizeof(c.deep_why),
-				 "SFPROF_DEEP_NO_BPF is set");
-		} else if (!sfp_bpf_deep__load(ro.stack_size ? ro.stack_size
-							       : 16384,
-					       &c.deep_bpf, c.deep_why,
-					       sizeof(c.deep_why))) {
-			err = sfp_bpf_deep__attach(c.deep_bpf, r);
-			if (err) {
-				snprintf(c.deep_why, sizeof(c.deep_why),
-					 "cannot attach the BPF program: %s",
-					 strerror(-err));
-				sfp_bpf_deep__free(&c.deep_bpf);
-			}
-		}
-		po.bpf_deep = c.deep_bpf;
-	}
-	err = sfp_rec_pipe__new(r, &po, out_record, &c, &p);
+	deep_stacks_bpf(x);
+	err = sfp_rec_pipe__new(x->r, &x->po, out_record, c, &x->p);
 	if (err) {
 		cli_err("cannot set up the pipeline: %s", sfp_strerror(err));
-		ret = EXIT_INVALID;
-		goto out;
+		return EXIT_INVALID;
 	}
-	c.zlevel = wo.compression_level;
-	if (bd) {
-		err = sfp_bpf_defer__attach(bd, r, p,
-					    (const char *const *)ro.argv,
-					    ro.pids, ro.tids);
+	c->zlevel = x->wo.compression_level;
+	if (x->bd) {
+		err = sfp_bpf_defer__attach(x->bd, x->r, x->p,
+					    (const char *const *)ro->argv,
+					    ro->pids, ro->tids);
 		if (err) {
 			cli_err("bpf-defer: cannot attach: %s",
 				sfp_strerror(err));
-			ret = EXIT_INVALID;
-			goto out;
+			return EXIT_INVALID;
 		}
 		/* -a: every program the machine starts brings tables to
 		 * build; off the reading thread, as the agent does, so that
 		 * the rings do not fill meanwhile */
-		if (ro.system_wide && (err = sfp_bpf_defer__async_tables(bd)))
+		if (ro->system_wide &&
+		    (err = sfp_bpf_defer__async_tables(x->bd)))
 			cli_err("bpf-defer: tables built on the reading thread "
 				"(%s)", sfp_strerror(err));
-		rec_fn = sfp_bpf_defer__record;
-		rec_ctx = bd;
+		x->rec_fn = sfp_bpf_defer__record;
+		x->rec_ctx = x->bd;
 	}
 	/* The tracepoint path: the kernel sums every task's blocked time
 	 * too, so that the blocks the rings lose keep their time. */
-	if (ro.off_cpu && ro.call_graph != SFP_RECORD_CG_BPF_DEFER) {
-		err = sfp_bpf_offsum__load(&os);
-		if (err && !quiet)
+	if (ro->off_cpu && ro->call_graph != SFP_RECORD_CG_BPF_DEFER) {
+		err = sfp_bpf_offsum__load(&x->os);
+		if (err && !x->quiet)
 			cli_err("--off-cpu: no kernel sums (BPF program on "
 				"sched_switch: %s): the time of blocks whose "
 				"records the rings lose is lost (counted)",
 				sfp_strerror(err));
 	}
-	wo.cmdline = (const char *const *)argv - 1;
-	wo.nr_cmdline = (size_t)argc + 1;
-	err = sfp_perf_writer__open(c.path, &wo, &c.w);
+	err = sfp_perf_writer__open(c->path, &x->wo, &c->w);
 	if (err) {
 		if (err == -EEXIST)	/* FILE.old: the library said */
 			cli_err("cannot create %s: %s.old is in the way; the "
-				"command was not run", c.path, c.path);
+				"command was not run", c->path, c->path);
 		else
-			cli_err("cannot create %s: %s%s", c.path,
+			cli_err("cannot create %s: %s%s", c->path,
 				strerror(-err),
 				err == -ESPIPE ? " (a perf.data file must be "
 				"seekable; pipe mode is not supported)" : "");
-		ret = EXIT_USAGE;
-		goto out;
+		return EXIT_USAGE;
 	}
-	for (i = 0; i < sfp_record__nr_evsels(r); i++) {
+	for (i = 0; i < sfp_record__nr_evsels(x->r); i++) {
 		struct sfp_perf_attr pa;
 		const uint64_t *ids;
-		size_t nr = sfp_record__ids(r, i, &ids);
+		size_t nr = sfp_record__ids(x->r, i, &ids);
 
-		sfp_record_perf_attr(sfp_rec_pipe__out_attr(p, i), &pa);
-		err = sfp_perf_writer__add_evsel(c.w, &pa, ids, nr,
-						 sfp_rec_pipe__out_name(p, i));
+		sfp_record_perf_attr(sfp_rec_pipe__out_attr(x->p, i), &pa);
+		err = sfp_perf_writer__add_evsel(c->w, &pa, ids, nr,
+						 sfp_rec_pipe__out_name(x->p, i));
 		if (err < 0) {
-			write_failed(c.path, err, "nothing recorded");
-			ret = EXIT_USAGE;
-			goto out;
+			write_failed(c->path, err, "nothing recorded");
+			return EXIT_USAGE;
 		}
 	}
-
-	err = sfp_rec_pipe__synthesize_kernel(p);
+	err = sfp_rec_pipe__synthesize_kernel(x->p);
 	if (err) {
-		if (c.write_err)
-			write_failed(c.path, err, "nothing recorded");
+		if (c->write_err)
+			write_failed(c->path, err, "nothing recorded");
 		else
 			cli_err("synthesizing the kernel's records: %s",
 				strerror(-err));
-		ret = EXIT_USAGE;
-		goto out;
+		return EXIT_USAGE;
 	}
+	return 0;
+}
+
+/* The events on, the command run, the file named, the processes already
+ * running synthesized.  Return: 0; -1 started, but /proc could not be
+ * read (said: stop and finish); or the exit status (said). */
+static int start_recording(struct rec *x)
+{
+	struct timespec ts;
+	int err;
+
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	/* The command's terminal SIGINT reaches it too; we drain and finish. */
-	err = sfp_record__start(r);
-	{
-		/* The kernel's sums from now: a command has exec'd (its
-		 * events enable at the exec, and its blocks in execve are
-		 * not the recording's); a block that began before is not
-		 * counted, and one the records have needs no sum. */
-		struct timespec ts;
-
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		sfp_bpf_offsum__arm(os, (uint64_t)ts.tv_sec * 1000000000ULL +
-					    (uint64_t)ts.tv_nsec);
-	}
+	err = sfp_record__start(x->r);
+	/* The kernel's sums from now: a command has exec'd (its events
+	 * enable at the exec, and its blocks in execve are not the
+	 * recording's); a block that began before is not counted, and one
+	 * the records have needs no sum. */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	sfp_bpf_offsum__arm(x->os, (uint64_t)ts.tv_sec * 1000000000ULL +
+				       (uint64_t)ts.tv_nsec);
 	if (err) {
 		/* The library said why (e.g. the command cannot be run).  A
 		 * command that cannot be run exits as a shell says it: 127
 		 * not found, 126 found but not executable. */
 		cli_err("recording not started");
-		ret = !we.have ? EXIT_INVALID : err == -ENOENT ? 127 : 126;
-		goto out;
+		return !x->we.have ? EXIT_INVALID : err == -ENOENT ? 127 : 126;
 	}
 	/* Running: the file takes its name now (FILE.old kept), so that a
 	 * killed recording leaves it readable at the path asked for; until
 	 * here it was a temporary that a failed start removes. */
-	err = sfp_perf_writer__publish(c.w);
+	err = sfp_perf_writer__publish(x->c.w);
 	if (err)
-		c.write_err = err;
-	started = true;
-	if (ro.pids || ro.system_wide) {
+		x->c.write_err = err;
+	x->started = true;
+	if (x->ro.pids || x->ro.system_wide) {
 		pid_t pids[1024];
 		size_t n = 0;
-		const char *s = ro.pids;
+		const char *s = x->ro.pids;
 
 		while (s && *s && n < 1024) {
 			pids[n++] = (pid_t)strtol(s, (char **)&s, 10);
 			if (*s == ',')
 				s++;
 		}
-		err = sfp_rec_pipe__synthesize(p, pids, n, ro.system_wide);
-		if (err && !c.write_err) {
+		err = sfp_rec_pipe__synthesize(x->p, pids, n,
+					       x->ro.system_wide);
+		if (err && !x->c.write_err) {
 			cli_err("reading /proc: %s", sfp_strerror(err));
-			ret = EXIT_INVALID;
-			goto stop;
+			return -1;
 		}
 	}
-	tty = !quiet && isatty(STDERR_FILENO);
-	t0 = now_s();
-	rd.r = r;
-	rd.t0 = t0;
-	rd.duration = duration;
-	if (pthread_create(&reader_thread, NULL, reader_main, &rd) == 0)
-		reader_running = true;
-	while (!stop_requested && !c.write_err) {
-		double t;
+	return 0;
+}
 
-		if (sfp_record__done(r))
+/* Records from the rings to the file until the command ends, the time is
+ * up or a signal comes.  Return: 0, or the exit status (said). */
+static int run_loop(struct rec *x, struct reader *rd)
+{
+	struct ctx *c = &x->c;
+	bool tty = !x->quiet && isatty(STDERR_FILENO);
+	double last_flush = 0, last_status = 0, t;
+	int err, ret = 0;
+
+	while (!stop_requested && !c->write_err) {
+		if (sfp_record__done(x->r))
 			break;
-		if (reader_running)
+		if (rd->running)
 			usleep(50000);
 		else
-			sfp_record__poll(r, 100);
-		if (bd && !rd.err && (err = sfp_bpf_defer__poll(bd)) < 0)
-			rd.err = err;
-		err = rd.err ? rd.err
-			     : sfp_record__read(r, false, rec_fn,
-						rec_ctx ? rec_ctx : p);
-		if (err < 0 && !c.write_err) {
+			sfp_record__poll(x->r, 100);
+		if (x->bd && !rd->err && (err = sfp_bpf_defer__poll(x->bd)) < 0)
+			rd->err = err;
+		err = rd->err ? rd->err
+			      : sfp_record__read(x->r, false, x->rec_fn,
+						 x->rec_ctx ? x->rec_ctx : x->p);
+		if (err < 0 && !c->write_err) {
 			cli_err("reading the rings: %s", sfp_strerror(err));
 			ret = EXIT_INVALID;
 			break;
 		}
-		/* the VMAs of processes whose MMAP2 was just read: now,
-		 * not one loop later (a walk that finds the mmap lock
-		 * taken before then has only the callbacks' cache) */
-		if (bd && !rd.err && (err = sfp_bpf_defer__poll(bd)) < 0)
-			rd.err = err;
+		/* the VMAs of processes whose MMAP2 was just read: now, not
+		 * one loop later (a walk that finds the mmap lock taken
+		 * before then has only the callbacks' cache) */
+		if (x->bd && !rd->err && (err = sfp_bpf_defer__poll(x->bd)) < 0)
+			rd->err = err;
 		t = now_s();
 		if (t - last_flush >= FLUSH_MS / 1000.0) {
 			/* idle or not, what came in reaches the file */
-			err = sfp_perf_writer__flush(c.w);
-			if (err && !c.write_err)
-				c.write_err = err;
+			err = sfp_perf_writer__flush(c->w);
+			if (err && !c->write_err)
+				c->write_err = err;
 			last_flush = t;
 		}
-		if (rd.timed_out || (duration > 0 && t - t0 >= duration))
+		if (rd->timed_out || (x->duration > 0 && t - x->t0 >= x->duration))
 			break;
 		if (tty && t - last_status >= 0.5) {
-			status_line(&c, r, t - t0);
+			status_line(c, x->r, t - x->t0);
 			last_status = t;
 		}
 	}
-stop:
-	t_stop = now_s();
+	if (tty && last_status > 0)
+		x->c.status_shown = true;
+	return ret;
+}
+
+/* The events stopped, the last records read and flushed, the pipeline
+ * finished.  Return: 0, or the exit status (said). */
+static int stop_recording(struct rec *x, struct reader *rd)
+{
+	int err;
+
+	x->t_stop = now_s();
 	/* Ended by itself, not by --duration or our signals: its status
 	 * becomes ours. */
-	we.by_itself = we.have && !stop_requested && sfp_record__done(r);
-	if (reader_running) {
-		rd.stop = 1;
-		pthread_join(reader_thread, NULL);
+	x->we.by_itself = x->we.have && !stop_requested &&
+			  sfp_record__done(x->r);
+	reader_stop(rd);
+	sfp_record__stop(x->r);
+	sfp_bpf_offsum__stop(x->os);
+	if (x->c.write_err)
+		return 0;
+	err = x->bd ? sfp_bpf_defer__poll(x->bd) : 0;
+	if (err >= 0 && x->bd)
+		err = sfp_bpf_defer__flush(x->bd);
+	if (err >= 0)
+		err = sfp_record__read(x->r, true, x->rec_fn,
+				       x->rec_ctx ? x->rec_ctx : x->p);
+	if (err >= 0 && x->bd)
+		sfp_bpf_defer__finish(x->bd);
+	if (err >= 0)
+		err = sfp_bpf_offsum__read(x->os,
+					   sfp_rec_pipe__offcpu_kernel_sum,
+					   x->p);
+	if (err >= 0)
+		err = sfp_rec_pipe__finish(x->p);
+	if (err < 0 && !x->c.write_err) {
+		cli_err("reading the rings: %s", sfp_strerror(err));
+		return EXIT_INVALID;
 	}
-	sfp_record__stop(r);
-	sfp_bpf_offsum__stop(os);
-	if (!c.write_err) {
-		err = bd ? sfp_bpf_defer__poll(bd) : 0;
-		if (err >= 0 && bd)
-			err = sfp_bpf_defer__flush(bd);
-		if (err >= 0)
-			err = sfp_record__read(r, true, rec_fn,
-					       rec_ctx ? rec_ctx : p);
-		if (err >= 0 && bd)
-			sfp_bpf_defer__finish(bd);
-		if (err >= 0)
-			err = sfp_bpf_offsum__read(
-				os, sfp_rec_pipe__offcpu_kernel_sum, p);
-		if (err >= 0)
-			err = sfp_rec_pipe__finish(p);
-		if (err < 0 && !c.write_err) {
-			cli_err("reading the rings: %s", sfp_strerror(err));
-			ret = EXIT_INVALID;
-		}
-	}
-	if (tty && last_status > 0)
+	return 0;
+}
+
+/* The file closed, the command ended, the summary said.  Return: the
+ * exit status: ret, or the command's own or a write error's. */
+static int finish_recording(struct rec *x, int ret)
+{
+	struct ctx *c = &x->c;
+	int err;
+
+	if (c->status_shown)
 		fputc('\n', stderr);
-	if (c.write_err) {
-		write_failed(c.path, c.write_err, "the file is incomplete");
-		ret = EXIT_USAGE;
-		sfp_perf_writer__free(&c.w);
-		goto out;
+	if (c->write_err) {
+		write_failed(c->path, c->write_err, "the file is incomplete");
+		sfp_perf_writer__free(&c->w);
+		return EXIT_USAGE;
 	}
-	err = sfp_perf_writer__close(&c.w);
+	err = sfp_perf_writer__close(&c->w);
 	if (err) {
-		write_failed(c.path, err, "the file is incomplete");
-		ret = EXIT_USAGE;
-		goto out;
+		write_failed(c->path, err, "the file is incomplete");
+		return EXIT_USAGE;
 	}
 	/* The file is complete; now the command must go. */
-	if (we.have)
-		end_workload(r, kill_after, quiet, &we);
-	if (we.by_itself && we.status > 0)
-		ret = WIFEXITED(we.status)   ? WEXITSTATUS(we.status)
-		      : WIFSIGNALED(we.status) ? 128 + WTERMSIG(we.status)
-					       : ret;
-	if (!quiet)
-		summary(&c, r, p, ro.call_graph, inline_mode, t_stop - t0, &we);
-	if (!quiet && bd)
-		record_bpf_summary(stderr, bd);
-	if (!quiet && os) {
+	if (x->we.have)
+		end_workload(x->r, x->kill_after, x->quiet, &x->we);
+	if (x->we.by_itself && x->we.status > 0)
+		ret = WIFEXITED(x->we.status)	? WEXITSTATUS(x->we.status)
+		      : WIFSIGNALED(x->we.status) ? 128 + WTERMSIG(x->we.status)
+						  : ret;
+	if (!x->quiet)
+		summary(c, x->r, x->p, x->ro.call_graph, x->inline_mode,
+			x->t_stop - x->t0, &x->we);
+	if (!x->quiet && x->bd)
+		record_bpf_summary(stderr, x->bd);
+	if (!x->quiet && x->os) {
 		struct sfp_bpf_offsum_stats ks;
 
-		sfp_bpf_offsum__stats(os, &ks);
+		sfp_bpf_offsum__stats(x->os, &ks);
 		if (ks.out_full || ks.sums_full)
 			fprintf(stderr, "  off-cpu: the kernel's sums are "
 				"short: %llu blocks not timed and %llu not "
@@ -1368,33 +1450,107 @@ stop:
 				(unsigned long long)ks.sums_full,
 				SFO_MAX_TASKS_USER);
 	}
-	if (!quiet && auto_cg)
-		fprintf(stderr, "  chosen by --call-graph auto: %s\n", auto_why);
+	if (!x->quiet && x->auto_cg)
+		fprintf(stderr, "  chosen by --call-graph auto: %s\n",
+			x->auto_why);
 	/* After the file is complete: the hits are read back from it. */
-	bid_collect_finish(c.bc, c.path, quiet);
-out:
-	bid_collect_free(&c.bc);
+	bid_collect_finish(c->bc, c->path, x->quiet);
+	return ret;
+}
+
+static void rec_free(struct rec *x)
+{
+	size_t k;
+
+	bid_collect_free(&x->c.bc);
 	/* Error paths: never wait unboundedly for a command that ignores
 	 * SIGTERM (sfp_record__free() would). */
-	if (we.have && started && we.status < 0)
-		end_workload(r, kill_after, true, &we);
+	if (x->we.have && x->started && x->we.status < 0)
+		end_workload(x->r, x->kill_after, true, &x->we);
 	if (workload_pidfd >= 0)
 		close(workload_pidfd);
 	workload_pidfd = -1;
 	workload_pid = 0;
-	sfp_bpf_defer__free(&bd);
-	sfp_bpf_offsum__free(&os);
-	sfp_perf_writer__free(&c.w);
-	sfp_rec_pipe__free(&p);
-	sfp_bpf_deep__free(&c.deep_bpf);	/* after the pipeline's use */
-	sfp_record__free(&r);
-	for (size_t k = 0; k < c.nr_bid; k++)
-		free(c.bid_paths[k]);
-	free(c.bid_paths);
-	free(events);
+	sfp_bpf_defer__free(&x->bd);
+	sfp_bpf_offsum__free(&x->os);
+	sfp_perf_writer__free(&x->c.w);
+	sfp_rec_pipe__free(&x->p);
+	sfp_bpf_deep__free(&x->c.deep_bpf);	/* after the pipeline's use */
+	sfp_record__free(&x->r);
+	for (k = 0; k < x->c.nr_bid; k++)
+		free(x->c.bid_paths[k]);
+	free(x->c.bid_paths);
+	free(x->events);
+	free(x);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct rec *x = calloc(1, sizeof(*x));
+	struct reader rd = { 0 };
+	int err, ret;
+
+	if (!x)
+		return EXIT_USAGE;
+	x->ro = (struct sfp_record_opts){
+		.sz = sizeof(x->ro), .call_graph = SFP_RECORD_CG_SFRAME };
+	x->wo = (struct sfp_perf_writer_opts){
+		.sz = sizeof(x->wo), .compression_level = DEFAULT_ZLEVEL,
+		.keep_old = true, .flush_ms = FLUSH_MS };
+	x->po = (struct sfp_rec_pipe_opts){
+		.sz = sizeof(x->po),
+		.off_cpu_thresh_ns = DEFAULT_OFF_CPU_THRESH_MS * 1000000ULL,
+		.off_cpu_max_rate = DEFAULT_OFF_CPU_MAX_RATE,
+		.off_cpu_switch_records = true };
+	x->c.path = "perf.data";
+	x->t0 = now_s();
+	x->bid_budget = 2ull << 30;
+	x->kill_after = DEFAULT_KILL_AFTER;
+	x->we.status = -1;
+	x->rec_fn = sfp_rec_pipe__record;
+	switch (parse_args(x, argc, argv)) {
+	case 0:
+		break;
+	case 1:
+		ret = 0;
+		goto out;
+	case -1:
+		usage(stderr);
+		/* fall through */
+	default:
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	x->ro.events = x->events;
+	/* build-ids read by us, not by the kernel (src/record/pipeline.c,
+	 * mmap2_fill_build_id(): a perf 6.1 recording beside us aborts
+	 * while any session has attr.build_id) */
+	x->ro.no_build_id = true;
+	x->po.fill_build_ids = true;
+	x->po.inline_mode = x->inline_mode;
+	if (!x->no_bid_cache &&
+	    (err = bid_collect_new(x->bid_dir, x->bid_budget, &x->c.bc)))
+		cli_err("no build-id cache: %s", sfp_strerror(err));
+	choose_call_graph(x);
+	x->wo.cmdline = (const char *const *)argv - 1;
+	x->wo.nr_cmdline = (size_t)argc + 1;
+	if ((ret = open_recording(x)))
+		goto out;
+	ret = start_recording(x);
+	if (ret > 0)
+		goto out;
+	if (!ret) {
+		x->t0 = now_s();
+		reader_start(&rd, x->r, x->t0, x->duration);
+		ret = run_loop(x, &rd);
+	} else {
+		ret = EXIT_INVALID;	/* reading /proc failed: said */
+	}
+	err = stop_recording(x, &rd);
+	if (!ret)
+		ret = err;
+	ret = finish_recording(x, ret);
+out:
+	rec_free(x);
 	return ret;
-usage_err:
-	usage(stderr);
-	free(events);
-	return EXIT_USAGE;
 }
