@@ -41,6 +41,7 @@
 #include "perf/machine.h"
 #include "profile/live.h"
 #include "record/pipeline.h"
+#include "record/recorder.h"
 #include "record/record.h"
 
 #define PROC_BUCKETS 4096
@@ -98,6 +99,7 @@ struct agent {
 	const struct agent_opts *o;
 	struct sfp_record *r;
 	struct sfp_rec_pipe *p;
+	struct sfp_recorder *rc;	/* reader thread, reading, the end */
 	struct sfp_machine *m;
 	struct sfp_symbolizer *sym;
 	/* --off-cpu: the pipeline's offcpu-time events, and the evsel its
@@ -893,32 +895,6 @@ static int pipe_event(void *ctx, const struct sfp_perf_event *ev,
 	}
 }
 
-/* --- the reader thread ----------------------------------------------------- */
-
-struct reader {
-	struct sfp_record *r;
-	volatile int stop;
-	int err;
-};
-
-static void *reader_main(void *arg)
-{
-	struct reader *rd = arg;
-	int err;
-
-	/* named, so that its CPU shows apart per thread in /proc */
-	pthread_setname_np(pthread_self(), "sfp-reader");
-	while (!rd->stop) {
-		sfp_record__poll(rd->r, READER_POLL_MS);
-		err = sfp_record__drain(rd->r);
-		if (err < 0) {
-			rd->err = err;
-			break;
-		}
-	}
-	return NULL;
-}
-
 static void snapshot(struct agent *a)
 {
 	struct sfp_rec_pipe_stats ps;
@@ -1074,6 +1050,18 @@ static int setup(struct agent *a)
 			sfp_strerror(err));
 		return err;
 	}
+	{
+		struct sfp_recorder_source src;
+		SFP_OPTS(sfp_recorder_opts, rco, .poll_ms = READER_POLL_MS,
+			 /* named, so that its CPU shows apart in /proc */
+			 .thread_name = "sfp-reader",
+			 .source = o->bpf ? &src : NULL);
+
+		if (o->bpf)
+			sfp_bpf_defer__source(o->bpf, &src);
+		if ((err = sfp_recorder__new(a->r, a->p, &rco, &a->rc)))
+			return err;
+	}
 	/* BPF's tables too are built off the reading thread */
 	if (o->bpf && (err = sfp_bpf_defer__async_tables(o->bpf))) {
 		pr_warn("agent: cannot start the tables' thread: %s",
@@ -1098,19 +1086,6 @@ static int setup(struct agent *a)
 	return sfp_rec_pipe__synthesize_kernel(a->p);
 }
 
-/* Return: records read from the BPF ring and the perf rings, or -errno. */
-static int read_records(struct agent *a, bool final)
-{
-	sfp_record_event_fn fn = a->o->bpf ? sfp_bpf_defer__record
-					   : sfp_rec_pipe__record;
-	void *ctx = a->o->bpf ? (void *)a->o->bpf : (void *)a->p;
-	int nb = 0, n;
-
-	if (a->o->bpf && (nb = sfp_bpf_defer__poll(a->o->bpf)) < 0)
-		return nb;
-	n = sfp_record__read(a->r, final, fn, ctx);
-	return n < 0 ? n : n + nb;
-}
 
 /*
  * How long the loop may sleep: its period, but no later than the open
@@ -1149,8 +1124,6 @@ int agent_run(const struct agent_opts *o)
 {
 	struct agent a = { .o = o };
 	struct agent_listener *l = NULL;
-	struct reader rd = { 0 };
-	pthread_t reader_thread;
 	bool reader_running = false;
 	uint64_t now, last_snapshot = 0, t0, t1, period = LOOP_MS;
 	sig_atomic_t hup, last_hup = o->hup ? *o->hup : 0;
@@ -1193,9 +1166,7 @@ int agent_run(const struct agent_opts *o)
 		pr_warn("agent: reading /proc: %s", sfp_strerror(err));
 		goto out;
 	}
-	rd.r = a.r;
-	if (!pthread_create(&reader_thread, NULL, reader_main, &rd))
-		reader_running = true;
+	reader_running = sfp_recorder__start_reader(a.rc);
 	a.win_start_mono = clock_ns(CLOCK_MONOTONIC);
 	a.win_start_real = clock_ns(CLOCK_REALTIME);
 	say(o, "sampling every CPU at %llu Hz, a window every %.3g s",
@@ -1214,7 +1185,7 @@ int agent_run(const struct agent_opts *o)
 			break;
 		t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 		a.loops++;
-		err = rd.err ? rd.err : read_records(&a, false);
+		err = sfp_recorder__read(a.rc, false);
 		t1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 		a.cpu_records += t1 - t0;
 		if (err == -ECANCELED)
@@ -1269,16 +1240,11 @@ stop:
 	pthread_mutex_lock(&a.sh.lock);
 	a.sh.stopping = true;
 	pthread_mutex_unlock(&a.sh.lock);
-	if (reader_running) {
-		rd.stop = 1;
-		sfp_record__wake(a.r);
-		pthread_join(reader_thread, NULL);
-	}
-	sfp_record__stop(a.r);
+	sfp_recorder__stop(a.rc);
 	a.final = true;
 	a.final_deadline = clock_ns(CLOCK_MONOTONIC) + FINAL_READ_NS;
 	if (!err) {
-		int e = read_records(&a, true);
+		int e = sfp_recorder__drain(a.rc);
 
 		if (e >= 0 || e == -ECANCELED)
 			sfp_rec_pipe__finish(a.p);
@@ -1313,6 +1279,7 @@ out:
 	}
 	free(a.svc);
 	proc_forget_all(&a);
+	sfp_recorder__free(&a.rc);
 	sfp_rec_pipe__free(&a.p);
 	sfp_record__free(&a.r);
 	sfp_symbolizer__free(&a.sym);

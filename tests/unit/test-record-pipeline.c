@@ -21,6 +21,7 @@
 #include "perf/perf-int.h"
 #include "record/encode.h"
 #include "record/pipeline.h"
+#include "record/recorder.h"
 #include "record/record.h"
 #include "test.h"
 
@@ -883,4 +884,126 @@ TEST(pipeline_events_bpf_defer_stitched)
 out:
 	sfp_rec_pipe__free(&p);
 	sfp_record__free(&r);
+}
+
+/* A second source of records for the recorder: it counts what it is
+ * asked and passes the session's records on to the pipeline. */
+struct fake_source {
+	struct sfp_rec_pipe *p;
+	uint64_t records, polls, flushes, finishes;
+	char order[16];			/* p(oll) f(lush) r(ead) F(inish) */
+	size_t n_order;
+	bool draining;
+};
+
+static void fake_mark(struct fake_source *f, char c)
+{
+	if (f->draining && f->n_order < sizeof(f->order) - 1)
+		f->order[f->n_order++] = c;
+}
+
+static int fake_record(const void *rec, size_t size, int cpu, void *ctx)
+{
+	struct fake_source *f = ctx;
+
+	f->records++;
+	if (f->draining && (!f->n_order || f->order[f->n_order - 1] != 'r'))
+		fake_mark(f, 'r');
+	return sfp_rec_pipe__record(rec, size, cpu, f->p);
+}
+
+static int fake_poll(void *ctx)
+{
+	struct fake_source *f = ctx;
+
+	f->polls++;
+	fake_mark(f, 'p');
+	return 0;
+}
+
+static int fake_flush(void *ctx)
+{
+	struct fake_source *f = ctx;
+
+	f->flushes++;
+	fake_mark(f, 'f');
+	return 0;
+}
+
+static void fake_finish(void *ctx)
+{
+	struct fake_source *f = ctx;
+
+	f->finishes++;
+	fake_mark(f, 'F');
+}
+
+/*
+ * The recorder, as record and the agent run it: its reader thread moves
+ * the rings' records into the session's queue and turns the events off
+ * at stop_after_s; reading goes through the second source (polled first);
+ * the end polls, flushes, reads the rest and finishes the source, in
+ * that order; every sample reaches the pipeline.
+ */
+TEST(recorder_reader_source_and_end)
+{
+	char *argv[] = { prog, "flat", "1500", NULL };
+	struct fake_source f;
+	struct sfp_recorder_source src = {
+		.ctx = &f, .record = fake_record, .poll = fake_poll,
+		.flush = fake_flush, .finish = fake_finish,
+	};
+	SFP_OPTS(sfp_record_opts, ro, .argv = argv, .freq = 999);
+	SFP_OPTS(sfp_rec_pipe_opts, po);
+	SFP_OPTS(sfp_recorder_opts, rco, .stop_after_s = 0.4,
+		 .thread_name = "sfp-test-rd", .source = &src);
+	struct sfp_record *r = NULL;
+	struct sfp_rec_pipe *p = NULL;
+	struct sfp_recorder *rc = NULL;
+	struct sfp_rec_pipe_stats st;
+	struct out o = { 0 };
+	int n, rounds = 0;
+
+	memset(&f, 0, sizeof(f));
+	prog_path();
+	if (!ASSERT_OK(sfp_record__open(&ro, &r)) ||
+	    !ASSERT_OK(sfp_rec_pipe__new(r, &po, collect, &o, &p)))
+		goto out;
+	f.p = p;
+	if (!ASSERT_OK(sfp_recorder__new(r, p, &rco, &rc)) ||
+	    !ASSERT_OK(sfp_record__start(r)))
+		goto out;
+	ASSERT_TRUE(sfp_recorder__start_reader(rc));
+	/* the child spins 1.5 s of CPU; the reader stops the events at 0.4 s */
+	while (!sfp_recorder__timed_out(rc) && rounds++ < 200) {
+		usleep(50000);
+		n = sfp_recorder__read(rc, false);
+		if (!ASSERT_GE(n, 0))
+			goto out;
+	}
+	ASSERT_TRUE(sfp_recorder__timed_out(rc));
+	ASSERT_TRUE(rounds >= 4 && rounds < 200);
+	ASSERT_GE(f.polls, 4);
+	sfp_recorder__stop(rc);
+	ASSERT_FALSE(sfp_recorder__reader_running(rc));
+	f.draining = true;
+	if (!ASSERT_OK(sfp_recorder__drain(rc)) ||
+	    !ASSERT_OK(sfp_rec_pipe__finish(p)))
+		goto out;
+	/* the rest may be nothing to read: no 'r' then */
+	ASSERT_TRUE(!strcmp(f.order, "pfrF") || !strcmp(f.order, "pfF"));
+	ASSERT_EQ(f.flushes, 1);
+	ASSERT_EQ(f.finishes, 1);
+	sfp_rec_pipe__stats(p, &st);
+	ASSERT_EQ(st.records_in, f.records);
+	/* 0.4 s of a spinning child at 999 Hz: a few hundred samples */
+	ASSERT_GE(st.samples, 100);
+	fprintf(stderr, "  recorder: %llu records through the source, %llu "
+		"samples, %d reads\n", (unsigned long long)f.records,
+		(unsigned long long)st.samples, rounds);
+out:
+	sfp_recorder__free(&rc);
+	sfp_rec_pipe__free(&p);
+	sfp_record__free(&r);
+	out_free(&o);
 }

@@ -12,7 +12,6 @@
 #include <getopt.h>
 #include <linux/perf_event.h>
 #include <poll.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +30,7 @@
 #include "common/procfs.h"
 #include "record/pipeline.h"
 #include "record/record.h"
+#include "record/recorder.h"
 #include "bpf/deepcopy.h"
 #include "bpf/offsum.h"
 #include "record-bpf.h"
@@ -61,62 +61,7 @@ static volatile sig_atomic_t workload_pid;
  * recording killed with SIGKILL (or a crash) loses at most. */
 #define FLUSH_MS 1000
 
-/*
- * The reader thread only moves records from the rings into the session's
- * queue, so that the kernel never runs out of ring space while the main
- * thread unwinds (building a large library's table can take a while).
- */
-struct reader {
-	struct sfp_record *r;
-	volatile int stop;
-	int err;
-	double t0, duration;	/* --duration: the events stop here */
-	volatile int timed_out;
-	pthread_t thread;
-	bool running;		/* without it, the main loop polls */
-};
-
 static double now_s(void);
-
-static void *reader_main(void *arg)
-{
-	struct reader *rd = arg;
-	int err;
-
-	while (!rd->stop) {
-		/* Stop sampling on time even when the unwinding lags. */
-		if (rd->duration > 0 && !rd->timed_out &&
-		    now_s() - rd->t0 >= rd->duration) {
-			sfp_record__stop(rd->r);
-			rd->timed_out = 1;
-		}
-		sfp_record__poll(rd->r, 50);
-		err = sfp_record__drain(rd->r);
-		if (err < 0) {
-			rd->err = err;
-			break;
-		}
-	}
-	return NULL;
-}
-
-static void reader_start(struct reader *rd, struct sfp_record *r, double t0,
-			 double duration)
-{
-	rd->r = r;
-	rd->t0 = t0;
-	rd->duration = duration;
-	rd->running = !pthread_create(&rd->thread, NULL, reader_main, rd);
-}
-
-static void reader_stop(struct reader *rd)
-{
-	if (!rd->running)
-		return;
-	rd->stop = 1;
-	pthread_join(rd->thread, NULL);
-	rd->running = false;
-}
 
 /*
  * The command's whole process group (the library starts it in one of its
@@ -853,10 +798,13 @@ struct rec {
 	struct ctx c;
 	struct sfp_record *r;
 	struct sfp_rec_pipe *p;
+	/* the reader thread only moves records from the rings into the
+	 * session's queue, so that the kernel never runs out of ring space
+	 * while we unwind (building a large library's table can take a
+	 * while); it turns the events off at --duration */
+	struct sfp_recorder *rc;
 	struct sfp_bpf_defer *bd;
 	struct sfp_bpf_offsum *os;
-	sfp_record_event_fn rec_fn;
-	void *rec_ctx;
 	struct wl_end we;
 	bool started;
 	double t0, t_stop;
@@ -1216,8 +1164,22 @@ static int open_recording(struct rec *x)
 		    (err = sfp_bpf_defer__async_tables(x->bd)))
 			cli_err("bpf-defer: tables built on the reading thread "
 				"(%s)", sfp_strerror(err));
-		x->rec_fn = sfp_bpf_defer__record;
-		x->rec_ctx = x->bd;
+	}
+	{
+		struct sfp_recorder_source src;
+		SFP_OPTS(sfp_recorder_opts, rco, .poll_ms = 50,
+			 .stop_after_s = x->duration,
+			 .thread_name = "sfp-reader",
+			 .source = x->bd ? &src : NULL);
+
+		if (x->bd)
+			sfp_bpf_defer__source(x->bd, &src);
+		err = sfp_recorder__new(x->r, x->p, &rco, &x->rc);
+		if (err) {
+			cli_err("cannot set up the reader: %s",
+				sfp_strerror(err));
+			return EXIT_INVALID;
+		}
 	}
 	/* The tracepoint path: the kernel sums every task's blocked time
 	 * too, so that the blocks the rings lose keep their time. */
@@ -1321,35 +1283,32 @@ static int start_recording(struct rec *x)
 
 /* Records from the rings to the file until the command ends, the time is
  * up or a signal comes.  Return: 0, or the exit status (said). */
-static int run_loop(struct rec *x, struct reader *rd)
+static int run_loop(struct rec *x)
 {
 	struct ctx *c = &x->c;
 	bool tty = !x->quiet && isatty(STDERR_FILENO);
+	bool threaded = sfp_recorder__reader_running(x->rc);
 	double last_flush = 0, last_status = 0, t;
 	int err, ret = 0;
 
 	while (!stop_requested && !c->write_err) {
 		if (sfp_record__done(x->r))
 			break;
-		if (rd->running)
+		if (threaded)
 			usleep(50000);
 		else
 			sfp_record__poll(x->r, 100);
-		if (x->bd && !rd->err && (err = sfp_bpf_defer__poll(x->bd)) < 0)
-			rd->err = err;
-		err = rd->err ? rd->err
-			      : sfp_record__read(x->r, false, x->rec_fn,
-						 x->rec_ctx ? x->rec_ctx : x->p);
+		err = sfp_recorder__read(x->rc, false);
+		/* the VMAs of processes whose MMAP2 was just read: now, not
+		 * one loop later (a walk that finds the mmap lock taken
+		 * before then has only the callbacks' cache) */
+		if (err >= 0 && x->bd)
+			err = sfp_bpf_defer__poll(x->bd);
 		if (err < 0 && !c->write_err) {
 			cli_err("reading the rings: %s", sfp_strerror(err));
 			ret = EXIT_INVALID;
 			break;
 		}
-		/* the VMAs of processes whose MMAP2 was just read: now, not
-		 * one loop later (a walk that finds the mmap lock taken
-		 * before then has only the callbacks' cache) */
-		if (x->bd && !rd->err && (err = sfp_bpf_defer__poll(x->bd)) < 0)
-			rd->err = err;
 		t = now_s();
 		if (t - last_flush >= FLUSH_MS / 1000.0) {
 			/* idle or not, what came in reaches the file */
@@ -1358,7 +1317,8 @@ static int run_loop(struct rec *x, struct reader *rd)
 				c->write_err = err;
 			last_flush = t;
 		}
-		if (rd->timed_out || (x->duration > 0 && t - x->t0 >= x->duration))
+		if (sfp_recorder__timed_out(x->rc) ||
+		    (x->duration > 0 && t - x->t0 >= x->duration))
 			break;
 		if (tty && t - last_status >= 0.5) {
 			status_line(c, x->r, t - x->t0);
@@ -1372,7 +1332,7 @@ static int run_loop(struct rec *x, struct reader *rd)
 
 /* The events stopped, the last records read and flushed, the pipeline
  * finished.  Return: 0, or the exit status (said). */
-static int stop_recording(struct rec *x, struct reader *rd)
+static int stop_recording(struct rec *x)
 {
 	int err;
 
@@ -1381,19 +1341,11 @@ static int stop_recording(struct rec *x, struct reader *rd)
 	 * becomes ours. */
 	x->we.by_itself = x->we.have && !stop_requested &&
 			  sfp_record__done(x->r);
-	reader_stop(rd);
-	sfp_record__stop(x->r);
+	sfp_recorder__stop(x->rc);
 	sfp_bpf_offsum__stop(x->os);
 	if (x->c.write_err)
 		return 0;
-	err = x->bd ? sfp_bpf_defer__poll(x->bd) : 0;
-	if (err >= 0 && x->bd)
-		err = sfp_bpf_defer__flush(x->bd);
-	if (err >= 0)
-		err = sfp_record__read(x->r, true, x->rec_fn,
-				       x->rec_ctx ? x->rec_ctx : x->p);
-	if (err >= 0 && x->bd)
-		sfp_bpf_defer__finish(x->bd);
+	err = sfp_recorder__drain(x->rc);
 	if (err >= 0)
 		err = sfp_bpf_offsum__read(x->os,
 					   sfp_rec_pipe__offcpu_kernel_sum,
@@ -1474,6 +1426,7 @@ static void rec_free(struct rec *x)
 	sfp_bpf_defer__free(&x->bd);
 	sfp_bpf_offsum__free(&x->os);
 	sfp_perf_writer__free(&x->c.w);
+	sfp_recorder__free(&x->rc);
 	sfp_rec_pipe__free(&x->p);
 	sfp_bpf_deep__free(&x->c.deep_bpf);	/* after the pipeline's use */
 	sfp_record__free(&x->r);
@@ -1487,7 +1440,6 @@ static void rec_free(struct rec *x)
 int cmd_record(int argc, char **argv)
 {
 	struct rec *x = calloc(1, sizeof(*x));
-	struct reader rd = { 0 };
 	int err, ret;
 
 	if (!x)
@@ -1507,7 +1459,6 @@ int cmd_record(int argc, char **argv)
 	x->bid_budget = 2ull << 30;
 	x->kill_after = DEFAULT_KILL_AFTER;
 	x->we.status = -1;
-	x->rec_fn = sfp_rec_pipe__record;
 	switch (parse_args(x, argc, argv)) {
 	case 0:
 		break;
@@ -1541,12 +1492,12 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	if (!ret) {
 		x->t0 = now_s();
-		reader_start(&rd, x->r, x->t0, x->duration);
-		ret = run_loop(x, &rd);
+		sfp_recorder__start_reader(x->rc);
+		ret = run_loop(x);
 	} else {
 		ret = EXIT_INVALID;	/* reading /proc failed: said */
 	}
-	err = stop_recording(x, &rd);
+	err = stop_recording(x);
 	if (!ret)
 		ret = err;
 	ret = finish_recording(x, ret);
