@@ -1183,11 +1183,10 @@ int sfp_rec_pipe__new(struct sfp_record *r, const struct sfp_rec_pipe_opts *o,
 	const char *cache_dir = SFP_OPTS_GET(o, sfp_rec_pipe_opts, cache_dir,
 					     NULL);
 	int i, nr = sfp_record__nr_evsels(r), err = -ENOMEM;
-	struct sfp_rec_pipe *p;
-	const uint64_t *ids;
-
 	sfp_rec_event_fn on_event = SFP_OPTS_GET(o, sfp_rec_pipe_opts,
 						 on_event, NULL);
+	struct sfp_rec_pipe *p;
+	const uint64_t *ids;
 
 	*pp = NULL;
 	if (!SFP_OPTS_VALID(o, sfp_rec_pipe_opts) || !out == !on_event ||
