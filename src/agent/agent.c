@@ -910,6 +910,7 @@ static void snapshot(struct agent *a)
 	a->mt.before_table = ps.tables_not_ready;
 	a->mt.unwind_files = ps.unwind_files;
 	a->mt.not_unwound = ps.unwanted;
+	a->mt.undecoded = ps.undecoded;
 	a->mt.symbol_tables = a->sym_tables_gone +
 			      sfp_symbolizer__tables_loaded(a->sym);
 	if (a->o->bpf) {

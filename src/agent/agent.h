@@ -173,6 +173,7 @@ struct agent_metrics {
 	uint64_t symbol_entries_forgotten; /* of processes gone */
 	uint64_t not_unwound;		/* samples of processes left out:
 					   not unwound */
+	uint64_t undecoded;		/* records skipped: not understood */
 	uint64_t symbol_tables;		/* symbol tables loaded, all
 					   symbolizers (one per file) */
 	/* How far processing trails the rings: now - the newest processed

@@ -181,6 +181,9 @@ void agent_metrics_write(FILE *f, const struct agent_metrics *m)
 	    "Samples of processes --pid, --comm or --cgroup leave out, "
 	    "passed over before their user stack was unwound.",
 	    m->not_unwound);
+	one(f, "sfprof_agent_records_undecoded_total", "counter",
+	    "Records of the rings the decoder did not understand, skipped.",
+	    m->undecoded);
 	one(f, "sfprof_agent_lost_samples_total", "counter",
 	    "Samples the kernel could not write (ring buffer full).",
 	    m->lost);

@@ -227,29 +227,17 @@ static int deliver(struct sfp_rec_pipe *p, const struct sfp_perf_event *ev)
 	return 0;
 }
 
-/*
- * The output evsel of a record: with several events, a sample's
- * IDENTIFIER (its first field, perf's rule) names its event; side-band
- * records are the first event's.
- */
+/* The output evsel of a record: a sample's own event (the first when its
+ * id names none: the decoder judges it then), side-band the first's. */
 static int out_evsel_of(const struct sfp_rec_pipe *p, const void *rec,
 			size_t size)
 {
-	int i, nr = sfp_record__nr_evsels(p->r);
-	const uint64_t *ids;
-	uint64_t id;
-	size_t j, n;
+	int ev;
 
-	if (nr < 2 || size < 16 ||
-	    ((const struct perf_event_header *)rec)->type != PERF_RECORD_SAMPLE ||
-	    !(p->out_attrs[0].sample_type & PERF_SAMPLE_IDENTIFIER))
+	if (((const struct perf_event_header *)rec)->type != PERF_RECORD_SAMPLE)
 		return 0;
-	memcpy(&id, (const uint8_t *)rec + 8, sizeof(id));
-	for (i = 0; i < nr; i++)
-		for (n = sfp_record__ids(p->r, i, &ids), j = 0; j < n; j++)
-			if (ids[j] == id)
-				return i;
-	return 0;
+	ev = sfp_record_sample_evsel(p->r, rec, size);
+	return ev < 0 ? 0 : ev;
 }
 
 /* A record as bytes (the kernel's, /proc's, the BPF side's), decoded once

@@ -115,6 +115,14 @@ SFP_HIDDEN int sfp_sample_parse(const struct perf_event_attr *attr,
 SFP_HIDDEN int sfp_sample_parse_id(uint64_t sample_type, const void *rec,
 				   size_t size, struct sfp_record_sample *s);
 
+/* --- session.c --- */
+
+/* The session's event a PERF_RECORD_SAMPLE of it belongs to (by its
+ * IDENTIFIER when there are several).  Return: its index, -EBADMSG (too
+ * short), -ENOENT (an id of no event of the session). */
+SFP_HIDDEN int sfp_record_sample_evsel(const struct sfp_record *r,
+				       const void *rec, size_t size);
+
 /* --- session.c, for --call-graph bpf-defer (src/bpf/) --- */
 
 /* The event fds, in the order of the ids of evsel 0, 1, ... */

@@ -126,14 +126,20 @@ int sfp_recorder__read(struct sfp_recorder *rc, bool final)
 	return n < 0 ? n : n + nb;
 }
 
+/* The reader thread ended, woken if it waits on the rings. */
+static void reader_join(struct sfp_recorder *rc)
+{
+	if (!rc->running)
+		return;
+	rc->stop = 1;
+	sfp_record__wake(rc->r);
+	pthread_join(rc->thread, NULL);
+	rc->running = false;
+}
+
 void sfp_recorder__stop(struct sfp_recorder *rc)
 {
-	if (rc->running) {
-		rc->stop = 1;
-		sfp_record__wake(rc->r);
-		pthread_join(rc->thread, NULL);
-		rc->running = false;
-	}
+	reader_join(rc);
 	sfp_record__stop(rc->r);
 }
 
@@ -158,11 +164,7 @@ void sfp_recorder__free(struct sfp_recorder **rcp)
 
 	if (!rc)
 		return;
-	if (rc->running) {
-		rc->stop = 1;
-		sfp_record__wake(rc->r);
-		pthread_join(rc->thread, NULL);
-	}
+	reader_join(rc);
 	free(rc);
 	*rcp = NULL;
 }

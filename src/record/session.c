@@ -1350,23 +1350,29 @@ static int find_evsel(const struct sfp_record *r, uint64_t id)
 	return -1;
 }
 
+int sfp_record_sample_evsel(const struct sfp_record *r, const void *rec,
+			    size_t size)
+{
+	uint64_t id;
+	int ev;
+
+	/* With several events IDENTIFIER comes first and names the event. */
+	if (r->nr_evsels == 1)
+		return 0;
+	if (size < 16)
+		return -EBADMSG;
+	memcpy(&id, (const uint8_t *)rec + 8, sizeof(id));
+	ev = find_evsel(r, id);
+	return ev < 0 ? -ENOENT : ev;
+}
+
 int sfp_record__parse_sample(const struct sfp_record *r, const void *rec,
 			     size_t size, struct sfp_record_sample *s)
 {
-	uint64_t id;
-	int ev, err;
+	int ev = sfp_record_sample_evsel(r, rec, size), err;
 
-	/* With several events IDENTIFIER comes first and names the event. */
-	if (r->nr_evsels == 1) {
-		ev = 0;
-	} else {
-		if (size < 16)
-			return -EBADMSG;
-		memcpy(&id, (const uint8_t *)rec + 8, sizeof(id));
-		ev = find_evsel(r, id);
-	}
 	if (ev < 0)
-		return -ENOENT;
+		return ev;
 	err = sfp_sample_parse(&r->evsels[ev].attr, rec, size, s);
 	if (!err)
 		s->evsel = ev;
