@@ -415,12 +415,12 @@ static int rule_intern(struct dctx *c, const struct sfp_sframe_rule *r,
  * Decode the FREs of function fi, which start at byte fre_off of the FRE
  * sub-section.  Rows go to sf->fres from *row_pos on.
  */
-static int decode_fres(struct dctx *c, uint32_t fi, uint64_t fre_off,
-		       uint32_t nfres, uint32_t *row_pos)
+static int decode_fres(struct dctx *c, uint32_t fi, unsigned int fre_type,
+		       uint64_t fre_off, uint32_t nfres, uint32_t *row_pos)
 {
 	struct sfp_sframe *sf = c->sf;
-	struct sfp_sframe_fn *fn = &sf->fns[fi];
-	unsigned int asz = sframe_fre_addr_size(fn->fre_type);
+	struct sfp_sframe_lk *fn = &sf->lk[fi];	/* still in FDE order */
+	unsigned int asz = sframe_fre_addr_size(fre_type);
 	unsigned int max_words = fn->fde_type == SFP_SFRAME_FDE_FLEX
 					 ? SFRAME_FRE_MAX_WORDS_FLEX
 					 : SFRAME_FRE_MAX_WORDS_DEFAULT;
@@ -485,7 +485,7 @@ static int decode_fres(struct dctx *c, uint32_t fi, uint64_t fre_off,
 		}
 		if (sframe_fre_info_mangled_ra(fi_byte) && n)
 			r->flags |= SFP_ROW_MANGLED_RA;
-		if (fn->signal)
+		if (fn->attr & SFP_SFRAME_LK_SIGNAL)
 			r->flags |= SFP_ROW_SIGNAL;
 		if (fn->fde_type == SFP_SFRAME_FDE_FLEX)
 			r->flags |= SFP_ROW_FLEX;
@@ -503,8 +503,9 @@ static int decode_fres(struct dctx *c, uint32_t fi, uint64_t fre_off,
 static int decode_fde(struct dctx *c, uint32_t i, uint32_t *row_pos,
 		      uint64_t section_addr)
 {
-	struct sfp_sframe_fn *fn = &c->sf->fns[i];
+	struct sfp_sframe_lk *fn = &c->sf->lk[i];	/* in FDE order until sorted */
 	uint64_t off = c->fde_base + (uint64_t)i * sframe_fde_size(c->version);
+	unsigned int fre_type;
 	struct sfp_cursor cur;
 	uint64_t fre_off;
 	uint32_t nfres, size, fre_off32;
@@ -546,12 +547,14 @@ static int decode_fde(struct dctx *c, uint32_t i, uint32_t *row_pos,
 	}
 
 	fn->size = size;
-	fn->fre_type = (uint8_t)sframe_func_info_fre_type(info);
+	fre_type = sframe_func_info_fre_type(info);
 	fn->pc_type = (uint8_t)sframe_func_info_pc_type(info);
-	fn->pauth_key = (uint8_t)sframe_func_info_pauth_key(info);
 	fn->rep_size = rep;
-	fn->signal = c->version == SFRAME_VERSION_3 &&
-		     sframe_func_info_signal(info);
+	fn->attr = 0;
+	if (sframe_func_info_pauth_key(info))
+		fn->attr |= SFP_SFRAME_LK_PAUTH_B;
+	if (c->version == SFRAME_VERSION_3 && sframe_func_info_signal(info))
+		fn->attr |= SFP_SFRAME_LK_SIGNAL;
 	fn->fde_type = SFP_SFRAME_FDE_DEFAULT;
 	if (c->version == SFRAME_VERSION_3) {
 		unsigned int t = info2 & SFRAME_FUNC_INFO2_FDE_TYPE_MASK;
@@ -565,8 +568,8 @@ static int decode_fde(struct dctx *c, uint32_t i, uint32_t *row_pos,
 		}
 		fn->fde_type = (uint8_t)t;
 	}
-	if (!sframe_fre_addr_size(fn->fre_type))
-		return bad(c, off, "FDE %u: invalid FRE type %u", i, fn->fre_type);
+	if (!sframe_fre_addr_size(fre_type))
+		return bad(c, off, "FDE %u: invalid FRE type %u", i, fre_type);
 	if (fn->pc_type == SFP_SFRAME_PC_MASK &&
 	    c->version >= SFRAME_VERSION_2 && !rep)
 		return bad(c, off, "FDE %u: PCMASK FDE with repetition size 0", i);
@@ -580,16 +583,18 @@ static int decode_fde(struct dctx *c, uint32_t i, uint32_t *row_pos,
 	if (c->flags & SFRAME_F_FDE_FUNC_START_PCREL)
 		fn->start += off + SFRAME_FDE_OFF_START;
 
-	return decode_fres(c, i, fre_off, nfres, row_pos);
+	return decode_fres(c, i, fre_type, fre_off, nfres, row_pos);
 }
 
-static int cmp_lk(const void *a, const void *b)
+/* FDE indices by their function's start, then by index (qsort_r). */
+static int cmp_fde_start(const void *a, const void *b, void *arg)
 {
-	const struct sfp_sframe_lk *x = a, *y = b;
+	const struct sfp_sframe_lk *lk = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	return x->fi < y->fi ? -1 : x->fi > y->fi;
+	if (lk[x].start != lk[y].start)
+		return lk[x].start < lk[y].start ? -1 : 1;
+	return x < y ? -1 : x > y;
 }
 
 /* Below this many functions plain binary search is as fast. */
@@ -626,39 +631,46 @@ static int build_buckets(struct sfp_sframe *sf)
 	return 0;
 }
 
+/*
+ * lk[] holds the functions in FDE order: sort it by start where the
+ * FDEs were not (object files: gas output), keeping the permutation for
+ * the callers that speak in FDE indices.
+ */
 static int build_index(struct dctx *c)
 {
 	struct sfp_sframe *sf = c->sf;
-	bool sorted = true;
-	uint32_t i;
+	struct sfp_sframe_lk *sorted;
+	uint32_t i, n = sf->num_fns;
+	bool in_order = true;
 
-	for (i = 1; i < sf->num_fns; i++)
-		if (sf->fns[i].start < sf->fns[i - 1].start) {
-			sorted = false;
+	for (i = 1; i < n; i++)
+		if (sf->lk[i].start < sf->lk[i - 1].start) {
+			in_order = false;
 			break;
 		}
-	if (!sorted && (c->flags & SFRAME_F_FDE_SORTED))
+	if (!in_order && (c->flags & SFRAME_F_FDE_SORTED))
 		return bad(c, c->fde_base + (uint64_t)i * sframe_fde_size(c->version),
 			   "FDE %u starts below FDE %u although SFRAME_F_FDE_SORTED is set",
 			   i, i - 1);
-	sf->lk = calloc(sf->num_fns ? sf->num_fns : 1, sizeof(*sf->lk));
-	if (!sf->lk)
-		return -ENOMEM;
-	for (i = 0; i < sf->num_fns; i++) {
-		const struct sfp_sframe_fn *fn = &sf->fns[i];
-		struct sfp_sframe_lk *l = &sf->lk[i];
-
-		l->start = fn->start;
-		l->size = fn->size;
-		l->fi = i;
-		l->first_row = fn->first_row;
-		l->num_rows = fn->num_rows;
-		l->pc_type = fn->pc_type;
-		l->rep_size = fn->rep_size;
+	if (!in_order) {
+		sf->fde_of_lk = malloc(sizeof(*sf->fde_of_lk) * n);
+		sf->lk_of_fde = malloc(sizeof(*sf->lk_of_fde) * n);
+		sorted = malloc(sizeof(*sorted) * n);
+		if (!sf->fde_of_lk || !sf->lk_of_fde || !sorted) {
+			free(sorted);
+			return -ENOMEM;
+		}
+		for (i = 0; i < n; i++)
+			sf->fde_of_lk[i] = i;
+		qsort_r(sf->fde_of_lk, n, sizeof(*sf->fde_of_lk), cmp_fde_start,
+			sf->lk);
+		for (i = 0; i < n; i++) {
+			sorted[i] = sf->lk[sf->fde_of_lk[i]];
+			sf->lk_of_fde[sf->fde_of_lk[i]] = i;
+		}
+		free(sf->lk);
+		sf->lk = sorted;
 	}
-	/* Object files (gas output) are not sorted: index them anyway. */
-	if (!sorted)
-		qsort(sf->lk, sf->num_fns, sizeof(*sf->lk), cmp_lk);
 	return build_buckets(sf);
 }
 
@@ -684,11 +696,11 @@ static int decode(struct dctx *c, uint64_t section_addr)
 	sf->fde_base = c->fde_base;
 
 	/* Both counts were bounded by the section size in decode_header(). */
-	sf->fns = calloc(c->num_fdes ? c->num_fdes : 1, sizeof(*sf->fns));
+	sf->lk = calloc(c->num_fdes ? c->num_fdes : 1, sizeof(*sf->lk));
 	sf->fres = calloc(c->num_fres ? c->num_fres : 1, sizeof(*sf->fres));
 	c->ht_mask = 127;
 	c->ht = calloc((size_t)c->ht_mask + 1, sizeof(*c->ht));
-	if (!sf->fns || !sf->fres || !c->ht)
+	if (!sf->lk || !sf->fres || !c->ht)
 		return -ENOMEM;
 	sf->num_fns = c->num_fdes;
 	for (i = 0; i < c->num_fdes; i++) {
@@ -758,10 +770,11 @@ void sfp_sframe__free(struct sfp_sframe **sfp)
 	if (!sfp || !*sfp)
 		return;
 	sf = *sfp;
-	free(sf->fns);
 	free(sf->fres);
 	free(sf->rules);
 	free(sf->lk);
+	free(sf->lk_of_fde);
+	free(sf->fde_of_lk);
 	free(sf->bucket);
 	free(sf->name);
 	free(sf);

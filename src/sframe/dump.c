@@ -147,7 +147,7 @@ static void loc_cell(const struct sfp_sframe *sf, const struct sfp_loc *l,
 }
 
 static void dump_row(const struct sfp_sframe *sf, enum dialect d,
-		     const struct sfp_sframe_fn *fn, uint32_t k, FILE *f)
+		     const struct sfp_sframe_lk *fn, uint32_t k, FILE *f)
 {
 	const struct sfp_sframe_rule *r = &sf->rules[sf->fres[k].rule];
 	bool flex = fn->fde_type == SFP_SFRAME_FDE_FLEX;
@@ -220,16 +220,17 @@ static void dump_row(const struct sfp_sframe *sf, enum dialect d,
 static void dump_func(const struct sfp_sframe *sf, enum dialect d, uint32_t i,
 		      FILE *f)
 {
-	const struct sfp_sframe_fn *fn = &sf->fns[i];
+	const struct sfp_sframe_lk *fn = sfp_sframe_fde_lk(sf, i);
+	bool signal = fn->attr & SFP_SFRAME_LK_SIGNAL;
 	bool mask = fn->pc_type == SFP_SFRAME_PC_MASK;
 	uint32_t j;
 
 	fprintf(f, "\n    func idx [%d]: pc = 0x%" PRIx64 ", size = %d bytes",
 		(int)i, fn->start + sf->info.bias, (int)fn->size);
-	if (d == D_246 && (fn->signal || fn->fde_type == SFP_SFRAME_FDE_FLEX))
-		fprintf(f, ", attr = \"%s%s\"", fn->signal ? "S" : "",
+	if (d == D_246 && (signal || fn->fde_type == SFP_SFRAME_FDE_FLEX))
+		fprintf(f, ", attr = \"%s%s\"", signal ? "S" : "",
 			fn->fde_type == SFP_SFRAME_FDE_FLEX ? "F" : "");
-	if (fn->pauth_key &&
+	if ((fn->attr & SFP_SFRAME_LK_PAUTH_B) &&
 	    (sf->info.abi == SFP_SFRAME_ABI_AARCH64_BE ||
 	     sf->info.abi == SFP_SFRAME_ABI_AARCH64_LE))
 		fprintf(f, ", pauth = B key");

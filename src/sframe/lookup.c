@@ -41,19 +41,19 @@ uint32_t sfp_sframe__num_funcs(const struct sfp_sframe *sf)
 int sfp_sframe__func(const struct sfp_sframe *sf, uint32_t idx,
 		     struct sfp_sframe_func *out)
 {
-	const struct sfp_sframe_fn *fn;
+	const struct sfp_sframe_lk *l;
 
 	if (!sf || !out || idx >= sf->num_fns)
 		return -ENOENT;
-	fn = &sf->fns[idx];
-	out->start = fn->start + sf->info.bias;
-	out->size = fn->size;
-	out->num_rows = fn->num_rows;
-	out->pc_type = fn->pc_type;
-	out->fde_type = fn->fde_type;
-	out->rep_size = fn->rep_size;
-	out->pauth_key = fn->pauth_key;
-	out->signal = fn->signal;
+	l = sfp_sframe_fde_lk(sf, idx);
+	out->start = l->start + sf->info.bias;
+	out->size = l->size;
+	out->num_rows = l->num_rows;
+	out->pc_type = l->pc_type;
+	out->fde_type = l->fde_type;
+	out->rep_size = l->rep_size;
+	out->pauth_key = !!(l->attr & SFP_SFRAME_LK_PAUTH_B);
+	out->signal = !!(l->attr & SFP_SFRAME_LK_SIGNAL);
 	return 0;
 }
 
@@ -78,7 +78,7 @@ static void fill(const struct sfp_sframe *sf, const struct sfp_sframe_lk *l,
 		out->start += base;
 		out->end += base;
 	}
-	out->func_idx = l->fi;
+	out->func_idx = sfp_sframe_lk_fde(sf, l);
 	out->row_idx = ri;
 	out->flags = r->flags;
 	out->cfa = r->cfa;
@@ -89,21 +89,14 @@ static void fill(const struct sfp_sframe *sf, const struct sfp_sframe_lk *l,
 void sfp_sframe_fill_row(const struct sfp_sframe *sf, uint32_t fi, uint32_t ri,
 			 struct sfp_sframe_row *out)
 {
-	const struct sfp_sframe_fn *fn = &sf->fns[fi];
-	struct sfp_sframe_lk l = {
-		.start = fn->start, .size = fn->size, .fi = fi,
-		.first_row = fn->first_row, .num_rows = fn->num_rows,
-		.pc_type = fn->pc_type, .rep_size = fn->rep_size,
-	};
-
-	fill(sf, &l, ri, out);
+	fill(sf, sfp_sframe_fde_lk(sf, fi), ri, out);
 }
 
 int sfp_sframe__row(const struct sfp_sframe *sf, uint32_t func_idx,
 		    uint32_t row_idx, struct sfp_sframe_row *out)
 {
 	if (!sf || !out || func_idx >= sf->num_fns ||
-	    row_idx >= sf->fns[func_idx].num_rows)
+	    row_idx >= sfp_sframe_fde_lk(sf, func_idx)->num_rows)
 		return -ENOENT;
 	sfp_sframe_fill_row(sf, func_idx, row_idx, out);
 	return 0;

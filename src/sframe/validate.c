@@ -45,6 +45,8 @@ int sfp_sframe__validate(const struct sfp_sframe *sf)
 	for (i = 1; i < sf->num_fns; i++) {
 		const struct sfp_sframe_lk *a = &sf->lk[far], *b = &sf->lk[i];
 		bool dup = a->start == b->start && a->size == b->size;
+		uint32_t afi = sfp_sframe_lk_fde(sf, a);
+		uint32_t bfi = sfp_sframe_lk_fde(sf, b);
 
 		/* (A zero-size FDE covers no PC: only its repeat counts.) */
 		if (dup || (b->size && b->start < fn_end(a))) {
@@ -52,10 +54,10 @@ int sfp_sframe__validate(const struct sfp_sframe *sf)
 				pr_warn("%s: SFrame offset 0x%llx: FDE %u [0x%llx, 0x%llx) %s FDE %u [0x%llx, 0x%llx)",
 					sf->name,
 					(unsigned long long)(sf->fde_base +
-							     (uint64_t)b->fi * fde_size),
-					b->fi, (unsigned long long)b->start,
+							     (uint64_t)bfi * fde_size),
+					bfi, (unsigned long long)b->start,
 					(unsigned long long)fn_end(b),
-					dup ? "repeats" : "overlaps", a->fi,
+					dup ? "repeats" : "overlaps", afi,
 					(unsigned long long)a->start,
 					(unsigned long long)fn_end(a));
 		}

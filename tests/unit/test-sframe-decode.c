@@ -220,6 +220,7 @@ TEST(sframe_decode_fde_fre_errors)
 TEST(sframe_decode_sortedness)
 {
 	struct sfp_sframe *sf = NULL;
+	struct sfp_sframe_func fn;
 	struct sfp_sframe_row r;
 	struct sbuf s;
 
@@ -235,6 +236,14 @@ TEST(sframe_decode_sortedness)
 	ASSERT_OK(sfp_sframe__find(sf, 0x1004, &r));
 	ASSERT_EQ(r.func_idx, 0);
 	ASSERT_ERR(sfp_sframe__find(sf, 0x0f40, &r), -ENOENT);
+	/* by FDE index, the stored order, not the sorted one */
+	ASSERT_OK(sfp_sframe__func(sf, 0, &fn));
+	ASSERT_EQ(fn.start, 0x1000);
+	ASSERT_OK(sfp_sframe__func(sf, 1, &fn));
+	ASSERT_EQ(fn.start, 0x0f00);
+	ASSERT_OK(sfp_sframe__row(sf, 1, 1, &r));
+	ASSERT_EQ(r.func_idx, 1);
+	ASSERT_EQ(r.start, 6);		/* a PCMASK FDE: within the block */
 	sfp_sframe__free(&sf);
 }
 
