@@ -124,6 +124,14 @@ struct sfp_symbolizer_opts {
  * naming needs.
  */
 #define SFP_SYMBOLIZER_DEBUG_AS_CODE	(1ull << 0)
+/*
+ * For long-running callers whose lookups are few (the agent): once a
+ * table is made, the pages of the files it was made from are given
+ * back, as sfp_symbolizer__release_pages() does for all of them.  Made
+ * from libLLVM's relocations and dynamic symbols, a table left 12 MB of
+ * them resident; lookups fault in the few they read.
+ */
+#define SFP_SYMBOLIZER_RELEASE_PAGES	(1ull << 1)
 
 /* sfp_symbolizer_opts.debuginfod */
 enum {
@@ -250,6 +258,20 @@ SFP_API size_t sfp_symbolizer_dso__num_symbols(const struct sfp_symbolizer_dso *
  * file is its build-id: common/fileid.h).  For counters and tests.
  */
 SFP_API uint64_t sfp_symbolizer__tables_loaded(const struct sfp_symbolizer *s);
+
+/*
+ * Give back the pages of the files @s reads that are resident in this
+ * process: the symbol, string and relocation sections a table was made
+ * from stay mapped after it is made (12 MB of libLLVM's), and so do
+ * tables read from the symbol cache.  They are clean pages of the page
+ * cache, read again on the next lookup that needs them; no handle,
+ * symbol or name is invalidated.  For long-running callers between
+ * batches of lookups (the agent, once a window is delivered).
+ *
+ * Return: the bytes of mappings given back (not all of them were
+ * resident).
+ */
+SFP_API size_t sfp_symbolizer__release_pages(struct sfp_symbolizer *s);
 
 /*
  * DSOs that get_dso() left without a file because the only files found

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,6 +14,8 @@ struct sfp_elf {
 	Elf *elf;
 	int fd;			/* -1 for memory images */
 	void *mem;		/* our copy of a memory image */
+	void *map;		/* or our private mapping of the file */
+	size_t map_len;
 	char *name;
 	const uint8_t *image;
 	size_t image_size;
@@ -83,6 +86,7 @@ static int elf_setup(struct sfp_elf *e)
 int sfp_elf_open(const char *path, struct sfp_elf **out)
 {
 	struct sfp_elf *e;
+	struct stat st;
 	int err;
 
 	*out = NULL;
@@ -102,8 +106,23 @@ int sfp_elf_open(const char *path, struct sfp_elf **out)
 		err = -ENOMEM;
 		goto fail;
 	}
-	/* A private mapping: decompressing a section must not write the file. */
-	e->elf = elf_begin(e->fd, ELF_C_READ_MMAP_PRIVATE, NULL);
+	/*
+	 * A private mapping: decompressing a section must not write the
+	 * file.  Ours rather than libelf's, so that release_pages() knows
+	 * the image is the file's pages and not a copy libelf read into
+	 * the heap; where a file cannot be mapped libelf reads it.
+	 */
+	if (!fstat(e->fd, &st) && S_ISREG(st.st_mode) && st.st_size > 0 &&
+	    (uint64_t)st.st_size <= SIZE_MAX) {
+		e->map = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE, e->fd, 0);
+		if (e->map == MAP_FAILED)
+			e->map = NULL;
+		else
+			e->map_len = (size_t)st.st_size;
+	}
+	e->elf = e->map ? elf_memory(e->map, e->map_len)
+			: elf_begin(e->fd, ELF_C_READ_MMAP_PRIVATE, NULL);
 	if (!e->elf) {
 		err = -ENOEXEC;
 		goto fail;
@@ -174,12 +193,27 @@ void sfp_elf_close(struct sfp_elf **ep)
 		return;
 	if (e->elf)
 		elf_end(e->elf);
+	if (e->map)
+		munmap(e->map, e->map_len);
 	if (e->fd >= 0)
 		close(e->fd);
 	free(e->mem);
 	free(e->name);
 	free(e);
 	*ep = NULL;
+}
+
+size_t sfp_elf_release_pages(struct sfp_elf *e)
+{
+	bool native = e && e->ehdr.e_ident[EI_DATA] ==
+				   (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+					    ? ELFDATA2LSB
+					    : ELFDATA2MSB);
+
+	if (!native || !e->map ||
+	    madvise(e->map, e->map_len, MADV_DONTNEED))
+		return 0;
+	return e->map_len;
 }
 
 const char *sfp_elf_name(const struct sfp_elf *e) { return e->name; }

@@ -76,6 +76,7 @@ struct sfp_symbolizer {
 	bool demangle_no_params;
 	bool no_debug_files;
 	bool debug_file_as_code;	/* opts: a debug file stands in */
+	bool release_pages;		/* opts: SFP_SYMBOLIZER_RELEASE_PAGES */
 	uint64_t debug_as_code;		/* DSOs opened that way */
 	bool srclines;
 	struct sfp_debuginfod *debuginfod;	/* NULL: not used */

@@ -90,6 +90,8 @@ int sfp_symbolizer__new(const struct sfp_symbolizer_opts *opts,
 	s->debug_file_as_code = SFP_OPTS_GET(opts, sfp_symbolizer_opts,
 					     flags, 0) &
 				SFP_SYMBOLIZER_DEBUG_AS_CODE;
+	s->release_pages = SFP_OPTS_GET(opts, sfp_symbolizer_opts, flags, 0) &
+			   SFP_SYMBOLIZER_RELEASE_PAGES;
 	switch (sfp_debuginfod_new(SFP_OPTS_GET(opts, sfp_symbolizer_opts,
 						debuginfod,
 						SFP_DEBUGINFOD_AUTO),
@@ -663,6 +665,11 @@ int sfp_symbolizer__get_dso(struct sfp_symbolizer *s, int pid,
 		pr_debug("symbols of %s (build-id %s) loaded from %s", path,
 			 hex, d->path);
 	}
+	if (s->release_pages) {
+		sfp_elf_release_pages(d->elf);
+		if (d->debug)
+			sfp_elf_release_pages(d->debug);
+	}
 	*out = d;
 	return 0;
 fail:
@@ -676,6 +683,24 @@ fail:
 	sfp_elf_close(&d->debug);
 	sfp_elf_close(&d->elf);
 	return err;
+}
+
+size_t sfp_symbolizer__release_pages(struct sfp_symbolizer *s)
+{
+	struct sfp_symbolizer_dso *d;
+	size_t i, n = 0;
+
+	if (!s)
+		return 0;
+	for (i = 0; i < s->nbuckets; i++)
+		for (d = s->buckets[i]; d; d = d->hnext) {
+			if (d->elf)
+				n += sfp_elf_release_pages(d->elf);
+			if (d->debug)
+				n += sfp_elf_release_pages(d->debug);
+			n += sfp_symtab_packed_release_pages(&d->tab);
+		}
+	return n;
 }
 
 uint64_t sfp_symbolizer__tables_loaded(const struct sfp_symbolizer *s)

@@ -167,6 +167,14 @@ struct sfp_sym *sfp_symtab_packed_find(struct sfp_symtab *t, uint64_t addr)
 	return NULL;
 }
 
+size_t sfp_symtab_packed_release_pages(struct sfp_symtab *t)
+{
+	/* nothing writes the mapping: unpack() only points into it */
+	if (!t->pmap || madvise(t->pmap, t->pmap_len, MADV_DONTNEED))
+		return 0;
+	return t->pmap_len;
+}
+
 void sfp_symtab_packed_free(struct sfp_symtab *t)
 {
 	size_t k;

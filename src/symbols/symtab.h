@@ -127,6 +127,9 @@ SFP_HIDDEN int sfp_symtab_unpack(struct sfp_symtab *t, void *map, size_t n0,
 SFP_HIDDEN struct sfp_sym *sfp_symtab_packed_find(struct sfp_symtab *t,
 						  uint64_t addr);
 SFP_HIDDEN void sfp_symtab_packed_free(struct sfp_symtab *t);
+/* Give back the resident pages of a table read from the cache (they
+ * are the file's, read again when next looked at); return the bytes. */
+SFP_HIDDEN size_t sfp_symtab_packed_release_pages(struct sfp_symtab *t);
 
 #define SFP_LOAD_SYMTAB 1u
 #define SFP_LOAD_DYNSYM 2u

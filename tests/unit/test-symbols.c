@@ -306,6 +306,37 @@ TEST(symbols_alias_choice)
 	sfp_symbolizer__free(&s);
 }
 
+/*
+ * A symbolizer that gives back the pages of the files it read (the
+ * agent's): names stay right, and valid, after each release.
+ */
+TEST(symbols_release_pages_names_stay)
+{
+	SFP_OPTS(sfp_symbolizer_opts, o, .no_cache = true,
+		 .flags = SFP_SYMBOLIZER_RELEASE_PAGES);
+	struct sfp_symbolizer *s = NULL;
+	struct sfp_symbol a, b;
+	void *p = libc_sym("printf");
+	Dl_info info;
+	uint64_t off;
+	char name[64];
+
+	if (!ASSERT_NOT_NULL(p) || !ASSERT_TRUE(dladdr(p, &info)) ||
+	    !ASSERT_OK(sfp_symbolizer__new(&o, &s)))
+		return;
+	off = (uint64_t)((char *)p - (char *)info.dli_fbase);
+	if (ASSERT_OK(sfp_symbolizer__dso(s, LIBC, NULL, 0, off, &a))) {
+		ASSERT_STREQ(a.name, "printf");
+		snprintf(name, sizeof(name), "%s", a.name);
+		/* the table is made: libc's file is mapped, and given back */
+		ASSERT_TRUE(sfp_symbolizer__release_pages(s) > 0);
+		ASSERT_STREQ(a.name, name);	/* the old pointer still reads */
+		if (ASSERT_OK(sfp_symbolizer__dso(s, LIBC, NULL, 0, off, &b)))
+			ASSERT_STREQ(b.name, "printf");
+	}
+	sfp_symbolizer__free(&s);
+}
+
 TEST(symbols_errors)
 {
 	struct sfp_symbolizer *s = new_symbolizer(NULL, true);
