@@ -48,6 +48,15 @@
 #define DEFAULT_PROC_BUDGET 65536
 #define DEFAULT_SYMBOL_BUDGET (512ull << 20)
 /*
+ * An unwind table whose last process exits is kept this long, within
+ * this many bytes of such tables: on a build host every compiler
+ * process maps libLLVM (a 9 MB table), and freeing it at each exit had
+ * the agent decode it again at the next start, 70 times in 30 s, a
+ * quarter of a core (bench/RESULTS.md).
+ */
+#define TABLE_LINGER_MS 60000
+#define TABLE_LINGER_BYTES (32ull << 20)
+/*
  * The loop's period: records are processed, windows closed and pulls
  * answered this often while there is work.  Each round has a fixed cost
  * (a wake-up, draining both rings and the BPF ring, sorting what came,
@@ -72,6 +81,14 @@
 /* /metrics' figures are refreshed this often (and at every window's
  * close): reading the BPF side's counters is a dozen system calls. */
 #define SNAPSHOT_NS 1000000000ull
+/*
+ * How often the pages of files read (what symbol tables were made from,
+ * names and code bytes looked at) are given back (release_pages()).
+ * Beside a compiler loop the walks' code reads alone touched 20 MB of
+ * libLLVM's text within one 10 s window; a re-read page costs a minor
+ * fault, a few hundred of them a second at most.
+ */
+#define RELEASE_PAGES_NS 2000000000ull
 /* A pull is over when the records have passed its end; on a machine
  * with no records coming, a grace after its end with nothing queued; and
  * when the loop lags far behind the rings (reading a large program's
@@ -531,17 +548,30 @@ static void symbols_forget_gone(struct agent *a)
 	a->nr_gone = 0;
 }
 
+/*
+ * The agent's symbolizer: raw names (the backend demangles), and the
+ * pages of files it read given back once their table is made -- a
+ * window looks up a few hundred names, not libLLVM's 12 MB of symbols
+ * and relocations.
+ */
+static int symbolizer_new(struct sfp_symbolizer **out)
+{
+	SFP_OPTS(sfp_symbolizer_opts, so, .no_demangle = true,
+		 .flags = SFP_SYMBOLIZER_RELEASE_PAGES);
+
+	return sfp_symbolizer__new(&so, out);
+}
+
 static void symbols_budget(struct agent *a)
 {
 	uint64_t budget = a->o->symbol_budget ? a->o->symbol_budget
 					      : DEFAULT_SYMBOL_BUDGET;
-	SFP_OPTS(sfp_symbolizer_opts, so, .no_demangle = true);
 	struct sfp_symbolizer *n = NULL;
 	struct agent_pull *pl;
 
 	if (a->sym_bytes <= budget)
 		return;
-	if (sfp_symbolizer__new(&so, &n))
+	if (symbolizer_new(&n))
 		return;
 	for (pl = a->pulls; pl; pl = pl->next)
 		sfp_live_profile__set_symbolizer(pl->agg, n);
@@ -554,6 +584,18 @@ static void symbols_budget(struct agent *a)
 	a->sym_bytes = 0;
 	a->mt.symbol_resets++;
 	malloc_trim(0);
+}
+
+/*
+ * Give back the file pages the agent has read since the last time: they
+ * are the page cache's, mapped by the symbolizer and the unwinder, and
+ * counted as the agent's resident memory while mapped (libLLVM's 12 MB
+ * of relocations and symbols, the text pages of every PC checked).
+ */
+static void release_pages(struct agent *a)
+{
+	sfp_symbolizer__release_pages(a->sym);
+	sfp_rec_pipe__release_pages(a->p);
 }
 
 /* Labels of processes that are gone: a sample delivered after its
@@ -909,6 +951,10 @@ static void snapshot(struct agent *a)
 	a->mt.tables_dropped = 0;
 	a->mt.before_table = ps.tables_not_ready;
 	a->mt.unwind_files = ps.unwind_files;
+	a->mt.tables_reused = ps.tables_revived;
+	a->mt.tables_expired = ps.tables_expired;
+	a->mt.tables_idle = ps.tables_idle;
+	a->mt.tables_idle_bytes = ps.tables_idle_bytes;
 	a->mt.not_unwound = ps.unwanted;
 	a->mt.undecoded = ps.undecoded;
 	a->mt.symbol_tables = a->sym_tables_gone +
@@ -1030,8 +1076,9 @@ static int setup(struct agent *a)
 		 /* tables are built off the reading thread: a program the
 		  * machine starts must not make the agent fall behind the
 		  * rings */
-		 .async_tables = true);
-	SFP_OPTS(sfp_symbolizer_opts, symo, .no_demangle = true);
+		 .async_tables = true,
+		 .table_linger_ms = TABLE_LINGER_MS,
+		 .table_linger_bytes = TABLE_LINGER_BYTES);
 	int err;
 
 	if (gethostname(a->host, sizeof(a->host) - 1))
@@ -1082,7 +1129,7 @@ static int setup(struct agent *a)
 				     &a->off_evsel.attr);
 	}
 	if ((err = sfp_machine__new(&a->m)) ||
-	    (err = sfp_symbolizer__new(&symo, &a->sym)))
+	    (err = symbolizer_new(&a->sym)))
 		return err;
 	return sfp_rec_pipe__synthesize_kernel(a->p);
 }
@@ -1126,7 +1173,8 @@ int agent_run(const struct agent_opts *o)
 	struct agent a = { .o = o };
 	struct agent_listener *l = NULL;
 	bool reader_running = false;
-	uint64_t now, last_snapshot = 0, t0, t1, period = LOOP_MS;
+	uint64_t now, last_snapshot = 0, last_release = 0, t0, t1;
+	uint64_t period = LOOP_MS;
 	sig_atomic_t hup, last_hup = o->hup ? *o->hup : 0;
 	size_t i;
 	int err;
@@ -1225,6 +1273,12 @@ int agent_run(const struct agent_opts *o)
 			t1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 			close_window(&a, now);
 			last_snapshot = 0;
+			a.cpu_windows += clock_ns(CLOCK_THREAD_CPUTIME_ID) - t1;
+		}
+		if (now - last_release >= RELEASE_PAGES_NS) {
+			t1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+			release_pages(&a);
+			last_release = now;
 			a.cpu_windows += clock_ns(CLOCK_THREAD_CPUTIME_ID) - t1;
 		}
 		if (now - last_snapshot >= SNAPSHOT_NS) {

@@ -188,6 +188,10 @@ struct agent_metrics {
 	uint64_t tables_dropped;	/* requests its full queue refused */
 	uint64_t unwind_files;		/* files the unwinder registered
 					   (one per build-id) */
+	/* tables kept after their last process (TABLE_LINGER_MS): taken
+	 * up again, let go, kept now and their bytes */
+	uint64_t tables_reused, tables_expired, tables_idle;
+	uint64_t tables_idle_bytes;
 	uint64_t before_table;		/* unwinds (bpf-defer) or rule
 					   lookups (sframe) that met a
 					   table still being built: frame

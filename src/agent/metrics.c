@@ -252,6 +252,18 @@ void agent_metrics_write(FILE *f, const struct agent_metrics *m)
 	    "Files the unwinder registered: one per build-id, however many "
 	    "paths, processes and containers map it (a file without one: "
 	    "per path, device/inode and mount namespace).", m->unwind_files);
+	one(f, "sfprof_agent_unwind_tables_reused_total", "counter",
+	    "Unwind tables kept after their file's last process exited and "
+	    "taken up by a new one instead of being read again.",
+	    m->tables_reused);
+	one(f, "sfprof_agent_unwind_tables_expired_total", "counter",
+	    "Kept unwind tables let go: a minute unused, or the oldest past "
+	    "32 MiB of them.", m->tables_expired);
+	one(f, "sfprof_agent_unwind_tables_idle", "gauge",
+	    "Unwind tables kept now that no process maps.", m->tables_idle);
+	one(f, "sfprof_agent_unwind_tables_idle_bytes", "gauge",
+	    "What those tables hold (24 bytes a function, 8 a row).",
+	    m->tables_idle_bytes);
 	one(f, "sfprof_agent_unwind_table_requests_dropped_total", "counter",
 	    "Table requests refused because the tables' queue was full.",
 	    m->tables_dropped);

@@ -94,6 +94,7 @@ struct sfp_rec_pipe {
 	struct sfp_stitcher *stitch;
 	bool in_exit_flush;		/* the sums before an EXIT */
 	bool async_tables;		/* the unwinder's loader thread runs */
+	bool linger;			/* ... and tables linger (opts) */
 	uint64_t *obuf;
 	const struct sfp_record_sample *cur;	/* sample being emitted */
 	/* Off-CPU time (record/offcpu.h), with the session's event. */
@@ -1246,6 +1247,13 @@ int sfp_rec_pipe__new(struct sfp_record *r, const struct sfp_rec_pipe_opts *o,
 			err = -ENOMEM;
 		}
 	}
+	p->linger = SFP_OPTS_GET(o, sfp_rec_pipe_opts, table_linger_ms, 0);
+	if (p->linger)
+		unw_module_linger(
+			(uint64_t)SFP_OPTS_GET(o, sfp_rec_pipe_opts,
+					       table_linger_ms, 0) * 1000000,
+			SFP_OPTS_GET(o, sfp_rec_pipe_opts, table_linger_bytes,
+				     0));
 	if (SFP_OPTS_GET(o, sfp_rec_pipe_opts, async_tables, false)) {
 		err = unw_module_async_start();
 		if (err)
@@ -1401,6 +1409,12 @@ void sfp_rec_pipe__offcpu_switches(struct sfp_rec_pipe *p, uint64_t switches,
 					 blocks);
 }
 
+uint64_t sfp_rec_pipe__release_pages(struct sfp_rec_pipe *p)
+{
+	(void)p;	/* the modules are the process's */
+	return unw_module_release_pages();
+}
+
 void sfp_rec_pipe__stats(const struct sfp_rec_pipe *p,
 			 struct sfp_rec_pipe_stats *st)
 {
@@ -1411,6 +1425,10 @@ void sfp_rec_pipe__stats(const struct sfp_rec_pipe *p,
 	st->unwind_files = ms.modules;
 	st->unwind_tables = ms.loaded;
 	st->unwind_mismatch = ms.mismatch;
+	st->tables_revived = ms.revived;
+	st->tables_expired = ms.expired;
+	st->tables_idle = ms.idle;
+	st->tables_idle_bytes = ms.idle_bytes;
 	if (p->async_tables) {
 		struct unw_async_stats as;
 
@@ -1456,6 +1474,8 @@ void sfp_rec_pipe__free(struct sfp_rec_pipe **pp)
 			sfp_addr_space__free(&p->procs[i].as);
 	for (i = 0; i < p->nr_no_table; i++)
 		free(p->no_table[i].path);
+	if (p->linger)	/* the idle tables go with the pipeline */
+		unw_module_linger(0, 0);
 	sfp_defer_engine__free(&p->engine);
 	sfp_offcpu__free(&p->offcpu);
 	sfp_reader__free(&p->reader);

@@ -96,9 +96,15 @@ struct sfp_rec_pipe_opts {
 	 * had (counted: stats' tables_not_ready).  One pipeline of a process
 	 * at a time. */
 	bool async_tables;
+	/* A table whose last process exits stays this long (0: freed at
+	 * once) while such tables hold at most table_linger_bytes: the
+	 * next process of the same file takes it up instead of decoding it
+	 * again (unw_module_linger(); process-wide, like the tables). */
+	uint32_t table_linger_ms;
+	uint64_t table_linger_bytes;
 	size_t :0;
 };
-#define sfp_rec_pipe_opts__last_field async_tables
+#define sfp_rec_pipe_opts__last_field table_linger_bytes
 
 struct sfp_rec_pipe_stats {
 	uint64_t records_in, records_out, bytes_out;
@@ -125,6 +131,10 @@ struct sfp_rec_pipe_stats {
 	/* opts.async_tables: tables given to the thread, built (or found
 	 * to have none), waiting now; lookups that met one still waiting */
 	uint64_t tables_queued, tables_built, tables_pending, tables_not_ready;
+	/* table_linger_ms: tables taken up again, let go, idle now and
+	 * their bytes (estimated: unwind/module.c) */
+	uint64_t tables_revived, tables_expired, tables_idle;
+	uint64_t tables_idle_bytes;
 	bool off_cpu;			/* the next field is valid */
 	struct sfp_offcpu_stats offcpu;
 };
@@ -217,6 +227,13 @@ SFP_HIDDEN void sfp_rec_pipe__offcpu_switches(struct sfp_rec_pipe *p,
 SFP_HIDDEN int sfp_rec_pipe__offcpu_kernel_sum(void *pipe, uint32_t pid,
 					       uint32_t tid, uint64_t ns,
 					       uint64_t blocks);
+
+/*
+ * For a daemon between batches: give back the resident pages of the
+ * files the unwinder reads code from (unw_module_release_pages()).
+ * Return: bytes of mappings given back.
+ */
+SFP_HIDDEN uint64_t sfp_rec_pipe__release_pages(struct sfp_rec_pipe *p);
 
 SFP_HIDDEN void sfp_rec_pipe__stats(const struct sfp_rec_pipe *p,
 				    struct sfp_rec_pipe_stats *st);

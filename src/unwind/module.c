@@ -22,7 +22,110 @@
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct unw_module *registry;
-static struct unw_module_stats mstats;	/* atomics */
+static struct unw_module_stats mstats;	/* atomics; idle* under the lock */
+static uint64_t linger_ns, linger_max_bytes;	/* registry lock */
+
+static void module_free(struct unw_module *m);
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* What m's tables hold: 24 bytes a function, 8 a row (sframe_int.h). */
+static uint64_t table_bytes(const struct unw_module *m)
+{
+	const struct sfp_sframe *t[2] = { m->table, m->fallback };
+	uint64_t n = 0;
+
+	for (int i = 0; i < 2; i++) {
+		struct sfp_sframe_info in;
+
+		if (!t[i])
+			continue;
+		sfp_sframe__info(t[i], &in);
+		n += (uint64_t)in.num_fdes * 24 + (uint64_t)in.num_fres * 8;
+	}
+	return n;
+}
+
+/*
+ * Unlink the idle modules past their time, then the oldest while the
+ * idle ones hold more than the budget (registry lock held); returns them
+ * chained on ->next, to be freed outside the lock.
+ */
+static struct unw_module *expire_idle(uint64_t now)
+{
+	struct unw_module **pp, *m, *gone = NULL;
+
+	for (;;) {
+		struct unw_module **oldest = NULL;
+
+		for (pp = &registry; (m = *pp); pp = &m->next) {
+			if (m->refcnt)
+				continue;
+			if (now - m->idle_since_ns >= linger_ns)
+				break;
+			if (!oldest ||
+			    m->idle_since_ns < (*oldest)->idle_since_ns)
+				oldest = pp;
+		}
+		if (!m && mstats.idle_bytes > linger_max_bytes && oldest)
+			pp = oldest;
+		else if (!m)
+			return gone;
+		m = *pp;
+		*pp = m->next;
+		mstats.idle--;
+		mstats.idle_bytes -= m->idle_bytes;
+		mstats.expired++;
+		m->next = gone;
+		gone = m;
+	}
+}
+
+static void free_chain(struct unw_module *m)
+{
+	while (m) {
+		struct unw_module *next = m->next;
+
+		module_free(m);
+		m = next;
+	}
+}
+
+uint64_t unw_module_release_pages(void)
+{
+	struct unw_module *m;
+	uint64_t n = 0;
+
+	/* The image is set by the load (which may unmap it again) and
+	 * never changes after `loaded`; a module leaves the registry under
+	 * this lock before it is unmapped. */
+	pthread_mutex_lock(&registry_lock);
+	for (m = registry; m; m = m->next)
+		if (__atomic_load_n(&m->loaded, __ATOMIC_ACQUIRE) &&
+		    m->image_mapped &&
+		    !madvise((void *)m->image, m->image_size, MADV_DONTNEED))
+			n += m->image_size;
+	pthread_mutex_unlock(&registry_lock);
+	return n;
+}
+
+void unw_module_linger(uint64_t ns, uint64_t max_bytes)
+{
+	struct unw_module *gone;
+
+	pthread_mutex_lock(&registry_lock);
+	linger_ns = ns;
+	linger_max_bytes = max_bytes;
+	gone = expire_idle(mono_ns());
+	pthread_mutex_unlock(&registry_lock);
+	free_chain(gone);
+}
 
 static char *join_root(const char *root, const char *path)
 {
@@ -73,7 +176,11 @@ struct unw_module *unw_module_get_id(const struct sfp_file_id *id,
 	pthread_mutex_lock(&registry_lock);
 	for (m = registry; m; m = m->next)
 		if (sfp_file_id_same(&m->key, id)) {
-			m->refcnt++;
+			if (!m->refcnt++) {	/* taken up again */
+				mstats.idle--;
+				mstats.idle_bytes -= m->idle_bytes;
+				mstats.revived++;
+			}
 			if (own_fs && !m->is_vdso)
 				add_mapper(m, path, pid, start, end);
 			goto out;
@@ -151,6 +258,12 @@ void unw_module_stats(struct unw_module_stats *st)
 	st->modules = __atomic_load_n(&mstats.modules, __ATOMIC_RELAXED);
 	st->loaded = __atomic_load_n(&mstats.loaded, __ATOMIC_RELAXED);
 	st->mismatch = __atomic_load_n(&mstats.mismatch, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&registry_lock);
+	st->revived = mstats.revived;
+	st->expired = mstats.expired;
+	st->idle = mstats.idle;
+	st->idle_bytes = mstats.idle_bytes;
+	pthread_mutex_unlock(&registry_lock);
 }
 
 void unw_module_ref(struct unw_module *m)
@@ -178,13 +291,27 @@ static void module_free(struct unw_module *m)
 
 void unw_module_put(struct unw_module *m)
 {
-	struct unw_module **pp;
+	struct unw_module **pp, *gone = NULL;
+	uint64_t now;
 
 	if (!m)
 		return;
 	pthread_mutex_lock(&registry_lock);
 	if (--m->refcnt > 0) {
 		pthread_mutex_unlock(&registry_lock);
+		return;
+	}
+	/* a table made (or found missing) stays for the next process that
+	 * maps the file; a module whose load never ran has nothing to keep */
+	if (linger_ns && __atomic_load_n(&m->loaded, __ATOMIC_ACQUIRE)) {
+		now = mono_ns();
+		m->idle_since_ns = now;
+		m->idle_bytes = table_bytes(m);
+		mstats.idle++;
+		mstats.idle_bytes += m->idle_bytes;
+		gone = expire_idle(now);
+		pthread_mutex_unlock(&registry_lock);
+		free_chain(gone);
 		return;
 	}
 	for (pp = &registry; *pp; pp = &(*pp)->next)
@@ -549,14 +676,6 @@ static bool async_queue(struct unw_module *m, const struct unw_table_opts *o,
 	return true;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * m's table is queued and a sample needs it now: move its request to the
  * front and wait for it within the budget.  Return: true when it is built.
@@ -659,6 +778,10 @@ int unw_module_load(struct unw_module *m, const struct unw_table_opts *opts)
 			snprintf(hex + 2 * i, 3, "%02x", m->build_id[i]);
 		pr_debug("module %s (build-id %s) loaded from %s: %s", m->path,
 			 hex, m->is_vdso ? m->path : m->open_path,
+			 err ? sfp_strerror(err) : "table");
+	} else {
+		pr_debug("module %s (no build-id) loaded from %s: %s", m->path,
+			 m->is_vdso ? m->path : m->open_path,
 			 err ? sfp_strerror(err) : "table");
 	}
 	__atomic_store_n(&m->loaded, 1, __ATOMIC_RELEASE);

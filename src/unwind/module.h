@@ -33,6 +33,10 @@ struct unw_load {
 struct unw_module {
 	struct unw_module *next;	/* registry list */
 	int refcnt;			/* under the registry lock */
+	/* No reference left, kept for unw_module_linger()'s time (registry
+	 * lock): when its table was made and how much it holds. */
+	uint64_t idle_since_ns;
+	uint64_t idle_bytes;
 	/* The one-time loads (table, fallback) take this, not the registry
 	 * lock: a table built on the loader thread must not stall the
 	 * address spaces that look modules up meanwhile. */
@@ -100,6 +104,10 @@ struct unw_module_stats {
 	uint64_t modules;	/* modules created */
 	uint64_t loaded;	/* ... whose load ran (table or not) */
 	uint64_t mismatch;	/* files with another build-id, not used */
+	uint64_t revived;	/* idle modules taken up again (linger) */
+	uint64_t expired;	/* ... let go: their time or the budget */
+	uint64_t idle;		/* idle now, and their tables' bytes */
+	uint64_t idle_bytes;
 };
 SFP_HIDDEN void unw_module_stats(struct unw_module_stats *st);
 
@@ -119,6 +127,27 @@ SFP_HIDDEN struct unw_module *unw_module_get(const char *path,
 					     uint64_t start, uint64_t end);
 SFP_HIDDEN void unw_module_ref(struct unw_module *m);
 SFP_HIDDEN void unw_module_put(struct unw_module *m);
+
+/*
+ * Keep a module whose last reference is put for up to linger_ns (0: free
+ * it at once, the default) while idle modules' tables hold at most
+ * max_bytes, oldest let go first.  For the agent on a build host: every
+ * compiler process maps libLLVM, and each exit freed a table the next
+ * start decoded again (70 times in 30 s, a quarter of a core).  Only
+ * loaded modules linger; a file is its key, so the process that takes
+ * one up again maps the same file.
+ */
+SFP_HIDDEN void unw_module_linger(uint64_t linger_ns, uint64_t max_bytes);
+
+/*
+ * Give back the resident pages of every module's file image (the code
+ * bytes the walks read to check trampolines and signal frames): a
+ * long-lived module otherwise gathers the pages of every PC it was asked
+ * about -- 18 MB of libLLVM's text in 40 s beside a compiler loop.  They
+ * are clean, read-only file pages, read again when next needed.
+ * Return: the bytes of images given back.
+ */
+SFP_HIDDEN uint64_t unw_module_release_pages(void);
 
 /* Load headers and table (once).  Return: 0 or the load error. */
 SFP_HIDDEN int unw_module_load(struct unw_module *m,

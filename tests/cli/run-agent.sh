@@ -257,6 +257,10 @@ for n in ("sfprof_agent_lag_seconds", "sfprof_agent_lag_max_seconds",
           "sfprof_agent_window_lateness_max_seconds",
           "sfprof_agent_windows_late_total",
           "sfprof_agent_unwind_tables_pending",
+          "sfprof_agent_unwind_tables_reused_total",
+          "sfprof_agent_unwind_tables_expired_total",
+          "sfprof_agent_unwind_tables_idle",
+          "sfprof_agent_unwind_tables_idle_bytes",
           "sfprof_agent_unwinds_before_table_total"):
     val(n)
 print("ok", len(fams), "families")
@@ -396,4 +400,44 @@ else
 	fail "agent: a program started while the agent idles (no agent in bpf-defer mode)"
 	tail -5 "$TMP/agent.err" | sed 's/^/  /'
 	[ -n "$AGENT_PID" ] && kill -INT "$AGENT_PID" && agent_end 15
+fi
+
+# One file's processes one after another (a build host's compiler loop):
+# the first's unwind table is kept after it exits and taken up by the
+# next, not decoded again -- one load for four runs (the agent's debug
+# line per load), and the metrics say so.  A copy of the workload
+# without its build-id note: a file of its own (path, inode, mount
+# namespace) that no other process holds; 1.5 s between runs, so that
+# each exit is handled before the next start.  The workload runs beside
+# them: a busy agent handles a process's records while it lives (an idle
+# loop waits up to a second, and a file without a build-id read after
+# its process is gone has no mount namespace in its key: another file).
+if ! objcopy --remove-section=.note.gnu.build-id "$WORK" "$TMP/aw-seq" 2>"$TMP/oc.err"; then
+	fail "agent: four runs of one program one after another (objcopy: $(head -1 "$TMP/oc.err"))"
+elif agent_start -v -F 199 --interval 2 --call-graph sframe && [ -n "$APORT" ]; then
+	$PDEATH "$WORK" 12 > /dev/null 2>&1 &
+	busy=$!
+	sleep 0.5
+	for k in 1 2 3 4; do
+		"$TMP/aw-seq" cpu300ms > /dev/null 2>&1
+		sleep 1.5
+	done
+	reused=$(metric sfprof_agent_unwind_tables_reused_total)
+	idle=$(metric sfprof_agent_unwind_tables_idle)
+	kill "$busy" 2>/dev/null
+	wait "$busy" 2>/dev/null
+	kill -INT "$AGENT_PID"
+	agent_end 15
+	aend=$?
+	loads=$(grep -c "debug: module $TMP/aw-seq (" "$TMP/agent.err")
+	if [ "$loads" = 1 ] && [ "${reused:-0}" -ge 3 ] &&
+	   [ "${idle:-0}" -ge 1 ] && [ "$aend" = 0 ] && [ "$rc" = 0 ]; then
+		pass "agent: four runs of one program one after another: its unwind table loaded once, kept between runs ($reused tables taken up again, $idle kept at the end)"
+	else
+		fail "agent: four runs of one program one after another: its unwind table loaded ${loads:-?} times (want 1), ${reused:-?} taken up again (want >= 3), ${idle:-?} kept (exit $rc, agent_end $aend)"
+		grep "debug: module $TMP/aw-seq" "$TMP/agent.err" | head -5 | sed 's/^/  /'
+	fi
+else
+	fail "agent: four runs of one program one after another (the agent did not start)"
+	tail -5 "$TMP/agent.err" | sed 's/^/  /'
 fi

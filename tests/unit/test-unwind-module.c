@@ -109,3 +109,56 @@ TEST(unwind_module_mismatch_refused_and_counted)
 	unw_module_put(mb);
 	unw_module_put(mc);
 }
+
+/*
+ * A table whose last process exits lingers for the next process of the
+ * same file (the agent beside a compiler loop decoded libLLVM's 70 times
+ * in 30 s without it): taken up again without a load, let go by time or
+ * budget, and never kept when lingering is off.
+ */
+TEST(unwind_module_linger_keeps_and_expires)
+{
+	struct unw_table_opts o = { .no_cache = true };
+	struct unw_module_stats s0, s1;
+	struct unw_module *m, *m2;
+	struct sfp_file_id a;
+
+	self_id(&a, "/proc/self/exe");
+	unw_module_linger(60ull * 1000000000, 1ull << 30);
+	unw_module_stats(&s0);
+	m = unw_module_get_id(&a, NULL, 0, NULL, 0, 0, 0);
+	if (!ASSERT_TRUE(m) || !ASSERT_OK(unw_module_load(m, &o)))
+		goto out;
+	/* its image is mapped for code reads: given back on request */
+	ASSERT_TRUE(unw_module_release_pages() > 0);
+	unw_module_put(m);
+	unw_module_stats(&s1);
+	ASSERT_EQ(s1.idle, s0.idle + 1);
+	ASSERT_TRUE(s1.idle_bytes > s0.idle_bytes);
+	m2 = unw_module_get_id(&a, NULL, 0, NULL, 0, 0, 0);
+	ASSERT_TRUE(m2 == m);
+	ASSERT_OK(unw_module_load(m2, &o));	/* loaded already */
+	unw_module_stats(&s1);
+	ASSERT_EQ(s1.revived, s0.revived + 1);
+	ASSERT_EQ(s1.loaded, s0.loaded + 1);	/* one load for both */
+	ASSERT_EQ(s1.idle, s0.idle);
+	unw_module_put(m2);
+	/* no room left for idle tables: it goes */
+	unw_module_linger(60ull * 1000000000, 0);
+	unw_module_stats(&s1);
+	ASSERT_EQ(s1.expired, s0.expired + 1);
+	ASSERT_EQ(s1.idle, s0.idle);
+	ASSERT_EQ(s1.idle_bytes, s0.idle_bytes);
+	/* off: freed at its last put, loaded again next time */
+	unw_module_linger(0, 0);
+	m = unw_module_get_id(&a, NULL, 0, NULL, 0, 0, 0);
+	if (!ASSERT_TRUE(m) || !ASSERT_OK(unw_module_load(m, &o)))
+		goto out;
+	unw_module_put(m);
+	unw_module_stats(&s1);
+	ASSERT_EQ(s1.loaded, s0.loaded + 2);
+	ASSERT_EQ(s1.idle, s0.idle);
+	ASSERT_EQ(s1.expired, s0.expired + 1);
+out:
+	unw_module_linger(0, 0);
+}
