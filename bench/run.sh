@@ -14,6 +14,8 @@ echo "== agent-churn.sh"
 sh "$(dirname "$0")/agent-churn.sh" "$BUILD" || rc=1
 echo "== agent-per-sample.sh"
 sh "$(dirname "$0")/agent-per-sample.sh" "$BUILD" || rc=1
+echo "== agent-beside-compiler.sh"
+sh "$(dirname "$0")/agent-beside-compiler.sh" "$BUILD" || rc=1
 echo "== symbolize.sh"
 sh "$(dirname "$0")/symbolize.sh" "$BUILD" || rc=1
 exit $rc
