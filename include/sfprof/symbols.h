@@ -263,7 +263,8 @@ SFP_API uint64_t sfp_symbolizer__tables_loaded(const struct sfp_symbolizer *s);
  * Give back the pages of the files @s reads that are resident in this
  * process: the symbol, string and relocation sections a table was made
  * from stay mapped after it is made (12 MB of libLLVM's), and so do
- * tables read from the symbol cache.  They are clean pages of the page
+ * tables read from the symbol cache and the kernel's symbol index (a
+ * mapped kallsyms copy and its cached line index).  They are clean pages of the page
  * cache, read again on the next lookup that needs them; no handle,
  * symbol or name is invalidated.  For long-running callers between
  * batches of lookups (the agent, once a window is delivered).

@@ -1132,6 +1132,21 @@ int sfp_kallsyms_index__open(const char *path, const char *modules_path,
 	return 0;
 }
 
+size_t sfp_kallsyms_index__release_pages(struct sfp_kallsyms_index *k)
+{
+	size_t n = 0;
+
+	/* both only read once indexed: the file's text, the cached line
+	 * offsets (a private mapping of the cache entry) */
+	if (k && k->mapped && !madvise(k->buf, k->len, MADV_DONTNEED))
+		n += k->len;
+	if (k && k->cached.map &&
+	    !madvise(k->cached.map, k->cached.size[0] + k->cached.size[1],
+		     MADV_DONTNEED))
+		n += k->cached.size[0] + k->cached.size[1];
+	return n;
+}
+
 void sfp_kallsyms_index__free(struct sfp_kallsyms_index **kp)
 {
 	struct sfp_kallsyms_index *k;

@@ -50,6 +50,14 @@ SFP_HIDDEN struct sfp_sym *sfp_kallsyms_index__find(struct sfp_kallsyms_index *k
 						    uint64_t addr,
 						    struct sfp_symtab **tab);
 
+/*
+ * Give back the resident pages of the mapped kallsyms file and of the
+ * cached index (twenty containers' system calls touched 0.6 MB more of
+ * them in the agent); read again when next looked at.  Return: bytes of
+ * mappings given back (0 for a text read into memory).
+ */
+SFP_HIDDEN size_t sfp_kallsyms_index__release_pages(struct sfp_kallsyms_index *k);
+
 SFP_HIDDEN void sfp_kallsyms_index__free(struct sfp_kallsyms_index **k);
 
 #endif /* SFP_SYMBOLS_KALLSYMS_H */

@@ -700,7 +700,7 @@ size_t sfp_symbolizer__release_pages(struct sfp_symbolizer *s)
 				n += sfp_elf_release_pages(d->debug);
 			n += sfp_symtab_packed_release_pages(&d->tab);
 		}
-	return n;
+	return n + sfp_kallsyms_index__release_pages(s->kidx);
 }
 
 uint64_t sfp_symbolizer__tables_loaded(const struct sfp_symbolizer *s)

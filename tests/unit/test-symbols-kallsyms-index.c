@@ -125,6 +125,9 @@ static long compare_at(const char *ks, size_t kslen, const char *mods,
 		else
 			n++;
 	}
+	/* the pages given back, as the agent does every 2 s: the look-ups
+	 * below read them again */
+	sfp_kallsyms_index__release_pages(k);
 	/* every address the text names, text symbol or not */
 	for (p = ks; p < end && n >= 0;) {
 		const char *eol = memchr(p, '\n', (size_t)(end - p));
@@ -401,6 +404,12 @@ TEST(kallsyms_index_open)
 	}
 	/* the same symbol again: the same (materialized once) entry */
 	ASSERT_TRUE(sfp_kallsyms_index__find(k, 0xffffffffc0002000, &tab) == s);
+	/* a regular file is mapped: its pages given back, read again */
+	ASSERT_TRUE(sfp_kallsyms_index__release_pages(k) > 0);
+	s = sfp_kallsyms_index__find(k, 0xffffffff81000150, &tab);
+	if (ASSERT_NOT_NULL(s))
+		ASSERT_STREQ(s->name, "core_local");
+	s = sfp_kallsyms_index__find(k, 0xffffffffc0002fff, &tab);
 	ASSERT_TRUE(sfp_kallsyms_index__find(k, 0xffffffffc0003000, &tab) == NULL);
 	ASSERT_TRUE(sfp_kallsyms_index__find(k, 0x1000, &tab) == NULL);
 	sfp_kallsyms_index__free(&k);
