@@ -301,9 +301,12 @@ void unw_module_put(struct unw_module *m)
 		pthread_mutex_unlock(&registry_lock);
 		return;
 	}
-	/* a table made (or found missing) stays for the next process that
-	 * maps the file; a module whose load never ran has nothing to keep */
-	if (linger_ns && __atomic_load_n(&m->loaded, __ATOMIC_ACQUIRE)) {
+	/* a table made stays for the next process that maps the file; a
+	 * module whose load never ran or failed has nothing to keep (a
+	 * failure may be this process's: gone before its file was read
+	 * through it -- the next one is asked again) */
+	if (linger_ns && __atomic_load_n(&m->loaded, __ATOMIC_ACQUIRE) &&
+	    !m->load_err && m->table) {
 		now = mono_ns();
 		m->idle_since_ns = now;
 		m->idle_bytes = table_bytes(m);

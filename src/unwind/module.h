@@ -134,8 +134,9 @@ SFP_HIDDEN void unw_module_put(struct unw_module *m);
  * max_bytes, oldest let go first.  For the agent on a build host: every
  * compiler process maps libLLVM, and each exit freed a table the next
  * start decoded again (70 times in 30 s, a quarter of a core).  Only
- * loaded modules linger; a file is its key, so the process that takes
- * one up again maps the same file.
+ * modules whose load made a table linger (a failed load is tried again
+ * through the next process); a file is its key, so the process that
+ * takes one up again maps the same file.
  */
 SFP_HIDDEN void unw_module_linger(uint64_t linger_ns, uint64_t max_bytes);
 

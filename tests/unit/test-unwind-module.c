@@ -143,6 +143,21 @@ TEST(unwind_module_linger_keeps_and_expires)
 	ASSERT_EQ(s1.loaded, s0.loaded + 1);	/* one load for both */
 	ASSERT_EQ(s1.idle, s0.idle);
 	unw_module_put(m2);
+	/* a failed load (another build at the path) is not kept: the
+	 * next process is asked again */
+	{
+		struct sfp_file_id bad = a;
+		struct unw_module *mb;
+
+		bad.build_id[0] ^= 0xff;
+		mb = unw_module_get_id(&bad, NULL, 0, NULL, 0, 0, 0);
+		if (ASSERT_TRUE(mb)) {
+			ASSERT_ERR(unw_module_load(mb, &o), -ESTALE);
+			unw_module_put(mb);
+		}
+		unw_module_stats(&s1);
+		ASSERT_EQ(s1.idle, s0.idle + 1);	/* m alone */
+	}
 	/* no room left for idle tables: it goes */
 	unw_module_linger(60ull * 1000000000, 0);
 	unw_module_stats(&s1);
@@ -156,7 +171,7 @@ TEST(unwind_module_linger_keeps_and_expires)
 		goto out;
 	unw_module_put(m);
 	unw_module_stats(&s1);
-	ASSERT_EQ(s1.loaded, s0.loaded + 2);
+	ASSERT_EQ(s1.loaded, s0.loaded + 3);	/* + the failed one */
 	ASSERT_EQ(s1.idle, s0.idle);
 	ASSERT_EQ(s1.expired, s0.expired + 1);
 out:
