@@ -20,11 +20,13 @@
 #    in the pull, named;
 #  - SIGTERM ends the agent, exit 0, within its deadline;
 #  - an idle agent's loop sleeps up to a second, windows still on time;
-#    a program started meanwhile has whole stacks from its first samples.
+#    a program started meanwhile has whole stacks from its first samples;
+#  - one program run four times one after another: its unwind table is
+#    loaded once, kept between the runs (the agent's tables linger).
 # No agent outlives the script: traps, and PR_SET_PDEATHSIG (setpriv).
 # Needs root (system-wide sampling), go, curl, python3-prometheus-client;
 # unshare and a writable cgroup v2 for the container checks.
-# checks: 19
+# checks: 20
 . "$(dirname "$0")/test-subr.sh"
 
 if [ "$(id -u)" != 0 ]; then
@@ -113,7 +115,7 @@ $PDEATH "$WORK" 120 > "$TMP/work.out" 2>&1 &
 WPID=$!
 agent_start -F 199 --interval 2 --call-graph sframe
 if [ -z "$APORT" ]; then
-	for n in $(seq 15); do fail "agent: (did not start)"; done
+	for n in $(seq 16); do fail "agent: (did not start)"; done
 	sed 's/^/  /' "$TMP/agent.err" | head -10
 	exit 0
 fi
