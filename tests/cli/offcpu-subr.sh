@@ -18,6 +18,20 @@ within() {
 	fi
 }
 
+# within_cpu NAME GOT WANT PCT STOLEN: a cpu-clock sum GOT against a
+# thread's CPU time WANT: |GOT - WANT| <= PCT % of WANT + STOLEN, the ns
+# the kernel took from the CPUs meanwhile (irq, softirq, a hypervisor's
+# steal), which cpu-clock counts and the thread's CPU time does not
+within_cpu() {
+	if awk -v g="$2" -v w="$3" -v p="$4" -v s="${5:-0}" 'BEGIN { d = g - w;
+		if (d < 0) d = -d; exit !(w > 0 && d <= w * p / 100 + s) }'; then
+		pass "$1 ($2 vs $3, +-$4 % + $5 ns taken by irq/steal)"
+	else
+		fail "$1 ($2 vs $3, +-$4 % + $5 ns taken by irq/steal)"
+		return 1
+	fi
+}
+
 # off_in FILE FUNC: blocked ns of offcpu-time samples whose stack has FUNC
 # (FILE: lines of offcpu-samples.awk)
 off_in() {

@@ -96,7 +96,8 @@ else
 		timeout 300 node flamegraph-offcpu.mjs --html "$SHOTS/offcpu.html" \
 		--tag off-cpu-flame --shots "$SHOTS" --initial off \
 		--off-fn nap --off-ns "$(prog_field "$TMP/ow.out" nap blocked_ns)" \
-		--on-fn spin --on-ns "$(prog_field "$TMP/ow.out" spin cpu_ns)"
+		--on-fn spin --on-ns "$(prog_field "$TMP/ow.out" spin cpu_ns)" \
+		--on-stolen-ns "$(prog_field "$TMP/ow.out" spin stolen_ns)"
 fi
 
 # --- Firefox Profiler -----------------------------------------------------------
@@ -118,9 +119,9 @@ else
 			"$(fn_ns "$TMP/ow.off" $fn)" "$(prog_field "$TMP/ow.out" $fn blocked_ns)" 3
 	done
 	# the spinning thread's CPU deltas add up to its CPU time
-	within "off-cpu view: firefox: spin's threadCPUDelta sums to its CPU time" \
+	within_cpu "off-cpu view: firefox: spin's threadCPUDelta sums to its CPU time" \
 		"$(( $(tid_field "$TMP/ow.off" "$(prog_field "$TMP/ow.out" spin tid)" cpu_delta_us) * 1000 ))" \
-		"$(prog_field "$TMP/ow.out" spin cpu_ns)" 10
+		"$(prog_field "$TMP/ow.out" spin cpu_ns)" 10 "$(prog_field "$TMP/ow.out" spin stolen_ns)"
 	# blocks are markers and off-CPU samples, not CPU samples: the nap
 	# thread (never on a CPU long enough for a 1 ms sample to hit it
 	# often) has no more on-CPU samples than its CPU time allows, and its
@@ -175,8 +176,9 @@ elif profiler "$TMP/ow.json" "$TMP/ow.pq"; then
 	# the CPU loop with its CPU time (1 ms samples under load: +-10 %),
 	# and no off-CPU time
 	if [ "$(pq_fn "$TMP/ow.pq" spin off_ns)" = 0 ]; then
-		within "off-cpu view: firefox profiler: call tree: spin() on-CPU time" \
-			"$(pq_fn "$TMP/ow.pq" spin on_ns)" "$(prog_field "$TMP/ow.out" spin cpu_ns)" 10
+		within_cpu "off-cpu view: firefox profiler: call tree: spin() on-CPU time" \
+			"$(pq_fn "$TMP/ow.pq" spin on_ns)" "$(prog_field "$TMP/ow.out" spin cpu_ns)" 10 \
+			"$(prog_field "$TMP/ow.out" spin stolen_ns)"
 	else
 		fail "off-cpu view: firefox profiler: call tree: spin() has off-CPU time"
 	fi
