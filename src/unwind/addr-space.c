@@ -130,6 +130,14 @@ size_t sfp_addr_space__num_maps(const struct sfp_addr_space *as)
 	return as ? as->num_maps : 0;
 }
 
+/*
+ * Room for MORE maps.  The first array holds 16 (a small program's maps
+ * and its libraries'); a fork's copy is sized by the parent's count, not
+ * its room: twenty containers' forks each held room for 128 (7 KiB), a
+ * third of what the agent kept per container (7 Dec 2026).
+ */
+#define UNW_MAPS_FIRST 16u
+
 static int reserve(struct sfp_addr_space *as, size_t more)
 {
 	size_t cap;
@@ -137,7 +145,7 @@ static int reserve(struct sfp_addr_space *as, size_t more)
 
 	if (as->num_maps + more <= as->cap_maps)
 		return 0;
-	cap = as->cap_maps ? as->cap_maps * 2 : 64;
+	cap = as->cap_maps ? as->cap_maps * 2 : UNW_MAPS_FIRST;
 	while (cap < as->num_maps + more)
 		cap *= 2;
 	m = realloc(as->maps, cap * sizeof(*m));

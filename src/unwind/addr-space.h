@@ -100,14 +100,16 @@ SFP_HIDDEN int unw_as_read_code(struct sfp_addr_space *as, uint64_t ip,
 SFP_HIDDEN int unw_as_code_reader(void *ctx, uint64_t ip, void *buf,
 				  size_t len);
 /*
- * The rule cache's size: UNW_CACHE_FIRST entries (4 KiB) at the first
+ * The rule cache's size: UNW_CACHE_FIRST entries (1 KiB) at the first
  * walk, four times as many each time the misses since the last sizing
  * reach UNW_CACHE_GROW_AT times the entries, up to the options'
  * cache_entries (1024 by default).  A program whose few hot PCs fit stays
- * at 4 KiB; one that keeps missing (cc1: thousands of PCs) is at full size
- * after a few thousand misses, a fraction of a second of samples.
+ * at 1 KiB (an agent holds one per process it unwound: twenty replicas of
+ * a small server kept 4 KiB each); one that keeps missing (cc1: thousands
+ * of PCs) is at full size after a few thousand misses, a fraction of a
+ * second of samples.
  */
-#define UNW_CACHE_FIRST 64u
+#define UNW_CACHE_FIRST 16u
 #define UNW_CACHE_GROW_AT 4u
 
 static inline bool unw_as_cache_outgrown(const struct sfp_addr_space *as)
