@@ -217,6 +217,13 @@ SFP_API void sfp_sframe__info(const struct sfp_sframe *sf,
 
 SFP_API uint32_t sfp_sframe__num_funcs(const struct sfp_sframe *sf);
 
+/*
+ * The bytes the decoded table holds in memory (its functions, rows,
+ * distinct rules, lookup index and name), for a caller that budgets the
+ * tables it keeps.  0 for NULL.
+ */
+SFP_API size_t sfp_sframe__mem_bytes(const struct sfp_sframe *sf);
+
 /* Return: 0, or -ENOENT when idx is out of range. */
 SFP_API int sfp_sframe__func(const struct sfp_sframe *sf, uint32_t idx,
 			     struct sfp_sframe_func *out);

@@ -16,6 +16,7 @@
  * de-duplicated rule table.
  */
 #include <errno.h>
+#include <string.h>
 
 #include "sframe/sframe_int.h"
 
@@ -36,6 +37,23 @@ void sfp_sframe__info(const struct sfp_sframe *sf, struct sfp_sframe_info *info)
 uint32_t sfp_sframe__num_funcs(const struct sfp_sframe *sf)
 {
 	return sf ? sf->num_fns : 0;
+}
+
+size_t sfp_sframe__mem_bytes(const struct sfp_sframe *sf)
+{
+	size_t n;
+
+	if (!sf)
+		return 0;
+	n = sizeof(*sf) + strlen(sf->name) + 1;
+	n += (size_t)sf->num_fns * sizeof(*sf->lk);
+	n += (size_t)sf->info.num_fres * sizeof(*sf->fres);
+	n += (size_t)sf->num_rules * sizeof(*sf->rules);
+	if (sf->lk_of_fde)
+		n += (size_t)sf->num_fns * 2 * sizeof(*sf->lk_of_fde);
+	if (sf->bucket)
+		n += (size_t)sf->num_buckets * sizeof(*sf->bucket);
+	return n;
 }
 
 int sfp_sframe__func(const struct sfp_sframe *sf, uint32_t idx,

@@ -35,21 +35,11 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* What m's tables hold: 24 bytes a function, 8 a row (sframe_int.h). */
+/* What m's tables hold in memory. */
 static uint64_t table_bytes(const struct unw_module *m)
 {
-	const struct sfp_sframe *t[2] = { m->table, m->fallback };
-	uint64_t n = 0;
-
-	for (int i = 0; i < 2; i++) {
-		struct sfp_sframe_info in;
-
-		if (!t[i])
-			continue;
-		sfp_sframe__info(t[i], &in);
-		n += (uint64_t)in.num_fdes * 24 + (uint64_t)in.num_fres * 8;
-	}
-	return n;
+	return sfp_sframe__mem_bytes(m->table) +
+	       sfp_sframe__mem_bytes(m->fallback);
 }
 
 /*

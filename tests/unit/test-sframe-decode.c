@@ -5,6 +5,7 @@
  * flexible FDEs, byte order, the caller's buffer left untouched.
  */
 #include "sframe-test-util.h"
+#include "sframe/sframe_int.h"
 
 /*
  * Baseline: v2, AMD64, SORTED|PCREL, section at 0.
@@ -589,6 +590,19 @@ TEST(sframe_lookup_many_rows)
 	}
 	if (!ok)
 		sfp_test_fail_at(__FILE__, __LINE__, "function %u row %u", i, j);
+	/* what it holds: every function, row, distinct rule and bucket */
+	{
+		size_t want = sizeof(*sf) + strlen("<memory>") + 1 +
+			      (size_t)NF * sizeof(struct sfp_sframe_lk) +
+			      (size_t)NF * NR * sizeof(struct sfp_sframe_fre) +
+			      (size_t)sf->num_rules * sizeof(*sf->rules) +
+			      (size_t)sf->num_buckets * sizeof(uint32_t);
+
+		ASSERT_NOT_NULL(sf->bucket);
+		ASSERT_GE(sf->num_rules, NR);
+		ASSERT_EQ(sfp_sframe__mem_bytes(sf), want);
+		ASSERT_EQ(sfp_sframe__mem_bytes(NULL), 0);
+	}
 	sfp_sframe__free(&sf);
 }
 
