@@ -75,8 +75,12 @@ ROOTS = {
     'python': C_ROOTS,
     'node': C_ROOTS,
     'java': C_ROOTS,
-    'go': C_ROOTS | {'runtime.rt0_go', 'runtime.goexit', 'runtime.mstart',
-                     'runtime.clone', 'runtime.mcall'},
+    # (_rt0_amd64_linux is a Go program's ELF entry point, its _start; it
+    # jumps to _rt0_amd64, which jumps to runtime.rt0_go: a sample there
+    # is at the first instructions of the main thread)
+    'go': C_ROOTS | {'_rt0_amd64_linux', '_rt0_amd64', 'runtime.rt0_go',
+                     'runtime.goexit', 'runtime.mstart', 'runtime.clone',
+                     'runtime.mcall'},
 }
 
 # Kernel functions that show a sample was taken while the task had no user
