@@ -259,11 +259,20 @@ static int insert(struct sfp_addr_space *as, const struct sfp_map *map,
 	return 0;
 }
 
-/* The mount namespace the mappings' paths are in (0: not known). */
+/*
+ * The mount namespace the mappings' paths are in (0: not known).  A
+ * process gone before its maps are read (a short-lived program, its
+ * records read after its exit) is taken to be in the one it was forked
+ * in: a process leaves its parent's only by unsharing, and the namespace
+ * only tells apart files that share path, device and inode.  Unknown, the
+ * same file got a key, and a table, of its own (7 Dec 2026).
+ */
 static uint64_t as_mntns(struct sfp_addr_space *as)
 {
 	if (!as->mntns_read && as->pid > 0 && !as->root_dir) {
 		as->mntns = sfp_proc_mntns(as->pid);
+		if (!as->mntns)
+			as->mntns = as->mntns_forked;
 		as->mntns_read = true;
 	}
 	return as->mntns;
@@ -338,6 +347,8 @@ int sfp_addr_space__fork(const struct sfp_addr_space *parent,
 	err = sfp_addr_space__new(&o, &as);
 	if (err)
 		return err;
+	/* (now: the parent may be gone when the child's maps are read) */
+	as->mntns_forked = as_mntns((struct sfp_addr_space *)parent);
 	err = reserve(as, parent->num_maps);
 	if (err)
 		goto fail;

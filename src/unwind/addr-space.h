@@ -53,6 +53,7 @@ struct sfp_addr_space {
 	int pid;		/* the process, for its files; 0 unknown */
 	uint64_t mntns;		/* its mount namespace, 0 unknown */
 	bool mntns_read;	/* ... asked already */
+	uint64_t mntns_forked;	/* its parent's at the fork (0 unknown) */
 	uint8_t arch;		/* enum sfp_arch, never SFP_ARCH_HOST */
 	bool no_cache;
 	struct unw_table_opts topts;

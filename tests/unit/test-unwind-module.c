@@ -10,9 +10,14 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <sfprof/unwind.h>
 
 #include "elf/buildid.h"
 #include "test.h"
+#include "unwind/addr-space.h"
 #include "unwind/module.h"
 
 static void self_id(struct sfp_file_id *id, const char *path)
@@ -68,6 +73,44 @@ TEST(unwind_module_no_build_id_by_inode_and_namespace)
 	unw_module_put(mb);
 	unw_module_put(mc);
 	unw_module_put(md);
+}
+
+/*
+ * A process gone before its maps are read (the agent behind a short-lived
+ * program) is in the namespace it was forked in: its file without a
+ * build-id is the module its living parent has, not one of its own.
+ */
+TEST(unwind_module_no_build_id_gone_child_shares_parents)
+{
+	SFP_OPTS(sfp_addr_space_opts, o, .pid = getpid());
+	struct sfp_map map = { .start = 0x400000, .end = 0x401000,
+			       .prot = SFP_MAP_READ | SFP_MAP_EXEC,
+			       .path = "/srv/app/no-build-id" };
+	struct sfp_addr_space *parent = NULL, *child = NULL;
+	struct unw_map *pm, *cm;
+	pid_t gone = fork();
+
+	if (gone == 0)
+		_exit(0);
+	if (!ASSERT_TRUE(gone > 0) || !ASSERT_EQ(waitpid(gone, NULL, 0), gone) ||
+	    !ASSERT_OK(sfp_addr_space__new(&o, &parent)) ||
+	    !ASSERT_OK(sfp_addr_space__fork(parent, &child)))
+		goto out;
+	unw_as_set_pid(child, gone);
+	/* the child first: its parent's namespace is asked at the fork */
+	if (!ASSERT_OK(unw_as_add_map_dev(child, &map, 8, 4242)) ||
+	    !ASSERT_OK(unw_as_add_map_dev(parent, &map, 8, 4242)))
+		goto out;
+	pm = unw_as_find(parent, 0x400800);
+	cm = unw_as_find(child, 0x400800);
+	if (ASSERT_TRUE(pm && cm && pm->mod && cm->mod)) {
+		ASSERT_TRUE(pm->mod == cm->mod);
+		ASSERT_TRUE(child->mntns != 0);
+		ASSERT_EQ(child->mntns, parent->mntns);
+	}
+out:
+	sfp_addr_space__free(&child);
+	sfp_addr_space__free(&parent);
 }
 
 TEST(unwind_module_mismatch_refused_and_counted)
