@@ -124,18 +124,6 @@ static void put_sample_id(struct wbuf *w, const struct perf_event_attr *attr,
 		w->p += n;
 }
 
-/* Length of the kernel part: the chain up to any user context marker. */
-static size_t kernel_part(const struct sfp_record_sample *s)
-{
-	size_t i;
-
-	for (i = 0; i < s->nr_callchain; i++)
-		if (s->callchain[i] == PERF_CONTEXT_USER ||
-		    s->callchain[i] == SFP_PERF_CONTEXT_USER_DEFERRED)
-			break;
-	return i;
-}
-
 /* Entries of the chain of s with user part u (0: no chain). */
 static size_t chain_len(const struct perf_event_attr *out_attr,
 			const struct sfp_record_sample *s,
@@ -145,7 +133,7 @@ static size_t chain_len(const struct perf_event_attr *out_attr,
 
 	if (!(out_attr->sample_type & PERF_SAMPLE_CALLCHAIN))
 		return 0;
-	nr = kernel_part(s);
+	nr = sfp_sample_kernel_len(s);
 	if (u->kind == SFP_DEFER_USER_DEFERRED)
 		nr += 2;
 	else if (u->kind == SFP_DEFER_USER_INLINE && u->nr)
@@ -157,7 +145,7 @@ static size_t chain_len(const struct perf_event_attr *out_attr,
 static void chain_fill(const struct sfp_record_sample *s,
 		       const struct sfp_defer_user *u, uint64_t *chain)
 {
-	size_t nk = kernel_part(s);
+	size_t nk = sfp_sample_kernel_len(s);
 
 	if (nk)
 		memcpy(chain, s->callchain, nk * 8);

@@ -179,23 +179,11 @@ static int reserve(uint64_t **buf, size_t *cap, size_t n)
 	return 0;
 }
 
-/* The kernel part of a chain: up to a user context marker. */
-static size_t kernel_len(const struct sfp_record_sample *s)
-{
-	size_t i;
-
-	for (i = 0; i < s->nr_callchain; i++)
-		if (s->callchain[i] == PERF_CONTEXT_USER ||
-		    s->callchain[i] == SFP_PERF_CONTEXT_USER_DEFERRED)
-			break;
-	return i;
-}
-
 int sfp_offcpu__block(struct sfp_offcpu *o, const struct sfp_record_sample *s,
 		      const struct sfp_defer_user *u)
 {
 	struct pend *p = slot(o, s->tid);
-	size_t nk = kernel_len(s);
+	size_t nk = sfp_sample_kernel_len(s);
 
 	if (p->used && p->dead) {
 		p->dead = false;	/* a reused tid (its exit's last

@@ -115,6 +115,19 @@ SFP_HIDDEN int sfp_sample_parse(const struct perf_event_attr *attr,
 SFP_HIDDEN int sfp_sample_parse_id(uint64_t sample_type, const void *rec,
 				   size_t size, struct sfp_record_sample *s);
 
+/* Entries of s's chain before its user part (PERF_CONTEXT_USER or the
+ * deferred marker): the kernel's frames and context markers. */
+static inline size_t sfp_sample_kernel_len(const struct sfp_record_sample *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nr_callchain; i++)
+		if (s->callchain[i] == PERF_CONTEXT_USER ||
+		    s->callchain[i] == SFP_PERF_CONTEXT_USER_DEFERRED)
+			break;
+	return i;
+}
+
 /* --- session.c --- */
 
 /* The session's event a PERF_RECORD_SAMPLE of it belongs to (by its
