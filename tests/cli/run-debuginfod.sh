@@ -8,6 +8,8 @@
 . "$(dirname "$0")/test-subr.sh"
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
+# pprof's own schema, as upstream publishes it (golden input, never edited)
+PPROF_PROTO_DIR=$ROOT/../shared/testdata/proto/pprof
 
 # Nothing from the caller's environment: only the servers started here.
 unset DEBUGINFOD_URLS DEBUGINFOD_TIMEOUT DEBUGINFOD_PROGRESS DEBUGINFOD_VERBOSE
@@ -199,8 +201,8 @@ if ! command -v protoc > /dev/null 2>&1 || ! command -v node > /dev/null 2>&1 ||
 else
 	DEBUGINFOD_URLS=$URL sfp export --format pprof --inline -i "$TMP/rec.data" -o "$TMP/inl.pb.gz" 2>> "$TMP/inl.err"
 	rc=$?
-	gzip -dc "$TMP/inl.pb.gz" | protoc --proto_path="$ROOT/tests/data" \
-		--decode perftools.profiles.Profile "$ROOT/tests/data/profile.proto" \
+	gzip -dc "$TMP/inl.pb.gz" | protoc --proto_path="$PPROF_PROTO_DIR" \
+		--decode perftools.profiles.Profile "$PPROF_PROTO_DIR/profile.proto" \
 		> "$TMP/inl.pb.txt" 2> "$TMP/inl.protoc.err"
 	# the location list is all this test needs of the checker
 	node "$HERE/pprof-check.js" "$TMP/inl.pb.txt" "$PROG" 0 "$TMP/inl.locs" > /dev/null 2>&1

@@ -7,6 +7,8 @@
 . "$(dirname "$0")/test-subr.sh"
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
+# pprof's own schema, as upstream publishes it (golden input, never edited)
+PPROF_PROTO_DIR=$ROOT/../shared/testdata/proto/pprof
 W=${SFP_BUILD:?}/tests/progs/perf-work
 WN=$SFP_BUILD/tests/progs/perf-work-nofp
 
@@ -156,8 +158,8 @@ check_file() {	# name, data file, main binary
 	fi
 	if ! command -v protoc >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1; then
 		skip "$name: pprof decoded by protoc" "protoc or node missing (make deps)"
-	elif gzip -dc "$TMP/$name.pb.gz" | protoc --proto_path="$ROOT/tests/data" \
-		--decode perftools.profiles.Profile "$ROOT/tests/data/profile.proto" \
+	elif gzip -dc "$TMP/$name.pb.gz" | protoc --proto_path="$PPROF_PROTO_DIR" \
+		--decode perftools.profiles.Profile "$PPROF_PROTO_DIR/profile.proto" \
 		> "$TMP/$name.pb.txt" 2> "$TMP/$name.protoc.err" &&
 	     node "$HERE/pprof-check.js" "$TMP/$name.pb.txt" "$bin" "$periods" \
 		2> "$TMP/$name.check.err" | LC_ALL=C sort > "$TMP/$name.pb.folded" &&
@@ -301,8 +303,8 @@ else
 	fi
 	sfp export --format pprof --inline -i "$TMP/inl.data" -o "$TMP/inl.pb.gz" 2>> "$TMP/inl.err"
 	periods=$(sfp script -i "$TMP/inl.data" | awk '/^[^\t]/ { s += $(NF - 1) } END { printf "%d", s }')
-	if gzip -dc "$TMP/inl.pb.gz" | protoc --proto_path="$ROOT/tests/data" \
-		--decode perftools.profiles.Profile "$ROOT/tests/data/profile.proto" \
+	if gzip -dc "$TMP/inl.pb.gz" | protoc --proto_path="$PPROF_PROTO_DIR" \
+		--decode perftools.profiles.Profile "$PPROF_PROTO_DIR/profile.proto" \
 		> "$TMP/inl.pb.txt" 2> "$TMP/inl.protoc.err" &&
 	   node "$HERE/pprof-check.js" "$TMP/inl.pb.txt" "$WI" "$periods" "$TMP/inl.locs" \
 		2> "$TMP/inl.check.err" | LC_ALL=C sort > "$TMP/inl.pb.folded" &&
@@ -389,8 +391,8 @@ else
 		    END { for (e in s) printf "%s%s=%d", n++ ? "," : "", e == "cpu-clock" ? "cpu" : e, s[e] }' "$TMP/two.script")
 	sfp export --format pprof -i "$TMP/two.data" -o "$TMP/two.pb.gz" 2> "$TMP/two.err"
 	if echo "$sums" | grep -q 'page-faults=' &&
-	   gzip -dc "$TMP/two.pb.gz" | protoc --proto_path="$ROOT/tests/data" \
-		--decode perftools.profiles.Profile "$ROOT/tests/data/profile.proto" > "$TMP/two.pb.txt" &&
+	   gzip -dc "$TMP/two.pb.gz" | protoc --proto_path="$PPROF_PROTO_DIR" \
+		--decode perftools.profiles.Profile "$PPROF_PROTO_DIR/profile.proto" > "$TMP/two.pb.txt" &&
 	   node "$HERE/pprof-check.js" "$TMP/two.pb.txt" "$W" "$sums" > /dev/null 2> "$TMP/two.check"; then
 		pass "two events: pprof has a column per event, each summing to its periods ($sums)"
 	else
@@ -420,8 +422,8 @@ elif ! command -v protoc >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1; t
 else
 	n=$(sfp script -i "$TMP/fixed.data" 2>/dev/null | grep -c '^[^	]')
 	sfp export --format pprof -i "$TMP/fixed.data" -o "$TMP/fixed.pb.gz" 2> "$TMP/fixed.err"
-	if [ "$n" -gt 0 ] && gzip -dc "$TMP/fixed.pb.gz" | protoc --proto_path="$ROOT/tests/data" \
-		--decode perftools.profiles.Profile "$ROOT/tests/data/profile.proto" \
+	if [ "$n" -gt 0 ] && gzip -dc "$TMP/fixed.pb.gz" | protoc --proto_path="$PPROF_PROTO_DIR" \
+		--decode perftools.profiles.Profile "$PPROF_PROTO_DIR/profile.proto" \
 		> "$TMP/fixed.pb.txt" 2> "$TMP/fixed.protoc" &&
 	   node "$HERE/pprof-check.js" "$TMP/fixed.pb.txt" "$W" "cpu=$((n * 250000))" > /dev/null 2> "$TMP/fixed.check" &&
 	   grep -q '^period: 250000$' "$TMP/fixed.pb.txt"; then
