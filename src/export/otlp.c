@@ -81,11 +81,7 @@ struct otlp {
 
 static int64_t S(struct otlp *o, const char *s)
 {
-	int64_t i = exp_strtab__intern(&o->st, s);
-
-	if (i < 0 && !o->err)
-		o->err = (int)i;
-	return i < 0 ? 0 : i;
+	return exp_strtab__index(&o->st, s, &o->err);
 }
 
 /* --- shared with otlp-convert.c --------------------------------------- */

@@ -51,11 +51,7 @@ struct pprof {
 
 static int64_t S(struct pprof *pp, const char *s)
 {
-	int64_t i = exp_strtab__intern(&pp->st, s);
-
-	if (i < 0 && !pp->err)
-		pp->err = (int)i;
-	return i < 0 ? 0 : i;
+	return exp_strtab__index(&pp->st, s, &pp->err);
 }
 
 static void value_type(struct pprof *pp, uint32_t field, int64_t type,
