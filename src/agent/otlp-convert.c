@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * pprof -> OTLP profiles (profiles/v1development), so that the OTLP sink
- * sends the very stacks of the window's pprof.
+ * sends the very stacks of a window that comes as pprof: the files of
+ * sfprof push, the Pyroscope pushes sfprof symbolize --listen forwards.
+ * (The agent's own windows are written as OTLP from their profiles, by
+ * export/otlp.c, which follows the same rules to the byte; the rules
+ * both share are in export/otlp-window.h, and test-export-otlp holds the
+ * two to each other.)
  *
  * The pprof is decoded by protobuf-c (src/agent/proto/pprof.proto) and
  * the request built from src/agent/proto/otlp-profiles.proto:
