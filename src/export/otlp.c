@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "export-int.h"
 #include "export/otlp-window.h"
 #include "export/pb.h"
 #include "export/pprof-model.h"
@@ -76,6 +77,7 @@ struct otlp {
 	uint64_t *sample_attrs;		/* per merged sample: per_sample */
 	size_t per_sample;
 	int64_t *type_str, *unit_str;	/* per sample type */
+	uint64_t duration;		/* each Profile's duration_nano */
 	int err;
 };
 
@@ -417,7 +419,7 @@ static void write_profile(struct otlp *o, size_t t)
 		pb_end(pb);
 	}
 	pb_fixed64(pb, PROFILE_TIME_UNIX_NANO, o->x->time_nanos);
-	pb_uint(pb, PROFILE_DURATION_NANO, o->x->duration_nanos);
+	pb_uint(pb, PROFILE_DURATION_NANO, o->duration);
 	if (m->nr_types > 1)	/* event 0's, as pprof's period_type */
 		value_type(pb, PROFILE_PERIOD_TYPE, o->type_str[1],
 			   o->unit_str[1]);
@@ -627,6 +629,28 @@ static void otlp_free(struct otlp *o)
 	free(o->unit_str);
 }
 
+/* The request into o->pb; with SPAN, the samples' span as duration
+ * rather than the window's. */
+static int encode(struct otlp *o, const struct sfp_profile *p, bool user_only,
+		  bool span)
+{
+	int err = exp_model__build(&o->m, p, user_only);
+
+	if (err)
+		return err;
+	o->duration = span ? (uint64_t)o->m.duration : o->x->duration_nanos;
+	err = plan(o);
+	if (err)
+		return err;
+	/* the request's fields in their order: resource_profiles, then the
+	 * dictionary their indices point into */
+	write_resource_profiles(o);
+	err = write_dictionary(o);
+	if (err)
+		return err;
+	return o->err ? o->err : o->pb.err;
+}
+
 int sfp_otlp_encode(const struct sfp_profile *p,
 		    const struct sfp_otlp_window *x, void **out, size_t *len)
 {
@@ -635,22 +659,33 @@ int sfp_otlp_encode(const struct sfp_profile *p,
 
 	*out = NULL;
 	*len = 0;
-	err = exp_model__build(&o.m, p, false);
-	if (!err)
-		err = plan(&o);
-	if (!err) {
-		/* the request's fields in their order: resource_profiles,
-		 * then the dictionary their indices point into */
-		write_resource_profiles(&o);
-		err = write_dictionary(&o);
-	}
-	if (!err)
-		err = o.err ? o.err : o.pb.err;
+	err = encode(&o, p, false, false);
 	if (!err) {
 		*out = o.pb.data;
 		*len = o.pb.len;
 		o.pb.data = NULL;
 	}
+	otlp_free(&o);
+	return err;
+}
+
+/*
+ * sfprof export -f otlp: the request, uncompressed, for a file.  No
+ * window: no time (the model's is the perf clock, not Unix time), the
+ * samples' span as duration, no labels or Resource beyond the main
+ * binary's name.
+ */
+int sfp_export_otlp(const struct sfp_profile *p, FILE *out,
+		    const struct sfp_export_opts *opts)
+{
+	static const struct sfp_otlp_window none;
+	struct otlp o = { .x = &none };
+	int err;
+
+	err = encode(&o, p, SFP_OPTS_GET(opts, sfp_export_opts, user_only,
+					 false), true);
+	if (!err && fwrite(o.pb.data, 1, o.pb.len, out) != o.pb.len)
+		err = -EIO;
 	otlp_free(&o);
 	return err;
 }

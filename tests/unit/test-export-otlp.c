@@ -7,11 +7,14 @@
  * every case the mapping rules name (mappings with and without build-id
  * and names, a main binary that is not mapping 0, inlined frames, four
  * sample types, labels, an empty comm) and for a large generated one,
- * whose encode times both ways are printed.
+ * whose encode times both ways are printed; and `sfprof export -f otlp`,
+ * the same encoder without a window.
  */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <sfprof/export.h>
 
 #include "agent/sink-int.h"
 #include "export/otlp-window.h"
@@ -489,6 +492,33 @@ TEST(otlp_direct_equals_converted_pprof)
 	ASSERT_EQ(strip_locs, 2);
 	sfpotlp__export_profiles_service_request__free_unpacked(r, NULL);
 out:
+	sfp_profile__free(&p);
+}
+
+/* sfprof export -f otlp: the request of a window without time, labels
+ * or Resource, the samples' span as its duration. */
+TEST(otlp_export_format)
+{
+	struct sfp_profile *p = small_profile();
+	struct sfp_otlp_window x = { .duration_nanos = 9000 - 1000 };
+	char *file = NULL;
+	size_t file_len = 0;
+	void *want = NULL;
+	size_t want_len = 0;
+	FILE *f;
+
+	if (!ASSERT_NOT_NULL(p))
+		return;
+	f = open_memstream(&file, &file_len);
+	if (ASSERT_NOT_NULL(f)) {
+		ASSERT_EQ(sfp_profile__export(p, "otlp", f, NULL), 0);
+		fclose(f);
+	}
+	if (ASSERT_OK(sfp_otlp_encode(p, &x, &want, &want_len)) &&
+	    ASSERT_EQ(file_len, want_len))
+		ASSERT_EQ(memcmp(file, want, want_len), 0);
+	free(file);
+	free(want);
 	sfp_profile__free(&p);
 }
 
