@@ -225,8 +225,10 @@ static int attrs_reserve(struct otlp *o)
 	while (2 * (o->nr_attrs + 1) > o->nr_slots)
 		o->nr_slots *= 2;
 	o->slots = calloc(o->nr_slots, sizeof(*o->slots));
-	if (!o->slots)
+	if (!o->slots) {
+		o->nr_slots = 0;
 		return -ENOMEM;
+	}
 	for (i = 0; i < o->nr_attrs; i++) {
 		if (o->attrs[i].build_id)
 			continue;
@@ -249,6 +251,8 @@ static uint64_t sample_attr(struct otlp *o, const char *key, const char *str,
 	struct otlp_attr a = { .key = S(o, key), .num = num };
 	size_t j;
 
+	if (o->err)
+		return 0;
 	/* a pprof label with no string is a number: "" is the int 0 */
 	if (str && *str) {
 		a.str = str;
