@@ -341,14 +341,15 @@ $(BUILD)/gen/proto/%.pb-c.c $(BUILD)/gen/proto/%.pb-c.h: src/agent/proto/%.proto
 	$(call msg,PROTOC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)protoc-c --proto_path=src/agent/proto --c_out=$(@D) $<
-# The field numbers the export encoder writes pprof with, from the same
-# schema protobuf-c reads it with.
-$(BUILD)/gen/proto/pprof-fields.h: src/agent/proto/pprof.proto mk/proto-fields.awk
+# The field numbers the export encoders write pprof and OTLP with, from
+# the same schemas protobuf-c reads them with.
+$(BUILD)/gen/proto/%-fields.h: src/agent/proto/%.proto mk/proto-fields.awk
 	$(call msg,GEN,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)awk -v src=$< -f mk/proto-fields.awk $< > $@.tmp && mv $@.tmp $@
 $(BUILD)/src/export/pprof.o: $(BUILD)/gen/proto/pprof-fields.h
-$(BUILD)/src/export/pprof.o: ALL_CFLAGS += -I$(BUILD)/gen/proto
+$(BUILD)/src/export/otlp.o: $(BUILD)/gen/proto/otlp-profiles-fields.h
+$(BUILD)/src/export/pprof.o $(BUILD)/src/export/otlp.o: ALL_CFLAGS += -I$(BUILD)/gen/proto
 $(BUILD)/gen/proto/%.pb-c.o: $(BUILD)/gen/proto/%.pb-c.c
 	$(call msg,CC,$<)
 	$(Q)$(CC) $(ALL_CFLAGS) -I$(BUILD)/gen/proto -c $< -o $@
@@ -357,6 +358,9 @@ $(BUILD)/gen/proto/%.pb-c.o: $(BUILD)/gen/proto/%.pb-c.c
 $(patsubst %.c,$(BUILD)/%.o,$(wildcard src/agent/*.c src/symbolize/*.c)): ALL_CFLAGS += -I$(BUILD)/gen/proto
 $(patsubst %.c,$(BUILD)/%.o,$(wildcard src/agent/*.c src/symbolize/*.c)): $(PROTO_GEN_C)
 $(BUILD)/fuzz/fuzz-otlp $(BUILD)/fuzz/fuzz-symbolize: ALL_CFLAGS += -I$(BUILD)/gen/proto
+# The OTLP encoders' test decodes their requests with protobuf-c.
+$(BUILD)/tests/test-export-otlp: ALL_CFLAGS += -I$(BUILD)/gen/proto
+$(BUILD)/tests/test-export-otlp: $(PROTO_GEN_C)
 
 # Browser tests (tests/cli/run-browser.sh): Debian's chromium and nodejs
 # from mk/deps.sh, then the npm packages of tests/browser when missing.

@@ -4,7 +4,8 @@
 # from the schema protobuf-c decodes with, not from a copy of its own.
 # Field `memory_start = 2;` of message Mapping becomes
 # MAPPING_MEMORY_START = 2.  Only what proto3 messages need: one level of
-# messages, no oneof or nested types.
+# messages, no nested types; a oneof only as a message's last member (the
+# oneof's closing brace ends the message here: AnyValue's in OTLP).
 BEGIN { print "/* Generated from " src " by mk/proto-fields.awk. */"; print "enum {" }
 /^[ \t]*message[ \t]+[A-Za-z0-9_]+/ { msg = toupper($2); next }
 /^[ \t]*}/ { msg = ""; next }

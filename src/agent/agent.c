@@ -441,6 +441,19 @@ static struct service *service_get(struct agent *a, const struct proc_info *pi)
 	return s;
 }
 
+/*
+ * A window's bytes in one format, made when the first sink that wants
+ * that format comes: pprof for the pprof sinks, OTLP for the OTLP ones,
+ * each written from the profile's tables once (an OTLP sink is not
+ * handed pprof to unpack).
+ */
+struct window_bytes {
+	void *buf;
+	size_t len;
+	int err;		/* why there are none */
+	bool tried;
+};
+
 /* One window of service s: its CPU profile (agg), or with name "off_cpu"
  * its off-CPU one. */
 static void submit_agg(struct agent *a, struct service *s,
@@ -449,24 +462,18 @@ static void submit_agg(struct agent *a, struct service *s,
 {
 	struct agent_label labels[4];
 	struct agent_window w = { .labels = labels, .name = name };
+	struct window_bytes fmt[2] = { 0 };	/* [0] pprof, [1] OTLP */
+	const char *rl[4][2];
 	char pid[16];
-	void *buf = NULL;
-	size_t len = 0, i;
+	size_t i;
 	uint32_t one_pid = sfp_live_profile__pid(agg);
 	int err;
 
 	const char *sl[3][2] = { { "service_name", s->name },
 				 { "host", a->host },
 				 { "container_id", s->container } };
+	size_t nr_sl = s->container[0] ? 3 : 2;
 
-	err = agent_window_encode(agg, start, end, false,
-				(const char *const (*)[2])sl,
-				s->container[0] ? 3 : 2, &buf, &len);
-	if (err) {
-		pr_warn("agent: window of %s not encoded: %s", s->name,
-			sfp_strerror(err));
-		return;
-	}
 	labels[w.nr_labels++] = (struct agent_label){ "service_name", s->name };
 	labels[w.nr_labels++] = (struct agent_label){ "host", a->host };
 	if (s->container[0])
@@ -476,17 +483,52 @@ static void submit_agg(struct agent *a, struct service *s,
 		snprintf(pid, sizeof(pid), "%u", one_pid);
 		labels[w.nr_labels++] = (struct agent_label){ "pid", pid };
 	}
+	for (i = 0; i < w.nr_labels; i++) {
+		rl[i][0] = labels[i].key;
+		rl[i][1] = labels[i].value;
+	}
 	w.start_ns = start;
 	w.end_ns = end;
-	w.pprof = buf;
-	w.pprof_len = len;
 	a->mt.profiles++;
-	for (i = 0; i < a->o->nr_sinks; i++)
-		if ((err = agent_sink__submit(a->o->sinks[i], &w)))
+	for (i = 0; i < a->o->nr_sinks; i++) {
+		struct agent_sink *sk = a->o->sinks[i];
+		bool otlp = agent_sink__wants_otlp(sk);
+		struct window_bytes *b = &fmt[otlp];
+
+		if (!b->tried) {
+			struct agent_window_otlp wo = {
+				.start_ns = start, .end_ns = end,
+				.seq = a->mt.profiles,
+				.labels = (const char *const (*)[2])sl,
+				.nr_labels = nr_sl,
+				.resource = (const char *const (*)[2])rl,
+				.nr_resource = w.nr_labels,
+			};
+
+			b->tried = true;
+			b->err = otlp ? agent_window_encode_otlp(agg, &wo,
+								 &b->buf,
+								 &b->len) :
+			      agent_window_encode(agg, start, end, false,
+						  (const char *const (*)[2])sl,
+						  nr_sl, &b->buf, &b->len);
+			if (b->err)
+				pr_warn("agent: window of %s not encoded as %s: %s",
+					s->name, otlp ? "OTLP" : "pprof",
+					sfp_strerror(b->err));
+		}
+		if (b->err)
+			continue;
+		w.pprof = b->buf;
+		w.pprof_len = b->len;
+		w.otlp = otlp;
+		if ((err = agent_sink__submit(sk, &w)))
 			pr_warn("agent: window of %s not queued for %s: %s",
-				s->name, agent_sink__name(a->o->sinks[i]),
+				s->name, agent_sink__name(sk),
 				sfp_strerror(err));
-	free(buf);
+	}
+	free(fmt[0].buf);
+	free(fmt[1].buf);
 }
 
 static void submit_window(struct agent *a, struct service *s, uint64_t start,

@@ -5,13 +5,14 @@
  *   session (every CPU) ─► record pipeline (unwind; bpf-defer: stitch)
  *        └─► reader thread drains the rings (sampling never waits)
  *   main loop: typed events ─► filters ─► per-service aggregates
- *        every interval: one pprof Profile per service ─► every sink
+ *        every interval: one profile per service ─► every sink, as
+ *        pprof or (OTLP sinks) OTLP, each format encoded once
  *        pull requests (/debug/pprof/profile?seconds=N): an aggregate of
  *        their own, encoded when their span ends
  *   listener threads (libmicrohttpd) only wait for results and read a
  *   snapshot of the counters; they never touch the sampling state.
  *
- * The pieces: agent.c (the loop), window.c (aggregates and their pprof),
+ * The pieces: agent.c (the loop), window.c (aggregates as pprof or OTLP),
  * labels.c (service name, container id), listen.c (HTTP), metrics.c
  * (Prometheus text).
  */
@@ -139,6 +140,22 @@ SFP_HIDDEN int agent_window_encode(struct sfp_live_profile *lp,
 				   uint64_t start_ns, uint64_t end_ns,
 				   bool gzip, const char *const (*labels)[2],
 				   size_t nr_labels, void **out, size_t *len);
+
+/* A window as OTLP: what the pprof's carries, and the Resource. */
+struct agent_window_otlp {
+	uint64_t start_ns, end_ns;	/* CLOCK_REALTIME */
+	uint64_t seq;			/* the agent's window number */
+	const char *const (*labels)[2];	/* every sample's, as the pprof's */
+	size_t nr_labels;
+	const char *const (*resource)[2];	/* the sink labels */
+	size_t nr_resource;
+};
+
+/* The uncompressed OTLP ExportProfilesServiceRequest (malloc'ed) of what
+ * lp holds, written from its tables (export/otlp.c). */
+SFP_HIDDEN int agent_window_encode_otlp(struct sfp_live_profile *lp,
+					const struct agent_window_otlp *w,
+					void **out, size_t *len);
 
 /* --- metrics.c ------------------------------------------------------ */
 

@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * pprof -> OTLP profiles (profiles/v1development), so that the OTLP sink
- * sends the very stacks of the window's pprof.
+ * sends the very stacks of a window that comes as pprof: the files of
+ * sfprof push, the Pyroscope pushes sfprof symbolize --listen forwards.
+ * (The agent's own windows are written as OTLP from their profiles, by
+ * export/otlp.c, which follows the same rules to the byte; the rules
+ * both share are in export/otlp-window.h, and test-export-otlp holds the
+ * two to each other.)
  *
  * The pprof is decoded by protobuf-c (src/agent/proto/pprof.proto) and
  * the request built from src/agent/proto/otlp-profiles.proto:
@@ -29,10 +34,9 @@
 
 #include "agent/sink-int.h"
 #include "common/htab.h"
+#include "export/otlp-window.h"
 #include "otlp-profiles.pb-c.h"
 #include "pprof.pb-c.h"
-
-#define BUILD_ID_KEY "process.executable.build_id.gnu"
 
 /* Everything the request points to, freed together. */
 struct conv {
@@ -234,31 +238,10 @@ static Sfpotlp__KeyValue *kv_new(struct conv *c, const char *key,
 	return kv;
 }
 
-static bool parse_i64(const char *s, int64_t *v)
-{
-	char *end;
-	long long x;
-
-	if (!s || !*s)
-		return false;
-	errno = 0;
-	x = strtoll(s, &end, 10);
-	if (errno || *end)
-		return false;
-	*v = x;
-	return true;
-}
-
 static Sfpotlp__Resource *make_resource(struct conv *c,
 					const struct sink_item *it,
 					const Sfppprof__Profile *p)
 {
-	static const struct { const char *label, *attr; } names[] = {
-		{ "service_name", "service.name" },
-		{ "host", "host.name" },
-		{ "pid", "process.pid" },
-		{ "container_id", "container.id" },
-	};
 	Sfpotlp__Resource *r = CONV_ARRAY(c, Sfpotlp__Resource, 1);
 	Sfpotlp__KeyValue **attrs = CONV_ARRAY(c, Sfpotlp__KeyValue *,
 					       it->nr_labels + 1);
@@ -268,14 +251,11 @@ static Sfpotlp__Resource *make_resource(struct conv *c,
 		return NULL;
 	sfpotlp__resource__init(r);
 	for (size_t i = 0; i < it->nr_labels; i++) {
-		const char *key = it->keys[i];
-		int64_t pid;
+		const char *key = sfp_otlp_resource_key(it->keys[i]);
+		int64_t v;
 
-		for (size_t k = 0; k < ARRAY_SIZE(names); k++)
-			if (!strcmp(key, names[k].label))
-				key = names[k].attr;
-		if (!strcmp(key, "process.pid") && parse_i64(it->values[i], &pid))
-			attrs[n] = kv_new(c, key, NULL, &pid);
+		if (sfp_otlp_resource_int(key, it->values[i], &v))
+			attrs[n] = kv_new(c, key, NULL, &v);
 		else
 			attrs[n] = kv_new(c, key, it->values[i], NULL);
 		if (!attrs[n])
@@ -283,12 +263,11 @@ static Sfpotlp__Resource *make_resource(struct conv *c,
 		n++;
 	}
 	if (p->n_mapping) {
-		const char *file = pstr(p, p->mapping[0]->filename);
-		const char *base = file ? strrchr(file, '/') : NULL;
+		const char *exe = sfp_otlp_executable_name(
+			pstr(p, p->mapping[0]->filename));
 
-		base = base ? base + 1 : file;
-		if (base && *base && base[0] != '[') {
-			attrs[n] = kv_new(c, "process.executable.name", base, NULL);
+		if (exe) {
+			attrs[n] = kv_new(c, "process.executable.name", exe, NULL);
 			if (!attrs[n])
 				return NULL;
 			n++;
@@ -364,7 +343,7 @@ static int build(struct conv *c, const struct sink_item *it,
 			sfpotlp__any_value__init(v);
 			v->value_case = SFPOTLP__ANY_VALUE__VALUE_STRING_VALUE;
 			v->string_value = (char *)bid;
-			a->key_strindex = intern(c, BUILD_ID_KEY);
+			a->key_strindex = intern(c, SFP_OTLP_BUILD_ID_KEY);
 			a->value = v;
 			d->attribute_table[nattr] = a;
 			maps_attr[i] = (int32_t)nattr++;
@@ -559,9 +538,7 @@ static int build(struct conv *c, const struct sink_item *it,
 				    it->end_ns - it->start_ns;
 		/* profile_id: the window and the type, never all zero. */
 		uint8_t *id = &ids[16 * t];
-		uint64_t a = it->start_ns ^ 0x736670726f66ull, b = it->seq * 131 + t + 1;
-		memcpy(id, &a, 8);
-		memcpy(id + 8, &b, 8);
+		sfp_otlp_profile_id(it->start_ns, it->seq, t, id);
 		pr->profile_id.data = id;
 		pr->profile_id.len = 16;
 

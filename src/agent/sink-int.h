@@ -116,7 +116,9 @@ SFP_HIDDEN void sink_url_free(struct sink_url *u);
 
 /* --- OTLP conversion (otlp-convert.c) --- */
 /*
- * Decode the window's pprof and build the ExportProfilesServiceRequest
+ * For a window that comes as pprof (sfprof push, symbolize --listen's
+ * Pyroscope pushes; the agent's own are OTLP already, export/otlp.c):
+ * decode the window's pprof and build the ExportProfilesServiceRequest
  * with the same stacks (one Profile per pprof sample type), resource
  * attributes from the window's labels.  Return: 0 or -errno (-EINVAL: the
  * pprof does not decode or its indices are inconsistent).

@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The OpenTelemetry sink: each window is converted to an OTLP
- * ExportProfilesServiceRequest (otlp-convert.c) and posted, gzip, as
+ * The OpenTelemetry sink: each window, an OTLP
+ * ExportProfilesServiceRequest, is posted, gzip, as
  * application/x-protobuf to BASE/v1development/profiles (OTLP/HTTP, the
  * HTTP mapping of the profiles service).  A URL whose path already ends
  * in /v1development/profiles is used as it is; a query stays after the
- * path (sink-url.c).  A window that is an OTLP request already (sfprof
- * symbolize --listen forwarding one) is sent as it came.
+ * path (sink-url.c).
+ *
+ * The agent hands it requests written from its profiles (export/otlp.c),
+ * and sfprof symbolize --listen the ones it was sent: those are sent as
+ * they are.  A pprof window -- the files of sfprof push, the Pyroscope
+ * pushes symbolize --listen forwards -- is converted (otlp-convert.c).
  */
 #include <stdio.h>
 #include <stdlib.h>

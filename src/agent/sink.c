@@ -199,6 +199,11 @@ static void count_bad(struct agent_sink *s, uint64_t seq, const char *why)
 	}
 }
 
+bool agent_sink__wants_otlp(const struct agent_sink *s)
+{
+	return s->be == &sink_otlp_backend;
+}
+
 int agent_sink__submit(struct agent_sink *s, const struct agent_window *w)
 {
 	struct sink_item *it;

@@ -5,8 +5,11 @@
  * Pyroscope, OpenTelemetry).
  *
  * A window is one service's profile over one interval, already encoded as
- * an uncompressed pprof Profile.  Sinks that speak another schema (OTLP)
- * decode those bytes and re-encode, so every sink sends the same stacks.
+ * an uncompressed pprof Profile, or for a sink that speaks OTLP
+ * (agent_sink__wants_otlp()) as an OTLP request written from the same
+ * profile.  The OTLP sink converts a pprof window it is given (sfprof
+ * push, sfprof symbolize --listen forwarding a Pyroscope push), so every
+ * sink sends the same stacks.
  *
  * agent_sink__submit() copies the window into the sink's bounded queue and
  * returns at once; it never waits on the network or the disk, because the
@@ -41,7 +44,8 @@ struct agent_window {
 	const char *name;
 	/* pprof holds an (uncompressed) OTLP ExportProfilesServiceRequest
 	 * already made, which only the OTLP sink takes, and sends as it is
-	 * (sfprof symbolize --listen forwarding what it was sent) */
+	 * (the agent's windows for OTLP sinks; sfprof symbolize --listen
+	 * forwarding what it was sent) */
 	bool otlp;
 };
 
@@ -95,6 +99,9 @@ SFP_HIDDEN int agent_sink__new(const struct agent_sink_opts *opts,
  */
 SFP_HIDDEN int agent_sink__submit(struct agent_sink *s,
 				  const struct agent_window *w);
+/* Does the sink send OTLP: then give it windows encoded as OTLP (w->otlp)
+ * rather than pprof it would convert. */
+SFP_HIDDEN bool agent_sink__wants_otlp(const struct agent_sink *s);
 /* Deliver what is queued until DEADLINE_NS (CLOCK_MONOTONIC), then stop. */
 SFP_HIDDEN void agent_sink__close(struct agent_sink *s, uint64_t deadline_ns);
 SFP_HIDDEN void agent_sink__stats(const struct agent_sink *s,

@@ -96,6 +96,17 @@ void pb_bool(struct pb_buf *b, uint32_t field, bool v)
 	pb_uint(b, field, v ? 1 : 0);
 }
 
+void pb_fixed64(struct pb_buf *b, uint32_t field, uint64_t v)
+{
+	if (!v)
+		return;
+	pb_key(b, field, PB_I64);
+	if (!pb_reserve(b, 8))
+		return;
+	for (int i = 0; i < 8; i++)
+		b->data[b->len++] = (uint8_t)(v >> (8 * i));
+}
+
 void pb_bytes_always(struct pb_buf *b, uint32_t field, const void *p,
 		     size_t n)
 {

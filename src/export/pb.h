@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A minimal protocol-buffers encoder: enough wire format to write pprof's
- * profile.proto (varints, length-delimited fields, packed repeated
- * integers, nested messages).  No schema, no reflection: the writer calls
+ * profile.proto and OTLP's profiles request (varints, fixed64,
+ * length-delimited fields, packed repeated integers, nested messages).  No schema, no reflection: the writer calls
  * one function per field in field order.
  *
  * Errors are sticky: after a failed allocation every call is a no-op and
@@ -51,6 +51,8 @@ SFP_HIDDEN void pb_key(struct pb_buf *b, uint32_t field, enum pb_wire wt);
 SFP_HIDDEN void pb_uint(struct pb_buf *b, uint32_t field, uint64_t v);
 SFP_HIDDEN void pb_int(struct pb_buf *b, uint32_t field, int64_t v);
 SFP_HIDDEN void pb_bool(struct pb_buf *b, uint32_t field, bool v);
+/* fixed64: 8 bytes, little-endian (OTLP's timestamps) */
+SFP_HIDDEN void pb_fixed64(struct pb_buf *b, uint32_t field, uint64_t v);
 SFP_HIDDEN void pb_bytes_always(struct pb_buf *b, uint32_t field,
 				const void *p, size_t n);
 SFP_HIDDEN void pb_string_always(struct pb_buf *b, uint32_t field,

@@ -46,6 +46,17 @@ int64_t exp_strtab__intern(struct exp_strtab *t, const char *s)
 	return (int64_t)t->n++;
 }
 
+int64_t exp_strtab__index(struct exp_strtab *t, const char *s, int *err)
+{
+	int64_t i = exp_strtab__intern(t, s);
+
+	if (i >= 0)
+		return i;
+	if (!*err)
+		*err = (int)i;
+	return 0;
+}
+
 void exp_strtab__reset(struct exp_strtab *t)
 {
 	size_t i;

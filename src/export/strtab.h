@@ -24,6 +24,13 @@ struct exp_strtab {
  * Return: the index (>= 0), or -ENOMEM.
  */
 SFP_HIDDEN int64_t exp_strtab__intern(struct exp_strtab *t, const char *s);
+/*
+ * exp_strtab__index() - exp_strtab__intern() for writers that check once
+ * at the end: the index, or 0 with *err set to -ENOMEM (the first error
+ * kept).
+ */
+SFP_HIDDEN int64_t exp_strtab__index(struct exp_strtab *t, const char *s,
+				     int *err);
 SFP_HIDDEN void exp_strtab__reset(struct exp_strtab *t);	/* keep memory */
 SFP_HIDDEN void exp_strtab__free(struct exp_strtab *t);
 
