@@ -195,7 +195,8 @@ static uint64_t time_weight(const struct fg *g,
 		return s->period;
 	if (s->event != g->on_event)
 		return 0;
-	return g->on_ns_per_sample ? g->on_ns_per_sample : s->period;
+	/* (a merged sample: count samples, period their sum) */
+	return g->on_ns_per_sample ? g->on_ns_per_sample * s->count : s->period;
 }
 
 /*
@@ -272,7 +273,7 @@ static int build(struct fg *g, bool user_only)
 
 			if (!g->timed) {
 				if (!split || s->event == e)
-					self[at]++;
+					self[at] += s->count;
 				continue;
 			}
 			w = time_weight(g, s, &off);

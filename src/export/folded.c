@@ -155,7 +155,8 @@ int sfp_export_folded(const struct sfp_profile *p, FILE *out,
 			continue;
 		keys[nin].comm = s->comm;
 		keys[nin].node = s->stack;
-		keys[nin++].count = off_cpu ? s->period : 1;
+		/* (a merged sample stands for count samples) */
+		keys[nin++].count = off_cpu ? s->period : s->count;
 	}
 	/* one line per distinct (comm, stack) first: far fewer strings */
 	qsort(keys, nin, sizeof(*keys), cmp_key);

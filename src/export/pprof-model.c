@@ -23,6 +23,7 @@
 struct model_key {
 	uint32_t node, pid, tid, comm;
 	uint32_t event;
+	uint32_t count;		/* samples it stands for */
 	uint64_t period;
 };
 
@@ -123,6 +124,7 @@ static int merge_samples(struct exp_model *m, bool user_only)
 		keys[i] = (struct model_key){
 			.node = s->stack, .pid = s->pid, .tid = s->tid,
 			.comm = s->comm, .event = s->event, .period = s->period,
+			.count = s->count,
 		};
 	}
 	qsort(keys, n, sizeof(*keys), cmp_key);
@@ -133,10 +135,13 @@ static int merge_samples(struct exp_model *m, bool user_only)
 		for (j = i; j < n && !cmp_key(&keys[i], &keys[j]); j++) {
 			uint32_t e = keys[j].event;
 
-			vals[0]++;
+			/* a sample the loader merged (opts.merge_samples)
+			 * stands for count samples, its period their sum */
+			vals[0] += keys[j].count;
 			if (e < nev)
 				vals[1 + e] += (int64_t)(m->fixed_period[e] ?
-							 m->fixed_period[e] :
+							 m->fixed_period[e] *
+								 keys[j].count :
 							 keys[j].period);
 		}
 		ms->node = keys[i].node;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * pprof: a gzip-compressed perftools.profiles.Profile message (the
- * profile.proto of github.com/google/pprof; our own copy of the schema,
- * written from its published text, is tests/data/profile.proto).
+ * profile.proto of github.com/google/pprof; the tests decode what this
+ * writes with protoc and upstream's file).
  *
  * Mapping of the model:
  *   sample_type  [samples, count] then one column per event: the first
