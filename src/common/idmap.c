@@ -31,7 +31,7 @@ static size_t free_slot(const struct sfp_idmap *m, uint32_t id)
 {
 	size_t i, mask = m->cap - 1;
 
-	for (i = home(m, id); sfp_idmap__slot_used(m, i); i = (i + 1) & mask)
+	for (i = home(m, id); sfp_idmap_used_at(m, i); i = (i + 1) & mask)
 		;
 	return i;
 }
@@ -53,13 +53,13 @@ static int resize(struct sfp_idmap *m, size_t ncap)
 	}
 	m->cap = ncap;
 	for (i = 0; i < old.cap; i++) {
-		const void *e = sfp_idmap__ent(&old, i);
+		const void *e = sfp_idmap_at(&old, i);
 		size_t j;
 
-		if (!sfp_idmap__slot_used(&old, i))
+		if (!sfp_idmap_used_at(&old, i))
 			continue;
-		j = free_slot(m, sfp_idmap__id(e));
-		memcpy(sfp_idmap__ent(m, j), e, m->esz);
+		j = free_slot(m, sfp_idmap_id_of(e));
+		memcpy(sfp_idmap_at(m, j), e, m->esz);
 		mark(m, j, true);
 	}
 	free(old.ents);
@@ -80,7 +80,7 @@ void *sfp_idmap_get(struct sfp_idmap *m, uint32_t id, bool *added)
 	    resize(m, m->cap ? m->cap * 2 : m->first_cap))
 		return NULL;
 	i = free_slot(m, id);
-	e = sfp_idmap__ent(m, i);
+	e = sfp_idmap_at(m, i);
 	memset(e, 0, m->esz);
 	memcpy(e, &id, sizeof(id));
 	mark(m, i, true);
@@ -102,15 +102,15 @@ void sfp_idmap_delete(struct sfp_idmap *m, void *ent)
 	size_t hole = (size_t)((char *)ent - (char *)m->ents) / m->esz;
 	size_t j;
 
-	for (j = (hole + 1) & mask; sfp_idmap__slot_used(m, j);
+	for (j = (hole + 1) & mask; sfp_idmap_used_at(m, j);
 	     j = (j + 1) & mask) {
-		void *e = sfp_idmap__ent(m, j);
-		size_t h = home(m, sfp_idmap__id(e));
+		void *e = sfp_idmap_at(m, j);
+		size_t h = home(m, sfp_idmap_id_of(e));
 
 		/* distances forward from the hole, modulo the size */
 		if (((h - hole - 1) & mask) < ((j - hole) & mask))
 			continue;	/* its home is after the hole */
-		memcpy(sfp_idmap__ent(m, hole), e, m->esz);
+		memcpy(sfp_idmap_at(m, hole), e, m->esz);
 		hole = j;
 	}
 	mark(m, hole, false);
@@ -127,7 +127,7 @@ void *sfp_idmap_next(const struct sfp_idmap *m, size_t *pos)
 		if (w) {
 			i += (size_t)__builtin_ctzll(w);
 			*pos = i + 1;
-			return sfp_idmap__ent(m, i);
+			return sfp_idmap_at(m, i);
 		}
 		i = (i / 64 + 1) * 64;	/* the next word */
 	}
@@ -146,7 +146,6 @@ void sfp_idmap_free(struct sfp_idmap *m)
 {
 	free(m->ents);
 	free(m->used);
-	m->ents = NULL;
-	m->used = NULL;
-	m->cap = m->n = 0;
+	/* empty, and usable again: entry size and load are kept */
+	sfp_idmap_init(m, m->esz, m->first_cap, m->max_load);
 }

@@ -64,17 +64,19 @@ static inline void sfp_idmap_init(struct sfp_idmap *m, size_t esz,
 				 .max_load = max_load };
 }
 
-static inline bool sfp_idmap__slot_used(const struct sfp_idmap *m, size_t i)
+/* Slot i: is it in use, its entry, an entry's id (for find() and the
+ * tests, which check where entries sit). */
+static inline bool sfp_idmap_used_at(const struct sfp_idmap *m, size_t i)
 {
 	return (m->used[i / 64] >> (i % 64)) & 1;
 }
 
-static inline void *sfp_idmap__ent(const struct sfp_idmap *m, size_t i)
+static inline void *sfp_idmap_at(const struct sfp_idmap *m, size_t i)
 {
 	return (char *)m->ents + i * m->esz;
 }
 
-static inline uint32_t sfp_idmap__id(const void *ent)
+static inline uint32_t sfp_idmap_id_of(const void *ent)
 {
 	uint32_t id;
 
@@ -90,11 +92,11 @@ static inline void *sfp_idmap_find(const struct sfp_idmap *m, uint32_t id)
 	if (!m->n)
 		return NULL;
 	mask = m->cap - 1;
-	for (i = sfp_hash64(id, 0) & mask; sfp_idmap__slot_used(m, i);
+	for (i = sfp_hash64(id, 0) & mask; sfp_idmap_used_at(m, i);
 	     i = (i + 1) & mask) {
-		void *e = sfp_idmap__ent(m, i);
+		void *e = sfp_idmap_at(m, i);
 
-		if (sfp_idmap__id(e) == id)
+		if (sfp_idmap_id_of(e) == id)
 			return e;
 	}
 	return NULL;
@@ -115,6 +117,7 @@ SFP_HIDDEN void sfp_idmap_delete(struct sfp_idmap *m, void *ent);
 SFP_HIDDEN void *sfp_idmap_next(const struct sfp_idmap *m, size_t *pos);
 /* Forget every entry; the array is kept for the next fill. */
 SFP_HIDDEN void sfp_idmap_clear(struct sfp_idmap *m);
+/* Free the array: the table is empty, and may be filled again. */
 SFP_HIDDEN void sfp_idmap_free(struct sfp_idmap *m);
 
 #endif /* SFP_COMMON_IDMAP_H */

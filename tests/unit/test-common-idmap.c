@@ -90,7 +90,7 @@ static bool check_chains(const struct sfp_idmap *m)
 
 		for (i = home_of(m, e->id); i != slot_of(m, e);
 		     i = (i + 1) & mask)
-			if (!ASSERT_TRUE(sfp_idmap__slot_used(m, i)))
+			if (!ASSERT_TRUE(sfp_idmap_used_at(m, i)))
 				return false;
 		if (!ASSERT_TRUE(sfp_idmap_find(m, e->id) == e))
 			return false;
@@ -127,7 +127,7 @@ TEST(cluster_wraps_around_the_end)
 	ASSERT_EQ(slot_at(&m, last[1]), 7);
 	ASSERT_EQ(slot_at(&m, last[2]), 0);
 	ASSERT_EQ(slot_at(&m, first), 1);
-	ASSERT_FALSE(sfp_idmap__slot_used(&m, 2));
+	ASSERT_FALSE(sfp_idmap_used_at(&m, 2));
 	ASSERT_EQ(val_of(&m, first), 20);
 	check_chains(&m);
 
@@ -136,12 +136,17 @@ TEST(cluster_wraps_around_the_end)
 	del(&m, last[2]);
 	ASSERT_EQ(slot_at(&m, last[1]), 7);
 	ASSERT_EQ(slot_at(&m, first), 0);
-	ASSERT_FALSE(sfp_idmap__slot_used(&m, 1));
+	ASSERT_FALSE(sfp_idmap_used_at(&m, 1));
 	check_chains(&m);
 	ASSERT_EQ(m.n, 2);
 	sfp_idmap_free(&m);
 	ASSERT_EQ(m.cap, 0);
 	ASSERT_TRUE(sfp_idmap_find(&m, first) == NULL);
+	/* freed, the table takes entries again as it was set up */
+	add(&m, first, 30);
+	ASSERT_EQ(m.cap, 8);
+	ASSERT_EQ(val_of(&m, first), 30);
+	sfp_idmap_free(&m);
 }
 
 TEST(delete_in_the_middle_of_a_cluster)
@@ -170,14 +175,14 @@ TEST(delete_in_the_middle_of_a_cluster)
 	ASSERT_EQ(slot_at(&m, at3), 3);
 	ASSERT_EQ(slot_at(&m, at4), 4);
 	ASSERT_EQ(slot_at(&m, at2[2]), 5);
-	ASSERT_FALSE(sfp_idmap__slot_used(&m, 6));
+	ASSERT_FALSE(sfp_idmap_used_at(&m, 6));
 	check_chains(&m);
 
 	/* hole at 3 again, at4 at home: it stays, at2[2] jumps over it */
 	del(&m, at3);
 	ASSERT_EQ(slot_at(&m, at4), 4);
 	ASSERT_EQ(slot_at(&m, at2[2]), 3);
-	ASSERT_FALSE(sfp_idmap__slot_used(&m, 5));
+	ASSERT_FALSE(sfp_idmap_used_at(&m, 5));
 	ASSERT_EQ(val_of(&m, at2[2]), 5);
 	check_chains(&m);
 	sfp_idmap_free(&m);
@@ -222,7 +227,7 @@ TEST(grows_and_empties)
 		del(&m, i * 7919);
 	/* no tombstones: every slot is free again */
 	for (size_t i = 0; i < m.cap; i++)
-		ASSERT_FALSE(sfp_idmap__slot_used(&m, i));
+		ASSERT_FALSE(sfp_idmap_used_at(&m, i));
 	sfp_idmap_free(&m);
 }
 
