@@ -12,8 +12,8 @@
  *
  * Why not sfp_htab (htab.h): that indexes rows of the caller's array by
  * a stored hash and cannot delete; these tables want the entry itself in
- * the slot (one memory access per probe, no second array to keep in
- * step) and want entries to go away.
+ * the slot (a hit lands where the caller reads next, with no rows to
+ * keep in step with an index) and want entries to go away.
  *
  * Layout: an entry is the caller's struct of esz bytes whose FIRST member
  * is its uint32_t id (every table above keys by a pid or tid, which are
@@ -22,9 +22,9 @@
  * beside the array, so an entry needs no `used` flag of its own.
  *
  * Ids are hashed with sfp_hash64().  The load stays at or under
- * max_load/100 (the callers keep what they had: 75, or 50 for deep's
- * small entries); the table doubles past it and never shrinks (none of
- * the tables did).
+ * max_load/100 (under 100: probes end at a free slot; the callers keep
+ * what they had, 75, or 50 for deep's small entries); the table doubles
+ * past it and never shrinks (none of the tables did).
  *
  * Pointers to entries stay valid until the next add (which may grow the
  * array) or delete (which moves entries).
