@@ -67,14 +67,11 @@ static int resize(struct sfp_idmap *m, size_t ncap)
 	return 0;
 }
 
-void *sfp_idmap_get(struct sfp_idmap *m, uint32_t id, bool *added)
+void *sfp_idmap_add(struct sfp_idmap *m, uint32_t id)
 {
-	void *e = sfp_idmap_find(m, id);
+	void *e;
 	size_t i;
 
-	*added = false;
-	if (e)
-		return e;
 	/* Grow before the load passes max_load: probes stay short. */
 	if ((m->n + 1) * 100 > m->cap * m->max_load &&
 	    resize(m, m->cap ? m->cap * 2 : m->first_cap))
@@ -85,7 +82,6 @@ void *sfp_idmap_get(struct sfp_idmap *m, uint32_t id, bool *added)
 	memcpy(e, &id, sizeof(id));
 	mark(m, i, true);
 	m->n++;
-	*added = true;
 	return e;
 }
 

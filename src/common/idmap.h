@@ -102,11 +102,23 @@ static inline void *sfp_idmap_find(const struct sfp_idmap *m, uint32_t id)
 	return NULL;
 }
 
+/* get()'s slow half: id is known to be absent. */
+SFP_HIDDEN void *sfp_idmap_add(struct sfp_idmap *m, uint32_t id);
+
 /*
  * The entry of id, made (zeroed but for its id) when absent; *added says
- * which.  NULL: no memory for the table to grow.
+ * which.  NULL: no memory for the table to grow.  Inline for the same
+ * reason as find(): the deferral engine gets its task on every sample,
+ * and nearly always finds it.
  */
-SFP_HIDDEN void *sfp_idmap_get(struct sfp_idmap *m, uint32_t id, bool *added);
+static inline void *sfp_idmap_get(struct sfp_idmap *m, uint32_t id,
+				  bool *added)
+{
+	void *e = sfp_idmap_find(m, id);
+
+	*added = !e;
+	return e ? e : sfp_idmap_add(m, id);
+}
 /* Remove an entry find() or get() returned.  Others may move. */
 SFP_HIDDEN void sfp_idmap_delete(struct sfp_idmap *m, void *ent);
 /*
