@@ -7,18 +7,6 @@
 
 #define FIRST_CAP 256
 
-uint32_t sfp_hash64(uint64_t v, uint32_t seed)
-{
-	/* a 64-bit finalizer (splitmix64's): cheap and mixes every bit */
-	v ^= seed * 0x9e3779b97f4a7c15ull;
-	v ^= v >> 30;
-	v *= 0xbf58476d1ce4e5b9ull;
-	v ^= v >> 27;
-	v *= 0x94d049bb133111ebull;
-	v ^= v >> 31;
-	return (uint32_t)v;
-}
-
 uint32_t sfp_hash_str(const char *s)
 {
 	uint32_t h = 2166136261u;	/* FNV-1a */

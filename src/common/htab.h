@@ -66,7 +66,20 @@ SFP_HIDDEN int sfp_htab_add(struct sfp_htab *t, uint32_t hash, uint32_t idx);
 SFP_HIDDEN void sfp_htab_clear(struct sfp_htab *t);
 SFP_HIDDEN void sfp_htab_free(struct sfp_htab *t);
 
-SFP_HIDDEN uint32_t sfp_hash64(uint64_t v, uint32_t seed);
+/* Inline: it is most of the work of a probe of an integer key, and
+ * the per-task tables (idmap.h) probe on every sample. */
+static inline uint32_t sfp_hash64(uint64_t v, uint32_t seed)
+{
+	/* a 64-bit finalizer (splitmix64's): cheap and mixes every bit */
+	v ^= seed * 0x9e3779b97f4a7c15ull;
+	v ^= v >> 30;
+	v *= 0xbf58476d1ce4e5b9ull;
+	v ^= v >> 27;
+	v *= 0x94d049bb133111ebull;
+	v ^= v >> 31;
+	return (uint32_t)v;
+}
+
 SFP_HIDDEN uint32_t sfp_hash_str(const char *s);
 
 #endif /* SFP_COMMON_HTAB_H */

@@ -19,13 +19,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/idmap.h"
 #include "defer/engine.h"
 
 #define MAX_CPUS 65536
 
 struct task {
-	uint32_t tid;
-	bool used;
+	uint32_t tid;		/* first: the idmap's key */
 	bool pending;		/* a deferred record is owed for cookie */
 	bool open;		/* the entry may still be shared */
 	uint64_t cookie;
@@ -44,8 +44,7 @@ struct sfp_defer_engine {
 	void *ctx;
 	bool inline_mode;
 	size_t max_depth;
-	struct task *tasks;	/* open-addressing table keyed by tid */
-	size_t cap, nr;
+	struct sfp_idmap tasks;	/* struct task by tid */
 	uint64_t *scratch;	/* max_depth frames: the unwind's output */
 	uint32_t *ctr;		/* per-CPU cookie counters */
 	size_t nr_ctr;
@@ -71,12 +70,9 @@ int sfp_defer_engine__new(const struct sfp_defer_ops *ops, void *ctx,
 	e->max_depth = max_depth && max_depth < SFP_DEFER_MAX_DEPTH
 			       ? max_depth
 			       : SFP_DEFER_MAX_DEPTH;
-	e->cap = 64;
-	e->tasks = calloc(e->cap, sizeof(*e->tasks));
+	sfp_idmap_init(&e->tasks, sizeof(struct task), 64, 75);
 	e->scratch = malloc(e->max_depth * sizeof(*e->scratch));
-	if (!e->tasks || !e->scratch) {
-		free(e->tasks);
-		free(e->scratch);
+	if (!e->scratch) {
 		free(e);
 		return -ENOMEM;
 	}
@@ -84,54 +80,16 @@ int sfp_defer_engine__new(const struct sfp_defer_ops *ops, void *ctx,
 	return 0;
 }
 
-static size_t hash_tid(uint32_t tid, size_t cap)
-{
-	return (size_t)((tid * 0x9e3779b1u) & (cap - 1));
-}
-
-static int grow(struct sfp_defer_engine *e)
-{
-	size_t cap = e->cap * 2, i;
-	struct task *t = calloc(cap, sizeof(*t));
-
-	if (!t)
-		return -ENOMEM;
-	for (i = 0; i < e->cap; i++) {
-		size_t h;
-
-		if (!e->tasks[i].used)
-			continue;
-		for (h = hash_tid(e->tasks[i].tid, cap); t[h].used;
-		     h = (h + 1) & (cap - 1))
-			;
-		t[h] = e->tasks[i];
-	}
-	free(e->tasks);
-	e->tasks = t;
-	e->cap = cap;
-	return 0;
-}
-
+/* The task's state; with create, made (zeroed) when missing: NULL then
+ * means no memory. */
 static struct task *find_task(struct sfp_defer_engine *e, uint32_t tid,
 			      bool create)
 {
-	size_t h;
+	bool added;
 
-	for (h = hash_tid(tid, e->cap); e->tasks[h].used;
-	     h = (h + 1) & (e->cap - 1))
-		if (e->tasks[h].tid == tid)
-			return &e->tasks[h];
 	if (!create)
-		return NULL;
-	if ((e->nr + 1) * 4 > e->cap * 3) {
-		if (grow(e))
-			return NULL;
-		return find_task(e, tid, true);
-	}
-	e->tasks[h].used = true;
-	e->tasks[h].tid = tid;
-	e->nr++;
-	return &e->tasks[h];
+		return sfp_idmap_find(&e->tasks, tid);
+	return sfp_idmap_get(&e->tasks, tid, &added);
 }
 
 /* The kernel's get_cookie(): odd per-CPU counter above, cpu + 1 below. */
@@ -372,42 +330,26 @@ int sfp_defer_engine__add(struct sfp_defer_engine *e,
 int sfp_defer_engine__task_exit(struct sfp_defer_engine *e, uint32_t tid)
 {
 	struct task *t = find_task(e, tid, false);
-	size_t i, j;
 	int err;
 
 	if (!t)
 		return 0;
 	err = emit_pending(e, t);
-	/* Forget it (a host starting 150 processes a second must not grow
-	 * the table): linear-probing deletion, the rest of the cluster
-	 * re-inserted. */
+	/* Forget it: a host starting 150 processes a second must not grow
+	 * the table. */
 	free(t->ips);
-	memset(t, 0, sizeof(*t));
-	e->nr--;
-	i = (size_t)(t - e->tasks);
-	for (j = (i + 1) & (e->cap - 1); e->tasks[j].used;
-	     j = (j + 1) & (e->cap - 1)) {
-		struct task tmp = e->tasks[j];
-		size_t h;
-
-		memset(&e->tasks[j], 0, sizeof(e->tasks[j]));
-		for (h = hash_tid(tmp.tid, e->cap); e->tasks[h].used;
-		     h = (h + 1) & (e->cap - 1))
-			;
-		e->tasks[h] = tmp;
-	}
+	sfp_idmap_delete(&e->tasks, t);
 	return err;
 }
 
 int sfp_defer_engine__flush(struct sfp_defer_engine *e)
 {
-	size_t i;
+	struct task *t;
+	size_t pos = 0;
 	int err;
 
-	for (i = 0; i < e->cap; i++) {
-		if (!e->tasks[i].used)
-			continue;
-		err = emit_pending(e, &e->tasks[i]);
+	while ((t = sfp_idmap_next(&e->tasks, &pos))) {
+		err = emit_pending(e, t);
 		if (err)
 			return err;
 	}
@@ -418,19 +360,20 @@ void sfp_defer_engine__stats(const struct sfp_defer_engine *e,
 			     struct sfp_defer_stats *st)
 {
 	*st = e->st;
-	st->tasks = e->nr;
+	st->tasks = e->tasks.n;
 }
 
 void sfp_defer_engine__free(struct sfp_defer_engine **ep)
 {
 	struct sfp_defer_engine *e = *ep;
-	size_t i;
+	struct task *t;
+	size_t pos = 0;
 
 	if (!e)
 		return;
-	for (i = 0; i < e->cap; i++)
-		free(e->tasks[i].ips);
-	free(e->tasks);
+	while ((t = sfp_idmap_next(&e->tasks, &pos)))
+		free(t->ips);
+	sfp_idmap_free(&e->tasks);
 	free(e->scratch);
 	free(e->ctr);
 	free(e);

@@ -38,6 +38,7 @@
 #include <sys/uio.h>
 
 #include "bpf/deepcopy.h"
+#include "common/idmap.h"
 #include "record/deep.h"
 
 /* Live reads: the first one, then one large one if that was not enough. */
@@ -52,16 +53,14 @@
 #define SEAM_MAX 4096u
 
 struct thr {
-	uint32_t tid;
-	bool used;
+	uint32_t tid;		/* first: the idmap's key */
 	enum sfp_unwind_stop stop;	/* how its last unwind ended */
 	size_t nr, cap;
 	struct sfp_frame *fr;
 };
 
 struct sfp_rec_deep {
-	struct thr *thr;
-	size_t cap, nr;
+	struct sfp_idmap thr;		/* struct thr by tid */
 	uint8_t *buf;			/* snapshot + live bytes */
 	uint8_t *live;			/* one live read */
 	uint8_t *again;			/* the second read */
@@ -82,12 +81,8 @@ int sfp_rec_deep__new(struct sfp_rec_deep **out)
 
 	if (!d)
 		return -ENOMEM;
-	d->cap = 64;
-	d->thr = calloc(d->cap, sizeof(*d->thr));
-	if (!d->thr) {
-		free(d);
-		return -ENOMEM;
-	}
+	/* small entries: a load of 1/2 costs little and probes less */
+	sfp_idmap_init(&d->thr, sizeof(struct thr), 64, 50);
 	*out = d;
 	return 0;
 }
@@ -95,15 +90,14 @@ int sfp_rec_deep__new(struct sfp_rec_deep **out)
 void sfp_rec_deep__free(struct sfp_rec_deep **dp)
 {
 	struct sfp_rec_deep *d = *dp;
-	size_t i;
+	struct thr *t;
+	size_t pos = 0;
 
 	if (!d)
 		return;
-	/* An unused slot may still hold a pointer that moved elsewhere. */
-	for (i = 0; i < d->cap; i++)
-		if (d->thr[i].used)
-			free(d->thr[i].fr);
-	free(d->thr);
+	while ((t = sfp_idmap_next(&d->thr, &pos)))
+		free(t->fr);
+	sfp_idmap_free(&d->thr);
 	free(d->buf);
 	free(d->live);
 	free(d->again);
@@ -120,74 +114,28 @@ void sfp_rec_deep__stats(const struct sfp_rec_deep *d,
 
 /* --- threads' last unwinds ---------------------------------------------- */
 
-static struct thr *thr_slot(struct thr *tab, size_t cap, uint32_t tid)
-{
-	size_t h;
-
-	for (h = (tid * 0x9e3779b1u) & (cap - 1); tab[h].used;
-	     h = (h + 1) & (cap - 1))
-		if (tab[h].tid == tid)
-			return &tab[h];
-	return &tab[h];
-}
-
 static struct thr *thr_find(struct sfp_rec_deep *d, uint32_t tid)
 {
-	struct thr *t = thr_slot(d->thr, d->cap, tid);
-
-	return t->used ? t : NULL;
+	return sfp_idmap_find(&d->thr, tid);
 }
 
 static struct thr *thr_add(struct sfp_rec_deep *d, uint32_t tid)
 {
-	struct thr *t;
+	bool added;
 
-	if ((d->nr + 1) * 2 > d->cap) {
-		struct thr *tab = calloc(d->cap * 2, sizeof(*tab));
-		size_t i;
-
-		if (!tab)
-			return NULL;
-		for (i = 0; i < d->cap; i++)
-			if (d->thr[i].used)
-				*thr_slot(tab, d->cap * 2, d->thr[i].tid) =
-					d->thr[i];
-		free(d->thr);
-		d->thr = tab;
-		d->cap *= 2;
-	}
-	t = thr_slot(d->thr, d->cap, tid);
-	if (!t->used) {
-		memset(t, 0, sizeof(*t));
-		t->used = true;
-		t->tid = tid;
-		d->nr++;
-	}
-	return t;
+	return sfp_idmap_get(&d->thr, tid, &added);
 }
 
 void sfp_rec_deep__task_exit(struct sfp_rec_deep *d, uint32_t tid)
 {
 	struct thr *t = thr_find(d, tid);
-	size_t i, j;
 
 	if (d->bpf)
 		sfp_bpf_deep__task_exit(d->bpf, tid);
 	if (!t)
 		return;
 	free(t->fr);
-	t->fr = NULL;
-	t->used = false;
-	d->nr--;
-	/* Re-insert the rest of the cluster (linear probing deletion). */
-	i = (size_t)(t - d->thr);
-	for (j = (i + 1) & (d->cap - 1); d->thr[j].used;
-	     j = (j + 1) & (d->cap - 1)) {
-		struct thr tmp = d->thr[j];
-
-		d->thr[j].used = false;
-		*thr_slot(d->thr, d->cap, tmp.tid) = tmp;
-	}
+	sfp_idmap_delete(&d->thr, t);
 }
 
 static void remember(struct thr *t, const struct sfp_frame *fr, size_t n,

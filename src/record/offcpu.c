@@ -9,15 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/idmap.h"
 #include "record/offcpu.h"
 
 /* One blocking switch-out waiting for its switch-in. */
 struct pend {
-	bool used;
+	uint32_t tid;			/* first: the idmap's key */
 	bool stack;			/* from a sched_switch sample */
 	bool out_seen;			/* its switch-out record came */
 	bool dead;			/* the task exited: no more blocks */
-	uint32_t tid;
 	struct sfp_record_sample s;	/* callchain -> kchain */
 	uint64_t *kchain;		/* kernel part, owned */
 	size_t cap_k;
@@ -55,8 +55,8 @@ struct wait {
 /* Blocked time written per task (switch_records: the kernel's sums are
  * compared with it at the end). */
 struct tot {
-	bool used;
-	uint32_t tid, pid;
+	uint32_t tid;			/* first: the idmap's key */
+	uint32_t pid;
 	uint64_t ns;
 	struct sfp_record_sample s;	/* a template: evsel, id, cpu */
 };
@@ -67,11 +67,9 @@ struct sfp_offcpu {
 	struct wait **waits;		/* WAIT_BUCKETS chains, by cookie */
 	sfp_offcpu_emit_fn emit;
 	void *ctx;
-	struct pend *pend;
-	size_t cap, nr;
+	struct sfp_idmap pend;		/* struct pend by tid */
 	struct sum **sums;		/* SUM_BUCKETS chains */
-	struct tot *tots;		/* switch_records: per task */
-	size_t cap_tot, nr_tot;
+	struct sfp_idmap tots;		/* switch_records: struct tot by tid */
 	uint64_t rate_window, rate_count;
 	bool switch_records;		/* blocks also begin at switch_out() */
 	struct sfp_offcpu_stats st;
@@ -95,11 +93,11 @@ int sfp_offcpu__new(const struct sfp_offcpu_opts *opts, sfp_offcpu_emit_fn emit,
 					 false);
 	o->emit = emit;
 	o->ctx = ctx;
-	o->cap = 64;
-	o->pend = calloc(o->cap, sizeof(*o->pend));
+	sfp_idmap_init(&o->pend, sizeof(struct pend), 64, 75);
+	sfp_idmap_init(&o->tots, sizeof(struct tot), 256, 75);
 	o->sums = calloc(SUM_BUCKETS, sizeof(*o->sums));
 	o->waits = calloc(WAIT_BUCKETS, sizeof(*o->waits));
-	if (!o->pend || !o->sums || !o->waits) {
+	if (!o->sums || !o->waits) {
 		sfp_offcpu__free(&o);
 		return -ENOMEM;
 	}
@@ -128,41 +126,7 @@ void sfp_offcpu__add_unwind(struct sfp_offcpu *o)
 	o->st.unwinds++;
 }
 
-/* --- pending blocks, by tid (open addressing) ---------------------------- */
-
-static size_t hash_tid(uint32_t tid, size_t cap)
-{
-	return (size_t)((tid * 0x9e3779b1u) & (cap - 1));
-}
-
-static struct pend *slot(struct sfp_offcpu *o, uint32_t tid)
-{
-	size_t h;
-
-	for (h = hash_tid(tid, o->cap); o->pend[h].used;
-	     h = (h + 1) & (o->cap - 1))
-		if (o->pend[h].tid == tid)
-			return &o->pend[h];
-	return &o->pend[h];
-}
-
-static int grow(struct sfp_offcpu *o)
-{
-	struct pend *old = o->pend;
-	size_t i, cap = o->cap;
-
-	o->pend = calloc(cap * 2, sizeof(*o->pend));
-	if (!o->pend) {
-		o->pend = old;
-		return -ENOMEM;
-	}
-	o->cap = cap * 2;
-	for (i = 0; i < cap; i++)
-		if (old[i].used)
-			*slot(o, old[i].tid) = old[i];
-	free(old);
-	return 0;
-}
+/* --- pending blocks ------------------------------------------------------ */
 
 /* Ensure *buf holds n entries. */
 static int reserve(uint64_t **buf, size_t *cap, size_t n)
@@ -182,28 +146,22 @@ static int reserve(uint64_t **buf, size_t *cap, size_t n)
 int sfp_offcpu__block(struct sfp_offcpu *o, const struct sfp_record_sample *s,
 		      const struct sfp_defer_user *u)
 {
-	struct pend *p = slot(o, s->tid);
 	size_t nk = sfp_sample_kernel_len(s);
+	bool added;
+	struct pend *p = sfp_idmap_get(&o->pend, s->tid, &added);
 
-	if (p->used && p->dead) {
+	if (!p)
+		return -ENOMEM;
+	if (!added && p->dead) {
 		p->dead = false;	/* a reused tid (its exit's last
 					   switch-out was lost): a new task */
-	} else if (p->used && !p->stack && s->time <= p->s.time) {
+	} else if (!added && !p->stack && s->time <= p->s.time) {
 		/* Its switch-out record came first (sorted by time, it
 		 * cannot: kept for a kernel that stamps them otherwise). */
 		o->st.no_stack--;
 		o->st.blocks--;
-	} else if (p->used) {
+	} else if (!added) {
 		o->st.unmatched++;	/* its switch-in was lost */
-	} else {
-		if ((o->nr + 1) * 4 > o->cap * 3) {
-			if (grow(o))
-				return -ENOMEM;
-			p = slot(o, s->tid);
-		}
-		p->used = true;
-		p->tid = s->tid;
-		o->nr++;
 	}
 	if (reserve(&p->kchain, &p->cap_k, nk ? nk : 1) ||
 	    reserve(&p->uips, &p->cap_u, u->nr_unwound ? u->nr_unwound : 1))
@@ -229,42 +187,17 @@ int sfp_offcpu__block(struct sfp_offcpu *o, const struct sfp_record_sample *s,
 
 static void drop(struct sfp_offcpu *o, struct pend *p);
 
-static struct tot *tot_slot(struct tot *t, size_t cap, uint32_t tid)
-{
-	size_t h;
-
-	for (h = hash_tid(tid, cap); t[h].used; h = (h + 1) & (cap - 1))
-		if (t[h].tid == tid)
-			return &t[h];
-	return &t[h];
-}
-
 /* The task's written total, made when missing (NULL: no memory). */
 static struct tot *get_tot(struct sfp_offcpu *o,
 			   const struct sfp_record_sample *s)
 {
 	struct tot *t;
-	size_t i;
+	bool added;
 
 	if (!o->switch_records)
 		return NULL;
-	if ((o->nr_tot + 1) * 4 > o->cap_tot * 3) {
-		size_t cap = o->cap_tot ? o->cap_tot * 2 : 256;
-		struct tot *n = calloc(cap, sizeof(*n));
-
-		if (!n)
-			return NULL;
-		for (i = 0; i < o->cap_tot; i++)
-			if (o->tots[i].used)
-				*tot_slot(n, cap, o->tots[i].tid) = o->tots[i];
-		free(o->tots);
-		o->tots = n;
-		o->cap_tot = cap;
-	}
-	t = tot_slot(o->tots, o->cap_tot, s->tid);
-	if (!t->used) {
-		t->used = true;
-		t->tid = s->tid;
+	t = sfp_idmap_get(&o->tots, s->tid, &added);
+	if (t && added) {
 		t->pid = s->pid;
 		t->s = *s;
 		t->s.callchain = NULL;
@@ -274,7 +207,6 @@ static struct tot *get_tot(struct sfp_offcpu *o,
 		t->s.user_stack = NULL;
 		t->s.user_stack_size = 0;
 		t->s.user_regs_all = NULL;
-		o->nr_tot++;
 	}
 	return t;
 }
@@ -282,34 +214,27 @@ static struct tot *get_tot(struct sfp_offcpu *o,
 int sfp_offcpu__switch_out(struct sfp_offcpu *o,
 			   const struct sfp_record_sample *s)
 {
-	uint32_t tid = s->tid;
-	struct pend *p = slot(o, tid);
+	struct pend *p;
+	bool added;
 
 	if (!o->switch_records)
 		return 0;
 	o->st.switch_outs++;
 	if (!get_tot(o, s))
 		return -ENOMEM;
-	if (p->used && p->dead) {
+	p = sfp_idmap_get(&o->pend, s->tid, &added);
+	if (!p)
+		return -ENOMEM;
+	if (!added && p->dead) {
 		drop(o, p);	/* the exiting task's last switch-out */
 		return 0;
 	}
-	if (p->used && p->stack && !p->out_seen) {
+	if (!added && p->stack && !p->out_seen) {
 		p->out_seen = true;	/* the block its sample began */
 		return 0;
 	}
-	if (p->used) {
+	if (!added)
 		o->st.unmatched++;	/* the previous block's switch-in */
-	} else {
-		if ((o->nr + 1) * 4 > o->cap * 3) {
-			if (grow(o))
-				return -ENOMEM;
-			p = slot(o, tid);
-		}
-		p->used = true;
-		p->tid = tid;
-		o->nr++;
-	}
 	/* Its sample was lost (or filtered out: not a block, then the
 	 * preempt flag said so already): the time without a stack. */
 	p->s = *s;
@@ -332,22 +257,9 @@ int sfp_offcpu__switch_out(struct sfp_offcpu *o,
 
 static void drop(struct sfp_offcpu *o, struct pend *p)
 {
-	size_t i, j;
-
 	free(p->kchain);
 	free(p->uips);
-	memset(p, 0, sizeof(*p));
-	o->nr--;
-	/* Re-insert the rest of the cluster (linear probing deletion). */
-	i = (size_t)(p - o->pend);
-	for (j = (i + 1) & (o->cap - 1); o->pend[j].used;
-	     j = (j + 1) & (o->cap - 1)) {
-		struct pend tmp = o->pend[j];
-
-		/* the buffers move with the entry: none left behind */
-		memset(&o->pend[j], 0, sizeof(o->pend[j]));
-		*slot(o, tmp.tid) = tmp;
-	}
+	sfp_idmap_delete(&o->pend, p);
 }
 
 /* --- per-stack sums ------------------------------------------------------ */
@@ -506,12 +418,12 @@ static bool rate_ok(struct sfp_offcpu *o, uint64_t time)
 
 int sfp_offcpu__wake(struct sfp_offcpu *o, uint32_t tid, uint64_t time)
 {
-	struct pend *p = slot(o, tid);
+	struct pend *p = sfp_idmap_find(&o->pend, tid);
 	struct sfp_defer_user u = { .kind = SFP_DEFER_USER_NONE };
 	uint64_t ns;
 	int err;
 
-	if (!p->used)
+	if (!p)
 		return 0;	/* a preemption, or not ours */
 	if (p->dead)
 		return 0;
@@ -564,30 +476,38 @@ int sfp_offcpu__wake(struct sfp_offcpu *o, uint32_t tid, uint64_t time)
 
 void sfp_offcpu__task_exit(struct sfp_offcpu *o, uint32_t tid)
 {
-	struct pend *p = slot(o, tid);
+	struct pend *p = sfp_idmap_find(&o->pend, tid);
+	bool added;
 
-	if (p->used && !p->dead)
+	if (p && !p->dead)
 		o->st.unmatched++;
 	if (!o->switch_records)
 		goto out;
 	/* Its last switch-out (not a preemption) comes after the EXIT
 	 * record: remember the tid as gone, so that it starts no block. */
-	if (!p->used) {
-		if ((o->nr + 1) * 4 > o->cap * 3) {
-			if (grow(o))
-				return;	/* then counted unmatched at worst */
-			p = slot(o, tid);
-		}
-		p->used = true;
-		p->tid = tid;
-		o->nr++;
+	if (!p) {
+		p = sfp_idmap_get(&o->pend, tid, &added);
+		if (!p)
+			return;	/* then counted unmatched at worst */
 	}
 	p->dead = true;
 	p->stack = false;
 	return;
 out:
-	if (p->used)
+	if (p)
 		drop(o, p);
+}
+
+/* Was a block of any thread of pid written? */
+static bool has_pid(const struct sfp_offcpu *o, uint32_t pid)
+{
+	const struct tot *t;
+	size_t pos = 0;
+
+	while ((t = sfp_idmap_next(&o->tots, &pos)))
+		if (t->pid == pid)
+			return true;
+	return false;
 }
 
 int sfp_offcpu__kernel_total(struct sfp_offcpu *o,
@@ -595,22 +515,17 @@ int sfp_offcpu__kernel_total(struct sfp_offcpu *o,
 			     uint64_t records_lost, uint64_t ns,
 			     uint64_t blocks)
 {
-	struct tot *t = NULL;
+	struct tot *t;
 	struct pend p = { 0 };
 	uint64_t more;
-	size_t i;
 
 	if (!o->switch_records)
 		return 0;
-	if (o->tots)
-		t = tot_slot(o->tots, o->cap_tot, s->tid);
-	if (!t || !t->used) {
+	t = sfp_idmap_find(&o->tots, s->tid);
+	if (!t) {
 		/* A thread all of whose records were lost: this
 		 * recording's if its process is (-a: every task). */
-		for (i = 0; !any_task && i < o->cap_tot; i++)
-			if (o->tots[i].used && o->tots[i].pid == s->pid)
-				break;
-		if (!any_task && i == o->cap_tot) {
+		if (!any_task && !has_pid(o, s->pid)) {
 			o->st.kernel_other_ns += ns;	/* not ours */
 			return 0;
 		}
@@ -643,18 +558,17 @@ int sfp_offcpu__kernel_total(struct sfp_offcpu *o,
 
 int sfp_offcpu__finish(struct sfp_offcpu *o, uint64_t time)
 {
-	size_t i;
+	struct pend *p;
+	size_t i, pos = 0;
 	int err = 0;
 
-	for (i = 0; i < o->cap; i++)
-		if (o->pend[i].used) {
-			if (!o->pend[i].dead)
-				o->st.unmatched++;
-			free(o->pend[i].kchain);
-			free(o->pend[i].uips);
-			memset(&o->pend[i], 0, sizeof(o->pend[i]));
-		}
-	o->nr = 0;
+	while ((p = sfp_idmap_next(&o->pend, &pos))) {
+		if (!p->dead)
+			o->st.unmatched++;
+		free(p->kchain);
+		free(p->uips);
+	}
+	sfp_idmap_clear(&o->pend);
 	/* Entries whose user chain never came: their kernel part alone. */
 	for (i = 0; i < WAIT_BUCKETS; i++) {
 		struct wait *w, *n;
@@ -729,13 +643,14 @@ void sfp_offcpu__stats(const struct sfp_offcpu *o, struct sfp_offcpu_stats *st)
 void sfp_offcpu__free(struct sfp_offcpu **op)
 {
 	struct sfp_offcpu *o = *op;
-	size_t i;
+	struct pend *p;
+	size_t i, pos = 0;
 
 	if (!o)
 		return;
-	for (i = 0; o->pend && i < o->cap; i++) {
-		free(o->pend[i].kchain);
-		free(o->pend[i].uips);
+	while ((p = sfp_idmap_next(&o->pend, &pos))) {
+		free(p->kchain);
+		free(p->uips);
 	}
 	for (i = 0; o->sums && i < SUM_BUCKETS; i++) {
 		struct sum *sm = o->sums[i], *n;
@@ -756,8 +671,8 @@ void sfp_offcpu__free(struct sfp_offcpu **op)
 		}
 	}
 	free(o->waits);
-	free(o->tots);
-	free(o->pend);
+	sfp_idmap_free(&o->tots);
+	sfp_idmap_free(&o->pend);
 	free(o->sums);
 	free(o);
 	*op = NULL;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "common/cursor.h"
+#include "common/idmap.h"
 #include "common/procfs.h"
 #include "elf/buildid.h"
 #include "perf/perf-int.h"
@@ -34,8 +35,7 @@
 #define STITCH_MAX_WAITING 4096
 
 struct proc {
-	uint32_t pid;
-	bool used;
+	uint32_t pid;		/* first: the idmap's key */
 	int8_t want;		/* opts' want(): 1 yes, -1 no, 0 not asked */
 	/* Its name as the records gave it (COMM, inherited at FORK), for
 	 * want() when the process is gone before its samples are read. */
@@ -72,8 +72,7 @@ struct sfp_rec_pipe {
 	struct sfp_reader *reader;
 	struct sfp_frame *frames;
 	struct sfp_rec_deep *deep;	/* walks past the snapshot (deep.h) */
-	struct proc *procs;
-	size_t cap_procs, nr_procs;
+	struct sfp_idmap procs;		/* struct proc by pid */
 	struct no_table *no_table;
 	size_t nr_no_table;
 	struct bid_memo *bid_memo;	/* BID_MEMO slots, hashed by inode */
@@ -116,59 +115,23 @@ struct sfp_rec_pipe {
 
 /* --- processes ----------------------------------------------------------- */
 
-static size_t pid_hash(uint32_t pid, size_t cap)
-{
-	return (size_t)((pid * 0x9e3779b1u) & (cap - 1));
-}
-
-static struct proc *proc_slot(struct sfp_rec_pipe *p, uint32_t pid)
-{
-	size_t h;
-
-	for (h = pid_hash(pid, p->cap_procs); p->procs[h].used;
-	     h = (h + 1) & (p->cap_procs - 1))
-		if (p->procs[h].pid == pid)
-			return &p->procs[h];
-	return &p->procs[h];
-}
-
-static int procs_grow(struct sfp_rec_pipe *p)
-{
-	struct proc *old = p->procs;
-	size_t i, cap = p->cap_procs;
-
-	p->procs = calloc(cap * 2, sizeof(*p->procs));
-	if (!p->procs) {
-		p->procs = old;
-		return -ENOMEM;
-	}
-	p->cap_procs = cap * 2;
-	for (i = 0; i < cap; i++)
-		if (old[i].used)
-			*proc_slot(p, old[i].pid) = old[i];
-	free(old);
-	return 0;
-}
-
 static struct proc *find_proc(struct sfp_rec_pipe *p, uint32_t pid)
 {
-	struct proc *pr = proc_slot(p, pid);
-
-	return pr->used ? pr : NULL;
+	return sfp_idmap_find(&p->procs, pid);
 }
 
 /* The address space of pid, created empty (or from a parent) if absent. */
 static struct sfp_addr_space *get_as(struct sfp_rec_pipe *p, uint32_t pid,
 				     const struct sfp_addr_space *parent)
 {
-	struct proc *pr = find_proc(p, pid);
+	bool added;
+	struct proc *pr = sfp_idmap_get(&p->procs, pid, &added);
 	int err;
 
-	if (pr)
-		return pr->as;
-	if ((p->nr_procs + 1) * 4 > p->cap_procs * 3 && procs_grow(p))
+	if (!pr)
 		return NULL;
-	pr = proc_slot(p, pid);
+	if (!added)
+		return pr->as;
 	if (parent) {
 		err = sfp_addr_space__fork(parent, &pr->as);
 		if (!err)
@@ -183,35 +146,22 @@ static struct sfp_addr_space *get_as(struct sfp_rec_pipe *p, uint32_t pid,
 	if (err) {
 		pr_warn("address space of process %u: %s", pid,
 			sfp_strerror(err));
+		sfp_idmap_delete(&p->procs, pr);
 		return NULL;
 	}
-	pr->used = true;
-	pr->pid = pid;
-	p->nr_procs++;
 	p->st.procs++;
 	return pr->as;
 }
 
-/* Remove pid (process exit), keeping the probe chains intact. */
+/* Remove pid (process exit). */
 static void drop_proc(struct sfp_rec_pipe *p, uint32_t pid)
 {
 	struct proc *pr = find_proc(p, pid);
-	size_t i, j;
 
 	if (!pr)
 		return;
 	sfp_addr_space__free(&pr->as);
-	pr->used = false;
-	p->nr_procs--;
-	/* Re-insert the rest of the cluster (linear probing deletion). */
-	i = (size_t)(pr - p->procs);
-	for (j = (i + 1) & (p->cap_procs - 1); p->procs[j].used;
-	     j = (j + 1) & (p->cap_procs - 1)) {
-		struct proc tmp = p->procs[j];
-
-		p->procs[j].used = false;
-		*proc_slot(p, tmp.pid) = tmp;
-	}
+	sfp_idmap_delete(&p->procs, pr);
 }
 
 /* --- output ----------------------------------------------------------- */
@@ -1205,11 +1155,10 @@ int sfp_rec_pipe__new(struct sfp_record *r, const struct sfp_rec_pipe_opts *o,
 		p->inline_mode = true;
 	p->obuf = malloc(OUT_BUF);
 	p->out_attrs = calloc((size_t)nr, sizeof(*p->out_attrs));
-	p->cap_procs = 64;
-	p->procs = calloc(p->cap_procs, sizeof(*p->procs));
+	sfp_idmap_init(&p->procs, sizeof(struct proc), 64, 75);
 	if (cache_dir)
 		p->cache_dir = strdup(cache_dir);
-	if (!p->obuf || !p->out_attrs || !p->procs ||
+	if (!p->obuf || !p->out_attrs ||
 	    (cache_dir && !p->cache_dir))
 		goto fail;
 	if (sfp_record__ids(r, 0, &ids))
@@ -1462,16 +1411,16 @@ const char *sfp_rec_pipe__no_table(const struct sfp_rec_pipe *p, size_t i,
 void sfp_rec_pipe__free(struct sfp_rec_pipe **pp)
 {
 	struct sfp_rec_pipe *p = *pp;
-	size_t i;
+	struct proc *pr;
+	size_t i, pos = 0;
 
 	if (!p)
 		return;
 	/* first: the thread may be building a table for one of them */
 	if (p->async_tables)
 		unw_module_async_stop();
-	for (i = 0; p->procs && i < p->cap_procs; i++)
-		if (p->procs[i].used)
-			sfp_addr_space__free(&p->procs[i].as);
+	while ((pr = sfp_idmap_next(&p->procs, &pos)))
+		sfp_addr_space__free(&pr->as);
 	for (i = 0; i < p->nr_no_table; i++)
 		free(p->no_table[i].path);
 	if (p->linger)	/* the idle tables go with the pipeline */
@@ -1482,7 +1431,7 @@ void sfp_rec_pipe__free(struct sfp_rec_pipe **pp)
 	sfp_rec_deep__free(&p->deep);
 	free(p->no_table);
 	free(p->bid_memo);
-	free(p->procs);
+	sfp_idmap_free(&p->procs);
 	free(p->frames);
 	free(p->out_attrs);
 	free(p->obuf);
