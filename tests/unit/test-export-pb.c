@@ -8,6 +8,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "export/pb.h"
 #include "test.h"
@@ -117,7 +118,7 @@ TEST(pb_protoc_decode)
 	struct pb_buf b = { 0 };
 	static const int64_t vals[] = { 1, -2, 1000000 };
 	static const uint64_t ids[] = { 7, 300 };
-	char path[512], cmd[1600], out[1024] = "";
+	char path[512], proto[512], file[600], cmd[2048], out[1024] = "";
 	size_t n;
 	FILE *f;
 
@@ -138,10 +139,16 @@ TEST(pb_protoc_decode)
 		goto out;
 	fwrite(b.data, 1, b.len, f);
 	fclose(f);
+	/* upstream's schema, in the shared test data beside the tree */
+	snprintf(proto, sizeof(proto),
+		 "%s/../../../shared/testdata/proto/pprof", test_data_dir());
+	snprintf(file, sizeof(file), "%s/profile.proto", proto);
+	if (!ASSERT_OK(access(file, R_OK)))
+		goto out;
 	snprintf(cmd, sizeof(cmd),
 		 "protoc --proto_path='%s' --decode perftools.profiles.Profile "
 		 "'%s/profile.proto' < '%s' 2>&1 | tr -s ' \\n' ' '",
-		 test_data_dir(), test_data_dir(), path);
+		 proto, proto, path);
 	f = popen(cmd, "r");
 	if (!ASSERT_TRUE(f))
 		goto out;
