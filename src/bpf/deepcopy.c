@@ -43,6 +43,7 @@
 
 #include "bpf/deepcopy.h"
 #include "bpf/deepcopy-shared.h"
+#include "common/idmap.h"
 #include "common/procfs.h"
 #include "record/record.h"
 #include "deepcopy.skel.h"
@@ -68,8 +69,7 @@ struct held {
 };
 
 struct thr {
-	uint32_t tid;
-	bool used;
+	uint32_t tid;		/* first: the idmap's key */
 	uint32_t want;		/* what the map says (bytes, page multiple) */
 	bool other;		/* its chain leaves the stack: follow it */
 	bool other_off;		/* it did, and led nowhere: not again */
@@ -87,8 +87,7 @@ struct sfp_bpf_deep {
 	struct held *q;
 	size_t q_head, q_nr, q_cap, q_bytes;
 	uint8_t *taken;			/* the copy last given */
-	struct thr *thr;
-	size_t thr_cap, thr_nr;
+	struct sfp_idmap thr;		/* struct thr by tid */
 	uint32_t test_drop, test_n;	/* SFPROF_BPF_TEST_DEEP_DROP */
 	struct sfp_bpf_deep_stats st;
 };
@@ -118,12 +117,7 @@ int sfp_bpf_deep__load(uint32_t snap_size, struct sfp_bpf_deep **out,
 	if (!b)
 		return -ENOMEM;
 	b->snap_size = snap_size;
-	b->thr_cap = 64;
-	b->thr = calloc(b->thr_cap, sizeof(*b->thr));
-	if (!b->thr) {
-		free(b);
-		return -ENOMEM;
-	}
+	sfp_idmap_init(&b->thr, sizeof(struct thr), 64, 50);
 	env = getenv("SFPROF_BPF_TEST_DEEP_DROP");
 	if (env && atoi(env) > 0)
 		b->test_drop = (uint32_t)atoi(env);
@@ -358,43 +352,16 @@ none:
 
 /* --- threads' sizes ------------------------------------------------------- */
 
-static struct thr *thr_slot(struct thr *tab, size_t cap, uint32_t tid)
-{
-	size_t h;
-
-	for (h = (tid * 0x9e3779b1u) & (cap - 1); tab[h].used;
-	     h = (h + 1) & (cap - 1))
-		if (tab[h].tid == tid)
-			return &tab[h];
-	return &tab[h];
-}
-
 static struct thr *thr_get(struct sfp_bpf_deep *b, uint32_t tid, bool add)
 {
 	struct thr *t;
+	bool added;
 
-	if (add && (b->thr_nr + 1) * 2 > b->thr_cap) {
-		struct thr *tab = calloc(b->thr_cap * 2, sizeof(*tab));
-		size_t i;
-
-		if (!tab)
-			return NULL;
-		for (i = 0; i < b->thr_cap; i++)
-			if (b->thr[i].used)
-				*thr_slot(tab, b->thr_cap * 2, b->thr[i].tid) =
-					b->thr[i];
-		free(b->thr);
-		b->thr = tab;
-		b->thr_cap *= 2;
-	}
-	t = thr_slot(b->thr, b->thr_cap, tid);
-	if (t->used || !add)
-		return t->used ? t : NULL;
-	memset(t, 0, sizeof(*t));
-	t->used = true;
-	t->tid = tid;
-	b->thr_nr++;
-	b->st.threads++;
+	if (!add)
+		return sfp_idmap_find(&b->thr, tid);
+	t = sfp_idmap_get(&b->thr, tid, &added);
+	if (t && added)
+		b->st.threads++;
 	return t;
 }
 
@@ -522,21 +489,11 @@ void sfp_bpf_deep__need(struct sfp_bpf_deep *b, uint32_t tid,
 void sfp_bpf_deep__task_exit(struct sfp_bpf_deep *b, uint32_t tid)
 {
 	struct thr *t = thr_get(b, tid, false);
-	size_t i, j;
 
 	if (!t)
 		return;
 	bpf_map_delete_elem(bpf_map__fd(b->skel->maps.wants), &tid);
-	t->used = false;
-	b->thr_nr--;
-	i = (size_t)(t - b->thr);
-	for (j = (i + 1) & (b->thr_cap - 1); b->thr[j].used;
-	     j = (j + 1) & (b->thr_cap - 1)) {
-		struct thr tmp = b->thr[j];
-
-		b->thr[j].used = false;
-		*thr_slot(b->thr, b->thr_cap, tmp.tid) = tmp;
-	}
+	sfp_idmap_delete(&b->thr, t);
 }
 
 void sfp_bpf_deep__stats(const struct sfp_bpf_deep *b,
@@ -590,7 +547,7 @@ void sfp_bpf_deep__free(struct sfp_bpf_deep **bp)
 		free(b->q[b->q_head + i].data);
 	free(b->q);
 	free(b->taken);
-	free(b->thr);
+	sfp_idmap_free(&b->thr);
 	free(b);
 	*bp = NULL;
 }
