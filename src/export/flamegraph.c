@@ -153,9 +153,10 @@ static void pick_time_view(struct fg *g)
 	if (!cnt)
 		return;
 	for (i = 0; i < ns; i++) {
-		uint32_t ev = sfp_profile__sample(p, i)->event;
+		const struct sfp_profile_sample *s = sfp_profile__sample(p, i);
 
-		cnt[ev < ne ? ev : ne]++;
+		/* (a merged sample stands for count samples) */
+		cnt[s->event < ne ? s->event : ne] += s->count;
 	}
 	for (e = 0; e < ne; e++) {
 		const struct sfp_profile_event *ev = sfp_profile__event(p, e);
@@ -666,6 +667,17 @@ static const char *event_name(const struct sfp_profile *p, uint32_t e)
 	return ev && ev->name ? ev->name : "?";
 }
 
+/* Samples taken: a merged sample (sfp_profile_opts.merge_samples) is
+ * count of them. */
+static size_t samples_taken(const struct sfp_profile *p)
+{
+	size_t i, n = 0, ns = sfp_profile__nr_samples(p);
+
+	for (i = 0; i < ns; i++)
+		n += sfp_profile__sample(p, i)->count;
+	return n;
+}
+
 /* The line below the title: host, events, sample counts. */
 static void write_sub_text(FILE *m, const struct fg *g, size_t total)
 {
@@ -753,7 +765,7 @@ static int write_data(struct fg *g, FILE *out, const char *title)
 	fputs("{\"v\":2,\n\"title\":", out);
 	sfp_flame_json_str(out, title);
 	fputs(",\n\"sub\":", out);
-	write_json_text(out, g, sfp_profile__nr_samples(p), write_sub_text);
+	write_json_text(out, g, samples_taken(p), write_sub_text);
 	if (g->timed) {
 		/* values are ns, each frame with its off-CPU part */
 		fputs(",\n\"unit\":\"ns\",\n\"offcpu\":true,\n\"view\":", out);

@@ -192,7 +192,7 @@ static char *exported(struct sfp_profile *p, const char *format, size_t *len)
 TEST(export_merged_samples_count_as_many)
 {
 	SFP_OPTS(sfp_profile_opts, mo, .merge_samples = true);
-	const char *formats[] = { "folded", "pprof" };
+	const char *formats[] = { "folded", "pprof", "flamegraph" };
 	struct sfp_profile *p = load_fixture(), *m = NULL;
 	char path[512];
 	size_t i;
