@@ -67,8 +67,9 @@ struct sfp_profile_opts {
 	/* keep one sample for all those that agree on everything but time
 	 * and period (pid, tid, cpu, stack, comm, event, flags), with the
 	 * summed period and their count: for readers that need no times
-	 * (a report without --time).  A system-wide file of 319k samples
-	 * then holds a few thousand. */
+	 * (a report without --time; the exports but "firefox", a timeline
+	 * that refuses such a profile with -EINVAL).  A system-wide file
+	 * of 319k samples then holds a few thousand. */
 	bool merge_samples;
 	/* keep the files symbols were read from open and mapped until
 	 * sfp_profile__free() (up to two descriptors a DSO): a command

@@ -938,6 +938,15 @@ int sfp_export_firefox(const struct sfp_profile *p, FILE *out,
 		const struct sfp_profile_sample *s = sfp_profile__sample(p, i);
 		uint64_t tm = s->time;
 
+		/* The format is a timeline with a row per sample and no
+		 * weights: a merged sample (merge_samples) has lost the
+		 * times of the samples it stands for. */
+		if (s->count > 1) {
+			pr_warn("firefox: the profile was loaded with "
+				"merge_samples: each sample's time is needed");
+			return -EINVAL;
+		}
+
 		/* an off-CPU block's marker starts where the block began */
 		if (is_off(&c, s) && s->period < tm &&
 		    !(c.sum_stamp && tm == c.sum_stamp))
