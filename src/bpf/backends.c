@@ -120,15 +120,3 @@ void sfp_bpf_backends__free(struct sfp_bpf_backends *b)
 	sfp_bpf_offsum__free(&b->sums);
 	sfp_bpf_deep__free(&b->deep);
 }
-
-void sfp_bpf_defer__source(struct sfp_bpf_defer *b,
-			   struct sfp_recorder_source *src)
-{
-	*src = (struct sfp_recorder_source){
-		.ctx = b,
-		.record = sfp_bpf_defer__record,
-		.poll = source_poll,
-		.flush = source_flush,
-		.finish = source_finish,
-	};
-}
