@@ -283,7 +283,8 @@ struct ctx {
 	size_t nr_bid;
 	struct bid_collect *bc;		/* NULL: --no-buildid-cache */
 	int zlevel;
-	/* deep stacks read at the sample (bpf/deepcopy.h), or why not */
+	/* the BPF parts, for the summary: deep stacks read at the sample
+	 * (bpf/deepcopy.h) or why not */
 	const struct sfp_bpf_backends *bk;
 	bool status_shown;		/* a status line is on the terminal */
 };
