@@ -2,9 +2,10 @@
 /*
  * The agent's loop (see agent.h for the picture).
  *
- * It reuses `sfprof record`'s parts as they are: the session (every CPU,
- * inherited by new processes), the record pipeline (synthesized maps of
- * running processes, the unwinder, the deferral engine) or the bpf-defer
+ * It reuses `sfprof record`'s parts as they are, through the same
+ * recorder (record/recorder.h): the session (every CPU, inherited by new
+ * processes), the record pipeline (synthesized maps of running
+ * processes, the unwinder, the deferral engine) or the bpf-defer
  * backend, and the reader thread that only moves records from the rings
  * to the session's queue, so the kernel never waits on us.  Where record
  * has the pipeline write perf.data, the agent takes its events typed --

@@ -3,9 +3,11 @@
  * `sfprof record`: sample a command, processes or the whole machine and
  * write perf.data with complete user stacks, in the Linux 6.19 deferred
  * form by default (or the classic inline form).  The library does the
- * work: a session reads the rings, the pipeline unwinds and rewrites, the
- * perf writer writes; this file parses options, handles signals, shows a
- * status line and the summary.
+ * work: the recorder (record/recorder.h) opens a session that reads the
+ * rings and a pipeline that unwinds and rewrites, the perf writer
+ * writes; this file parses options, handles signals, gives the recorder
+ * its BPF parts and its output file, shows a status line and the
+ * summary, and says what failed.
  */
 #include <dirent.h>
 #include <errno.h>
