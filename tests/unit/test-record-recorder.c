@@ -38,6 +38,10 @@ struct calls {
 	enum sfp_recorder_step failed_step;
 	int failed_err, nr_failed;
 	struct sfp_recorder *ready_rc, *started_rc;
+	/* the fakes as the recorder's options point at them */
+	struct sfp_recorder_source src;
+	struct sfp_recorder_deep deep;
+	struct sfp_recorder_sums sums;
 };
 
 static void mark(struct calls *c, char ch)
@@ -183,20 +187,20 @@ static const struct sfp_recorder_sums fake_sums = {
 	.read = sums_read,
 };
 
-/* The recorder's options around c's fakes. */
-static void fakes(struct calls *c, struct sfp_recorder_source *src,
-		  struct sfp_recorder_deep *deep,
-		  struct sfp_recorder_sums *sums, struct sfp_recorder_opts *o)
+/* c cleared, and the recorder's options around its fakes. */
+static void fakes(struct calls *c, struct sfp_recorder_opts *o)
 {
-	*src = fake_source;
-	src->ctx = c;
-	*deep = fake_deep;
-	deep->ctx = c;
-	*sums = fake_sums;
-	sums->ctx = c;
-	o->source = src;
-	o->deep = deep;
-	o->sums = sums;
+	memset(c, 0, sizeof(*c));
+	prog_path();
+	c->src = fake_source;
+	c->src.ctx = c;
+	c->deep = fake_deep;
+	c->deep.ctx = c;
+	c->sums = fake_sums;
+	c->sums.ctx = c;
+	o->source = &c->src;
+	o->deep = &c->deep;
+	o->sums = &c->sums;
 	o->out = out_count;
 	o->out_ctx = c;
 	o->ctx = c;
@@ -215,10 +219,7 @@ static void fakes(struct calls *c, struct sfp_recorder_source *src,
 TEST(recorder_open_start_finish)
 {
 	char *argv[] = { prog, "flat", "1000", NULL };
-	struct calls c = { 0 };
-	struct sfp_recorder_source src;
-	struct sfp_recorder_deep deep;
-	struct sfp_recorder_sums sums;
+	struct calls c;
 	SFP_OPTS(sfp_record_opts, ro, .argv = argv, .freq = 999);
 	SFP_OPTS(sfp_rec_pipe_opts, po);
 	SFP_OPTS(sfp_recorder_opts, o, .stop_after_s = 0.3, .record = &ro,
@@ -227,8 +228,7 @@ TEST(recorder_open_start_finish)
 	struct sfp_rec_pipe_stats st;
 	int rounds = 0;
 
-	prog_path();
-	fakes(&c, &src, &deep, &sums, &o);
+	fakes(&c, &o);
 	if (!ASSERT_OK(sfp_recorder__open(&o, &rc)))
 		goto out;
 	ASSERT_STREQ(c.seq, "dayR");
@@ -270,18 +270,14 @@ out:
 TEST(recorder_failed_steps)
 {
 	char *argv[] = { prog, "flat", "100", NULL };
-	struct calls c = { 0 };
-	struct sfp_recorder_source src;
-	struct sfp_recorder_deep deep;
-	struct sfp_recorder_sums sums;
+	struct calls c;
 	SFP_OPTS(sfp_record_opts, ro, .argv = argv);
 	SFP_OPTS(sfp_rec_pipe_opts, po, .no_deep_stacks = true);
 	SFP_OPTS(sfp_recorder_opts, o, .record = &ro, .pipe = &po,
 		 .async_tables = true);
 	struct sfp_recorder *rc = NULL;
 
-	prog_path();
-	fakes(&c, &src, &deep, &sums, &o);
+	fakes(&c, &o);
 	c.async_err = -EAGAIN;
 	if (!ASSERT_OK(sfp_recorder__open(&o, &rc)))
 		goto out;
@@ -291,7 +287,7 @@ TEST(recorder_failed_steps)
 	ASSERT_EQ(c.failed_err, -EAGAIN);
 	sfp_recorder__free(&rc);
 
-	memset(&c, 0, sizeof(c));
+	fakes(&c, &o);
 	c.attach_err = -EPERM;
 	ASSERT_ERR(sfp_recorder__open(&o, &rc), -EPERM);
 	ASSERT_TRUE(rc == NULL);
@@ -314,18 +310,14 @@ out:
 TEST(recorder_kernel_sums)
 {
 	char *argv[] = { prog, "flat", "100", NULL };
-	struct calls c = { 0 };
-	struct sfp_recorder_source src;
-	struct sfp_recorder_deep deep;
-	struct sfp_recorder_sums sums;
+	struct calls c;
 	SFP_OPTS(sfp_record_opts, ro, .argv = argv, .off_cpu = true);
 	SFP_OPTS(sfp_rec_pipe_opts, po, .no_deep_stacks = true);
 	SFP_OPTS(sfp_recorder_opts, o, .record = &ro, .pipe = &po);
 	struct sfp_recorder *rc = NULL;
 	int err;
 
-	prog_path();
-	fakes(&c, &src, &deep, &sums, &o);
+	fakes(&c, &o);
 	err = sfp_recorder__open(&o, &rc);
 	if (err == -EACCES || err == -EPERM || err == -ENOENT) {
 		test_skip("no sched_switch tracepoint here (%s)",
@@ -346,7 +338,7 @@ TEST(recorder_kernel_sums)
 	ASSERT_STREQ(c.seq, "alRmSsfFr");
 	sfp_recorder__free(&rc);
 
-	memset(&c, 0, sizeof(c));
+	fakes(&c, &o);
 	c.load_err = -EOPNOTSUPP;
 	if (!ASSERT_OK(sfp_recorder__open(&o, &rc)) ||
 	    !ASSERT_OK(sfp_recorder__start(rc)))
