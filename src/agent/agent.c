@@ -2,9 +2,10 @@
 /*
  * The agent's loop (see agent.h for the picture).
  *
- * It reuses `sfprof record`'s parts as they are: the session (every CPU,
- * inherited by new processes), the record pipeline (synthesized maps of
- * running processes, the unwinder, the deferral engine) or the bpf-defer
+ * It reuses `sfprof record`'s parts as they are, through the same
+ * recorder (record/recorder.h): the session (every CPU, inherited by new
+ * processes), the record pipeline (synthesized maps of running
+ * processes, the unwinder, the deferral engine) or the bpf-defer
  * backend, and the reader thread that only moves records from the rings
  * to the session's queue, so the kernel never waits on us.  Where record
  * has the pipeline write perf.data, the agent takes its events typed --
@@ -36,7 +37,7 @@
 #include <sfprof/symbols.h>
 
 #include "agent/agent.h"
-#include "bpf/bpf-defer.h"
+#include "bpf/backends.h"
 #include "common/procfs.h"
 #include "perf/machine.h"
 #include "profile/live.h"
@@ -114,9 +115,13 @@ struct service {
 
 struct agent {
 	const struct agent_opts *o;
+	/* the session and its pipeline, the recorder's (record/recorder.h:
+	 * it opens them, starts them, runs the reader thread and ends them) */
+	struct sfp_recorder *rc;
 	struct sfp_record *r;
 	struct sfp_rec_pipe *p;
-	struct sfp_recorder *rc;	/* reader thread, reading, the end */
+	struct sfp_bpf_backends bk;	/* bpf-defer as the recorder's source */
+	bool opened;			/* the session was: a summary at exit */
 	struct sfp_machine *m;
 	struct sfp_symbolizer *sym;
 	/* --off-cpu: the pipeline's offcpu-time events, and the evsel its
@@ -1092,6 +1097,61 @@ static void summary(const struct agent *a)
 	}
 }
 
+/* A step of the recorder failed: said (the kernel's records and the
+ * start say nothing more than the library did).  Return: err, which
+ * ends the agent. */
+static int recorder_failed(void *ctx, enum sfp_recorder_step step, int err)
+{
+	struct agent *a = ctx;
+
+	a->opened = step != SFP_RECORDER_SESSION;
+	if (step == SFP_RECORDER_SESSION)
+		pr_warn("agent: cannot sample: %s", sfp_strerror(err));
+	else if (step == SFP_RECORDER_PIPELINE)
+		pr_warn("agent: cannot start the record pipeline: %s",
+			sfp_strerror(err));
+	else if (step == SFP_RECORDER_ATTACH)
+		pr_warn("agent: bpf-defer: cannot attach: %s",
+			sfp_strerror(err));
+	else if (step == SFP_RECORDER_ASYNC_TABLES)
+		pr_warn("agent: cannot start the tables' thread: %s",
+			sfp_strerror(err));
+	else if (step == SFP_RECORDER_PROCS)
+		pr_warn("agent: reading /proc: %s", sfp_strerror(err));
+	return err;
+}
+
+/* Session and pipeline made, before the kernel's records come: the
+ * off-CPU event, the machine and the symbolizer they go to.  Return: 0
+ * or -errno. */
+static int recorder_ready(void *ctx, struct sfp_recorder *rc)
+{
+	struct agent *a = ctx;
+	int err;
+
+	a->opened = true;
+	a->r = sfp_recorder__session(rc);
+	a->p = sfp_recorder__pipeline(rc);
+	if (a->o->off_cpu) {
+		int oe = sfp_record__off_cpu_evsel(a->r);
+
+		if (oe < 0 || !sfp_rec_pipe__is_offcpu(a->p, oe) ||
+		    !(a->off_out = sfp_rec_pipe__evsel(a->p, oe))) {
+			pr_warn("agent: --off-cpu: no off-CPU event "
+				"(--call-graph sframe only)");
+			return -EOPNOTSUPP;
+		}
+		sfp_record_perf_attr(sfp_rec_pipe__out_attr(a->p, oe),
+				     &a->off_evsel.attr);
+	}
+	if ((err = sfp_machine__new(&a->m)) ||
+	    (err = symbolizer_new(&a->sym)))
+		return err;
+	return 0;
+}
+
+/* The recorder: session, pipeline, bpf-defer attached, the kernel's
+ * records.  Return: 0 or -errno (said). */
 static int setup(struct agent *a)
 {
 	const struct agent_opts *o = a->o;
@@ -1128,61 +1188,26 @@ static int setup(struct agent *a)
 		 .async_tables = true,
 		 .table_linger_ms = TABLE_LINGER_MS,
 		 .table_linger_bytes = TABLE_LINGER_BYTES);
+	SFP_OPTS(sfp_recorder_opts, rco, .poll_ms = READER_POLL_MS,
+		 /* named, so that its CPU shows apart in /proc */
+		 .thread_name = "sfp-reader",
+		 .record = &ro, .pipe = &po,
+		 /* BPF's tables too are built off the reading thread */
+		 .async_tables = true,
+		 .ctx = a, .failed = recorder_failed, .ready = recorder_ready);
 	int err;
 
 	if (gethostname(a->host, sizeof(a->host) - 1))
 		snprintf(a->host, sizeof(a->host), "localhost");
-	if ((err = sfp_record__open(&ro, &a->r))) {
-		pr_warn("agent: cannot sample: %s", sfp_strerror(err));
-		return err;
+	a->bk.defer = o->bpf;
+	sfp_bpf_backends__ops(&a->bk, false, false, &rco);
+	err = sfp_recorder__open(&rco, &a->rc);
+	if (err) {
+		a->r = NULL;	/* the recorder's, gone with it */
+		a->p = NULL;
 	}
-	if ((err = sfp_rec_pipe__new(a->r, &po, NULL, NULL, &a->p))) {
-		pr_warn("agent: cannot start the record pipeline: %s",
-			sfp_strerror(err));
-		return err;
-	}
-	if (o->bpf && (err = sfp_bpf_defer__attach(o->bpf, a->r, a->p, NULL,
-						   NULL, NULL))) {
-		pr_warn("agent: bpf-defer: cannot attach: %s",
-			sfp_strerror(err));
-		return err;
-	}
-	{
-		struct sfp_recorder_source src;
-		SFP_OPTS(sfp_recorder_opts, rco, .poll_ms = READER_POLL_MS,
-			 /* named, so that its CPU shows apart in /proc */
-			 .thread_name = "sfp-reader",
-			 .source = o->bpf ? &src : NULL);
-
-		if (o->bpf)
-			sfp_bpf_defer__source(o->bpf, &src);
-		if ((err = sfp_recorder__new(a->r, a->p, &rco, &a->rc)))
-			return err;
-	}
-	/* BPF's tables too are built off the reading thread */
-	if (o->bpf && (err = sfp_bpf_defer__async_tables(o->bpf))) {
-		pr_warn("agent: cannot start the tables' thread: %s",
-			sfp_strerror(err));
-		return err;
-	}
-	if (o->off_cpu) {
-		int oe = sfp_record__off_cpu_evsel(a->r);
-
-		if (oe < 0 || !sfp_rec_pipe__is_offcpu(a->p, oe) ||
-		    !(a->off_out = sfp_rec_pipe__evsel(a->p, oe))) {
-			pr_warn("agent: --off-cpu: no off-CPU event "
-				"(--call-graph sframe only)");
-			return -EOPNOTSUPP;
-		}
-		sfp_record_perf_attr(sfp_rec_pipe__out_attr(a->p, oe),
-				     &a->off_evsel.attr);
-	}
-	if ((err = sfp_machine__new(&a->m)) ||
-	    (err = symbolizer_new(&a->sym)))
-		return err;
-	return sfp_rec_pipe__synthesize_kernel(a->p);
+	return err;
 }
-
 
 /*
  * How long the loop may sleep: its period, but no later than the open
@@ -1257,13 +1282,10 @@ int agent_run(const struct agent_opts *o)
 		say(o, "listening on %s (port %u)", o->listen,
 		    agent_listener__port(l));
 	}
-	if ((err = sfp_record__start(a.r)))
+	/* sampling, and the processes already running: their maps from
+	 * /proc */
+	if ((err = sfp_recorder__start(a.rc)))
 		goto out;
-	/* the processes already running: their maps from /proc */
-	if ((err = sfp_rec_pipe__synthesize(a.p, NULL, 0, true))) {
-		pr_warn("agent: reading /proc: %s", sfp_strerror(err));
-		goto out;
-	}
 	reader_running = sfp_recorder__start_reader(a.rc);
 	a.win_start_mono = clock_ns(CLOCK_MONOTONIC);
 	a.win_start_real = clock_ns(CLOCK_REALTIME);
@@ -1347,12 +1369,8 @@ stop:
 	sfp_recorder__stop(a.rc);
 	a.final = true;
 	a.final_deadline = clock_ns(CLOCK_MONOTONIC) + FINAL_READ_NS;
-	if (!err) {
-		int e = sfp_recorder__drain(a.rc);
-
-		if (e >= 0 || e == -ECANCELED)
-			sfp_rec_pipe__finish(a.p);
-	}
+	if (!err)	/* the last records, what was read when cancelled */
+		sfp_recorder__finish(a.rc);
 	now = clock_ns(CLOCK_MONOTONIC);
 	take_pulls(&a, now);
 	finish_pulls(&a, now, true);
@@ -1373,7 +1391,7 @@ out:
 		for (i = 0; i < o->nr_sinks; i++)
 			agent_sink__close(o->sinks[i], deadline);
 	}
-	if (a.r)
+	if (a.opened)
 		summary(&a);
 	agent_listener__stop(&l);
 	for (i = 0; i < a.nr_svc; i++) {
@@ -1383,9 +1401,10 @@ out:
 	}
 	free(a.svc);
 	proc_forget_all(&a);
-	sfp_recorder__free(&a.rc);
-	sfp_rec_pipe__free(&a.p);
-	sfp_record__free(&a.r);
+	sfp_recorder__free(&a.rc);	/* the pipeline and the session */
+	a.r = NULL;
+	a.p = NULL;
+	sfp_bpf_backends__free(&a.bk);
 	sfp_symbolizer__free(&a.sym);
 	free(a.gone);
 	sfp_machine__free(&a.m);

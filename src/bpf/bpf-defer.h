@@ -114,13 +114,6 @@ SFP_HIDDEN int sfp_bpf_defer__poll(struct sfp_bpf_defer *b);
  */
 SFP_HIDDEN int sfp_bpf_defer__wait_fd(const struct sfp_bpf_defer *b);
 
-/* b as a recorder's second source of records (record/recorder.h): its
- * ring polled, flushed and finished by the recorder, the session's
- * records through sfp_bpf_defer__record(). */
-struct sfp_recorder_source;
-SFP_HIDDEN void sfp_bpf_defer__source(struct sfp_bpf_defer *b,
-				      struct sfp_recorder_source *src);
-
 /* An sfp_record_event_fn; ctx is the sfp_bpf_defer. */
 SFP_HIDDEN int sfp_bpf_defer__record(const void *rec, size_t size, int cpu,
 				     void *ctx);

@@ -3,9 +3,11 @@
  * `sfprof record`: sample a command, processes or the whole machine and
  * write perf.data with complete user stacks, in the Linux 6.19 deferred
  * form by default (or the classic inline form).  The library does the
- * work: a session reads the rings, the pipeline unwinds and rewrites, the
- * perf writer writes; this file parses options, handles signals, shows a
- * status line and the summary.
+ * work: the recorder (record/recorder.h) opens a session that reads the
+ * rings and a pipeline that unwinds and rewrites, the perf writer
+ * writes; this file parses options, handles signals, gives the recorder
+ * its BPF parts and its output file, shows a status line and the
+ * summary, and says what failed.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -31,8 +33,7 @@
 #include "record/pipeline.h"
 #include "record/record.h"
 #include "record/recorder.h"
-#include "bpf/deepcopy.h"
-#include "bpf/offsum.h"
+#include "bpf/backends.h"
 #include "record-bpf.h"
 #include "record-buildid.h"
 
@@ -284,9 +285,9 @@ struct ctx {
 	size_t nr_bid;
 	struct bid_collect *bc;		/* NULL: --no-buildid-cache */
 	int zlevel;
-	/* deep stacks read at the sample (bpf/deepcopy.h), or why not */
-	struct sfp_bpf_deep *deep_bpf;
-	char deep_why[256];
+	/* the BPF parts, for the summary: deep stacks read at the sample
+	 * (bpf/deepcopy.h) or why not */
+	const struct sfp_bpf_backends *bk;
 	bool status_shown;		/* a status line is on the terminal */
 };
 
@@ -549,10 +550,10 @@ static void summary(const struct ctx *c, const struct sfp_record *r,
 			(unsigned long long)st.deep.too_deep,
 			st.deep.depth_cap ? "; some completed ones cut at "
 					    "--max-depth" : "");
-	if (st.deep_on && c->deep_bpf) {
+	if (st.deep_on && c->bk->deep) {
 		struct sfp_bpf_deep_stats ds;
 
-		sfp_bpf_deep__stats(c->deep_bpf, &ds);
+		sfp_bpf_deep__stats(c->bk->deep, &ds);
 		if (ds.threads || ds.copies)
 			fprintf(stderr, "  deep stacks at the sample: %llu "
 				"copies (%.1f MB) for %llu threads: %llu paired "
@@ -606,7 +607,7 @@ static void summary(const struct ctx *c, const struct sfp_record *r,
 				(unsigned long long)ds.test_dropped);
 	} else if (st.deep_on && st.deep.ran_out) {
 		fprintf(stderr, "  deep stacks: no copy at the sample: %s\n",
-			c->deep_why);
+			c->bk->deep_why);
 	}
 	fprintf(stderr, "  unwind stops:");
 	for (i = 1; i < SFP_STOP__MAX; i++)
@@ -796,15 +797,19 @@ struct rec {
 	const char *off_why;		/* why off-CPU is not bpf-defer's */
 
 	struct ctx c;
-	struct sfp_record *r;
-	struct sfp_rec_pipe *p;
-	/* the reader thread only moves records from the rings into the
+	/* the session and its pipeline, the recorder's (record/recorder.h);
+	 * its reader thread only moves records from the rings into the
 	 * session's queue, so that the kernel never runs out of ring space
 	 * while we unwind (building a large library's table can take a
 	 * while); it turns the events off at --duration */
 	struct sfp_recorder *rc;
-	struct sfp_bpf_defer *bd;
-	struct sfp_bpf_offsum *os;
+	struct sfp_record *r;
+	struct sfp_rec_pipe *p;
+	/* bpf-defer (loaded before the session), deep stacks, kernel sums */
+	struct sfp_bpf_backends bk;
+	/* the exit status of a step of the recorder that failed (said) */
+	int fail_exit;
+	bool procs_failed;
 	struct wl_end we;
 	bool started;
 	double t0, t_stop;
@@ -1066,7 +1071,7 @@ static void choose_call_graph(struct rec *x)
 	struct sfp_record_opts *ro = &x->ro;
 
 	if (x->auto_cg) {
-		ro->call_graph = record_auto_choose(ro, x->po.max_depth, &x->bd,
+		ro->call_graph = record_auto_choose(ro, x->po.max_depth, &x->bk.defer,
 						    x->auto_why,
 						    sizeof(x->auto_why));
 		if (!x->quiet)
@@ -1074,7 +1079,7 @@ static void choose_call_graph(struct rec *x)
 	} else {
 		enum sfp_record_call_graph asked = ro->call_graph;
 
-		record_bpf_load(&ro->call_graph, ro, x->po.max_depth, &x->bd);
+		record_bpf_load(&ro->call_graph, ro, x->po.max_depth, &x->bk.defer);
 		if (asked != ro->call_graph)
 			x->off_why = "bpf-defer did not load, see above";
 	}
@@ -1092,105 +1097,84 @@ static void choose_call_graph(struct rec *x)
 			  "where it loads");
 }
 
-/* Deep stacks read at the sample: a BPF program on the sampling events,
- * where it loads (root or CAP_BPF+CAP_PERFMON, BTF); otherwise the walks
- * that run out are completed later, as before, and the summary says why. */
-static void deep_stacks_bpf(struct rec *x)
+/*
+ * A step of the recorder failed: said as record says it, the exit status
+ * kept for cmd_record.  Return: 0 to go on without the step (the tables
+ * thread, the kernel sums, /proc after a write error: said later), or
+ * err.
+ */
+static int recorder_failed(void *ctx, enum sfp_recorder_step step, int err)
 {
-	const char *no = getenv("SFPROF_DEEP_NO_BPF");
-	struct ctx *c = &x->c;
-	int err;
+	struct rec *x = ctx;
+	int ex = EXIT_INVALID;
 
-	if (x->ro.call_graph != SFP_RECORD_CG_SFRAME || x->po.no_deep_stacks)
-		return;
-	if (no && *no && strcmp(no, "0")) {
-		snprintf(c->deep_why, sizeof(c->deep_why),
-			 "SFPROF_DEEP_NO_BPF is set");
-	} else if (!sfp_bpf_deep__load(x->ro.stack_size ? x->ro.stack_size
-							: 16384,
-				       &c->deep_bpf, c->deep_why,
-				       sizeof(c->deep_why))) {
-		err = sfp_bpf_deep__attach(c->deep_bpf, x->r);
-		if (err) {
-			snprintf(c->deep_why, sizeof(c->deep_why),
-				 "cannot attach the BPF program: %s",
-				 strerror(-err));
-			sfp_bpf_deep__free(&c->deep_bpf);
-		}
+	switch (step) {
+	case SFP_RECORDER_SESSION:
+		/* The library said why, with the fix; add the code. */
+		cli_err("cannot record: %s", sfp_strerror(err));
+		ex = exit_for(err);
+		break;
+	case SFP_RECORDER_PIPELINE:
+		cli_err("cannot set up the pipeline: %s", sfp_strerror(err));
+		break;
+	case SFP_RECORDER_ATTACH:
+		cli_err("bpf-defer: cannot attach: %s", sfp_strerror(err));
+		break;
+	case SFP_RECORDER_ASYNC_TABLES:
+		cli_err("bpf-defer: tables built on the reading thread (%s)",
+			sfp_strerror(err));
+		return 0;
+	case SFP_RECORDER_SUMS:
+		if (!x->quiet)
+			cli_err("--off-cpu: no kernel sums (BPF program on "
+				"sched_switch: %s): the time of blocks whose "
+				"records the rings lose is lost (counted)",
+				sfp_strerror(err));
+		return 0;
+	case SFP_RECORDER_KERNEL:
+		if (x->c.write_err)
+			write_failed(x->c.path, err, "nothing recorded");
+		else
+			cli_err("synthesizing the kernel's records: %s",
+				strerror(-err));
+		ex = EXIT_USAGE;
+		break;
+	case SFP_RECORDER_START:
+		/* The library said why (e.g. the command cannot be run).  A
+		 * command that cannot be run exits as a shell says it: 127
+		 * not found, 126 found but not executable. */
+		cli_err("recording not started");
+		ex = !x->we.have ? EXIT_INVALID : err == -ENOENT ? 127 : 126;
+		break;
+	case SFP_RECORDER_PROCS:
+		if (x->c.write_err)
+			return 0;	/* the write error is said at the end */
+		cli_err("reading /proc: %s", sfp_strerror(err));
+		x->procs_failed = true;
+		break;
 	}
-	x->po.bpf_deep = c->deep_bpf;
+	x->fail_exit = ex;
+	return err;
 }
 
-/* The session, its pipeline and BPF parts, the output file with its
- * events.  Return: 0, or the exit status (said). */
-static int open_recording(struct rec *x)
+/* Session and pipeline made: the command kept for the signals, the
+ * output file with its events, before the kernel's records go in.
+ * Return: 0, or -errno (said, x->fail_exit set). */
+static int recorder_ready(void *ctx, struct sfp_recorder *rc)
 {
-	struct sfp_record_opts *ro = &x->ro;
+	struct rec *x = ctx;
 	struct ctx *c = &x->c;
 	int err, i;
 
-	err = sfp_record__open(ro, &x->r);
-	if (err) {
-		/* The library said why, with the fix; add the code. */
-		cli_err("cannot record: %s", sfp_strerror(err));
-		return exit_for(err);
-	}
+	x->r = sfp_recorder__session(rc);
+	x->p = sfp_recorder__pipeline(rc);
 	if (sfp_record__workload_pid(x->r) > 0) {
 		/* Forked, waiting for start(): not reaped before we are done. */
 		x->we.have = true;
 		workload_pid = sfp_record__workload_pid(x->r);
 		workload_pidfd = pidfd_open(workload_pid, 0);
 	}
-	deep_stacks_bpf(x);
-	err = sfp_rec_pipe__new(x->r, &x->po, out_record, c, &x->p);
-	if (err) {
-		cli_err("cannot set up the pipeline: %s", sfp_strerror(err));
-		return EXIT_INVALID;
-	}
-	c->zlevel = x->wo.compression_level;
-	if (x->bd) {
-		err = sfp_bpf_defer__attach(x->bd, x->r, x->p,
-					    (const char *const *)ro->argv,
-					    ro->pids, ro->tids);
-		if (err) {
-			cli_err("bpf-defer: cannot attach: %s",
-				sfp_strerror(err));
-			return EXIT_INVALID;
-		}
-		/* -a: every program the machine starts brings tables to
-		 * build; off the reading thread, as the agent does, so that
-		 * the rings do not fill meanwhile */
-		if (ro->system_wide &&
-		    (err = sfp_bpf_defer__async_tables(x->bd)))
-			cli_err("bpf-defer: tables built on the reading thread "
-				"(%s)", sfp_strerror(err));
-	}
-	{
-		struct sfp_recorder_source src;
-		SFP_OPTS(sfp_recorder_opts, rco, .poll_ms = 50,
-			 .stop_after_s = x->duration,
-			 .thread_name = "sfp-reader",
-			 .source = x->bd ? &src : NULL);
-
-		if (x->bd)
-			sfp_bpf_defer__source(x->bd, &src);
-		err = sfp_recorder__new(x->r, x->p, &rco, &x->rc);
-		if (err) {
-			cli_err("cannot set up the reader: %s",
-				sfp_strerror(err));
-			return EXIT_INVALID;
-		}
-	}
-	/* The tracepoint path: the kernel sums every task's blocked time
-	 * too, so that the blocks the rings lose keep their time. */
-	if (ro->off_cpu && ro->call_graph != SFP_RECORD_CG_BPF_DEFER) {
-		err = sfp_bpf_offsum__load(&x->os);
-		if (err && !x->quiet)
-			cli_err("--off-cpu: no kernel sums (BPF program on "
-				"sched_switch: %s): the time of blocks whose "
-				"records the rings lose is lost (counted)",
-				sfp_strerror(err));
-	}
+	x->fail_exit = EXIT_USAGE;
 	err = sfp_perf_writer__open(c->path, &x->wo, &c->w);
 	if (err) {
 		if (err == -EEXIST)	/* FILE.old: the library said */
@@ -1201,7 +1185,7 @@ static int open_recording(struct rec *x)
 				strerror(-err),
 				err == -ESPIPE ? " (a perf.data file must be "
 				"seekable; pipe mode is not supported)" : "");
-		return EXIT_USAGE;
+		return err;
 	}
 	for (i = 0; i < sfp_record__nr_evsels(x->r); i++) {
 		struct sfp_perf_attr pa;
@@ -1213,19 +1197,65 @@ static int open_recording(struct rec *x)
 						 sfp_rec_pipe__out_name(x->p, i));
 		if (err < 0) {
 			write_failed(c->path, err, "nothing recorded");
-			return EXIT_USAGE;
+			return err;
 		}
 	}
-	err = sfp_rec_pipe__synthesize_kernel(x->p);
-	if (err) {
-		if (c->write_err)
-			write_failed(c->path, err, "nothing recorded");
-		else
-			cli_err("synthesizing the kernel's records: %s",
-				strerror(-err));
-		return EXIT_USAGE;
-	}
+	x->fail_exit = 0;
 	return 0;
+}
+
+/* Running: the file takes its name now (FILE.old kept), so that a killed
+ * recording leaves it readable at the path asked for; until here it was
+ * a temporary that a failed start removes. */
+static void recorder_started(void *ctx, struct sfp_recorder *rc)
+{
+	struct rec *x = ctx;
+	int err;
+
+	(void)rc;
+	err = sfp_perf_writer__publish(x->c.w);
+	if (err)
+		x->c.write_err = err;
+	x->started = true;
+}
+
+/* The session, its pipeline and BPF parts, the output file with its
+ * events, the kernel's records: the recorder's, with deep stacks read at
+ * the sample by a BPF program where it loads (root or CAP_BPF+
+ * CAP_PERFMON, BTF; otherwise the walks that run out are completed
+ * later, as before, and the summary says why), the kernel's off-CPU sums
+ * beside the tracepoint path, so that the blocks the rings lose keep
+ * their time, and -a's tables built off the reading thread, as the
+ * agent's, so that the rings do not fill while every program the machine
+ * starts brings tables to build.  Return: 0, or the exit status (said). */
+static int open_recording(struct rec *x)
+{
+	const char *no = getenv("SFPROF_DEEP_NO_BPF");
+	bool no_deep = no && *no && strcmp(no, "0");
+	SFP_OPTS(sfp_recorder_opts, o, .poll_ms = 50,
+		 .stop_after_s = x->duration, .thread_name = "sfp-reader",
+		 .record = &x->ro, .pipe = &x->po, .out = out_record,
+		 .out_ctx = &x->c, .async_tables = x->ro.system_wide,
+		 .ctx = x, .failed = recorder_failed, .ready = recorder_ready,
+		 .started = recorder_started);
+	int err;
+
+	if (no_deep)
+		snprintf(x->bk.deep_why, sizeof(x->bk.deep_why),
+			 "SFPROF_DEEP_NO_BPF is set");
+	x->c.bk = &x->bk;
+	x->c.zlevel = x->wo.compression_level;
+	sfp_bpf_backends__ops(&x->bk, !no_deep, true, &o);
+	err = sfp_recorder__open(&o, &x->rc);
+	if (!err)
+		return 0;
+	x->r = NULL;	/* the recorder's, gone with it */
+	x->p = NULL;
+	if (!x->fail_exit) {
+		cli_err("cannot set up the recording: %s", sfp_strerror(err));
+		x->fail_exit = EXIT_INVALID;
+	}
+	return x->fail_exit;
 }
 
 /* The events on, the command run, the file named, the processes already
@@ -1233,52 +1263,11 @@ static int open_recording(struct rec *x)
  * read (said: stop and finish); or the exit status (said). */
 static int start_recording(struct rec *x)
 {
-	struct timespec ts;
-	int err;
-
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	/* The command's terminal SIGINT reaches it too; we drain and finish. */
-	err = sfp_record__start(x->r);
-	/* The kernel's sums from now: a command has exec'd (its events
-	 * enable at the exec, and its blocks in execve are not the
-	 * recording's); a block that began before is not counted, and one
-	 * the records have needs no sum. */
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	sfp_bpf_offsum__arm(x->os, (uint64_t)ts.tv_sec * 1000000000ULL +
-				       (uint64_t)ts.tv_nsec);
-	if (err) {
-		/* The library said why (e.g. the command cannot be run).  A
-		 * command that cannot be run exits as a shell says it: 127
-		 * not found, 126 found but not executable. */
-		cli_err("recording not started");
-		return !x->we.have ? EXIT_INVALID : err == -ENOENT ? 127 : 126;
-	}
-	/* Running: the file takes its name now (FILE.old kept), so that a
-	 * killed recording leaves it readable at the path asked for; until
-	 * here it was a temporary that a failed start removes. */
-	err = sfp_perf_writer__publish(x->c.w);
-	if (err)
-		x->c.write_err = err;
-	x->started = true;
-	if (x->ro.pids || x->ro.system_wide) {
-		pid_t pids[1024];
-		size_t n = 0;
-		const char *s = x->ro.pids;
-
-		while (s && *s && n < 1024) {
-			pids[n++] = (pid_t)strtol(s, (char **)&s, 10);
-			if (*s == ',')
-				s++;
-		}
-		err = sfp_rec_pipe__synthesize(x->p, pids, n,
-					       x->ro.system_wide);
-		if (err && !x->c.write_err) {
-			cli_err("reading /proc: %s", sfp_strerror(err));
-			return -1;
-		}
-	}
-	return 0;
+	if (!sfp_recorder__start(x->rc))
+		return 0;
+	return x->procs_failed ? -1 : x->fail_exit;
 }
 
 /* Records from the rings to the file until the command ends, the time is
@@ -1302,8 +1291,8 @@ static int run_loop(struct rec *x)
 		/* the VMAs of processes whose MMAP2 was just read: now, not
 		 * one loop later (a walk that finds the mmap lock taken
 		 * before then has only the callbacks' cache) */
-		if (err >= 0 && x->bd)
-			err = sfp_bpf_defer__poll(x->bd);
+		if (err >= 0 && x->bk.defer)
+			err = sfp_bpf_defer__poll(x->bk.defer);
 		if (err < 0 && !c->write_err) {
 			cli_err("reading the rings: %s", sfp_strerror(err));
 			ret = EXIT_INVALID;
@@ -1341,17 +1330,10 @@ static int stop_recording(struct rec *x)
 	 * becomes ours. */
 	x->we.by_itself = x->we.have && !stop_requested &&
 			  sfp_record__done(x->r);
-	sfp_recorder__stop(x->rc);
-	sfp_bpf_offsum__stop(x->os);
+	sfp_recorder__stop(x->rc);	/* and the kernel sums */
 	if (x->c.write_err)
 		return 0;
-	err = sfp_recorder__drain(x->rc);
-	if (err >= 0)
-		err = sfp_bpf_offsum__read(x->os,
-					   sfp_rec_pipe__offcpu_kernel_sum,
-					   x->p);
-	if (err >= 0)
-		err = sfp_rec_pipe__finish(x->p);
+	err = sfp_recorder__finish(x->rc);
 	if (err < 0 && !x->c.write_err) {
 		cli_err("reading the rings: %s", sfp_strerror(err));
 		return EXIT_INVALID;
@@ -1388,12 +1370,12 @@ static int finish_recording(struct rec *x, int ret)
 	if (!x->quiet)
 		summary(c, x->r, x->p, x->ro.call_graph, x->inline_mode,
 			x->t_stop - x->t0, &x->we);
-	if (!x->quiet && x->bd)
-		record_bpf_summary(stderr, x->bd);
-	if (!x->quiet && x->os) {
+	if (!x->quiet && x->bk.defer)
+		record_bpf_summary(stderr, x->bk.defer);
+	if (!x->quiet && x->bk.sums) {
 		struct sfp_bpf_offsum_stats ks;
 
-		sfp_bpf_offsum__stats(x->os, &ks);
+		sfp_bpf_offsum__stats(x->bk.sums, &ks);
 		if (ks.out_full || ks.sums_full)
 			fprintf(stderr, "  off-cpu: the kernel's sums are "
 				"short: %llu blocks not timed and %llu not "
@@ -1423,13 +1405,10 @@ static void rec_free(struct rec *x)
 		close(workload_pidfd);
 	workload_pidfd = -1;
 	workload_pid = 0;
-	sfp_bpf_defer__free(&x->bd);
-	sfp_bpf_offsum__free(&x->os);
 	sfp_perf_writer__free(&x->c.w);
-	sfp_recorder__free(&x->rc);
-	sfp_rec_pipe__free(&x->p);
-	sfp_bpf_deep__free(&x->c.deep_bpf);	/* after the pipeline's use */
-	sfp_record__free(&x->r);
+	sfp_recorder__free(&x->rc);	/* the pipeline and the session */
+	sfp_bpf_backends__free(&x->bk);	/* after the pipeline's use */
+	sfp_bpf_defer__free(&x->bk.defer);
 	for (k = 0; k < x->c.nr_bid; k++)
 		free(x->c.bid_paths[k]);
 	free(x->c.bid_paths);
