@@ -51,8 +51,8 @@ int sfp_sample_parse_id(uint64_t t, const void *rec, size_t size,
 	struct sfp_perf_sample ps;
 	int err;
 
-	err = sfp_perf_sample_id_parse(&a, rec, size, false,
-				       sizeof(struct perf_event_header), &ps);
+	err = sfp_perf_decode_sample_id(&a, rec, size, false,
+					sizeof(struct perf_event_header), &ps);
 	if (err)
 		return err;
 	if (t & PERF_SAMPLE_TID) {
@@ -88,7 +88,7 @@ int sfp_sample_parse(const struct perf_event_attr *attr, const void *rec,
 		return -EBADMSG;
 	sfp_record_perf_attr(attr, &a);
 	/* no scratch: the arrays stay in the (8-aligned, host-order) copy */
-	err = sfp_perf_parse_sample(&a, rec, size, false, &ps, NULL, 0);
+	err = sfp_perf_decode_sample(&a, rec, size, false, &ps, NULL, 0);
 	if (err) {
 		pr_warn("malformed sample (%zu bytes): %s", size,
 			sfp_strerror(err));

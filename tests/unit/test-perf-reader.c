@@ -648,7 +648,7 @@ TEST(sample_every_field)
 	pb_u64(&p, 8); pb_raw(&p, "auxdata!", 8);
 	pb_patch16(&p, 6, (uint16_t)p.len);
 
-	if (!ASSERT_OK(sfp_perf_parse_sample(&a, p.b, p.len, false, &s, scratch, 128)))
+	if (!ASSERT_OK(sfp_perf_decode_sample(&a, p.b, p.len, false, &s, scratch, 128)))
 		goto out;
 	ASSERT_EQ(s.id, 77);
 	ASSERT_EQ(s.ip, 0x401234);
@@ -694,13 +694,13 @@ TEST(sample_every_field)
 		uint8_t *q = malloc(n);
 
 		memcpy(q, p.b, n);
-		i = sfp_perf_parse_sample(&a, q, n, false, &s, scratch, 128);
+		i = sfp_perf_decode_sample(&a, q, n, false, &s, scratch, 128);
 		free(q);
 		if (!ASSERT_ERR(i, -EBADMSG))
 			break;
 	}
 	/* a lying callchain count cannot reach past the record or scratch */
-	ASSERT_ERR(sfp_perf_parse_sample(&a, p.b, p.len, false, &s, scratch, 4),
+	ASSERT_ERR(sfp_perf_decode_sample(&a, p.b, p.len, false, &s, scratch, 4),
 		   -EBADMSG);
 out:
 	free(p.b);

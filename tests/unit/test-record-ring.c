@@ -169,34 +169,34 @@ TEST(sample_parse_in_place)
 	rec[3] = 2;
 	rec[4] = PERF_CONTEXT_KERNEL;
 	rec[5] = 0xffffffff81000000ULL;
-	if (!ASSERT_OK(sfp_perf_parse_sample(&a, rec, 48, false, &ps, NULL, 0)))
+	if (!ASSERT_OK(sfp_perf_decode_sample(&a, rec, 48, false, &ps, NULL, 0)))
 		return;
 	ASSERT_EQ(ps.nr_ips, 2);
 	ASSERT_TRUE(ps.ips == &rec[4]);
 	/* with scratch the chain is a copy */
-	ASSERT_OK(sfp_perf_parse_sample(&a, rec, 48, false, &ps, scratch, 8));
+	ASSERT_OK(sfp_perf_decode_sample(&a, rec, 48, false, &ps, scratch, 8));
 	ASSERT_TRUE(ps.ips == scratch && ps.ips[1] == rec[5]);
 	/* swapped or misaligned records cannot be pointed into */
-	ASSERT_ERR(sfp_perf_parse_sample(&a, rec, 48, true, &ps, NULL, 0), -EINVAL);
-	ASSERT_ERR(sfp_perf_parse_sample(&a, (uint8_t *)rec + 4, 40, false, &ps,
-					 NULL, 0), -EINVAL);
+	ASSERT_ERR(sfp_perf_decode_sample(&a, rec, 48, true, &ps, NULL, 0), -EINVAL);
+	ASSERT_ERR(sfp_perf_decode_sample(&a, (uint8_t *)rec + 4, 40, false, &ps,
+					  NULL, 0), -EINVAL);
 	/* a lying count still cannot reach past the record */
 	rec[3] = 3;
-	ASSERT_ERR(sfp_perf_parse_sample(&a, rec, 48, false, &ps, NULL, 0), -EBADMSG);
+	ASSERT_ERR(sfp_perf_decode_sample(&a, rec, 48, false, &ps, NULL, 0), -EBADMSG);
 	/* an odd RAW size leaves the user registers misaligned: refused */
 	a.sample_type = SFP_PERF_SAMPLE_RAW | SFP_PERF_SAMPLE_REGS_USER;
 	a.sample_regs_user = 0x1c0;
 	rec[1] = 4 | (0xabcdULL << 32);	/* raw_size 4: 4 + 4 is aligned */
 	rec[2] = 1;			/* abi */
-	ASSERT_OK(sfp_perf_parse_sample(&a, rec, 48, false, &ps, NULL, 0));
+	ASSERT_OK(sfp_perf_decode_sample(&a, rec, 48, false, &ps, NULL, 0));
 	ASSERT_TRUE(ps.user_regs == &rec[3]);
 	rec[1] = 8;			/* 4 + 8: abi at +20, regs at +28 */
 	rec[3] = 1;			/* its high half: a non-zero abi */
-	ASSERT_ERR(sfp_perf_parse_sample(&a, rec, 56, false, &ps, NULL, 0), -EBADMSG);
-	ASSERT_OK(sfp_perf_parse_sample(&a, rec, 56, false, &ps, scratch, 8));
+	ASSERT_ERR(sfp_perf_decode_sample(&a, rec, 56, false, &ps, NULL, 0), -EBADMSG);
+	ASSERT_OK(sfp_perf_decode_sample(&a, rec, 56, false, &ps, scratch, 8));
 	/* READ values are expanded into scratch: none, no READ */
 	a.sample_type = SFP_PERF_SAMPLE_IP | SFP_PERF_SAMPLE_READ;
-	ASSERT_ERR(sfp_perf_parse_sample(&a, rec, 48, false, &ps, NULL, 0), -EBADMSG);
+	ASSERT_ERR(sfp_perf_decode_sample(&a, rec, 48, false, &ps, NULL, 0), -EBADMSG);
 }
 
 TEST(encode_sample_forms_and_limits)
@@ -342,9 +342,9 @@ TEST(sample_event_equals_encoded_then_decoded)
 		evsel.idx = 3;
 		n = sfp_record_encode_sample(&oa, &s, &u, out, sizeof(out));
 		if (!ASSERT_GE(n, 8) ||
-		    !ASSERT_OK(sfp_perf_parse_sample(&evsel.attr, out,
-						     (size_t)n, false, &d,
-						     scratch, 8200)) ||
+		    !ASSERT_OK(sfp_perf_decode_sample(&evsel.attr, out,
+						      (size_t)n, false, &d,
+						      scratch, 8200)) ||
 		    !ASSERT_OK(sfp_record_sample_event(&oa, &evsel, &s, &u,
 						       &chain, &chain_cap,
 						       &ev)))
