@@ -53,16 +53,15 @@ int sfp_record_decode_sample_id(uint64_t t, const void *rec, size_t size,
 					 sizeof(struct perf_event_header), s);
 }
 
-int sfp_record_decode_sample(const struct perf_event_attr *attr,
-			     const void *rec, size_t size,
-			     struct sfp_perf_sample *s)
+int sfp_record_decode_sample_pa(const struct sfp_perf_attr *a,
+				const void *rec, size_t size,
+				struct sfp_perf_sample *s)
 {
 	const struct perf_event_header *h = rec;
-	struct sfp_perf_attr a;
 	int err;
 
 	/* (s is zeroed on a refusal only: the decoder zeroes it itself) */
-	if (attr->sample_type & ~(uint64_t)KNOWN_SAMPLE_BITS) {
+	if (a->sample_type & ~(uint64_t)KNOWN_SAMPLE_BITS) {
 		memset(s, 0, sizeof(*s));
 		return -EOPNOTSUPP;
 	}
@@ -71,13 +70,22 @@ int sfp_record_decode_sample(const struct perf_event_attr *attr,
 		memset(s, 0, sizeof(*s));
 		return -EBADMSG;
 	}
-	sfp_record_perf_attr(attr, &a);
 	/* no scratch: the arrays stay in the (8-aligned, host-order) copy */
-	err = sfp_perf_decode_sample(&a, rec, size, false, s, NULL, 0);
+	err = sfp_perf_decode_sample(a, rec, size, false, s, NULL, 0);
 	if (err) {
 		pr_warn("malformed sample (%zu bytes): %s", size,
 			sfp_strerror(err));
 		return -EBADMSG;
 	}
 	return 0;
+}
+
+int sfp_record_decode_sample(const struct perf_event_attr *attr,
+			     const void *rec, size_t size,
+			     struct sfp_perf_sample *s)
+{
+	struct sfp_perf_attr a;
+
+	sfp_record_perf_attr(attr, &a);
+	return sfp_record_decode_sample_pa(&a, rec, size, s);
 }

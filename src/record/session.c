@@ -48,6 +48,9 @@
 
 struct evsel {
 	struct perf_event_attr attr;
+	/* attr in the sample decoder's terms, once it is opened (open_one()
+	 * may still change it until then) */
+	struct sfp_perf_attr pattr;
 	struct sfp_event_desc desc;
 	bool off_cpu;		/* the sched_switch event of opts.off_cpu */
 	bool filter_refused;
@@ -617,6 +620,8 @@ static int open_one(struct sfp_record *r, struct evsel *ev, pid_t pid,
 			return 0;
 		return open_error(r, ev, pid, cpu, err);
 	}
+	/* the attr as the kernel took it: what its samples are laid out by */
+	sfp_record_perf_attr(&ev->attr, &ev->pattr);
 	err = push_fd(r, fd);
 	if (err) {
 		close(fd);
@@ -1376,7 +1381,7 @@ int sfp_record__decode_sample(const struct sfp_record *r, const void *rec,
 		memset(s, 0, sizeof(*s));
 		return ev;
 	}
-	err = sfp_record_decode_sample(&r->evsels[ev].attr, rec, size, s);
+	err = sfp_record_decode_sample_pa(&r->evsels[ev].pattr, rec, size, s);
 	if (!err && evsel)
 		*evsel = ev;
 	return err;
