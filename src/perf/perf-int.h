@@ -76,10 +76,10 @@ static inline uint64_t sfp_perf_field64(const uint8_t *b, int8_t off)
  * first.  False, with s partly written: the record does not fit its
  * layout (the general decoder says what is wrong).
  */
-static inline bool sfp_perf_decode_sample_fixed(const struct sfp_perf_sample_layout *l,
-					uint64_t sample_type,
-					const uint8_t *rec, size_t size,
-					struct sfp_perf_sample *s)
+static inline bool
+sfp_perf_decode_sample_fixed(const struct sfp_perf_sample_layout *l,
+			     uint64_t sample_type, const uint8_t *rec,
+			     size_t size, struct sfp_perf_sample *s)
 {
 	const uint8_t *b = rec + 8;
 	uint64_t nr = 0, left;

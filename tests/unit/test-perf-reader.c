@@ -648,7 +648,8 @@ TEST(sample_every_field)
 	pb_u64(&p, 8); pb_raw(&p, "auxdata!", 8);
 	pb_patch16(&p, 6, (uint16_t)p.len);
 
-	if (!ASSERT_OK(sfp_perf_decode_sample(&a, p.b, p.len, false, &s, scratch, 128)))
+	if (!ASSERT_OK(sfp_perf_decode_sample(&a, p.b, p.len, false, &s,
+					      scratch, 128)))
 		goto out;
 	ASSERT_EQ(s.id, 77);
 	ASSERT_EQ(s.ip, 0x401234);

@@ -266,7 +266,8 @@ TEST(encode_sample_forms_and_limits)
 	u.ips = ips;
 	u.nr = 3;
 	n = sfp_record_encode_sample(&oa, &s, &u, out, sizeof(out));
-	if (ASSERT_GE(n, 8) && ASSERT_OK(sfp_record_decode_sample(&oa, out, (size_t)n, &b))) {
+	if (ASSERT_GE(n, 8) &&
+	    ASSERT_OK(sfp_record_decode_sample(&oa, out, (size_t)n, &b))) {
 		ASSERT_EQ(b.nr_ips, 6);
 		ASSERT_EQ(b.ips[2], PERF_CONTEXT_USER);
 		ASSERT_EQ(b.ips[5], 0x401002);
