@@ -43,8 +43,9 @@ static int touch(void *ctx, const struct sfp_perf_event *ev,
 		n = sfp_perf_write_sample(&ev->evsel->attr, ev->misc, s, buf,
 					  sizeof(buf));
 		if (n > 0) {
-			if (sfp_perf_parse_sample(&ev->evsel->attr, buf, (size_t)n,
-						  false, &back, scratch, 8200) ||
+			if (sfp_perf_decode_sample(&ev->evsel->attr, buf,
+						   (size_t)n, false, &back,
+						   scratch, 8200) ||
 			    back.nr_ips != s->nr_ips || back.time != s->time)
 				abort();
 		}

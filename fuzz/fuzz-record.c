@@ -38,7 +38,7 @@ static const uint64_t type_choices[] = {
 };
 
 static void roundtrip(const struct perf_event_attr *attr,
-		      const struct sfp_record_sample *s, uint64_t *out,
+		      const struct sfp_perf_sample *s, uint64_t *out,
 		      bool inline_mode)
 {
 	const uint64_t ips[3] = { 0x401000, 0x402000, 0x403000 };
@@ -50,21 +50,21 @@ static void roundtrip(const struct perf_event_attr *attr,
 		.nr = 3,
 	};
 	struct perf_event_attr oa;
-	struct sfp_record_sample b;
+	struct sfp_perf_sample b;
 	int n;
 
 	sfp_record_out_attr(attr, !inline_mode, true, &oa);
 	n = sfp_record_encode_sample(&oa, s, &u, out, 65536);
 	if (n < 0)
 		return;	/* too big or an unsupported field: refused cleanly */
-	if (sfp_sample_parse(&oa, out, (size_t)n, &b))
+	if (sfp_record_decode_sample(&oa, out, (size_t)n, &b))
 		__builtin_trap();
 	if (b.ip != s->ip || b.pid != s->pid || b.tid != s->tid ||
 	    b.time != s->time || b.cpu != s->cpu || b.period != s->period ||
-	    b.raw_size != s->raw_size || b.user_stack_size)
+	    b.raw_size != s->raw_size || b.user_stack_dyn_size)
 		__builtin_trap();
 	if ((oa.sample_type & PERF_SAMPLE_CALLCHAIN) &&
-	    b.callchain[b.nr_callchain - 1] !=
+	    b.ips[b.nr_ips - 1] !=
 		    (inline_mode ? ips[2] : u.cookie))
 		__builtin_trap();
 }
@@ -108,15 +108,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rg.data_size = DATA_SIZE;
 	rg.tail = (sel >> 16) & 0xffff;
 	while ((n = sfp_ring_next(&rg, buf, 65536)) > 0 && guard++ < 4096) {
-		struct sfp_record_sample s;
+		struct sfp_perf_sample s;
 
 		if (n < 8 || (size_t)n > 65536)
 			__builtin_trap();
-		if (!sfp_sample_parse(&attr, buf, (size_t)n, &s)) {
+		if (!sfp_record_decode_sample(&attr, buf, (size_t)n, &s)) {
 			roundtrip(&attr, &s, out, false);
 			roundtrip(&attr, &s, out, true);
 		}
-		sfp_sample_parse_id(attr.sample_type, buf, (size_t)n, &s);
+		sfp_record_decode_sample_id(attr.sample_type, buf, (size_t)n,
+					    &s);
 	}
 done:
 	free(map);

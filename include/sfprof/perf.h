@@ -239,7 +239,8 @@ struct sfp_perf_evsel {
 /*
  * A decoded sample (PERF_RECORD_SAMPLE) or the sample_id trailer of another
  * record.  `present` says which sample_type bits were decoded; arrays are
- * in host order.
+ * in host order.  The one sample type of the library: a file's samples and
+ * those of a recording session (sfp_record__decode_sample()) alike.
  */
 struct sfp_perf_sample {
 	uint64_t present;
@@ -250,6 +251,10 @@ struct sfp_perf_sample {
 	uint64_t addr;
 	uint64_t stream_id;
 	uint32_t cpu;
+	/* header.misc of the record (SFP_PERF_MISC_CPUMODE_MASK bits ...):
+	 * a sample passed on alone still says which mode it hit.  (In the
+	 * padding after cpu: the struct does not grow.) */
+	uint16_t misc;
 	uint64_t period;
 	/* PERF_SAMPLE_READ: non-group: nr_values = 1.  Each value is
 	 * {value, id, lost} (those read_format leaves out are 0). */
@@ -462,11 +467,11 @@ SFP_API const struct sfp_perf_stats *
 sfp_perf_reader__stats(const struct sfp_perf_reader *r);
 
 /**
- * sfp_perf_parse_sample() - decode a PERF_RECORD_SAMPLE body.
+ * sfp_perf_decode_sample() - decode a PERF_RECORD_SAMPLE.
  * @attr: the event's attr (sample_type, read_format, regs masks ...).
  * @rec: the whole record (header included), @size bytes.
  * @swap: the record is in the other byte order.
- * @out: decoded sample; arrays live in @scratch.
+ * @out: decoded sample (misc from the header); arrays live in @scratch.
  * @scratch: caller buffer of u64s for arrays, @scratch_len entries; a
  *	record of size bytes never needs more than size / 8 + 8.  NULL (and
  *	0): the arrays point into @rec, which must then be in host order
@@ -475,10 +480,23 @@ sfp_perf_reader__stats(const struct sfp_perf_reader *r);
  * Return: 0; -EBADMSG the record is shorter than its fields say (or READ
  * without scratch); -EINVAL NULL scratch for a swapped or unaligned record.
  */
-SFP_API int sfp_perf_parse_sample(const struct sfp_perf_attr *attr,
-				  const void *rec, size_t size, bool swap,
-				  struct sfp_perf_sample *out,
-				  uint64_t *scratch, size_t scratch_len);
+SFP_API int sfp_perf_decode_sample(const struct sfp_perf_attr *attr,
+				   const void *rec, size_t size, bool swap,
+				   struct sfp_perf_sample *out,
+				   uint64_t *scratch, size_t scratch_len);
+
+/**
+ * sfp_perf_sample_user_reg() - one user register of a sample.
+ * @regno: the register's bit in sample_regs_user (the arch's perf_regs
+ *	numbering: on x86-64 6 bp, 7 sp, 8 ip).
+ * @val: its value.
+ *
+ * The values sit in ascending bit order, as many as the mask has bits;
+ * this finds regno's among them.
+ * Return: 0, or -ENOENT (no user registers in @s, or not that one).
+ */
+SFP_API int sfp_perf_sample_user_reg(const struct sfp_perf_sample *s,
+				     unsigned int regno, uint64_t *val);
 
 /* Name of a record type ("SAMPLE", "CALLCHAIN_DEFERRED", ... or NULL). */
 SFP_API const char *sfp_perf_record_name(uint32_t type);

@@ -5,8 +5,9 @@
  * A session opens the requested events for its target (a forked command,
  * attached processes or threads, or every CPU), maps one ring buffer per
  * CPU and hands the records it reads to the caller, in time order, as raw
- * perf_event records (struct perf_event_header first).  It also parses the
- * samples it asked for, so that a caller never touches ring bytes itself.
+ * perf_event records (struct perf_event_header first).  It also decodes the
+ * samples it asked for (into struct sfp_perf_sample, the type a perf.data
+ * file's samples have), so that a caller never touches ring bytes itself.
  *
  * Typical use:
  *
@@ -41,6 +42,7 @@ extern "C" {
 #endif
 
 struct perf_event_attr;
+struct sfp_perf_sample;	/* <sfprof/perf.h>: the samples of sessions too */
 struct sfp_record;
 
 /* How user stacks are collected (`--call-graph`). */
@@ -97,36 +99,6 @@ struct sfp_record_opts {
 	size_t :0;
 };
 #define sfp_record_opts__last_field no_build_id
-
-/*
- * A sample as the session parsed it.  Pointers point into the record
- * passed to sfp_record__parse_sample() and live as long as it does.
- */
-struct sfp_record_sample {
-	uint64_t sample_type;	/* of the event that produced it */
-	int evsel;		/* index of that event in the session */
-	uint16_t misc;		/* header.misc (cpumode bits) */
-	uint64_t id;
-	uint64_t ip;
-	uint32_t pid, tid;
-	uint64_t time;
-	uint64_t addr;
-	uint64_t stream_id;
-	uint32_t cpu;
-	uint64_t period;
-	uint64_t nr_callchain;
-	const uint64_t *callchain;	/* may be unaligned-safe copy */
-	uint32_t raw_size;
-	const void *raw;
-	uint64_t user_abi;	/* PERF_SAMPLE_REGS_ABI_* (0: no user regs) */
-	uint64_t user_regs_mask;
-	uint64_t user_regs[3];	/* x86-64 bp, sp, ip (when in the mask) */
-	uint64_t user_stack_size;	/* bytes valid (dyn_size) */
-	const uint8_t *user_stack;
-	/* All popcount(user_regs_mask) user register values, ascending
-	 * register number (in the record), NULL without user regs. */
-	const uint64_t *user_regs_all;
-};
 
 /* Called for each record: raw bytes (8-aligned copy), its size, its CPU ring. */
 typedef int (*sfp_record_event_fn)(const void *rec, size_t size, int cpu,
@@ -224,19 +196,27 @@ SFP_API bool sfp_record__has_build_ids(const struct sfp_record *r);
 SFP_API bool sfp_record__system_wide(const struct sfp_record *r);
 
 /**
- * sfp_record__parse_sample() - parse a PERF_RECORD_SAMPLE of this session.
- * Return: 0, -EBADMSG for a malformed record, -ENOENT for an unknown id.
+ * sfp_record__decode_sample() - decode a PERF_RECORD_SAMPLE of this session.
+ * @rec: the record as delivered (8-aligned, host order), @size bytes.
+ * @s: the sample, as sfp_perf_decode_sample() gives a file's; its arrays
+ *	and blobs point into @rec and live as long as it does.
+ * @evsel: if not NULL, the index of the sample's event in the session.
+ *
+ * The x86-64 bp, sp, ip are sfp_perf_sample_user_reg() 6, 7 and 8.
+ * Return: 0, -EBADMSG for a malformed record, -ENOENT for an unknown id,
+ * -EOPNOTSUPP for a sample_type the session never asks for.
  */
-SFP_API int sfp_record__parse_sample(const struct sfp_record *r,
-				     const void *rec, size_t size,
-				     struct sfp_record_sample *s);
+SFP_API int sfp_record__decode_sample(const struct sfp_record *r,
+				      const void *rec, size_t size,
+				      struct sfp_perf_sample *s, int *evsel);
 
 /**
- * sfp_record__parse_id() - the sample_id_all trailer of a non-sample record.
- * Fills pid, tid, time, cpu, id of @s (those present).  Return: 0 or -EBADMSG.
+ * sfp_record__decode_id() - the sample_id_all trailer of a non-sample record.
+ * Fills pid, tid, time, cpu, id of @s (those present; the rest is zero).
+ * Return: 0 or -EBADMSG.
  */
-SFP_API int sfp_record__parse_id(const struct sfp_record *r, const void *rec,
-				 size_t size, struct sfp_record_sample *s);
+SFP_API int sfp_record__decode_id(const struct sfp_record *r, const void *rec,
+				  size_t size, struct sfp_perf_sample *s);
 
 /**
  * sfp_record__probe_defer_callchain() - can this kernel defer user chains?

@@ -277,7 +277,7 @@ static int on_sample(struct sfp_bpf_defer *b, const struct sfb_sample *bs,
 		     size_t size)
 {
 	const struct perf_event_attr *oa;
-	struct sfp_record_sample s;
+	struct sfp_perf_sample s;
 	struct sfp_defer_user u = { .kind = SFP_DEFER_USER_NONE };
 	const uint64_t *ids;
 	size_t nk = 0, i;
@@ -295,8 +295,7 @@ static int on_sample(struct sfp_bpf_defer *b, const struct sfb_sample *bs,
 		return err;
 	b->st.samples++;
 	memset(&s, 0, sizeof(s));
-	s.sample_type = oa->sample_type;
-	s.evsel = (int)bs->evsel;
+	s.present = oa->sample_type & (SFP_PERF_SAMPLE_MAX - 1);
 	s.misc = (bs->flags & SFB_S_KERNEL) ? PERF_RECORD_MISC_KERNEL
 					    : PERF_RECORD_MISC_USER;
 	if (sfp_record__ids(b->r, (int)bs->evsel, &ids))
@@ -316,8 +315,8 @@ static int on_sample(struct sfp_bpf_defer *b, const struct sfb_sample *bs,
 			b->chain[nk++] = PERF_CONTEXT_KERNEL;
 		b->chain[nk++] = bs->kstack[i];
 	}
-	s.callchain = b->chain;
-	s.nr_callchain = nk;
+	s.ips = b->chain;
+	s.nr_ips = nk;
 	if (bs->cookie) {
 		struct cookie_slot *cs = cookie_slot(b, bs->cookie, true);
 
@@ -341,7 +340,7 @@ static int on_offcpu(struct sfp_bpf_defer *b, const struct sfb_offcpu *bo,
 		     size_t size)
 {
 	const struct perf_event_attr *oa;
-	struct sfp_record_sample s;
+	struct sfp_perf_sample s;
 	struct sfp_defer_user u = { .kind = SFP_DEFER_USER_NONE };
 	const struct held_rec *h;
 	struct sfb_recent *late = NULL;
@@ -357,8 +356,7 @@ static int on_offcpu(struct sfp_bpf_defer *b, const struct sfb_offcpu *bo,
 	if (!b->off_cpu || !oa)
 		return -EBADMSG;
 	memset(&s, 0, sizeof(s));
-	s.sample_type = oa->sample_type;
-	s.evsel = b->off_evsel;
+	s.present = oa->sample_type & (SFP_PERF_SAMPLE_MAX - 1);
 	s.misc = PERF_RECORD_MISC_KERNEL;
 	if (sfp_record__ids(b->r, b->off_evsel, &ids))
 		s.id = ids[0];
@@ -375,8 +373,8 @@ static int on_offcpu(struct sfp_bpf_defer *b, const struct sfb_offcpu *bo,
 		b->chain[nk++] = bo->kstack[i];
 	}
 	s.ip = nk > 1 ? b->chain[1] : 0;
-	s.callchain = b->chain;
-	s.nr_callchain = nk;
+	s.ips = b->chain;
+	s.nr_ips = nk;
 	if (bo->cookie) {
 		/* the deferred record serves this block too */
 		struct cookie_slot *cs = cookie_slot(b, bo->cookie, true);

@@ -93,9 +93,9 @@ static int deliver_waiter(struct sfp_stitcher *st, struct waiter *w,
 	if ((err = grow(&st->scratch, &st->scratch_len, w->ev.size / 8u + 16)))
 		return err;
 	ev.raw = w->raw;
-	err = sfp_perf_parse_sample(&w->ev.evsel->attr, w->raw, w->ev.size,
-				    w->ev.swapped, &ev.sample, st->scratch,
-				    st->scratch_len);
+	err = sfp_perf_decode_sample(&w->ev.evsel->attr, w->raw, w->ev.size,
+				     w->ev.swapped, &ev.sample, st->scratch,
+				     st->scratch_len);
 	if (err)
 		return err;	/* it decoded once; cannot happen */
 	st->cur_pos = w->pos;

@@ -23,24 +23,29 @@
 #define SFP_PERF_MISC_BUILD_ID_SIZE (1u << 15)
 
 /*
- * Decode a sample body; the cursor stands after the 8-byte header.
- * Arrays are copied into scratch, or point into the record when scratch
- * is NULL (which must then be host order and 8-aligned) or when in_place
- * is set and this array is host order and 8-aligned: then the record must
- * live as long as the sample is used.
+ * The sample decoder: one, for the files' samples and the rings' alike
+ * (sfp_perf_decode_sample() is its public entry, the record/ component
+ * reads its sessions' samples through it).  The body of a sample at the
+ * cursor, which stands after the 8-byte header (the caller sets s->misc
+ * from that header after the call).  Arrays are copied into scratch, or
+ * point into the record when scratch is NULL (which must then be host
+ * order and 8-aligned) or when in_place is set and this array is host
+ * order and 8-aligned: then the record must live as long as the sample
+ * is used.
  */
-SFP_HIDDEN int sfp_perf_sample_parse(const struct sfp_perf_attr *attr,
-				     struct sfp_cursor *c,
-				     struct sfp_perf_sample *s,
-				     uint64_t *scratch, size_t scratch_len,
-				     bool in_place);
+SFP_HIDDEN int sfp_perf_decode_sample_body(const struct sfp_perf_attr *attr,
+					   struct sfp_cursor *c,
+					   struct sfp_perf_sample *s,
+					   uint64_t *scratch,
+					   size_t scratch_len, bool in_place);
 
 /*
- * Where the fields of a sample lie when its sample_type has only the
- * fixed-size fields and a callchain (a system-wide -g file): at offsets
- * known once per event, so a sample is read without the general
- * parser's cursor, its test a bit and its zeroing of every field (a
- * tenth of a report of such a file).  ok: the type allows it.
+ * The decoder's specialisation for a sample_type of only the fixed-size
+ * fields and a callchain (a system-wide -g file): where those fields lie,
+ * at offsets known once per event, so that sfp_perf_decode_sample_fixed()
+ * reads a sample without the general decoder's cursor, its test a bit
+ * and its zeroing of every field (a tenth of a report of such a file).
+ * ok: the type allows it.
  */
 struct sfp_perf_sample_layout {
 	bool ok, chain, defer;
@@ -63,16 +68,18 @@ static inline uint64_t sfp_perf_field64(const uint8_t *b, int8_t off)
 
 /*
  * Sample record rec (size bytes, host order, 8-aligned) decoded through
- * layout l into s, as sfp_perf_sample_parse() would with in_place: the
+ * layout l into s, as sfp_perf_decode_sample() would with in_place: the
  * chain points into the record.  Only the layout's fields (and present,
- * the chain, the deferred marker) are written: every other field of s
- * must be zero already.  False, with s partly written: the record does
- * not fit its layout (the general parser says what is wrong).
+ * misc, the chain, the deferred marker) are written: every other field of
+ * s must be zero already.  Its reads stay within size as the cursor's
+ * would: the fixed fields and the chain's length are checked against it
+ * first.  False, with s partly written: the record does not fit its
+ * layout (the general decoder says what is wrong).
  */
-static inline bool sfp_perf_sample_fast(const struct sfp_perf_sample_layout *l,
-					uint64_t sample_type,
-					const uint8_t *rec, size_t size,
-					struct sfp_perf_sample *s)
+static inline bool
+sfp_perf_decode_sample_fixed(const struct sfp_perf_sample_layout *l,
+			     uint64_t sample_type, const uint8_t *rec,
+			     size_t size, struct sfp_perf_sample *s)
 {
 	const uint8_t *b = rec + 8;
 	uint64_t nr = 0, left;
@@ -82,6 +89,7 @@ static inline bool sfp_perf_sample_fast(const struct sfp_perf_sample_layout *l,
 		return false;
 	left = size - 8 - l->head;
 	s->present = sample_type & (SFP_PERF_SAMPLE_MAX - 1);
+	memcpy(&s->misc, rec + 4, sizeof(s->misc));	/* header.misc */
 	/* as the general parser: an ID after an IDENTIFIER wins */
 	s->id = l->id >= 0 ? sfp_perf_field64(b, l->id) :
 			     sfp_perf_field64(b, l->identifier);
@@ -129,10 +137,10 @@ SFP_HIDDEN void sfp_perf_reader_force_chunked_min(uint64_t min);
  * attr has sample_id_all).  body_min: bytes of the record that precede any
  * trailer (header + fixed fields).  Return: 0 or -EBADMSG.
  */
-SFP_HIDDEN int sfp_perf_sample_id_parse(const struct sfp_perf_attr *attr,
-					const uint8_t *rec, size_t size,
-					bool swap, size_t body_min,
-					struct sfp_perf_sample *s);
+SFP_HIDDEN int sfp_perf_decode_sample_id(const struct sfp_perf_attr *attr,
+					 const uint8_t *rec, size_t size,
+					 bool swap, size_t body_min,
+					 struct sfp_perf_sample *s);
 
 /*
  * Decode the body of one record (record.c) into ev, whose type, misc and

@@ -136,7 +136,7 @@ struct sfp_perf_reader {
 	struct sfp_tq_slot cur;	/* the delivered record's, if a copy */
 	/* the delivered record */
 	struct sfp_perf_event ev;
-	/* ev is zero but for what sfp_perf_sample_fast() writes */
+	/* ev is zero but for what sfp_perf_decode_sample_fixed() writes */
 	bool ev_clean;
 	uint64_t *scratch;
 	size_t scratch_len;
@@ -1097,8 +1097,9 @@ static int decode(struct sfp_perf_reader *r, const uint8_t *rec, size_t size,
 			memset(ev, 0, sizeof(*ev));
 			r->ev_clean = true;
 		}
-		if (sfp_perf_sample_fast(layout_of(e), e->attr.sample_type,
-					 rec, size, &ev->sample)) {
+		if (sfp_perf_decode_sample_fixed(layout_of(e),
+						 e->attr.sample_type, rec,
+						 size, &ev->sample)) {
 			event_head(r, ev, type, misc, sz, off, rec, e);
 			return 0;
 		}

@@ -36,11 +36,14 @@ SFP_HIDDEN int sfp_perf_record_decode(const struct sfp_perf_evsel *e,
 	sfp_cursor_init(&c, rec, size, swap);
 	c.pos += 8;
 
-	if (ev->type == SFP_PERF_RECORD_SAMPLE)
-		return e && !sfp_perf_sample_parse(&e->attr, &c, &ev->sample,
-						   scratch, scratch_len,
-						   in_place)
-			       ? 0 : -EBADMSG;
+	if (ev->type == SFP_PERF_RECORD_SAMPLE) {
+		if (!e || sfp_perf_decode_sample_body(&e->attr, &c, &ev->sample,
+						      scratch, scratch_len,
+						      in_place))
+			return -EBADMSG;
+		ev->sample.misc = ev->misc;
+		return 0;
+	}
 	if (e && (e->attr.flags & SFP_PERF_ATTR_FLAG_SAMPLE_ID_ALL))
 		tail = sfp_perf_id_trailer_size(e->attr.sample_type);
 	if (tail + 8 > size)
@@ -158,8 +161,9 @@ SFP_HIDDEN int sfp_perf_record_decode(const struct sfp_perf_evsel *e,
 #undef R
 	if (body > sfp_cursor_left(&c))
 		return -EBADMSG;
-	if (e && sfp_perf_sample_id_parse(&e->attr, rec, size, swap, 8,
-					  &ev->sample))
+	if (e && sfp_perf_decode_sample_id(&e->attr, rec, size, swap, 8,
+					   &ev->sample))
 		return -EBADMSG;
+	ev->sample.misc = ev->misc;
 	return 0;
 }

@@ -157,11 +157,11 @@ SFP_HIDDEN void sfp_perf_sample_layout(const struct sfp_perf_attr *attr,
 	l->ok = !(type & ~(FIXED_HEAD | SFP_PERF_SAMPLE_CALLCHAIN));
 }
 
-SFP_HIDDEN int sfp_perf_sample_parse(const struct sfp_perf_attr *attr,
-				     struct sfp_cursor *c,
-				     struct sfp_perf_sample *s,
-				     uint64_t *scratch, size_t scratch_len,
-				     bool in_place)
+SFP_HIDDEN int sfp_perf_decode_sample_body(const struct sfp_perf_attr *attr,
+					   struct sfp_cursor *c,
+					   struct sfp_perf_sample *s,
+					   uint64_t *scratch,
+					   size_t scratch_len, bool in_place)
 {
 	uint64_t type = attr->sample_type;
 	size_t used = 0;
@@ -344,10 +344,10 @@ SFP_HIDDEN size_t sfp_perf_id_trailer_size(uint64_t type)
 	return n;
 }
 
-SFP_HIDDEN int sfp_perf_sample_id_parse(const struct sfp_perf_attr *attr,
-					const uint8_t *rec, size_t size,
-					bool swap, size_t body_min,
-					struct sfp_perf_sample *s)
+SFP_HIDDEN int sfp_perf_decode_sample_id(const struct sfp_perf_attr *attr,
+					 const uint8_t *rec, size_t size,
+					 bool swap, size_t body_min,
+					 struct sfp_perf_sample *s)
 {
 	uint64_t type = attr->sample_type;
 	size_t n = sfp_perf_id_trailer_size(type);
@@ -383,12 +383,14 @@ SFP_HIDDEN int sfp_perf_sample_id_parse(const struct sfp_perf_attr *attr,
 	return 0;
 }
 
-SFP_API int sfp_perf_parse_sample(const struct sfp_perf_attr *attr,
-				  const void *rec, size_t size, bool swap,
-				  struct sfp_perf_sample *out,
-				  uint64_t *scratch, size_t scratch_len)
+SFP_API int sfp_perf_decode_sample(const struct sfp_perf_attr *attr,
+				   const void *rec, size_t size, bool swap,
+				   struct sfp_perf_sample *out,
+				   uint64_t *scratch, size_t scratch_len)
 {
 	struct sfp_cursor c;
+	uint16_t misc;
+	int err;
 
 	if (!attr || !rec || !out || (!scratch && scratch_len))
 		return -EINVAL;
@@ -398,7 +400,26 @@ SFP_API int sfp_perf_parse_sample(const struct sfp_perf_attr *attr,
 	if (size < 8)
 		return -EBADMSG;
 	sfp_cursor_init(&c, rec, size, swap);
-	c.pos += 8;	/* header */
-	return sfp_perf_sample_parse(attr, &c, out, scratch, scratch_len,
-				     false);
+	c.pos += 4;	/* header: type, */
+	sfp_cursor_u16(&c, &misc);	/* misc (cannot fail: size >= 8), */
+	c.pos += 2;	/* size */
+	err = sfp_perf_decode_sample_body(attr, &c, out, scratch, scratch_len,
+					  false);
+	out->misc = misc;
+	return err;
+}
+
+SFP_API int sfp_perf_sample_user_reg(const struct sfp_perf_sample *s,
+				     unsigned int regno, uint64_t *val)
+{
+	uint64_t bit;
+
+	if (!s || !val || regno >= 64)
+		return -EINVAL;
+	bit = 1ULL << regno;
+	if (!s->user_regs_abi || !s->user_regs || !(s->user_regs_mask & bit))
+		return -ENOENT;
+	/* the values of the lower bits come first */
+	*val = s->user_regs[bits_set(s->user_regs_mask & (bit - 1))];
+	return 0;
 }

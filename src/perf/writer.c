@@ -351,7 +351,7 @@ static void note_time(struct sfp_perf_writer *w, const uint8_t *rec,
 			return;
 		sfp_cursor_init(&c, rec, size, false);
 		c.pos += 8;
-		if (sfp_perf_sample_parse(&a, &c, &s, scratch, 1, false))
+		if (sfp_perf_decode_sample_body(&a, &c, &s, scratch, 1, false))
 			return;
 	}
 	if (s.time < w->first_time)

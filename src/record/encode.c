@@ -15,7 +15,8 @@
 #include "perf/perf-int.h"
 #include "record/encode.h"
 
-/* The fields a rewritten sample can carry (struct sfp_record_sample). */
+/* The fields a rewritten sample can carry: those of a session's sample
+ * (record/sample.c) without the user registers and stack bytes. */
 #define OUT_SAMPLE_BITS                                                    \
 	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |        \
 	 PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID |             \
@@ -126,7 +127,7 @@ static void put_sample_id(struct wbuf *w, const struct perf_event_attr *attr,
 
 /* Entries of the chain of s with user part u (0: no chain). */
 static size_t chain_len(const struct perf_event_attr *out_attr,
-			const struct sfp_record_sample *s,
+			const struct sfp_perf_sample *s,
 			const struct sfp_defer_user *u)
 {
 	size_t nr;
@@ -142,13 +143,13 @@ static size_t chain_len(const struct perf_event_attr *out_attr,
 }
 
 /* The kernel's part of s, then the user part in the form u chose. */
-static void chain_fill(const struct sfp_record_sample *s,
+static void chain_fill(const struct sfp_perf_sample *s,
 		       const struct sfp_defer_user *u, uint64_t *chain)
 {
 	size_t nk = sfp_sample_kernel_len(s);
 
 	if (nk)
-		memcpy(chain, s->callchain, nk * 8);
+		memcpy(chain, s->ips, nk * 8);
 	if (u->kind == SFP_DEFER_USER_DEFERRED) {
 		chain[nk] = SFP_PERF_CONTEXT_USER_DEFERRED;
 		chain[nk + 1] = u->cookie;
@@ -158,28 +159,32 @@ static void chain_fill(const struct sfp_record_sample *s,
 	}
 }
 
-/* The fields of the perf.data component's sample, but for the chain. */
-static void sample_fields(const struct perf_event_attr *out_attr,
-			  const struct sfp_record_sample *s,
-			  struct sfp_perf_sample *ps)
+/*
+ * s as the output attr declares it: the same sample, less what the
+ * rewrite drops (user registers and stack bytes; the chain, which the
+ * caller assembles).  A copy of the whole struct, not of its fields one
+ * by one: a field the session learns to read passes through unnamed.
+ */
+static void sample_out(const struct perf_event_attr *out_attr,
+		       const struct sfp_perf_sample *s,
+		       struct sfp_perf_sample *ps)
 {
-	memset(ps, 0, sizeof(*ps));
+	*ps = *s;
 	ps->present = out_attr->sample_type & (SFP_PERF_SAMPLE_MAX - 1);
-	ps->id = s->id;
-	ps->ip = s->ip;
-	ps->pid = s->pid;
-	ps->tid = s->tid;
-	ps->time = s->time;
-	ps->addr = s->addr;
-	ps->stream_id = s->stream_id;
-	ps->cpu = s->cpu;
-	ps->period = s->period;
-	ps->raw_size = s->raw_size;
-	ps->raw_data = s->raw;
+	ps->nr_ips = 0;
+	ps->ips = NULL;
+	ps->deferred = false;
+	ps->deferred_cookie = 0;
+	ps->user_regs_abi = 0;
+	ps->user_regs_mask = 0;
+	ps->user_regs = NULL;
+	ps->user_stack_size = 0;
+	ps->user_stack = NULL;
+	ps->user_stack_dyn_size = 0;
 }
 
 int sfp_record_encode_sample(const struct perf_event_attr *out_attr,
-			     const struct sfp_record_sample *s,
+			     const struct sfp_perf_sample *s,
 			     const struct sfp_defer_user *u, void *buf,
 			     size_t cap)
 {
@@ -192,7 +197,7 @@ int sfp_record_encode_sample(const struct perf_event_attr *out_attr,
 	if (out_attr->sample_type & ~(uint64_t)OUT_SAMPLE_BITS)
 		return -EOPNOTSUPP;
 	sfp_record_perf_attr(out_attr, &a);
-	sample_fields(out_attr, s, &ps);
+	sample_out(out_attr, s, &ps);
 	if (out_attr->sample_type & PERF_SAMPLE_CALLCHAIN) {
 		if (nr > MAX_CHAIN)
 			return -EINVAL;
@@ -213,7 +218,7 @@ int sfp_record_encode_sample(const struct perf_event_attr *out_attr,
 
 int sfp_record_sample_event(const struct perf_event_attr *out_attr,
 			    const struct sfp_perf_evsel *evsel,
-			    const struct sfp_record_sample *s,
+			    const struct sfp_perf_sample *s,
 			    const struct sfp_defer_user *u, uint64_t **chain,
 			    size_t *chain_cap, struct sfp_perf_event *ev)
 {
@@ -237,7 +242,7 @@ int sfp_record_sample_event(const struct perf_event_attr *out_attr,
 	ev->type = PERF_RECORD_SAMPLE;
 	ev->misc = s->misc;
 	ev->evsel = evsel;
-	sample_fields(out_attr, s, &ev->sample);
+	sample_out(out_attr, s, &ev->sample);
 	if (out_attr->sample_type & PERF_SAMPLE_CALLCHAIN) {
 		chain_fill(s, u, *chain);
 		ev->sample.ips = *chain;

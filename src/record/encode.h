@@ -18,7 +18,7 @@ SFP_HIDDEN void sfp_record_out_attr(const struct perf_event_attr *in,
 				    struct perf_event_attr *out);
 
 SFP_HIDDEN int sfp_record_encode_sample(const struct perf_event_attr *out_attr,
-					const struct sfp_record_sample *s,
+					const struct sfp_perf_sample *s,
 					const struct sfp_defer_user *u,
 					void *buf, size_t cap);
 
@@ -34,7 +34,7 @@ struct sfp_perf_evsel;
 struct sfp_perf_event;
 SFP_HIDDEN int sfp_record_sample_event(const struct perf_event_attr *out_attr,
 				       const struct sfp_perf_evsel *evsel,
-				       const struct sfp_record_sample *s,
+				       const struct sfp_perf_sample *s,
 				       const struct sfp_defer_user *u,
 				       uint64_t **chain, size_t *chain_cap,
 				       struct sfp_perf_event *ev);

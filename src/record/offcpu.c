@@ -18,7 +18,7 @@ struct pend {
 	bool stack;			/* from a sched_switch sample */
 	bool out_seen;			/* its switch-out record came */
 	bool dead;			/* the task exited: no more blocks */
-	struct sfp_record_sample s;	/* callchain -> kchain */
+	struct sfp_perf_sample s;	/* ips -> kchain */
 	uint64_t *kchain;		/* kernel part, owned */
 	size_t cap_k;
 	enum sfp_defer_user_kind kind;
@@ -30,7 +30,7 @@ struct pend {
 /* Blocked time summed per task and stack. */
 struct sum {
 	uint64_t hash;
-	struct sfp_record_sample s;	/* first block's fields */
+	struct sfp_perf_sample s;	/* first block's fields */
 	uint64_t *chain;		/* kernel part then user part, owned */
 	size_t nr_k, nr_u;
 	uint64_t ns;
@@ -43,7 +43,7 @@ struct sum {
  * until the entry's user chain comes. */
 struct wait {
 	uint64_t cookie;
-	struct sfp_record_sample s;
+	struct sfp_perf_sample s;
 	uint64_t *kchain;		/* owned */
 	size_t nr_k;
 	uint64_t ns;
@@ -58,7 +58,7 @@ struct tot {
 	uint32_t tid;			/* first: the idmap's key */
 	uint32_t pid;
 	uint64_t ns;
-	struct sfp_record_sample s;	/* a template: evsel, id, cpu */
+	struct sfp_perf_sample s;	/* a template: id, cpu, misc */
 };
 
 struct sfp_offcpu {
@@ -143,7 +143,31 @@ static int reserve(uint64_t **buf, size_t *cap, size_t n)
 	return 0;
 }
 
-int sfp_offcpu__block(struct sfp_offcpu *o, const struct sfp_record_sample *s,
+/*
+ * s kept past its record: what points into the ring's bytes (raw data,
+ * user registers and stack, any array) is dropped; the chain is the
+ * caller's to point at a copy.
+ */
+static void keep_sample(struct sfp_perf_sample *dst,
+			const struct sfp_perf_sample *s)
+{
+	*dst = *s;
+	dst->raw_data = NULL;
+	dst->raw_size = 0;
+	dst->user_regs = NULL;
+	dst->user_stack = NULL;
+	dst->user_stack_size = 0;
+	dst->user_stack_dyn_size = 0;
+	dst->ips = NULL;
+	dst->nr_ips = 0;
+	dst->read_values = NULL;
+	dst->branches = NULL;
+	dst->branch_counters = NULL;
+	dst->intr_regs = NULL;
+	dst->aux_data = NULL;
+}
+
+int sfp_offcpu__block(struct sfp_offcpu *o, const struct sfp_perf_sample *s,
 		      const struct sfp_defer_user *u)
 {
 	size_t nk = sfp_sample_kernel_len(s);
@@ -168,15 +192,11 @@ int sfp_offcpu__block(struct sfp_offcpu *o, const struct sfp_record_sample *s,
 		return -ENOMEM;
 	p->stack = true;
 	p->out_seen = false;
-	p->s = *s;
-	p->s.raw = NULL;
-	p->s.raw_size = 0;
-	p->s.user_stack = NULL;
-	p->s.user_regs_all = NULL;
+	keep_sample(&p->s, s);
 	if (nk)
-		memcpy(p->kchain, s->callchain, nk * 8);
-	p->s.callchain = p->kchain;
-	p->s.nr_callchain = nk;
+		memcpy(p->kchain, s->ips, nk * 8);
+	p->s.ips = p->kchain;
+	p->s.nr_ips = nk;
 	p->kind = u->kind;
 	p->cookie = u->cookie;
 	p->nr_u = u->nr_unwound;
@@ -189,7 +209,7 @@ static void drop(struct sfp_offcpu *o, struct pend *p);
 
 /* The task's written total, made when missing (NULL: no memory). */
 static struct tot *get_tot(struct sfp_offcpu *o,
-			   const struct sfp_record_sample *s)
+			   const struct sfp_perf_sample *s)
 {
 	struct tot *t;
 	bool added;
@@ -199,20 +219,13 @@ static struct tot *get_tot(struct sfp_offcpu *o,
 	t = sfp_idmap_get(&o->tots, s->tid, &added);
 	if (t && added) {
 		t->pid = s->pid;
-		t->s = *s;
-		t->s.callchain = NULL;
-		t->s.nr_callchain = 0;
-		t->s.raw = NULL;
-		t->s.raw_size = 0;
-		t->s.user_stack = NULL;
-		t->s.user_stack_size = 0;
-		t->s.user_regs_all = NULL;
+		keep_sample(&t->s, s);
 	}
 	return t;
 }
 
 int sfp_offcpu__switch_out(struct sfp_offcpu *o,
-			   const struct sfp_record_sample *s)
+			   const struct sfp_perf_sample *s)
 {
 	struct pend *p;
 	bool added;
@@ -237,14 +250,8 @@ int sfp_offcpu__switch_out(struct sfp_offcpu *o,
 		o->st.unmatched++;	/* the previous block's switch-in */
 	/* Its sample was lost (or filtered out: not a block, then the
 	 * preempt flag said so already): the time without a stack. */
-	p->s = *s;
-	p->s.raw = NULL;
-	p->s.raw_size = 0;
-	p->s.user_stack = NULL;
-	p->s.user_stack_size = 0;
-	p->s.user_regs_all = NULL;
-	p->s.callchain = p->kchain;
-	p->s.nr_callchain = 0;
+	keep_sample(&p->s, s);
+	p->s.ips = p->kchain;
 	p->stack = false;
 	p->out_seen = true;
 	p->kind = SFP_DEFER_USER_NONE;
@@ -278,14 +285,14 @@ static int add_sum(struct sfp_offcpu *o, const struct pend *p, uint64_t ns)
 	size_t i;
 
 	h = mix(h, ((uint64_t)p->s.pid << 32) | p->s.tid);
-	for (i = 0; i < p->s.nr_callchain; i++)
+	for (i = 0; i < p->s.nr_ips; i++)
 		h = mix(h, p->kchain[i]);
 	h = mix(h, ~0ULL);
 	for (i = 0; i < p->nr_u; i++)
 		h = mix(h, p->uips[i]);
 	for (sm = o->sums[h % SUM_BUCKETS]; sm; sm = sm->next)
 		if (sm->hash == h && sm->s.pid == p->s.pid &&
-		    sm->s.tid == p->s.tid && sm->nr_k == p->s.nr_callchain &&
+		    sm->s.tid == p->s.tid && sm->nr_k == p->s.nr_ips &&
 		    sm->nr_u == p->nr_u &&
 		    (!sm->nr_k || !memcmp(sm->chain, p->kchain, sm->nr_k * 8)) &&
 		    (!sm->nr_u ||
@@ -296,20 +303,20 @@ static int add_sum(struct sfp_offcpu *o, const struct pend *p, uint64_t ns)
 	sm = calloc(1, sizeof(*sm));
 	if (!sm)
 		return -ENOMEM;
-	sm->chain = malloc((p->s.nr_callchain + p->nr_u + 1) * 8);
+	sm->chain = malloc((p->s.nr_ips + p->nr_u + 1) * 8);
 	if (!sm->chain) {
 		free(sm);
 		return -ENOMEM;
 	}
 	sm->hash = h;
 	sm->s = p->s;
-	sm->nr_k = p->s.nr_callchain;
+	sm->nr_k = p->s.nr_ips;
 	sm->nr_u = p->nr_u;
 	if (sm->nr_k)
 		memcpy(sm->chain, p->kchain, sm->nr_k * 8);
 	if (sm->nr_u)	/* (no user chain: uips may be NULL) */
 		memcpy(sm->chain + sm->nr_k, p->uips, sm->nr_u * 8);
-	sm->s.callchain = sm->chain;
+	sm->s.ips = sm->chain;
 	sm->ns = ns;
 	sm->next = o->sums[h % SUM_BUCKETS];
 	o->sums[h % SUM_BUCKETS] = sm;
@@ -326,7 +333,7 @@ static size_t wait_bucket(uint64_t cookie)
 static int add_wait(struct sfp_offcpu *o, const struct pend *p, uint64_t ns)
 {
 	struct wait **head = &o->waits[wait_bucket(p->cookie)], *w;
-	size_t nk = p->s.nr_callchain;
+	size_t nk = p->s.nr_ips;
 
 	for (w = *head; w; w = w->next)
 		if (w->cookie == p->cookie && w->s.tid == p->s.tid &&
@@ -347,7 +354,7 @@ static int add_wait(struct sfp_offcpu *o, const struct pend *p, uint64_t ns)
 		memcpy(w->kchain, p->kchain, nk * 8);
 	w->cookie = p->cookie;
 	w->s = p->s;
-	w->s.callchain = w->kchain;
+	w->s.ips = w->kchain;
 	w->nr_k = nk;
 	w->ns = ns;
 	w->next = *head;
@@ -364,7 +371,7 @@ static int resolve_wait(struct sfp_offcpu *o, struct wait *w,
 		.nr_u = nr,
 	};
 
-	p.s.nr_callchain = w->nr_k;
+	p.s.nr_ips = w->nr_k;
 	return add_sum(o, &p, w->ns);
 }
 
@@ -511,7 +518,7 @@ static bool has_pid(const struct sfp_offcpu *o, uint32_t pid)
 }
 
 int sfp_offcpu__kernel_total(struct sfp_offcpu *o,
-			     const struct sfp_record_sample *s, bool any_task,
+			     const struct sfp_perf_sample *s, bool any_task,
 			     uint64_t records_lost, uint64_t ns,
 			     uint64_t blocks)
 {
@@ -548,7 +555,7 @@ int sfp_offcpu__kernel_total(struct sfp_offcpu *o,
 	t->ns = ns;
 	/* The blocks the rings lost entirely: their time, no stack. */
 	p.s = t->s;
-	p.s.nr_callchain = 0;
+	p.s.nr_ips = 0;
 	o->st.kernel_added_ns += more;
 	o->st.kernel_added_tasks++;
 	o->st.no_stack_ns += more;
@@ -597,7 +604,7 @@ int sfp_offcpu__finish(struct sfp_offcpu *o, uint64_t time)
 
 			sm->s.period = sm->ns;
 			sm->s.time = time;
-			sm->s.nr_callchain = sm->nr_k;
+			sm->s.nr_ips = sm->nr_k;
 			o->st.sums++;
 			err = o->emit(o->ctx, &sm->s, &u);
 		}
@@ -623,7 +630,7 @@ int sfp_offcpu__flush_sums(struct sfp_offcpu *o, uint64_t time)
 			n = sm->next;
 			sm->s.period = sm->ns;
 			sm->s.time = time;
-			sm->s.nr_callchain = sm->nr_k;
+			sm->s.nr_ips = sm->nr_k;
 			o->st.sums++;
 			if (!err)
 				err = o->emit(o->ctx, &sm->s, &u);

@@ -82,7 +82,7 @@ struct sfp_offcpu_stats {
 
 /* Write one off-CPU sample (period = blocked ns) with user part u. */
 typedef int (*sfp_offcpu_emit_fn)(void *ctx,
-				  const struct sfp_record_sample *s,
+				  const struct sfp_perf_sample *s,
 				  const struct sfp_defer_user *u);
 
 struct sfp_offcpu;
@@ -101,7 +101,7 @@ SFP_HIDDEN bool sfp_offcpu__is_block(struct sfp_offcpu *o, uint64_t state);
  * task's switch-in.  Return: 0 or -ENOMEM.
  */
 SFP_HIDDEN int sfp_offcpu__block(struct sfp_offcpu *o,
-				 const struct sfp_record_sample *s,
+				 const struct sfp_perf_sample *s,
 				 const struct sfp_defer_user *u);
 
 /*
@@ -110,11 +110,11 @@ SFP_HIDDEN int sfp_offcpu__block(struct sfp_offcpu *o,
  * after the block's sched_switch sample if that was not lost.  A block
  * without its sample begins here: its time is summed per thread with no
  * stack (no_stack).  s: pid, tid, time, cpu and the fields the off-CPU
- * sample is written with (evsel, id, misc, ip); its chain is not read.
+ * sample is written with (id, misc, ip); its chain is not read.
  * Return: 0 or -ENOMEM.
  */
 SFP_HIDDEN int sfp_offcpu__switch_out(struct sfp_offcpu *o,
-				      const struct sfp_record_sample *s);
+				      const struct sfp_perf_sample *s);
 
 /* Task tid runs again at time.  Return: 0 or the emit callback's error. */
 SFP_HIDDEN int sfp_offcpu__wake(struct sfp_offcpu *o, uint32_t tid,
@@ -156,7 +156,7 @@ SFP_HIDDEN void sfp_offcpu__set_switches(struct sfp_offcpu *o,
  * Return: 0 or -ENOMEM.
  */
 SFP_HIDDEN int sfp_offcpu__kernel_total(struct sfp_offcpu *o,
-					const struct sfp_record_sample *s,
+					const struct sfp_perf_sample *s,
 					bool any_task, uint64_t records_lost,
 					uint64_t ns, uint64_t blocks);
 

@@ -95,7 +95,6 @@ struct sfp_rec_pipe {
 	bool async_tables;		/* the unwinder's loader thread runs */
 	bool linger;			/* ... and tables linger (opts) */
 	uint64_t *obuf;
-	const struct sfp_record_sample *cur;	/* sample being emitted */
 	/* Off-CPU time (record/offcpu.h), with the session's event. */
 	struct sfp_offcpu *offcpu;
 	int offcpu_evsel;		/* -1: none */
@@ -254,9 +253,19 @@ static int emit(struct sfp_rec_pipe *p, const void *rec, size_t size)
 	return 0;
 }
 
+/*
+ * A sample of the session on its way through the deferral engine: the
+ * decoded sample and the index of its event, which a sample does not
+ * name (the session's IDENTIFIER does).
+ */
+struct rec_sample {
+	struct sfp_perf_sample s;
+	int evsel;
+};
+
 /* A sample of the engine or the off-CPU sums, typed (event consumer). */
 static int emit_typed(struct sfp_rec_pipe *p, int evsel,
-		      const struct sfp_record_sample *s,
+		      const struct sfp_perf_sample *s,
 		      const struct sfp_defer_user *u)
 {
 	struct sfp_perf_event ev;
@@ -267,7 +276,7 @@ static int emit_typed(struct sfp_rec_pipe *p, int evsel,
 				      &p->ev_chain_cap, &ev);
 	if (err < 0) {
 		pr_warn("cannot pass on a sample of %u frames: %s",
-			(unsigned)(s->nr_callchain + u->nr), strerror(-err));
+			(unsigned)(s->nr_ips + u->nr), strerror(-err));
 		return err;
 	}
 	return deliver(p, &ev);
@@ -355,18 +364,19 @@ static int emit_sample_cb(void *ctx, const struct sfp_defer_sample *ds,
 			  const struct sfp_defer_user *u)
 {
 	struct sfp_rec_pipe *p = ctx;
-	const struct sfp_record_sample *s = ds->priv;
+	const struct rec_sample *rs = ds->priv;
+	const struct sfp_perf_sample *s = &rs->s;
 	int n;
 
-	if (s->evsel == p->offcpu_evsel && p->offcpu)
+	if (rs->evsel == p->offcpu_evsel && p->offcpu)
 		return sfp_offcpu__block(p->offcpu, s, u);
 	if (p->on_event)
-		return emit_typed(p, s->evsel, s, u);
-	n = sfp_record_encode_sample(&p->out_attrs[s->evsel], s, u, p->obuf,
+		return emit_typed(p, rs->evsel, s, u);
+	n = sfp_record_encode_sample(&p->out_attrs[rs->evsel], s, u, p->obuf,
 				     OUT_BUF);
 	if (n < 0) {
 		pr_warn("cannot write a sample of %u bytes: %s",
-			(unsigned)(s->nr_callchain * 8), strerror(-n));
+			(unsigned)(s->nr_ips * 8), strerror(-n));
 		return n;
 	}
 	return emit(p, p->obuf, (size_t)n);
@@ -414,7 +424,7 @@ static int emit_deferred_cb(void *ctx, const struct sfp_defer_origin *o,
 }
 
 /* An off-CPU sample, blocked time as period (record/offcpu.h). */
-static int emit_offcpu_cb(void *ctx, const struct sfp_record_sample *s,
+static int emit_offcpu_cb(void *ctx, const struct sfp_perf_sample *s,
 			  const struct sfp_defer_user *u)
 {
 	struct sfp_rec_pipe *p = ctx;
@@ -570,9 +580,9 @@ static int on_side_band(struct sfp_rec_pipe *p, const void *rec, size_t size)
 		/* Asked for the switch-in times only: not written (perf's
 		 * --off-cpu files have none either). */
 		if (p->offcpu) {
-			struct sfp_record_sample s;
+			struct sfp_perf_sample s;
 
-			if (sfp_record__parse_id(p->r, rec, size, &s))
+			if (sfp_record__decode_id(p->r, rec, size, &s))
 				return 0;
 			if (s.time > p->last_time)
 				p->last_time = s.time;
@@ -584,7 +594,6 @@ static int on_side_band(struct sfp_rec_pipe *p, const void *rec, size_t size)
 			if (p->rewrite &&
 			    !(h->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) &&
 			    s.tid) {
-				s.evsel = p->offcpu_evsel;
 				s.id = p->offcpu_id;
 				s.misc = PERF_RECORD_MISC_KERNEL;
 				s.ip = 0;
@@ -627,7 +636,7 @@ static int on_side_band(struct sfp_rec_pipe *p, const void *rec, size_t size)
 	return emit(p, rec, size);
 }
 
-static int engine_add(struct sfp_rec_pipe *p, struct sfp_record_sample *s,
+static int engine_add(struct sfp_rec_pipe *p, struct rec_sample *rs,
 		      int cpu);
 
 /*
@@ -636,9 +645,10 @@ static int engine_add(struct sfp_rec_pipe *p, struct sfp_record_sample *s,
  * kernel-mode sample -- one user unwind per kernel entry, whatever the
  * number of blocks in it -- and waits in offcpu for its switch-in.
  */
-static int offcpu_switch(struct sfp_rec_pipe *p, struct sfp_record_sample *s,
+static int offcpu_switch(struct sfp_rec_pipe *p, struct rec_sample *rs,
 			 int cpu)
 {
+	const struct sfp_perf_sample *s = &rs->s;
 	uint64_t state = 0, before;
 	struct sfp_defer_stats ds;
 	int err;
@@ -650,12 +660,13 @@ static int offcpu_switch(struct sfp_rec_pipe *p, struct sfp_record_sample *s,
 		return 0;
 	}
 	/* host order, as the ring gave it; only the low bits matter */
-	memcpy(&state, (const uint8_t *)s->raw + p->state_off, p->state_size);
+	memcpy(&state, (const uint8_t *)s->raw_data + p->state_off,
+	       p->state_size);
 	if (!sfp_offcpu__is_block(p->offcpu, state))
 		return 0;
 	sfp_defer_engine__stats(p->engine, &ds);
 	before = ds.unwinds;
-	err = engine_add(p, s, cpu);
+	err = engine_add(p, rs, cpu);
 	sfp_defer_engine__stats(p->engine, &ds);
 	if (ds.unwinds != before)
 		sfp_offcpu__add_unwind(p->offcpu);
@@ -824,7 +835,7 @@ int sfp_rec_pipe__record(const void *rec, size_t size, int cpu, void *pipe)
 {
 	struct sfp_rec_pipe *p = pipe;
 	const struct perf_event_header *h = rec;
-	struct sfp_record_sample s;
+	struct rec_sample rs;
 	int err;
 
 	p->st.records_in++;
@@ -840,17 +851,17 @@ int sfp_rec_pipe__record(const void *rec, size_t size, int cpu, void *pipe)
 	p->st.samples++;
 	if (!p->rewrite)
 		return emit(p, rec, size);
-	err = sfp_record__parse_sample(p->r, rec, size, &s);
+	err = sfp_record__decode_sample(p->r, rec, size, &rs.s, &rs.evsel);
 	if (err) {
 		pr_warn("sample of %zu bytes not understood: %s", size,
 			sfp_strerror(err));
 		return 0;	/* counted as in, not out */
 	}
-	if (s.time > p->last_time)
-		p->last_time = s.time;
-	if (s.evsel == p->offcpu_evsel && p->offcpu)
-		return offcpu_switch(p, &s, cpu);
-	return engine_add(p, &s, cpu);
+	if (rs.s.time > p->last_time)
+		p->last_time = rs.s.time;
+	if (rs.evsel == p->offcpu_evsel && p->offcpu)
+		return offcpu_switch(p, &rs, cpu);
+	return engine_add(p, &rs, cpu);
 }
 
 /* Does the caller keep pid's samples (opts' want())?  Asked once per
@@ -868,38 +879,49 @@ static bool wanted(struct sfp_rec_pipe *p, uint32_t pid)
 	return pr->want > 0;
 }
 
-/* A sample through the deferral engine (which calls emit_sample_cb). */
-static int engine_add(struct sfp_rec_pipe *p, struct sfp_record_sample *sp,
+/*
+ * A sample through the deferral engine (which calls emit_sample_cb with
+ * rs as ds.priv, before this returns).  Its cpu is made the ring's when
+ * the sample has none, for the record written.
+ */
+static int engine_add(struct sfp_rec_pipe *p, struct rec_sample *rs,
 		      int cpu)
 {
-	struct sfp_record_sample s = *sp;
+	struct sfp_perf_sample *s = &rs->s;
 	struct sfp_defer_sample ds;
 
 	memset(&ds, 0, sizeof(ds));
-	ds.pid = s.pid;
-	ds.tid = s.tid;
+	ds.pid = s->pid;
+	ds.tid = s->tid;
 	/* Without PERF_SAMPLE_CPU the ring says where it was taken. */
-	ds.cpu = (s.sample_type & PERF_SAMPLE_CPU) ? s.cpu : (uint32_t)cpu;
-	s.cpu = ds.cpu;
-	ds.time = s.time;
-	ds.kernel_mode = (s.misc & PERF_RECORD_MISC_CPUMODE_MASK) ==
+	if (!(s->present & SFP_PERF_SAMPLE_CPU))
+		s->cpu = (uint32_t)cpu;
+	ds.cpu = s->cpu;
+	ds.time = s->time;
+	ds.kernel_mode = (s->misc & PERF_RECORD_MISC_CPUMODE_MASK) ==
 			 PERF_RECORD_MISC_KERNEL;
-	ds.has_user = s.user_abi != 0 && (s.user_regs_mask & SFP_USER_REGS_MASK) ==
-						  SFP_USER_REGS_MASK;
+	/* x86-64 bp, sp, ip (record.h); looked up once, here: the engine
+	 * and the unwinder take them from ds */
+	ds.has_user = s->user_regs_abi != 0 &&
+		      (s->user_regs_mask & SFP_USER_REGS_MASK) ==
+			      SFP_USER_REGS_MASK;
 	/* a process the caller throws away: its stack is not unwound */
-	if (ds.has_user && !wanted(p, s.pid)) {
+	if (ds.has_user && !wanted(p, s->pid)) {
 		ds.has_user = false;
 		p->st.unwanted++;
 	}
-	ds.bp = s.user_regs[0];
-	ds.sp = s.user_regs[1];
-	ds.ip = s.user_regs[2];
-	ds.stack = s.user_stack;
-	ds.stack_size = s.user_stack_size;
+	if (s->user_regs_abi) {
+		sfp_perf_sample_user_reg(s, SFP_X86_REG_BP, &ds.bp);
+		sfp_perf_sample_user_reg(s, SFP_X86_REG_SP, &ds.sp);
+		sfp_perf_sample_user_reg(s, SFP_X86_REG_IP, &ds.ip);
+	}
+	ds.stack = s->user_stack;
+	ds.stack_size = s->user_stack_dyn_size;
 	/* all of them: what tells two kernel entries apart (record.h) */
-	ds.regs = s.user_regs_all;
-	ds.nr_regs = s.user_regs_all ? (size_t)__builtin_popcountll(s.user_regs_mask) : 0;
-	ds.priv = &s;
+	ds.regs = s->user_regs;
+	ds.nr_regs = s->user_regs ?
+		     (size_t)__builtin_popcountll(s->user_regs_mask) : 0;
+	ds.priv = rs;
 	return sfp_defer_engine__add(p->engine, &ds);
 }
 
@@ -1303,7 +1325,7 @@ bool sfp_rec_pipe__is_offcpu(const struct sfp_rec_pipe *p, int evsel)
 }
 
 int sfp_rec_pipe__offcpu_block(struct sfp_rec_pipe *p,
-			       const struct sfp_record_sample *s,
+			       const struct sfp_perf_sample *s,
 			       const struct sfp_defer_user *u,
 			       uint64_t time_in, bool new_entry)
 {
@@ -1331,9 +1353,9 @@ int sfp_rec_pipe__offcpu_kernel_sum(void *pipe, uint32_t pid, uint32_t tid,
 				    uint64_t ns, uint64_t blocks)
 {
 	struct sfp_rec_pipe *p = pipe;
-	struct sfp_record_sample s = {
-		.evsel = p->offcpu_evsel, .id = p->offcpu_id,
-		.misc = PERF_RECORD_MISC_KERNEL, .pid = pid, .tid = tid,
+	struct sfp_perf_sample s = {
+		.id = p->offcpu_id, .misc = PERF_RECORD_MISC_KERNEL,
+		.pid = pid, .tid = tid,
 	};
 
 	if (!p->offcpu)
@@ -1343,7 +1365,8 @@ int sfp_rec_pipe__offcpu_kernel_sum(void *pipe, uint32_t pid, uint32_t tid,
 
 	for (c = 0; c < sfp_record__nr_cpus(p->r); c++)
 		lost += sfp_record__lost(p->r, c);
-	s.sample_type = p->out_attrs[p->offcpu_evsel].sample_type;
+	s.present = p->out_attrs[p->offcpu_evsel].sample_type &
+		    (SFP_PERF_SAMPLE_MAX - 1);
 	return sfp_offcpu__kernel_total(p->offcpu, &s,
 					sfp_record__system_wide(p->r), lost,
 					ns, blocks);

@@ -200,14 +200,14 @@ SFP_HIDDEN bool sfp_rec_pipe__is_offcpu(const struct sfp_rec_pipe *p,
 /*
  * --call-graph bpf-defer --off-cpu (src/bpf/records.c): one block the BPF
  * program on sched_switch matched with its switch-in at time_in.  s: the
- * switch-out (evsel: the off-CPU event, callchain: the kernel part); u:
+ * switch-out of the off-CPU event (ips: the kernel part); u:
  * its entry's cookie or no user part; new_entry: the block asked for its
  * entry's user unwind.  The off-CPU samples go back into the session (in
  * time order with the rest), the sums at sfp_rec_pipe__finish().
  * Return: 0 or -errno.
  */
 SFP_HIDDEN int sfp_rec_pipe__offcpu_block(struct sfp_rec_pipe *p,
-					  const struct sfp_record_sample *s,
+					  const struct sfp_perf_sample *s,
 					  const struct sfp_defer_user *u,
 					  uint64_t time_in, bool new_entry);
 

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <sfprof/perf.h>
 #include <sfprof/record.h>
 
 #include "common/internal.h"
@@ -17,11 +18,15 @@
 /* Attr flag bits newer than this system's UAPI header (kernel-deferred.md). */
 #define SFP_ATTR_BIT_DEFER_CALLCHAIN 38
 #define SFP_ATTR_BIT_DEFER_OUTPUT 39
-#define SFP_PERF_CONTEXT_USER_DEFERRED ((uint64_t)-640)
-#define SFP_PERF_RECORD_CALLCHAIN_DEFERRED 22
 
-/* The user registers we ask for on x86-64: bp, sp, ip (ascending bits). */
-#define SFP_USER_REGS_MASK ((1ULL << 6) | (1ULL << 7) | (1ULL << 8))
+/* The user registers we ask for on x86-64: bp, sp, ip (their perf_regs
+ * numbers, for sfp_perf_sample_user_reg(); ascending bits). */
+#define SFP_X86_REG_BP 6
+#define SFP_X86_REG_SP 7
+#define SFP_X86_REG_IP 8
+#define SFP_USER_REGS_MASK ((1ULL << SFP_X86_REG_BP) | \
+			    (1ULL << SFP_X86_REG_SP) | \
+			    (1ULL << SFP_X86_REG_IP))
 /* What the sframe mode asks for: those and the other general registers
  * (bx, cx, dx, si, di, flags, r8-r15; not ax, which a syscall's return
  * value changes within its entry, nor the segment registers), so that the
@@ -107,23 +112,37 @@ SFP_HIDDEN void sfp_record_perf_attr(const struct perf_event_attr *in,
 /* Size of the sample_id_all trailer for sample_type (0 if none). */
 SFP_HIDDEN size_t sfp_sample_id_size(uint64_t sample_type);
 
-/* Parse a sample laid out by attr (type, regs mask, ...). */
-SFP_HIDDEN int sfp_sample_parse(const struct perf_event_attr *attr,
-				const void *rec, size_t size,
-				struct sfp_record_sample *s);
+/*
+ * Decode a sample of a ring laid out by attr (type, regs mask, ...) with
+ * the perf.data decoder, its arrays in place.  Return: 0, -EBADMSG (s is
+ * then zero or partly written), -EOPNOTSUPP (a sample_type bit a session
+ * never asks for; s zero).
+ */
+SFP_HIDDEN int sfp_record_decode_sample(const struct perf_event_attr *attr,
+					const void *rec, size_t size,
+					struct sfp_perf_sample *s);
 
-SFP_HIDDEN int sfp_sample_parse_id(uint64_t sample_type, const void *rec,
-				   size_t size, struct sfp_record_sample *s);
+/* The same with attr already in the decoder's terms (sfp_record_perf_attr()),
+ * as the session keeps it per event: converting it for every sample was a
+ * third of the time a sample took to decode. */
+SFP_HIDDEN int sfp_record_decode_sample_pa(const struct sfp_perf_attr *pa,
+					   const void *rec, size_t size,
+					   struct sfp_perf_sample *s);
+
+/* The sample_id_all trailer of a non-sample record (s zeroed first). */
+SFP_HIDDEN int sfp_record_decode_sample_id(uint64_t sample_type,
+					   const void *rec, size_t size,
+					   struct sfp_perf_sample *s);
 
 /* Entries of s's chain before its user part (PERF_CONTEXT_USER or the
  * deferred marker): the kernel's frames and context markers. */
-static inline size_t sfp_sample_kernel_len(const struct sfp_record_sample *s)
+static inline size_t sfp_sample_kernel_len(const struct sfp_perf_sample *s)
 {
 	size_t i;
 
-	for (i = 0; i < s->nr_callchain; i++)
-		if (s->callchain[i] == PERF_CONTEXT_USER ||
-		    s->callchain[i] == SFP_PERF_CONTEXT_USER_DEFERRED)
+	for (i = 0; i < s->nr_ips; i++)
+		if (s->ips[i] == PERF_CONTEXT_USER ||
+		    s->ips[i] == SFP_PERF_CONTEXT_USER_DEFERRED)
 			break;
 	return i;
 }

@@ -48,6 +48,9 @@
 
 struct evsel {
 	struct perf_event_attr attr;
+	/* attr in the sample decoder's terms, once it is opened (open_one()
+	 * may still change it until then) */
+	struct sfp_perf_attr pattr;
 	struct sfp_event_desc desc;
 	bool off_cpu;		/* the sched_switch event of opts.off_cpu */
 	bool filter_refused;
@@ -617,6 +620,8 @@ static int open_one(struct sfp_record *r, struct evsel *ev, pid_t pid,
 			return 0;
 		return open_error(r, ev, pid, cpu, err);
 	}
+	/* the attr as the kernel took it: what its samples are laid out by */
+	sfp_record_perf_attr(&ev->attr, &ev->pattr);
 	err = push_fd(r, fd);
 	if (err) {
 		close(fd);
@@ -1064,10 +1069,9 @@ static uint64_t rec_time(const struct sfp_record *r, const void *rec,
 			 size_t size)
 {
 	const struct perf_event_attr *a = &r->evsels[0].attr;
-	struct sfp_record_sample s;
+	struct sfp_perf_sample s;
 	const struct perf_event_header *h = rec;
 
-	memset(&s, 0, sizeof(s));
 	if (h->type == PERF_RECORD_SAMPLE) {
 		/* Every evsel starts [IDENTIFIER], IP, TID, TIME. */
 		size_t off = (a->sample_type & PERF_SAMPLE_IDENTIFIER) ? 32 : 24;
@@ -1078,7 +1082,7 @@ static uint64_t rec_time(const struct sfp_record *r, const void *rec,
 		memcpy(&t, (const uint8_t *)rec + off, sizeof(t));
 		return t;
 	}
-	if (sfp_sample_parse_id(a->sample_type, rec, size, &s))
+	if (sfp_record_decode_sample_id(a->sample_type, rec, size, &s))
 		return 0;
 	return s.time;
 }
@@ -1099,17 +1103,18 @@ static size_t queued_size(const struct sfp_record *r, const void *rec,
 			  size_t size, size_t *stack_off, uint64_t *keep)
 {
 	const struct perf_event_header *h = rec;
-	struct sfp_record_sample s;
+	struct sfp_perf_sample s;
 	uint64_t full;
 	size_t off;
 
 	if (r->cg != SFP_RECORD_CG_SFRAME || h->type != PERF_RECORD_SAMPLE ||
-	    sfp_record__parse_sample(r, rec, size, &s) || !s.user_stack)
+	    sfp_record__decode_sample(r, rec, size, &s, NULL) || !s.user_stack)
 		return size;
 	off = (size_t)((const uint8_t *)s.user_stack - (const uint8_t *)rec);
 	memcpy(&full, (const uint8_t *)rec + off - 8, sizeof(full));
-	/* (a size of 0 would end the field without dyn_size: keep 8) */
-	*keep = s.user_stack_size ? (s.user_stack_size + 7) & ~(uint64_t)7 : 8;
+	/* (a dyn_size of 0 would end the field without it: keep 8) */
+	*keep = s.user_stack_dyn_size ?
+		(s.user_stack_dyn_size + 7) & ~(uint64_t)7 : 8;
 	if (off + full + 8 != size || *keep + 64 > full)
 		return size;
 	*stack_off = off;
@@ -1366,24 +1371,27 @@ int sfp_record_sample_evsel(const struct sfp_record *r, const void *rec,
 	return ev < 0 ? -ENOENT : ev;
 }
 
-int sfp_record__parse_sample(const struct sfp_record *r, const void *rec,
-			     size_t size, struct sfp_record_sample *s)
+int sfp_record__decode_sample(const struct sfp_record *r, const void *rec,
+			      size_t size, struct sfp_perf_sample *s,
+			      int *evsel)
 {
 	int ev = sfp_record_sample_evsel(r, rec, size), err;
 
-	if (ev < 0)
+	if (ev < 0) {
+		memset(s, 0, sizeof(*s));
 		return ev;
-	err = sfp_sample_parse(&r->evsels[ev].attr, rec, size, s);
-	if (!err)
-		s->evsel = ev;
+	}
+	err = sfp_record_decode_sample_pa(&r->evsels[ev].pattr, rec, size, s);
+	if (!err && evsel)
+		*evsel = ev;
 	return err;
 }
 
-int sfp_record__parse_id(const struct sfp_record *r, const void *rec,
-			 size_t size, struct sfp_record_sample *s)
+int sfp_record__decode_id(const struct sfp_record *r, const void *rec,
+			  size_t size, struct sfp_perf_sample *s)
 {
-	memset(s, 0, sizeof(*s));
-	return sfp_sample_parse_id(r->evsels[0].attr.sample_type, rec, size, s);
+	return sfp_record_decode_sample_id(r->evsels[0].attr.sample_type, rec,
+					   size, s);
 }
 
 void sfp_record__free(struct sfp_record **rp)

@@ -648,7 +648,8 @@ TEST(sample_every_field)
 	pb_u64(&p, 8); pb_raw(&p, "auxdata!", 8);
 	pb_patch16(&p, 6, (uint16_t)p.len);
 
-	if (!ASSERT_OK(sfp_perf_parse_sample(&a, p.b, p.len, false, &s, scratch, 128)))
+	if (!ASSERT_OK(sfp_perf_decode_sample(&a, p.b, p.len, false, &s,
+					      scratch, 128)))
 		goto out;
 	ASSERT_EQ(s.id, 77);
 	ASSERT_EQ(s.ip, 0x401234);
@@ -694,16 +695,76 @@ TEST(sample_every_field)
 		uint8_t *q = malloc(n);
 
 		memcpy(q, p.b, n);
-		i = sfp_perf_parse_sample(&a, q, n, false, &s, scratch, 128);
+		i = sfp_perf_decode_sample(&a, q, n, false, &s, scratch, 128);
 		free(q);
 		if (!ASSERT_ERR(i, -EBADMSG))
 			break;
 	}
 	/* a lying callchain count cannot reach past the record or scratch */
-	ASSERT_ERR(sfp_perf_parse_sample(&a, p.b, p.len, false, &s, scratch, 4),
+	ASSERT_ERR(sfp_perf_decode_sample(&a, p.b, p.len, false, &s, scratch, 4),
 		   -EBADMSG);
 out:
 	free(p.b);
+}
+
+/* A record header's three fields, as given (already swapped or not). */
+static void put_header(uint64_t *rec, uint32_t type, uint16_t misc,
+		       uint16_t size)
+{
+	memcpy(rec, &type, 4);
+	memcpy((uint8_t *)rec + 4, &misc, 2);
+	memcpy((uint8_t *)rec + 6, &size, 2);
+}
+
+/* The header's misc, in either byte order, and a user register found by
+ * its perf_regs number among those the mask has (values in bit order). */
+TEST(sample_misc_and_user_reg)
+{
+	struct sfp_perf_attr a = { 0 };
+	struct sfp_perf_sample s;
+	uint64_t rec[7], sw[7], scratch[16], v = 0;
+	uint32_t type = SFP_PERF_RECORD_SAMPLE;
+	uint16_t misc = 2, size = sizeof(rec);
+	size_t i;
+
+	a.sample_type = SFP_PERF_SAMPLE_IP | SFP_PERF_SAMPLE_REGS_USER;
+	a.sample_regs_user = 0x1c1;		/* ax, bp, sp, ip */
+	put_header(rec, type, misc, size);
+	rec[1] = 0x401000;			/* ip */
+	rec[2] = 2;				/* abi 64 */
+	rec[3] = 0xa;				/* ax */
+	rec[4] = 0xb0;				/* bp */
+	rec[5] = 0x5b;				/* sp */
+	rec[6] = 0x1b;				/* ip */
+	if (!ASSERT_OK(sfp_perf_decode_sample(&a, rec, sizeof(rec), false, &s,
+					      NULL, 0)))
+		return;
+	ASSERT_EQ(s.misc, 2);
+	ASSERT_OK(sfp_perf_sample_user_reg(&s, 0, &v));
+	ASSERT_EQ(v, 0xa);
+	ASSERT_OK(sfp_perf_sample_user_reg(&s, 6, &v));
+	ASSERT_EQ(v, 0xb0);
+	ASSERT_OK(sfp_perf_sample_user_reg(&s, 7, &v));
+	ASSERT_EQ(v, 0x5b);
+	ASSERT_OK(sfp_perf_sample_user_reg(&s, 8, &v));
+	ASSERT_EQ(v, 0x1b);
+	ASSERT_ERR(sfp_perf_sample_user_reg(&s, 1, &v), -ENOENT);
+	ASSERT_ERR(sfp_perf_sample_user_reg(&s, 64, &v), -EINVAL);
+	/* the other byte order: the header's fields swapped one by one */
+	put_header(sw, __builtin_bswap32(type), __builtin_bswap16(misc),
+		   __builtin_bswap16(size));
+	for (i = 1; i < 7; i++)
+		sw[i] = __builtin_bswap64(rec[i]);
+	if (!ASSERT_OK(sfp_perf_decode_sample(&a, sw, sizeof(sw), true, &s,
+					      scratch, 16)))
+		return;
+	ASSERT_EQ(s.misc, 2);
+	ASSERT_OK(sfp_perf_sample_user_reg(&s, 7, &v));
+	ASSERT_EQ(v, 0x5b);
+	/* no registers in the sample (abi 0): none to find */
+	rec[2] = 0;
+	ASSERT_OK(sfp_perf_decode_sample(&a, rec, 24, false, &s, NULL, 0));
+	ASSERT_ERR(sfp_perf_sample_user_reg(&s, 7, &v), -ENOENT);
 }
 
 TEST(writer_round_trip)

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * The reader's short way through samples of fixed fields and a chain
- * (sfp_perf_sample_fast()) against the general parser: for every mix of
- * the fixed sample_type bits, with and without a chain and the deferred
- * marker, between non-sample records and next to malformed samples, each
- * sample the reader delivers must be what sfp_perf_parse_sample() makes
- * of its raw bytes, field by field, and every other field zero.
+ * (sfp_perf_decode_sample_fixed()) against the general decoder: for every
+ * mix of the fixed sample_type bits, with and without a chain and the
+ * deferred marker, between non-sample records and next to malformed
+ * samples, each sample the reader delivers must be what
+ * sfp_perf_decode_sample() makes of its raw bytes, field by field, and
+ * every other field zero.
  */
 #include <stdlib.h>
 
@@ -137,8 +138,8 @@ static void check_type(uint64_t st, bool defer, uint64_t seed)
 		if (ev->type != SFP_PERF_RECORD_SAMPLE)
 			continue;
 		n++;
-		if (sfp_perf_parse_sample(&ev->evsel->attr, ev->raw, ev->size,
-					  false, &ref, scratch, 256) ||
+		if (sfp_perf_decode_sample(&ev->evsel->attr, ev->raw, ev->size,
+					   false, &ref, scratch, 256) ||
 		    !same_sample(&ev->sample, &ref)) {
 			bad++;
 			fprintf(stderr, "  type %#llx%s: sample %llu differs\n",

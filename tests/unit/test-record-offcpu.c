@@ -22,7 +22,7 @@ struct out {
 	uint64_t total;
 };
 
-static int on_emit(void *ctx, const struct sfp_record_sample *s,
+static int on_emit(void *ctx, const struct sfp_perf_sample *s,
 		   const struct sfp_defer_user *u)
 {
 	struct out *o = ctx;
@@ -38,7 +38,7 @@ static int on_emit(void *ctx, const struct sfp_record_sample *s,
 	o->kind[o->n] = u->kind;
 	o->cookie[o->n] = u->cookie;
 	o->nr_user[o->n] = u->nr;
-	o->nr_chain[o->n] = s->nr_callchain;
+	o->nr_chain[o->n] = s->nr_ips;
 	o->n++;
 	return 0;
 }
@@ -51,9 +51,9 @@ static const uint64_t ustack_b[] = { 0x501000, 0x502000 };
 static void block(struct sfp_offcpu *oc, uint32_t tid, uint64_t time,
 		  const uint64_t *u, size_t nu, uint64_t cookie)
 {
-	struct sfp_record_sample s = {
+	struct sfp_perf_sample s = {
 		.pid = 100, .tid = tid, .time = time, .ip = kchain[1],
-		.callchain = kchain, .nr_callchain = 3,
+		.ips = kchain, .nr_ips = 3,
 	};
 	struct sfp_defer_user du = { .kind = SFP_DEFER_USER_DEFERRED,
 				     .cookie = cookie, .unwound = u,
@@ -329,7 +329,7 @@ out:
 
 static void switch_out(struct sfp_offcpu *oc, uint32_t tid, uint64_t time)
 {
-	struct sfp_record_sample s = { .pid = 100, .tid = tid, .time = time };
+	struct sfp_perf_sample s = { .pid = 100, .tid = tid, .time = time };
 
 	ASSERT_EQ(sfp_offcpu__switch_out(oc, &s), 0);
 }
@@ -347,7 +347,7 @@ TEST(offcpu_switch_records_and_kernel_sums)
 	struct out o = { 0 };
 	struct sfp_offcpu *oc = NULL;
 	struct sfp_offcpu_stats st;
-	struct sfp_record_sample ks = { .pid = 100, .tid = 1 };
+	struct sfp_perf_sample ks = { .pid = 100, .tid = 1 };
 	size_t i, stackless = 0, stacked = 0;
 
 	if (!ASSERT_EQ(sfp_offcpu__new(&oo, on_emit, &o, &oc), 0))
@@ -400,7 +400,7 @@ TEST(offcpu_kernel_sums_without_loss)
 	struct out o = { 0 };
 	struct sfp_offcpu *oc = NULL;
 	struct sfp_offcpu_stats st;
-	struct sfp_record_sample ks = { .pid = 100, .tid = 1 };
+	struct sfp_perf_sample ks = { .pid = 100, .tid = 1 };
 
 	if (!ASSERT_EQ(sfp_offcpu__new(&oo, on_emit, &o, &oc), 0))
 		return;

@@ -285,13 +285,13 @@ static void analyse(const struct sfp_record *r, const struct sfp_rec_pipe *p,
 	memset(a, 0, sizeof(*a));
 	for (i = 0; i < o->n; i++) {
 		const struct perf_event_header *h = (void *)o->recs[i];
-		struct sfp_record_sample s;
+		struct sfp_perf_sample s;
 
 		a->bytes += h->size;
 		if (h->type == 22) {	/* CALLCHAIN_DEFERRED */
 			const uint64_t *d = o->recs[i];
 			uint64_t cookie = d[1], nr = d[2];
-			struct sfp_record_sample id;
+			struct sfp_perf_sample id;
 
 			a->deferred_recs++;
 			for (j = 0; j < nc; j++)
@@ -299,7 +299,7 @@ static void analyse(const struct sfp_record *r, const struct sfp_rec_pipe *p,
 					a->dup_cookie++;
 			if (nc < MAX_COOKIES)
 				cookies[nc++] = cookie;
-			sfp_record__parse_id(r, d, h->size, &id);
+			sfp_record__decode_id(r, d, h->size, &id);
 			if (id.pid != (uint32_t)child)
 				continue;
 			if (cookie != pend_cookie)
@@ -317,31 +317,31 @@ static void analyse(const struct sfp_record *r, const struct sfp_rec_pipe *p,
 		if (oa->sample_type & PERF_SAMPLE_STACK_USER)
 			a->regs_left++;
 		/* The out attr has no regs/stack: parse with it. */
-		if (sfp_sample_parse(oa, h, h->size, &s))
+		if (sfp_record_decode_sample(oa, h, h->size, &s))
 			continue;
-		if (s.pid != (uint32_t)child || s.nr_callchain < 2)
+		if (s.pid != (uint32_t)child || s.nr_ips < 2)
 			continue;
 		a->child_user++;
 		if (inline_mode) {
-			for (j = 0; j < s.nr_callchain; j++)
-				if (s.callchain[j] == PERF_CONTEXT_USER)
+			for (j = 0; j < s.nr_ips; j++)
+				if (s.ips[j] == PERF_CONTEXT_USER)
 					break;
-			if (j < s.nr_callchain)
-				judge(f, nf, s.callchain + j + 1,
-				      s.nr_callchain - j - 1, through_libc,
+			if (j < s.nr_ips)
+				judge(f, nf, s.ips + j + 1,
+				      s.nr_ips - j - 1, through_libc,
 				      s.time, res, &nres, &a->leaf_top);
 			else
 				judge(f, nf, NULL, 0, through_libc, s.time,
 				      res, &nres, &a->leaf_top);
 			continue;
 		}
-		if (s.callchain[s.nr_callchain - 2] != (uint64_t)-640) {
+		if (s.ips[s.nr_ips - 2] != (uint64_t)-640) {
 			a->missing_cookie++;
 			continue;
 		}
-		if (pend_cookie && s.callchain[s.nr_callchain - 1] != pend_cookie)
+		if (pend_cookie && s.ips[s.nr_ips - 1] != pend_cookie)
 			a->bad_order++;	/* the record should have come first */
-		pend_cookie = s.callchain[s.nr_callchain - 1];
+		pend_cookie = s.ips[s.nr_ips - 1];
 		if (npend < 1024)
 			pend_time[npend++] = s.time;
 	}
@@ -837,7 +837,7 @@ TEST(pipeline_events_bpf_defer_stitched)
 	SFP_OPTS(sfp_rec_pipe_opts, po, .on_event = on_stitched,
 		 .event_ctx = &got);
 	struct sfp_defer_origin o = { 40, 41, 0, 2000 };
-	struct sfp_record_sample s;
+	struct sfp_perf_sample s;
 	struct sfp_defer_user u = { .kind = SFP_DEFER_USER_DEFERRED,
 				    .cookie = (1ULL << 32) | 7 };
 	const struct perf_event_attr *oa;
@@ -857,8 +857,8 @@ TEST(pipeline_events_bpf_defer_stitched)
 	s.pid = 40;
 	s.tid = 41;
 	s.period = 1;
-	s.callchain = kchain;
-	s.nr_callchain = 2;
+	s.ips = kchain;
+	s.nr_ips = 2;
 	/* two samples of one kernel entry, one of another task's */
 	for (i = 0; i < 3; i++) {
 		s.time = 1000 + (uint64_t)i;

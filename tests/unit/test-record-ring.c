@@ -114,7 +114,7 @@ TEST(ring_rejects_impossible_sizes)
 TEST(sample_parse_bounds)
 {
 	struct perf_event_attr a;
-	struct sfp_record_sample s;
+	struct sfp_perf_sample s;
 	uint64_t rec[16];
 	struct perf_event_header h = { PERF_RECORD_SAMPLE, 0, 0 };
 
@@ -128,23 +128,23 @@ TEST(sample_parse_bounds)
 	rec[5] = 0xffffffff81000000ULL;
 	h.size = 6 * 8;
 	memcpy(rec, &h, sizeof(h));
-	if (!ASSERT_OK(sfp_sample_parse(&a, rec, 48, &s)))
+	if (!ASSERT_OK(sfp_record_decode_sample(&a, rec, 48, &s)))
 		return;
 	ASSERT_EQ(s.ip, 0x401000);
 	ASSERT_EQ(s.pid, 7);
 	ASSERT_EQ(s.tid, 8);
-	ASSERT_EQ(s.nr_callchain, 2);
+	ASSERT_EQ(s.nr_ips, 2);
 	/* nr claims more than the record holds */
 	rec[3] = 3;
-	ASSERT_ERR(sfp_sample_parse(&a, rec, 48, &s), -EBADMSG);
+	ASSERT_ERR(sfp_record_decode_sample(&a, rec, 48, &s), -EBADMSG);
 	rec[3] = 2;
 	/* header size disagrees with the record length */
-	ASSERT_ERR(sfp_sample_parse(&a, rec, 40, &s), -EBADMSG);
+	ASSERT_ERR(sfp_record_decode_sample(&a, rec, 40, &s), -EBADMSG);
 	/* a sample_type bit we do not parse */
 	a.sample_type |= PERF_SAMPLE_BRANCH_STACK;
-	ASSERT_ERR(sfp_sample_parse(&a, rec, 48, &s), -EOPNOTSUPP);
+	ASSERT_ERR(sfp_record_decode_sample(&a, rec, 48, &s), -EOPNOTSUPP);
 	/* sample_id trailer longer than the record */
-	ASSERT_ERR(sfp_sample_parse_id(PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+	ASSERT_ERR(sfp_record_decode_sample_id(PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 					       PERF_SAMPLE_CPU |
 					       PERF_SAMPLE_IDENTIFIER |
 					       PERF_SAMPLE_ID,
@@ -169,34 +169,34 @@ TEST(sample_parse_in_place)
 	rec[3] = 2;
 	rec[4] = PERF_CONTEXT_KERNEL;
 	rec[5] = 0xffffffff81000000ULL;
-	if (!ASSERT_OK(sfp_perf_parse_sample(&a, rec, 48, false, &ps, NULL, 0)))
+	if (!ASSERT_OK(sfp_perf_decode_sample(&a, rec, 48, false, &ps, NULL, 0)))
 		return;
 	ASSERT_EQ(ps.nr_ips, 2);
 	ASSERT_TRUE(ps.ips == &rec[4]);
 	/* with scratch the chain is a copy */
-	ASSERT_OK(sfp_perf_parse_sample(&a, rec, 48, false, &ps, scratch, 8));
+	ASSERT_OK(sfp_perf_decode_sample(&a, rec, 48, false, &ps, scratch, 8));
 	ASSERT_TRUE(ps.ips == scratch && ps.ips[1] == rec[5]);
 	/* swapped or misaligned records cannot be pointed into */
-	ASSERT_ERR(sfp_perf_parse_sample(&a, rec, 48, true, &ps, NULL, 0), -EINVAL);
-	ASSERT_ERR(sfp_perf_parse_sample(&a, (uint8_t *)rec + 4, 40, false, &ps,
-					 NULL, 0), -EINVAL);
+	ASSERT_ERR(sfp_perf_decode_sample(&a, rec, 48, true, &ps, NULL, 0), -EINVAL);
+	ASSERT_ERR(sfp_perf_decode_sample(&a, (uint8_t *)rec + 4, 40, false, &ps,
+					  NULL, 0), -EINVAL);
 	/* a lying count still cannot reach past the record */
 	rec[3] = 3;
-	ASSERT_ERR(sfp_perf_parse_sample(&a, rec, 48, false, &ps, NULL, 0), -EBADMSG);
+	ASSERT_ERR(sfp_perf_decode_sample(&a, rec, 48, false, &ps, NULL, 0), -EBADMSG);
 	/* an odd RAW size leaves the user registers misaligned: refused */
 	a.sample_type = SFP_PERF_SAMPLE_RAW | SFP_PERF_SAMPLE_REGS_USER;
 	a.sample_regs_user = 0x1c0;
 	rec[1] = 4 | (0xabcdULL << 32);	/* raw_size 4: 4 + 4 is aligned */
 	rec[2] = 1;			/* abi */
-	ASSERT_OK(sfp_perf_parse_sample(&a, rec, 48, false, &ps, NULL, 0));
+	ASSERT_OK(sfp_perf_decode_sample(&a, rec, 48, false, &ps, NULL, 0));
 	ASSERT_TRUE(ps.user_regs == &rec[3]);
 	rec[1] = 8;			/* 4 + 8: abi at +20, regs at +28 */
 	rec[3] = 1;			/* its high half: a non-zero abi */
-	ASSERT_ERR(sfp_perf_parse_sample(&a, rec, 56, false, &ps, NULL, 0), -EBADMSG);
-	ASSERT_OK(sfp_perf_parse_sample(&a, rec, 56, false, &ps, scratch, 8));
+	ASSERT_ERR(sfp_perf_decode_sample(&a, rec, 56, false, &ps, NULL, 0), -EBADMSG);
+	ASSERT_OK(sfp_perf_decode_sample(&a, rec, 56, false, &ps, scratch, 8));
 	/* READ values are expanded into scratch: none, no READ */
 	a.sample_type = SFP_PERF_SAMPLE_IP | SFP_PERF_SAMPLE_READ;
-	ASSERT_ERR(sfp_perf_parse_sample(&a, rec, 48, false, &ps, NULL, 0), -EBADMSG);
+	ASSERT_ERR(sfp_perf_decode_sample(&a, rec, 48, false, &ps, NULL, 0), -EBADMSG);
 }
 
 TEST(encode_sample_forms_and_limits)
@@ -204,7 +204,7 @@ TEST(encode_sample_forms_and_limits)
 	const uint64_t kchain[] = { PERF_CONTEXT_KERNEL, 0xffffffff81000010ULL };
 	uint64_t ips[600], out[8192];
 	struct perf_event_attr a, oa;
-	struct sfp_record_sample s, b;
+	struct sfp_perf_sample s, b;
 	struct sfp_defer_user u = { .kind = SFP_DEFER_USER_DEFERRED,
 				    .cookie = (3ULL << 32) | 1 };
 	struct sfp_defer_origin o = { 7, 8, 1, 1000 };
@@ -224,8 +224,8 @@ TEST(encode_sample_forms_and_limits)
 	s.tid = 8;
 	s.time = 1000;
 	s.period = 250000;
-	s.callchain = kchain;
-	s.nr_callchain = 2;
+	s.ips = kchain;
+	s.nr_ips = 2;
 	s.misc = PERF_RECORD_MISC_KERNEL;
 
 	sfp_record_out_attr(&a, true, true, &oa);
@@ -237,10 +237,10 @@ TEST(encode_sample_forms_and_limits)
 	n = sfp_record_encode_sample(&oa, &s, &u, out, sizeof(out));
 	if (!ASSERT_GE(n, 8))
 		return;
-	ASSERT_OK(sfp_sample_parse(&oa, out, (size_t)n, &b));
-	ASSERT_EQ(b.nr_callchain, 4);
-	ASSERT_EQ(b.callchain[2], SFP_PERF_CONTEXT_USER_DEFERRED);
-	ASSERT_EQ(b.callchain[3], u.cookie);
+	ASSERT_OK(sfp_record_decode_sample(&oa, out, (size_t)n, &b));
+	ASSERT_EQ(b.nr_ips, 4);
+	ASSERT_EQ(b.ips[2], SFP_PERF_CONTEXT_USER_DEFERRED);
+	ASSERT_EQ(b.ips[3], u.cookie);
 	ASSERT_EQ(b.misc, PERF_RECORD_MISC_KERNEL);
 
 	/* The deferred record: header, cookie, nr, ips, sample_id. */
@@ -254,7 +254,7 @@ TEST(encode_sample_forms_and_limits)
 		  PERF_RECORD_MISC_USER);
 	ASSERT_EQ(out[1], u.cookie);
 	ASSERT_EQ(out[2], 3);
-	ASSERT_OK(sfp_sample_parse_id(oa.sample_type, out, (size_t)n, &b));
+	ASSERT_OK(sfp_record_decode_sample_id(oa.sample_type, out, (size_t)n, &b));
 	ASSERT_EQ(b.pid, 7);
 	ASSERT_EQ(b.tid, 8);
 	ASSERT_EQ(b.time, 1000);
@@ -266,10 +266,11 @@ TEST(encode_sample_forms_and_limits)
 	u.ips = ips;
 	u.nr = 3;
 	n = sfp_record_encode_sample(&oa, &s, &u, out, sizeof(out));
-	if (ASSERT_GE(n, 8) && ASSERT_OK(sfp_sample_parse(&oa, out, (size_t)n, &b))) {
-		ASSERT_EQ(b.nr_callchain, 6);
-		ASSERT_EQ(b.callchain[2], PERF_CONTEXT_USER);
-		ASSERT_EQ(b.callchain[5], 0x401002);
+	if (ASSERT_GE(n, 8) &&
+	    ASSERT_OK(sfp_record_decode_sample(&oa, out, (size_t)n, &b))) {
+		ASSERT_EQ(b.nr_ips, 6);
+		ASSERT_EQ(b.ips[2], PERF_CONTEXT_USER);
+		ASSERT_EQ(b.ips[5], 0x401002);
 	}
 	ASSERT_ERR(sfp_record_encode_sample(&oa, &s, &u, out, 40), -ENOSPC);
 	u.nr = 600;
@@ -293,7 +294,7 @@ TEST(sample_event_equals_encoded_then_decoded)
 	size_t chain_cap = 0, i, k;
 	struct perf_event_attr a, oa;
 	struct sfp_perf_evsel evsel;
-	struct sfp_record_sample s;
+	struct sfp_perf_sample s;
 	struct sfp_defer_user u;
 	struct sfp_perf_event ev;
 	struct sfp_perf_sample d;
@@ -317,9 +318,9 @@ TEST(sample_event_equals_encoded_then_decoded)
 	s.time = 123456789;
 	s.cpu = 1;
 	s.period = 250000;
-	s.callchain = kchain;
-	s.nr_callchain = 3;
-	s.raw = raw;
+	s.ips = kchain;
+	s.nr_ips = 3;
+	s.raw_data = raw;
 	s.raw_size = sizeof(raw);
 	s.misc = PERF_RECORD_MISC_KERNEL;
 	/* 0: no user part, 1: a cookie, 2: inline frames, 3: a user-mode
@@ -333,7 +334,7 @@ TEST(sample_event_equals_encoded_then_decoded)
 		u.ips = ips;
 		u.nr = 12;
 		if (form == 3) {
-			s.nr_callchain = 0;
+			s.nr_ips = 0;
 			s.misc = PERF_RECORD_MISC_USER;
 		}
 		sfp_record_out_attr(&a, form == 1, true, &oa);
@@ -342,9 +343,9 @@ TEST(sample_event_equals_encoded_then_decoded)
 		evsel.idx = 3;
 		n = sfp_record_encode_sample(&oa, &s, &u, out, sizeof(out));
 		if (!ASSERT_GE(n, 8) ||
-		    !ASSERT_OK(sfp_perf_parse_sample(&evsel.attr, out,
-						     (size_t)n, false, &d,
-						     scratch, 8200)) ||
+		    !ASSERT_OK(sfp_perf_decode_sample(&evsel.attr, out,
+						      (size_t)n, false, &d,
+						      scratch, 8200)) ||
 		    !ASSERT_OK(sfp_record_sample_event(&oa, &evsel, &s, &u,
 						       &chain, &chain_cap,
 						       &ev)))
@@ -381,13 +382,13 @@ TEST(sample_event_equals_encoded_then_decoded)
 					      &chain_cap, &ev)))
 		ASSERT_EQ(ev.sample.nr_ips, 1 + 700);	/* user-mode s */
 	{
-		struct sfp_record_sample big = s;
+		struct sfp_perf_sample big = s;
 		uint64_t *kc = calloc(8192, sizeof(*kc));
 
 		if (ASSERT_TRUE(kc != NULL)) {
 			kc[0] = PERF_CONTEXT_KERNEL;
-			big.callchain = kc;
-			big.nr_callchain = 8000;
+			big.ips = kc;
+			big.nr_ips = 8000;
 			ASSERT_ERR(sfp_record_sample_event(&oa, &evsel, &big,
 							   &u, &chain,
 							   &chain_cap, &ev),

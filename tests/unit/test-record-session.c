@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sfprof/perf.h>
 #include <sfprof/record.h>
 
 #include "record/record.h"
@@ -50,12 +51,13 @@ static int on_rec(const void *rec, size_t size, int cpu, void *ctx)
 {
 	const struct perf_event_header *h = rec;
 	struct seen *s = ctx;
-	struct sfp_record_sample smp;
+	struct sfp_perf_sample smp;
+	uint64_t sp;
 	int err;
 
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
-		err = sfp_record__parse_sample(s->r, rec, size, &smp);
+		err = sfp_record__decode_sample(s->r, rec, size, &smp, NULL);
 		if (err) {
 			s->bad++;
 			break;
@@ -68,9 +70,11 @@ static int on_rec(const void *rec, size_t size, int cpu, void *ctx)
 			s->child_samples++;
 		else
 			add_pid(s->others, &s->nothers, (pid_t)smp.pid);
-		if (smp.user_abi && smp.user_regs[1])
+		/* 7: x86-64 sp in perf_regs numbering */
+		if (smp.user_regs_abi &&
+		    !sfp_perf_sample_user_reg(&smp, 7, &sp) && sp)
 			s->with_regs++;
-		if (smp.user_stack_size)
+		if (smp.user_stack_dyn_size)
 			s->with_stack++;
 		if ((smp.misc & PERF_RECORD_MISC_CPUMODE_MASK) ==
 		    PERF_RECORD_MISC_KERNEL)
