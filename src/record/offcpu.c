@@ -6,6 +6,7 @@
  * sum written at the end.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,8 +59,18 @@ struct tot {
 	uint32_t tid;			/* first: the idmap's key */
 	uint32_t pid;
 	uint64_t ns;
-	struct sfp_perf_sample s;	/* a template: id, cpu, misc */
+	/* A template for the blocks the rings lost (their id, ip, cpu,
+	 * misc ...): the sample's leading fields, the scalars before its
+	 * first array.  Not the whole sample: a task's total is kept for
+	 * the whole recording, and a system-wide one sees every task the
+	 * host ever ran (88 bytes an entry against 344). */
+	uint8_t head[offsetof(struct sfp_perf_sample, read_time_enabled)];
 };
+/* (period the last of those scalars: no pointer is kept) */
+_Static_assert(offsetof(struct sfp_perf_sample, period) +
+		       sizeof(uint64_t) ==
+	       offsetof(struct sfp_perf_sample, read_time_enabled),
+	       "struct tot's head holds the sample's leading scalars");
 
 struct sfp_offcpu {
 	uint64_t thresh_ns, max_rate;
@@ -219,7 +230,7 @@ static struct tot *get_tot(struct sfp_offcpu *o,
 	t = sfp_idmap_get(&o->tots, s->tid, &added);
 	if (t && added) {
 		t->pid = s->pid;
-		keep_sample(&t->s, s);
+		memcpy(t->head, s, sizeof(t->head));
 	}
 	return t;
 }
@@ -554,8 +565,7 @@ int sfp_offcpu__kernel_total(struct sfp_offcpu *o,
 	}
 	t->ns = ns;
 	/* The blocks the rings lost entirely: their time, no stack. */
-	p.s = t->s;
-	p.s.nr_ips = 0;
+	memcpy(&p.s, t->head, sizeof(t->head));	/* (the rest: 0) */
 	o->st.kernel_added_ns += more;
 	o->st.kernel_added_tasks++;
 	o->st.no_stack_ns += more;

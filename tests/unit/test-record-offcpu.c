@@ -19,6 +19,9 @@ struct out {
 	enum sfp_defer_user_kind kind[64];
 	uint64_t cookie[64];
 	size_t nr_user[64], nr_chain[64];
+	uint32_t pid[64], cpu[64];
+	uint64_t id[64], ip[64];
+	uint16_t misc[64];
 	uint64_t total;
 };
 
@@ -39,6 +42,11 @@ static int on_emit(void *ctx, const struct sfp_perf_sample *s,
 	o->cookie[o->n] = u->cookie;
 	o->nr_user[o->n] = u->nr;
 	o->nr_chain[o->n] = s->nr_ips;
+	o->pid[o->n] = s->pid;
+	o->cpu[o->n] = s->cpu;
+	o->id[o->n] = s->id;
+	o->ip[o->n] = s->ip;
+	o->misc[o->n] = s->misc;
 	o->n++;
 	return 0;
 }
@@ -329,7 +337,10 @@ out:
 
 static void switch_out(struct sfp_offcpu *oc, uint32_t tid, uint64_t time)
 {
-	struct sfp_perf_sample s = { .pid = 100, .tid = tid, .time = time };
+	/* (cpu, id, ip and misc: a block made of it carries them) */
+	struct sfp_perf_sample s = { .pid = 100, .tid = tid, .time = time,
+				     .cpu = 7 + tid, .id = 500 + tid,
+				     .ip = kchain[2], .misc = 1 };
 
 	ASSERT_EQ(sfp_offcpu__switch_out(oc, &s), 0);
 }
@@ -347,7 +358,8 @@ TEST(offcpu_switch_records_and_kernel_sums)
 	struct out o = { 0 };
 	struct sfp_offcpu *oc = NULL;
 	struct sfp_offcpu_stats st;
-	struct sfp_perf_sample ks = { .pid = 100, .tid = 1 };
+	struct sfp_perf_sample ks = { .pid = 100, .tid = 1, .cpu = 99,
+				      .id = 999, .ip = 1, .misc = 3 };
 	size_t i, stackless = 0, stacked = 0;
 
 	if (!ASSERT_EQ(sfp_offcpu__new(&oo, on_emit, &o, &oc), 0))
@@ -378,6 +390,21 @@ TEST(offcpu_switch_records_and_kernel_sums)
 			stackless += o.period[i];
 		else
 			stacked += o.period[i];
+		/* A stackless block of a task seen switching out -- the
+		 * kernel's 600 of tid 1 too -- is that task's: its first
+		 * switch-out's pid, cpu, event id, ip and mode; tid 3's,
+		 * never seen, the kernel sum's. */
+		if (o.nr_chain[i] == 0 && o.tid[i] != 3) {
+			ASSERT_EQ(o.pid[i], 100);
+			ASSERT_EQ(o.cpu[i], 7 + o.tid[i]);
+			ASSERT_EQ(o.id[i], 500 + o.tid[i]);
+			ASSERT_EQ(o.ip[i], kchain[2]);
+			ASSERT_EQ(o.misc[i], 1);
+		} else if (o.tid[i] == 3) {
+			ASSERT_EQ(o.cpu[i], 99);
+			ASSERT_EQ(o.id[i], 999);
+			ASSERT_EQ(o.misc[i], 3);
+		}
 	}
 	ASSERT_EQ(stacked, 100);
 	ASSERT_EQ(stackless, 300 + 600 + 100 + 50);
