@@ -27,6 +27,7 @@
 #include <sfprof/symbols.h>
 
 #include "cli.h"
+#include "common/htab.h"
 #include "perf/buildid-cache.h"
 #include "perf/machine.h"
 #include "perf/dwarf.h"
@@ -93,17 +94,19 @@ struct script {
 	/* demangled names by the symbolizer's (stable) raw-name pointer */
 	struct dm_ent { const char *raw; char *name; } *dm;
 	size_t dm_cap, dm_n;
+	struct sfp_htab dm_index;
 	/* perf's "(inlined)" lines (on unless --no-inline): the inline
 	 * chain of each (DSO, address) a dwarf-unwound frame hit, read
 	 * once; see inline_chain() */
 	bool no_inline;
 	struct ic_ent {
 		uint64_t vaddr;
-		uint32_t dso;		/* machine DSO index + 1; 0: empty */
+		uint32_t dso;		/* machine DSO index */
 		uint32_t n;		/* levels; 0: none (a plain frame) */
 		const char **names;	/* innermost first, perf's names */
 	} *ic;
 	size_t ic_cap, ic_n;
+	struct sfp_htab ic_index;
 };
 
 static void usage(FILE *f)
@@ -223,38 +226,39 @@ static struct sfp_symbolizer_dso *dso_handle(struct script *s, uint32_t idx,
  * perf 6.1 demangles without parameters or return types (DMGL_NO_OPTS
  * unless -v): "pop_scope", not "pop_scope()".  Kernel names stay raw.
  */
+static bool dm_row_is(const void *ctx, uint32_t idx, const void *key)
+{
+	const struct script *s = ctx;
+
+	return s->dm[idx].raw == key;
+}
+
 static const char *perf_demangle(struct script *s, const char *raw)
 {
-	size_t i, mask;
+	uint32_t hash, i;
+	struct dm_ent *e;
 
 	if (!raw || raw[0] != '_' || (raw[1] != 'Z' && raw[1] != 'R'))
 		return raw ? raw : "[unknown]";
-	if ((s->dm_n + 1) * 2 > s->dm_cap) {
-		size_t ncap = s->dm_cap ? s->dm_cap * 2 : 1024, j;
-		struct dm_ent *n = calloc(ncap, sizeof(*n));
+	hash = sfp_hash64((uintptr_t)raw, 0);
+	i = sfp_htab_find(&s->dm_index, hash, dm_row_is, s, raw);
+	if (i != SFP_HTAB_NONE)
+		return s->dm[i].name ? s->dm[i].name : raw;
+	if (s->dm_n == s->dm_cap) {
+		size_t ncap = s->dm_cap ? s->dm_cap * 2 : 512;
+		struct dm_ent *n = realloc(s->dm, ncap * sizeof(*n));
 
 		if (!n)
 			return raw;
-		for (j = 0; j < s->dm_cap; j++) {
-			if (!s->dm[j].raw)
-				continue;
-			for (i = ((uintptr_t)s->dm[j].raw >> 3) & (ncap - 1);
-			     n[i].raw; i = (i + 1) & (ncap - 1))
-				;
-			n[i] = s->dm[j];
-		}
-		free(s->dm);
 		s->dm = n;
 		s->dm_cap = ncap;
 	}
-	mask = s->dm_cap - 1;
-	for (i = ((uintptr_t)raw >> 3) & mask; s->dm[i].raw; i = (i + 1) & mask)
-		if (s->dm[i].raw == raw)
-			return s->dm[i].name ? s->dm[i].name : raw;
-	s->dm[i].raw = raw;
-	s->dm[i].name = cplus_demangle(raw, DMGL_NO_OPTS);
-	s->dm_n++;
-	return s->dm[i].name ? s->dm[i].name : raw;
+	if (sfp_htab_add(&s->dm_index, hash, (uint32_t)s->dm_n))
+		return raw;
+	e = &s->dm[s->dm_n++];
+	e->raw = raw;
+	e->name = cplus_demangle(raw, DMGL_NO_OPTS);
+	return e->name ? e->name : raw;
 }
 
 static const char *perf_name(struct script *s, const struct sfp_symbol *sym)
@@ -601,37 +605,12 @@ print_frame(struct script *s, uint32_t pid, uint64_t ip, bool kernel,
  */
 #define IC_MAX_LEVELS 64
 
-static struct ic_ent *ic_slot(struct script *s, uint32_t dso, uint64_t vaddr)
+static bool ic_row_is(const void *ctx, uint32_t idx, const void *key)
 {
-	size_t i, mask;
+	const struct script *s = ctx;
+	const struct ic_ent *k = key;
 
-	if ((s->ic_n + 1) * 2 > s->ic_cap) {
-		size_t ncap = s->ic_cap ? s->ic_cap * 2 : 1024, j;
-		struct ic_ent *n = calloc(ncap, sizeof(*n));
-
-		if (!n)
-			return NULL;
-		for (j = 0; j < s->ic_cap; j++) {
-			const struct ic_ent *e = &s->ic[j];
-
-			if (!e->dso)
-				continue;
-			for (i = (e->vaddr * 0x9e3779b97f4a7c15ull ^ e->dso) &
-				 (ncap - 1);
-			     n[i].dso; i = (i + 1) & (ncap - 1))
-				;
-			n[i] = *e;
-		}
-		free(s->ic);
-		s->ic = n;
-		s->ic_cap = ncap;
-	}
-	mask = s->ic_cap - 1;
-	for (i = (vaddr * 0x9e3779b97f4a7c15ull ^ (dso + 1)) & mask; s->ic[i].dso;
-	     i = (i + 1) & mask)
-		if (s->ic[i].dso == dso + 1 && s->ic[i].vaddr == vaddr)
-			return &s->ic[i];
-	return &s->ic[i];
+	return s->ic[idx].vaddr == k->vaddr && s->ic[idx].dso == k->dso;
 }
 
 /* The inline chain of vaddr in dh as perf names its levels; NULL: out of
@@ -641,19 +620,27 @@ static const struct ic_ent *inline_chain(struct script *s, uint32_t dso,
 					 uint64_t vaddr)
 {
 	struct sfp_inline_frame fr[IC_MAX_LEVELS];
-	struct ic_ent *e = ic_slot(s, dso, vaddr);
+	struct ic_ent *e, key = { .vaddr = vaddr, .dso = dso };
+	uint32_t hash = sfp_hash64(vaddr, dso), row;
 	size_t k, i;
 	int n;
 
-	if (!e)
+	row = sfp_htab_find(&s->ic_index, hash, ic_row_is, s, &key);
+	if (row != SFP_HTAB_NONE)
+		return &s->ic[row];
+	if (s->ic_n == s->ic_cap) {
+		size_t ncap = s->ic_cap ? s->ic_cap * 2 : 512;
+		struct ic_ent *v = realloc(s->ic, ncap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		s->ic = v;
+		s->ic_cap = ncap;
+	}
+	if (sfp_htab_add(&s->ic_index, hash, (uint32_t)s->ic_n))
 		return NULL;
-	if (e->dso)
-		return e;
-	e->dso = dso + 1;
-	e->vaddr = vaddr;
-	e->n = 0;
-	e->names = NULL;
-	s->ic_n++;
+	e = &s->ic[s->ic_n++];
+	*e = key;
 	n = sfp_symbolizer_dso__a2l_inlines(dh, vaddr, fr, ARRAY_SIZE(fr));
 	/* addr2line's "??:0": no line for the address, no chain */
 	if (n <= 0 || (!fr[0].file && !fr[0].line))
@@ -1159,11 +1146,13 @@ out:
 	free(s.dcache);
 	free(s.dcache_err);
 	free(s.chain);
-	for (i = 0; i < s.dm_cap; i++)
+	for (i = 0; i < s.dm_n; i++)
 		free(s.dm[i].name);
 	free(s.dm);
-	for (i = 0; i < s.ic_cap; i++)
+	sfp_htab_free(&s.dm_index);
+	for (i = 0; i < s.ic_n; i++)
 		free(s.ic[i].names);
 	free(s.ic);
+	sfp_htab_free(&s.ic_index);
 	return ret;
 }
