@@ -60,6 +60,16 @@ static inline uint32_t sfp_htab_find(const struct sfp_htab *t, uint32_t hash,
 	return SFP_HTAB_NONE;
 }
 
+/*
+ * Room for `need` rows in the caller's array *rows, *cap rows of esz
+ * bytes (doubled, from 64): the rows an index numbers, which stay below
+ * SFP_HTAB_NONE.  0, -ENOMEM.
+ */
+SFP_HIDDEN int sfp_htab_rows_reserve(void **rows, size_t *cap, size_t need,
+				     size_t esz);
+#define SFP_HTAB_ROWS_RESERVE(arr, cap, need)                              \
+	sfp_htab_rows_reserve((void **)&(arr), &(cap), (need), sizeof(*(arr)))
+
 /* Index row idx under hash (not looked for first).  0, -ENOMEM. */
 SFP_HIDDEN int sfp_htab_add(struct sfp_htab *t, uint32_t hash, uint32_t idx);
 /* Forget every row; the slots are kept for the next fill. */

@@ -634,15 +634,8 @@ static const char *intern_name(struct sfp_symbolizer *s, struct sfp_dwarf *d,
 	i = sfp_htab_find(&d->name_index, hash, name_row_is, d, raw);
 	if (i != SFP_HTAB_NONE)
 		return d->names[i].name;
-	if (d->nnames == d->names_cap) {
-		size_t ncap = d->names_cap ? d->names_cap * 2 : 128;
-		struct name_row *n = realloc(d->names, ncap * sizeof(*n));
-
-		if (!n)
-			return raw;
-		d->names = n;
-		d->names_cap = ncap;
-	}
+	if (SFP_HTAB_ROWS_RESERVE(d->names, d->names_cap, d->nnames + 1))
+		return raw;
 	name = raw;
 	dm = sfp_symbolizer_demangle(s, raw);
 	if (dm) {

@@ -201,24 +201,6 @@ void sfp_symbolizer__free(struct sfp_symbolizer **sp)
 	*sp = NULL;
 }
 
-/* Room for one more entry in the vector *v of n.  0, -ENOMEM. */
-static int dsos_reserve(struct sfp_symbolizer_dso ***v, size_t n,
-			size_t *cap)
-{
-	struct sfp_symbolizer_dso **nv;
-	size_t ncap;
-
-	if (n < *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 64;
-	nv = realloc(*v, ncap * sizeof(*nv));
-	if (!nv)
-		return -ENOMEM;
-	*v = nv;
-	*cap = ncap;
-	return 0;
-}
-
 /* A key's hash: its path and pid (the build-id is left to the compare:
  * one path in one process seldom has two). */
 static uint32_t key_hash(const char *path, int pid)
@@ -311,7 +293,7 @@ static void index_build_id(struct sfp_symbolizer *s,
 		s->owners[i] = d;
 		return;
 	}
-	if (dsos_reserve(&s->owners, s->nowners, &s->owners_cap) ||
+	if (SFP_HTAB_ROWS_RESERVE(s->owners, s->owners_cap, s->nowners + 1) ||
 	    sfp_htab_add(&s->owner_index, h, (uint32_t)s->nowners))
 		return;
 	s->owners[s->nowners++] = d;
@@ -601,7 +583,7 @@ int sfp_symbolizer__get_dso(struct sfp_symbolizer *s, int pid,
 		*out = d;
 		return 0;
 	}
-	if (dsos_reserve(&s->dsos, s->ndsos, &s->dsos_cap))
+	if (SFP_HTAB_ROWS_RESERVE(s->dsos, s->dsos_cap, s->ndsos + 1))
 		return -ENOMEM;
 	d = calloc(1, sizeof(*d));
 	if (!d)

@@ -244,16 +244,8 @@ static const char *perf_demangle(struct script *s, const char *raw)
 	i = sfp_htab_find(&s->dm_index, hash, dm_row_is, s, raw);
 	if (i != SFP_HTAB_NONE)
 		return s->dm[i].name ? s->dm[i].name : raw;
-	if (s->dm_n == s->dm_cap) {
-		size_t ncap = s->dm_cap ? s->dm_cap * 2 : 512;
-		struct dm_ent *n = realloc(s->dm, ncap * sizeof(*n));
-
-		if (!n)
-			return raw;
-		s->dm = n;
-		s->dm_cap = ncap;
-	}
-	if (sfp_htab_add(&s->dm_index, hash, (uint32_t)s->dm_n))
+	if (SFP_HTAB_ROWS_RESERVE(s->dm, s->dm_cap, s->dm_n + 1) ||
+	    sfp_htab_add(&s->dm_index, hash, (uint32_t)s->dm_n))
 		return raw;
 	e = &s->dm[s->dm_n++];
 	e->raw = raw;
@@ -628,16 +620,8 @@ static const struct ic_ent *inline_chain(struct script *s, uint32_t dso,
 	row = sfp_htab_find(&s->ic_index, hash, ic_row_is, s, &key);
 	if (row != SFP_HTAB_NONE)
 		return &s->ic[row];
-	if (s->ic_n == s->ic_cap) {
-		size_t ncap = s->ic_cap ? s->ic_cap * 2 : 512;
-		struct ic_ent *v = realloc(s->ic, ncap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		s->ic = v;
-		s->ic_cap = ncap;
-	}
-	if (sfp_htab_add(&s->ic_index, hash, (uint32_t)s->ic_n))
+	if (SFP_HTAB_ROWS_RESERVE(s->ic, s->ic_cap, s->ic_n + 1) ||
+	    sfp_htab_add(&s->ic_index, hash, (uint32_t)s->ic_n))
 		return NULL;
 	e = &s->ic[s->ic_n++];
 	*e = key;
