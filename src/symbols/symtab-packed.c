@@ -100,33 +100,44 @@ int sfp_symtab_unpack(struct sfp_symtab *t, void *map, size_t n0, size_t n1)
 	return 0;
 }
 
-/* A made symbol, by its packed entry's index. */
-struct made_sym {
-	uint32_t i;		/* first: the id table's key */
-	struct sfp_sym *sym;
-};
-
-/* The made symbol of packed entry i, made now if need be; NULL: no memory. */
+/*
+ * The made symbol of packed entry i, made now if need be; NULL: no memory.
+ * Not sfp_idmap: every lookup in a packed table probes this, and entry
+ * numbers are dense, so i & mask spreads them with no hash; sfp_hash64()
+ * and the used bitmap cost ~17 instructions a lookup (callgrind, script).
+ */
 static struct sfp_sym *made(struct sfp_symtab *t, size_t i)
 {
-	struct made_sym *e;
+	size_t k, mask;
 	struct sfp_sym *s;
 
-	/* unpack() zeroes the table: its index is set up on first use,
-	 * 256 slots at a load of 1/2 as it had by hand */
-	if (!t->mat.esz)
-		sfp_idmap_init(&t->mat, sizeof(struct made_sym), 256, 50);
-	e = sfp_idmap_find(&t->mat, (uint32_t)i);
-	if (e)
-		return e->sym;
+	if (t->mat_n * 2 >= t->mat_cap) {
+		size_t ncap = t->mat_cap ? t->mat_cap * 2 : 256;
+		struct sfp_sym **nm = calloc(ncap, sizeof(*nm));
+
+		if (!nm)
+			return NULL;
+		for (k = 0; k < t->mat_cap; k++) {
+			size_t j;
+
+			if (!t->mat[k])
+				continue;
+			for (j = t->mat[k]->seq & (ncap - 1); nm[j];
+			     j = (j + 1) & (ncap - 1))
+				;
+			nm[j] = t->mat[k];
+		}
+		free(t->mat);
+		t->mat = nm;
+		t->mat_cap = ncap;
+	}
+	mask = t->mat_cap - 1;
+	for (k = i & mask; t->mat[k]; k = (k + 1) & mask)
+		if (t->mat[k]->seq == i)
+			return t->mat[k];
 	s = malloc(sizeof(*s));
 	if (!s)
 		return NULL;
-	e = sfp_idmap_add(&t->mat, (uint32_t)i);
-	if (!e) {
-		free(s);
-		return NULL;
-	}
 	*s = (struct sfp_sym){
 		.start = t->psyms[i].start,
 		.size = t->psyms[i].size,
@@ -134,7 +145,8 @@ static struct sfp_sym *made(struct sfp_symtab *t, size_t i)
 		.flags = t->psyms[i].flags,
 		.seq = (uint32_t)i,
 	};
-	e->sym = s;
+	t->mat[k] = s;
+	t->mat_n++;
 	return s;
 }
 
@@ -170,12 +182,13 @@ size_t sfp_symtab_packed_release_pages(struct sfp_symtab *t)
 
 void sfp_symtab_packed_free(struct sfp_symtab *t)
 {
-	struct made_sym *e;
-	size_t pos = 0;
+	size_t k;
 
-	while ((e = sfp_idmap_next(&t->mat, &pos)))
-		free(e->sym);
-	sfp_idmap_free(&t->mat);
+	for (k = 0; k < t->mat_cap; k++)
+		free(t->mat[k]);
+	free(t->mat);
+	t->mat = NULL;
+	t->mat_cap = t->mat_n = 0;
 	if (t->pmap)
 		munmap(t->pmap, t->pmap_len);
 	t->pmap = NULL;

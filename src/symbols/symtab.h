@@ -18,7 +18,6 @@
 
 #include <sfprof/symbols.h>
 
-#include "common/idmap.h"
 #include "common/internal.h"
 
 struct sfp_elf;
@@ -65,7 +64,9 @@ struct sfp_symtab {
 	const char *pnames;
 	void *pmap;		/* the mapping, pmap_len bytes */
 	size_t pmap_len;
-	struct sfp_idmap mat;	/* made symbols by index (symtab-packed.c) */
+	struct sfp_sym **mat;	/* made symbols, open addressing by index
+				 * (by hand: see made() for why) */
+	size_t mat_cap, mat_n;
 	/*
 	 * Or, a JIT's table (sfp_symtab_finish_layered()): syms in the order
 	 * the JIT wrote them, and the address ranges each one names now.

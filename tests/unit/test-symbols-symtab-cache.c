@@ -125,7 +125,7 @@ TEST(symtab_packed_answers_as_built)
 			/* one symbol made per packed entry, however often asked */
 			ASSERT_TRUE(sfp_symtab_find(&p, t.syms[0].start) ==
 				    sfp_symtab_find(&p, t.syms[0].start));
-			ASSERT_TRUE(p.mat.n <= p.nr);
+			ASSERT_TRUE(p.mat_n <= p.nr);
 		} else {
 			munmap(map, n0 + n1);
 		}
