@@ -2,10 +2,14 @@
 /* The generic hash index (htab.h). */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/htab.h"
 
 #define FIRST_CAP 256
+
+/* (memset fills an empty slot's idx with SFP_HTAB_NONE) */
+_Static_assert(SFP_HTAB_NONE == 0xffffffffu, "SFP_HTAB_NONE is all ones");
 
 uint32_t sfp_hash_str(const char *s)
 {
@@ -64,8 +68,9 @@ int sfp_htab_add(struct sfp_htab *t, uint32_t hash, uint32_t idx)
 		ns = malloc(ncap * sizeof(*ns));
 		if (!ns)
 			return -ENOMEM;
-		for (i = 0; i < ncap; i++)
-			ns[i].idx = SFP_HTAB_NONE;
+		/* every byte 0xff: each idx SFP_HTAB_NONE, in libc's
+		 * memset rather than a store a slot */
+		memset(ns, 0xff, ncap * sizeof(*ns));
 		for (i = 0; i < t->cap; i++)
 			if (t->slots[i].idx != SFP_HTAB_NONE)
 				put(ns, ncap, t->slots[i].hash,
@@ -81,8 +86,8 @@ int sfp_htab_add(struct sfp_htab *t, uint32_t hash, uint32_t idx)
 
 void sfp_htab_clear(struct sfp_htab *t)
 {
-	for (size_t i = 0; i < t->cap; i++)
-		t->slots[i].idx = SFP_HTAB_NONE;
+	if (t->slots)
+		memset(t->slots, 0xff, t->cap * sizeof(*t->slots));
 	t->n = 0;
 }
 
