@@ -39,6 +39,7 @@ static size_t free_slot(const struct sfp_idmap *m, uint32_t id)
 static int resize(struct sfp_idmap *m, size_t ncap)
 {
 	struct sfp_idmap old = *m;
+	const void *e;
 	size_t i;
 
 	if (ncap > ((size_t)1 << 40) / m->esz)
@@ -52,13 +53,10 @@ static int resize(struct sfp_idmap *m, size_t ncap)
 		return -ENOMEM;
 	}
 	m->cap = ncap;
-	for (i = 0; i < old.cap; i++) {
-		const void *e = sfp_idmap_at(&old, i);
-		size_t j;
+	/* the old entries in slot order, a bitmap word at a time */
+	for (i = 0; (e = sfp_idmap_next(&old, &i));) {
+		size_t j = free_slot(m, sfp_idmap_id_of(e));
 
-		if (!sfp_idmap_used_at(&old, i))
-			continue;
-		j = free_slot(m, sfp_idmap_id_of(e));
 		memcpy(sfp_idmap_at(m, j), e, m->esz);
 		mark(m, j, true);
 	}
