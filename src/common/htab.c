@@ -2,14 +2,10 @@
 /* The generic hash index (htab.h). */
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "common/htab.h"
 
 #define FIRST_CAP 256
-
-/* (memset fills an empty slot's idx with SFP_HTAB_NONE) */
-_Static_assert(SFP_HTAB_NONE == 0xffffffffu, "SFP_HTAB_NONE is all ones");
 
 uint32_t sfp_hash_str(const char *s)
 {
@@ -68,9 +64,8 @@ int sfp_htab_add(struct sfp_htab *t, uint32_t hash, uint32_t idx)
 		ns = malloc(ncap * sizeof(*ns));
 		if (!ns)
 			return -ENOMEM;
-		/* every byte 0xff: each idx SFP_HTAB_NONE, in libc's
-		 * memset rather than a store a slot */
-		memset(ns, 0xff, ncap * sizeof(*ns));
+		for (i = 0; i < ncap; i++)
+			ns[i].idx = SFP_HTAB_NONE;
 		for (i = 0; i < t->cap; i++)
 			if (t->slots[i].idx != SFP_HTAB_NONE)
 				put(ns, ncap, t->slots[i].hash,
@@ -86,8 +81,8 @@ int sfp_htab_add(struct sfp_htab *t, uint32_t hash, uint32_t idx)
 
 void sfp_htab_clear(struct sfp_htab *t)
 {
-	if (t->slots)
-		memset(t->slots, 0xff, t->cap * sizeof(*t->slots));
+	for (size_t i = 0; i < t->cap; i++)
+		t->slots[i].idx = SFP_HTAB_NONE;
 	t->n = 0;
 }
 
