@@ -14,8 +14,10 @@
  * low bits the mask keeps), sfp_hash_str() for strings (FNV-1a).
  *
  * A table whose key fits in the slot itself and whose probes must not
- * read a row at all (the profile's locations and stack nodes) keeps a
- * specialised index; everything else interns through this one.
+ * read a row at all (the profile's locations and stack nodes; script's
+ * inline chains and a packed symbol table's made symbols, each probed
+ * once a frame) keeps a specialised index; everything else interns
+ * through this one.
  */
 #ifndef SFP_COMMON_HTAB_H
 #define SFP_COMMON_HTAB_H
