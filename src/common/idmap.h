@@ -21,8 +21,8 @@
  * 32 bits; a 64-bit key would add 8 bytes to entries such as the
  * pipeline's 32-byte process).  A table that never deletes may key by
  * another 32-bit number: the kallsyms index keeps the symbols it makes
- * on lookup by their entry's number.  Which slots are in use is a bitmap kept
- * beside the array, so an entry needs no `used` flag of its own.
+ * on lookup by their entry's number.  Which slots are in use is a bitmap
+ * kept beside the array, so an entry needs no `used` flag of its own.
  *
  * Ids are hashed with sfp_hash64().  The load stays at or under
  * max_load/100 (under 100: probes end at a free slot; the callers keep
