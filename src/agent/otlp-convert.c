@@ -123,6 +123,8 @@ struct label_slot {
 	int32_t idx;		/* 0: empty */
 };
 
+/* Not sfp_htab: sized once in the conversion's arena for every label
+ * of the request, it never grows and needs no rows beside it. */
 struct label_set {
 	struct label_slot *slots;
 	size_t nr_slots;
@@ -130,11 +132,12 @@ struct label_set {
 
 static int32_t *label_find(struct label_set *ls, const Sfppprof__Label *lb)
 {
-	uint64_t h = (uint64_t)lb->key * 0x9E3779B97F4A7C15ull ^
-		     (uint64_t)lb->str * 0xC2B2AE3D27D4EB4Full ^
-		     (uint64_t)lb->num * 0x165667B19E3779F9ull ^
-		     (uint64_t)lb->num_unit;
-	size_t j = (h ^ (h >> 29)) & (ls->nr_slots - 1);
+	uint32_t h = sfp_hash64((uint64_t)lb->key, 0);
+	size_t j;
+
+	h = sfp_hash64((uint64_t)lb->str, h);
+	h = sfp_hash64((uint64_t)lb->num, h);
+	j = sfp_hash64((uint64_t)lb->num_unit, h) & (ls->nr_slots - 1);
 
 	for (;; j = (j + 1) & (ls->nr_slots - 1)) {
 		struct label_slot *sl = &ls->slots[j];

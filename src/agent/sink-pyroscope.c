@@ -90,7 +90,8 @@ fail:
 
 static uint64_t mix64(uint64_t x)
 {
-	/* splitmix64's finalizer: distinct inputs, unrelated-looking outputs. */
+	/* splitmix64's finalizer: distinct inputs, unrelated-looking outputs.
+	 * Not sfp_hash64(): a UUID takes all 64 bits, that returns 32. */
 	x += 0x9E3779B97F4A7C15ull;
 	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
 	x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;

@@ -16,6 +16,28 @@ uint32_t sfp_hash_str(const char *s)
 	return h;
 }
 
+int sfp_htab_rows_reserve(void **rows, size_t *cap, size_t need, size_t esz)
+{
+	size_t ncap;
+	void *n;
+
+	if (need <= *cap)
+		return 0;
+	if (need >= SFP_HTAB_NONE)
+		return -ENOMEM;
+	ncap = *cap ? *cap : 64;
+	while (ncap < need)
+		ncap *= 2;
+	if (ncap >= SFP_HTAB_NONE)
+		ncap = SFP_HTAB_NONE - 1;
+	n = realloc(*rows, ncap * esz);
+	if (!n)
+		return -ENOMEM;
+	*rows = n;
+	*cap = ncap;
+	return 0;
+}
+
 static void put(struct sfp_htab_slot *slots, size_t cap, uint32_t hash,
 		uint32_t idx)
 {

@@ -14,8 +14,10 @@
  * low bits the mask keeps), sfp_hash_str() for strings (FNV-1a).
  *
  * A table whose key fits in the slot itself and whose probes must not
- * read a row at all (the profile's locations and stack nodes) keeps a
- * specialised index; everything else interns through this one.
+ * read a row at all (the profile's locations and stack nodes; script's
+ * inline chains and a packed symbol table's made symbols, each probed
+ * once a frame) keeps a specialised index; everything else interns
+ * through this one.
  */
 #ifndef SFP_COMMON_HTAB_H
 #define SFP_COMMON_HTAB_H
@@ -59,6 +61,16 @@ static inline uint32_t sfp_htab_find(const struct sfp_htab *t, uint32_t hash,
 			return t->slots[i].idx;
 	return SFP_HTAB_NONE;
 }
+
+/*
+ * Room for `need` rows in the caller's array *rows, *cap rows of esz
+ * bytes (doubled, from 64): the rows an index numbers, which stay below
+ * SFP_HTAB_NONE.  0, -ENOMEM.
+ */
+SFP_HIDDEN int sfp_htab_rows_reserve(void **rows, size_t *cap, size_t need,
+				     size_t esz);
+#define SFP_HTAB_ROWS_RESERVE(arr, cap, need)                              \
+	sfp_htab_rows_reserve((void **)&(arr), &(cap), (need), sizeof(*(arr)))
 
 /* Index row idx under hash (not looked for first).  0, -ENOMEM. */
 SFP_HIDDEN int sfp_htab_add(struct sfp_htab *t, uint32_t hash, uint32_t idx);

@@ -39,7 +39,8 @@ static size_t free_slot(const struct sfp_idmap *m, uint32_t id)
 static int resize(struct sfp_idmap *m, size_t ncap)
 {
 	struct sfp_idmap old = *m;
-	size_t i;
+	uint64_t bits;
+	size_t w;
 
 	if (ncap > ((size_t)1 << 40) / m->esz)
 		return -ENOMEM;
@@ -52,16 +53,16 @@ static int resize(struct sfp_idmap *m, size_t ncap)
 		return -ENOMEM;
 	}
 	m->cap = ncap;
-	for (i = 0; i < old.cap; i++) {
-		const void *e = sfp_idmap_at(&old, i);
-		size_t j;
+	/* the old entries in slot order, a bitmap word at a time */
+	for (w = 0; w < bitmap_words(old.cap); w++)
+		for (bits = old.used[w]; bits; bits &= bits - 1) {
+			const void *e = sfp_idmap_at(
+				&old, w * 64 + (size_t)__builtin_ctzll(bits));
+			size_t j = free_slot(m, sfp_idmap_id_of(e));
 
-		if (!sfp_idmap_used_at(&old, i))
-			continue;
-		j = free_slot(m, sfp_idmap_id_of(e));
-		memcpy(sfp_idmap_at(m, j), e, m->esz);
-		mark(m, j, true);
-	}
+			memcpy(sfp_idmap_at(m, j), e, m->esz);
+			mark(m, j, true);
+		}
 	free(old.ents);
 	free(old.used);
 	return 0;

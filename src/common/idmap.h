@@ -3,8 +3,9 @@
  * A table of per-task (or per-process) entries keyed by a 32-bit id,
  * stored inline in one open-addressed array, with deletion.  The record
  * pipeline's processes, the deferral engine's tasks, off-CPU's pending
- * blocks and totals and deep unwinding's threads each live here for as
- * long as their task does, and an agent runs for weeks with tasks coming
+ * blocks and totals, deep unwinding's threads, and a perf.data reader's
+ * processes, threads and address spaces each live here for as long as
+ * their task does, and an agent runs for weeks with tasks coming
  * and going: so an id can be removed, and removal leaves no tombstone
  * (backward-shift deletion: the rest of the cluster moves up into the
  * hole when its home slot allows), so probe chains stay as short as the
@@ -18,8 +19,10 @@
  * Layout: an entry is the caller's struct of esz bytes whose FIRST member
  * is its uint32_t id (every table above keys by a pid or tid, which are
  * 32 bits; a 64-bit key would add 8 bytes to entries such as the
- * pipeline's 32-byte process).  Which slots are in use is a bitmap kept
- * beside the array, so an entry needs no `used` flag of its own.
+ * pipeline's 32-byte process).  A table that never deletes may key by
+ * another 32-bit number: the kallsyms index keeps the symbols it makes
+ * on lookup by their entry's number.  Which slots are in use is a bitmap
+ * kept beside the array, so an entry needs no `used` flag of its own.
  *
  * Ids are hashed with sfp_hash64().  The load stays at or under
  * max_load/100 (under 100: probes end at a free slot; the callers keep

@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/htab.h"
 #include "export-int.h"
 #include "export/otlp-window.h"
 #include "export/pb.h"
@@ -69,11 +70,10 @@ struct otlp {
 		int64_t name, system_name, file, start_line;
 	} *funcs;
 	size_t nr_funcs;
-	/* attribute_table from [1], and a hash of it */
+	/* attribute_table from [1], and an index of its sample labels */
 	struct otlp_attr *attrs;
 	size_t nr_attrs, cap_attrs;
-	uint32_t *slots;		/* attrs index + 1; 0: empty */
-	size_t nr_slots;
+	struct sfp_htab attr_index;	/* attrs (label ones) by value */
 	uint64_t *sample_attrs;		/* per merged sample: per_sample */
 	size_t per_sample;
 	int64_t *type_str, *unit_str;	/* per sample type */
@@ -193,21 +193,23 @@ static int plan_functions(struct otlp *o)
 	return 0;
 }
 
-static size_t attr_slot(const struct otlp *o, const struct otlp_attr *a)
+static uint32_t attr_hash(const struct otlp_attr *a)
 {
-	uint64_t h = (uint64_t)a->key * 0x9E3779B97F4A7C15ull ^
-		     (uint64_t)a->num * 0xC2B2AE3D27D4EB4Full ^
-		     (a->str ? 0x165667B19E3779F9ull : 0);
-
-	return (size_t)(h ^ (h >> 29)) & (o->nr_slots - 1);
+	return sfp_hash64((uint64_t)a->num,
+			  sfp_hash64((uint64_t)a->key, a->str != NULL));
 }
 
-/* Room for one more sample label entry: the table, and the hash of the
- * labels' entries at most half full. */
+static bool attr_row_is(const void *ctx, uint32_t idx, const void *key)
+{
+	const struct otlp_attr *b = &((const struct otlp *)ctx)->attrs[idx];
+	const struct otlp_attr *a = key;
+
+	return b->key == a->key && !b->str == !a->str && b->num == a->num;
+}
+
+/* Room for one more attribute_table entry. */
 static int attrs_reserve(struct otlp *o)
 {
-	size_t i, j;
-
 	if (o->nr_attrs == o->cap_attrs) {
 		size_t nc = o->cap_attrs ? 2 * o->cap_attrs : 64;
 		struct otlp_attr *na = realloc(o->attrs, nc * sizeof(*na));
@@ -216,26 +218,6 @@ static int attrs_reserve(struct otlp *o)
 			return -ENOMEM;
 		o->attrs = na;
 		o->cap_attrs = nc;
-	}
-	if (2 * (o->nr_attrs + 1) <= o->nr_slots)
-		return 0;
-	free(o->slots);
-	if (!o->nr_slots)
-		o->nr_slots = 128;
-	while (2 * (o->nr_attrs + 1) > o->nr_slots)
-		o->nr_slots *= 2;
-	o->slots = calloc(o->nr_slots, sizeof(*o->slots));
-	if (!o->slots) {
-		o->nr_slots = 0;
-		return -ENOMEM;
-	}
-	for (i = 0; i < o->nr_attrs; i++) {
-		if (o->attrs[i].build_id)
-			continue;
-		for (j = attr_slot(o, &o->attrs[i]); o->slots[j];
-		     j = (j + 1) & (o->nr_slots - 1))
-			;
-		o->slots[j] = (uint32_t)(i + 1);
 	}
 	return 0;
 }
@@ -249,7 +231,7 @@ static uint64_t sample_attr(struct otlp *o, const char *key, const char *str,
 			    int64_t num)
 {
 	struct otlp_attr a = { .key = S(o, key), .num = num };
-	size_t j;
+	uint32_t hash, i;
 
 	if (o->err)
 		return 0;
@@ -262,16 +244,17 @@ static uint64_t sample_attr(struct otlp *o, const char *key, const char *str,
 		o->err = -ENOMEM;
 		return 0;
 	}
-	for (j = attr_slot(o, &a); o->slots[j];
-	     j = (j + 1) & (o->nr_slots - 1)) {
-		const struct otlp_attr *b = &o->attrs[o->slots[j] - 1];
-
-		if (b->key == a.key && !b->str == !a.str && b->num == a.num)
-			return o->slots[j];
+	/* a build-id's entry is not indexed: no label finds it */
+	hash = attr_hash(&a);
+	i = sfp_htab_find(&o->attr_index, hash, attr_row_is, o, &a);
+	if (i != SFP_HTAB_NONE)
+		return i + 1;
+	if (sfp_htab_add(&o->attr_index, hash, (uint32_t)o->nr_attrs)) {
+		o->err = -ENOMEM;
+		return 0;
 	}
 	o->attrs[o->nr_attrs] = a;
-	o->slots[j] = (uint32_t)++o->nr_attrs;
-	return o->nr_attrs;
+	return ++o->nr_attrs;
 }
 
 /* Every merged sample's attributes: pid, tid, comm, the window's labels. */
@@ -627,7 +610,7 @@ static void otlp_free(struct otlp *o)
 	free(o->map_attr);
 	free(o->funcs);
 	free(o->attrs);
-	free(o->slots);
+	sfp_htab_free(&o->attr_index);
 	free(o->sample_attrs);
 	free(o->type_str);
 	free(o->unit_str);

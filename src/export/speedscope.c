@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/htab.h"
 #include "export-int.h"
 #include "flame-json.h"
 
@@ -43,8 +44,7 @@ struct ss {
 	bool user_only;
 	struct ss_thread *th;
 	size_t nr_th, cap_th;
-	uint32_t *hash;		/* (tid, event) -> thread + 1 */
-	size_t hash_cap;
+	struct sfp_htab th_index;	/* th by (tid, event) */
 	uint32_t *sample_th;	/* per sample: its thread */
 	uint32_t *fmap;		/* profile func -> frame index, NONE unused */
 	uint32_t *frames;	/* frame index -> profile func */
@@ -59,43 +59,21 @@ static bool is_time_event(const struct sfp_profile_event *e)
 	return e && e->kind != SFP_PROFILE_EV_COUNT;
 }
 
-static size_t th_slot(uint32_t tid, uint32_t ev, size_t mask)
+static bool th_row_is(const void *ctx, uint32_t idx, const void *key)
 {
-	uint64_t h = (uint64_t)tid << 32 | ev;
+	const struct ss *s = ctx;
+	const struct sfp_profile_sample *smp = key;
 
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	return (size_t)h & mask;
+	return s->th[idx].tid == smp->tid && s->th[idx].event == smp->event;
 }
 
 static int64_t thread_of(struct ss *s, const struct sfp_profile_sample *smp)
 {
-	size_t i;
+	uint32_t hash = sfp_hash64(smp->tid, smp->event);
+	uint32_t i = sfp_htab_find(&s->th_index, hash, th_row_is, s, smp);
 
-	if ((s->nr_th + 1) * 2 > s->hash_cap) {
-		size_t ncap = s->hash_cap ? s->hash_cap * 2 : 64, j;
-		uint32_t *n = calloc(ncap, sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		for (j = 0; j < s->nr_th; j++) {
-			i = th_slot(s->th[j].tid, s->th[j].event, ncap - 1);
-			while (n[i])
-				i = (i + 1) & (ncap - 1);
-			n[i] = (uint32_t)j + 1;
-		}
-		free(s->hash);
-		s->hash = n;
-		s->hash_cap = ncap;
-	}
-	for (i = th_slot(smp->tid, smp->event, s->hash_cap - 1); s->hash[i];
-	     i = (i + 1) & (s->hash_cap - 1)) {
-		struct ss_thread *t = &s->th[s->hash[i] - 1];
-
-		if (t->tid == smp->tid && t->event == smp->event)
-			return s->hash[i] - 1;
-	}
+	if (i != SFP_HTAB_NONE)
+		return i;
 	if (s->nr_th == s->cap_th) {
 		size_t ncap = s->cap_th ? s->cap_th * 2 : 16;
 		struct ss_thread *n = realloc(s->th, ncap * sizeof(*n));
@@ -105,11 +83,12 @@ static int64_t thread_of(struct ss *s, const struct sfp_profile_sample *smp)
 		s->th = n;
 		s->cap_th = ncap;
 	}
+	if (sfp_htab_add(&s->th_index, hash, (uint32_t)s->nr_th))
+		return -ENOMEM;
 	s->th[s->nr_th] = (struct ss_thread){
 		.pid = smp->pid, .tid = smp->tid, .event = smp->event,
 		.comm = smp->comm, .first_time = smp->time,
 	};
-	s->hash[i] = (uint32_t)s->nr_th + 1;
 	return (int64_t)s->nr_th++;
 }
 
@@ -366,7 +345,7 @@ int sfp_export_speedscope(const struct sfp_profile *p, FILE *out,
 out:
 	free(remap);
 	free(s.th);
-	free(s.hash);
+	sfp_htab_free(&s.th_index);
 	free(s.sample_th);
 	free(s.fmap);
 	free(s.frames);

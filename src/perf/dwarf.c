@@ -7,6 +7,7 @@
  */
 #include <sfprof/unwind.h>
 
+#include "common/idmap.h"
 #include "perf/dwarf.h"
 #include "perf/machine.h"
 
@@ -14,8 +15,7 @@
 #define MISC_COMM_EXEC (1u << 13)
 
 struct aspace {
-	uint32_t pid;
-	bool used;
+	uint32_t pid;		/* first: the id table's key */
 	struct sfp_addr_space *as;
 };
 
@@ -44,53 +44,11 @@ struct sfp_perf_unwinder {
 	enum sfp_arch arch;
 	bool arch_warned;
 	struct thist *hist;
-	struct aspace *tab;
-	size_t n, cap;
+	struct sfp_idmap tab;	/* struct aspace by pid */
 	struct sfp_reader *rd;
 	struct sfp_frame frames[SFP_PERF_MAX_STACK];
 	uint64_t stops[SFP_STOP__MAX];
 };
-
-static uint32_t mix(uint32_t x)
-{
-	x ^= x >> 16;
-	x *= 0x7feb352d;
-	x ^= x >> 15;
-	return x;
-}
-
-static struct aspace *slot(struct sfp_perf_unwinder *u, uint32_t pid)
-{
-	size_t i, mask = u->cap - 1;
-
-	if (!u->cap)
-		return NULL;
-	for (i = mix(pid) & mask; u->tab[i].used; i = (i + 1) & mask)
-		if (u->tab[i].pid == pid)
-			return &u->tab[i];
-	return &u->tab[i];
-}
-
-static int grow(struct sfp_perf_unwinder *u)
-{
-	struct aspace *old = u->tab;
-	size_t ocap = u->cap, i;
-
-	if ((u->n + 1) * 2 <= u->cap)
-		return 0;
-	u->cap = u->cap ? u->cap * 2 : 64;
-	u->tab = calloc(u->cap, sizeof(*u->tab));
-	if (!u->tab) {
-		u->tab = old;
-		u->cap = ocap;
-		return -ENOMEM;
-	}
-	for (i = 0; i < ocap; i++)
-		if (old[i].used)
-			*slot(u, old[i].pid) = old[i];
-	free(old);
-	return 0;
-}
 
 /*
  * The architecture the samples were recorded on, from perf's HEADER_ARCH
@@ -120,19 +78,19 @@ static bool decide_arch(struct sfp_perf_unwinder *u)
 static struct sfp_addr_space *space(struct sfp_perf_unwinder *u, uint32_t pid,
 				    bool create)
 {
-	struct aspace *a = slot(u, pid);
+	struct aspace *a = sfp_idmap_find(&u->tab, pid);
+	bool added;
 
-	if (a && a->used)
-		return a->as;
-	if (!create || grow(u))
+	if (a || !create)
+		return a ? a->as : NULL;
+	a = sfp_idmap_get(&u->tab, pid, &added);
+	if (!a)
 		return NULL;
-	a = slot(u, pid);
 	SFP_OPTS(sfp_addr_space_opts, ao, .arch = (uint8_t)u->arch);
-	if (sfp_addr_space__new(&ao, &a->as))
+	if (sfp_addr_space__new(&ao, &a->as)) {
+		sfp_idmap_delete(&u->tab, a);
 		return NULL;
-	a->used = true;
-	a->pid = pid;
-	u->n++;
+	}
 	return a->as;
 }
 
@@ -146,6 +104,8 @@ SFP_HIDDEN int sfp_perf_unwinder__new(const struct sfp_perf_header_info *hdr,
 	if (!u)
 		return -ENOMEM;
 	u->hdr = hdr;
+	/* 64 slots at a load of 1/2: what the table had by hand */
+	sfp_idmap_init(&u->tab, sizeof(struct aspace), 64, 50);
 	err = sfp_reader__new_snapshot("", 0, 0, &u->rd);
 	if (err) {
 		free(u);
@@ -172,15 +132,15 @@ SFP_HIDDEN bool sfp_perf_unwinder__wanted(const struct sfp_perf_reader *r)
 SFP_HIDDEN void sfp_perf_unwinder__free(struct sfp_perf_unwinder **up)
 {
 	struct sfp_perf_unwinder *u;
-	size_t i;
+	struct aspace *a;
+	size_t pos = 0;
 
 	if (!up || !*up)
 		return;
 	u = *up;
-	for (i = 0; i < u->cap; i++)
-		if (u->tab[i].used)
-			sfp_addr_space__free(&u->tab[i].as);
-	free(u->tab);
+	while ((a = sfp_idmap_next(&u->tab, &pos)))
+		sfp_addr_space__free(&a->as);
+	sfp_idmap_free(&u->tab);
 	sfp_reader__free(&u->rd);
 	free(u->hist);
 	free(u);
@@ -229,19 +189,22 @@ SFP_HIDDEN int sfp_perf_unwinder__event(struct sfp_perf_unwinder *u,
 	case SFP_PERF_RECORD_FORK: {
 		struct sfp_addr_space *parent, *child;
 		struct aspace *a;
+		bool added;
 
 		if (ev->fork.pid == ev->fork.ppid)
 			return 0;	/* a thread shares its process's maps */
 		parent = space(u, ev->fork.ppid, false);
-		if (!parent || space(u, ev->fork.pid, false) || grow(u))
+		if (!parent || space(u, ev->fork.pid, false))
 			return 0;
 		if (sfp_addr_space__fork(parent, &child))
 			return -ENOMEM;
-		a = slot(u, ev->fork.pid);
-		a->used = true;
-		a->pid = ev->fork.pid;
+		a = sfp_idmap_get(&u->tab, ev->fork.pid, &added);
+		if (!a) {
+			/* as before: no room for the child, no child */
+			sfp_addr_space__free(&child);
+			return 0;
+		}
 		a->as = child;
-		u->n++;
 		return 0;
 	}
 	case SFP_PERF_RECORD_COMM:

@@ -2,7 +2,7 @@
 /*
  * Machine model from side-band records (see machine.h).
  *
- * Processes and threads live in open-addressing hash tables keyed by
+ * Processes and threads live in id tables (common/idmap.h) keyed by
  * pid/tid; each process has a sorted, non-overlapping array of maps, and a
  * new mapping replaces the parts of older ones it covers, as mmap() does
  * (and as perf's maps__fixup_overlap does).  DSOs are interned by name and
@@ -14,14 +14,15 @@
 #include <sys/sysmacros.h>
 
 #include "common/fileid.h"
+#include "common/htab.h"
+#include "common/idmap.h"
 #include "perf/machine.h"
 
 #define KERNEL_PID 0xffffffffu
 #define COMM_LEN 32
 
 struct proc {
-	uint32_t pid;
-	bool used;
+	uint32_t pid;		/* first: the id table's key */
 	uint64_t gen;		/* m->gen when this map table last changed */
 	uint32_t jitdump;	/* DSO index + 1 of the jit-PID.dump it
 				 * mapped (0: none) */
@@ -30,20 +31,16 @@ struct proc {
 };
 
 struct thr {
-	uint32_t tid, pid;
-	bool used;
+	uint32_t tid, pid;	/* tid first: the id table's key */
 	char comm[COMM_LEN];
 };
 
 struct sfp_machine {
-	struct proc *procs;
-	size_t nprocs, proc_cap;
-	struct thr *thrs;
-	size_t nthrs, thr_cap;
+	struct sfp_idmap procs;	/* struct proc by pid */
+	struct sfp_idmap thrs;	/* struct thr by tid */
 	struct sfp_pdso *dsos;
 	size_t ndsos, dso_cap;
-	uint32_t *dso_hash;	/* idx + 1, 0 empty */
-	size_t dso_hash_cap;
+	struct sfp_htab dso_index;	/* dsos by name */
 	uint64_t gen;		/* bumped by every change of a map table */
 	/* the last mapping found; valid while gen stays last_gen (an MMAP
 	 * reallocates the maps array, and a new process may move procs) */
@@ -62,49 +59,36 @@ struct sfp_machine {
 	char tmp[COMM_LEN];
 };
 
-static uint32_t hash32(uint32_t x)
-{
-	x ^= x >> 16;
-	x *= 0x7feb352d;
-	x ^= x >> 15;
-	x *= 0x846ca68b;
-	x ^= x >> 16;
-	return x;
-}
-
-static uint32_t hash_str(const char *s)
-{
-	uint32_t h = 2166136261u;
-
-	while (*s)
-		h = (h ^ (uint8_t)*s++) * 16777619u;
-	return h;
-}
-
 SFP_HIDDEN int sfp_machine__new(struct sfp_machine **out)
 {
 	struct sfp_machine *m = calloc(1, sizeof(*m));
 
 	*out = m;
-	return m ? 0 : -ENOMEM;
+	if (!m)
+		return -ENOMEM;
+	/* 64 slots at a load of 1/2: what the tables had by hand */
+	sfp_idmap_init(&m->procs, sizeof(struct proc), 64, 50);
+	sfp_idmap_init(&m->thrs, sizeof(struct thr), 64, 50);
+	return 0;
 }
 
 SFP_HIDDEN void sfp_machine__free(struct sfp_machine **mp)
 {
 	struct sfp_machine *m;
-	size_t i;
+	struct proc *p;
+	size_t i, pos = 0;
 
 	if (!mp || !*mp)
 		return;
 	m = *mp;
-	for (i = 0; i < m->proc_cap; i++)
-		free(m->procs[i].maps);
-	free(m->procs);
-	free(m->thrs);
+	while ((p = sfp_idmap_next(&m->procs, &pos)))
+		free(p->maps);
+	sfp_idmap_free(&m->procs);
+	sfp_idmap_free(&m->thrs);
 	for (i = 0; i < m->ndsos; i++)
 		free(m->dsos[i].name);
 	free(m->dsos);
-	free(m->dso_hash);
+	sfp_htab_free(&m->dso_index);
 	for (i = 0; i < m->nksyms; i++)
 		free(m->ksyms[i].name);
 	free(m->ksyms);
@@ -116,51 +100,15 @@ SFP_HIDDEN void sfp_machine__free(struct sfp_machine **mp)
 
 static struct proc *proc_find(struct sfp_machine *m, uint32_t pid)
 {
-	size_t i, mask = m->proc_cap - 1;
-
-	if (!m->proc_cap)
-		return NULL;
-	for (i = hash32(pid) & mask; m->procs[i].used; i = (i + 1) & mask)
-		if (m->procs[i].pid == pid)
-			return &m->procs[i];
-	return NULL;
+	return sfp_idmap_find(&m->procs, pid);
 }
 
+/* The process pid, made when new.  NULL: no memory.  May move others. */
 static struct proc *proc_new(struct sfp_machine *m, uint32_t pid)
 {
-	struct proc *p = proc_find(m, pid);
-	size_t i, mask;
+	bool added;
 
-	if (p)
-		return p;
-	if ((m->nprocs + 1) * 2 > m->proc_cap) {
-		size_t ncap = m->proc_cap ? m->proc_cap * 2 : 64, j;
-		struct proc *n = calloc(ncap, sizeof(*n)), *old = m->procs;
-		size_t ocap = m->proc_cap;
-
-		if (!n)
-			return NULL;
-		m->procs = n;
-		m->proc_cap = ncap;
-		for (j = 0; j < ocap; j++) {
-			if (!old[j].used)
-				continue;
-			for (i = hash32(old[j].pid) & (ncap - 1); n[i].used;
-			     i = (i + 1) & (ncap - 1))
-				;
-			n[i] = old[j];
-		}
-		free(old);
-	}
-	mask = m->proc_cap - 1;
-	for (i = hash32(pid) & mask; m->procs[i].used; i = (i + 1) & mask)
-		;
-	p = &m->procs[i];
-	memset(p, 0, sizeof(*p));
-	p->used = true;
-	p->pid = pid;
-	m->nprocs++;
-	return p;
+	return sfp_idmap_get(&m->procs, pid, &added);
 }
 
 static int proc_reserve(struct proc *p, size_t n)
@@ -237,83 +185,26 @@ static int proc_insert(struct proc *p, const struct sfp_pmap *nm)
 
 static struct thr *thr_find(struct sfp_machine *m, uint32_t tid)
 {
-	size_t i, mask = m->thr_cap - 1;
-
-	if (!m->thr_cap)
-		return NULL;
-	for (i = hash32(tid) & mask; m->thrs[i].used; i = (i + 1) & mask)
-		if (m->thrs[i].tid == tid)
-			return &m->thrs[i];
-	return NULL;
+	return sfp_idmap_find(&m->thrs, tid);
 }
 
+/* The thread tid, made when new.  NULL: no memory.  May move others. */
 static struct thr *thr_new(struct sfp_machine *m, uint32_t tid)
 {
-	struct thr *t = thr_find(m, tid);
-	size_t i, mask;
+	bool added;
+	struct thr *t = sfp_idmap_get(&m->thrs, tid, &added);
 
-	if (t)
+	if (!t || !added)
 		return t;
-	if ((m->nthrs + 1) * 2 > m->thr_cap) {
-		size_t ncap = m->thr_cap ? m->thr_cap * 2 : 64, j;
-		struct thr *n = calloc(ncap, sizeof(*n)), *old = m->thrs;
-		size_t ocap = m->thr_cap;
-
-		if (!n)
-			return NULL;
-		m->thrs = n;
-		m->thr_cap = ncap;
-		for (j = 0; j < ocap; j++) {
-			if (!old[j].used)
-				continue;
-			for (i = hash32(old[j].tid) & (ncap - 1); n[i].used;
-			     i = (i + 1) & (ncap - 1))
-				;
-			n[i] = old[j];
-		}
-		free(old);
-	}
-	mask = m->thr_cap - 1;
-	for (i = hash32(tid) & mask; m->thrs[i].used; i = (i + 1) & mask)
-		;
-	t = &m->thrs[i];
-	memset(t, 0, sizeof(*t));
-	t->used = true;
-	t->tid = tid;
 	t->pid = tid;
 	/* perf names the idle task (pid 0) "swapper" before any COMM */
 	if (tid)
 		snprintf(t->comm, sizeof(t->comm), ":%d", (int)tid);
 	else
 		snprintf(t->comm, sizeof(t->comm), "swapper");
-	m->nthrs++;
 	m->comm_gen++;
 	return t;
 }
-
-/*
- * Backward-shift deletion from a linear-probing table: the entries after
- * the hole that hash at or before it move up, so no tombstones pile up
- * in a table that sees a process come and go every few milliseconds.
- */
-#define TABLE_DELETE(tab, cap, idx, keyf)                                    \
-	do {                                                                 \
-		size_t mask_ = (cap) - 1, i_ = (idx), j_ = i_;               \
-		for (;;) {                                                   \
-			size_t h_;                                           \
-			j_ = (j_ + 1) & mask_;                               \
-			if (!(tab)[j_].used)                                 \
-				break;                                       \
-			h_ = hash32((tab)[j_].keyf) & mask_;                 \
-			/* j_ may fill the hole unless h_ lies in (i_, j_] */ \
-			if (i_ <= j_ ? (h_ > i_ && h_ <= j_)                 \
-				     : (h_ > i_ || h_ <= j_))                \
-				continue;                                    \
-			(tab)[i_] = (tab)[j_];                               \
-			i_ = j_;                                             \
-		}                                                            \
-		memset(&(tab)[i_], 0, sizeof((tab)[i_]));                    \
-	} while (0)
 
 SFP_HIDDEN void sfp_machine__exit(struct sfp_machine *m, uint32_t pid,
 				  uint32_t tid)
@@ -321,22 +212,22 @@ SFP_HIDDEN void sfp_machine__exit(struct sfp_machine *m, uint32_t pid,
 	struct thr *t = thr_find(m, tid);
 	struct proc *p;
 
+	/* the id tables delete without tombstones: a process comes and
+	 * goes every few milliseconds on a busy machine */
 	if (t) {
-		TABLE_DELETE(m->thrs, m->thr_cap, (size_t)(t - m->thrs), tid);
-		m->nthrs--;
+		sfp_idmap_delete(&m->thrs, t);
 		m->comm_gen++;
 	}
 	if (pid != tid || !(p = proc_find(m, pid)))
 		return;
 	free(p->maps);
-	TABLE_DELETE(m->procs, m->proc_cap, (size_t)(p - m->procs), pid);
-	m->nprocs--;
+	sfp_idmap_delete(&m->procs, p);
 	m->gen++;	/* maps gone: cached lookups are stale */
 }
 
 size_t sfp_machine__nr_procs(const struct sfp_machine *m)
 {
-	return m->nprocs;
+	return m->procs.n;
 }
 
 /* --- DSOs ---------------------------------------------------------------- */
@@ -377,51 +268,52 @@ static bool dso_is(const struct sfp_pdso *d, const char *name,
 	return sfp_file_id_same(&a, &b);
 }
 
+/* The index's questions: is row idx the file `key` (struct dso_want)?
+ * Any file of that name? */
+struct dso_want {
+	const char *name;
+	const struct sfp_file_id *k;
+};
+
+static bool dso_row_is(const void *ctx, uint32_t idx, const void *key)
+{
+	const struct sfp_machine *m = ctx;
+	const struct dso_want *w = key;
+
+	return dso_is(&m->dsos[idx], w->name, w->k);
+}
+
+static bool dso_row_named(const void *ctx, uint32_t idx, const void *key)
+{
+	const struct sfp_machine *m = ctx;
+
+	return !strcmp(m->dsos[idx].name, key);
+}
+
 /*
  * The DSO `name` that k identifies (NULL k: the name alone, for the
- * kernel's and JIT maps), made when new.  The table is hashed by name, so
- * files sharing one sit side by side and the first of them is found on
- * the way.
+ * kernel's and JIT maps), made when new.  The index is hashed by name, so
+ * a new file of a known name finds one of its namesakes; every file of a
+ * name has the first one's index as its first_of_name.
  */
 static int dso_intern(struct sfp_machine *m, const char *name, bool kernel,
 		      const struct sfp_file_id *k, uint32_t *idx)
 {
 	static const struct sfp_file_id none;
-	uint32_t first = UINT32_MAX;
-	size_t i, mask;
+	uint32_t first = UINT32_MAX, hash = sfp_hash_str(name), i;
 
 	if (!k)
 		k = &none;
-
-	if ((m->ndsos + 1) * 2 > m->dso_hash_cap) {
-		size_t ncap = m->dso_hash_cap ? m->dso_hash_cap * 2 : 64, j;
-		uint32_t *h = calloc(ncap, sizeof(*h));
-
-		if (!h)
-			return -ENOMEM;
-		for (j = 0; j < m->ndsos; j++) {
-			for (i = hash_str(m->dsos[j].name) & (ncap - 1); h[i];
-			     i = (i + 1) & (ncap - 1))
-				;
-			h[i] = (uint32_t)j + 1;
-		}
-		free(m->dso_hash);
-		m->dso_hash = h;
-		m->dso_hash_cap = ncap;
+	i = sfp_htab_find(&m->dso_index, hash, dso_row_is, m,
+			  &(struct dso_want){ name, k });
+	if (i != SFP_HTAB_NONE) {
+		*idx = i;
+		return 0;
 	}
-	mask = m->dso_hash_cap - 1;
-	for (i = hash_str(name) & mask; m->dso_hash[i]; i = (i + 1) & mask) {
-		const struct sfp_pdso *d = &m->dsos[m->dso_hash[i] - 1];
-
-		if (strcmp(d->name, name))
-			continue;
-		if (dso_is(d, name, k)) {
-			*idx = m->dso_hash[i] - 1;
-			return 0;
-		}
-		if (d->first_of_name < first)
-			first = d->first_of_name;
-	}
+	/* a new file: MMAP records are few, a second probe is cheap */
+	i = sfp_htab_find(&m->dso_index, hash, dso_row_named, m, name);
+	if (i != SFP_HTAB_NONE)
+		first = m->dsos[i].first_of_name;
 	if (m->ndsos == m->dso_cap) {
 		size_t ncap = m->dso_cap ? m->dso_cap * 2 : 32;
 		struct sfp_pdso *v = realloc(m->dsos, ncap * sizeof(*v));
@@ -453,7 +345,10 @@ static int dso_intern(struct sfp_machine *m, const char *name, bool kernel,
 		m->dsos[m->ndsos].dev = k->dev;
 		m->dsos[m->ndsos].ino = k->ino;
 	}
-	m->dso_hash[i] = (uint32_t)m->ndsos + 1;
+	if (sfp_htab_add(&m->dso_index, hash, (uint32_t)m->ndsos)) {
+		free(m->dsos[m->ndsos].name);
+		return -ENOMEM;
+	}
 	*idx = (uint32_t)m->ndsos++;
 	return 0;
 }

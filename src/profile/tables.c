@@ -12,25 +12,11 @@
 
 int sfp_profile_grow(void **arr, size_t *cap, size_t need, size_t elem)
 {
-	size_t ncap;
-	void *n;
-
+	/* the tables' rows are what sfp_htab numbers (SFP_PROFILE_NONE is
+	 * its SFP_HTAB_NONE); the check first: most calls need no room */
 	if (need <= *cap)
 		return 0;
-	/* row numbers are uint32_t; the last one means "none" */
-	if (need >= SFP_PROFILE_NONE)
-		return -ENOMEM;
-	ncap = *cap ? *cap : 64;
-	while (ncap < need)
-		ncap *= 2;
-	if (ncap >= SFP_PROFILE_NONE)
-		ncap = SFP_PROFILE_NONE - 1;
-	n = realloc(*arr, ncap * elem);
-	if (!n)
-		return -ENOMEM;
-	*arr = n;
-	*cap = ncap;
-	return 0;
+	return sfp_htab_rows_reserve(arr, cap, need, elem);
 }
 
 #define GROW(arr, cap, need) \

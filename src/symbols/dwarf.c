@@ -19,6 +19,7 @@
 #include <elfutils/libdw.h>
 
 #include "common/cursor.h"
+#include "common/htab.h"
 #include "elf/elf.h"
 #include "symbols/internal.h"
 
@@ -59,7 +60,7 @@ struct cu_index {
 };
 
 /* Interned demangled names, keyed by the DWARF string's address. */
-struct name_slot {
+struct name_row {
 	const char *raw;
 	const char *name;
 };
@@ -78,9 +79,9 @@ struct sfp_dwarf {
 	size_t nranges;
 	struct cu_index *cus;
 	size_t ncus;
-	struct name_slot *names;
-	size_t nnames_cap;	/* power of two */
-	size_t nnames;
+	struct name_row *names;
+	size_t nnames, names_cap;
+	struct sfp_htab name_index;	/* names by raw's address */
 	struct sfp_strpool pool;
 };
 
@@ -371,6 +372,7 @@ void sfp_dwarf_free(struct sfp_dwarf **dp)
 	}
 	free(d->cus);
 	free(d->names);
+	sfp_htab_free(&d->name_index);
 	sfp_strpool_free(&d->pool);
 	free(d);
 	*dp = NULL;
@@ -612,38 +614,28 @@ static uint32_t find_fn(const struct cu_index *c, uint64_t addr)
 	return NONE;
 }
 
+static bool name_row_is(const void *ctx, uint32_t idx, const void *key)
+{
+	const struct sfp_dwarf *d = ctx;
+
+	return d->names[idx].raw == key;
+}
+
 static const char *intern_name(struct sfp_symbolizer *s, struct sfp_dwarf *d,
 			       const char *raw)
 {
-	size_t mask, i;
+	uint32_t hash, i;
 	char *dm;
 	const char *name;
 
 	if (!raw)
 		return NULL;
-	if (d->nnames * 2 >= d->nnames_cap) {
-		size_t ncap = d->nnames_cap ? d->nnames_cap * 2 : 256, k;
-		struct name_slot *n = calloc(ncap, sizeof(*n));
-
-		if (!n)
-			return raw;
-		for (k = 0; k < d->nnames_cap; k++) {
-			if (!d->names[k].raw)
-				continue;
-			i = ((uintptr_t)d->names[k].raw >> 3) & (ncap - 1);
-			while (n[i].raw)
-				i = (i + 1) & (ncap - 1);
-			n[i] = d->names[k];
-		}
-		free(d->names);
-		d->names = n;
-		d->nnames_cap = ncap;
-	}
-	mask = d->nnames_cap - 1;
-	for (i = ((uintptr_t)raw >> 3) & mask; d->names[i].raw;
-	     i = (i + 1) & mask)
-		if (d->names[i].raw == raw)
-			return d->names[i].name;
+	hash = sfp_hash64((uintptr_t)raw, 0);
+	i = sfp_htab_find(&d->name_index, hash, name_row_is, d, raw);
+	if (i != SFP_HTAB_NONE)
+		return d->names[i].name;
+	if (SFP_HTAB_ROWS_RESERVE(d->names, d->names_cap, d->nnames + 1))
+		return raw;
 	name = raw;
 	dm = sfp_symbolizer_demangle(s, raw);
 	if (dm) {
@@ -652,8 +644,10 @@ static const char *intern_name(struct sfp_symbolizer *s, struct sfp_dwarf *d,
 		if (!name)
 			return raw;
 	}
-	d->names[i].raw = raw;
-	d->names[i].name = name;
+	if (sfp_htab_add(&d->name_index, hash, (uint32_t)d->nnames))
+		return name;	/* unremembered: demangled again next time */
+	d->names[d->nnames].raw = raw;
+	d->names[d->nnames].name = name;
 	d->nnames++;
 	return name;
 }

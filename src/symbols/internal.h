@@ -10,6 +10,7 @@
 
 #include <sys/types.h>
 
+#include "common/htab.h"
 #include "symbols/symtab.h"
 
 struct sfp_elf;
@@ -19,11 +20,10 @@ struct Dwarf;
 
 struct sfp_symbolizer_dso {
 	struct sfp_symbolizer *s;
-	struct sfp_symbolizer_dso *hnext;	/* hash chain */
-	struct sfp_symbolizer_dso *idnext;	/* chain by file_id */
 	/* Key: the caller's path, the pid whose root it is in, build-id. */
 	char *key;
 	int key_pid;
+	uint32_t key_hash;		/* for the index's rebuild */
 	uint8_t build_id[SFP_BUILD_ID_MAX];
 	size_t build_id_len;
 	int err;			/* cached load failure, 0 when loaded */
@@ -88,15 +88,18 @@ struct sfp_symbolizer {
 	char *symtab_cache_dir;		/* NULL: no cache */
 	uint64_t symtab_cache_budget;	/* 0: 256 MiB */
 
-	struct sfp_symbolizer_dso **buckets;
-	size_t nbuckets;
-	size_t ndsos;
+	/* Every entry, and an index of them by key (rebuilt when
+	 * forget_pids() removes some: sfp_htab has no delete). */
+	struct sfp_symbolizer_dso **dsos;
+	size_t ndsos, dsos_cap;
+	struct sfp_htab dso_index;
 	/* The loaded entries (not errors, not "same") by their file's own
 	 * build-id: a new path or process finds its file's tables at once,
-	 * not by a scan of every entry (an agent keys libc once per pid). */
-	struct sfp_symbolizer_dso **id_buckets;
-	size_t nid_buckets;
-	size_t nids;
+	 * not by a scan of every entry (an agent keys libc once per pid).
+	 * Of entries of one build-id the index has the last loaded. */
+	struct sfp_symbolizer_dso **owners;
+	size_t nowners, owners_cap;
+	struct sfp_htab owner_index;
 	/* Symbol tables built or read from the cache: one per file, however
 	 * many paths and processes map it (counted for the tests). */
 	uint64_t tables_loaded;

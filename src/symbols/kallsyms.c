@@ -14,6 +14,7 @@
 
 #include "common/cachedir.h"
 #include "common/filecache.h"
+#include "common/idmap.h"
 #include "symbols/kallsyms.h"
 
 #define KSYM_LAST_GUESS 4096
@@ -358,7 +359,7 @@ void sfp_kallsyms_fixup(struct sfp_symtab *t)
  * takes it); text symbols out of address order are sorted once.
  */
 struct kmat {			/* a materialized symbol, by entry index */
-	size_t idx;
+	uint32_t idx;		/* first: the id table's key */
 	struct sfp_sym *sym;
 };
 
@@ -373,8 +374,7 @@ struct sfp_kallsyms_index {
 	struct kmod *mods;
 	size_t nmods;
 	uint64_t etext;
-	struct kmat *mat;	/* open addressing, idx + 1 (0: empty) */
-	size_t mat_cap, mat_n;
+	struct sfp_idmap mat;	/* struct kmat by entry index */
 	struct sfp_symtab tab;	/* its pool holds the names we hand out */
 	/* the address of every STRIDE-th entry, parsed with the index:
 	 * a search narrows to STRIDE entries without parsing, instead of
@@ -608,6 +608,17 @@ static void build_coarse(struct sfp_kallsyms_index *k, bool mapped)
 	}
 }
 
+/* An empty index (NULL: no memory). */
+static struct sfp_kallsyms_index *index_alloc(void)
+{
+	struct sfp_kallsyms_index *k = calloc(1, sizeof(*k));
+
+	/* 256 slots at a load of 1/2: what the table had by hand */
+	if (k)
+		sfp_idmap_init(&k->mat, sizeof(struct kmat), 256, 50);
+	return k;
+}
+
 static int index_new(char *buf, size_t len, char *modules, size_t modules_len,
 		     bool mapped, struct sfp_kallsyms_index **out)
 {
@@ -622,7 +633,7 @@ static int index_new(char *buf, size_t len, char *modules, size_t modules_len,
 	*out = NULL;
 	if (len > UINT32_MAX)
 		return -EAGAIN;	/* offsets are 32-bit */
-	k = calloc(1, sizeof(*k));
+	k = index_alloc();
 	if (!k)
 		return -ENOMEM;
 	/* ~45 bytes a line in practice: one allocation, rarely a second */
@@ -790,38 +801,21 @@ static struct sfp_sym *materialize(struct sfp_kallsyms_index *k, size_t i)
 /* The materialized symbol of entry i, made on first use. */
 static struct sfp_sym *mat_get(struct sfp_kallsyms_index *k, size_t i)
 {
-	size_t h, mask;
+	struct kmat *e = sfp_idmap_find(&k->mat, (uint32_t)i);
+	struct sfp_sym *s;
 
-	if ((k->mat_n + 1) * 2 > k->mat_cap) {
-		size_t ncap = k->mat_cap ? k->mat_cap * 2 : 256, j;
-		struct kmat *n = calloc(ncap, sizeof(*n));
-
-		if (!n)
-			return NULL;
-		for (j = 0; j < k->mat_cap; j++) {
-			if (!k->mat[j].idx)
-				continue;
-			for (h = (k->mat[j].idx * 0x9e3779b97f4a7c15ull) >> 40 &
-				 (ncap - 1);
-			     n[h].idx; h = (h + 1) & (ncap - 1))
-				;
-			n[h] = k->mat[j];
-		}
-		free(k->mat);
-		k->mat = n;
-		k->mat_cap = ncap;
-	}
-	mask = k->mat_cap - 1;
-	for (h = ((i + 1) * 0x9e3779b97f4a7c15ull) >> 40 & mask; k->mat[h].idx;
-	     h = (h + 1) & mask)
-		if (k->mat[h].idx == i + 1)
-			return k->mat[h].sym;
-	k->mat[h].sym = materialize(k, i);
-	if (!k->mat[h].sym)
+	if (e)
+		return e->sym;
+	s = materialize(k, i);
+	if (!s)
 		return NULL;
-	k->mat[h].idx = i + 1;
-	k->mat_n++;
-	return k->mat[h].sym;
+	e = sfp_idmap_add(&k->mat, (uint32_t)i);
+	if (!e) {
+		free(s);
+		return NULL;
+	}
+	e->sym = s;
+	return s;
 }
 
 struct sfp_sym *sfp_kallsyms_index__find(struct sfp_kallsyms_index *k,
@@ -935,7 +929,7 @@ static int kx_load(const char *dir, const char *path, const struct stat *st,
 	    ent.size[1] != h.ncoarse * 8 || len < 20)
 		goto out;
 	err = -ENOMEM;
-	k = calloc(1, sizeof(*k));
+	k = index_alloc();
 	if (!k || !(k->coarse = malloc(h.ncoarse * sizeof(*k->coarse))))
 		goto out;
 	/*
@@ -1150,15 +1144,15 @@ size_t sfp_kallsyms_index__release_pages(struct sfp_kallsyms_index *k)
 void sfp_kallsyms_index__free(struct sfp_kallsyms_index **kp)
 {
 	struct sfp_kallsyms_index *k;
-	size_t i;
+	struct kmat *m;
+	size_t i, pos = 0;
 
 	if (!kp || !*kp)
 		return;
 	k = *kp;
-	for (i = 0; i < k->mat_cap; i++)
-		if (k->mat[i].idx)
-			free(k->mat[i].sym);
-	free(k->mat);
+	while ((m = sfp_idmap_next(&k->mat, &pos)))
+		free(m->sym);
+	sfp_idmap_free(&k->mat);
 	for (i = 0; k->win && i < k->ncoarse; i++)
 		free(k->win[i]);
 	free(k->win);

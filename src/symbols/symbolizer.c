@@ -136,10 +136,6 @@ int sfp_symbolizer__new(const struct sfp_symbolizer_opts *opts,
 		s->dwarf_cache.budget = SFP_OPTS_GET(opts, sfp_symbolizer_opts,
 						     cache_budget, 0);
 	}
-	s->nbuckets = 64;
-	s->buckets = calloc(s->nbuckets, sizeof(*s->buckets));
-	if (!s->buckets)
-		goto nomem;
 	*out = s;
 	return 0;
 inval:
@@ -173,16 +169,12 @@ void sfp_symbolizer__free(struct sfp_symbolizer **sp)
 
 	if (!s)
 		return;
-	for (i = 0; i < s->nbuckets; i++) {
-		while (s->buckets[i]) {
-			struct sfp_symbolizer_dso *d = s->buckets[i];
-
-			s->buckets[i] = d->hnext;
-			dso_free(d);
-		}
-	}
-	free(s->buckets);
-	free(s->id_buckets);
+	for (i = 0; i < s->ndsos; i++)
+		dso_free(s->dsos[i]);
+	free(s->dsos);
+	sfp_htab_free(&s->dso_index);
+	free(s->owners);
+	sfp_htab_free(&s->owner_index);
 	while (s->jit) {
 		struct sfp_jitmap *j = s->jit;
 
@@ -209,43 +201,29 @@ void sfp_symbolizer__free(struct sfp_symbolizer **sp)
 	*sp = NULL;
 }
 
-/* FNV-1a over the key parts. */
-static uint64_t dso_hash(const char *path, int pid, const uint8_t *id,
-			 size_t len)
+/* A key's hash: its path and pid (the build-id is left to the compare:
+ * one path in one process seldom has two). */
+static uint32_t key_hash(const char *path, int pid)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-	size_t i;
-
-	for (; *path; path++)
-		h = (h ^ (uint8_t)*path) * 0x100000001b3ull;
-	h = (h ^ (uint32_t)pid) * 0x100000001b3ull;
-	for (i = 0; i < len; i++)
-		h = (h ^ id[i]) * 0x100000001b3ull;
-	return h;
+	return sfp_hash64((uint32_t)pid, sfp_hash_str(path));
 }
 
-static int grow_buckets(struct sfp_symbolizer *s)
+struct dso_want {
+	const char *path;
+	int pid;
+	const uint8_t *id;
+	size_t len;
+};
+
+static bool dso_row_is(const void *ctx, uint32_t idx, const void *key)
 {
-	size_t n = s->nbuckets * 2, i;
-	struct sfp_symbolizer_dso **b = calloc(n, sizeof(*b));
+	const struct sfp_symbolizer *s = ctx;
+	const struct sfp_symbolizer_dso *d = s->dsos[idx];
+	const struct dso_want *w = key;
 
-	if (!b)
-		return -ENOMEM;
-	for (i = 0; i < s->nbuckets; i++) {
-		while (s->buckets[i]) {
-			struct sfp_symbolizer_dso *d = s->buckets[i];
-			uint64_t h = dso_hash(d->key, d->key_pid, d->build_id,
-					      d->build_id_len);
-
-			s->buckets[i] = d->hnext;
-			d->hnext = b[h & (n - 1)];
-			b[h & (n - 1)] = d;
-		}
-	}
-	free(s->buckets);
-	s->buckets = b;
-	s->nbuckets = n;
-	return 0;
+	return d->key_pid == w->pid && d->build_id_len == w->len &&
+	       (!w->len || !memcmp(d->build_id, w->id, w->len)) &&
+	       !strcmp(d->key, w->path);
 }
 
 /* Does the ELF's build-id equal id (or is there nothing to compare)? */
@@ -261,9 +239,29 @@ static bool build_id_ok(struct sfp_elf *e, const uint8_t *id, size_t len)
 	return flen == len && !memcmp(fid, id, len);
 }
 
-static uint64_t id_hash(const uint8_t *id, size_t len)
+/* A build-id's hash: its first bytes are well mixed already (a
+ * build-id is a digest of the file). */
+static uint32_t id_hash(const uint8_t *id, size_t len)
 {
-	return dso_hash("", 0, id, len);
+	uint64_t w = 0;
+
+	memcpy(&w, id, len < sizeof(w) ? len : sizeof(w));
+	return sfp_hash64(w, (uint32_t)len);
+}
+
+struct id_want {
+	const uint8_t *id;
+	size_t len;
+};
+
+static bool owner_row_is(const void *ctx, uint32_t idx, const void *key)
+{
+	const struct sfp_symbolizer *s = ctx;
+	const struct sfp_symbolizer_dso *d = s->owners[idx];
+	const struct id_want *w = key;
+
+	return !d->err && !d->same && d->file_id_len == w->len &&
+	       !memcmp(d->file_id, w->id, w->len);
 }
 
 /* An already loaded DSO with this build-id, to share its tables. */
@@ -271,53 +269,34 @@ static struct sfp_symbolizer_dso *find_by_build_id(struct sfp_symbolizer *s,
 						   const uint8_t *id,
 						   size_t len)
 {
-	struct sfp_symbolizer_dso *d;
+	uint32_t i;
 
-	if (!id || !len || !s->nid_buckets)
+	if (!id || !len)
 		return NULL;
-	for (d = s->id_buckets[id_hash(id, len) & (s->nid_buckets - 1)]; d;
-	     d = d->idnext)
-		if (!d->err && !d->same && d->file_id_len == len &&
-		    !memcmp(d->file_id, id, len))
-			return d;
-	return NULL;
+	i = sfp_htab_find(&s->owner_index, id_hash(id, len), owner_row_is, s,
+			  &(struct id_want){ id, len });
+	return i != SFP_HTAB_NONE ? s->owners[i] : NULL;
 }
 
-/* Index a loaded entry by its file's build-id (the table doubles when
- * it holds twice its buckets; a failed growth keeps longer chains). */
+/* Index a loaded entry by its file's build-id (no memory: it is found
+ * by path only). */
 static void index_build_id(struct sfp_symbolizer *s,
 			   struct sfp_symbolizer_dso *d)
 {
-	size_t i, n;
+	struct id_want w = { d->file_id, d->file_id_len };
+	uint32_t h = id_hash(w.id, w.len);
+	uint32_t i = sfp_htab_find(&s->owner_index, h, owner_row_is, s, &w);
 
-	if (!s->nid_buckets || s->nids >= 2 * s->nid_buckets) {
-		struct sfp_symbolizer_dso **b;
-
-		n = s->nid_buckets ? 2 * s->nid_buckets : 64;
-		b = calloc(n, sizeof(*b));
-		if (b) {
-			for (i = 0; i < s->nid_buckets; i++)
-				while (s->id_buckets[i]) {
-					struct sfp_symbolizer_dso *e =
-						s->id_buckets[i];
-					uint64_t h = id_hash(e->file_id,
-							     e->file_id_len);
-
-					s->id_buckets[i] = e->idnext;
-					e->idnext = b[h & (n - 1)];
-					b[h & (n - 1)] = e;
-				}
-			free(s->id_buckets);
-			s->id_buckets = b;
-			s->nid_buckets = n;
-		} else if (!s->nid_buckets) {
-			return;	/* unindexed: found by path only */
-		}
+	/* A second file of that build-id is found from now on, as the
+	 * chains this index replaced found the newest entry first. */
+	if (i != SFP_HTAB_NONE) {
+		s->owners[i] = d;
+		return;
 	}
-	i = id_hash(d->file_id, d->file_id_len) & (s->nid_buckets - 1);
-	d->idnext = s->id_buckets[i];
-	s->id_buckets[i] = d;
-	s->nids++;
+	if (SFP_HTAB_ROWS_RESERVE(s->owners, s->owners_cap, s->nowners + 1) ||
+	    sfp_htab_add(&s->owner_index, h, (uint32_t)s->nowners))
+		return;
+	s->owners[s->nowners++] = d;
 }
 
 /*
@@ -582,7 +561,7 @@ int sfp_symbolizer__get_dso(struct sfp_symbolizer *s, int pid,
 	struct sfp_symbolizer_dso *d, *same;
 	const uint8_t *fid;
 	size_t flen;
-	uint64_t h;
+	uint32_t h, row;
 	int err;
 
 	if (!s || !path || !out || build_id_len > SFP_BUILD_ID_MAX ||
@@ -593,36 +572,35 @@ int sfp_symbolizer__get_dso(struct sfp_symbolizer *s, int pid,
 		pid = s->pid;
 	if (pid < 0)
 		pid = 0;
-	h = dso_hash(path, pid, build_id, build_id_len);
-	for (d = s->buckets[h & (s->nbuckets - 1)]; d; d = d->hnext) {
-		if (d->key_pid == pid && d->build_id_len == build_id_len &&
-		    (!build_id_len ||
-		     !memcmp(d->build_id, build_id, build_id_len)) &&
-		    !strcmp(d->key, path)) {
-			if (d->err)
-				return d->err;
-			*out = d;
-			return 0;
-		}
+	h = key_hash(path, pid);
+	row = sfp_htab_find(&s->dso_index, h, dso_row_is, s,
+			    &(struct dso_want){ path, pid, build_id,
+						build_id_len });
+	if (row != SFP_HTAB_NONE) {
+		d = s->dsos[row];
+		if (d->err)
+			return d->err;
+		*out = d;
+		return 0;
 	}
-	if (s->ndsos >= 2 * s->nbuckets && !grow_buckets(s))
-		h = dso_hash(path, pid, build_id, build_id_len);
+	if (SFP_HTAB_ROWS_RESERVE(s->dsos, s->dsos_cap, s->ndsos + 1))
+		return -ENOMEM;
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
 	d->s = s;
 	d->key = strdup(path);
-	if (!d->key) {
+	if (!d->key || sfp_htab_add(&s->dso_index, h, (uint32_t)s->ndsos)) {
+		free(d->key);
 		free(d);
 		return -ENOMEM;
 	}
 	d->key_pid = pid;
+	d->key_hash = h;
 	if (build_id_len)
 		memcpy(d->build_id, build_id, build_id_len);
 	d->build_id_len = build_id_len;
-	d->hnext = s->buckets[h & (s->nbuckets - 1)];
-	s->buckets[h & (s->nbuckets - 1)] = d;
-	s->ndsos++;
+	s->dsos[s->ndsos++] = d;
 
 	same = find_by_build_id(s, build_id, build_id_len);
 	if (same && same != d) {
@@ -692,14 +670,14 @@ size_t sfp_symbolizer__release_pages(struct sfp_symbolizer *s)
 
 	if (!s)
 		return 0;
-	for (i = 0; i < s->nbuckets; i++)
-		for (d = s->buckets[i]; d; d = d->hnext) {
-			if (d->elf)
-				n += sfp_elf_release_pages(d->elf);
-			if (d->debug)
-				n += sfp_elf_release_pages(d->debug);
-			n += sfp_symtab_packed_release_pages(&d->tab);
-		}
+	for (i = 0; i < s->ndsos; i++) {
+		d = s->dsos[i];
+		if (d->elf)
+			n += sfp_elf_release_pages(d->elf);
+		if (d->debug)
+			n += sfp_elf_release_pages(d->debug);
+		n += sfp_symtab_packed_release_pages(&d->tab);
+	}
 	return n + sfp_kallsyms_index__release_pages(s->kidx);
 }
 
@@ -724,7 +702,7 @@ size_t sfp_symbolizer__forget_pids(struct sfp_symbolizer *s, const int *pids,
 				   size_t n)
 {
 	struct sfp_jitmap **jp;
-	size_t i, gone = 0;
+	size_t i, kept = 0, gone = 0;
 	int *set;
 
 	if (!s || !pids || !n)
@@ -735,22 +713,27 @@ size_t sfp_symbolizer__forget_pids(struct sfp_symbolizer *s, const int *pids,
 		return 0;
 	memcpy(set, pids, n * sizeof(*set));
 	qsort(set, n, sizeof(*set), cmp_pid);
-	for (i = 0; i < s->nbuckets; i++) {
-		struct sfp_symbolizer_dso **dp = &s->buckets[i], *d;
+	for (i = 0; i < s->ndsos; i++) {
+		struct sfp_symbolizer_dso *d = s->dsos[i];
 
-		while ((d = *dp)) {
-			/* owners stay: entries of other pids may share them,
-			 * and only owners are in the build-id index */
-			if ((d->same || d->err) && d->key_pid > 0 &&
-			    bsearch(&d->key_pid, set, n, sizeof(*set), cmp_pid)) {
-				*dp = d->hnext;
-				dso_free(d);
-				s->ndsos--;
-				gone++;
-				continue;
-			}
-			dp = &d->hnext;
+		/* owners stay: entries of other pids may share them,
+		 * and only owners are in the build-id index */
+		if ((d->same || d->err) && d->key_pid > 0 &&
+		    bsearch(&d->key_pid, set, n, sizeof(*set), cmp_pid)) {
+			dso_free(d);
+			gone++;
+			continue;
 		}
+		s->dsos[kept++] = d;
+	}
+	if (kept < s->ndsos) {
+		/* rows moved: index them again (into the slots the index
+		 * has, which held more: no allocation, no failure) */
+		s->ndsos = kept;
+		sfp_htab_clear(&s->dso_index);
+		for (i = 0; i < kept; i++)
+			(void)sfp_htab_add(&s->dso_index, s->dsos[i]->key_hash,
+					   (uint32_t)i);
 	}
 	for (jp = &s->jit; *jp;) {
 		struct sfp_jitmap *j = *jp;

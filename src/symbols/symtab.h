@@ -64,7 +64,8 @@ struct sfp_symtab {
 	const char *pnames;
 	void *pmap;		/* the mapping, pmap_len bytes */
 	size_t pmap_len;
-	struct sfp_sym **mat;	/* made symbols, open addressing by index */
+	struct sfp_sym **mat;	/* made symbols, open addressing by index
+				 * (by hand: see made() for why) */
 	size_t mat_cap, mat_n;
 	/*
 	 * Or, a JIT's table (sfp_symtab_finish_layered()): syms in the order

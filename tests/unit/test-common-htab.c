@@ -2,8 +2,9 @@
 /*
  * The generic hash index (src/common/htab.c): every row found again after
  * the index grew many times, no row found that was not added, colliding
- * hashes told apart by the caller's equality, clearing, and the hashes'
- * spread over the low bits a small table keeps.
+ * hashes told apart by the caller's equality, clearing, the rows' array
+ * kept and grown, and the hashes' spread over the low bits a small table
+ * keeps.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -90,6 +91,27 @@ TEST(clear_keeps_slots)
 	ASSERT_EQ(sfp_htab_find(&t, good_hash(20), key_eq, &r, &keys[1]), 1);
 	ASSERT_ERR(sfp_htab_add(&t, 0, SFP_HTAB_NONE), -EINVAL);
 	sfp_htab_free(&t);
+}
+
+/* The rows' array: grown to hold what is asked, its rows kept, and
+ * never to a row number the index cannot hold. */
+TEST(rows_reserve)
+{
+	uint64_t *rows = NULL;
+	size_t cap = 0;
+
+	ASSERT_OK(SFP_HTAB_ROWS_RESERVE(rows, cap, 1));
+	ASSERT_EQ(cap, 64);
+	rows[0] = 42;
+	ASSERT_OK(SFP_HTAB_ROWS_RESERVE(rows, cap, 64));
+	ASSERT_EQ(cap, 64);
+	ASSERT_OK(SFP_HTAB_ROWS_RESERVE(rows, cap, 65));
+	ASSERT_EQ(cap, 128);
+	ASSERT_EQ(rows[0], 42);
+	ASSERT_ERR(SFP_HTAB_ROWS_RESERVE(rows, cap, (size_t)SFP_HTAB_NONE),
+		   -ENOMEM);
+	ASSERT_EQ(cap, 128);
+	free(rows);
 }
 
 /* Keys that differ only in their high bits (addresses, pid << 32) must

@@ -2477,7 +2477,8 @@ TEST(symbols_same_file_by_build_id)
 		test_skip("only %zu shared libraries with symbols here", n);
 		goto out;
 	}
-	ASSERT_TRUE(s->nid_buckets > 64);
+	/* past 128 entries the index outgrows its first 256 slots */
+	ASSERT_TRUE(s->owner_index.cap > 256);
 	for (i = 0; i < n; i++) {
 		snprintf(link_path, sizeof(link_path), "%s/same-%zu.so",
 			 test_tmp_dir(), i);
