@@ -1,5 +1,5 @@
 #!/bin/sh
-# checks: 62
+# checks: 64
 # Error messages and option values (issue 13, defect 11): a missing file
 # is named with the system's reason, a zombie is called a zombie, an input
 # problem names the input, another user's process is not blamed on
@@ -144,6 +144,13 @@ for v in graph,nan graph,inf graph,-1 graph,200 graph,1x; do
 		"invalid argument '$v' for --call-graph" \
 		$SFPROF report -i "$D/plain.data" -g "$v"
 done
+# --call-graph: one table (cli-parse.c), each command naming what it takes
+check_msg "errmsg: record --call-graph bogus refused, with every mode" 2 \
+	"^sfprof: --call-graph: unknown mode 'bogus' \(sframe, fp, dwarf, kernel-defer, none, bpf-defer, auto\)\$" \
+	$SFPROF record -q --call-graph bogus -o "$TMP/d.data" -- true
+check_msg "errmsg: agent --call-graph dwarf refused, with the agent's modes" 2 \
+	"^sfprof: --call-graph: unknown mode 'dwarf' \(sframe, fp, bpf-defer, auto\)\$" \
+	$SFPROF agent --call-graph dwarf
 for v in nan inf -1 0 1x; do
 	check_msg "errmsg: record --duration '$v' refused" 2 \
 		"^sfprof: --duration: bad duration '$v'\$" \

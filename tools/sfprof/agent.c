@@ -280,21 +280,13 @@ static int sampling_opt(struct agent_cli *c, int opt, const char *arg)
 		c->o.freq = v;
 		return 1;
 	case OPT_CALL_GRAPH:
-		c->auto_cg = !strcmp(arg, "auto");
-		if (c->auto_cg)
-			return 1;
-		if (!strcmp(arg, "sframe"))
-			c->o.call_graph = SFP_RECORD_CG_SFRAME;
-		else if (!strcmp(arg, "bpf-defer"))
-			c->o.call_graph = SFP_RECORD_CG_BPF_DEFER;
-		else if (!strcmp(arg, "fp"))
-			c->o.call_graph = SFP_RECORD_CG_FP;
-		else {
-			cli_err("--call-graph: '%s' is not auto, sframe, "
-				"bpf-defer or fp", arg);
-			return -1;
-		}
-		return 1;
+		/* the modes the agent takes (docs/agent.md) */
+		return cli_parse_call_graph(arg,
+					    1u << SFP_RECORD_CG_SFRAME |
+						    1u << SFP_RECORD_CG_FP |
+						    1u << SFP_RECORD_CG_BPF_DEFER,
+					    &c->o.call_graph, &c->auto_cg)
+			       ? 1 : -1;
 	case OPT_MAX_DEPTH:
 		if (!cli_parse_u64(arg, &v) || !v || v > 510) {
 			cli_err("--max-depth: want 1..510");

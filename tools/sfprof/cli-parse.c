@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <sfprof/record.h>
+
 #include "cli.h"
 
 bool cli_parse_u64(const char *s, uint64_t *v)
@@ -124,5 +126,31 @@ bool cli_check_input(const char *cmd, const char *what, const char *path)
 		return true;
 	fprintf(stderr, "sfprof %s: cannot open %s%s'%s': %s\n", cmd,
 		what ? what : "", what ? " " : "", path, strerror(err));
+	return false;
+}
+
+bool cli_parse_call_graph(const char *arg, unsigned int allowed,
+			  enum sfp_record_call_graph *mode, bool *is_auto)
+{
+	char list[128];
+	size_t len = 0;
+	unsigned int m;
+
+	*is_auto = !strcmp(arg, "auto");
+	if (*is_auto)
+		return true;	/* decided once the target is known */
+	for (m = 0; m < 32 && allowed >> m; m++)
+		if ((allowed >> m & 1) &&
+		    !strcmp(arg, sfp_record__call_graph_name(m))) {
+			*mode = (enum sfp_record_call_graph)m;
+			return true;
+		}
+	list[0] = 0;
+	for (m = 0; m < 32 && allowed >> m; m++)
+		if (allowed >> m & 1 && len < sizeof(list))
+			len += (size_t)snprintf(list + len, sizeof(list) - len,
+						"%s, ",
+						sfp_record__call_graph_name(m));
+	cli_err("--call-graph: unknown mode '%s' (%sauto)", arg, list);
 	return false;
 }

@@ -80,6 +80,15 @@ bool cli_parse_double(const char *s, double min, double max, double *v);
  */
 bool cli_parse_size(const char *s, uint64_t *out, bool *had_unit);
 bool cli_parse_duration(const char *s, double *out);
+/*
+ * --call-graph MODE, one table for every command that records: a mode as
+ * the library names it (sfp_record__call_graph_name()) among those whose
+ * bit (1 << mode) is in @allowed, or "auto" (*is_auto; *mode untouched).
+ * False: said ("unknown mode", with the modes the command takes).
+ */
+enum sfp_record_call_graph;
+bool cli_parse_call_graph(const char *arg, unsigned int allowed,
+			  enum sfp_record_call_graph *mode, bool *is_auto);
 
 /*
  * Check that the input file @path (of @what, e.g. "kallsyms"; may be

@@ -821,7 +821,6 @@ static int sampling_opt(struct rec *x, int opt, const char *arg)
 {
 	uint64_t v;
 	double ms;
-	int i;
 
 	switch (opt) {
 	case 'e': {
@@ -872,20 +871,11 @@ static int sampling_opt(struct rec *x, int opt, const char *arg)
 		x->auto_cg = false;
 		return 1;
 	case OPT_CALL_GRAPH:
-		x->auto_cg = !strcmp(arg, "auto");
-		if (x->auto_cg)
-			return 1;	/* decided once the target is known */
-		for (i = SFP_RECORD_CG_SFRAME; i <= SFP_RECORD_CG_BPF_DEFER; i++)
-			if (!strcmp(arg, sfp_record__call_graph_name(i)))
-				break;
-		if (i > SFP_RECORD_CG_BPF_DEFER) {
-			cli_err("--call-graph: unknown mode '%s' (sframe, fp, "
-				"dwarf, kernel-defer, none, bpf-defer, auto)",
-				arg);
-			return -1;
-		}
-		x->ro.call_graph = i;
-		return 1;
+		/* every mode the library has */
+		return cli_parse_call_graph(arg,
+					    (1u << (SFP_RECORD_CG_BPF_DEFER + 1)) - 1,
+					    &x->ro.call_graph, &x->auto_cg)
+			       ? 1 : -1;
 	case OPT_INLINE:
 		x->inline_mode = true;
 		return 1;
