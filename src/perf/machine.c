@@ -136,7 +136,11 @@ static int proc_insert(struct proc *p, const struct sfp_pmap *nm)
 	size_t i, n = 0, on = p->nr;
 	bool placed = false;
 
-	v = malloc((on * 2 + 2) * sizeof(*v));	/* a split adds one */
+	/* At most two more: nm, and the right piece of the one old map that
+	 * nm falls strictly inside (maps do not overlap, so only one can
+	 * surround it).  Sized exactly: an agent keeps this array for every
+	 * process it sees, and twice the count cost it 1-2 KiB a process. */
+	v = malloc((on + 2) * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
 	for (i = 0; i < on; i++) {
@@ -177,7 +181,7 @@ static int proc_insert(struct proc *p, const struct sfp_pmap *nm)
 	free(old);
 	p->maps = v;
 	p->nr = n;
-	p->cap = on * 2 + 2;
+	p->cap = on + 2;
 	return 0;
 }
 

@@ -26,6 +26,14 @@ struct sfp_strchunk {
 	char data[];
 };
 
+/*
+ * A pool's chunks grow from STRCHUNK_FIRST to STRCHUNK_SIZE, doubling:
+ * most pools hold a few names (a PLT's IRELATIVE targets, a small
+ * program's demangled names), and a first chunk of 64 KiB cost the agent
+ * 64 KiB for each file it symbolized, a container's ld.so among them.  A
+ * big table reaches full-size chunks after seven small ones.
+ */
+#define STRCHUNK_FIRST 512u
 #define STRCHUNK_SIZE (64u << 10)
 
 const char *sfp_strpool_add(struct sfp_strpool *p, const char *s, size_t len)
@@ -34,7 +42,11 @@ const char *sfp_strpool_add(struct sfp_strpool *p, const char *s, size_t len)
 	char *r;
 
 	if (!c || c->cap - c->used < len + 1) {
-		size_t cap = len + 1 > STRCHUNK_SIZE ? len + 1 : STRCHUNK_SIZE;
+		size_t cap = !c ? STRCHUNK_FIRST
+			   : c->cap < STRCHUNK_SIZE ? c->cap * 2 : STRCHUNK_SIZE;
+
+		if (cap < len + 1)
+			cap = len + 1;
 
 		c = malloc(sizeof(*c) + cap);
 		if (!c)

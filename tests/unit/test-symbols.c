@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -335,6 +336,59 @@ TEST(symbols_release_pages_names_stay)
 			ASSERT_STREQ(b.name, "printf");
 	}
 	sfp_symbolizer__free(&s);
+}
+
+/* The string pool keeps every string whole across its growing chunks, a
+ * string longer than a chunk included, and a pool of a few names costs
+ * little (it started at 64 KiB, for each table: the agent paid it for
+ * every file it symbolized). */
+TEST(symbols_strpool_chunks)
+{
+	static char big[100000];
+	struct sfp_strpool pool = { 0 };
+	const char *got[3000];
+	char want[64];
+	struct mallinfo2 before, after;
+	size_t i;
+
+	before = mallinfo2();
+	for (i = 0; i < 3; i++) {
+		snprintf(want, sizeof(want), "name_%zu", i);
+		got[i] = sfp_strpool_add(&pool, want, strlen(want));
+		if (!ASSERT_NOT_NULL(got[i]))
+			goto out;
+	}
+	after = mallinfo2();
+	/* (ASan's allocator leaves glibc's counters alone: 0 there) */
+	ASSERT_TRUE(after.uordblks - before.uordblks < 4096);
+	memset(big, 'x', sizeof(big) - 1);
+	for (i = 3; i < 3000; i++) {
+		if (i == 1500) {
+			got[i] = sfp_strpool_add(&pool, big, sizeof(big) - 1);
+		} else {
+			snprintf(want, sizeof(want), "name_%zu_%.*s", i,
+				 (int)(i % 40), "abcdefghijklmnopqrstuvwxyzabcdefghijklmn");
+			got[i] = sfp_strpool_add(&pool, want, strlen(want));
+		}
+		if (!ASSERT_NOT_NULL(got[i]))
+			goto out;
+	}
+	for (i = 0; i < 3000; i++) {
+		if (i == 1500) {
+			ASSERT_EQ(strlen(got[i]), sizeof(big) - 1);
+			ASSERT_TRUE(!memcmp(got[i], big, sizeof(big) - 1));
+			continue;
+		}
+		if (i < 3)
+			snprintf(want, sizeof(want), "name_%zu", i);
+		else
+			snprintf(want, sizeof(want), "name_%zu_%.*s", i,
+				 (int)(i % 40), "abcdefghijklmnopqrstuvwxyzabcdefghijklmn");
+		if (!ASSERT_STREQ(got[i], want))
+			break;
+	}
+out:
+	sfp_strpool_free(&pool);
 }
 
 TEST(symbols_errors)
