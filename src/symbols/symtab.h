@@ -177,17 +177,7 @@ SFP_HIDDEN int sfp_gopclntab_parse(struct sfp_symtab *t, const uint8_t *data,
 				   uint64_t text_fallback, const char *what,
 				   uint64_t file_off,
 				   struct sfp_gopclntab_stats *st);
-/*
- * Where e's Go function table is: the .gopclntab section (.data.rel.ro
- * .gopclntab in PIE), else, for a binary with a Go build note, a table
- * header found in .data.rel.ro or .rodata (external linking merges the
- * sections).  Return: 0 with the bytes (to the end of their section),
- * the file offset and the byte order; -ENOENT none; -EBADMSG unreadable.
- */
-SFP_HIDDEN int sfp_gopclntab_find(struct sfp_elf *e, const uint8_t **data,
-				  size_t *size, uint64_t *file_off,
-				  bool *swap);
-/* sfp_gopclntab_find() then _parse() into t.  Return: as those. */
+/* elf/gopclntab.h's sfp_gotab_find() then _parse() into t.  Return: as those. */
 SFP_HIDDEN int sfp_gopclntab_load(struct sfp_symtab *t, struct sfp_elf *e,
 				  struct sfp_gopclntab_stats *st);
 

@@ -24,6 +24,7 @@
 #include <sfprof/symbols.h>
 
 #include "elf/elf.h"
+#include "elf/gopclntab.h"
 #include "symbols/internal.h"
 #include "test.h"
 
@@ -223,7 +224,7 @@ static uint8_t *table_copy(size_t *size)
 
 	if (!ASSERT_EQ(sfp_elf_open(GO_COMPILE, &e), 0))
 		return NULL;
-	if (ASSERT_EQ(sfp_gopclntab_find(e, &data, size, &off, &swap), 0) &&
+	if (ASSERT_EQ(sfp_gotab_find(e, &data, size, &off, &swap), 0) &&
 	    (copy = malloc(*size)))
 		memcpy(copy, data, *size);
 	sfp_elf_close(&e);
