@@ -71,6 +71,7 @@ struct sfp_build_opts {
 #define SFP_CFI_SRC_EH_FRAME 0x1
 #define SFP_CFI_SRC_DEBUG_FRAME 0x2
 #define SFP_CFI_SRC_DEBUG_FILE 0x4	/* .debug_frame of a separate file */
+#define SFP_CFI_SRC_GOPCLNTAB 0x8	/* Go's function table: SP deltas */
 
 struct sfp_build_stats {
 	size_t sz;
@@ -84,9 +85,14 @@ struct sfp_build_stats {
 	uint64_t text_bytes;	/* bytes of executable sections */
 	uint64_t fde_bytes;	/* bytes the CFI's FDEs describe */
 	uint64_t covered_bytes;	/* bytes the SFrame FDEs describe */
+	/* Go functions without CFI (SFP_CFI_SRC_GOPCLNTAB): FDEs made from
+	 * their SP deltas (outermost ones included), and those left to
+	 * frame pointers (stack switchers; damaged records). */
+	uint32_t go_fdes;
+	uint32_t go_left;
 	size_t :0;
 };
-#define sfp_build_stats__last_field covered_bytes
+#define sfp_build_stats__last_field go_left
 
 /*
  * Build an SFrame section from the DWARF CFI of the ELF file at path.

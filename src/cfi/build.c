@@ -35,6 +35,7 @@ struct out_func {
 	size_t enc_idx;		/* its index in the encoder */
 	bool enc_failed;	/* the encoder refused it (said why) */
 	bool from_cfi;
+	bool from_go;
 	bool flex;
 };
 
@@ -643,6 +644,45 @@ static int collect_cfi(struct build_ctx *b)
 	return err;
 }
 
+/* --- Go. --- */
+
+static int go_emit(void *ctx, const struct sfp_sframe_func *fn,
+		   const struct sfp_sframe_row *rows)
+{
+	struct build_ctx *b = ctx;
+
+	int err;
+
+	if (!in_text(b, fn->start, fn->start + fn->size))
+		return 0;
+	if (b->nrows + fn->num_rows > MAX_TOTAL_ROWS)
+		return -E2BIG;
+	/* (added after the PLT's and the CFI's functions: those win an
+	 * overlap, see encode()) */
+	err = add_func(b, fn, rows, false, false);
+	if (!err)
+		b->funcs[b->nfuncs - 1].from_go = true;
+	return err;
+}
+
+/* Go functions from the SP deltas of the Go function table (cfi/go.c):
+ * for the code of a Go binary, which has no CFI. */
+static int collect_go(struct build_ctx *b)
+{
+	struct cfi_go_stats gs;
+	int err;
+
+	if (b->arch->machine != EM_X86_64)
+		return 0;
+	err = cfi_go_amd64(b->elf, b->version, go_emit, b, &gs);
+	if (err)
+		return err;
+	if (gs.funcs || gs.topframe)
+		b->st.sources |= SFP_CFI_SRC_GOPCLNTAB;
+	b->st.go_left = gs.left + gs.bad;
+	return 0;
+}
+
 /* --- Ordering and encoding. --- */
 
 static int cmp_func(const void *x, const void *y)
@@ -730,6 +770,8 @@ static int encode(struct build_ctx *b, void **section, size_t *size)
 		if (f->from_cfi) {
 			b->st.emitted++;
 			b->st.flex += f->flex;
+		} else if (f->from_go) {
+			b->st.go_fdes++;
 		} else {
 			b->st.plt_fdes++;
 		}
@@ -819,6 +861,14 @@ int cfi_build_elf(struct sfp_elf *e, const struct sfp_build_opts *opts,
 	err = collect_cfi(b);
 	if (err && err != -ENOENT)
 		goto out;
+	{
+		int gerr = collect_go(b);
+
+		if (gerr) {
+			err = gerr;
+			goto out;
+		}
+	}
 	if (b->st.skipped[SFP_CFI_SKIP_BAD_CFI] && !cfi_funcs(b)) {
 		/* Not "no CFI": CFI that could not be read is bad input,
 		 * whatever PLT FDEs there are (the parser said where). */
@@ -830,7 +880,7 @@ int cfi_build_elf(struct sfp_elf *e, const struct sfp_build_opts *opts,
 		goto out;
 	}
 	if (err == -ENOENT && !b->nfuncs) {
-		pr_info("%s: no usable CFI (.eh_frame or .debug_frame)",
+		pr_info("%s: no usable CFI (.eh_frame or .debug_frame) or Go function table",
 			b->name);
 		goto out;
 	}

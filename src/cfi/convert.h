@@ -78,4 +78,29 @@ SFP_HIDDEN int cfi_plt_aarch64(const char *name, uint64_t addr,
 			       const uint8_t *data, size_t size,
 			       struct cfi_plt_func *out);
 
+/* What cfi_go_amd64() made of a Go function table. */
+struct cfi_go_stats {
+	uint32_t funcs;		/* FDEs from SP deltas */
+	uint32_t topframe;	/* outermost FDEs (goexit, mstart, ...) */
+	uint32_t left;		/* no FDE: stack switchers (SPWRITE), SP
+				   deltas that are no frame (negative), and
+				   TOPFRAME functions in SFrame v2 */
+	uint32_t bad;		/* damaged records or SP tables (warned) */
+};
+
+typedef int (*cfi_go_fn)(void *ctx, const struct sfp_sframe_func *fn,
+			 const struct sfp_sframe_row *rows);
+
+struct sfp_elf;
+
+/*
+ * The FDEs of the x86-64 Go functions of e, from its Go function table's
+ * SP deltas (go.c), each handed to emit (rows relative to fn->start) in
+ * the table's order.  version: the SFrame version being written.
+ * Return: 0 (also when e has no Go table, or a damaged one: said);
+ * -ENOMEM; emit's error.
+ */
+SFP_HIDDEN int cfi_go_amd64(struct sfp_elf *e, uint8_t version, cfi_go_fn emit,
+			    void *ctx, struct cfi_go_stats *st);
+
 #endif /* SFP_CFI_CONVERT_H */

@@ -19,6 +19,7 @@
 #include "cfi/cfi.h"
 #include "cfi/convert.h"
 #include "elf/elf.h"
+#include "elf/gopclntab.h"
 #include "test.h"
 
 static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -739,4 +740,240 @@ out:
 	sfp_elf_close(&e);
 	sfp_sframe__free(&sf);
 	sfp_sframe__free(&ref);
+}
+
+/* --- Go code: rows from the function table's SP deltas (cfi/go.c). --- */
+
+#define GO_COMPILE "/usr/lib/go-1.19/pkg/tool/linux_amd64/compile"
+/* A Go 1.24 binary of the Google Cloud CLI, where installed: its
+ * prologues push %rbp, the compiler's (1.19) store it after a sub. */
+#define GO_NEW "/usr/lib/google-cloud-sdk/bin/gcloud-crc32c"
+
+struct go_check {
+	long entries, subs, movs, pushes, bad;
+};
+
+static bool row_cfa(const struct sfp_sframe *sf, uint64_t pc, int32_t cfa,
+		    int fp_off)
+{
+	struct sfp_sframe_row r;
+
+	if (sfp_sframe__find(sf, pc, &r))
+		return false;
+	if (r.cfa.kind != SFP_LOC_REG || r.cfa.reg != SFP_DWARF_AMD64_SP ||
+	    r.cfa.offset != cfa)
+		return false;
+	return fp_off ? r.fp.kind == SFP_LOC_CFA_DEREF && r.fp.offset == fp_off
+		      : r.fp.kind == SFP_LOC_NONE;
+}
+
+/*
+ * objdump's disassembly of [lo, hi) of path against the table: at every
+ * function entry the CFA is SP+8 with FP untouched; after the first
+ * instruction that moves SP -- a sub $N (Go <= 1.20) or a push %rbp
+ * (1.21+) -- the CFA is SP+8+N (SP+16), and FP is at CFA-16 from the
+ * instruction after the store of %rbp (after the push).
+ */
+static void go_vs_objdump(const struct sfp_sframe *sf, const char *path,
+			  uint64_t lo, uint64_t hi, struct go_check *c)
+{
+	char cmd[512], line[512], mn[32], ops[128];
+	uint64_t a, entry = 0, pend_sub = 0, pend_mov = 0, pend_push = 0;
+	long n_sub = 0;
+	bool seen = true;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd),
+		 "objdump -d --no-show-raw-insn --start-address=%#llx --stop-address=%#llx %s",
+		 (unsigned long long)lo, (unsigned long long)hi, path);
+	p = popen(cmd, "r");
+	if (!ASSERT_NOT_NULL(p))
+		return;
+	while (fgets(line, sizeof(line), p)) {
+		struct sfp_sframe_row r;
+		struct sfp_sframe_func fn;
+
+		ops[0] = 0;
+		if (sscanf(line, " %" SCNx64 ":\t%31s %127[^\n]", &a, mn, ops) < 2)
+			continue;
+		/* the instruction after a checked one: its row */
+		if (pend_sub && !row_cfa(sf, a, (int32_t)(8 + n_sub), 0) &&
+		    !pend_mov) {
+			if (c->bad++ < 5)
+				fprintf(stderr, "%s: %#llx: CFA not sp+%ld after sub\n",
+					path, (unsigned long long)a, 8 + n_sub);
+		}
+		if (pend_mov && !row_cfa(sf, a, (int32_t)(8 + n_sub), -16)) {
+			if (c->bad++ < 5)
+				fprintf(stderr, "%s: %#llx: FP not at c-16 after the store\n",
+					path, (unsigned long long)a);
+		}
+		if (pend_push && !row_cfa(sf, a, 16, -16)) {
+			if (c->bad++ < 5)
+				fprintf(stderr, "%s: %#llx: not sp+16, c-16 after push %%rbp\n",
+					path, (unsigned long long)a);
+		}
+		c->movs += pend_mov != 0;
+		c->pushes += pend_push != 0;
+		pend_mov = pend_push = 0;
+		/* the store of %rbp right after the sub: not saved yet at it */
+		if (pend_sub && !strcmp(mn, "mov") &&
+		    !strncmp(ops, "%rbp,", 5) && strstr(ops, "(%rsp)") &&
+		    strtoll(ops + 5, NULL, 16) == n_sub - 8) {
+			if (!row_cfa(sf, a, (int32_t)(8 + n_sub), 0) &&
+			    c->bad++ < 5)
+				fprintf(stderr, "%s: %#llx: FP saved before its store\n",
+					path, (unsigned long long)a);
+			pend_mov = a;
+		}
+		c->subs += pend_sub != 0;
+		pend_sub = 0;
+		if (!sfp_sframe__find(sf, a, &r) &&
+		    !sfp_sframe__func(sf, r.func_idx, &fn) && fn.start == a &&
+		    !(r.flags & SFP_ROW_RA_UNDEFINED)) {
+			entry = a;
+			seen = false;
+			c->entries++;
+			if (!row_cfa(sf, a, 8, 0) && c->bad++ < 5)
+				fprintf(stderr, "%s: %#llx: entry not sp+8\n",
+					path, (unsigned long long)a);
+		}
+		if (seen || !entry)
+			continue;
+		if (!strcmp(mn, "sub") && !strncmp(ops, "$0x", 3) &&
+		    strstr(ops, ",%rsp")) {
+			n_sub = strtol(ops + 1, NULL, 16);
+			pend_sub = a;
+			seen = true;
+		} else if (!strcmp(mn, "push") && !strcmp(ops, "%rbp")) {
+			pend_push = a;
+			seen = true;
+		} else if (!strcmp(mn, "push") || !strcmp(mn, "pop") ||
+			   !strcmp(mn, "call") || !strncmp(mn, "ret", 3) ||
+			   !strcmp(mn, "jmp") ||
+			   (strstr(ops, ",%rsp") && strcmp(mn, "cmp") &&
+			    strcmp(mn, "test"))) {
+			seen = true;	/* SP moved otherwise: not checked */
+		}
+	}
+	pclose(p);
+}
+
+static void go_text(const char *path, uint64_t *lo, uint64_t *hi)
+{
+	struct sfp_elf *e = NULL;
+	struct sfp_elf_section s;
+
+	*lo = *hi = 0;
+	if (!sfp_elf_open(path, &e) && !sfp_elf_find_section(e, ".text", 0, &s)) {
+		*lo = s.addr;
+		*hi = s.addr + s.size;
+	}
+	sfp_elf_close(&e);
+}
+
+static void go_check_binary(const char *path, bool pushes)
+{
+	struct sfp_build_stats st;
+	struct sfp_sframe *sf = NULL;
+	struct go_check c = { 0 };
+	uint64_t lo, hi, span = 0x20000, at[3];
+	size_t i;
+
+	if (!ASSERT_OK(build_open(path, 3, &st, &sf)))
+		return;
+	ASSERT_TRUE(st.sources & SFP_CFI_SRC_GOPCLNTAB);
+	ASSERT_EQ(st.emitted, 0);
+	ASSERT_GE(st.go_fdes, 1000);
+	ASSERT_GE(st.covered_bytes * 100, st.text_bytes * 95);
+	go_text(path, &lo, &hi);
+	if (!ASSERT_TRUE(hi > lo + 3 * span))
+		goto out;
+	at[0] = lo;
+	at[1] = lo + ((hi - lo) / 2 & ~(uint64_t)15);
+	at[2] = hi - span;
+	for (i = 0; i < 3; i++)
+		go_vs_objdump(sf, path, at[i], at[i] + span, &c);
+	fprintf(stderr, "%s: %ld entries, %ld subs, %ld stores, %ld pushes checked against objdump, %ld wrong\n",
+		path, c.entries, c.subs, c.movs, c.pushes, c.bad);
+	ASSERT_EQ(c.bad, 0);
+	ASSERT_GE(c.entries, 200);
+	if (pushes) {
+		ASSERT_GE(c.pushes, 100);
+	} else {
+		ASSERT_GE(c.subs, 100);
+		ASSERT_GE(c.movs, 100);
+	}
+out:
+	sfp_sframe__free(&sf);
+}
+
+TEST(cfi_build_go_prologues_vs_objdump)
+{
+	if (access(GO_COMPILE, R_OK)) {
+		test_skip("%s not installed (golang-1.19-go)", GO_COMPILE);
+		return;
+	}
+	go_check_binary(GO_COMPILE, false);
+	if (!access(GO_NEW, R_OK))
+		go_check_binary(GO_NEW, true);
+}
+
+/*
+ * The runtime's own marks: the outermost functions (goexit, mstart,
+ * rt0_go) end a walk in SFrame v3 and have no FDE in v2; the stack
+ * switchers (systemstack, morestack, mcall) have none, so that the walk
+ * takes the frame-pointer step there.
+ */
+TEST(cfi_build_go_runtime_marks)
+{
+	static const char *const top[] = { "runtime.goexit", "runtime.mstart",
+					    "runtime.rt0_go" };
+	static const char *const sw[] = { "runtime.systemstack",
+					   "runtime.morestack", "runtime.mcall" };
+	struct sfp_build_stats st;
+	struct sfp_sframe *sf3 = NULL, *sf2 = NULL;
+	struct sfp_elf *e = NULL;
+	struct sfp_gotab t;
+	struct sfp_gofunc f;
+	struct sfp_sframe_row r;
+	uint64_t i, off;
+	int found = 0;
+	size_t k;
+
+	if (access(GO_COMPILE, R_OK)) {
+		test_skip("%s not installed (golang-1.19-go)", GO_COMPILE);
+		return;
+	}
+	if (!ASSERT_OK(build_open(GO_COMPILE, 3, &st, &sf3)) ||
+	    !ASSERT_OK(build_open(GO_COMPILE, 2, &st, &sf2)) ||
+	    !ASSERT_OK(sfp_elf_open(GO_COMPILE, &e)) ||
+	    !ASSERT_OK(sfp_gotab_load(e, &t, &off)))
+		goto out;
+	for (i = 0; i < t.nfunc; i++) {
+		if (sfp_gotab_func(&t, i, &f))
+			continue;
+		for (k = 0; k < ARRAY_SIZE(top); k++) {
+			if (strcmp(f.name, top[k]))
+				continue;
+			found++;
+			ASSERT_TRUE(f.flag & SFP_GOFUNC_TOPFRAME);
+			if (ASSERT_OK(sfp_sframe__find(sf3, f.entry + 1, &r)))
+				ASSERT_TRUE(r.flags & SFP_ROW_RA_UNDEFINED);
+			ASSERT_ERR(sfp_sframe__find(sf2, f.entry + 1, &r),
+				   -ENOENT);
+		}
+		for (k = 0; k < ARRAY_SIZE(sw); k++) {
+			if (strcmp(f.name, sw[k]))
+				continue;
+			found++;
+			ASSERT_TRUE(f.flag & SFP_GOFUNC_SPWRITE);
+			ASSERT_ERR(sfp_sframe__find(sf3, f.entry, &r), -ENOENT);
+		}
+	}
+	ASSERT_EQ(found, 6);
+out:
+	sfp_elf_close(&e);
+	sfp_sframe__free(&sf3);
+	sfp_sframe__free(&sf2);
 }

@@ -23,7 +23,9 @@ static void build_usage(FILE *f)
 		"\n"
 		"Build an SFrame section from the DWARF CFI of ELF (.eh_frame, else\n"
 		".debug_frame, also from a separate debug file), the way GNU as\n"
-		"--gsframe would have, plus ld-style PLT entries.\n"
+		"--gsframe would have, plus ld-style PLT entries; and for the Go\n"
+		"code of a Go binary, which has no CFI, from the SP deltas of Go's\n"
+		"own function table (.gopclntab).\n"
 		"\n"
 		"  -o, --output FILE        write an sfprof table file (records the\n"
 		"                           section address: `sfprof sframe dump FILE`\n"
@@ -52,14 +54,18 @@ static void print_stats(const char *path, const struct sfp_build_stats *st)
 	for (int i = 0; i < SFP_CFI_SKIP__COUNT; i++)
 		skipped += st->skipped[i];
 	printf("%s:\n", path);
-	printf("  CFI source:     %s%s%s\n",
+	printf("  CFI source:     %s%s%s%s\n",
 	       st->sources & SFP_CFI_SRC_EH_FRAME ? ".eh_frame " : "",
 	       st->sources & SFP_CFI_SRC_DEBUG_FRAME ? ".debug_frame " : "",
-	       st->sources & SFP_CFI_SRC_DEBUG_FILE ? "separate-debug-file" : "");
+	       st->sources & SFP_CFI_SRC_DEBUG_FILE ? "separate-debug-file " : "",
+	       st->sources & SFP_CFI_SRC_GOPCLNTAB ? "Go-function-table" : "");
 	printf("  FDEs:           %u\n", st->fdes);
 	printf("  emitted:        %u (%.1f%%), of which flexible: %u\n",
 	       st->emitted, pct(st->emitted, st->fdes), st->flex);
 	printf("  PLT FDEs:       %u\n", st->plt_fdes);
+	if (st->sources & SFP_CFI_SRC_GOPCLNTAB || st->go_left)
+		printf("  Go FDEs:        %u from SP deltas; %u functions left to frame pointers\n",
+		       st->go_fdes, st->go_left);
 	printf("  FREs:           %u\n", st->rows);
 	printf("  skipped:        %u\n", skipped);
 	for (int i = 0; i < SFP_CFI_SKIP__COUNT; i++)
