@@ -650,7 +650,6 @@ static int go_emit(void *ctx, const struct sfp_sframe_func *fn,
 		   const struct sfp_sframe_row *rows)
 {
 	struct build_ctx *b = ctx;
-
 	int err;
 
 	if (!in_text(b, fn->start, fn->start + fn->size))
