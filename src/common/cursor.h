@@ -29,7 +29,8 @@ static inline void sfp_cursor_init(struct sfp_cursor *c, const void *data,
 {
 	c->base = data;
 	c->pos = data;
-	c->end = c->base + size;
+	/* (an empty section's data may be NULL: no arithmetic on it) */
+	c->end = size ? c->base + size : c->base;
 	c->swap = swap;
 }
 
