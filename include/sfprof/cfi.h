@@ -64,9 +64,14 @@ struct sfp_build_opts {
 	bool no_debug_frame;	/* never fall back to .debug_frame */
 	/* Where separate debug files live (default /usr/lib/debug). */
 	const char *debug_dir;
+	/* Also the Go functions no CFI describes, from the SP deltas of the
+	 * ELF's Go function table (.gopclntab).  Off by default: the
+	 * unwinder's tables leave Go code to frame pointers for now
+	 * (docs/cfi.md "Go code"). */
+	bool go_pclntab;
 	size_t :0;
 };
-#define sfp_build_opts__last_field debug_dir
+#define sfp_build_opts__last_field go_pclntab
 
 #define SFP_CFI_SRC_EH_FRAME 0x1
 #define SFP_CFI_SRC_DEBUG_FRAME 0x2

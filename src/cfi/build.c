@@ -64,7 +64,7 @@ struct build_ctx {
 	const struct cfi_arch *arch;
 	const char *name;
 	uint8_t version;
-	bool no_plt, no_debug_frame;
+	bool no_plt, no_debug_frame, go_pclntab;
 	const char *debug_dir;
 
 	struct range text[64];
@@ -671,7 +671,7 @@ static int collect_go(struct build_ctx *b)
 	struct cfi_go_stats gs;
 	int err;
 
-	if (b->arch->machine != EM_X86_64)
+	if (!b->go_pclntab || b->arch->machine != EM_X86_64)
 		return 0;
 	err = cfi_go_amd64(b->elf, b->version, go_emit, b, &gs);
 	if (err)
@@ -833,6 +833,7 @@ int cfi_build_elf(struct sfp_elf *e, const struct sfp_build_opts *opts,
 	b->no_debug_frame = SFP_OPTS_GET(opts, sfp_build_opts, no_debug_frame,
 					 false);
 	b->debug_dir = SFP_OPTS_GET(opts, sfp_build_opts, debug_dir, NULL);
+	b->go_pclntab = SFP_OPTS_GET(opts, sfp_build_opts, go_pclntab, false);
 	if (!b->debug_dir)
 		b->debug_dir = DEFAULT_DEBUG_DIR;
 	if (b->version != 2 && b->version != 3) {

@@ -28,7 +28,7 @@
 #include "elf/elf.h"
 #include "sframe/sframe_int.h"
 
-#define CACHE_GEN 2
+#define CACHE_GEN 1
 #define KEY_MAX 160
 
 /* Container header fields we check ourselves (docs/sframe-file.md). */

@@ -37,7 +37,7 @@ static int run(const char *fmt, ...)
 static int build_open(const char *path, uint8_t version,
 		      struct sfp_build_stats *st, struct sfp_sframe **sf)
 {
-	SFP_OPTS(sfp_build_opts, bo, .version = version);
+	SFP_OPTS(sfp_build_opts, bo, .version = version, .go_pclntab = true);
 	void *sec = NULL;
 	size_t size = 0;
 	uint64_t addr = 0;
@@ -972,6 +972,19 @@ TEST(cfi_build_go_runtime_marks)
 		}
 	}
 	ASSERT_EQ(found, 6);
+	{
+		/* off by default: the unwinder's tables leave Go code to
+		 * frame pointers (docs/cfi.md) */
+		SFP_OPTS(sfp_build_opts, plain);
+		void *sec = NULL;
+		size_t size = 0;
+		uint64_t addr = 0;
+
+		ASSERT_ERR(sfp_sframe__build_from_elf(GO_COMPILE, &plain, &sec,
+						      &size, &addr, NULL),
+			   -ENOENT);
+		free(sec);
+	}
 out:
 	sfp_elf_close(&e);
 	sfp_sframe__free(&sf3);

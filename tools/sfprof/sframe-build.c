@@ -205,7 +205,7 @@ int cmd_sframe_build(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	SFP_OPTS(sfp_build_opts, opts);
+	SFP_OPTS(sfp_build_opts, opts, .go_pclntab = true);
 	struct sfp_build_stats st = { .sz = sizeof(st) };
 	const char *out = NULL, *add = NULL, *elf;
 	bool stats = false;
