@@ -45,7 +45,6 @@ struct go_run {
 
 struct go_ctx {
 	struct sfp_elf *e;
-	uint8_t version;
 	struct go_run *runs;
 	size_t nruns, capruns;
 	struct sfp_sframe_row *rows;
@@ -196,7 +195,7 @@ static int func_rows(struct go_ctx *g, const struct sfp_gotab *t,
 int cfi_go_amd64(struct sfp_elf *e, uint8_t version, cfi_go_fn emit,
 		 void *ctx, struct cfi_go_stats *st)
 {
-	struct go_ctx g = { .e = e, .version = version };
+	struct go_ctx g = { .e = e };
 	struct sfp_gotab t;
 	struct sfp_gofunc f;
 	uint64_t i, off;
