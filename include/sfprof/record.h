@@ -167,6 +167,18 @@ SFP_API int sfp_record__drain(struct sfp_record *r);
 /* Records drained and not yet delivered. */
 SFP_API size_t sfp_record__queued(struct sfp_record *r);
 
+/*
+ * sfp_record__release_pages() - give back the queue's idle memory.
+ *
+ * The queued records live in blocks that are unmapped as they empty; one
+ * emptied block is kept for the next records, and the block being filled
+ * stays while a record in it waits.  This unmaps both when they hold
+ * nothing (a daemon calls it every few seconds).
+ *
+ * Return: bytes unmapped.
+ */
+SFP_API uint64_t sfp_record__release_pages(struct sfp_record *r);
+
 /* Disable the events (records already in the rings stay readable). */
 SFP_API int sfp_record__stop(struct sfp_record *r);
 

@@ -648,6 +648,7 @@ static void release_pages(struct agent *a)
 {
 	sfp_symbolizer__release_pages(a->sym);
 	sfp_rec_pipe__release_pages(a->p);
+	sfp_record__release_pages(a->r);
 	malloc_trim(0);
 }
 

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "common/procfs.h"
+#include "record/rec-blocks.h"
 #include "record/record.h"
 
 #define DEFAULT_FREQ 999
@@ -45,6 +46,8 @@
 #define OFF_CPU_FILTER "prev_state & 0xcf"
 /* How far behind "now" the reader stays to let late writers finish. */
 #define WATERMARK_SLACK_NS 20000000ULL
+/* The queue's index at its first record (pend_shrink()). */
+#define PEND_FIRST 1024u
 
 struct evsel {
 	struct perf_event_attr attr;
@@ -63,7 +66,8 @@ struct pending_rec {
 	uint64_t seq;
 	int cpu;
 	uint32_t size;
-	uint64_t *data;		/* 8-aligned copy */
+	uint64_t *data;		/* 8-aligned copy, in blk */
+	struct rec_block *blk;
 };
 
 struct sfp_record {
@@ -95,6 +99,7 @@ struct sfp_record {
 	int tty_fd;			/* the terminal handed to the command, or -1 */
 	struct pending_rec *pend;
 	size_t nr_pend, cap_pend;
+	struct rec_blocks blocks;	/* the queued records' bytes */
 	uint64_t seq;
 	uint64_t *buf;			/* one record, 8-aligned */
 	enum sfp_record_call_graph cg;
@@ -1129,7 +1134,7 @@ static int pend_push(struct sfp_record *r, int cpu, const void *rec,
 	uint64_t keep = 0;
 
 	if (r->nr_pend == r->cap_pend) {
-		size_t cap = r->cap_pend ? r->cap_pend * 2 : 1024;
+		size_t cap = r->cap_pend ? r->cap_pend * 2 : PEND_FIRST;
 
 		p = realloc(r->pend, cap * sizeof(*p));
 		if (!p)
@@ -1139,7 +1144,7 @@ static int pend_push(struct sfp_record *r, int cpu, const void *rec,
 	}
 	p = &r->pend[r->nr_pend];
 	qsize = queued_size(r, rec, size, &stack_off, &keep);
-	p->data = malloc(qsize);
+	p->data = rec_blocks_alloc(&r->blocks, qsize, &p->blk);
 	if (!p->data)
 		return -ENOMEM;
 	if (qsize == size) {
@@ -1161,6 +1166,27 @@ static int pend_push(struct sfp_record *r, int cpu, const void *rec,
 	p->time = rec_time(r, rec, size);
 	r->nr_pend++;
 	return 0;
+}
+
+/*
+ * The index of queued records shrinks back after a burst: it doubles
+ * while a burst fills the queue (twenty containers starting: thousands of
+ * records within the watermark) and would otherwise keep its largest size
+ * for the agent's life.  Halved once a quarter of it is in use, never
+ * under its first size.
+ */
+static void pend_shrink(struct sfp_record *r)
+{
+	size_t cap = r->cap_pend / 2;
+	struct pending_rec *p;
+
+	if (r->cap_pend <= PEND_FIRST || r->nr_pend > r->cap_pend / 4)
+		return;
+	p = realloc(r->pend, cap * sizeof(*p));
+	if (p) {
+		r->pend = p;
+		r->cap_pend = cap;
+	}
 }
 
 static int pend_cmp(const void *a, const void *b)
@@ -1240,6 +1266,7 @@ int sfp_record__read(struct sfp_record *r, bool final, sfp_record_event_fn fn,
 		memmove(r->pend, r->pend + done,
 			(r->nr_pend - done) * sizeof(*r->pend));
 		r->nr_pend -= done;
+		pend_shrink(r);
 	}
 	pthread_mutex_unlock(&r->lock);
 	/* Deliver without the lock, so that draining goes on meanwhile. */
@@ -1248,7 +1275,7 @@ int sfp_record__read(struct sfp_record *r, bool final, sfp_record_event_fn fn,
 			err = fn(ready[i].data, ready[i].size, ready[i].cpu, ctx);
 			delivered++;
 		}
-		free(ready[i].data);
+		rec_blocks_put(&r->blocks, ready[i].blk);
 	}
 	free(ready);
 	return err < 0 ? err : delivered;
@@ -1269,6 +1296,18 @@ int sfp_record_inject(struct sfp_record *r, const void *rec, size_t size,
 	err = pend_push(r, cpu, rec, size);
 	pthread_mutex_unlock(&r->lock);
 	return err;
+}
+
+uint64_t sfp_record__release_pages(struct sfp_record *r)
+{
+	uint64_t before, after;
+
+	pthread_mutex_lock(&r->lock);
+	before = __atomic_load_n(&r->blocks.live, __ATOMIC_RELAXED);
+	rec_blocks_trim(&r->blocks);
+	after = __atomic_load_n(&r->blocks.live, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&r->lock);
+	return before > after ? (before - after) * REC_BLOCK_SIZE : 0;
 }
 
 size_t sfp_record__queued(struct sfp_record *r)
@@ -1436,7 +1475,8 @@ void sfp_record__free(struct sfp_record **rp)
 	for (i = 0; i < r->nr_fds; i++)
 		close(r->fds[i]);
 	for (i = 0; i < r->nr_pend; i++)
-		free(r->pend[i].data);
+		rec_blocks_put(&r->blocks, r->pend[i].blk);
+	rec_blocks_fini(&r->blocks);
 	for (c = 0; c < r->nr_evsels; c++)
 		free(r->evsels[c].ids);
 	free(r->pend);

@@ -16,6 +16,7 @@
 #include <sfprof/perf.h>
 #include <sfprof/record.h>
 
+#include "record/rec-blocks.h"
 #include "record/record.h"
 #include "test.h"
 
@@ -156,6 +157,7 @@ TEST(record_samples_a_child)
 	SFP_OPTS(sfp_record_opts, o, .argv = spin_argv("fork", "400"));
 	struct sfp_record *r = NULL;
 	struct seen s = { 0 };
+	uint64_t given;
 	int err;
 
 	err = sfp_record__open(&o, &r);
@@ -184,6 +186,13 @@ TEST(record_samples_a_child)
 	ASSERT_GE(s.comm, 1);	/* the exec */
 	ASSERT_GE(s.fork_, 1);	/* the child the workload forks */
 	ASSERT_GE(s.exit_, 1);
+	/* Everything delivered: the queue's last block (and a spare) is
+	 * all it still maps, given back on request, then nothing. */
+	ASSERT_EQ(sfp_record__queued(r), 0);
+	given = sfp_record__release_pages(r);
+	ASSERT_GE(given, REC_BLOCK_SIZE);
+	ASSERT_GE(2 * REC_BLOCK_SIZE, given);
+	ASSERT_EQ(sfp_record__release_pages(r), 0);
 out:
 	sfp_record__free(&r);
 }
