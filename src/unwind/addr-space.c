@@ -10,6 +10,7 @@
  */
 #include <sys/sysmacros.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/fileid.h"
@@ -717,12 +718,27 @@ int unw_as_code_reader(void *ctx, uint64_t ip, void *buf, size_t len)
 	return -EFAULT;
 }
 
+static uint64_t coarse_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 int unw_as_size_cache(struct sfp_addr_space *as)
 {
 	uint32_t n = as->cache_mask + 1;
+	uint64_t now = coarse_ns();
 	struct unw_cache_ent *c;
 	size_t bytes;
 
+	if (as->cache && now - as->cache_sized_ns > UNW_CACHE_GROW_NS) {
+		/* outgrown, but slowly: count again from here */
+		as->cache_misses_sized = as->cache_misses;
+		as->cache_sized_ns = now;
+		return 0;
+	}
 	if (as->cache) {
 		n = n * 4 - 1 < as->cache_max_mask ? n * 4
 						   : as->cache_max_mask + 1;
@@ -740,6 +756,7 @@ int unw_as_size_cache(struct sfp_addr_space *as)
 	as->cache = c;
 	as->cache_mask = n - 1;
 	as->cache_misses_sized = as->cache_misses;
+	as->cache_sized_ns = now;
 	as->cache_stale = false;
 	return 0;
 }

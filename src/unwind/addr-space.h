@@ -46,6 +46,7 @@ struct sfp_addr_space {
 	uint64_t cache_hits;
 	uint64_t cache_misses;
 	uint64_t cache_misses_sized; /* cache_misses when last sized */
+	uint64_t cache_sized_ns; /* CLOCK_MONOTONIC_COARSE then */
 	/* the last lookup met a table the loader thread is building */
 	bool lookup_pending;
 	char *cache_dir;
@@ -106,12 +107,21 @@ SFP_HIDDEN int unw_as_code_reader(void *ctx, uint64_t ip, void *buf,
  * reach UNW_CACHE_GROW_AT times the entries, up to the options'
  * cache_entries (1024 by default).  A program whose few hot PCs fit stays
  * at 1 KiB (an agent holds one per process it unwound: twenty replicas of
- * a small server kept 4 KiB each); one that keeps missing (cc1: thousands
- * of PCs) is at full size after a few thousand misses, a fraction of a
- * second of samples.
+ * a small server kept 4 KiB each, hence UNW_CACHE_GROW_NS); one that
+ * keeps missing (cc1: thousands of PCs) is at full size after a few
+ * thousand misses, a fraction of a second of samples.
  */
 #define UNW_CACHE_FIRST 16u
 #define UNW_CACHE_GROW_AT 4u
+/*
+ * ... and only while the misses come fast: UNW_CACHE_GROW_AT times the
+ * entries within this long of the last sizing.  Misses that took longer
+ * cost less than the memory (a lookup in the table is ~0.1 us): the count
+ * starts again instead.  An agent sampling twenty replicas of a small
+ * server at 99 Hz saw each one's 16-entry cache miss 64 times within a
+ * few seconds, and grew all of them to 4 KiB.
+ */
+#define UNW_CACHE_GROW_NS 1000000000ull
 
 static inline bool unw_as_cache_outgrown(const struct sfp_addr_space *as)
 {

@@ -12,6 +12,7 @@
 #include <sfprof/unwind.h>
 
 #include "test.h"
+#include "unwind/addr-space.h"
 
 #define SP 0x7000000ull
 #define CODE 0x400000ull
@@ -125,6 +126,70 @@ TEST(unwind_snapwalk_cache_slot_sharing)
 		ASSERT_EQ(fr[1].ip, ra_code);
 		ASSERT_EQ(stop, SFP_STOP_RA_ZERO);
 	}
+out:
+	env_free(&e);
+}
+
+/* One-frame walks, each from a leaf PC of its own, until the rule cache
+ * has missed `misses` times since it was last sized (UNW_CACHE_FIRST
+ * slots are too few for the PCs to stay); then one more walk, whose start
+ * sizes the cache.  Returns the walks. */
+static unsigned int walk_until(struct env *e, uint64_t *stack,
+			       uint64_t misses)
+{
+	struct sfp_regs regs = { .sp = SP, .fp = SP,
+				 .valid = SFP_REGS_IP | SFP_REGS_SP |
+					  SFP_REGS_FP };
+	struct sfp_frame fr[4];
+	enum sfp_unwind_stop stop;
+	static unsigned int k;
+	unsigned int n = 0;
+
+	stack[0] = SP + 0x100;
+	stack[1] = 0;		/* RA 0: the walk ends after the leaf */
+	do {
+		regs.ip = CODE + 8 * (k++ % 500);
+		sfp_unwind(e->as, e->r, &regs, fr, 4, NULL, &stop);
+		n++;
+	} while (e->as->cache_misses - e->as->cache_misses_sized < misses &&
+		 n < 10000);
+	regs.ip = CODE + 8 * (k++ % 500);
+	sfp_unwind(e->as, e->r, &regs, fr, 4, NULL, &stop);
+	return n + 1;
+}
+
+/*
+ * The rule cache grows fourfold when its misses since the last sizing
+ * reach four times its entries within UNW_CACHE_GROW_NS; misses that took
+ * longer start the count again and leave it at its size.
+ */
+TEST(unwind_snapwalk_cache_grows_on_fast_misses_only)
+{
+	const uint64_t grow = UNW_CACHE_GROW_AT * UNW_CACHE_FIRST;
+	uint64_t stack[8] = { 0 };
+	struct env e;
+
+	/* fast: the misses in a moment -> 64 entries */
+	if (!env_new(&e, stack, sizeof(stack)))
+		goto out;
+	walk_until(&e, stack, 0);
+	ASSERT_EQ(e.as->cache_mask, UNW_CACHE_FIRST - 1);
+	walk_until(&e, stack, grow);
+	ASSERT_EQ(e.as->cache_mask, 4 * UNW_CACHE_FIRST - 1);
+	env_free(&e);
+
+	/* slow: the same misses, the cache sized 2 s before they reach
+	 * the threshold -> it stays, the count starts again... */
+	if (!env_new(&e, stack, sizeof(stack)))
+		goto out;
+	walk_until(&e, stack, 0);
+	e.as->cache_sized_ns -= 2 * UNW_CACHE_GROW_NS;
+	walk_until(&e, stack, grow);
+	ASSERT_EQ(e.as->cache_mask, UNW_CACHE_FIRST - 1);
+	ASSERT_GE(e.as->cache_misses_sized, grow);
+	/* ... and as many again within the second do grow it */
+	walk_until(&e, stack, grow);
+	ASSERT_EQ(e.as->cache_mask, 4 * UNW_CACHE_FIRST - 1);
 out:
 	env_free(&e);
 }
