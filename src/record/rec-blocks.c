@@ -77,12 +77,13 @@ void *rec_blocks_alloc(struct rec_blocks *rb, size_t size,
 		return NULL;
 	}
 	if (!b || need > REC_BLOCK_SIZE - b->used) {
-		b = block_get(rb);
+		/* the full block first: if its records are all delivered,
+		 * it is the spare block_get() takes, no new mapping */
+		if (b)
+			rec_blocks_put(rb, b);
+		rb->cur = b = block_get(rb);
 		if (!b)
 			return NULL;
-		if (rb->cur)
-			rec_blocks_put(rb, rb->cur);
-		rb->cur = b;
 	}
 	p = (uint8_t *)b + b->used;
 	b->used += (uint32_t)need;
