@@ -28,15 +28,33 @@ static void block_unmap(struct rec_blocks *rb, struct rec_block *b)
 	__atomic_sub_fetch(&rb->live, 1, __ATOMIC_RELAXED);
 }
 
-/* An emptied block: kept as the spare (one page fault per page less for
- * the next block), the spare it replaces unmapped. */
+/* An emptied block: kept in a free spare slot (its pages stay, no fault
+ * when it is filled again), else unmapped.  Each slot is one pointer
+ * swapped whole, so a putting thread and the producer need no lock. */
 static void block_release(struct rec_blocks *rb, struct rec_block *b)
 {
-	struct rec_block *old;
+	struct rec_block *none;
 
-	old = __atomic_exchange_n(&rb->spare, b, __ATOMIC_ACQ_REL);
-	if (old)
-		block_unmap(rb, old);
+	for (int i = 0; i < REC_BLOCKS_SPARE; i++) {
+		none = NULL;
+		if (__atomic_compare_exchange_n(&rb->spare[i], &none, b, false,
+						__ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED))
+			return;
+	}
+	block_unmap(rb, b);
+}
+
+static struct rec_block *spare_take(struct rec_blocks *rb)
+{
+	struct rec_block *b;
+
+	for (int i = 0; i < REC_BLOCKS_SPARE; i++) {
+		b = __atomic_exchange_n(&rb->spare[i], NULL, __ATOMIC_ACQ_REL);
+		if (b)
+			return b;
+	}
+	return NULL;
 }
 
 void rec_blocks_put(struct rec_blocks *rb, struct rec_block *blk)
@@ -50,7 +68,7 @@ static struct rec_block *block_get(struct rec_blocks *rb)
 	struct rec_block *b;
 	void *m;
 
-	b = __atomic_exchange_n(&rb->spare, NULL, __ATOMIC_ACQ_REL);
+	b = spare_take(rb);
 	if (!b) {
 		m = mmap(NULL, REC_BLOCK_SIZE, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -96,19 +114,15 @@ void rec_blocks_trim(struct rec_blocks *rb)
 {
 	struct rec_block *b;
 
-	b = __atomic_exchange_n(&rb->spare, NULL, __ATOMIC_ACQ_REL);
-	if (b)
-		block_unmap(rb, b);
 	/* The block being filled, when nothing in it is queued: its next
 	 * record starts a new one. */
 	if (rb->cur && __atomic_load_n(&rb->cur->refs, __ATOMIC_ACQUIRE) == 1) {
 		b = rb->cur;
 		rb->cur = NULL;
-		rec_blocks_put(rb, b);	/* the last reference: to the spare */
-		b = __atomic_exchange_n(&rb->spare, NULL, __ATOMIC_ACQ_REL);
-		if (b)
-			block_unmap(rb, b);
+		rec_blocks_put(rb, b);	/* the last reference: a spare */
 	}
+	while ((b = spare_take(rb)))
+		block_unmap(rb, b);
 }
 
 void rec_blocks_fini(struct rec_blocks *rb)
