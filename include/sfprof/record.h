@@ -96,6 +96,12 @@ struct sfp_record_opts {
 	 * `perf record` aborts in its build-id code (kernel 6.18), and a
 	 * profiling agent must not break the perf its users run. */
 	bool no_build_id;
+	/* Emptied blocks (128 KiB) of the queue between the rings and the
+	 * caller kept for the next records; 0 means 4, at most 8.  A block
+	 * mapped anew faults in each page as it fills: `record` at 1 kHz
+	 * keeps 4.  A daemon that counts its resident memory and calls
+	 * sfp_record__release_pages() keeps 1 (the agent). */
+	uint32_t queue_spare_blocks;
 	size_t :0;
 };
 #define sfp_record_opts__last_field no_build_id

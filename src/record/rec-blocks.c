@@ -31,11 +31,20 @@ static void block_unmap(struct rec_blocks *rb, struct rec_block *b)
 /* An emptied block: kept in a free spare slot (its pages stay, no fault
  * when it is filled again), else unmapped.  Each slot is one pointer
  * swapped whole, so a putting thread and the producer need no lock. */
+static unsigned int spare_slots(const struct rec_blocks *rb)
+{
+	if (!rb->nspare)
+		return REC_BLOCKS_SPARE;
+	return rb->nspare < REC_BLOCKS_SPARE_MAX ? rb->nspare
+						 : REC_BLOCKS_SPARE_MAX;
+}
+
 static void block_release(struct rec_blocks *rb, struct rec_block *b)
 {
+	unsigned int i, n = spare_slots(rb);
 	struct rec_block *none;
 
-	for (int i = 0; i < REC_BLOCKS_SPARE; i++) {
+	for (i = 0; i < n; i++) {
 		none = NULL;
 		if (__atomic_compare_exchange_n(&rb->spare[i], &none, b, false,
 						__ATOMIC_ACQ_REL,
@@ -49,7 +58,7 @@ static struct rec_block *spare_take(struct rec_blocks *rb)
 {
 	struct rec_block *b;
 
-	for (int i = 0; i < REC_BLOCKS_SPARE; i++) {
+	for (int i = 0; i < REC_BLOCKS_SPARE_MAX; i++) {
 		b = __atomic_exchange_n(&rb->spare[i], NULL, __ATOMIC_ACQ_REL);
 		if (b)
 			return b;

@@ -38,10 +38,12 @@ struct rec_block;
  * and four blocks, and took 20 % more CPU than with malloc.
  */
 #define REC_BLOCKS_SPARE 4
+#define REC_BLOCKS_SPARE_MAX 8
 
 struct rec_blocks {
 	struct rec_block *cur;	/* being filled; NULL before the first */
-	struct rec_block *spare[REC_BLOCKS_SPARE];	/* emptied, kept */
+	struct rec_block *spare[REC_BLOCKS_SPARE_MAX];	/* emptied, kept */
+	unsigned int nspare;	/* slots in use: 0 means REC_BLOCKS_SPARE */
 	uint64_t mapped;	/* blocks mapped over the queue's life */
 	uint64_t live;		/* blocks mapped now (cur, spare, full ones) */
 };

@@ -807,6 +807,8 @@ int sfp_record__open(const struct sfp_record_opts *o,
 		return err;
 	}
 	r->workload_status = -1;
+	r->blocks.nspare = SFP_OPTS_GET(o, sfp_record_opts, queue_spare_blocks,
+					0);
 	r->has_build_ids = !SFP_OPTS_GET(o, sfp_record_opts, no_build_id,
 					 false);
 	r->off_cpu_evsel = -1;

@@ -154,6 +154,26 @@ out:
 	ASSERT_EQ(rb.live, 0);
 }
 
+/* A queue that keeps one spare (the agent's): at most the block being
+ * filled and one spare stay mapped once the records are delivered. */
+TEST(rec_blocks_one_spare)
+{
+	struct rec_blocks rb = { .nspare = 1 };
+	struct rec_block *blk[40];
+	unsigned int i;
+
+	for (i = 0; i < 40; i++)
+		if (!ASSERT_NOT_NULL(rec_blocks_alloc(&rb, 16384, &blk[i])))
+			goto out;
+	ASSERT_GE(rb.live, 5);
+	for (i = 0; i < 40; i++)
+		rec_blocks_put(&rb, blk[i]);
+	ASSERT_GE(2, rb.live);
+out:
+	rec_blocks_fini(&rb);
+	ASSERT_EQ(rb.live, 0);
+}
+
 TEST(rec_blocks_refuses_what_no_block_holds)
 {
 	struct rec_blocks rb = { 0 };
