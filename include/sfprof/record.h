@@ -176,10 +176,10 @@ SFP_API size_t sfp_record__queued(struct sfp_record *r);
 /*
  * sfp_record__release_pages() - give back the queue's idle memory.
  *
- * The queued records live in blocks that are unmapped as they empty; up
- * to four emptied blocks are kept for the next records (a fresh block
- * faults in each of its pages), and the block being filled stays while a
- * record in it waits.  This unmaps the kept ones, and the block being
+ * The queued records live in blocks that are unmapped as they empty; a
+ * few emptied blocks are kept for the next records (a fresh block faults
+ * in each of its pages; opts.queue_spare_blocks), and the block being
+ * filled stays while a record in it waits.  This unmaps the kept ones, and the block being
  * filled when nothing in it waits (a daemon calls it every few seconds).
  *
  * Return: bytes unmapped.

@@ -38,6 +38,7 @@
 
 #include "agent/agent.h"
 #include "bpf/backends.h"
+#include "common/clock.h"
 #include "common/procfs.h"
 #include "perf/machine.h"
 #include "profile/live.h"
@@ -159,14 +160,6 @@ struct agent {
 	uint64_t final_deadline;
 	int own_wake_fd;		/* made here when opts gave none */
 };
-
-static uint64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* --- per-process labels and filters ----------------------------------- */
 
@@ -762,7 +755,7 @@ static void take_pulls(struct agent *a, uint64_t now_mono)
 		in = p->next;
 		p->start_mono = now_mono;
 		p->end_mono = now_mono + p->seconds * 1000000000ull;
-		p->start_real = clock_ns(CLOCK_REALTIME);
+		p->start_real = sfp_clock_ns(CLOCK_REALTIME);
 		p->err = agg_new(a, p->off_cpu, &p->agg);
 		if (p->pid) {
 			struct proc_info *pi = proc_get(a, p->pid);
@@ -904,7 +897,7 @@ static int on_event(void *ctx, const struct sfp_perf_event *ev,
 	if (ev->sample.time > a->last_time)
 		a->last_time = ev->sample.time;
 	if (a->pulls && !(++a->events & 255))
-		finish_pulls(a, clock_ns(CLOCK_MONOTONIC), false);
+		finish_pulls(a, sfp_clock_ns(CLOCK_MONOTONIC), false);
 	switch (ev->type) {
 	case SFP_PERF_RECORD_SAMPLE:
 		if (a->off_out && ev->evsel == a->off_out) {
@@ -973,7 +966,7 @@ static int pipe_event(void *ctx, const struct sfp_perf_event *ev,
 
 	/* a signal, or the end's time is up: leave the rest unread */
 	if (!(++a->records & 255)) {
-		if (a->final ? clock_ns(CLOCK_MONOTONIC) > a->final_deadline
+		if (a->final ? sfp_clock_ns(CLOCK_MONOTONIC) > a->final_deadline
 			     : *a->o->stop != 0)
 			return -ECANCELED;
 	}
@@ -1029,7 +1022,7 @@ static void snapshot(struct agent *a)
 	a->mt.procs = sfp_machine__nr_procs(a->m);
 	a->mt.labeled = a->nr_procs;
 	a->mt.queued_records = sfp_record__queued(a->r);
-	lag_now(a, clock_ns(CLOCK_MONOTONIC));
+	lag_now(a, sfp_clock_ns(CLOCK_MONOTONIC));
 	a->mt.nr_sinks = 0;
 	for (i = 0; i < a->o->nr_sinks && i < AGENT_MAX_SINKS; i++) {
 		agent_sink__stats(a->o->sinks[i], &a->mt.sinks[i].st);
@@ -1292,12 +1285,12 @@ int agent_run(const struct agent_opts *o)
 	if ((err = sfp_recorder__start(a.rc)))
 		goto out;
 	reader_running = sfp_recorder__start_reader(a.rc);
-	a.win_start_mono = clock_ns(CLOCK_MONOTONIC);
-	a.win_start_real = clock_ns(CLOCK_REALTIME);
+	a.win_start_mono = sfp_clock_ns(CLOCK_MONOTONIC);
+	a.win_start_real = sfp_clock_ns(CLOCK_REALTIME);
 	say(o, "sampling every CPU at %llu Hz, a window every %.3g s",
 	    (unsigned long long)o->freq, (double)o->interval_ns / 1e9);
 	while (!*o->stop) {
-		int timeout = loop_timeout_ms(&a, clock_ns(CLOCK_MONOTONIC),
+		int timeout = loop_timeout_ms(&a, sfp_clock_ns(CLOCK_MONOTONIC),
 					      period);
 
 		if (reader_running)
@@ -1308,10 +1301,10 @@ int agent_run(const struct agent_opts *o)
 			sfp_record__poll(a.r, timeout);
 		if (*o->stop)
 			break;
-		t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+		t0 = sfp_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 		a.loops++;
 		err = sfp_recorder__read(a.rc, false);
-		t1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+		t1 = sfp_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 		a.cpu_records += t1 - t0;
 		if (err == -ECANCELED)
 			break;		/* the signal came while reading */
@@ -1328,7 +1321,7 @@ int agent_run(const struct agent_opts *o)
 			pr_warn("agent: off-CPU sums: %s", sfp_strerror(err));
 			goto stop;
 		}
-		now = clock_ns(CLOCK_MONOTONIC);
+		now = sfp_clock_ns(CLOCK_MONOTONIC);
 		take_pulls(&a, now);
 		finish_pulls(&a, now, false);
 		hup = o->hup ? *o->hup : 0;
@@ -1341,29 +1334,29 @@ int agent_run(const struct agent_opts *o)
 			a.mt.windows_hup++;
 			pr_info("agent: SIGHUP: the open window delivered "
 				"early, sampling goes on");
-			t1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+			t1 = sfp_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 			close_window(&a, now);
 			last_snapshot = 0;
-			a.cpu_windows += clock_ns(CLOCK_THREAD_CPUTIME_ID) - t1;
+			a.cpu_windows += sfp_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t1;
 		} else if (now - a.win_start_mono >= o->interval_ns) {
-			t1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+			t1 = sfp_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 			close_window(&a, now);
 			last_snapshot = 0;
-			a.cpu_windows += clock_ns(CLOCK_THREAD_CPUTIME_ID) - t1;
+			a.cpu_windows += sfp_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t1;
 		}
 		if (now - last_release >= RELEASE_PAGES_NS) {
-			t1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+			t1 = sfp_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 			release_pages(&a);
 			last_release = now;
-			a.cpu_release += clock_ns(CLOCK_THREAD_CPUTIME_ID) - t1;
+			a.cpu_release += sfp_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t1;
 		}
 		if (now - last_snapshot >= SNAPSHOT_NS) {
-			t1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+			t1 = sfp_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 			snapshot(&a);
 			last_snapshot = now;
-			a.cpu_snapshots += clock_ns(CLOCK_THREAD_CPUTIME_ID) - t1;
+			a.cpu_snapshots += sfp_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t1;
 		}
-		a.cpu_loop += clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
+		a.cpu_loop += sfp_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
 	}
 	err = 0;
 stop:
@@ -1373,10 +1366,10 @@ stop:
 	pthread_mutex_unlock(&a.sh.lock);
 	sfp_recorder__stop(a.rc);
 	a.final = true;
-	a.final_deadline = clock_ns(CLOCK_MONOTONIC) + FINAL_READ_NS;
+	a.final_deadline = sfp_clock_ns(CLOCK_MONOTONIC) + FINAL_READ_NS;
 	if (!err)	/* the last records, what was read when cancelled */
 		sfp_recorder__finish(a.rc);
-	now = clock_ns(CLOCK_MONOTONIC);
+	now = sfp_clock_ns(CLOCK_MONOTONIC);
 	take_pulls(&a, now);
 	finish_pulls(&a, now, true);
 	close_window(&a, now);
@@ -1386,11 +1379,11 @@ out:
 	pthread_mutex_lock(&a.sh.lock);
 	a.sh.stopping = true;
 	pthread_mutex_unlock(&a.sh.lock);
-	now = clock_ns(CLOCK_MONOTONIC);
+	now = sfp_clock_ns(CLOCK_MONOTONIC);
 	take_pulls(&a, now);
 	finish_pulls(&a, now, true);
 	{
-		uint64_t deadline = clock_ns(CLOCK_MONOTONIC) +
+		uint64_t deadline = sfp_clock_ns(CLOCK_MONOTONIC) +
 				    (uint64_t)(o->flush_deadline_s * 1e9);
 
 		for (i = 0; i < o->nr_sinks; i++)

@@ -61,6 +61,7 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "common/clock.h"
 
 #define DEFAULT_SECONDS 30
 /* Request threads only format short answers and wait: a small stack,
@@ -149,14 +150,6 @@ struct agent_listener {
 	pthread_mutex_t log_lock;
 	uint64_t mhd_log_ns, mhd_since_log;
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 uint16_t agent_listener__port(const struct agent_listener *l)
 {
@@ -602,7 +595,7 @@ static int parse_addr(const char *s, struct sockaddr_storage *ss,
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	struct agent_listener *l = cls;
-	uint64_t now = mono_ns(), held;
+	uint64_t now = sfp_mono_ns(), held;
 	char buf[256];
 	size_t n;
 
@@ -645,7 +638,7 @@ static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr,
 	}
 	l->st.refused++;
 	l->refused_since_log++;
-	now = mono_ns();
+	now = sfp_mono_ns();
 	if (l->refused_log_ns && now - l->refused_log_ns < LOG_EVERY_NS) {
 		pthread_mutex_unlock(&l->lock);
 		return MHD_NO;
@@ -677,7 +670,7 @@ static void on_connection(void *cls, struct MHD_Connection *c,
 		l->st.connections++;
 		if (cn) {
 			cn->fd = conn_fd(c);
-			cn->deadline = mono_ns() +
+			cn->deadline = sfp_mono_ns() +
 				       (uint64_t)l->lim.timeout_s * 1000000000ull;
 			cn->next = l->conns;
 			if (l->conns)
@@ -726,7 +719,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		l->st.timeouts++;	/* an answer nobody read */
 	if (cn) {
 		cn->busy = false;
-		cn->deadline = mono_ns() +
+		cn->deadline = sfp_mono_ns() +
 			       (uint64_t)l->lim.timeout_s * 1000000000ull;
 		pthread_cond_signal(&l->cond);
 	}
@@ -745,7 +738,7 @@ static void *watchdog_main(void *arg)
 	pthread_setname_np(pthread_self(), "sfp-listen-dog");
 	pthread_mutex_lock(&l->lock);
 	while (!l->stopping) {
-		uint64_t now = mono_ns(), next = UINT64_MAX;
+		uint64_t now = sfp_mono_ns(), next = UINT64_MAX;
 		struct conn *cn;
 
 		for (cn = l->conns; cn; cn = cn->next) {

@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/outfile.h"
 #include "perf/perf-int.h"
 
@@ -147,14 +148,6 @@ static int put_string(struct sfp_perf_writer *w, const char *s)
 	return put_zeros(w, len - n);
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static char *dup_or(const char *s, const char *dflt)
 {
 	return strdup(s ? s : dflt);
@@ -226,7 +219,7 @@ SFP_API int sfp_perf_writer__open(const char *path,
 	if (err)
 		goto fail;
 	w->fd = w->out.fd;
-	w->last_flush = mono_ns();
+	w->last_flush = sfp_mono_ns();
 	/* header placeholder; rewritten at close */
 	put_zeros(w, SFP_PERF_FILE_HEADER_SIZE);
 	*out = w;
@@ -385,7 +378,7 @@ SFP_API int sfp_perf_writer__write(struct sfp_perf_writer *w, const void *rec,
 	/* the clock is read every 16 records: cheap, and still bounded by
 	 * the caller's own sfp_perf_writer__flush() calls when idle */
 	if (!err && w->flush_ns && !(++w->nr_since_check & 15) &&
-	    mono_ns() - w->last_flush >= w->flush_ns)
+	    sfp_mono_ns() - w->last_flush >= w->flush_ns)
 		err = sfp_perf_writer__flush(w);
 	return err;
 }
@@ -408,7 +401,7 @@ SFP_API int sfp_perf_writer__flush(struct sfp_perf_writer *w)
 	}
 	if (!w->err)
 		flush_buf(w);
-	w->last_flush = mono_ns();
+	w->last_flush = sfp_mono_ns();
 	return w->err;
 }
 

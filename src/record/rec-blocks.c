@@ -28,9 +28,6 @@ static void block_unmap(struct rec_blocks *rb, struct rec_block *b)
 	__atomic_sub_fetch(&rb->live, 1, __ATOMIC_RELAXED);
 }
 
-/* An emptied block: kept in a free spare slot (its pages stay, no fault
- * when it is filled again), else unmapped.  Each slot is one pointer
- * swapped whole, so a putting thread and the producer need no lock. */
 static unsigned int spare_slots(const struct rec_blocks *rb)
 {
 	if (!rb->nspare)
@@ -39,6 +36,9 @@ static unsigned int spare_slots(const struct rec_blocks *rb)
 						 : REC_BLOCKS_SPARE_MAX;
 }
 
+/* An emptied block: kept in a free spare slot (its pages stay, no fault
+ * when it is filled again), else unmapped.  Each slot is one pointer
+ * swapped whole, so a putting thread and the producer need no lock. */
 static void block_release(struct rec_blocks *rb, struct rec_block *b)
 {
 	unsigned int i, n = spare_slots(rb);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "record/recorder.h"
 
 struct sfp_recorder {
@@ -253,14 +254,6 @@ fail:
 	return err;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 int sfp_recorder__start(struct sfp_recorder *rc)
 {
 	int err;
@@ -275,7 +268,7 @@ int sfp_recorder__start(struct sfp_recorder *rc)
 	 * recording's); a block that began before is not counted, and one
 	 * the records have needs no sum. */
 	if (rc->has_sums && rc->sums.arm)
-		rc->sums.arm(rc->sums.ctx, mono_ns());
+		rc->sums.arm(rc->sums.ctx, sfp_mono_ns());
 	if (err)
 		return step_failed(rc, SFP_RECORDER_START, err);
 	if (rc->started)

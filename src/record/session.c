@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/procfs.h"
 #include "record/rec-blocks.h"
 #include "record/record.h"
@@ -141,14 +142,6 @@ static int read_int_file(const char *path, long *v)
 	buf[n] = 0;
 	*v = strtol(buf, NULL, 10);
 	return 0;
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 static bool have_hw_pmu(void)
@@ -1243,7 +1236,7 @@ int sfp_record__drain(struct sfp_record *r)
 int sfp_record__read(struct sfp_record *r, bool final, sfp_record_event_fn fn,
 		     void *ctx)
 {
-	uint64_t mark = final ? UINT64_MAX : mono_ns() - WATERMARK_SLACK_NS;
+	uint64_t mark = final ? UINT64_MAX : sfp_mono_ns() - WATERMARK_SLACK_NS;
 	struct pending_rec *ready = NULL;
 	size_t i, done = 0;
 	int err, delivered = 0;

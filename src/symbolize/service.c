@@ -36,6 +36,7 @@
 #include <time.h>
 
 #include "agent/agent.h"
+#include "common/clock.h"
 #include "common/gzip.h"
 #include "otlp-profiles.pb-c.h"
 #include "pyroscope-push.pb-c.h"
@@ -49,14 +50,6 @@ struct symz_service {
 	pthread_mutex_t lock;
 	struct symz_service_stats st;
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 int symz_service_new(const struct symz_service_opts *o,
 		     struct symz_service **out)
@@ -378,7 +371,7 @@ out:
 void symz_service_post(void *ctx, struct agent_listen_req *rq)
 {
 	struct symz_service *sv = ctx;
-	uint64_t deadline = mono_ns() + (uint64_t)sv->o.timeout_ms * 1000000ull;
+	uint64_t deadline = sfp_mono_ns() + (uint64_t)sv->o.timeout_ms * 1000000ull;
 	bool is_push = !strcmp(rq->url, PUSH_PATH);
 
 	if (rq->too_big)

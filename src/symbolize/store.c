@@ -43,6 +43,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "symbolize/symbolize.h"
 
 #define DEFAULT_MEMORY (512ull << 20)
@@ -81,14 +82,6 @@ struct symz_store {
 	struct symz_entry *lru_head, *lru_tail;	/* most recent first */
 	struct symz_store_stats st;
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static unsigned int bucket_of(const uint8_t *id, size_t len)
 {
@@ -311,7 +304,7 @@ int symz_store_get(struct symz_store *st, const char *path, const uint8_t *id,
 		if (e->id_len == len && !memcmp(e->id, id, len))
 			break;
 	if (e && e->state == ENT_FAILED &&
-	    mono_ns() - e->failed_at >= (uint64_t)st->o.retry_ms * 1000000ull) {
+	    sfp_mono_ns() - e->failed_at >= (uint64_t)st->o.retry_ms * 1000000ull) {
 		entry_remove(st, e);	/* look again */
 		e = NULL;
 	}
@@ -343,7 +336,7 @@ int symz_store_get(struct symz_store *st, const char *path, const uint8_t *id,
 			lru_front(st, e);
 		} else {
 			e->state = ENT_FAILED;
-			e->failed_at = mono_ns();
+			e->failed_at = sfp_mono_ns();
 			st->st.load_failures++;
 		}
 		pthread_cond_broadcast(&st->cond);

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "elf/elf.h"
 #include "symbols/internal.h"
 
@@ -54,14 +55,6 @@ struct sfp_debuginfod {
  * client calls it synchronously from inside find_debuginfo).
  */
 static __thread struct sfp_debuginfod *active;
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static const char *urls(void)
 {
@@ -131,7 +124,7 @@ static int progress(debuginfod_client *c, long a, long b)
 	(void)c;
 	(void)a;
 	(void)b;
-	if (!d || d->spent_ns + (now_ns() - d->call_start) < d->budget_ns)
+	if (!d || d->spent_ns + (sfp_mono_ns() - d->call_start) < d->budget_ns)
 		return 0;
 	d->cut = true;
 	return 1;	/* abort the transfer */
@@ -250,11 +243,11 @@ int sfp_debuginfod_find_debuginfo(struct sfp_debuginfod *d,
 	if (d->spent_ns >= d->budget_ns)
 		return -ENOENT;
 	d->cut = false;
-	d->call_start = now_ns();
+	d->call_start = sfp_mono_ns();
 	active = d;
 	fd = d->find_debuginfo(d->client, id, (int)len, &path);
 	active = NULL;
-	t = now_ns() - d->call_start;
+	t = sfp_mono_ns() - d->call_start;
 	d->spent_ns += t;
 	if (fd >= 0)
 		close(fd);	/* reopened by path, through our ELF reader */

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/fileid.h"
 
 #include "unwind/addr-space.h"
@@ -718,18 +719,10 @@ int unw_as_code_reader(void *ctx, uint64_t ip, void *buf, size_t len)
 	return -EFAULT;
 }
 
-static uint64_t coarse_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 int unw_as_size_cache(struct sfp_addr_space *as)
 {
 	uint32_t n = as->cache_mask + 1;
-	uint64_t now = coarse_ns();
+	uint64_t now = sfp_clock_ns(CLOCK_MONOTONIC_COARSE);
 	struct unw_cache_ent *c;
 	size_t bytes;
 

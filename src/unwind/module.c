@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "elf/buildid.h"
 #include "elf/elf.h"
 #include "unwind/module.h"
@@ -26,14 +27,6 @@ static struct unw_module_stats mstats;	/* atomics; idle* under the lock */
 static uint64_t linger_ns, linger_max_bytes;	/* registry lock */
 
 static void module_free(struct unw_module *m);
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* What m's tables hold in memory. */
 static uint64_t table_bytes(const struct unw_module *m)
@@ -112,7 +105,7 @@ void unw_module_linger(uint64_t ns, uint64_t max_bytes)
 	pthread_mutex_lock(&registry_lock);
 	linger_ns = ns;
 	linger_max_bytes = max_bytes;
-	gone = expire_idle(mono_ns());
+	gone = expire_idle(sfp_mono_ns());
 	pthread_mutex_unlock(&registry_lock);
 	free_chain(gone);
 }
@@ -297,7 +290,7 @@ void unw_module_put(struct unw_module *m)
 	 * through it -- the next one is asked again) */
 	if (linger_ns && __atomic_load_n(&m->loaded, __ATOMIC_ACQUIRE) &&
 	    !m->load_err && m->table) {
-		now = mono_ns();
+		now = sfp_mono_ns();
 		m->idle_since_ns = now;
 		m->idle_bytes = table_bytes(m);
 		mstats.idle++;
@@ -676,7 +669,7 @@ static bool async_queue(struct unw_module *m, const struct unw_table_opts *o,
 static bool async_wait(struct unw_module *m)
 {
 	struct async_req **pp, *r;
-	uint64_t now = mono_ns(), until;
+	uint64_t now = sfp_mono_ns(), until;
 	struct timespec ts;
 
 	pthread_mutex_lock(&as_.lock);
@@ -708,10 +701,10 @@ static bool async_wait(struct unw_module *m)
 		ts.tv_nsec -= 1000000000L;
 	}
 	while (!__atomic_load_n(&m->loaded, __ATOMIC_ACQUIRE) && as_.on &&
-	       !as_.stop && mono_ns() < until)
+	       !as_.stop && sfp_mono_ns() < until)
 		if (pthread_cond_timedwait(&as_.done, &as_.lock, &ts))
 			break;
-	as_.waited += mono_ns() - now;
+	as_.waited += sfp_mono_ns() - now;
 	pthread_mutex_unlock(&as_.lock);
 	return __atomic_load_n(&m->loaded, __ATOMIC_ACQUIRE);
 }
